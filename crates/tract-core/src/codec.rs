@@ -1,0 +1,210 @@
+//! How object bytes are laid out in the store's tables (not part of any id).
+//!
+//! A record is a tag byte, then for blobs the payload's token count, then the payload: the
+//! object bytes as they are, LZ4-compressed, or a list of content-addressed chunks. Ids are
+//! always BLAKE3 over the uncompressed object bytes, so compression can change without
+//! changing an id; `fsck` decodes the record and re-hashes the object bytes.
+
+use crate::error::{Error, Result};
+use crate::id::ObjectId;
+
+const TAG_RAW: u8 = 0;
+const TAG_LZ4: u8 = 1;
+const TAG_CHUNKED: u8 = 2;
+
+/// Objects larger than this are split into chunks of this size, each stored once (chunks of
+/// equal content deduplicate). Kept under 1 MiB so a chunk with its page overhead does not
+/// spill into the next power-of-two allocation.
+pub(crate) const CHUNK_SIZE: usize = 1024 * 1024 - 4096;
+
+/// Payloads shorter than this are stored raw: compression would not pay for its header.
+const COMPRESS_MIN: usize = 96;
+
+/// A record ready to insert, and the chunks it refers to.
+pub(crate) struct Encoded {
+    pub record: Vec<u8>,
+    pub chunks: Vec<(ObjectId, Vec<u8>)>,
+}
+
+/// Encodes object bytes into a record; `tokens` is written for blobs only.
+pub(crate) fn encode(bytes: &[u8], tokens: Option<u32>) -> Encoded {
+    let mut record = Vec::new();
+    let mut chunks = Vec::new();
+    if bytes.len() > CHUNK_SIZE {
+        record.push(TAG_CHUNKED);
+        push_tokens(&mut record, tokens);
+        record.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        for piece in bytes.chunks(CHUNK_SIZE) {
+            let id = ObjectId::of(piece);
+            record.extend_from_slice(&id.0);
+            let mut chunk = Vec::new();
+            push_payload(&mut chunk, piece);
+            chunks.push((id, chunk));
+        }
+    } else {
+        let mut payload = Vec::new();
+        push_payload(&mut payload, bytes);
+        record.push(payload[0]);
+        push_tokens(&mut record, tokens);
+        record.extend_from_slice(&payload[1..]);
+    }
+    Encoded { record, chunks }
+}
+
+fn push_tokens(out: &mut Vec<u8>, tokens: Option<u32>) {
+    if let Some(t) = tokens {
+        out.extend_from_slice(&t.to_le_bytes());
+    }
+}
+
+/// Tag byte and payload, compressed when that makes it smaller.
+fn push_payload(out: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes.len() >= COMPRESS_MIN {
+        let packed = lz4_flex::compress_prepend_size(bytes);
+        if packed.len() < bytes.len() {
+            out.push(TAG_LZ4);
+            out.extend_from_slice(&packed);
+            return;
+        }
+    }
+    out.push(TAG_RAW);
+    out.extend_from_slice(bytes);
+}
+
+/// The token count of a blob record, read without decompressing anything.
+pub(crate) fn tokens(record: &[u8]) -> Result<u32> {
+    record
+        .get(1..5)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_le_bytes)
+        .ok_or_else(|| Error::corrupt("blob record too short"))
+}
+
+/// Decodes a record back into object bytes; `has_tokens` for blob records; `chunk` fetches a
+/// chunk record by id.
+pub(crate) fn decode(
+    record: &[u8],
+    has_tokens: bool,
+    mut chunk: impl FnMut(&ObjectId) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    let (&tag, rest) = record
+        .split_first()
+        .ok_or_else(|| Error::corrupt("empty record"))?;
+    let body = if has_tokens {
+        rest.get(4..)
+            .ok_or_else(|| Error::corrupt("blob record too short"))?
+    } else {
+        rest
+    };
+    match tag {
+        TAG_RAW | TAG_LZ4 => payload(tag, body),
+        TAG_CHUNKED => {
+            let len_bytes: [u8; 8] = body
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(|| Error::corrupt("chunk list too short"))?;
+            let total = usize::try_from(u64::from_le_bytes(len_bytes))
+                .map_err(|_| Error::corrupt("chunked object too large"))?;
+            let ids = &body[8..];
+            if ids.len() % 32 != 0 {
+                return Err(Error::corrupt("chunk list not a whole number of ids"));
+            }
+            let mut out = Vec::with_capacity(total);
+            for raw in ids.chunks_exact(32) {
+                let mut id = [0u8; 32];
+                id.copy_from_slice(raw);
+                let id = ObjectId(id);
+                let rec = chunk(&id)?;
+                let (&t, b) = rec
+                    .split_first()
+                    .ok_or_else(|| Error::corrupt("empty chunk record"))?;
+                let piece = payload(t, b)?;
+                if ObjectId::of(&piece) != id {
+                    return Err(Error::corrupt(format!(
+                        "chunk {} does not match its id",
+                        id.short()
+                    )));
+                }
+                out.extend_from_slice(&piece);
+            }
+            if out.len() != total {
+                return Err(Error::corrupt("chunked object has the wrong length"));
+            }
+            Ok(out)
+        }
+        other => Err(Error::corrupt(format!("unknown record tag {other}"))),
+    }
+}
+
+fn payload(tag: u8, body: &[u8]) -> Result<Vec<u8>> {
+    match tag {
+        TAG_RAW => Ok(body.to_vec()),
+        TAG_LZ4 => {
+            let size: [u8; 4] = body
+                .get(..4)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(|| Error::corrupt("compressed record too short"))?;
+            let size = u32::from_le_bytes(size) as usize;
+            let out = lz4_flex::decompress(&body[4..], size)
+                .map_err(|e| Error::corrupt(format!("compressed record does not decode: {e}")))?;
+            // A truncated stream can decode "successfully" into fewer bytes than recorded.
+            if out.len() != size {
+                return Err(Error::corrupt("compressed record has the wrong length"));
+            }
+            Ok(out)
+        }
+        other => Err(Error::corrupt(format!("unknown payload tag {other}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn round_trip(bytes: &[u8], tokens: Option<u32>) -> Vec<u8> {
+        let enc = encode(bytes, tokens);
+        let chunks: HashMap<ObjectId, Vec<u8>> = enc.chunks.into_iter().collect();
+        decode(&enc.record, tokens.is_some(), |id| {
+            chunks
+                .get(id)
+                .cloned()
+                .ok_or_else(|| Error::corrupt("missing"))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn small_compressible_and_chunked_round_trip() {
+        assert_eq!(round_trip(b"tiny", Some(1)), b"tiny");
+        let text = "error: file not found\n".repeat(200).into_bytes();
+        let enc = encode(&text, Some(7));
+        assert!(
+            enc.record.len() < text.len() / 4,
+            "compresses repetitive text"
+        );
+        assert_eq!(tokens(&enc.record).unwrap(), 7);
+        assert_eq!(round_trip(&text, Some(7)), text);
+        let big: Vec<u8> = (0..(CHUNK_SIZE * 2 + 10))
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let enc = encode(&big, None);
+        assert_eq!(enc.chunks.len(), 3);
+        assert_eq!(round_trip(&big, None), big);
+    }
+
+    #[test]
+    fn repeated_chunks_share_an_id() {
+        let big = vec![b'x'; CHUNK_SIZE * 3];
+        let enc = encode(&big, None);
+        assert_eq!(enc.chunks[0].0, enc.chunks[1].0);
+    }
+
+    #[test]
+    fn damaged_records_are_errors() {
+        assert!(decode(&[], false, |_| unreachable!()).is_err());
+        assert!(decode(&[9, 1, 2], false, |_| unreachable!()).is_err());
+        assert!(decode(&[TAG_LZ4, 200, 0, 0, 0, 1], false, |_| unreachable!()).is_err());
+        assert!(tokens(&[0, 1]).is_err());
+    }
+}

@@ -1,0 +1,286 @@
+//! Messages to and from JSON: the input forms tract accepts and the neutral output form.
+//!
+//! Tool calls are accepted flat (`{"id", "name", "arguments"}`) and in the OpenAI wire form
+//! (`{"id", "type": "function", "function": {"name", "arguments"}}`); arguments given as a
+//! string are kept verbatim, any other JSON is written compactly in the key order given.
+
+use crate::error::{Error, Result};
+use crate::object::{Content, ContentPart, Message, Role, ToolCall};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+const KNOWN_KEYS: &[&str] = &[
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "is_error",
+    "metadata",
+];
+
+/// Parses one message object.
+pub fn message_from_json(v: &Value) -> Result<Message> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| Error::invalid_input("a message must be a JSON object"))?;
+    let role = match obj.get("role") {
+        Some(Value::String(r)) => Role::parse(r)?,
+        Some(_) => return Err(Error::invalid_input("'role' must be a string")),
+        None => return Err(Error::invalid_input("a message needs a 'role'")),
+    };
+    let content = match obj.get("content") {
+        None | Some(Value::Null) => Content::Text(String::new()),
+        Some(Value::String(s)) => Content::Text(s.clone()),
+        Some(Value::Array(parts)) => Content::Parts(
+            parts
+                .iter()
+                .map(part_from_json)
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        Some(_) => {
+            return Err(Error::invalid_input(
+                "'content' must be a string, null or a list of parts",
+            ));
+        }
+    };
+    let name = opt_string(obj, "name")?;
+    let tool_call_id = opt_string(obj, "tool_call_id")?;
+    let is_error = match obj.get("is_error") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(Error::invalid_input("'is_error' must be true or false")),
+    };
+    let tool_calls = match obj.get("tool_calls") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(v) => tool_calls_from_json(v)?,
+    };
+    let mut metadata = BTreeMap::new();
+    // Unknown provider fields (e.g. `refusal`) are kept verbatim rather than dropped.
+    for (k, v) in obj {
+        if !KNOWN_KEYS.contains(&k.as_str()) {
+            metadata.insert(k.clone(), v.to_string());
+        }
+    }
+    match obj.get("metadata") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                metadata.insert(k.clone(), v.to_string());
+            }
+        }
+        Some(_) => return Err(Error::invalid_input("'metadata' must be an object")),
+    }
+    let message = Message {
+        role,
+        content,
+        name,
+        tool_calls,
+        tool_call_id,
+        is_error,
+        metadata,
+    };
+    message.validate()?;
+    Ok(message)
+}
+
+/// Parses a message from JSON text.
+pub fn message_from_str(s: &str) -> Result<Message> {
+    let v: Value = serde_json::from_str(s)
+        .map_err(|e| Error::invalid_input(format!("malformed JSON: {e}")))?;
+    message_from_json(&v)
+}
+
+/// Parses a list of tool calls (flat or OpenAI wire form).
+pub fn tool_calls_from_json(v: &Value) -> Result<Vec<ToolCall>> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| Error::invalid_input("'tool_calls' must be a list"))?;
+    list.iter().map(tool_call_from_json).collect()
+}
+
+fn tool_call_from_json(v: &Value) -> Result<ToolCall> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| Error::invalid_input("a tool call must be an object"))?;
+    let id =
+        opt_string(obj, "id")?.ok_or_else(|| Error::invalid_input("a tool call needs an 'id'"))?;
+    let holder = match obj.get("function") {
+        Some(Value::Object(f)) => f,
+        Some(_) => {
+            return Err(Error::invalid_input(
+                "a tool call's 'function' must be an object",
+            ));
+        }
+        None => obj,
+    };
+    let name = opt_string(holder, "name")?
+        .ok_or_else(|| Error::invalid_input(format!("tool call '{id}' needs a 'name'")))?;
+    let arguments = match holder.get("arguments") {
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    Ok(ToolCall {
+        id,
+        name,
+        arguments,
+    })
+}
+
+fn part_from_json(v: &Value) -> Result<ContentPart> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| Error::invalid_input("a content part must be an object"))?;
+    match obj.get("type") {
+        Some(Value::String(t)) if t == "text" => match obj.get("text") {
+            Some(Value::String(s)) => Ok(ContentPart::Text(s.clone())),
+            _ => Err(Error::invalid_input("a text part needs a string 'text'")),
+        },
+        Some(Value::String(_)) => Ok(ContentPart::Raw(v.to_string())),
+        _ => Err(Error::invalid_input("a content part needs a string 'type'")),
+    }
+}
+
+fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Error::invalid_input(format!("'{key}' must be a string"))),
+    }
+}
+
+/// A raw JSON text back as a value (it was valid when stored; if not, it stays a string).
+pub(crate) fn raw_value(raw: &str) -> Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+/// Content as OpenAI renders it: a string, or a list of parts.
+pub(crate) fn content_value(c: &Content) -> Value {
+    match c {
+        Content::Text(t) => Value::String(t.clone()),
+        Content::Parts(parts) => Value::Array(
+            parts
+                .iter()
+                .map(|p| match p {
+                    ContentPart::Text(t) => {
+                        let mut m = Map::new();
+                        m.insert("type".into(), "text".into());
+                        m.insert("text".into(), t.clone().into());
+                        Value::Object(m)
+                    }
+                    ContentPart::Raw(raw) => raw_value(raw),
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The neutral form of a message: what `tract add --json` accepts, with every field tract
+/// keeps (flat tool calls, `is_error`, metadata).
+pub fn message_to_json(m: &Message) -> Value {
+    let mut o = Map::new();
+    o.insert("role".into(), m.role.as_str().into());
+    o.insert("content".into(), content_value(&m.content));
+    if let Some(n) = &m.name {
+        o.insert("name".into(), n.clone().into());
+    }
+    if !m.tool_calls.is_empty() {
+        o.insert(
+            "tool_calls".into(),
+            Value::Array(
+                m.tool_calls
+                    .iter()
+                    .map(|c| {
+                        let mut t = Map::new();
+                        t.insert("id".into(), c.id.clone().into());
+                        t.insert("name".into(), c.name.clone().into());
+                        t.insert("arguments".into(), c.arguments.clone().into());
+                        Value::Object(t)
+                    })
+                    .collect(),
+            ),
+        );
+    }
+    if let Some(id) = &m.tool_call_id {
+        o.insert("tool_call_id".into(), id.clone().into());
+    }
+    if m.is_error {
+        o.insert("is_error".into(), true.into());
+    }
+    if !m.metadata.is_empty() {
+        o.insert("metadata".into(), metadata_value(&m.metadata));
+    }
+    Value::Object(o)
+}
+
+/// Metadata values back as JSON.
+pub fn metadata_value(meta: &BTreeMap<String, String>) -> Value {
+    Value::Object(
+        meta.iter()
+            .map(|(k, v)| (k.clone(), raw_value(v)))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn flat_and_wire_tool_calls_parse_alike() {
+        let flat = message_from_json(&json!({
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "c1", "name": "grep", "arguments": {"b": 1, "a": 2}}]
+        }))
+        .unwrap();
+        let wire = message_from_json(&json!({
+            "role": "assistant",
+            "tool_calls": [{"id": "c1", "type": "function",
+                            "function": {"name": "grep", "arguments": "{\"b\":1,\"a\":2}"}}]
+        }))
+        .unwrap();
+        assert_eq!(flat, wire);
+        assert_eq!(flat.tool_calls[0].arguments, r#"{"b":1,"a":2}"#);
+    }
+
+    #[test]
+    fn string_arguments_are_verbatim() {
+        let m = message_from_json(&json!({
+            "role": "assistant",
+            "tool_calls": [{"id": "c1", "name": "x", "arguments": "{ \"a\" : 1.50 }"}]
+        }))
+        .unwrap();
+        assert_eq!(m.tool_calls[0].arguments, "{ \"a\" : 1.50 }");
+    }
+
+    #[test]
+    fn unknown_fields_are_kept_and_bad_input_rejected() {
+        let m = message_from_json(&json!({"role": "assistant", "content": "hi", "refusal": null}))
+            .unwrap();
+        assert_eq!(m.metadata["refusal"], "null");
+        for bad in [
+            json!([]),
+            json!({"content": "x"}),
+            json!({"role": "robot", "content": "x"}),
+            json!({"role": "user", "content": 5}),
+            json!({"role": "tool", "content": "x"}),
+            json!({"role": "assistant", "tool_calls": [{"name": "x"}]}),
+            json!({"role": "user", "content": [{"text": "no type"}]}),
+        ] {
+            assert!(message_from_json(&bad).is_err(), "{bad}");
+        }
+        assert!(message_from_str("{not json").is_err());
+    }
+
+    #[test]
+    fn parts_round_trip_through_neutral_form() {
+        let v = json!({"role": "user", "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image_url", "image_url": {"url": "data:x"}}
+        ]});
+        let m = message_from_json(&v).unwrap();
+        assert_eq!(message_from_json(&message_to_json(&m)).unwrap(), m);
+    }
+}

@@ -1,0 +1,41 @@
+//! tract-core: version control for LLM context.
+//!
+//! Every message an agent sees or produces is a content-addressed commit (BLAKE3) in an
+//! append-only DAG stored in one redb file. Messages can be edited while the original stays in
+//! history; the *view* of a commit is what the model sees, and [`Tract::compile`] renders it
+//! for OpenAI or Anthropic, valid by construction.
+//!
+//! ```
+//! use tract_core::{Tract, ToolCall};
+//! let t = Tract::in_memory()?;
+//! t.system("You are a careful coding agent.")?;
+//! t.user("Where is the database configured?")?;
+//! t.assistant("", vec![ToolCall {
+//!     id: "call_1".into(), name: "grep".into(),
+//!     arguments: r#"{"pattern":"DATABASE_URL"}"#.into(),
+//! }])?;
+//! t.tool_result("call_1", "grep", "config.py:42: DATABASE_URL=postgres://db", false)?;
+//! let compiled = t.compile()?;
+//! assert_eq!(compiled.messages().len(), 4);
+//! println!("{}", compiled.to_anthropic());
+//! # Ok::<(), tract_core::Error>(())
+//! ```
+
+mod codec;
+pub mod compile;
+pub mod error;
+pub mod id;
+pub mod json;
+pub mod object;
+pub mod store;
+pub mod tokens;
+mod tract;
+pub mod view;
+
+pub use compile::{Compiled, CompiledMessage};
+pub use error::{Error, Result};
+pub use id::ObjectId;
+pub use object::{Commit, Content, ContentPart, Message, Op, Role, ToolCall};
+pub use store::{Head, HeadRef, ReflogEntry, Store};
+pub use tract::{AppendOptions, BranchInfo, CommitInfo, Status, Tract};
+pub use view::{View, ViewEntry};

@@ -1,0 +1,382 @@
+//! The two object kinds, blob and commit, and their hashed encoding.
+//!
+//! An object's bytes are a 4-byte header (`b"tr"`, kind, format version) followed by the
+//! postcard encoding of its body; its id is BLAKE3 over exactly those bytes. Hashed types hold
+//! only deterministic data (no floats, no hash maps); provider JSON is kept verbatim as text.
+
+use crate::error::{Error, Result};
+use crate::id::ObjectId;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The object format version written by this build.
+pub const OBJECT_VERSION: u8 = 1;
+const MAGIC: &[u8; 2] = b"tr";
+const KIND_BLOB: u8 = b'b';
+const KIND_COMMIT: u8 = b'c';
+const HEADER_LEN: usize = 4;
+
+/// Who speaks a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Role {
+    /// Instructions to the model.
+    System,
+    /// The user.
+    User,
+    /// The model; may carry tool calls.
+    Assistant,
+    /// A tool's result, answering one tool call.
+    Tool,
+}
+
+impl Role {
+    /// The lowercase name used by every provider format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// Parses `system | user | assistant | tool`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "system" => Ok(Role::System),
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            other => Err(Error::invalid_input(format!(
+                "unknown role '{other}' (expected system, user, assistant or tool)"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One part of a multi-part content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ContentPart {
+    /// A text part.
+    Text(String),
+    /// Any other part (an image, a file), kept as the provider JSON object it came as.
+    Raw(String),
+}
+
+/// A message's content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Content {
+    /// Plain text (possibly empty).
+    Text(String),
+    /// Ordered parts.
+    Parts(Vec<ContentPart>),
+}
+
+impl Content {
+    /// The text of the content: the text itself, or the text parts joined by newlines.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Content::Text(t) => std::borrow::Cow::Borrowed(t),
+            Content::Parts(parts) => {
+                let texts: Vec<&str> = parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        ContentPart::Text(t) => Some(t.as_str()),
+                        ContentPart::Raw(_) => None,
+                    })
+                    .collect();
+                std::borrow::Cow::Owned(texts.join("\n"))
+            }
+        }
+    }
+
+    /// Whether there is nothing in it.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Content::Text(t) => t.is_empty(),
+            Content::Parts(p) => p.is_empty(),
+        }
+    }
+}
+
+/// A tool call requested by an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's call id; the result carries it as `tool_call_id`.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, as the JSON text the model produced (kept verbatim, never re-serialized).
+    pub arguments: String,
+}
+
+/// One message payload: the body of a blob.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+    /// The tool name of a tool result, or a participant name.
+    pub name: Option<String>,
+    /// Tool calls of an assistant message, in the order the model made them.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool result answers.
+    pub tool_call_id: Option<String>,
+    /// Whether a tool result reports a failure.
+    pub is_error: bool,
+    /// Extra provider fields and user metadata: key to verbatim JSON text.
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl Message {
+    /// A message with text content and nothing else.
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Message {
+            role,
+            content: Content::Text(text.into()),
+            name: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    /// A tool result for `call_id` from tool `name`.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        Message {
+            role: Role::Tool,
+            content: Content::Text(content.into()),
+            name: Some(name.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
+            is_error,
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    /// Checks what the roles require: a tool result names its call, only assistants call
+    /// tools, call ids are present and unique.
+    pub fn validate(&self) -> Result<()> {
+        if self.role == Role::Tool {
+            match &self.tool_call_id {
+                Some(id) if !id.is_empty() => {}
+                _ => {
+                    return Err(Error::invalid_input(
+                        "a tool message needs a non-empty tool_call_id",
+                    ));
+                }
+            }
+        } else if self.tool_call_id.is_some() {
+            return Err(Error::invalid_input(format!(
+                "only tool messages carry a tool_call_id (this one is {})",
+                self.role
+            )));
+        }
+        if !self.tool_calls.is_empty() && self.role != Role::Assistant {
+            return Err(Error::invalid_input(format!(
+                "only assistant messages carry tool_calls (this one is {})",
+                self.role
+            )));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for call in &self.tool_calls {
+            if call.id.is_empty() || call.name.is_empty() {
+                return Err(Error::invalid_input("a tool call needs an id and a name"));
+            }
+            if !seen.insert(call.id.as_str()) {
+                return Err(Error::invalid_input(format!(
+                    "tool call id '{}' appears twice in one message",
+                    call.id
+                )));
+            }
+        }
+        if self.is_error && self.role != Role::Tool {
+            return Err(Error::invalid_input("only tool results can be errors"));
+        }
+        Ok(())
+    }
+
+    /// The object bytes of this message as a blob.
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        encode(KIND_BLOB, self)
+    }
+
+    /// Decodes blob bytes.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        decode(KIND_BLOB, bytes)
+    }
+}
+
+/// What a commit does to the view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    /// A new message at the end of the view.
+    Append,
+    /// Replaces the content of the position `target` (an append, or an earlier edit of it).
+    Edit {
+        /// The commit edited.
+        target: ObjectId,
+    },
+}
+
+impl Op {
+    /// A short name: `append`, `edit`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Append => "append",
+            Op::Edit { .. } => "edit",
+        }
+    }
+}
+
+/// A commit: the body of a commit object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    /// Zero parents for a root, one otherwise.
+    pub parents: Vec<ObjectId>,
+    /// What it does.
+    pub op: Op,
+    /// The blob it carries, for operations with content.
+    pub blob: Option<ObjectId>,
+    /// Microseconds since the Unix epoch.
+    pub timestamp_us: u64,
+    /// An optional note.
+    pub message: Option<String>,
+}
+
+impl Commit {
+    /// The object bytes of this commit.
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        encode(KIND_COMMIT, self)
+    }
+
+    /// Decodes commit bytes.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        decode(KIND_COMMIT, bytes)
+    }
+
+    /// The first parent, the one the view folds along.
+    pub fn parent(&self) -> Option<ObjectId> {
+        self.parents.first().copied()
+    }
+}
+
+fn encode<T: Serialize>(kind: u8, body: &T) -> Result<Vec<u8>> {
+    let mut out = vec![MAGIC[0], MAGIC[1], kind, OBJECT_VERSION];
+    postcard::to_io(body, &mut out)
+        .map_err(|e| Error::invalid_input(format!("cannot encode object: {e}")))?;
+    Ok(out)
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(kind: u8, bytes: &[u8]) -> Result<T> {
+    if bytes.len() < HEADER_LEN || &bytes[..2] != MAGIC {
+        return Err(Error::corrupt("object without a tract header"));
+    }
+    if bytes[2] != kind {
+        return Err(Error::corrupt(format!(
+            "expected a {} object, found kind '{}'",
+            if kind == KIND_BLOB { "blob" } else { "commit" },
+            bytes[2] as char
+        )));
+    }
+    if bytes[3] > OBJECT_VERSION {
+        return Err(Error::NewerFormat {
+            found: u32::from(bytes[3]),
+            supported: u32::from(OBJECT_VERSION),
+        });
+    }
+    let (value, rest) = postcard::take_from_bytes(&bytes[HEADER_LEN..])
+        .map_err(|e| Error::corrupt(format!("object does not decode: {e}")))?;
+    if !rest.is_empty() {
+        return Err(Error::corrupt("object has trailing bytes"));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed_message() -> Message {
+        let mut m = Message::text(Role::Assistant, "Let me look.");
+        m.tool_calls.push(ToolCall {
+            id: "call_1".into(),
+            name: "grep".into(),
+            arguments: r#"{"pattern": "TODO", "path": "src/"}"#.into(),
+        });
+        m.metadata.insert("model".into(), "\"gpt-4o\"".into());
+        m
+    }
+
+    /// Pins the format: if this id changes, every stored id changes. Bump OBJECT_VERSION and
+    /// write a migration instead of editing the expected value.
+    #[test]
+    fn golden_blob_and_commit_ids() {
+        let blob = fixed_message().encode().unwrap();
+        let blob_id = ObjectId::of(&blob);
+        assert_eq!(
+            blob_id.to_hex(),
+            "84b10338ce75d37eb2b1508cf96a691305a8e6b4876d8a6746c2de835b9bd921",
+        );
+        let commit = Commit {
+            parents: vec![ObjectId([7; 32])],
+            op: Op::Append,
+            blob: Some(blob_id),
+            timestamp_us: 1_700_000_000_000_000,
+            message: None,
+        };
+        assert_eq!(
+            ObjectId::of(&commit.encode().unwrap()).to_hex(),
+            "d08b6f8c7ffed08c5355898a6639cf23ea17a6cb2576c670df4f67baf6e59018",
+        );
+    }
+
+    #[test]
+    fn round_trip_and_kind_check() {
+        let m = fixed_message();
+        let bytes = m.encode().unwrap();
+        assert_eq!(Message::decode(&bytes).unwrap(), m);
+        assert!(matches!(Commit::decode(&bytes), Err(Error::Corrupt { .. })));
+        let mut newer = bytes.clone();
+        newer[3] = OBJECT_VERSION + 1;
+        assert!(matches!(
+            Message::decode(&newer),
+            Err(Error::NewerFormat { .. })
+        ));
+        assert!(Message::decode(&bytes[..bytes.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn identical_payloads_have_identical_ids() {
+        let a = fixed_message().encode().unwrap();
+        let b = fixed_message().encode().unwrap();
+        assert_eq!(ObjectId::of(&a), ObjectId::of(&b));
+    }
+
+    #[test]
+    fn validation_rejects_inconsistent_messages() {
+        let mut tool = Message::tool_result("", "grep", "x", false);
+        assert!(tool.validate().is_err());
+        tool.tool_call_id = Some("c1".into());
+        assert!(tool.validate().is_ok());
+        let mut user = Message::text(Role::User, "hi");
+        user.is_error = true;
+        assert!(user.validate().is_err());
+        let mut dup = fixed_message();
+        dup.tool_calls.push(dup.tool_calls[0].clone());
+        assert!(dup.validate().is_err());
+    }
+}

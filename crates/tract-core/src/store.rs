@@ -1,0 +1,646 @@
+//! The redb store: tables, opening rules, snapshots for reading and one writer at a time.
+//!
+//! Every process opens the file in `ConcurrencyMode::MultiWriter`: any number of processes may
+//! read and write; redb serializes write transactions across processes and commits them with
+//! two-phase, fsync'd durability. A writer reads the branch head inside its own write
+//! transaction, so two writers never fork a branch silently.
+
+use crate::codec;
+use crate::error::{Error, Result};
+use crate::id::{ObjectId, prefix_range};
+use crate::object::{Commit, Message};
+use redb::{
+    ConcurrencyMode, Database, DatabaseError, ReadOnlyTable, ReadTransaction, ReadableDatabase,
+    ReadableTable, TableDefinition, TransactionError, WriteTransaction,
+};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The store format written by this build (tables and record layout).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Where a store lives by default, relative to a project directory.
+pub const DEFAULT_DIR: &str = ".tract";
+/// The store file's name inside [`DEFAULT_DIR`].
+pub const DEFAULT_FILE: &str = "store.redb";
+/// The branch a new store starts on.
+pub const DEFAULT_BRANCH: &str = "main";
+
+const REDB_MAGIC: &[u8] = b"redb";
+
+const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+const COMMITS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("commits");
+const BLOBS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("blobs");
+const CHUNKS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("chunks");
+const REFS: TableDefinition<&str, [u8; 32]> = TableDefinition::new("refs");
+const REFLOG: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("reflog");
+
+const META_FORMAT: &str = "format";
+const META_ENCODING: &str = "encoding";
+const META_HEAD: &str = "HEAD";
+
+/// The default wait for another process's write transaction; `TRACT_LOCK_TIMEOUT_MS` changes it.
+const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What `HEAD` points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HeadRef {
+    /// A branch, which may not have commits yet.
+    Branch(String),
+    /// A commit, with no branch (after checking out a commit).
+    Detached(ObjectId),
+}
+
+/// `HEAD` resolved: what it points at and the commit there, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The branch or commit `HEAD` names.
+    pub target: HeadRef,
+    /// The commit at `HEAD`; `None` on a branch with no commits yet.
+    pub commit: Option<ObjectId>,
+}
+
+impl Head {
+    /// The branch name, or `None` when detached.
+    pub fn branch(&self) -> Option<&str> {
+        match &self.target {
+            HeadRef::Branch(b) => Some(b),
+            HeadRef::Detached(_) => None,
+        }
+    }
+}
+
+/// One move of a ref.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReflogEntry {
+    /// Where the ref was before.
+    pub old: Option<ObjectId>,
+    /// Where it went.
+    pub new: Option<ObjectId>,
+    /// When, in microseconds since the Unix epoch.
+    pub timestamp_us: u64,
+    /// Why, e.g. `append`, `reset: moving to 3fa9c1`.
+    pub reason: String,
+}
+
+/// How to open a store file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// The file must exist and be a tract store.
+    Existing,
+    /// Create the file if it does not exist; an existing file must be a tract store.
+    CreateIfMissing,
+}
+
+/// A tract store: one redb file, or memory.
+pub struct Store {
+    db: Database,
+    path: Option<PathBuf>,
+    lock_timeout: Duration,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// Microseconds since the Unix epoch, now.
+pub(crate) fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+fn io_err(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn lock_timeout_from_env() -> Duration {
+    std::env::var("TRACT_LOCK_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_LOCK_TIMEOUT)
+}
+
+impl Store {
+    /// Opens the store file at `path`.
+    pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {
+        let path = path.as_ref();
+        let exists = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return Err(Error::NotAStore {
+                    path: path.to_path_buf(),
+                    reason: "it is a directory".into(),
+                });
+            }
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(io_err(path, e)),
+        };
+        if !exists {
+            if mode == OpenMode::Existing {
+                return Err(io_err(
+                    path,
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no tract store here"),
+                ));
+            }
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if !parent.is_dir() {
+                return Err(io_err(
+                    parent,
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "directory does not exist"),
+                ));
+            }
+            return Self::create_new(path);
+        }
+        check_redb_magic(path)?;
+        let db = guard_open(path, || builder().open(path))?;
+        let store = Store {
+            db,
+            path: Some(path.to_path_buf()),
+            lock_timeout: lock_timeout_from_env(),
+        };
+        store.check_format()?;
+        Ok(store)
+    }
+
+    fn create_new(path: &Path) -> Result<Self> {
+        // create_new fails if another process created the file in between: then open theirs.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Self::open(path, OpenMode::Existing);
+            }
+            Err(e) => return Err(io_err(path, e)),
+        }
+        let db = guard_open(path, || builder().create(path))?;
+        let store = Store {
+            db,
+            path: Some(path.to_path_buf()),
+            lock_timeout: lock_timeout_from_env(),
+        };
+        store.initialize()?;
+        Ok(store)
+    }
+
+    /// A store in memory, for tests and scratch work.
+    pub fn in_memory() -> Result<Self> {
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(|e| Error::Storage {
+                message: e.to_string(),
+            })?;
+        let store = Store {
+            db,
+            path: None,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        };
+        store.initialize()?;
+        Ok(store)
+    }
+
+    /// The file, or `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Sets how long a write waits for another process's write transaction.
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.lock_timeout = timeout;
+    }
+
+    fn initialize(&self) -> Result<()> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut meta = txn.open_table(META)?;
+            if meta.get(META_FORMAT)?.is_none() {
+                meta.insert(META_FORMAT, FORMAT_VERSION.to_le_bytes().as_slice())?;
+                meta.insert(META_ENCODING, crate::tokens::ENCODING.as_bytes())?;
+                let head = encode_small(&HeadRef::Branch(DEFAULT_BRANCH.into()))?;
+                meta.insert(META_HEAD, head.as_slice())?;
+            }
+            txn.open_table(COMMITS)?;
+            txn.open_table(BLOBS)?;
+            txn.open_table(CHUNKS)?;
+            txn.open_table(REFS)?;
+            txn.open_table(REFLOG)?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    fn check_format(&self) -> Result<()> {
+        let not_a_store = |reason: &str| Error::NotAStore {
+            path: self.path.clone().unwrap_or_default(),
+            reason: reason.into(),
+        };
+        let txn = self.db.begin_read()?;
+        let meta = match txn.open_table(META) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => {
+                return Err(not_a_store("a redb file without tract's tables"));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let format = meta
+            .get(META_FORMAT)?
+            .and_then(|v| <[u8; 4]>::try_from(v.value()).ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| not_a_store("no format version recorded"))?;
+        if format > FORMAT_VERSION {
+            return Err(Error::NewerFormat {
+                found: format,
+                supported: FORMAT_VERSION,
+            });
+        }
+        Ok(())
+    }
+
+    /// A consistent read snapshot of everything committed so far, by any process.
+    pub fn read(&self) -> Result<Snapshot> {
+        let txn = self.db.begin_read()?;
+        Snapshot::new(txn)
+    }
+
+    /// Starts the one write transaction, waiting a bounded time for another process's.
+    pub fn write(&self) -> Result<Writer> {
+        let deadline = Instant::now() + self.lock_timeout;
+        let mut pause = Duration::from_micros(200);
+        loop {
+            match self.db.try_begin_write() {
+                Ok(txn) => return Ok(Writer { txn }),
+                Err(TransactionError::WouldBlock) => {
+                    if Instant::now() >= deadline {
+                        return Err(Error::StoreLocked {
+                            path: self.path.clone().unwrap_or_default(),
+                            reason: format!(
+                                "another writer held it for more than {} ms (TRACT_LOCK_TIMEOUT_MS)",
+                                self.lock_timeout.as_millis()
+                            ),
+                        });
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+fn builder() -> redb::Builder {
+    let mut b = Database::builder();
+    b.set_concurrency_mode(ConcurrencyMode::MultiWriter);
+    b
+}
+
+/// Refuses to hand redb a file that is not a redb database, so a mistaken path is never
+/// rewritten.
+fn check_redb_magic(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let mut f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    let n = f.read(&mut head).map_err(|e| io_err(path, e))?;
+    if n < head.len() || head != REDB_MAGIC {
+        return Err(Error::NotAStore {
+            path: path.to_path_buf(),
+            reason: if n == 0 {
+                "the file is empty".into()
+            } else {
+                "the file does not start with a redb header".into()
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Opens with redb, turning its errors (and a panic on a damaged file) into tract errors.
+fn guard_open(
+    path: &Path,
+    open: impl FnOnce() -> std::result::Result<Database, DatabaseError>,
+) -> Result<Database> {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).map_err(|_| {
+        Error::Corrupt {
+            message: format!(
+                "{} is damaged: the storage engine could not read it",
+                path.display()
+            ),
+        }
+    })?;
+    result.map_err(|e| match e {
+        DatabaseError::DatabaseAlreadyOpen => Error::StoreLocked {
+            path: path.to_path_buf(),
+            reason: "another process has it open exclusively".into(),
+        },
+        DatabaseError::Storage(redb::StorageError::Io(source)) => io_err(path, source),
+        DatabaseError::Storage(redb::StorageError::Corrupted(message)) => Error::Corrupt {
+            message: format!("{}: {message}", path.display()),
+        },
+        DatabaseError::UpgradeRequired(v) => Error::NotAStore {
+            path: path.to_path_buf(),
+            reason: format!("redb file format {v} is not supported"),
+        },
+        other => {
+            let message = other.to_string();
+            if message.to_lowercase().contains("lock") {
+                Error::StoreLocked {
+                    path: path.to_path_buf(),
+                    reason: message,
+                }
+            } else {
+                Error::Storage { message }
+            }
+        }
+    })
+}
+
+pub(crate) fn encode_small<T: Serialize>(v: &T) -> Result<Vec<u8>> {
+    postcard::to_allocvec(v).map_err(|e| Error::corrupt(format!("cannot encode: {e}")))
+}
+
+pub(crate) fn decode_small<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
+    postcard::from_bytes(bytes).map_err(|e| Error::corrupt(format!("cannot decode: {e}")))
+}
+
+// Reading helpers shared by snapshots and writers: both table kinds implement ReadableTable.
+
+fn read_commit(t: &impl ReadableTable<[u8; 32], &'static [u8]>, id: &ObjectId) -> Result<Commit> {
+    let rec = t
+        .get(&id.0)?
+        .ok_or_else(|| Error::not_found(format!("commit {}", id.short())))?;
+    let bytes = codec::decode(rec.value(), false, |_| {
+        Err(Error::corrupt("commit records are never chunked"))
+    })?;
+    Commit::decode(&bytes)
+}
+
+fn read_blob(
+    blobs: &impl ReadableTable<[u8; 32], &'static [u8]>,
+    chunks: &impl ReadableTable<[u8; 32], &'static [u8]>,
+    id: &ObjectId,
+) -> Result<(Message, u32)> {
+    let rec = blobs
+        .get(&id.0)?
+        .ok_or_else(|| Error::corrupt(format!("blob {} is missing", id.short())))?;
+    let rec = rec.value();
+    let tokens = codec::tokens(rec)?;
+    let bytes = codec::decode(rec, true, |cid| {
+        chunks
+            .get(&cid.0)?
+            .map(|g| g.value().to_vec())
+            .ok_or_else(|| Error::corrupt(format!("chunk {} is missing", cid.short())))
+    })?;
+    Ok((Message::decode(&bytes)?, tokens))
+}
+
+fn read_head(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+    refs: &impl ReadableTable<&'static str, [u8; 32]>,
+) -> Result<Head> {
+    let raw = meta
+        .get(META_HEAD)?
+        .ok_or_else(|| Error::corrupt("HEAD is missing"))?;
+    let target: HeadRef = decode_small(raw.value())?;
+    let commit = match &target {
+        HeadRef::Branch(b) => refs.get(b.as_str())?.map(|g| ObjectId(g.value())),
+        HeadRef::Detached(id) => Some(*id),
+    };
+    Ok(Head { target, commit })
+}
+
+/// A read snapshot.
+pub struct Snapshot {
+    meta: ReadOnlyTable<&'static str, &'static [u8]>,
+    commits: ReadOnlyTable<[u8; 32], &'static [u8]>,
+    blobs: ReadOnlyTable<[u8; 32], &'static [u8]>,
+    chunks: ReadOnlyTable<[u8; 32], &'static [u8]>,
+    refs: ReadOnlyTable<&'static str, [u8; 32]>,
+    reflog: ReadOnlyTable<(&'static str, u64), &'static [u8]>,
+}
+
+impl Snapshot {
+    fn new(txn: ReadTransaction) -> Result<Self> {
+        Ok(Snapshot {
+            meta: txn.open_table(META)?,
+            commits: txn.open_table(COMMITS)?,
+            blobs: txn.open_table(BLOBS)?,
+            chunks: txn.open_table(CHUNKS)?,
+            refs: txn.open_table(REFS)?,
+            reflog: txn.open_table(REFLOG)?,
+        })
+    }
+
+    /// `HEAD` and the commit it names.
+    pub fn head(&self) -> Result<Head> {
+        read_head(&self.meta, &self.refs)
+    }
+
+    /// A commit by id.
+    pub fn commit(&self, id: &ObjectId) -> Result<Commit> {
+        read_commit(&self.commits, id)
+    }
+
+    /// A blob's message and payload token count.
+    pub fn blob(&self, id: &ObjectId) -> Result<(Message, u32)> {
+        read_blob(&self.blobs, &self.chunks, id)
+    }
+
+    /// The tip of a branch, `None` if the branch has no commits or does not exist.
+    pub fn branch(&self, name: &str) -> Result<Option<ObjectId>> {
+        Ok(self.refs.get(name)?.map(|g| ObjectId(g.value())))
+    }
+
+    /// Every branch and its tip, by name.
+    pub fn branches(&self) -> Result<Vec<(String, ObjectId)>> {
+        let mut out = Vec::new();
+        for item in self.refs.iter()? {
+            let (k, v) = item?;
+            out.push((k.value().to_string(), ObjectId(v.value())));
+        }
+        Ok(out)
+    }
+
+    /// The encoding token counts in this store were made with.
+    pub fn encoding(&self) -> Result<String> {
+        Ok(self
+            .meta
+            .get(META_ENCODING)?
+            .map(|g| String::from_utf8_lossy(g.value()).into_owned())
+            .unwrap_or_else(|| crate::tokens::ENCODING.to_string()))
+    }
+
+    /// The commits whose id starts with `prefix` (at most `limit`).
+    pub fn commits_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<ObjectId>> {
+        let r = prefix_range(prefix)?;
+        let mut out = Vec::new();
+        for item in self.commits.range(r.low..=r.high)? {
+            let (k, _) = item?;
+            out.push(ObjectId(k.value()));
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The moves of a ref (a branch name or `HEAD`), newest first.
+    pub fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<ReflogEntry>> {
+        let mut out = Vec::new();
+        for item in self.reflog.range((name, 0)..=(name, u64::MAX))?.rev() {
+            let (_, v) = item?;
+            out.push(decode_small(v.value())?);
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The one write transaction; dropped without [`Writer::commit`], it changes nothing.
+pub struct Writer {
+    txn: WriteTransaction,
+}
+
+impl Writer {
+    /// `HEAD` as this transaction sees it (the latest committed state).
+    pub fn head(&self) -> Result<Head> {
+        let meta = self.txn.open_table(META)?;
+        let refs = self.txn.open_table(REFS)?;
+        read_head(&meta, &refs)
+    }
+
+    /// A commit by id, including ones written in this transaction.
+    pub fn commit_object(&self, id: &ObjectId) -> Result<Commit> {
+        read_commit(&self.txn.open_table(COMMITS)?, id)
+    }
+
+    /// A blob by id, including ones written in this transaction.
+    pub fn blob(&self, id: &ObjectId) -> Result<(Message, u32)> {
+        read_blob(
+            &self.txn.open_table(BLOBS)?,
+            &self.txn.open_table(CHUNKS)?,
+            id,
+        )
+    }
+
+    /// Stores a blob (once: identical payloads share it) and returns its id.
+    pub fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<ObjectId> {
+        let id = ObjectId::of(bytes);
+        let mut blobs = self.txn.open_table(BLOBS)?;
+        if blobs.get(&id.0)?.is_some() {
+            return Ok(id);
+        }
+        let enc = codec::encode(bytes, Some(tokens));
+        if !enc.chunks.is_empty() {
+            let mut chunks = self.txn.open_table(CHUNKS)?;
+            for (cid, rec) in &enc.chunks {
+                if chunks.get(&cid.0)?.is_none() {
+                    chunks.insert(&cid.0, rec.as_slice())?;
+                }
+            }
+        }
+        blobs.insert(&id.0, enc.record.as_slice())?;
+        Ok(id)
+    }
+
+    /// Stores a commit and returns its id.
+    pub fn put_commit(&mut self, commit: &Commit) -> Result<ObjectId> {
+        let bytes = commit.encode()?;
+        let id = ObjectId::of(&bytes);
+        let mut commits = self.txn.open_table(COMMITS)?;
+        if commits.get(&id.0)?.is_none() {
+            let enc = codec::encode(&bytes, None);
+            commits.insert(&id.0, enc.record.as_slice())?;
+        }
+        Ok(id)
+    }
+
+    /// Whether a branch exists.
+    pub fn branch(&self, name: &str) -> Result<Option<ObjectId>> {
+        let refs = self.txn.open_table(REFS)?;
+        Ok(refs.get(name)?.map(|g| ObjectId(g.value())))
+    }
+
+    /// Points a branch at `new` (or removes it with `None`), logging the move.
+    pub fn set_branch(&mut self, name: &str, new: Option<ObjectId>, reason: &str) -> Result<()> {
+        let old = {
+            let mut refs = self.txn.open_table(REFS)?;
+            let old = refs.get(name)?.map(|g| ObjectId(g.value()));
+            match new {
+                Some(id) => {
+                    refs.insert(name, id.0)?;
+                }
+                None => {
+                    refs.remove(name)?;
+                }
+            }
+            old
+        };
+        self.log_move(name, old, new, reason)
+    }
+
+    /// Points `HEAD` at a branch or a commit, logging the move under `HEAD`.
+    pub fn set_head(&mut self, target: &HeadRef, reason: &str) -> Result<()> {
+        let old = self.head()?.commit;
+        let new = match target {
+            HeadRef::Branch(b) => self.branch(b)?,
+            HeadRef::Detached(id) => Some(*id),
+        };
+        {
+            let mut meta = self.txn.open_table(META)?;
+            meta.insert(META_HEAD, encode_small(target)?.as_slice())?;
+        }
+        self.log_move("HEAD", old, new, reason)
+    }
+
+    /// Moves whatever `HEAD` names (its branch, or itself when detached) to `new`.
+    pub fn advance_head(&mut self, head: &Head, new: ObjectId, reason: &str) -> Result<()> {
+        match &head.target {
+            HeadRef::Branch(b) => self.set_branch(b, Some(new), reason),
+            HeadRef::Detached(_) => self.set_head(&HeadRef::Detached(new), reason),
+        }
+    }
+
+    fn log_move(
+        &mut self,
+        name: &str,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
+        reason: &str,
+    ) -> Result<()> {
+        let mut log = self.txn.open_table(REFLOG)?;
+        let next = match log.range((name, 0)..=(name, u64::MAX))?.next_back() {
+            Some(item) => item?.0.value().1 + 1,
+            None => 0,
+        };
+        let entry = ReflogEntry {
+            old,
+            new,
+            timestamp_us: now_us(),
+            reason: reason.to_string(),
+        };
+        log.insert((name, next), encode_small(&entry)?.as_slice())?;
+        Ok(())
+    }
+
+    /// Makes everything durable (fsync'd) before returning.
+    pub fn commit(self) -> Result<()> {
+        self.txn.commit()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,668 @@
+//! [`Tract`]: the operations every surface (Rust, CLI, Python) offers, over one store.
+
+use crate::compile::Compiled;
+use crate::error::{Error, Result};
+use crate::id::ObjectId;
+use crate::object::{Commit, Content, Message, Op, Role, ToolCall};
+use crate::store::{
+    DEFAULT_DIR, DEFAULT_FILE, Head, HeadRef, OpenMode, ReflogEntry, Snapshot, Store, Writer,
+    now_us,
+};
+use crate::tokens;
+use crate::view::View;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What one commit holds, with its message.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    /// The commit's id.
+    pub id: ObjectId,
+    /// The commit itself (parents, operation, blob, timestamp, note).
+    pub commit: Commit,
+    /// The message it carries, if its operation has content.
+    pub message: Option<Arc<Message>>,
+    /// Tokens of that message with framing (0 without one).
+    pub token_count: u32,
+}
+
+impl CommitInfo {
+    fn new(id: ObjectId, commit: Commit, content: Option<(Message, u32)>) -> Self {
+        let (message, token_count) = match content {
+            Some((m, payload)) => {
+                let framed = tokens::framed(payload, m.name.is_some() && m.role != Role::Tool);
+                (Some(Arc::new(m)), framed)
+            }
+            None => (None, 0),
+        };
+        CommitInfo {
+            id,
+            commit,
+            message,
+            token_count,
+        }
+    }
+
+    /// The operation's name: `append` or `edit`.
+    pub fn op(&self) -> &'static str {
+        self.commit.op.name()
+    }
+
+    /// The message's role.
+    pub fn role(&self) -> Option<Role> {
+        self.message.as_ref().map(|m| m.role)
+    }
+
+    /// The commit an edit replaces.
+    pub fn edit_target(&self) -> Option<ObjectId> {
+        match &self.commit.op {
+            Op::Edit { target } => Some(*target),
+            Op::Append => None,
+        }
+    }
+
+    /// What kind of message it is: `instruction` (system), `dialogue` (user or assistant
+    /// text), `tool_call` (an assistant message with tool calls) or `tool_result`.
+    pub fn content_type(&self) -> Option<&'static str> {
+        self.message.as_ref().map(|m| match m.role {
+            Role::System => "instruction",
+            Role::Tool => "tool_result",
+            Role::Assistant if !m.tool_calls.is_empty() => "tool_call",
+            Role::User | Role::Assistant => "dialogue",
+        })
+    }
+
+    /// The tool names involved: a result's tool, or the tools a call message calls.
+    pub fn tool_names(&self) -> Vec<&str> {
+        match &self.message {
+            Some(m) if m.role == Role::Tool => m.name.iter().map(String::as_str).collect(),
+            Some(m) => m.tool_calls.iter().map(|c| c.name.as_str()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The first line of the text content (or of the first tool call when there is none).
+    pub fn preview(&self) -> String {
+        let Some(m) = &self.message else {
+            return String::new();
+        };
+        let text = m.content.text();
+        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if line.is_empty() {
+            if let Some(c) = m.tool_calls.first() {
+                return format!("{}({})", c.name, c.arguments);
+            }
+        }
+        line.to_string()
+    }
+}
+
+/// Options for one append.
+#[derive(Debug, Clone, Default)]
+pub struct AppendOptions {
+    /// Compare-and-swap: fail with [`Error::HeadMoved`] unless `HEAD` is at this commit
+    /// (`Some(None)`: unless the branch has no commits yet).
+    pub expected_head: Option<Option<ObjectId>>,
+    /// A note stored on the commit.
+    pub note: Option<String>,
+}
+
+/// A branch and whether `HEAD` is on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchInfo {
+    /// Its name.
+    pub name: String,
+    /// Its tip.
+    pub head: ObjectId,
+    /// Whether `HEAD` names it.
+    pub current: bool,
+}
+
+/// Where `HEAD` is and what its view holds.
+#[derive(Debug, Clone)]
+pub struct Status {
+    /// `HEAD`.
+    pub head: Head,
+    /// Messages in view.
+    pub messages: usize,
+    /// Tokens compile would send.
+    pub token_count: u64,
+    /// Tool calls in view without a result.
+    pub unanswered_calls: u64,
+    /// The store file (`None` in memory).
+    pub path: Option<PathBuf>,
+}
+
+/// A tract: a store plus the cached view of its `HEAD`.
+#[derive(Debug)]
+pub struct Tract {
+    store: Store,
+    cache: Mutex<Option<View>>,
+}
+
+impl Tract {
+    /// Opens the store file at `path`, creating it if it does not exist (its directory must).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Ok(Self::from_store(Store::open(
+            path,
+            OpenMode::CreateIfMissing,
+        )?))
+    }
+
+    /// Opens an existing store file.
+    pub fn open_existing(path: impl AsRef<Path>) -> Result<Self> {
+        Ok(Self::from_store(Store::open(path, OpenMode::Existing)?))
+    }
+
+    /// A tract in memory.
+    pub fn in_memory() -> Result<Self> {
+        Ok(Self::from_store(Store::in_memory()?))
+    }
+
+    /// Wraps an opened store.
+    pub fn from_store(store: Store) -> Self {
+        Tract {
+            store,
+            cache: Mutex::new(None),
+        }
+    }
+
+    /// Creates `dir/.tract/store.redb`; returns the tract and whether it was new.
+    pub fn init(dir: impl AsRef<Path>) -> Result<(Self, bool)> {
+        let dir = dir.as_ref().join(DEFAULT_DIR);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(source) => return Err(Error::Io { path: dir, source }),
+        }
+        let path = dir.join(DEFAULT_FILE);
+        let existed = path.exists();
+        Ok((Self::open(&path)?, !existed))
+    }
+
+    /// The store file in `start` or the nearest ancestor that has `.tract/store.redb`.
+    pub fn discover(start: impl AsRef<Path>) -> Option<PathBuf> {
+        start.as_ref().ancestors().find_map(|d| {
+            let p = d.join(DEFAULT_DIR).join(DEFAULT_FILE);
+            p.is_file().then_some(p)
+        })
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn cache(&self) -> MutexGuard<'_, Option<View>> {
+        // A panic while holding the lock leaves at worst a stale view, which is rebuilt.
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    // ----- writing -----
+
+    /// Appends a message at `HEAD`; durable when this returns.
+    pub fn append(&self, message: Message) -> Result<CommitInfo> {
+        self.append_with(message, &AppendOptions::default())
+    }
+
+    /// Appends with options (compare-and-swap, note).
+    pub fn append_with(&self, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
+        let prepared = Prepared::new(message)?;
+        let mut w = self.store.write()?;
+        let head = w.head()?;
+        if let Some(expected) = opts.expected_head {
+            check_expected(&head, expected)?;
+        }
+        let info = write_append(&mut w, &head, prepared, opts.note.clone())?;
+        w.commit()?;
+        self.extend_cache(head.commit, std::slice::from_ref(&info));
+        Ok(info)
+    }
+
+    /// Appends several messages in one transaction: all of them, or none if any is invalid.
+    pub fn append_batch(&self, messages: Vec<Message>) -> Result<Vec<CommitInfo>> {
+        let prepared = messages
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                Prepared::new(m).map_err(|e| match e {
+                    Error::InvalidInput { message } => Error::InvalidInput {
+                        message: format!("message {}: {message}", i + 1),
+                    },
+                    other => other,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut w = self.store.write()?;
+        let start = w.head()?;
+        let mut head = start.clone();
+        let mut infos = Vec::with_capacity(prepared.len());
+        for p in prepared {
+            let info = write_append(&mut w, &head, p, None)?;
+            head.commit = Some(info.id);
+            infos.push(info);
+        }
+        w.commit()?;
+        self.extend_cache(start.commit, &infos);
+        Ok(infos)
+    }
+
+    /// Appends a system message.
+    pub fn system(&self, text: impl Into<String>) -> Result<CommitInfo> {
+        self.append(Message::text(Role::System, text))
+    }
+
+    /// Appends a user message.
+    pub fn user(&self, text: impl Into<String>) -> Result<CommitInfo> {
+        self.append(Message::text(Role::User, text))
+    }
+
+    /// Appends an assistant message, with tool calls if any.
+    pub fn assistant(
+        &self,
+        text: impl Into<String>,
+        tool_calls: Vec<ToolCall>,
+    ) -> Result<CommitInfo> {
+        let mut m = Message::text(Role::Assistant, text);
+        m.tool_calls = tool_calls;
+        self.append(m)
+    }
+
+    /// Appends a tool result answering `call_id`.
+    pub fn tool_result(
+        &self,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Result<CommitInfo> {
+        self.append(Message::tool_result(call_id, name, content, is_error))
+    }
+
+    /// Replaces the content of a message in the current view. Role, name, tool calls and
+    /// `tool_call_id` are kept; the original stays in history.
+    pub fn edit(&self, target: &str, content: Content) -> Result<CommitInfo> {
+        let target = self.resolve(target)?;
+        let mut w = self.store.write()?;
+        let head = w.head()?;
+        // Read after taking the write lock: this snapshot sees exactly what the writer sees.
+        let snap = self.store.read()?;
+        let current = self.with_view(&snap, head.commit, |v| {
+            v.entry_of(&target).map(|e| (*e.message).clone())
+        })?;
+        let Some(mut message) = current else {
+            return Err(Error::invalid_op(format!(
+                "commit {} is not a message in the current view",
+                target.short()
+            )));
+        };
+        message.content = content;
+        let prepared = Prepared::new(message)?;
+        let blob = w.put_blob(&prepared.bytes, prepared.payload)?;
+        let commit = Commit {
+            parents: head.commit.into_iter().collect(),
+            op: Op::Edit { target },
+            blob: Some(blob),
+            timestamp_us: now_us(),
+            message: None,
+        };
+        let id = w.put_commit(&commit)?;
+        w.advance_head(&head, id, &format!("edit {}", target.short()))?;
+        w.commit()?;
+        let info = CommitInfo::new(id, commit, Some((prepared.message, prepared.payload)));
+        self.extend_cache(head.commit, std::slice::from_ref(&info));
+        Ok(info)
+    }
+
+    /// Applies freshly committed commits to the cached view when it is at their parent.
+    fn extend_cache(&self, parent: Option<ObjectId>, infos: &[CommitInfo]) {
+        let mut guard = self.cache();
+        let Some(view) = guard.as_mut() else { return };
+        if view.head() != parent || parent.is_none() {
+            // Not the view we extend (or an empty one, cheap to rebuild): drop it.
+            if view.head() != parent {
+                *guard = None;
+                return;
+            }
+        }
+        for info in infos {
+            let content = match (&info.commit.blob, &info.message) {
+                (Some(b), Some(m)) => {
+                    let payload = payload_of(info);
+                    Some((*b, ((**m).clone(), payload)))
+                }
+                _ => None,
+            };
+            if view.apply(info.id, &info.commit, content).is_err() {
+                *guard = None;
+                return;
+            }
+        }
+    }
+
+    // ----- refs -----
+
+    /// `HEAD` now.
+    pub fn head(&self) -> Result<Head> {
+        self.store.read()?.head()
+    }
+
+    /// Every branch, by name.
+    pub fn branches(&self) -> Result<Vec<BranchInfo>> {
+        let snap = self.store.read()?;
+        let head = snap.head()?;
+        Ok(snap
+            .branches()?
+            .into_iter()
+            .map(|(name, id)| BranchInfo {
+                current: head.branch() == Some(name.as_str()),
+                name,
+                head: id,
+            })
+            .collect())
+    }
+
+    /// Creates a branch at `at` (default `HEAD`): a fork at any commit.
+    pub fn create_branch(&self, name: &str, at: Option<&str>) -> Result<ObjectId> {
+        validate_branch_name(name)?;
+        let target = self.resolve(at.unwrap_or("HEAD"))?;
+        let mut w = self.store.write()?;
+        if w.branch(name)?.is_some() {
+            return Err(Error::invalid_op(format!("branch '{name}' already exists")));
+        }
+        w.set_branch(
+            name,
+            Some(target),
+            &format!("branch: created at {}", target.short()),
+        )?;
+        w.commit()?;
+        Ok(target)
+    }
+
+    /// Points `HEAD` at branch `name`.
+    pub fn switch(&self, name: &str) -> Result<Head> {
+        let mut w = self.store.write()?;
+        let snap = self.store.read()?;
+        let exists = w.branch(name)?.is_some();
+        let unborn_current = snap.head()?.branch() == Some(name);
+        if !exists && !unborn_current {
+            return Err(Error::not_found(format!("branch '{name}'")));
+        }
+        w.set_head(
+            &HeadRef::Branch(name.to_string()),
+            &format!("switch: to {name}"),
+        )?;
+        let head = w.head()?;
+        w.commit()?;
+        Ok(head)
+    }
+
+    /// Checks out `rev`: a branch name switches to it, anything else detaches `HEAD` there
+    /// (time travel: appends then grow from that commit without moving any branch).
+    pub fn checkout(&self, rev: &str) -> Result<Head> {
+        let snap = self.store.read()?;
+        if snap.branch(rev)?.is_some() {
+            return self.switch(rev);
+        }
+        let id = resolve_in(&snap, rev)?;
+        let mut w = self.store.write()?;
+        w.set_head(
+            &HeadRef::Detached(id),
+            &format!("checkout: detached at {}", id.short()),
+        )?;
+        let head = w.head()?;
+        w.commit()?;
+        Ok(head)
+    }
+
+    /// Moves the current branch (or detached `HEAD`) to `rev`. Nothing is lost: the old head
+    /// stays in the reflog.
+    pub fn reset(&self, rev: &str) -> Result<Head> {
+        let target = self.resolve(rev)?;
+        let mut w = self.store.write()?;
+        let head = w.head()?;
+        w.advance_head(
+            &head,
+            target,
+            &format!("reset: moving to {}", target.short()),
+        )?;
+        let new = w.head()?;
+        w.commit()?;
+        Ok(new)
+    }
+
+    /// The moves of a branch or `HEAD`, newest first.
+    pub fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<ReflogEntry>> {
+        self.store.read()?.reflog(name, limit)
+    }
+
+    // ----- reading -----
+
+    /// Resolves `HEAD`, a branch name or an id prefix, each optionally followed by `~N`
+    /// (N first parents back).
+    pub fn resolve(&self, rev: &str) -> Result<ObjectId> {
+        resolve_in(&self.store.read()?, rev)
+    }
+
+    /// One commit with its message.
+    pub fn get_commit(&self, rev: &str) -> Result<CommitInfo> {
+        let snap = self.store.read()?;
+        let id = resolve_in(&snap, rev)?;
+        info_of(&snap, id)
+    }
+
+    /// Commits from `start` (default `HEAD`) back along first parents, newest first.
+    pub fn log(&self, start: Option<&str>, limit: Option<usize>) -> Result<Vec<CommitInfo>> {
+        let snap = self.store.read()?;
+        let mut cursor = match start {
+            Some(rev) => Some(resolve_in(&snap, rev)?),
+            None => snap.head()?.commit,
+        };
+        let mut out = Vec::new();
+        while let Some(id) = cursor {
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+            let info = info_of(&snap, id)?;
+            cursor = info.commit.parent();
+            out.push(info);
+        }
+        Ok(out)
+    }
+
+    /// Compiles the view at `HEAD`.
+    pub fn compile(&self) -> Result<Compiled> {
+        let snap = self.store.read()?;
+        let head = snap.head()?.commit;
+        self.with_view(&snap, head, Compiled::new)
+    }
+
+    /// Compiles the view at any commit.
+    pub fn compile_at(&self, rev: &str) -> Result<Compiled> {
+        let snap = self.store.read()?;
+        let id = resolve_in(&snap, rev)?;
+        if snap.head()?.commit == Some(id) {
+            return self.with_view(&snap, Some(id), Compiled::new);
+        }
+        Ok(Compiled::new(&View::build(&snap, Some(id), None)?))
+    }
+
+    /// Where `HEAD` is and what its view holds.
+    pub fn status(&self) -> Result<Status> {
+        let snap = self.store.read()?;
+        let head = snap.head()?;
+        let (messages, token_count, unanswered_calls) =
+            self.with_view(&snap, head.commit, |v| {
+                (v.len(), v.token_count(), v.unanswered_calls())
+            })?;
+        Ok(Status {
+            head,
+            messages,
+            token_count,
+            unanswered_calls,
+            path: self.store.path().map(Path::to_path_buf),
+        })
+    }
+
+    /// Runs `f` on the view at `head`, from the cache, extending or rebuilding it as needed.
+    fn with_view<R>(
+        &self,
+        snap: &Snapshot,
+        head: Option<ObjectId>,
+        f: impl FnOnce(&View) -> R,
+    ) -> Result<R> {
+        let mut guard = self.cache();
+        let view = match guard.take() {
+            Some(v) if v.head() == head => v,
+            base => View::build(snap, head, base)?,
+        };
+        let out = f(&view);
+        *guard = Some(view);
+        Ok(out)
+    }
+}
+
+/// A message encoded and counted, ready to write: the slow work done before taking the lock.
+struct Prepared {
+    message: Message,
+    bytes: Vec<u8>,
+    payload: u32,
+}
+
+impl Prepared {
+    fn new(message: Message) -> Result<Self> {
+        message.validate()?;
+        let bytes = message.encode()?;
+        let payload = tokens::count_message(&message);
+        Ok(Prepared {
+            message,
+            bytes,
+            payload,
+        })
+    }
+}
+
+fn write_append(
+    w: &mut Writer,
+    head: &Head,
+    p: Prepared,
+    note: Option<String>,
+) -> Result<CommitInfo> {
+    let blob = w.put_blob(&p.bytes, p.payload)?;
+    let mut timestamp_us = now_us();
+    // Keep timestamps increasing along a branch even if the clock steps back.
+    if let Some(parent) = head.commit {
+        timestamp_us = timestamp_us.max(w.commit_object(&parent)?.timestamp_us + 1);
+    }
+    let commit = Commit {
+        parents: head.commit.into_iter().collect(),
+        op: Op::Append,
+        blob: Some(blob),
+        timestamp_us,
+        message: note,
+    };
+    let id = w.put_commit(&commit)?;
+    w.advance_head(head, id, "append")?;
+    Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
+}
+
+/// Payload tokens back from a framed count.
+fn payload_of(info: &CommitInfo) -> u32 {
+    let named = info
+        .message
+        .as_ref()
+        .is_some_and(|m| m.name.is_some() && m.role != Role::Tool);
+    info.token_count - tokens::framed(0, named)
+}
+
+fn check_expected(head: &Head, expected: Option<ObjectId>) -> Result<()> {
+    if head.commit == expected {
+        return Ok(());
+    }
+    let show = |c: Option<ObjectId>| c.map_or_else(|| "(none)".to_string(), |c| c.short());
+    Err(Error::HeadMoved {
+        branch: head.branch().unwrap_or("HEAD").to_string(),
+        expected: show(expected),
+        actual: show(head.commit),
+    })
+}
+
+fn info_of(snap: &Snapshot, id: ObjectId) -> Result<CommitInfo> {
+    let commit = snap.commit(&id)?;
+    let content = match &commit.blob {
+        Some(b) => Some(snap.blob(b)?),
+        None => None,
+    };
+    Ok(CommitInfo::new(id, commit, content))
+}
+
+fn resolve_in(snap: &Snapshot, rev: &str) -> Result<ObjectId> {
+    let rev = rev.trim();
+    let (base, back) = match rev.rsplit_once('~') {
+        Some((b, n)) => {
+            let n = if n.is_empty() {
+                1
+            } else {
+                n.parse::<usize>()
+                    .map_err(|_| Error::invalid_input(format!("'{rev}': ~ takes a number")))?
+            };
+            (b, n)
+        }
+        None => (rev, 0),
+    };
+    let mut id = resolve_base(snap, base)?;
+    for _ in 0..back {
+        id = snap
+            .commit(&id)?
+            .parent()
+            .ok_or_else(|| Error::not_found(format!("'{rev}' (history is shorter)")))?;
+    }
+    Ok(id)
+}
+
+fn resolve_base(snap: &Snapshot, rev: &str) -> Result<ObjectId> {
+    if rev.is_empty() {
+        return Err(Error::invalid_input("an empty commit reference"));
+    }
+    if rev == "HEAD" || rev == "@" {
+        let head = snap.head()?;
+        return head.commit.ok_or_else(|| {
+            Error::not_found(format!(
+                "a commit at HEAD (branch '{}' has no commits yet)",
+                head.branch().unwrap_or("HEAD")
+            ))
+        });
+    }
+    if let Some(id) = snap.branch(rev)? {
+        return Ok(id);
+    }
+    let found = snap.commits_with_prefix(rev, 6)?;
+    match found.as_slice() {
+        [] => Err(Error::not_found(format!("commit or branch '{rev}'"))),
+        [one] => Ok(*one),
+        many => Err(Error::AmbiguousPrefix {
+            prefix: rev.to_string(),
+            candidates: many.iter().map(ObjectId::short).collect(),
+        }),
+    }
+}
+
+fn validate_branch_name(name: &str) -> Result<()> {
+    let ok_chars = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+    if name.is_empty()
+        || name.len() > 200
+        || !ok_chars
+        || name == "HEAD"
+        || name.starts_with(['-', '.', '/'])
+        || name.ends_with(['/', '.'])
+        || name.contains("..")
+        || name.contains("//")
+    {
+        return Err(Error::invalid_input(format!(
+            "'{name}' is not a valid branch name (letters, digits, - _ . /)"
+        )));
+    }
+    Ok(())
+}

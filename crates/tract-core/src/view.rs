@@ -1,0 +1,273 @@
+//! The view: the ordered messages the model sees at a commit, folded along first parents.
+//!
+//! A view is built once per head and then extended in place by each new commit, so an agent
+//! step costs O(1) rather than O(history). Alongside the entries it keeps which tool calls
+//! have results, so token totals and provider-valid rendering need no extra pass.
+
+use crate::error::{Error, Result};
+use crate::id::ObjectId;
+use crate::object::{Commit, Message, Op, Role};
+use crate::store::Snapshot;
+use crate::tokens;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The text of the synthetic result that stands in for a tool call with no recorded result.
+pub const SYNTHETIC_RESULT: &str = "[tract] No result was recorded for this tool call: the agent stopped before the tool returned. Treat the call as failed.";
+/// Payload tokens of [`SYNTHETIC_RESULT`] (checked against the tokenizer by a test, so that
+/// reading commands never load it).
+pub(crate) const SYNTHETIC_RESULT_TOKENS: u32 = 26;
+
+/// One position of the view.
+#[derive(Debug, Clone)]
+pub struct ViewEntry {
+    /// The commit that created this position (an append).
+    pub position: ObjectId,
+    /// The commit whose content is current: the position itself or its newest edit.
+    pub commit: ObjectId,
+    /// The current blob.
+    pub blob: ObjectId,
+    /// The current message.
+    pub message: Arc<Message>,
+    /// Tokens of the message with its framing.
+    pub tokens: u32,
+    /// How many edits the position has had.
+    pub edits: u32,
+    /// For an assistant entry: the view index of the result of each tool call, in call order.
+    pub(crate) results: Vec<Option<usize>>,
+    /// For a tool entry: whether it answers a call (unpaired results are not sent).
+    pub(crate) paired: bool,
+}
+
+/// The view at one commit.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    head: Option<ObjectId>,
+    entries: Arc<Vec<ViewEntry>>,
+    /// Position and edit commit ids to their entry index.
+    index: HashMap<ObjectId, usize>,
+    /// Call ids with no result yet, to the entry that made the call.
+    open_calls: HashMap<String, usize>,
+    total_tokens: u64,
+    orphan_tokens: u64,
+    unanswered: u64,
+}
+
+/// Where the contents of commits come from while folding.
+pub(crate) trait Source {
+    fn commit(&self, id: &ObjectId) -> Result<Commit>;
+    fn blob(&self, id: &ObjectId) -> Result<(Message, u32)>;
+}
+
+impl Source for Snapshot {
+    fn commit(&self, id: &ObjectId) -> Result<Commit> {
+        Snapshot::commit(self, id)
+    }
+    fn blob(&self, id: &ObjectId) -> Result<(Message, u32)> {
+        Snapshot::blob(self, id)
+    }
+}
+
+impl View {
+    /// The commit this view is of (`None` for an empty branch).
+    pub fn head(&self) -> Option<ObjectId> {
+        self.head
+    }
+
+    /// The positions, in order.
+    pub fn entries(&self) -> &[ViewEntry] {
+        &self.entries
+    }
+
+    /// Shares the entries without copying them.
+    pub(crate) fn shared_entries(&self) -> Arc<Vec<ViewEntry>> {
+        Arc::clone(&self.entries)
+    }
+
+    /// How many messages are in view.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the view is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry a position or edit commit id belongs to.
+    pub fn entry_of(&self, id: &ObjectId) -> Option<&ViewEntry> {
+        self.index.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// The view index of a position or edit commit id.
+    pub fn index_of(&self, id: &ObjectId) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// Tokens of what compile sends: every entry framed, less results that answer no call,
+    /// plus a synthetic result for every call without one, plus reply priming.
+    pub fn token_count(&self) -> u64 {
+        self.total_tokens - self.orphan_tokens
+            + self.unanswered * u64::from(synthetic_framed())
+            + u64::from(tokens::REPLY_PRIMING)
+    }
+
+    /// Tool calls in view that have no result.
+    pub fn unanswered_calls(&self) -> u64 {
+        self.unanswered
+    }
+
+    /// The view at `head`, extending `base` when `head` descends from it.
+    pub(crate) fn build(
+        src: &impl Source,
+        head: Option<ObjectId>,
+        base: Option<View>,
+    ) -> Result<View> {
+        let Some(head) = head else {
+            return Ok(View::default());
+        };
+        let stop = base.as_ref().and_then(|b| b.head);
+        let mut chain = Vec::new();
+        let mut cursor = Some(head);
+        while let Some(id) = cursor {
+            if Some(id) == stop {
+                break;
+            }
+            let commit = src.commit(&id)?;
+            cursor = commit.parent();
+            chain.push((id, commit));
+        }
+        let reached_base = cursor.is_some() && cursor == stop;
+        let mut view = if reached_base {
+            base.unwrap_or_default()
+        } else {
+            View::default()
+        };
+        for (id, commit) in chain.into_iter().rev() {
+            let content = match commit.blob {
+                Some(b) => Some((b, src.blob(&b)?)),
+                None => None,
+            };
+            view.apply(id, &commit, content)?;
+        }
+        Ok(view)
+    }
+
+    /// Applies one commit whose first parent is this view's head.
+    pub(crate) fn apply(
+        &mut self,
+        id: ObjectId,
+        commit: &Commit,
+        content: Option<(ObjectId, (Message, u32))>,
+    ) -> Result<()> {
+        match &commit.op {
+            Op::Append => {
+                let (blob, (message, payload)) = content
+                    .ok_or_else(|| Error::corrupt(format!("append {} has no blob", id.short())))?;
+                self.push(id, blob, Arc::new(message), payload);
+            }
+            Op::Edit { target } => {
+                let (blob, (message, payload)) = content
+                    .ok_or_else(|| Error::corrupt(format!("edit {} has no blob", id.short())))?;
+                // An edit whose target left the view (another branch) changes nothing here.
+                if let Some(&i) = self.index.get(target) {
+                    self.replace(i, id, blob, Arc::new(message), payload);
+                    self.index.insert(id, i);
+                }
+            }
+        }
+        self.head = Some(id);
+        Ok(())
+    }
+
+    fn push(&mut self, id: ObjectId, blob: ObjectId, message: Arc<Message>, payload: u32) {
+        let idx = self.entries.len();
+        let framed = frame(&message, payload);
+        let mut entry = ViewEntry {
+            position: id,
+            commit: id,
+            blob,
+            message: Arc::clone(&message),
+            tokens: framed,
+            edits: 0,
+            results: vec![None; message.tool_calls.len()],
+            paired: false,
+        };
+        self.total_tokens += u64::from(framed);
+        let entries = Arc::make_mut(&mut self.entries);
+        match message.role {
+            Role::Assistant => {
+                for call in &message.tool_calls {
+                    // A reused call id leaves the earlier call unanswered for good.
+                    self.open_calls.insert(call.id.clone(), idx);
+                    self.unanswered += 1;
+                }
+            }
+            Role::Tool => {
+                let call_id = message.tool_call_id.as_deref().unwrap_or_default();
+                match self.open_calls.remove(call_id) {
+                    Some(caller) => {
+                        let slot = entries[caller]
+                            .message
+                            .tool_calls
+                            .iter()
+                            .position(|c| c.id == call_id);
+                        if let Some(k) = slot {
+                            entries[caller].results[k] = Some(idx);
+                            entry.paired = true;
+                            self.unanswered -= 1;
+                        }
+                    }
+                    None => self.orphan_tokens += u64::from(framed),
+                }
+            }
+            Role::System | Role::User => {}
+        }
+        entries.push(entry);
+        self.index.insert(id, idx);
+    }
+
+    fn replace(
+        &mut self,
+        i: usize,
+        id: ObjectId,
+        blob: ObjectId,
+        message: Arc<Message>,
+        payload: u32,
+    ) {
+        let framed = frame(&message, payload);
+        let entries = Arc::make_mut(&mut self.entries);
+        let e = &mut entries[i];
+        self.total_tokens = self.total_tokens - u64::from(e.tokens) + u64::from(framed);
+        if e.message.role == Role::Tool && !e.paired {
+            self.orphan_tokens = self.orphan_tokens - u64::from(e.tokens) + u64::from(framed);
+        }
+        e.commit = id;
+        e.blob = blob;
+        e.message = message;
+        e.tokens = framed;
+        e.edits += 1;
+    }
+}
+
+/// Framed tokens of a message: tool messages are sent without their name.
+fn frame(m: &Message, payload: u32) -> u32 {
+    tokens::framed(payload, m.name.is_some() && m.role != Role::Tool)
+}
+
+fn synthetic_framed() -> u32 {
+    tokens::framed(SYNTHETIC_RESULT_TOKENS, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_token_constant_matches_the_tokenizer() {
+        assert_eq!(
+            tokens::count_text(SYNTHETIC_RESULT),
+            SYNTHETIC_RESULT_TOKENS
+        );
+    }
+}
