@@ -81,6 +81,53 @@ impl CommitInfo {
         }
     }
 
+    /// When it was committed, as RFC 3339 UTC with microseconds.
+    pub fn created_at(&self) -> String {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(self.commit.timestamp_us);
+        humantime::format_rfc3339_micros(t).to_string()
+    }
+
+    /// The message's fields beyond role and content, as the seed API's `metadata`: `name`,
+    /// `tool_call_id`, `tool_calls` (flat form), `is_error` where they apply, plus any extra
+    /// provider fields stored with the message.
+    pub fn metadata(&self) -> serde_json::Map<String, serde_json::Value> {
+        let Some(m) = &self.message else {
+            return serde_json::Map::new();
+        };
+        let serde_json::Value::Object(mut all) = crate::json::message_to_json(m) else {
+            return serde_json::Map::new();
+        };
+        let mut out = match all.remove("metadata") {
+            Some(serde_json::Value::Object(extra)) => extra,
+            _ => serde_json::Map::new(),
+        };
+        all.remove("role");
+        all.remove("content");
+        out.extend(all);
+        out
+    }
+
+    /// Everything about the commit as one JSON object (what `tract log --json` prints).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Value, json};
+        let id_list =
+            |ids: &[ObjectId]| Value::from(ids.iter().map(ObjectId::to_hex).collect::<Vec<_>>());
+        json!({
+            "commit_hash": self.id.to_hex(),
+            "op": self.op(),
+            "parents": id_list(&self.commit.parents),
+            "edit_target": self.edit_target().map(|t| t.to_hex()),
+            "created_at": self.created_at(),
+            "timestamp_us": self.commit.timestamp_us,
+            "note": self.commit.message,
+            "blob": self.commit.blob.map(|b| b.to_hex()),
+            "role": self.role().map(Role::as_str),
+            "content_type": self.content_type(),
+            "token_count": self.token_count,
+            "message": self.message.as_deref().map(crate::json::message_to_json),
+        })
+    }
+
     /// The first line of the text content (or of the first tool call when there is none).
     pub fn preview(&self) -> String {
         let Some(m) = &self.message else {
@@ -88,10 +135,8 @@ impl CommitInfo {
         };
         let text = m.content.text();
         let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        if line.is_empty() {
-            if let Some(c) = m.tool_calls.first() {
-                return format!("{}({})", c.name, c.arguments);
-            }
+        if let (true, Some(c)) = (line.is_empty(), m.tool_calls.first()) {
+            return format!("{}({})", c.name, c.arguments);
         }
         line.to_string()
     }
@@ -303,7 +348,7 @@ impl Tract {
             parents: head.commit.into_iter().collect(),
             op: Op::Edit { target },
             blob: Some(blob),
-            timestamp_us: now_us(),
+            timestamp_us: next_timestamp(&w, &head)?,
             message: None,
         };
         let id = w.put_commit(&commit)?;
@@ -318,12 +363,10 @@ impl Tract {
     fn extend_cache(&self, parent: Option<ObjectId>, infos: &[CommitInfo]) {
         let mut guard = self.cache();
         let Some(view) = guard.as_mut() else { return };
-        if view.head() != parent || parent.is_none() {
-            // Not the view we extend (or an empty one, cheap to rebuild): drop it.
-            if view.head() != parent {
-                *guard = None;
-                return;
-            }
+        if view.head() != parent {
+            // The cache is of some other head: rebuilt on the next read.
+            *guard = None;
+            return;
         }
         for info in infos {
             let content = match (&info.commit.blob, &info.message) {
@@ -549,11 +592,7 @@ fn write_append(
     note: Option<String>,
 ) -> Result<CommitInfo> {
     let blob = w.put_blob(&p.bytes, p.payload)?;
-    let mut timestamp_us = now_us();
-    // Keep timestamps increasing along a branch even if the clock steps back.
-    if let Some(parent) = head.commit {
-        timestamp_us = timestamp_us.max(w.commit_object(&parent)?.timestamp_us + 1);
-    }
+    let timestamp_us = next_timestamp(w, head)?;
     let commit = Commit {
         parents: head.commit.into_iter().collect(),
         op: Op::Append,
@@ -564,6 +603,15 @@ fn write_append(
     let id = w.put_commit(&commit)?;
     w.advance_head(head, id, "append")?;
     Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
+}
+
+/// Now, but after the parent: timestamps increase along a branch even if the clock steps back.
+fn next_timestamp(w: &Writer, head: &Head) -> Result<u64> {
+    let now = now_us();
+    Ok(match head.commit {
+        Some(parent) => now.max(w.commit_object(&parent)?.timestamp_us + 1),
+        None => now,
+    })
 }
 
 /// Payload tokens back from a framed count.

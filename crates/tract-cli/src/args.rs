@@ -1,0 +1,149 @@
+//! The command line, as clap reads it.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Version control for LLM context.
+#[derive(Debug, Parser)]
+#[command(name = "tract", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// The store file (default: .tract/store.redb here or in a parent directory).
+    #[arg(long, global = true, env = "TRACT_STORE", value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a store: DIR/.tract/store.redb, or the file named by --store.
+    Init {
+        /// The project directory (default: the current one).
+        dir: Option<PathBuf>,
+    },
+    /// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
+    Add(AddArgs),
+    /// Replace the content of a message in the view; the original stays in history.
+    Edit {
+        /// The commit to edit (an id prefix, a branch, HEAD~N).
+        target: String,
+        /// The new content; `-` reads standard input.
+        text: String,
+    },
+    /// Show history, newest first.
+    Log {
+        /// Where to start (default: HEAD).
+        rev: Option<String>,
+        /// At most this many commits.
+        #[arg(short = 'n', long = "max-count", value_name = "N")]
+        limit: Option<usize>,
+        /// One JSON object per commit, as a list.
+        #[arg(long, conflicts_with = "oneline")]
+        json: bool,
+        /// Short id and first line only.
+        #[arg(long)]
+        oneline: bool,
+    },
+    /// Show one commit and its full message.
+    Show {
+        /// The commit (default: HEAD).
+        rev: Option<String>,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the view as a provider request body.
+    Compile {
+        /// The provider format.
+        #[arg(long, value_enum, default_value_t = Format::Openai)]
+        format: Format,
+        /// Compile the view at this commit instead of HEAD.
+        #[arg(long, value_name = "REV")]
+        at: Option<String>,
+        /// One line of JSON instead of indented.
+        #[arg(long)]
+        compact: bool,
+    },
+    /// List branches, or create NAME at REV (default HEAD).
+    Branch {
+        /// The branch to create.
+        name: Option<String>,
+        /// Where it starts.
+        rev: Option<String>,
+    },
+    /// Make NAME the current branch.
+    Switch {
+        /// The branch.
+        name: String,
+        /// Create it at HEAD first.
+        #[arg(short = 'c', long)]
+        create: bool,
+    },
+    /// Switch to a branch, or detach HEAD at a commit (time travel).
+    Checkout {
+        /// A branch or a commit.
+        rev: String,
+    },
+    /// Move the current branch to REV; the old head stays in the reflog.
+    Reset {
+        /// Where to move it.
+        rev: String,
+    },
+    /// Show the moves of a ref (default HEAD), newest first.
+    Reflog {
+        /// A branch name or HEAD.
+        #[arg(default_value = "HEAD")]
+        name: String,
+        /// At most this many entries.
+        #[arg(short = 'n', long = "max-count", value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Where HEAD is and what the model would see.
+    Status {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a realistic agent transcript in a new store, then show log, status and compile.
+    Demo {
+        /// Where to create the demo project (default: a new temporary directory).
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `tract add`.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// The message text, or `-` for standard input.
+    #[arg(required_unless_present = "json")]
+    pub text: Option<String>,
+    /// The role: system, user, assistant or tool.
+    #[arg(short, long, default_value = "user", conflicts_with = "json")]
+    pub role: String,
+    /// A tool result's tool name (or a participant name).
+    #[arg(long, conflicts_with = "json")]
+    pub name: Option<String>,
+    /// The call a tool result answers.
+    #[arg(long, conflicts_with = "json")]
+    pub tool_call_id: Option<String>,
+    /// Mark a tool result as an error.
+    #[arg(long, conflicts_with = "json")]
+    pub error: bool,
+    /// An assistant message's tool calls, as a JSON list.
+    #[arg(long, value_name = "JSON", conflicts_with = "json")]
+    pub tool_calls: Option<String>,
+    /// Message JSON: an object, a list, or JSONL; `-` reads standard input. All or nothing.
+    #[arg(long, value_name = "JSON", conflicts_with = "text")]
+    pub json: Option<String>,
+}
+
+/// Provider formats for `compile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// OpenAI chat completions `messages`.
+    Openai,
+    /// Anthropic Messages `{"system", "messages"}`.
+    Anthropic,
+}

@@ -1,0 +1,218 @@
+//! One function per subcommand; each returns what to print.
+
+use crate::args::{AddArgs, Cli, Command, Format};
+use crate::{demo, input, render};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use tract_core::{Content, Error, Tract};
+
+/// Carries out the command and returns its standard output.
+pub fn execute(cli: &Cli) -> Result<String, Error> {
+    let mut out = String::new();
+    match &cli.command {
+        Command::Init { dir } => init(cli.store.as_deref(), dir.as_deref(), &mut out)?,
+        Command::Demo { dir } => demo::run(dir.as_deref(), &mut out)?,
+        Command::Add(a) => add(&open(cli)?, a, &mut out)?,
+        Command::Edit { target, text } => {
+            let t = open(cli)?;
+            let info = t.edit(target, Content::Text(input::text_or_stdin(text)?))?;
+            let _ = writeln!(out, "{}", info.id.short());
+        }
+        Command::Log {
+            rev,
+            limit,
+            json,
+            oneline,
+        } => {
+            let infos = open(cli)?.log(rev.as_deref(), *limit)?;
+            if *json {
+                let list: Vec<_> = infos.iter().map(|i| i.to_json()).collect();
+                out = pretty(&serde_json::Value::Array(list), false);
+            } else {
+                for info in &infos {
+                    if *oneline {
+                        render::oneline(&mut out, info);
+                    } else {
+                        render::log_line(&mut out, info);
+                    }
+                }
+            }
+        }
+        Command::Show { rev, json } => {
+            let info = open(cli)?.get_commit(rev.as_deref().unwrap_or("HEAD"))?;
+            if *json {
+                out = pretty(&info.to_json(), false);
+            } else {
+                render::show(&mut out, &info);
+            }
+        }
+        Command::Compile {
+            format,
+            at,
+            compact,
+        } => {
+            let t = open(cli)?;
+            let compiled = match at {
+                Some(rev) => t.compile_at(rev)?,
+                None => t.compile()?,
+            };
+            for w in compiled.warnings() {
+                eprintln!("warning: {w}");
+            }
+            let body = match format {
+                Format::Openai => compiled.to_openai(),
+                Format::Anthropic => compiled.to_anthropic(),
+            };
+            out = pretty(&body, *compact);
+        }
+        Command::Branch { name, rev } => {
+            let t = open(cli)?;
+            match name {
+                Some(name) => {
+                    let at = t.create_branch(name, rev.as_deref())?;
+                    let _ = writeln!(out, "created branch {name} at {}", at.short());
+                }
+                None => {
+                    for b in t.branches()? {
+                        let mark = if b.current { '*' } else { ' ' };
+                        let _ = writeln!(out, "{mark} {} {}", b.name, b.head.short());
+                    }
+                }
+            }
+        }
+        Command::Switch { name, create } => {
+            let t = open(cli)?;
+            if *create {
+                t.create_branch(name, None)?;
+            }
+            t.switch(name)?;
+            let _ = writeln!(out, "switched to branch {name}");
+        }
+        Command::Checkout { rev } => {
+            let head = open(cli)?.checkout(rev)?;
+            match (head.branch(), head.commit) {
+                (Some(b), _) => {
+                    let _ = writeln!(out, "switched to branch {b}");
+                }
+                (None, Some(c)) => {
+                    let _ = writeln!(
+                        out,
+                        "HEAD detached at {}; new messages grow from here (`tract switch -c NAME` keeps them on a branch)",
+                        c.short()
+                    );
+                }
+                (None, None) => {}
+            }
+        }
+        Command::Reset { rev } => {
+            let t = open(cli)?;
+            let before = t.head()?;
+            let after = t.reset(rev)?;
+            let name = after.branch().unwrap_or("HEAD").to_string();
+            let show =
+                |c: Option<tract_core::ObjectId>| c.map_or_else(|| "(none)".into(), |c| c.short());
+            let _ = writeln!(
+                out,
+                "{name} now at {} (was {}; `tract reflog {name}` keeps the old head)",
+                show(after.commit),
+                show(before.commit)
+            );
+        }
+        Command::Reflog { name, limit } => {
+            for (i, e) in open(cli)?.reflog(name, *limit)?.iter().enumerate() {
+                render::reflog_line(&mut out, name, i, e);
+            }
+        }
+        Command::Status { json } => {
+            let s = open(cli)?.status()?;
+            if *json {
+                out = pretty(&render::status_json(&s), false);
+            } else {
+                render::status(&mut out, &s);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn pretty(v: &serde_json::Value, compact: bool) -> String {
+    let mut s = if compact {
+        v.to_string()
+    } else {
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    };
+    s.push('\n');
+    s
+}
+
+/// The store named by --store / TRACT_STORE, or the one found upward from here.
+fn store_path(cli: &Cli) -> Result<PathBuf, Error> {
+    if let Some(p) = &cli.store {
+        return Ok(p.clone());
+    }
+    let cwd = std::env::current_dir().map_err(|source| Error::Io {
+        path: ".".into(),
+        source,
+    })?;
+    Tract::discover(&cwd).ok_or_else(|| Error::NotFound {
+        what: format!(
+            "a tract store in {} or any parent directory (run `tract init`)",
+            cwd.display()
+        ),
+    })
+}
+
+fn open(cli: &Cli) -> Result<Tract, Error> {
+    Tract::open_existing(store_path(cli)?)
+}
+
+fn init(store: Option<&Path>, dir: Option<&Path>, out: &mut String) -> Result<(), Error> {
+    let (t, created) = match (store, dir) {
+        (Some(_), Some(_)) => {
+            return Err(Error::InvalidInput {
+                message: "give either --store or a directory, not both".into(),
+            });
+        }
+        (Some(p), None) => {
+            let existed = p.exists();
+            (Tract::open(p)?, !existed)
+        }
+        (None, d) => Tract::init(d.unwrap_or(Path::new(".")))?,
+    };
+    let path = t
+        .store()
+        .path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let verb = if created {
+        "Initialized empty"
+    } else {
+        "Reinitialized existing"
+    };
+    let _ = writeln!(out, "{verb} tract store in {path}");
+    Ok(())
+}
+
+fn add(t: &Tract, a: &AddArgs, out: &mut String) -> Result<(), Error> {
+    let messages = match (&a.json, &a.text) {
+        (Some(json), _) => input::messages_from_json_text(&input::text_or_stdin(json)?)?,
+        (None, Some(text)) => vec![input::message_from_flags(
+            &a.role,
+            input::text_or_stdin(text)?,
+            a.name.clone(),
+            a.tool_call_id.clone(),
+            a.error,
+            a.tool_calls.as_deref(),
+        )?],
+        (None, None) => {
+            return Err(Error::InvalidInput {
+                message: "give the message TEXT or --json".into(),
+            });
+        }
+    };
+    // One transaction, whatever the count: a stream with a bad message commits nothing.
+    for info in t.append_batch(messages)? {
+        let _ = writeln!(out, "{}", info.id.short());
+    }
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! How commits, statuses and refs are printed for people.
+
+use std::fmt::Write;
+use tract_core::{CommitInfo, HeadRef, ReflogEntry, Status};
+
+/// The widest first line `log` prints before cutting it with an ellipsis.
+const PREVIEW_CHARS: usize = 96;
+
+/// `text` cut to `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// One `log` line: short id, op, role, tool, tokens, first line; edits name their target.
+pub fn log_line(out: &mut String, info: &CommitInfo) {
+    let role = info.role().map_or("-", |r| r.as_str());
+    let tools = info.tool_names().join(",");
+    let tools = if tools.is_empty() {
+        "-".to_string()
+    } else {
+        tools
+    };
+    let mut preview = info.preview();
+    if let Some(target) = info.edit_target() {
+        preview = format!("(edit of {}) {preview}", target.short());
+    }
+    let error = match &info.message {
+        Some(m) if m.is_error => "[error] ",
+        _ => "",
+    };
+    let _ = writeln!(
+        out,
+        "{} {:<6} {:<9} {:<12} {:>6}  {}",
+        info.id.short(),
+        info.op(),
+        role,
+        cut(&tools, 12),
+        info.token_count,
+        cut(&format!("{error}{preview}"), PREVIEW_CHARS)
+    );
+}
+
+/// One `log --oneline` line.
+pub fn oneline(out: &mut String, info: &CommitInfo) {
+    let _ = writeln!(
+        out,
+        "{} {}",
+        info.id.short(),
+        cut(&info.preview(), PREVIEW_CHARS)
+    );
+}
+
+/// `show`: the commit's header and its whole message.
+pub fn show(out: &mut String, info: &CommitInfo) {
+    let _ = writeln!(out, "commit  {}", info.id);
+    match info.edit_target() {
+        Some(t) => {
+            let _ = writeln!(out, "op      edit of {}", t.short());
+        }
+        None => {
+            let _ = writeln!(out, "op      {}", info.op());
+        }
+    }
+    for p in &info.commit.parents {
+        let _ = writeln!(out, "parent  {}", p.short());
+    }
+    let _ = writeln!(out, "date    {}", info.created_at());
+    if let Some(note) = &info.commit.message {
+        let _ = writeln!(out, "note    {note}");
+    }
+    let Some(m) = &info.message else { return };
+    let _ = write!(out, "role    {}", m.role);
+    if let Some(name) = &m.name {
+        let _ = write!(out, "  name {name}");
+    }
+    if let Some(id) = &m.tool_call_id {
+        let _ = write!(out, "  tool_call_id {id}");
+    }
+    if m.is_error {
+        let _ = write!(out, "  [error]");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "tokens  {}", info.token_count);
+    for c in &m.tool_calls {
+        let _ = writeln!(out, "call    {} {}({})", c.id, c.name, c.arguments);
+    }
+    let text = m.content.text();
+    if !text.is_empty() {
+        let _ = writeln!(out, "\n{text}");
+    }
+}
+
+/// `status` for people.
+pub fn status(out: &mut String, s: &Status) {
+    match &s.head.target {
+        HeadRef::Branch(b) => {
+            let _ = writeln!(out, "On branch {b}");
+        }
+        HeadRef::Detached(id) => {
+            let _ = writeln!(out, "HEAD detached at {}", id.short());
+        }
+    }
+    let head = s
+        .head
+        .commit
+        .map_or_else(|| "(no commits yet)".into(), |c| c.short());
+    let _ = writeln!(out, "head      {head}");
+    let _ = writeln!(out, "messages  {}", s.messages);
+    let _ = writeln!(out, "tokens    {}", s.token_count);
+    if let Some(p) = &s.path {
+        let _ = writeln!(out, "store     {}", p.display());
+    }
+    if s.unanswered_calls > 0 {
+        let _ = writeln!(
+            out,
+            "warning: {} tool call(s) have no result; compile sends a synthetic error result for each",
+            s.unanswered_calls
+        );
+    }
+}
+
+/// `status --json`.
+pub fn status_json(s: &Status) -> serde_json::Value {
+    serde_json::json!({
+        "branch": s.head.branch(),
+        "head": s.head.commit.map(|c| c.to_hex()),
+        "detached": s.head.branch().is_none(),
+        "messages": s.messages,
+        "token_count": s.token_count,
+        "unanswered_tool_calls": s.unanswered_calls,
+        "store": s.path.as_ref().map(|p| p.display().to_string()),
+    })
+}
+
+/// One reflog line.
+pub fn reflog_line(out: &mut String, name: &str, i: usize, e: &ReflogEntry) {
+    let show = |c: Option<tract_core::ObjectId>| c.map_or_else(|| "(none)".into(), |c| c.short());
+    let _ = writeln!(
+        out,
+        "{} {name}@{{{i}}}: {} (was {})",
+        show(e.new),
+        e.reason,
+        show(e.old)
+    );
+}
