@@ -684,6 +684,9 @@ fn resolve_base(snap: &Snapshot, rev: &str) -> Result<ObjectId> {
     if let Some(id) = snap.branch(rev)? {
         return Ok(id);
     }
+    if !rev.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(Error::not_found(format!("commit or branch '{rev}'")));
+    }
     let found = snap.commits_with_prefix(rev, 6)?;
     match found.as_slice() {
         [] => Err(Error::not_found(format!("commit or branch '{rev}'"))),

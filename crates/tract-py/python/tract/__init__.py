@@ -1,0 +1,47 @@
+"""tract: version control for LLM context.
+
+Every message an agent sees or produces is a content-addressed commit in an append-only
+history. Messages can be edited while the original stays in history, and ``compile()``
+renders what the model sees for OpenAI or Anthropic, valid by construction.
+
+>>> import tract
+>>> with tract.Tract.open() as t:
+...     _ = t.system("You are terse.")
+...     _ = t.user("hi")
+...     len(t.compile().messages)
+2
+"""
+
+from tract._tract import SYNTHETIC_RESULT, CommitInfo, Compiled, Tract, __version__
+from tract.errors import (
+    AmbiguousPrefixError,
+    CorruptStoreError,
+    HeadMovedError,
+    InvalidInputError,
+    InvalidOperationError,
+    NewerFormatError,
+    NotAStoreError,
+    NotFoundError,
+    StoreLockedError,
+    SummarizerError,
+    TractError,
+)
+
+__all__ = [
+    "Tract",
+    "CommitInfo",
+    "Compiled",
+    "SYNTHETIC_RESULT",
+    "TractError",
+    "NotFoundError",
+    "AmbiguousPrefixError",
+    "InvalidInputError",
+    "InvalidOperationError",
+    "HeadMovedError",
+    "StoreLockedError",
+    "NotAStoreError",
+    "CorruptStoreError",
+    "NewerFormatError",
+    "SummarizerError",
+    "__version__",
+]

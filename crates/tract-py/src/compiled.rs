@@ -1,0 +1,71 @@
+//! `tract.Compiled`: a view rendered for a provider.
+
+use crate::convert::to_py;
+use pyo3::prelude::*;
+use tract_core::Compiled;
+
+/// What the model would see at a commit, valid by construction.
+#[pyclass(name = "Compiled", module = "tract", frozen)]
+pub struct PyCompiled {
+    pub(crate) inner: Compiled,
+}
+
+#[pymethods]
+impl PyCompiled {
+    /// The messages in sending order, in tract's neutral form (dicts with role, content and,
+    /// where they apply, name, tool_calls, tool_call_id, is_error).
+    #[getter]
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.inner
+            .messages()
+            .iter()
+            .map(|m| to_py(py, &tract_core::json::message_to_json(&m.message)))
+            .collect()
+    }
+
+    /// Tokens of each message in `messages`, framing included.
+    #[getter]
+    fn message_token_counts(&self) -> Vec<u32> {
+        self.inner.messages().iter().map(|m| m.tokens).collect()
+    }
+
+    /// Total tokens of the request (framing and reply priming included).
+    #[getter]
+    fn token_count(&self) -> u64 {
+        self.inner.token_count()
+    }
+
+    /// The commit compiled (None for an empty branch).
+    #[getter]
+    fn head(&self) -> Option<String> {
+        self.inner.head().map(|h| h.to_hex())
+    }
+
+    /// Problems repaired while compiling: calls without results, results without calls.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+
+    /// OpenAI chat-completions `messages`.
+    fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.to_openai())
+    }
+
+    /// Anthropic Messages body: `{"system": ..., "messages": [...]}`.
+    fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.to_anthropic())
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.messages().len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Compiled(messages={}, token_count={})",
+            self.inner.messages().len(),
+            self.inner.token_count()
+        )
+    }
+}

@@ -1,0 +1,23 @@
+//! Python bindings of tract: the native module `tract._tract`, wrapped by the `tract` package.
+//!
+//! Everything here is a thin shell over `tract-core`: argument conversion, error mapping and
+//! releasing the GIL while the store works.
+
+mod commit;
+mod compiled;
+mod convert;
+mod errors;
+mod tract;
+
+use pyo3::prelude::*;
+
+/// The native module.
+#[pymodule]
+fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tract::PyTract>()?;
+    m.add_class::<commit::PyCommitInfo>()?;
+    m.add_class::<compiled::PyCompiled>()?;
+    m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! `tract.Tract`: a store and the operations on it.
+
+use crate::commit::PyCommitInfo;
+use crate::compiled::PyCompiled;
+use crate::convert::{from_py, to_py};
+use crate::errors::IntoPyResult;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use tract_core::json::{message_from_json, tool_calls_from_json};
+use tract_core::{Content, Error, Message, Role, Tract};
+
+/// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
+/// context manager; every append is durable when the call returns.
+#[pyclass(name = "Tract", module = "tract", frozen)]
+pub struct PyTract {
+    inner: RwLock<Option<Arc<Tract>>>,
+}
+
+impl PyTract {
+    fn get(&self) -> PyResult<Arc<Tract>> {
+        let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        guard.clone().ok_or_else(|| {
+            crate::errors::to_py(Error::InvalidOperation {
+                message: "this Tract is closed".into(),
+            })
+        })
+    }
+
+    /// Runs `f` on the core tract with the GIL released.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Tract) -> Result<T, Error> + Send,
+    ) -> PyResult<T> {
+        let t = self.get()?;
+        py.detach(|| f(&t)).py()
+    }
+
+    fn append_one(&self, py: Python<'_>, m: Message) -> PyResult<PyCommitInfo> {
+        self.with(py, move |t| t.append(m)).map(Into::into)
+    }
+}
+
+/// A commit reference from Python: a hash (prefix), a branch, `HEAD~N`, or a CommitInfo.
+fn rev_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(ci) = obj.cast::<PyCommitInfo>() {
+        return Ok(ci.get().inner.id.to_hex());
+    }
+    obj.extract::<String>().map_err(|_| {
+        crate::errors::to_py(Error::InvalidInput {
+            message: "expected a commit hash, a branch name or a CommitInfo".into(),
+        })
+    })
+}
+
+#[pymethods]
+impl PyTract {
+    /// Opens the store file at `path` (created if missing; its directory must exist), or a new
+    /// in-memory store when `path` is None.
+    #[staticmethod]
+    #[pyo3(signature = (path=None))]
+    fn open(py: Python<'_>, path: Option<PathBuf>) -> PyResult<Self> {
+        let t = py
+            .detach(|| match path {
+                Some(p) => Tract::open(p),
+                None => Tract::in_memory(),
+            })
+            .py()?;
+        Ok(PyTract {
+            inner: RwLock::new(Some(Arc::new(t))),
+        })
+    }
+
+    /// The store file (None in memory).
+    #[getter]
+    fn path(&self) -> PyResult<Option<String>> {
+        Ok(self.get()?.store().path().map(|p| p.display().to_string()))
+    }
+
+    /// Closes the store; later calls raise InvalidOperationError.
+    fn close(&self) {
+        let mut guard = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        *guard = None;
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    /// Appends a system message.
+    fn system(&self, py: Python<'_>, text: String) -> PyResult<PyCommitInfo> {
+        self.append_one(py, Message::text(Role::System, text))
+    }
+
+    /// Appends a user message.
+    fn user(&self, py: Python<'_>, text: String) -> PyResult<PyCommitInfo> {
+        self.append_one(py, Message::text(Role::User, text))
+    }
+
+    /// Appends an assistant message. `tool_calls` is a list of `{"id", "name", "arguments"}`
+    /// (arguments a dict or a JSON string) or OpenAI `{"id", "type", "function": {...}}`.
+    #[pyo3(signature = (text=None, tool_calls=None))]
+    fn assistant(
+        &self,
+        py: Python<'_>,
+        text: Option<String>,
+        tool_calls: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyCommitInfo> {
+        let mut m = Message::text(Role::Assistant, text.unwrap_or_default());
+        if let Some(calls) = tool_calls {
+            m.tool_calls = tool_calls_from_json(&from_py(calls)?).py()?;
+        }
+        self.append_one(py, m)
+    }
+
+    /// Appends the result of tool call `call_id` from tool `name`.
+    #[pyo3(signature = (call_id, name, content, is_error=false))]
+    fn tool_result(
+        &self,
+        py: Python<'_>,
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    ) -> PyResult<PyCommitInfo> {
+        self.append_one(py, Message::tool_result(call_id, name, content, is_error))
+    }
+
+    /// Appends one message given as a dict (`role`, `content`, `tool_calls`, …).
+    fn append(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<PyCommitInfo> {
+        let m = message_from_json(&from_py(message)?).py()?;
+        self.append_one(py, m)
+    }
+
+    /// Appends several message dicts in one transaction: all of them, or none.
+    fn append_many(
+        &self,
+        py: Python<'_>,
+        messages: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<PyCommitInfo>> {
+        let value = from_py(messages)?;
+        let list = value.as_array().ok_or_else(|| {
+            crate::errors::to_py(Error::InvalidInput {
+                message: "append_many takes a list of message dicts".into(),
+            })
+        })?;
+        let parsed = list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                message_from_json(v).map_err(|e| Error::InvalidInput {
+                    message: format!("message {}: {e}", i + 1),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .py()?;
+        let infos = self.with(py, move |t| t.append_batch(parsed))?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// Replaces the content of a message in the current view; the original stays in history.
+    fn edit(
+        &self,
+        py: Python<'_>,
+        commit: &Bound<'_, PyAny>,
+        content: String,
+    ) -> PyResult<PyCommitInfo> {
+        let rev = rev_of(commit)?;
+        self.with(py, move |t| t.edit(&rev, Content::Text(content)))
+            .map(Into::into)
+    }
+
+    /// Compiles the view at HEAD (or at commit `at`).
+    #[pyo3(signature = (at=None))]
+    fn compile(&self, py: Python<'_>, at: Option<&Bound<'_, PyAny>>) -> PyResult<PyCompiled> {
+        let at = at.map(rev_of).transpose()?;
+        let inner = self.with(py, move |t| match at {
+            Some(rev) => t.compile_at(&rev),
+            None => t.compile(),
+        })?;
+        Ok(PyCompiled { inner })
+    }
+
+    /// History from `start` (default HEAD) back along first parents, newest first.
+    #[pyo3(signature = (limit=None, start=None))]
+    fn log(
+        &self,
+        py: Python<'_>,
+        limit: Option<usize>,
+        start: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyCommitInfo>> {
+        let start = start.map(rev_of).transpose()?;
+        let infos = self.with(py, move |t| t.log(start.as_deref(), limit))?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// One commit by hash (a unique prefix works), branch name or `HEAD~N`.
+    fn get_commit(&self, py: Python<'_>, commit: &Bound<'_, PyAny>) -> PyResult<PyCommitInfo> {
+        let rev = rev_of(commit)?;
+        self.with(py, move |t| t.get_commit(&rev)).map(Into::into)
+    }
+
+    /// The content stored in that commit: a string, or a list of part dicts.
+    fn get_content<'py>(
+        &self,
+        py: Python<'py>,
+        commit: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let info = match commit.cast::<PyCommitInfo>() {
+            Ok(ci) if ci.get().inner.message.is_some() => ci.get().inner.clone(),
+            _ => {
+                let rev = rev_of(commit)?;
+                self.with(py, move |t| t.get_commit(&rev))?
+            }
+        };
+        match info.message.as_deref() {
+            Some(m) => to_py(py, &tract_core::json::message_to_json(m)["content"]),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// Resolves a reference to a full commit hash.
+    fn resolve(&self, py: Python<'_>, rev: &Bound<'_, PyAny>) -> PyResult<String> {
+        let rev = rev_of(rev)?;
+        Ok(self.with(py, move |t| t.resolve(&rev))?.to_hex())
+    }
+
+    /// The commit at HEAD (None on a branch with no commits yet).
+    #[getter]
+    fn head(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        Ok(self.with(py, |t| t.head())?.commit.map(|c| c.to_hex()))
+    }
+
+    /// The branch HEAD is on (None when detached).
+    #[getter]
+    fn current_branch(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        Ok(self.with(py, |t| t.head())?.branch().map(str::to_string))
+    }
+
+    /// Branch names and their head commits.
+    fn branches(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        let list = self.with(py, |t| t.branches())?;
+        Ok(list
+            .into_iter()
+            .map(|b| (b.name, b.head.to_hex()))
+            .collect())
+    }
+
+    /// Creates branch `name` at `at` (default HEAD); returns the commit it starts at.
+    #[pyo3(signature = (name, at=None))]
+    fn branch(
+        &self,
+        py: Python<'_>,
+        name: String,
+        at: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let at = at.map(rev_of).transpose()?;
+        Ok(self
+            .with(py, move |t| t.create_branch(&name, at.as_deref()))?
+            .to_hex())
+    }
+
+    /// Makes `name` the current branch.
+    fn switch(&self, py: Python<'_>, name: String) -> PyResult<()> {
+        self.with(py, move |t| t.switch(&name)).map(|_| ())
+    }
+
+    /// Switches to a branch, or detaches HEAD at a commit (time travel).
+    fn checkout(&self, py: Python<'_>, rev: &Bound<'_, PyAny>) -> PyResult<()> {
+        let rev = rev_of(rev)?;
+        self.with(py, move |t| t.checkout(&rev)).map(|_| ())
+    }
+
+    /// Moves the current branch to `rev`; the old head stays in the reflog.
+    fn reset(&self, py: Python<'_>, rev: &Bound<'_, PyAny>) -> PyResult<()> {
+        let rev = rev_of(rev)?;
+        self.with(py, move |t| t.reset(&rev)).map(|_| ())
+    }
+
+    /// The moves of a ref, newest first: dicts with `old`, `new`, `reason`, `timestamp_us`.
+    #[pyo3(signature = (name="HEAD".to_string(), limit=None))]
+    fn reflog<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let entries = self.with(py, move |t| t.reflog(&name, limit))?;
+        entries
+            .into_iter()
+            .map(|e| {
+                let d = PyDict::new(py);
+                d.set_item("old", e.old.map(|c| c.to_hex()))?;
+                d.set_item("new", e.new.map(|c| c.to_hex()))?;
+                d.set_item("reason", e.reason)?;
+                d.set_item("timestamp_us", e.timestamp_us)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// Branch, head, message and token counts of the current view.
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.with(py, |t| t.status())?;
+        let d = PyDict::new(py);
+        d.set_item("branch", s.head.branch())?;
+        d.set_item("head", s.head.commit.map(|c| c.to_hex()))?;
+        d.set_item("messages", s.messages)?;
+        d.set_item("token_count", s.token_count)?;
+        d.set_item("unanswered_tool_calls", s.unanswered_calls)?;
+        d.set_item("path", s.path.map(|p| p.display().to_string()))?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        match self.get() {
+            Ok(t) => match t.store().path() {
+                Some(p) => format!("Tract({})", p.display()),
+                None => "Tract(<memory>)".into(),
+            },
+            Err(_) => "Tract(<closed>)".into(),
+        }
+    }
+}
