@@ -1,0 +1,417 @@
+//! The Rust API end to end, against real store files.
+
+use serde_json::{Value, json};
+use tract_core::{AppendOptions, Content, Error, Message, Role, ToolCall, Tract};
+
+fn call(id: &str, name: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: format!(r#"{{"q":"{id}"}}"#),
+    }
+}
+
+fn temp_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.redb");
+    (dir, path)
+}
+
+#[test]
+fn messages_survive_reopening_and_compile_the_same() {
+    let (_d, path) = temp_store();
+    let before = {
+        let t = Tract::open(&path).unwrap();
+        t.system("be brief").unwrap();
+        t.user("hello").unwrap();
+        t.assistant("hi", vec![]).unwrap();
+        t.compile().unwrap().to_openai().to_string()
+    };
+    let t = Tract::open_existing(&path).unwrap();
+    let after = t.compile().unwrap().to_openai().to_string();
+    assert_eq!(before, after);
+    assert_eq!(t.log(None, None).unwrap().len(), 3);
+}
+
+#[test]
+fn identical_payloads_share_one_blob() {
+    let t = Tract::in_memory().unwrap();
+    let a = t.user("same words").unwrap();
+    let b = t.user("same words").unwrap();
+    assert_ne!(a.id, b.id);
+    assert_eq!(a.commit.blob, b.commit.blob);
+}
+
+#[test]
+fn edits_keep_tool_identity_and_history() {
+    let t = Tract::in_memory().unwrap();
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    let original = t
+        .tool_result("c1", "grep", "200 lines of grep", false)
+        .unwrap();
+    t.user("next").unwrap();
+    let e1 = t
+        .edit(&original.id.to_hex(), Content::Text("short".into()))
+        .unwrap();
+    // An edit of an edit resolves to the same position; the newest wins.
+    let e2 = t
+        .edit(&e1.id.short(), Content::Text("shorter".into()))
+        .unwrap();
+    let compiled = t.compile().unwrap();
+    let msgs = compiled.messages();
+    assert_eq!(msgs.len(), 3, "edits do not add positions");
+    let result = &msgs[1].message;
+    assert_eq!(result.role, Role::Tool);
+    assert_eq!(result.tool_call_id.as_deref(), Some("c1"));
+    assert_eq!(result.name.as_deref(), Some("grep"));
+    assert_eq!(result.content.text(), "shorter");
+    assert_eq!(msgs[1].position, Some(original.id));
+    assert_eq!(msgs[1].commit, Some(e2.id));
+    // The original is still in history, and the edit names it.
+    assert_eq!(
+        t.get_commit(&original.id.to_hex())
+            .unwrap()
+            .message
+            .unwrap()
+            .content
+            .text(),
+        "200 lines of grep"
+    );
+    assert_eq!(e1.edit_target(), Some(original.id));
+    assert_eq!(e2.edit_target(), Some(e1.id));
+}
+
+#[test]
+fn editing_what_is_not_in_view_is_refused_and_changes_nothing() {
+    let t = Tract::in_memory().unwrap();
+    t.user("a").unwrap();
+    let head = t.head().unwrap();
+    let err = t
+        .edit(&"ab".repeat(32), Content::Text("x".into()))
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert_eq!(t.head().unwrap(), head);
+}
+
+#[test]
+fn branches_time_travel_and_reset_with_reflog() {
+    let t = Tract::in_memory().unwrap();
+    let a = t.user("one").unwrap();
+    let b = t.user("two").unwrap();
+    // Fork at the first commit and grow there.
+    t.create_branch("alt", Some(&a.id.to_hex())).unwrap();
+    t.switch("alt").unwrap();
+    t.user("two, differently").unwrap();
+    assert_eq!(t.compile().unwrap().messages().len(), 2);
+    assert_eq!(
+        t.compile().unwrap().messages()[1].message.content.text(),
+        "two, differently"
+    );
+    t.switch("main").unwrap();
+    assert_eq!(t.head().unwrap().commit, Some(b.id));
+    // Detached checkout: appends do not move any branch.
+    t.checkout(&a.id.to_hex()).unwrap();
+    let c = t.user("detached").unwrap();
+    assert_eq!(t.head().unwrap().branch(), None);
+    assert_eq!(t.head().unwrap().commit, Some(c.id));
+    t.switch("main").unwrap();
+    assert_eq!(t.head().unwrap().commit, Some(b.id));
+    // Reset, then undo it from the reflog.
+    t.reset(&a.id.to_hex()).unwrap();
+    assert_eq!(t.compile().unwrap().messages().len(), 1);
+    let log = t.reflog("main", Some(1)).unwrap();
+    assert_eq!(log[0].old, Some(b.id));
+    t.reset(&b.id.to_hex()).unwrap();
+    assert_eq!(t.compile().unwrap().messages().len(), 2);
+    assert!(t.create_branch("alt", None).is_err(), "no silent overwrite");
+    assert!(t.create_branch("bad name", None).is_err());
+    assert!(matches!(t.switch("nope"), Err(Error::NotFound { .. })));
+    assert_eq!(t.resolve("main~1").unwrap(), a.id);
+}
+
+#[test]
+fn parallel_results_follow_their_calls_in_call_order() {
+    let t = Tract::in_memory().unwrap();
+    t.system("sys").unwrap();
+    t.user("go").unwrap();
+    t.assistant("looking", vec![call("c1", "grep"), call("c2", "read_file")])
+        .unwrap();
+    // Results recorded out of order, with a user interjection in between.
+    t.tool_result("c2", "read_file", "file body", false)
+        .unwrap();
+    t.tool_result("c1", "grep", "match", false).unwrap();
+    t.assistant("done", vec![]).unwrap();
+    let c = t.compile().unwrap();
+    let anth = c.to_anthropic();
+    assert_eq!(anth["system"], "sys");
+    let msgs = anth["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 4);
+    let results = msgs[2]["content"].as_array().unwrap();
+    assert_eq!(msgs[2]["role"], "user");
+    assert_eq!(results.len(), 2, "parallel results share one user message");
+    assert_eq!(results[0]["tool_use_id"], "c1");
+    assert_eq!(results[1]["tool_use_id"], "c2");
+    assert_eq!(msgs[1]["content"][1]["type"], "tool_use");
+    assert_eq!(msgs[1]["content"][1]["input"], json!({"q": "c1"}));
+    let oai = c.to_openai();
+    let roles: Vec<&str> = oai
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "tool", "assistant"]
+    );
+    assert_eq!(oai[3]["tool_call_id"], "c1");
+    assert_eq!(oai[2]["tool_calls"][0]["type"], "function");
+    assert_eq!(
+        oai[2]["tool_calls"][0]["function"]["arguments"],
+        r#"{"q":"c1"}"#
+    );
+}
+
+#[test]
+fn calls_without_results_get_one_synthetic_error_and_orphans_are_not_sent() {
+    let t = Tract::in_memory().unwrap();
+    t.user("go").unwrap();
+    t.tool_result("ghost", "grep", "nobody asked", false)
+        .unwrap();
+    t.assistant("", vec![call("c1", "bash")]).unwrap();
+    let c = t.compile().unwrap();
+    let oai = c.to_openai();
+    let arr = oai.as_array().unwrap();
+    assert_eq!(
+        arr.len(),
+        3,
+        "orphan result dropped, synthetic result added"
+    );
+    assert_eq!(arr[2]["role"], "tool");
+    assert_eq!(arr[2]["tool_call_id"], "c1");
+    assert!(arr[2]["content"].as_str().unwrap().starts_with("[tract]"));
+    let anth = c.to_anthropic();
+    assert_eq!(anth["messages"][2]["content"][0]["is_error"], true);
+    assert_eq!(c.warnings().len(), 2);
+    assert_eq!(t.status().unwrap().unanswered_calls, 1);
+    // Token total is what is sent: the per-message counts plus reply priming.
+    let per: u64 = c.messages().iter().map(|m| u64::from(m.tokens)).sum();
+    assert_eq!(c.token_count(), per + 3);
+}
+
+#[test]
+fn the_same_view_renders_to_the_same_bytes() {
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("hi").unwrap();
+    t.assistant("", vec![call("c1", "grep"), call("c2", "grep")])
+        .unwrap();
+    t.tool_result("c1", "grep", "x", false).unwrap();
+    let a = t.compile().unwrap().to_anthropic().to_string();
+    let b = Tract::open_existing(&path)
+        .unwrap()
+        .compile()
+        .unwrap()
+        .to_anthropic()
+        .to_string();
+    assert_eq!(a, b);
+    assert_eq!(a, t.compile().unwrap().to_anthropic().to_string());
+}
+
+#[test]
+fn token_counts_follow_the_cookbook_framing() {
+    let t = Tract::in_memory().unwrap();
+    let info = t.user("hello world").unwrap();
+    assert_eq!(info.token_count, 2 + 3);
+    assert_eq!(t.compile().unwrap().token_count(), 5 + 3);
+}
+
+#[test]
+fn a_batch_with_one_bad_message_commits_nothing() {
+    let t = Tract::in_memory().unwrap();
+    t.user("before").unwrap();
+    let head = t.head().unwrap();
+    let mut bad = Message::text(Role::Tool, "no call id");
+    bad.tool_call_id = None;
+    let err = t
+        .append_batch(vec![Message::text(Role::User, "ok"), bad])
+        .unwrap_err();
+    assert!(err.to_string().contains("message 2"), "{err}");
+    assert_eq!(t.head().unwrap(), head);
+    assert_eq!(t.log(None, None).unwrap().len(), 1);
+}
+
+#[test]
+fn compare_and_swap_append() {
+    let t = Tract::in_memory().unwrap();
+    let a = t.user("a").unwrap();
+    let opts = AppendOptions {
+        expected_head: Some(Some(a.id)),
+        note: None,
+    };
+    let b = t
+        .append_with(Message::text(Role::User, "b"), &opts)
+        .unwrap();
+    let err = t
+        .append_with(Message::text(Role::User, "c"), &opts)
+        .unwrap_err();
+    assert!(matches!(err, Error::HeadMoved { .. }), "{err}");
+    assert_eq!(t.head().unwrap().commit, Some(b.id));
+}
+
+#[test]
+fn prefixes_resolve_like_git() {
+    let t = Tract::in_memory().unwrap();
+    let msgs: Vec<Message> = (0..1500)
+        .map(|i| Message::text(Role::User, format!("message {i}")))
+        .collect();
+    let infos = t.append_batch(msgs).unwrap();
+    let one = &infos[0];
+    assert_eq!(t.resolve(&one.id.short()).unwrap(), one.id);
+    // With 1,500 commits two of them share a 4-digit prefix (birthday bound).
+    let mut seen = std::collections::HashMap::new();
+    let shared = infos
+        .iter()
+        .find_map(|i| {
+            seen.insert(i.id.to_hex()[..4].to_string(), i.id)
+                .map(|_| i.id.to_hex()[..4].to_string())
+        })
+        .unwrap();
+    match t.resolve(&shared) {
+        Err(Error::AmbiguousPrefix { candidates, .. }) => assert!(candidates.len() >= 2),
+        other => panic!("expected ambiguity, got {other:?}"),
+    }
+    assert!(matches!(
+        t.resolve(&"0".repeat(64)),
+        Err(Error::NotFound { .. })
+    ));
+    assert!(matches!(
+        t.resolve("no-such-branch"),
+        Err(Error::NotFound { .. })
+    ));
+    assert!(matches!(t.resolve("abc"), Err(Error::InvalidInput { .. })));
+}
+
+#[test]
+fn files_that_are_not_stores_are_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("notes.txt");
+    std::fs::write(&junk, b"just some notes, not a database").unwrap();
+    let err = Tract::open(&junk).unwrap_err();
+    assert!(matches!(err, Error::NotAStore { .. }), "{err}");
+    assert_eq!(
+        std::fs::read(&junk).unwrap(),
+        b"just some notes, not a database"
+    );
+    let empty = dir.path().join("empty.redb");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(Tract::open(&empty), Err(Error::NotAStore { .. })));
+    let missing_dir = dir.path().join("no/such/dir/store.redb");
+    assert!(matches!(Tract::open(&missing_dir), Err(Error::Io { .. })));
+    assert!(!dir.path().join("no").exists());
+    assert!(matches!(
+        Tract::open_existing(dir.path().join("absent.redb")),
+        Err(Error::Io { .. })
+    ));
+    assert!(matches!(
+        Tract::open(dir.path()),
+        Err(Error::NotAStore { .. })
+    ));
+}
+
+#[test]
+fn a_redb_file_without_tract_tables_is_not_a_store() {
+    let (_d, path) = temp_store();
+    {
+        let db = redb::Database::create(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let def: redb::TableDefinition<&str, &str> = redb::TableDefinition::new("other");
+            txn.open_table(def).unwrap().insert("k", "v").unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    assert!(matches!(Tract::open(&path), Err(Error::NotAStore { .. })));
+}
+
+#[test]
+fn a_newer_format_is_a_clear_error() {
+    let (_d, path) = temp_store();
+    Tract::open(&path).unwrap().user("kept").unwrap();
+    {
+        let mut b = redb::Database::builder();
+        b.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+        let db = b.open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let def: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("meta");
+            txn.open_table(def)
+                .unwrap()
+                .insert("format", 99u32.to_le_bytes().as_slice())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    match Tract::open(&path) {
+        Err(Error::NewerFormat { found: 99, .. }) => {}
+        other => panic!("expected NewerFormat, got {other:?}"),
+    }
+}
+
+#[test]
+fn large_payloads_are_chunked_and_deduplicated() {
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    // 6 MB of varied text: several chunks, poorly compressible.
+    let mut big = String::with_capacity(6 << 20);
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    while big.len() < (6 << 20) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        big.push_str(&format!("{x:016x} "));
+    }
+    t.assistant("", vec![call("c1", "read_file")]).unwrap();
+    t.tool_result("c1", "read_file", big.clone(), false)
+        .unwrap();
+    let size_once = std::fs::metadata(&path).unwrap().len();
+    // The same output again (a second call reading the same file) adds almost nothing.
+    t.assistant("", vec![call("c2", "read_file")]).unwrap();
+    t.tool_result("c2", "read_file", big.clone(), false)
+        .unwrap();
+    drop(t);
+    let size_twice = std::fs::metadata(&path).unwrap().len();
+    // redb grows a small file by doubling regions; at 24 MB and up the file is within 8% of
+    // the text (docs/performance.md). Without chunking, power-of-two rounding alone would
+    // double the value.
+    assert!(
+        size_once <= (big.len() as u64) * 21 / 10,
+        "store {size_once} for {} bytes",
+        big.len()
+    );
+    assert!(
+        size_twice < size_once + (1 << 20),
+        "{size_once} -> {size_twice}"
+    );
+    let t = Tract::open_existing(&path).unwrap();
+    let c = t.compile().unwrap();
+    let text = c.messages()[1].message.content.text().into_owned();
+    assert_eq!(text, big);
+}
+
+#[test]
+fn json_input_forms_and_metadata() {
+    let t = Tract::in_memory().unwrap();
+    let m = tract_core::json::message_from_json(&json!({
+        "role": "assistant", "content": null, "refusal": null,
+        "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "grep", "arguments": "{\"a\": 1}"}}]
+    }))
+    .unwrap();
+    let info = t.append(m).unwrap();
+    let meta = info.metadata();
+    assert_eq!(meta["tool_calls"][0]["name"], "grep");
+    assert_eq!(meta["refusal"], Value::Null);
+    assert_eq!(info.content_type(), Some("tool_call"));
+    assert_eq!(info.to_json()["op"], "append");
+}
