@@ -1,0 +1,424 @@
+//! End-to-end tests of the real `tract` binary.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tract");
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let p = Project {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        p.ok(&["init"]);
+        p
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn store(&self) -> PathBuf {
+        self.path().join(".tract/store.redb")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(self.path())
+            .env_remove("TRACT_STORE");
+        c
+    }
+
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut c = self.cmd(args);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        if let Some(s) = stdin {
+            pipe.write_all(s.as_bytes()).unwrap();
+        }
+        drop(pipe);
+        child.wait_with_output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        self.ok_in(args, None)
+    }
+
+    fn ok_in(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.run(args, stdin);
+        assert!(
+            out.status.success(),
+            "tract {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs a command that must fail; returns its stderr.
+    fn fails(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.run(args, stdin);
+        assert_eq!(out.status.code(), Some(1), "tract {args:?} should fail");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.starts_with("error: "), "{err}");
+        err
+    }
+
+    /// Everything a user can see of the store: history, refs and their moves. (The file's
+    /// bytes are not compared: opening a store in multi-writer mode updates its lock state.)
+    fn state(&self) -> String {
+        [
+            "log --json",
+            "branch",
+            "reflog HEAD",
+            "reflog main",
+            "status --json",
+        ]
+        .iter()
+        .map(|c| self.ok(&c.split(' ').collect::<Vec<_>>()))
+        .collect()
+    }
+
+    fn log_len(&self) -> usize {
+        self.ok(&["log", "--oneline"]).lines().count()
+    }
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap()
+}
+
+#[test]
+fn a_short_agent_session() {
+    let p = Project::new();
+    assert!(p.store().is_file());
+    p.ok(&["add", "--role", "system", "You are terse."]);
+    p.ok(&["add", "Where is the config?"]);
+    p.ok(&[
+        "add",
+        "--role",
+        "assistant",
+        "--tool-calls",
+        r#"[{"id":"c1","type":"function","function":{"name":"grep","arguments":"{\"p\":\"cfg\"}"}}]"#,
+        "",
+    ]);
+    let id = p.ok_in(
+        &[
+            "add",
+            "--role",
+            "tool",
+            "--tool-call-id",
+            "c1",
+            "--name",
+            "grep",
+            "-",
+        ],
+        Some("config.py:1: CFG=1\nconfig.py:2: X=2"),
+    );
+    let id = id.trim();
+    assert_eq!(id.len(), 10);
+
+    let log = p.ok(&["log"]);
+    let first = log.lines().next().unwrap();
+    assert!(first.starts_with(id), "{log}");
+    assert!(
+        first.contains("append") && first.contains("tool") && first.contains("grep"),
+        "{first}"
+    );
+    assert!(first.contains("config.py:1: CFG=1"), "{first}");
+    assert!(!first.contains("X=2"), "first line only: {first}");
+    assert_eq!(p.ok(&["log", "-n", "2"]).lines().count(), 2);
+
+    let edit = p.ok(&["edit", id, "config.py:1"]);
+    let log = p.ok(&["log", "-n", "1"]);
+    assert!(
+        log.starts_with(edit.trim()) && log.contains(&format!("(edit of {id})")),
+        "{log}"
+    );
+
+    let show = p.ok(&["show", id]);
+    assert!(
+        show.contains("tool_call_id c1") && show.contains("config.py:2: X=2"),
+        "{show}"
+    );
+    let shown = json(&p.ok(&["show", "--json", "HEAD"]));
+    assert_eq!(shown["op"], "edit");
+    assert_eq!(shown["message"]["name"], "grep");
+
+    let oai = json(&p.ok(&["compile"]));
+    assert_eq!(oai.as_array().unwrap().len(), 4);
+    assert_eq!(oai[3]["content"], "config.py:1");
+    let anth = json(&p.ok(&["compile", "--format", "anthropic"]));
+    assert_eq!(anth["system"], "You are terse.");
+    assert_eq!(anth["messages"][2]["content"][0]["type"], "tool_result");
+    assert_eq!(
+        p.ok(&["compile", "--compact"]),
+        p.ok(&["compile", "--compact"])
+    );
+
+    let status = json(&p.ok(&["status", "--json"]));
+    assert_eq!(status["branch"], "main");
+    assert_eq!(status["messages"], 4);
+    assert!(status["token_count"].as_u64().unwrap() > 10);
+    let entries = json(&p.ok(&["log", "--json"]));
+    assert_eq!(entries.as_array().unwrap().len(), 5);
+    assert_eq!(entries[0]["edit_target"].as_str().unwrap()[..10], *id);
+}
+
+#[test]
+fn json_streams_are_all_or_nothing() {
+    let p = Project::new();
+    let stream = "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assistant\",\"content\":\"b\",\"tool_calls\":[{\"id\":\"c1\",\"name\":\"bash\",\"arguments\":{\"cmd\":\"ls\"}}]}\n{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"name\":\"bash\",\"content\":\"x\"}\n";
+    assert_eq!(
+        p.ok_in(&["add", "--json", "-"], Some(stream))
+            .lines()
+            .count(),
+        3
+    );
+    assert_eq!(p.log_len(), 3);
+    let before = p.state();
+    let bad = "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\n";
+    let err = p.fails(&["add", "--json", "-"], Some(bad));
+    assert!(err.contains("line 2"), "{err}");
+    let bad_role =
+        "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"robot\",\"content\":\"x\"}\n";
+    let err = p.fails(&["add", "--json", "-"], Some(bad_role));
+    assert!(err.contains("unknown role 'robot'"), "{err}");
+    p.fails(&["add", "--json", "{not json"], None);
+    p.fails(&["add", "--role", "robot", "hi"], None);
+    p.fails(&["add", "--role", "tool", "no call id"], None);
+    assert_eq!(p.log_len(), 3);
+    assert!(p.state() == before, "failed commands change nothing");
+    // A pretty-printed object and a list work too.
+    p.ok(&[
+        "add",
+        "--json",
+        "{\n \"role\": \"user\",\n \"content\": \"pretty\"\n}",
+    ]);
+    p.ok(&[
+        "add",
+        "--json",
+        r#"[{"role":"user","content":"x"},{"role":"user","content":"y"}]"#,
+    ]);
+    assert_eq!(p.log_len(), 6);
+}
+
+#[test]
+fn branches_checkout_reset_and_reflog() {
+    let p = Project::new();
+    let a = p.ok(&["add", "one"]).trim().to_string();
+    let b = p.ok(&["add", "two"]).trim().to_string();
+    p.ok(&["branch", "alt", &a]);
+    let branches = p.ok(&["branch"]);
+    assert!(
+        branches.contains("* main") && branches.contains("  alt"),
+        "{branches}"
+    );
+    p.ok(&["switch", "alt"]);
+    p.ok(&["add", "two on alt"]);
+    assert_eq!(p.log_len(), 2);
+    p.ok(&["checkout", "main"]);
+    assert!(p.ok(&["log", "-n", "1"]).starts_with(&b));
+    let out = p.ok(&["checkout", &a]);
+    assert!(out.contains("detached"), "{out}");
+    assert!(p.ok(&["status"]).contains(&format!("HEAD detached at {a}")));
+    p.ok(&["switch", "-c", "rescue"]);
+    p.ok(&["switch", "main"]);
+    let out = p.ok(&["reset", &a]);
+    assert!(out.contains(&format!("was {b}")), "{out}");
+    assert_eq!(p.log_len(), 1);
+    let reflog = p.ok(&["reflog", "main"]);
+    assert!(reflog.lines().next().unwrap().contains("reset"), "{reflog}");
+    p.ok(&["reset", &b]);
+    assert_eq!(p.log_len(), 2);
+    p.fails(&["switch", "nope"], None);
+    p.fails(&["branch", "alt"], None);
+}
+
+#[test]
+fn bad_references_and_stores_are_one_line_errors() {
+    let p = Project::new();
+    p.ok(&["add", "x"]);
+    let before = p.state();
+    let err = p.fails(&["show", "ffffffffff"], None);
+    assert_eq!(err.lines().count(), 2, "one error line and one hint: {err}");
+    assert!(err.contains("not found"), "{err}");
+    p.fails(&["edit", "ffffffffff", "x"], None);
+    p.fails(&["show", "nobranch"], None);
+    assert!(p.state() == before, "failed commands change nothing");
+
+    // Not a store.
+    let junk = p.path().join("junk.bin");
+    std::fs::write(&junk, b"hello").unwrap();
+    let err = p.fails(&["--store", junk.to_str().unwrap(), "log"], None);
+    assert!(err.contains("not a tract store"), "{err}");
+    assert_eq!(std::fs::read(&junk).unwrap(), b"hello");
+    // No store anywhere up the tree.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .arg("log")
+        .current_dir(empty.path())
+        .env_remove("TRACT_STORE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tract init"));
+    // A directory that does not exist, for init.
+    let err = p.fails(&["--store", "/no/such/dir/s.redb", "init"], None);
+    assert!(err.contains("/no/such/dir"), "{err}");
+    // TRACT_STORE works like --store.
+    let out = Command::new(BIN)
+        .args(["log", "--oneline"])
+        .current_dir(empty.path())
+        .env("TRACT_STORE", p.store())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // Found from a subdirectory, like git.
+    let sub = p.path().join("a/b");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = Command::new(BIN)
+        .arg("status")
+        .current_dir(&sub)
+        .env_remove("TRACT_STORE")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // Usage errors exit 2.
+    assert_eq!(p.run(&["log", "--bogus"], None).status.code(), Some(2));
+}
+
+#[test]
+fn a_newer_store_format_is_refused() {
+    let p = Project::new();
+    p.ok(&["add", "x"]);
+    {
+        let mut b = redb::Database::builder();
+        b.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+        let db = b.open(p.store()).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let def: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("meta");
+            txn.open_table(def)
+                .unwrap()
+                .insert("format", 7u32.to_le_bytes().as_slice())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let err = p.fails(&["log"], None);
+    assert!(err.contains("newer"), "{err}");
+    p.fails(&["add", "y"], None);
+}
+
+#[test]
+fn demo_builds_a_session_and_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("demo");
+    let out = Command::new(BIN)
+        .args(["demo", target.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("$ tract log") && text.contains("$ tract status"),
+        "{text}"
+    );
+    assert!(text.contains("\"tool_use\"") && text.contains("\"tool_result\""));
+    assert!(
+        text.contains("[tract] No result was recorded"),
+        "the crashed call is repaired"
+    );
+    // Running it again in the same place refuses rather than mixing two demos.
+    let again = Command::new(BIN)
+        .args(["demo", target.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+}
+
+/// Two writer processes and a reader at once: nothing lost, no silent fork.
+#[test]
+fn concurrent_writers_and_a_reader() {
+    let p = Project::new();
+    const EACH: usize = 25;
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let store = p.store();
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    let out = Command::new(BIN)
+                        .args([
+                            "--store",
+                            store.to_str().unwrap(),
+                            "add",
+                            &format!("writer {w} message {i}"),
+                        ])
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    let store = p.store();
+    let reader = std::thread::spawn(move || {
+        let mut seen = 0;
+        for _ in 0..20 {
+            let out = Command::new(BIN)
+                .args(["--store", store.to_str().unwrap(), "log", "--oneline"])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let n = out.stdout.iter().filter(|&&b| b == b'\n').count();
+            assert!(n >= seen, "a reader never sees history shrink");
+            seen = n;
+        }
+    });
+    for w in writers {
+        w.join().unwrap();
+    }
+    reader.join().unwrap();
+    let entries = json(&p.ok(&["log", "--json"]));
+    let entries = entries.as_array().unwrap();
+    assert_eq!(entries.len(), 2 * EACH, "every append is on the branch");
+    for pair in entries.windows(2) {
+        assert_eq!(
+            pair[0]["parents"][0], pair[1]["commit_hash"],
+            "one linear chain"
+        );
+    }
+    for w in 0..2 {
+        let mine: Vec<_> = entries
+            .iter()
+            .rev()
+            .filter_map(|e| e["message"]["content"].as_str())
+            .filter(|c| c.starts_with(&format!("writer {w} ")))
+            .collect();
+        let expected: Vec<String> = (0..EACH)
+            .map(|i| format!("writer {w} message {i}"))
+            .collect();
+        assert_eq!(mine, expected, "each writer's messages in its own order");
+    }
+}
