@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every check tract has: formatting, lints, Rust tests, then the Python suite against a wheel
+# built and installed into a fresh virtual environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo test"
+cargo test --workspace --locked
+
+echo "== python: build the wheel into a fresh venv"
+venv=target/test-venv
+rm -rf "$venv" target/wheels
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8"
+"$venv/bin/maturin" build --release --locked -m crates/tract-py/Cargo.toml -o target/wheels
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check target/wheels/tract_context-*.whl
+
+echo "== pytest"
+# Run from the test folder so `import tract` can only find the installed wheel.
+cd tests/python
+"../../$venv/bin/python" -m pytest -q
