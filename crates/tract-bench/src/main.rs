@@ -1,0 +1,193 @@
+//! `tract-bench`: measures tract on a seeded agent workload and prints JSON.
+//!
+//! Each size runs in its own child process so peak RSS is that size's alone. Times are medians
+//! of several runs; the machines this runs on are noisy.
+//!
+//! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`
+
+mod workload;
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use tract_core::{Message, Role, Tract};
+use workload::{Workload, text_bytes};
+
+const SEED: u64 = 0x7472_6163;
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(v) => {
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<Value, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let steps: usize = flag("--steps").map_or(Ok(200), |s| s.parse()).map_err(|e| format!("--steps: {e}"))?;
+    if let Some(n) = flag("--one") {
+        let n: usize = n.parse().map_err(|e| format!("--one: {e}"))?;
+        return measure(n, steps);
+    }
+    let sizes: Vec<usize> = flag("--sizes")
+        .unwrap_or_else(|| "1000,10000,100000".into())
+        .split(',')
+        .map(|s| s.trim().parse::<usize>().map_err(|e| format!("--sizes: {e}")))
+        .collect::<Result<_, _>>()?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut results = Vec::new();
+    for n in sizes {
+        let out = Command::new(&exe)
+            .args(["--one", &n.to_string(), "--steps", &steps.to_string()])
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("size {n}: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        results.push(serde_json::from_slice::<Value>(&out.stdout).map_err(|e| e.to_string())?);
+    }
+    Ok(json!({
+        "workload": {"seed": SEED, "shape": "system, then user -> assistant with 1-2 tool calls (grep, read_file, bash) -> results of 200 B-8 KB -> answer"},
+        "machine": {"cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
+        "results": results,
+    }))
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs.get(xs.len() / 2).copied().unwrap_or_default()
+}
+
+fn percentile(mut xs: Vec<Duration>, p: f64) -> Duration {
+    xs.sort();
+    let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
+    xs.get(i).copied().unwrap_or_default()
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+fn measure(n: usize, steps: usize) -> Result<Value, String> {
+    let err = |e: tract_core::Error| e.to_string();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join("store.redb");
+    let mut workload = Workload::new(SEED);
+    let messages = workload.messages(n);
+    let text = text_bytes(&messages);
+
+    // Batched import: all N messages in one transaction.
+    let t = Tract::open(&path).map_err(err)?;
+    let start = Instant::now();
+    t.append_batch(messages).map_err(err)?;
+    let import = start.elapsed();
+    drop(t);
+    let store_bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+
+    // Cold open + compile: a fresh handle builds the view from the store.
+    let mut cold = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let t = Tract::open_existing(&path).map_err(err)?;
+        let c = t.compile().map_err(err)?;
+        cold.push(start.elapsed());
+        std::hint::black_box(c.token_count());
+    }
+
+    // Agent steps on a warm handle: one durable append, then compile.
+    let t = Tract::open_existing(&path).map_err(err)?;
+    t.compile().map_err(err)?;
+    let more = Workload::new(SEED ^ 1).messages(steps + 1);
+    let mut step_times = Vec::with_capacity(steps);
+    for m in more.iter().skip(1).cloned() {
+        let start = Instant::now();
+        t.append(m).map_err(err)?;
+        let c = t.compile().map_err(err)?;
+        step_times.push(start.elapsed());
+        std::hint::black_box(c.token_count());
+    }
+
+    // Durable single appends alone.
+    let singles = steps.max(100);
+    let start = Instant::now();
+    for i in 0..singles {
+        t.append(Message::text(Role::User, format!("follow-up question number {i}")))
+            .map_err(err)?;
+    }
+    let append_rate = singles as f64 / start.elapsed().as_secs_f64();
+
+    // Rendering the whole view as an OpenAI request (O(view), for reference).
+    let mut render = Vec::new();
+    for _ in 0..5 {
+        let c = t.compile().map_err(err)?;
+        let start = Instant::now();
+        let body = c.to_openai().to_string();
+        render.push(start.elapsed());
+        std::hint::black_box(body.len());
+    }
+    drop(t);
+
+    let log = log_process_ms(&path)?;
+    Ok(json!({
+        "messages": n,
+        "message_text_bytes": text,
+        "durable_appends_per_s": append_rate.round(),
+        "batch_import_messages_per_s": (n as f64 / import.as_secs_f64()).round(),
+        "cold_open_compile_ms": ms(median(cold)),
+        "append_compile_step_ms": {"median": ms(median(step_times.clone())), "p95": ms(percentile(step_times, 0.95))},
+        "render_openai_ms": ms(median(render)),
+        "tract_log_n20_process_ms": log,
+        "store_bytes": store_bytes,
+        "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,
+        "peak_rss_kib": peak_rss_kib(),
+    }))
+}
+
+/// Median wall time of `tract log -n 20` as a whole process, if the binary is built beside
+/// this one (`cargo build --release -p tract-cli`).
+fn log_process_ms(store: &Path) -> Result<Value, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let tract = exe.with_file_name("tract");
+    if !tract.is_file() {
+        return Ok(Value::Null);
+    }
+    let mut times = Vec::new();
+    for _ in 0..11 {
+        let start = Instant::now();
+        let out = Command::new(&tract)
+            .args(["--store"])
+            .arg(store)
+            .args(["log", "-n", "20"])
+            .output()
+            .map_err(|e| e.to_string())?;
+        times.push(start.elapsed());
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+    }
+    Ok(json!(ms(median(times))))
+}
