@@ -37,7 +37,9 @@ fn run() -> Result<Value, String> {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let steps: usize = flag("--steps").map_or(Ok(200), |s| s.parse()).map_err(|e| format!("--steps: {e}"))?;
+    let steps: usize = flag("--steps")
+        .map_or(Ok(200), |s| s.parse())
+        .map_err(|e| format!("--steps: {e}"))?;
     if let Some(n) = flag("--one") {
         let n: usize = n.parse().map_err(|e| format!("--one: {e}"))?;
         return measure(n, steps);
@@ -45,7 +47,11 @@ fn run() -> Result<Value, String> {
     let sizes: Vec<usize> = flag("--sizes")
         .unwrap_or_else(|| "1000,10000,100000".into())
         .split(',')
-        .map(|s| s.trim().parse::<usize>().map_err(|e| format!("--sizes: {e}")))
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .map_err(|e| format!("--sizes: {e}"))
+        })
         .collect::<Result<_, _>>()?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut results = Vec::new();
@@ -55,7 +61,10 @@ fn run() -> Result<Value, String> {
             .output()
             .map_err(|e| e.to_string())?;
         if !out.status.success() {
-            return Err(format!("size {n}: {}", String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "size {n}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
         results.push(serde_json::from_slice::<Value>(&out.stdout).map_err(|e| e.to_string())?);
     }
@@ -135,8 +144,11 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let singles = steps.max(100);
     let start = Instant::now();
     for i in 0..singles {
-        t.append(Message::text(Role::User, format!("follow-up question number {i}")))
-            .map_err(err)?;
+        t.append(Message::text(
+            Role::User,
+            format!("follow-up question number {i}"),
+        ))
+        .map_err(err)?;
     }
     let append_rate = singles as f64 / start.elapsed().as_secs_f64();
 

@@ -5,11 +5,38 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tract_core::{Message, Role, ToolCall};
 
-const DIRS: &[&str] = &["src", "src/db", "src/api", "src/auth", "tests", "crates/core/src", "web/components"];
-const FILES: &[&str] = &["pool.rs", "config.rs", "handlers.rs", "session.rs", "mod.rs", "router.ts", "index.tsx", "main.py"];
+const DIRS: &[&str] = &[
+    "src",
+    "src/db",
+    "src/api",
+    "src/auth",
+    "tests",
+    "crates/core/src",
+    "web/components",
+];
+const FILES: &[&str] = &[
+    "pool.rs",
+    "config.rs",
+    "handlers.rs",
+    "session.rs",
+    "mod.rs",
+    "router.ts",
+    "index.tsx",
+    "main.py",
+];
 const IDENTS: &[&str] = &[
-    "DATABASE_URL", "max_connections", "retry_after", "session_token", "parse_config", "UserRecord",
-    "handle_request", "rate_limit", "timeout_ms", "cache_key", "serialize", "validate_input",
+    "DATABASE_URL",
+    "max_connections",
+    "retry_after",
+    "session_token",
+    "parse_config",
+    "UserRecord",
+    "handle_request",
+    "rate_limit",
+    "timeout_ms",
+    "cache_key",
+    "serialize",
+    "validate_input",
 ];
 const CODE: &[&str] = &[
     "let {i} = std::env::var(\"{I}\")?;",
@@ -82,7 +109,11 @@ impl Workload {
                 "read_file" => out.push_str(&format!("{line_no:>5}  {code}\n")),
                 _ => {
                     let status = self.pick(&["ok", "ok", "ok", "FAILED", "ignored"]);
-                    out.push_str(&format!("test {}::{} ... {status}\n", self.pick(IDENTS).to_lowercase(), line_no));
+                    out.push_str(&format!(
+                        "test {}::{} ... {status}\n",
+                        self.pick(IDENTS).to_lowercase(),
+                        line_no
+                    ));
                 }
             }
             line_no += self.rng.random_range(1..12);
@@ -122,7 +153,12 @@ impl Workload {
             out.push(a);
             for c in &calls {
                 let body = self.output(&c.name);
-                out.push(Message::tool_result(c.id.clone(), c.name.clone(), body, false));
+                out.push(Message::tool_result(
+                    c.id.clone(),
+                    c.name.clone(),
+                    body,
+                    false,
+                ));
             }
             let answer = (0..self.rng.random_range(2..8))
                 .map(|_| {
@@ -131,7 +167,10 @@ impl Workload {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            out.push(Message::text(Role::Assistant, format!("Here is what I found:\n{answer}")));
+            out.push(Message::text(
+                Role::Assistant,
+                format!("Here is what I found:\n{answer}"),
+            ));
         }
         out.truncate(n);
         out
@@ -143,7 +182,11 @@ pub fn text_bytes(messages: &[Message]) -> u64 {
     messages
         .iter()
         .map(|m| {
-            let calls: usize = m.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum();
+            let calls: usize = m
+                .tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum();
             (m.content.text().len() + calls) as u64
         })
         .sum()

@@ -54,7 +54,7 @@ pub struct View {
 }
 
 /// Where the contents of commits come from while folding.
-pub(crate) trait Source {
+pub(crate) trait Source: Sync {
     fn commit(&self, id: &ObjectId) -> Result<Commit>;
     fn blob(&self, id: &ObjectId) -> Result<(Message, u32)>;
 }
@@ -143,11 +143,9 @@ impl View {
         } else {
             View::default()
         };
-        for (id, commit) in chain.into_iter().rev() {
-            let content = match commit.blob {
-                Some(b) => Some((b, src.blob(&b)?)),
-                None => None,
-            };
+        chain.reverse();
+        let contents = load_blobs(src, &chain)?;
+        for ((id, commit), content) in chain.into_iter().zip(contents) {
             view.apply(id, &commit, content)?;
         }
         Ok(view)
@@ -248,6 +246,40 @@ impl View {
         e.tokens = framed;
         e.edits += 1;
     }
+}
+
+/// Below this many blobs, threads cost more than they save.
+const PARALLEL_MIN: usize = 2048;
+
+type Loaded = Option<(ObjectId, (Message, u32))>;
+
+/// The blob of each commit in `chain`, in order. Decoding (decompression, allocation) is most
+/// of a cold build, so long chains are split across the machine's cores.
+fn load_blobs(src: &impl Source, chain: &[(ObjectId, Commit)]) -> Result<Vec<Loaded>> {
+    let load = |part: &[(ObjectId, Commit)]| -> Result<Vec<Loaded>> {
+        part.iter()
+            .map(|(_, c)| c.blob.map(|b| src.blob(&b).map(|m| (b, m))).transpose())
+            .collect()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if threads < 2 || chain.len() < PARALLEL_MIN {
+        return load(chain);
+    }
+    let size = chain.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chain
+            .chunks(size)
+            .map(|part| scope.spawn(move || load(part)))
+            .collect();
+        let mut out = Vec::with_capacity(chain.len());
+        for h in handles {
+            let part = h
+                .join()
+                .map_err(|_| Error::corrupt("a blob could not be decoded"))??;
+            out.extend(part);
+        }
+        Ok(out)
+    })
 }
 
 /// Framed tokens of a message: tool messages are sent without their name.
