@@ -415,3 +415,38 @@ fn json_input_forms_and_metadata() {
     assert_eq!(info.content_type(), Some("tool_call"));
     assert_eq!(info.to_json()["op"], "append");
 }
+
+#[test]
+fn a_cold_view_of_a_long_history_equals_the_incremental_one() {
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.compile().unwrap(); // start the cached view, so later appends extend it in place
+    let mut msgs = Vec::new();
+    for i in 0..1200 {
+        msgs.push(Message::text(Role::User, format!("question {i}")));
+        let mut a = Message::text(Role::Assistant, "");
+        a.tool_calls = vec![call(&format!("c{i}"), "grep")];
+        msgs.push(a);
+        if i % 7 != 0 {
+            msgs.push(Message::tool_result(
+                format!("c{i}"),
+                "grep",
+                format!("hit {i}"),
+                false,
+            ));
+        }
+    }
+    for chunk in msgs.chunks(500) {
+        t.append_batch(chunk.to_vec()).unwrap();
+    }
+    let warm = t.compile().unwrap().to_openai().to_string();
+    let cold = Tract::open_existing(&path)
+        .unwrap()
+        .compile()
+        .unwrap()
+        .to_openai()
+        .to_string();
+    assert_eq!(warm, cold);
+    // Every seventh call never got a result.
+    assert_eq!(t.status().unwrap().unanswered_calls, 1200_u64.div_ceil(7));
+}
