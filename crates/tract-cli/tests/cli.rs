@@ -92,6 +92,21 @@ impl Project {
     }
 }
 
+/// Runs the binary outside any project and returns its output, failing the test on error.
+fn tract_ok(args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("TRACT_STORE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tract {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap()
 }
@@ -323,16 +338,7 @@ fn a_newer_store_format_is_refused() {
 fn demo_builds_a_session_and_shows_it() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("demo");
-    let out = Command::new(BIN)
-        .args(["demo", target.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = tract_ok(&["demo", target.to_str().unwrap()]);
     assert!(
         text.contains("$ tract log") && text.contains("$ tract status"),
         "{text}"
@@ -360,20 +366,12 @@ fn concurrent_writers_and_a_reader() {
             let store = p.store();
             std::thread::spawn(move || {
                 for i in 0..EACH {
-                    let out = Command::new(BIN)
-                        .args([
-                            "--store",
-                            store.to_str().unwrap(),
-                            "add",
-                            &format!("writer {w} message {i}"),
-                        ])
-                        .output()
-                        .unwrap();
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
+                    tract_ok(&[
+                        "--store",
+                        store.to_str().unwrap(),
+                        "add",
+                        &format!("writer {w} message {i}"),
+                    ]);
                 }
             })
         })
@@ -382,16 +380,8 @@ fn concurrent_writers_and_a_reader() {
     let reader = std::thread::spawn(move || {
         let mut seen = 0;
         for _ in 0..20 {
-            let out = Command::new(BIN)
-                .args(["--store", store.to_str().unwrap(), "log", "--oneline"])
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let n = out.stdout.iter().filter(|&&b| b == b'\n').count();
+            let log = tract_ok(&["--store", store.to_str().unwrap(), "log", "--oneline"]);
+            let n = log.lines().count();
             assert!(n >= seen, "a reader never sees history shrink");
             seen = n;
         }

@@ -13,6 +13,7 @@ renders what the model sees for OpenAI or Anthropic, valid by construction.
 """
 
 from tract._tract import SYNTHETIC_RESULT, CommitInfo, Compiled, Tract, __version__
+from tract import errors
 from tract.errors import (
     AmbiguousPrefixError,
     CorruptStoreError,
@@ -32,16 +33,6 @@ __all__ = [
     "CommitInfo",
     "Compiled",
     "SYNTHETIC_RESULT",
-    "TractError",
-    "NotFoundError",
-    "AmbiguousPrefixError",
-    "InvalidInputError",
-    "InvalidOperationError",
-    "HeadMovedError",
-    "StoreLockedError",
-    "NotAStoreError",
-    "CorruptStoreError",
-    "NewerFormatError",
-    "SummarizerError",
     "__version__",
+    *errors.__all__,
 ]
