@@ -3,6 +3,7 @@
 use crate::compile::Compiled;
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
+use crate::info::CommitInfo;
 use crate::object::{Commit, Content, Message, Op, Role, ToolCall};
 use crate::store::{
     DEFAULT_DIR, DEFAULT_FILE, Head, HeadRef, OpenMode, ReflogEntry, Snapshot, Store, Writer,
@@ -11,136 +12,7 @@ use crate::store::{
 use crate::tokens;
 use crate::view::View;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// What one commit holds, with its message.
-#[derive(Debug, Clone)]
-pub struct CommitInfo {
-    /// The commit's id.
-    pub id: ObjectId,
-    /// The commit itself (parents, operation, blob, timestamp, note).
-    pub commit: Commit,
-    /// The message it carries, if its operation has content.
-    pub message: Option<Arc<Message>>,
-    /// Tokens of that message with framing (0 without one).
-    pub token_count: u32,
-}
-
-impl CommitInfo {
-    fn new(id: ObjectId, commit: Commit, content: Option<(Message, u32)>) -> Self {
-        let (message, token_count) = match content {
-            Some((m, payload)) => {
-                let framed = tokens::framed(payload, m.name.is_some() && m.role != Role::Tool);
-                (Some(Arc::new(m)), framed)
-            }
-            None => (None, 0),
-        };
-        CommitInfo {
-            id,
-            commit,
-            message,
-            token_count,
-        }
-    }
-
-    /// The operation's name: `append` or `edit`.
-    pub fn op(&self) -> &'static str {
-        self.commit.op.name()
-    }
-
-    /// The message's role.
-    pub fn role(&self) -> Option<Role> {
-        self.message.as_ref().map(|m| m.role)
-    }
-
-    /// The commit an edit replaces.
-    pub fn edit_target(&self) -> Option<ObjectId> {
-        match &self.commit.op {
-            Op::Edit { target } => Some(*target),
-            Op::Append => None,
-        }
-    }
-
-    /// What kind of message it is: `instruction` (system), `dialogue` (user or assistant
-    /// text), `tool_call` (an assistant message with tool calls) or `tool_result`.
-    pub fn content_type(&self) -> Option<&'static str> {
-        self.message.as_ref().map(|m| match m.role {
-            Role::System => "instruction",
-            Role::Tool => "tool_result",
-            Role::Assistant if !m.tool_calls.is_empty() => "tool_call",
-            Role::User | Role::Assistant => "dialogue",
-        })
-    }
-
-    /// The tool names involved: a result's tool, or the tools a call message calls.
-    pub fn tool_names(&self) -> Vec<&str> {
-        match &self.message {
-            Some(m) if m.role == Role::Tool => m.name.iter().map(String::as_str).collect(),
-            Some(m) => m.tool_calls.iter().map(|c| c.name.as_str()).collect(),
-            None => Vec::new(),
-        }
-    }
-
-    /// When it was committed, as RFC 3339 UTC with microseconds.
-    pub fn created_at(&self) -> String {
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(self.commit.timestamp_us);
-        humantime::format_rfc3339_micros(t).to_string()
-    }
-
-    /// The message's fields beyond role and content, as the seed API's `metadata`: `name`,
-    /// `tool_call_id`, `tool_calls` (flat form), `is_error` where they apply, plus any extra
-    /// provider fields stored with the message.
-    pub fn metadata(&self) -> serde_json::Map<String, serde_json::Value> {
-        let Some(m) = &self.message else {
-            return serde_json::Map::new();
-        };
-        let serde_json::Value::Object(mut all) = crate::json::message_to_json(m) else {
-            return serde_json::Map::new();
-        };
-        let mut out = match all.remove("metadata") {
-            Some(serde_json::Value::Object(extra)) => extra,
-            _ => serde_json::Map::new(),
-        };
-        all.remove("role");
-        all.remove("content");
-        out.extend(all);
-        out
-    }
-
-    /// Everything about the commit as one JSON object (what `tract log --json` prints).
-    pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::{Value, json};
-        let id_list =
-            |ids: &[ObjectId]| Value::from(ids.iter().map(ObjectId::to_hex).collect::<Vec<_>>());
-        json!({
-            "commit_hash": self.id.to_hex(),
-            "op": self.op(),
-            "parents": id_list(&self.commit.parents),
-            "edit_target": self.edit_target().map(|t| t.to_hex()),
-            "created_at": self.created_at(),
-            "timestamp_us": self.commit.timestamp_us,
-            "note": self.commit.message,
-            "blob": self.commit.blob.map(|b| b.to_hex()),
-            "role": self.role().map(Role::as_str),
-            "content_type": self.content_type(),
-            "token_count": self.token_count,
-            "message": self.message.as_deref().map(crate::json::message_to_json),
-        })
-    }
-
-    /// The first line of the text content (or of the first tool call when there is none).
-    pub fn preview(&self) -> String {
-        let Some(m) = &self.message else {
-            return String::new();
-        };
-        let text = m.content.text();
-        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        if let (true, Some(c)) = (line.is_empty(), m.tool_calls.first()) {
-            return format!("{}({})", c.name, c.arguments);
-        }
-        line.to_string()
-    }
-}
+use std::sync::{Mutex, MutexGuard};
 
 /// Options for one append.
 #[derive(Debug, Clone, Default)]
@@ -266,6 +138,16 @@ impl Tract {
 
     /// Appends several messages in one transaction: all of them, or none if any is invalid.
     pub fn append_batch(&self, messages: Vec<Message>) -> Result<Vec<CommitInfo>> {
+        self.append_batch_with(messages, &AppendOptions::default())
+    }
+
+    /// Appends several messages in one transaction with options: compare-and-swap on the
+    /// head before the first, and a note on each commit.
+    pub fn append_batch_with(
+        &self,
+        messages: Vec<Message>,
+        opts: &AppendOptions,
+    ) -> Result<Vec<CommitInfo>> {
         let prepared = messages
             .into_iter()
             .enumerate()
@@ -280,10 +162,13 @@ impl Tract {
             .collect::<Result<Vec<_>>>()?;
         let mut w = self.store.write()?;
         let start = w.head()?;
+        if let Some(expected) = opts.expected_head {
+            check_expected(&start, expected)?;
+        }
         let mut head = start.clone();
         let mut infos = Vec::with_capacity(prepared.len());
         for p in prepared {
-            let info = write_append(&mut w, &head, p, None)?;
+            let info = write_append(&mut w, &head, p, opts.note.clone())?;
             head.commit = Some(info.id);
             infos.push(info);
         }
@@ -327,6 +212,17 @@ impl Tract {
     /// Replaces the content of a message in the current view. Role, name, tool calls and
     /// `tool_call_id` are kept; the original stays in history.
     pub fn edit(&self, target: &str, content: Content) -> Result<CommitInfo> {
+        self.edit_checked(target, content, |_| Ok(()))
+    }
+
+    /// An edit that `check` may refuse after seeing the message in view, inside the same write
+    /// transaction (so nothing can change between the check and the commit).
+    pub(crate) fn edit_checked(
+        &self,
+        target: &str,
+        content: Content,
+        check: impl FnOnce(&Message) -> Result<()>,
+    ) -> Result<CommitInfo> {
         let target = self.resolve(target)?;
         let mut w = self.store.write()?;
         let head = w.head()?;
@@ -341,6 +237,7 @@ impl Tract {
                 target.short()
             )));
         };
+        check(&message)?;
         message.content = content;
         let prepared = Prepared::new(message)?;
         let blob = w.put_blob(&prepared.bytes, prepared.payload)?;
@@ -548,7 +445,7 @@ impl Tract {
     }
 
     /// Runs `f` on the view at `head`, from the cache, extending or rebuilding it as needed.
-    fn with_view<R>(
+    pub(crate) fn with_view<R>(
         &self,
         snap: &Snapshot,
         head: Option<ObjectId>,
@@ -635,7 +532,7 @@ fn check_expected(head: &Head, expected: Option<ObjectId>) -> Result<()> {
     })
 }
 
-fn info_of(snap: &Snapshot, id: ObjectId) -> Result<CommitInfo> {
+pub(crate) fn info_of(snap: &Snapshot, id: ObjectId) -> Result<CommitInfo> {
     let commit = snap.commit(&id)?;
     let content = match &commit.blob {
         Some(b) => Some(snap.blob(b)?),
@@ -644,7 +541,7 @@ fn info_of(snap: &Snapshot, id: ObjectId) -> Result<CommitInfo> {
     Ok(CommitInfo::new(id, commit, content))
 }
 
-fn resolve_in(snap: &Snapshot, rev: &str) -> Result<ObjectId> {
+pub(crate) fn resolve_in(snap: &Snapshot, rev: &str) -> Result<ObjectId> {
     let rev = rev.trim();
     let (base, back) = match rev.rsplit_once('~') {
         Some((b, n)) => {

@@ -31,8 +31,10 @@ pub struct ViewEntry {
     pub message: Arc<Message>,
     /// Tokens of the message with its framing.
     pub tokens: u32,
-    /// How many edits the position has had.
-    pub edits: u32,
+    /// The position's own commit (the append), as stored.
+    pub origin: Commit,
+    /// Every version of the position on this branch, oldest first: the append, then each edit.
+    pub versions: Vec<ObjectId>,
     /// For an assistant entry: the view index of the result of each tool call, in call order.
     pub(crate) results: Vec<Option<usize>>,
     /// For a tool entry: whether it answers a call (unpaired results are not sent).
@@ -51,6 +53,37 @@ pub struct View {
     total_tokens: u64,
     orphan_tokens: u64,
     unanswered: u64,
+    /// Entries that call tools, and tool results, in view order; overall and by tool name.
+    /// Kept as commits are applied, so queries cost the number of matches, not the history.
+    calls: ToolIndex,
+    results: ToolIndex,
+}
+
+/// View indices of entries, in order, overall and per tool name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolIndex {
+    pub all: Vec<usize>,
+    pub by_name: HashMap<String, Vec<usize>>,
+}
+
+impl ToolIndex {
+    fn add(&mut self, idx: usize, name: &str) {
+        if self.all.last() != Some(&idx) {
+            self.all.push(idx);
+        }
+        let list = self.by_name.entry(name.to_string()).or_default();
+        if list.last() != Some(&idx) {
+            list.push(idx);
+        }
+    }
+
+    /// The entries for `name` (every entry without one), in view order.
+    pub fn get(&self, name: Option<&str>) -> &[usize] {
+        match name {
+            None => &self.all,
+            Some(n) => self.by_name.get(n).map_or(&[], Vec::as_slice),
+        }
+    }
 }
 
 /// Where the contents of commits come from while folding.
@@ -112,6 +145,16 @@ impl View {
             + u64::from(tokens::REPLY_PRIMING)
     }
 
+    /// View indices of entries that call tools (`name`: that tool), in view order.
+    pub(crate) fn call_entries(&self, name: Option<&str>) -> &[usize] {
+        self.calls.get(name)
+    }
+
+    /// View indices of tool results (`name`: of that tool), in view order.
+    pub(crate) fn result_entries(&self, name: Option<&str>) -> &[usize] {
+        self.results.get(name)
+    }
+
     /// Tool calls in view that have no result.
     pub fn unanswered_calls(&self) -> u64 {
         self.unanswered
@@ -162,7 +205,7 @@ impl View {
             Op::Append => {
                 let (blob, (message, payload)) = content
                     .ok_or_else(|| Error::corrupt(format!("append {} has no blob", id.short())))?;
-                self.push(id, blob, Arc::new(message), payload);
+                self.push(id, commit, blob, Arc::new(message), payload);
             }
             Op::Edit { target } => {
                 let (blob, (message, payload)) = content
@@ -178,7 +221,14 @@ impl View {
         Ok(())
     }
 
-    fn push(&mut self, id: ObjectId, blob: ObjectId, message: Arc<Message>, payload: u32) {
+    fn push(
+        &mut self,
+        id: ObjectId,
+        commit: &Commit,
+        blob: ObjectId,
+        message: Arc<Message>,
+        payload: u32,
+    ) {
         let idx = self.entries.len();
         let framed = frame(&message, payload);
         let mut entry = ViewEntry {
@@ -187,7 +237,8 @@ impl View {
             blob,
             message: Arc::clone(&message),
             tokens: framed,
-            edits: 0,
+            origin: commit.clone(),
+            versions: vec![id],
             results: vec![None; message.tool_calls.len()],
             paired: false,
         };
@@ -196,12 +247,15 @@ impl View {
         match message.role {
             Role::Assistant => {
                 for call in &message.tool_calls {
+                    self.calls.add(idx, &call.name);
                     // A reused call id leaves the earlier call unanswered for good.
                     self.open_calls.insert(call.id.clone(), idx);
                     self.unanswered += 1;
                 }
             }
             Role::Tool => {
+                self.results
+                    .add(idx, message.name.as_deref().unwrap_or_default());
                 let call_id = message.tool_call_id.as_deref().unwrap_or_default();
                 match self.open_calls.remove(call_id) {
                     Some(caller) => {
@@ -244,7 +298,7 @@ impl View {
         e.blob = blob;
         e.message = message;
         e.tokens = framed;
-        e.edits += 1;
+        e.versions.push(id);
     }
 }
 

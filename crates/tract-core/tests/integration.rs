@@ -450,3 +450,232 @@ fn a_cold_view_of_a_long_history_equals_the_incremental_one() {
     // Every seventh call never got a result.
     assert_eq!(t.status().unwrap().unanswered_calls, 1200_u64.div_ceil(7));
 }
+
+/// A session with parallel calls, an edited result, an error and a crashed call.
+fn tool_session(t: &Tract) -> Vec<tract_core::CommitInfo> {
+    vec![
+        t.system("sys").unwrap(),
+        t.user("find the config").unwrap(),
+        t.assistant("", vec![call("g1", "grep"), call("r1", "read_file")])
+            .unwrap(),
+        t.tool_result("r1", "read_file", "file body", false)
+            .unwrap(),
+        t.tool_result(
+            "g1",
+            "grep",
+            "config.py:42: DATABASE_URL\nother.py:1: x",
+            false,
+        )
+        .unwrap(),
+        t.assistant("", vec![call("b1", "bash")]).unwrap(),
+        t.tool_result("b1", "bash", "exit 1: tests failed", true)
+            .unwrap(),
+        t.assistant("", vec![call("g2", "grep")]).unwrap(),
+        t.tool_result("g2", "grep", "nothing", false).unwrap(),
+        t.assistant("", vec![call("x1", "edit_file")]).unwrap(),
+    ]
+}
+
+#[test]
+fn tool_queries_follow_the_view() {
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let grep = t.find_tool_results(Some("grep"), None, None).unwrap();
+    assert_eq!(
+        grep.iter().map(|i| i.id).collect::<Vec<_>>(),
+        [c[4].id, c[8].id]
+    );
+    assert_eq!(t.find_tool_results(None, None, None).unwrap().len(), 4);
+    let after = t
+        .find_tool_results(Some("grep"), Some(&c[4].id.to_hex()), None)
+        .unwrap();
+    assert_eq!(after.len(), 1);
+    let before = t
+        .find_tool_results(None, None, Some(&c[6].id.to_hex()))
+        .unwrap();
+    assert_eq!(before.len(), 2);
+    assert!(
+        t.find_tool_results(Some("nope"), None, None)
+            .unwrap()
+            .is_empty()
+    );
+    // An edited result is returned once, as its position, with the current version reachable.
+    let e = t
+        .edit_tool_result(
+            &c[4].id.to_hex(),
+            "g1",
+            "grep",
+            Content::Text("config.py:42".into()),
+        )
+        .unwrap();
+    let grep = t.find_tool_results(Some("grep"), None, None).unwrap();
+    assert_eq!(grep.len(), 2);
+    assert_eq!(grep[0].id, c[4].id);
+    let current = grep[0].current.as_ref().unwrap();
+    assert_eq!(current.commit, e.id);
+    assert_eq!(current.message.content.text(), "config.py:42");
+    assert!(
+        grep[0]
+            .message
+            .as_ref()
+            .unwrap()
+            .content
+            .text()
+            .starts_with("config.py:42: DATABASE_URL")
+    );
+    // After/before outside the view are errors.
+    t.create_branch("side", Some(&c[1].id.to_hex())).unwrap();
+    t.switch("side").unwrap();
+    let other = t.user("elsewhere").unwrap();
+    t.switch("main").unwrap();
+    assert!(matches!(
+        t.find_tool_results(None, Some(&other.id.to_hex()), None),
+        Err(Error::InvalidOperation { .. })
+    ));
+    let calls = t.find_tool_calls(Some("grep")).unwrap();
+    assert_eq!(
+        calls.iter().map(|i| i.id).collect::<Vec<_>>(),
+        [c[2].id, c[7].id]
+    );
+    assert_eq!(t.find_tool_calls(None).unwrap().len(), 4);
+}
+
+#[test]
+fn turns_carry_results_in_call_order_and_lifecycle() {
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let turns = t.find_tool_turns(None).unwrap();
+    assert_eq!(turns.len(), 4);
+    let first = &turns[0];
+    assert_eq!(first.call.id, c[2].id);
+    assert_eq!(
+        first.result_hashes(),
+        [c[4].id, c[3].id],
+        "call order, not record order"
+    );
+    assert_eq!(first.tool_names(), ["grep", "read_file"]);
+    assert_eq!(first.all_hashes(), [c[2].id, c[4].id, c[3].id]);
+    use tract_core::CallState;
+    assert_eq!(first.calls[0].state, CallState::Ok);
+    assert!(first.calls[0].duration_us.is_some());
+    assert_eq!(first.calls[0].arguments, r#"{"q":"g1"}"#);
+    assert_eq!(turns[1].calls[0].state, CallState::Error);
+    assert_eq!(turns[3].calls[0].state, CallState::Pending);
+    assert!(turns[3].results.is_empty());
+    assert_eq!(t.find_tool_turns(Some("grep")).unwrap().len(), 2);
+    assert!(t.find_tool_turns(Some("nope")).unwrap().is_empty());
+}
+
+#[test]
+fn tool_result_edits_are_checked_and_keep_history() {
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let head = t.head().unwrap();
+    let g1 = c[4].id.to_hex();
+    for (target, call_id, name) in [
+        (c[1].id.to_hex(), "g1", "grep"), // not a tool result
+        (g1.clone(), "r1", "grep"),       // another call's id
+        (g1.clone(), "g1", "read_file"),  // another tool
+        ("f".repeat(20), "g1", "grep"),   // no such commit
+    ] {
+        assert!(
+            t.edit_tool_result(&target, call_id, name, Content::Text("x".into()))
+                .is_err()
+        );
+    }
+    assert_eq!(t.head().unwrap(), head, "refused edits commit nothing");
+    let e1 = t
+        .edit_tool_result(&g1, "g1", "grep", Content::Text("v2".into()))
+        .unwrap();
+    let e2 = t
+        .edit_tool_result(&e1.id.to_hex(), "g1", "grep", Content::Text("v3".into()))
+        .unwrap();
+    let history = t.edit_history(&e2.id.to_hex()).unwrap();
+    assert_eq!(
+        history.iter().map(|i| i.id).collect::<Vec<_>>(),
+        [c[4].id, e1.id, e2.id]
+    );
+    assert_eq!(t.edit_history(&g1).unwrap().len(), 3);
+    let msgs = t.compile().unwrap();
+    let shown: Vec<_> = msgs
+        .messages()
+        .iter()
+        .map(|m| m.message.content.text().into_owned())
+        .collect();
+    assert!(shown.contains(&"v3".to_string()));
+}
+
+#[test]
+fn repair_answers_every_pending_call_once() {
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let c = tool_session(&t);
+    t.assistant("", vec![call("p1", "bash"), call("p2", "grep")])
+        .unwrap();
+    assert_eq!(t.pending_tool_calls().unwrap().len(), 3);
+    let repaired = t.repair().unwrap();
+    assert_eq!(repaired.len(), 3);
+    assert!(
+        repaired
+            .iter()
+            .all(|r| r.message.as_ref().unwrap().is_error)
+    );
+    assert!(t.pending_tool_calls().unwrap().is_empty());
+    assert!(t.repair().unwrap().is_empty(), "repair is idempotent");
+    let reopened = Tract::open_existing(&path).unwrap();
+    let compiled = reopened.compile().unwrap();
+    assert!(compiled.warnings().is_empty(), "{:?}", compiled.warnings());
+    let turns = reopened.find_tool_turns(Some("edit_file")).unwrap();
+    assert_eq!(turns[0].results.len(), 1);
+    assert_eq!(turns[0].calls[0].state, tract_core::CallState::Error);
+    assert_eq!(turns[0].call.id, c[9].id);
+}
+
+#[test]
+fn search_the_view_and_the_history() {
+    use tract_core::SearchQuery;
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let q = |query: &str| SearchQuery {
+        query: query.into(),
+        ..SearchQuery::default()
+    };
+    let hits = t.search(&q("database_url")).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].info.id, c[4].id);
+    assert_eq!(hits[0].snippet, "config.py:42: DATABASE_URL");
+    // Tool-call names and arguments are searched too.
+    assert_eq!(t.search(&q(r#""q":"b1""#)).unwrap()[0].info.id, c[5].id);
+    // Edit the result: the view no longer has it, the history does (original first).
+    let e = t
+        .edit_tool_result(
+            &c[4].id.to_hex(),
+            "g1",
+            "grep",
+            Content::Text("trimmed".into()),
+        )
+        .unwrap();
+    assert!(t.search(&q("DATABASE_URL")).unwrap().is_empty());
+    let mut hist = q("DATABASE_URL");
+    hist.history = true;
+    assert_eq!(t.search(&hist).unwrap()[0].info.id, c[4].id);
+    assert_eq!(t.search(&q("trimmed")).unwrap()[0].info.id, e.id);
+    let mut by_tool = q("config|nothing|file");
+    by_tool.regex = true;
+    by_tool.tool = Some("grep".into());
+    by_tool.history = true;
+    // The call that names read_file, the grep result's original, and the second grep result.
+    let ids: Vec<_> = t
+        .search(&by_tool)
+        .unwrap()
+        .iter()
+        .map(|h| h.info.id)
+        .collect();
+    assert_eq!(ids, [c[2].id, c[4].id, c[8].id]);
+    let mut by_role = q("edit_file");
+    by_role.role = Some(Role::Assistant);
+    assert_eq!(t.search(&by_role).unwrap().len(), 1);
+    let mut bad = q("(");
+    bad.regex = true;
+    assert!(matches!(t.search(&bad), Err(Error::InvalidInput { .. })));
+}

@@ -1,0 +1,149 @@
+//! [`CommitInfo`]: one commit with its message, as every surface shows it.
+
+use crate::id::ObjectId;
+use crate::object::{Commit, Message, Op, Role};
+use crate::tokens;
+use std::sync::Arc;
+
+/// What one commit holds, with its message.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    /// The commit's id.
+    pub id: ObjectId,
+    /// The commit itself (parents, operation, blob, timestamp, note).
+    pub commit: Commit,
+    /// The message it carries, if its operation has content.
+    pub message: Option<Arc<Message>>,
+    /// Tokens of that message with framing (0 without one).
+    pub token_count: u32,
+    /// For a view position that has been edited: the version the model sees now.
+    pub current: Option<Current>,
+}
+
+/// The version of an edited position that is in view.
+#[derive(Debug, Clone)]
+pub struct Current {
+    /// The newest edit of the position.
+    pub commit: ObjectId,
+    /// Its message.
+    pub message: Arc<Message>,
+    /// Its tokens with framing.
+    pub token_count: u32,
+}
+
+impl CommitInfo {
+    pub(crate) fn new(id: ObjectId, commit: Commit, content: Option<(Message, u32)>) -> Self {
+        let (message, token_count) = match content {
+            Some((m, payload)) => {
+                let framed = tokens::framed(payload, m.name.is_some() && m.role != Role::Tool);
+                (Some(Arc::new(m)), framed)
+            }
+            None => (None, 0),
+        };
+        CommitInfo {
+            id,
+            commit,
+            message,
+            token_count,
+            current: None,
+        }
+    }
+
+    /// The operation's name: `append` or `edit`.
+    pub fn op(&self) -> &'static str {
+        self.commit.op.name()
+    }
+
+    /// The message's role.
+    pub fn role(&self) -> Option<Role> {
+        self.message.as_ref().map(|m| m.role)
+    }
+
+    /// The commit an edit replaces.
+    pub fn edit_target(&self) -> Option<ObjectId> {
+        match &self.commit.op {
+            Op::Edit { target } => Some(*target),
+            Op::Append => None,
+        }
+    }
+
+    /// What kind of message it is: `instruction` (system), `dialogue` (user or assistant
+    /// text), `tool_call` (an assistant message with tool calls) or `tool_result`.
+    pub fn content_type(&self) -> Option<&'static str> {
+        self.message.as_ref().map(|m| match m.role {
+            Role::System => "instruction",
+            Role::Tool => "tool_result",
+            Role::Assistant if !m.tool_calls.is_empty() => "tool_call",
+            Role::User | Role::Assistant => "dialogue",
+        })
+    }
+
+    /// The tool names involved: a result's tool, or the tools a call message calls.
+    pub fn tool_names(&self) -> Vec<&str> {
+        match &self.message {
+            Some(m) if m.role == Role::Tool => m.name.iter().map(String::as_str).collect(),
+            Some(m) => m.tool_calls.iter().map(|c| c.name.as_str()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// When it was committed, as RFC 3339 UTC with microseconds.
+    pub fn created_at(&self) -> String {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(self.commit.timestamp_us);
+        humantime::format_rfc3339_micros(t).to_string()
+    }
+
+    /// The message's fields beyond role and content, as the seed API's `metadata`: `name`,
+    /// `tool_call_id`, `tool_calls` (flat form), `is_error` where they apply, plus any extra
+    /// provider fields stored with the message.
+    pub fn metadata(&self) -> serde_json::Map<String, serde_json::Value> {
+        let Some(m) = &self.message else {
+            return serde_json::Map::new();
+        };
+        let serde_json::Value::Object(mut all) = crate::json::message_to_json(m) else {
+            return serde_json::Map::new();
+        };
+        let mut out = match all.remove("metadata") {
+            Some(serde_json::Value::Object(extra)) => extra,
+            _ => serde_json::Map::new(),
+        };
+        all.remove("role");
+        all.remove("content");
+        out.extend(all);
+        out
+    }
+
+    /// Everything about the commit as one JSON object (what `tract log --json` prints).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Value, json};
+        let id_list =
+            |ids: &[ObjectId]| Value::from(ids.iter().map(ObjectId::to_hex).collect::<Vec<_>>());
+        json!({
+            "commit_hash": self.id.to_hex(),
+            "op": self.op(),
+            "parents": id_list(&self.commit.parents),
+            "edit_target": self.edit_target().map(|t| t.to_hex()),
+            "created_at": self.created_at(),
+            "timestamp_us": self.commit.timestamp_us,
+            "note": self.commit.message,
+            "blob": self.commit.blob.map(|b| b.to_hex()),
+            "role": self.role().map(Role::as_str),
+            "content_type": self.content_type(),
+            "token_count": self.token_count,
+            "message": self.message.as_deref().map(crate::json::message_to_json),
+        })
+    }
+
+    /// The first line of the text content (or of the first tool call when there is none).
+    pub fn preview(&self) -> String {
+        let Some(m) = &self.message else {
+            return String::new();
+        };
+        let text = m.content.text();
+        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if let (true, Some(c)) = (line.is_empty(), m.tool_calls.first()) {
+            return format!("{}({})", c.name, c.arguments);
+        }
+        line.to_string()
+    }
+}
