@@ -26,12 +26,13 @@ pub enum Command {
     /// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
     Add(AddArgs),
     /// Replace the content of a message in the view; the original stays in history.
-    Edit {
-        /// The commit to edit (an id prefix, a branch, HEAD~N).
-        target: String,
-        /// The new content; `-` reads standard input.
-        text: String,
-    },
+    Edit(EditArgs),
+    /// Tool calls, results and turns in the current view.
+    Tools(ToolsArgs),
+    /// Commit a marked error result for every tool call left without one (after a crash).
+    Repair,
+    /// Search message text, tool calls and tool results.
+    Search(SearchArgs),
     /// Show history, newest first.
     Log {
         /// Where to start (default: HEAD).
@@ -45,6 +46,12 @@ pub enum Command {
         /// Short id and first line only.
         #[arg(long)]
         oneline: bool,
+        /// Only commits of this role.
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// Only results of this tool and messages that call it.
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
     },
     /// Show one commit and its full message.
     Show {
@@ -53,6 +60,9 @@ pub enum Command {
         /// As JSON.
         #[arg(long)]
         json: bool,
+        /// Every version of the message: the original, then each edit.
+        #[arg(long)]
+        history: bool,
     },
     /// Print the view as a provider request body.
     Compile {
@@ -139,6 +149,78 @@ pub struct AddArgs {
     pub json: Option<String>,
 }
 
+/// `tract edit`.
+#[derive(Debug, clap::Args)]
+pub struct EditArgs {
+    /// The commit to edit (an id prefix, a branch, HEAD~N).
+    pub target: String,
+    /// The new content; `-` reads standard input.
+    #[arg(conflicts_with_all = ["content", "file"])]
+    pub text: Option<String>,
+    /// The new content.
+    #[arg(long, value_name = "TEXT", conflicts_with = "file")]
+    pub content: Option<String>,
+    /// Read the new content from this file.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<std::path::PathBuf>,
+}
+
+/// `tract tools`.
+#[derive(Debug, clap::Args)]
+pub struct ToolsArgs {
+    /// What to list.
+    #[arg(value_enum)]
+    pub what: ToolsWhat,
+    /// Only this tool.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Only results after this commit (results only).
+    #[arg(long, value_name = "REV")]
+    pub after: Option<String>,
+    /// Only results before this commit (results only).
+    #[arg(long, value_name = "REV")]
+    pub before: Option<String>,
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `tract tools` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolsWhat {
+    /// Assistant commits that call tools.
+    Calls,
+    /// Tool result commits.
+    Results,
+    /// Calls with their results, state, duration and sizes.
+    Turns,
+}
+
+/// `tract search`.
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// What to look for (case-insensitive substring).
+    pub query: String,
+    /// Treat QUERY as a regular expression.
+    #[arg(long)]
+    pub regex: bool,
+    /// Only messages of this role.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// Only results of this tool and messages that call it.
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    /// Search every version in history, originals of edited messages included.
+    #[arg(long)]
+    pub history: bool,
+    /// At most this many hits.
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    pub limit: Option<usize>,
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Provider formats for `compile`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -146,4 +228,13 @@ pub enum Format {
     Openai,
     /// Anthropic Messages `{"system", "messages"}`.
     Anthropic,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -1,10 +1,10 @@
 //! One function per subcommand; each returns what to print.
 
 use crate::args::{AddArgs, Cli, Command, Format};
-use crate::{demo, input, render};
+use crate::{demo, input, render, tools};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use tract_core::{Content, Error, Tract};
+use tract_core::{Content, Error, Role, Tract};
 
 /// Carries out the command and returns its standard output.
 pub fn execute(cli: &Cli) -> Result<String, Error> {
@@ -13,18 +13,52 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
         Command::Init { dir } => init(cli.store.as_deref(), dir.as_deref(), &mut out)?,
         Command::Demo { dir } => demo::run(dir.as_deref(), &mut out)?,
         Command::Add(a) => add(&open(cli)?, a, &mut out)?,
-        Command::Edit { target, text } => {
+        Command::Edit(e) => {
             let t = open(cli)?;
-            let info = t.edit(target, Content::Text(input::text_or_stdin(text)?))?;
+            let text = match (&e.text, &e.content, &e.file) {
+                (Some(text), _, _) => input::text_or_stdin(text)?,
+                (_, Some(content), _) => content.clone(),
+                (_, _, Some(path)) => {
+                    std::fs::read_to_string(path).map_err(|source| Error::Io {
+                        path: path.clone(),
+                        source,
+                    })?
+                }
+                (None, None, None) => {
+                    return Err(Error::InvalidInput {
+                        message: "give the new content: TEXT, --content, --file or -".into(),
+                    });
+                }
+            };
+            let info = t.edit(&e.target, Content::Text(text))?;
             let _ = writeln!(out, "{}", info.id.short());
         }
+        Command::Tools(a) => tools::run(&open(cli)?, a, &mut out)?,
+        Command::Repair => {
+            let repaired = open(cli)?.repair()?;
+            for info in &repaired {
+                render::log_line(&mut out, info);
+            }
+            let _ = writeln!(
+                out,
+                "{} tool call(s) without a result answered with a marked error result",
+                repaired.len()
+            );
+        }
+        Command::Search(a) => tools::search(&open(cli)?, a, &mut out)?,
         Command::Log {
             rev,
             limit,
             json,
             oneline,
+            role,
+            tool,
         } => {
-            let infos = open(cli)?.log(rev.as_deref(), *limit)?;
+            let role = role.as_deref().map(Role::parse).transpose()?;
+            let infos = open(cli)?.log_where(rev.as_deref(), *limit, |i| {
+                role.is_none_or(|r| i.role() == Some(r))
+                    && tool.as_deref().is_none_or(|t| i.tool_names().contains(&t))
+            })?;
             if *json {
                 let list: Vec<_> = infos.iter().map(|i| i.to_json()).collect();
                 out = pretty(&serde_json::Value::Array(list), false);
@@ -38,12 +72,27 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
                 }
             }
         }
-        Command::Show { rev, json } => {
-            let info = open(cli)?.get_commit(rev.as_deref().unwrap_or("HEAD"))?;
-            if *json {
-                out = pretty(&info.to_json(), false);
+        Command::Show { rev, json, history } => {
+            let t = open(cli)?;
+            let rev = rev.as_deref().unwrap_or("HEAD");
+            let infos = if *history {
+                t.edit_history(rev)?
             } else {
-                render::show(&mut out, &info);
+                vec![t.get_commit(rev)?]
+            };
+            if *json {
+                let list: Vec<_> = infos.iter().map(|i| i.to_json()).collect();
+                out = match (history, list.as_slice()) {
+                    (false, [one]) => pretty(one, false),
+                    _ => pretty(&serde_json::Value::Array(list), false),
+                };
+            } else {
+                for (i, info) in infos.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str("\n");
+                    }
+                    render::show(&mut out, info);
+                }
             }
         }
         Command::Compile {
@@ -135,7 +184,7 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
     Ok(out)
 }
 
-fn pretty(v: &serde_json::Value, compact: bool) -> String {
+pub(crate) fn pretty(v: &serde_json::Value, compact: bool) -> String {
     let mut s = if compact {
         v.to_string()
     } else {

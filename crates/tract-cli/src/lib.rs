@@ -6,6 +6,7 @@ mod commands;
 mod demo;
 mod input;
 mod render;
+mod tools;
 
 use clap::Parser;
 use std::ffi::OsString;

@@ -7,7 +7,7 @@ use tract_core::{CommitInfo, HeadRef, ReflogEntry, Status};
 const PREVIEW_CHARS: usize = 96;
 
 /// `text` cut to `max` characters.
-fn cut(text: &str, max: usize) -> String {
+pub fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -43,6 +43,23 @@ pub fn log_line(out: &mut String, info: &CommitInfo) {
         info.token_count,
         cut(&format!("{error}{preview}"), PREVIEW_CHARS)
     );
+}
+
+/// One line for a view position from a query: like `log`, with the version in view when
+/// the position has been edited.
+pub fn position_line(out: &mut String, info: &CommitInfo) {
+    match &info.current {
+        None => log_line(out, info),
+        Some(c) => {
+            let mut shown = info.clone();
+            shown.message = Some(c.message.clone());
+            shown.token_count = c.token_count;
+            let mut line = String::new();
+            log_line(&mut line, &shown);
+            let _ = write!(out, "{}", line.trim_end());
+            let _ = writeln!(out, "  (edited: {})", c.commit.short());
+        }
+    }
 }
 
 /// One `log --oneline` line.

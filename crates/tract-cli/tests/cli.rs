@@ -412,3 +412,154 @@ fn concurrent_writers_and_a_reader() {
         assert_eq!(mine, expected, "each writer's messages in its own order");
     }
 }
+
+/// A session with parallel calls, an error and a call left without a result.
+fn tool_project() -> Project {
+    let p = Project::new();
+    let stream = [
+        r#"{"role":"user","content":"find DATABASE_URL"}"#,
+        r#"{"role":"assistant","content":"","tool_calls":[{"id":"g1","name":"grep","arguments":{"p":"DATABASE_URL"}},{"id":"r1","name":"read_file","arguments":{"path":"cfg.py"}}]}"#,
+        r#"{"role":"tool","tool_call_id":"r1","name":"read_file","content":"DATABASE_URL = env()"}"#,
+        r#"{"role":"tool","tool_call_id":"g1","name":"grep","content":"cfg.py:1: DATABASE_URL = env()\nold.py:9: DATABASE_URL"}"#,
+        r#"{"role":"assistant","content":"","tool_calls":[{"id":"b1","name":"bash","arguments":{"cmd":"pytest"}}]}"#,
+        r#"{"role":"tool","tool_call_id":"b1","name":"bash","content":"1 failed","is_error":true}"#,
+        r#"{"role":"assistant","content":"","tool_calls":[{"id":"x1","name":"edit_file","arguments":{}}]}"#,
+    ]
+    .join("\n");
+    p.ok_in(&["add", "--json", "-"], Some(&stream));
+    p
+}
+
+#[test]
+fn tool_queries_turns_and_lifecycle() {
+    let p = tool_project();
+    let results = json(&p.ok(&["tools", "results", "--json"]));
+    assert_eq!(results.as_array().unwrap().len(), 3);
+    let grep = json(&p.ok(&["tools", "results", "--name", "grep", "--json"]));
+    assert_eq!(grep[0]["message"]["tool_call_id"], "g1");
+    let grep_id = grep[0]["commit_hash"].as_str().unwrap()[..12].to_string();
+    let after = json(&p.ok(&["tools", "results", "--after", &grep_id, "--json"]));
+    assert_eq!(
+        after.as_array().unwrap().len(),
+        1,
+        "only the bash result follows"
+    );
+    assert_eq!(
+        p.ok(&["tools", "results", "--name", "nope", "--json"])
+            .trim(),
+        "[]"
+    );
+    let calls = p.ok(&["tools", "calls"]);
+    assert_eq!(calls.lines().count(), 3);
+    let turns = json(&p.ok(&["tools", "turns", "--json"]));
+    let states: Vec<&str> = turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| {
+            t["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["state"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(states, ["ok", "ok", "error", "pending"]);
+    assert_eq!(
+        turns[0]["tool_names"],
+        serde_json::json!(["grep", "read_file"])
+    );
+    assert!(turns[0]["calls"][0]["duration_ms"].is_number());
+    let table = p.ok(&["tools", "turns"]);
+    assert!(
+        table.contains("pending") && table.contains("error"),
+        "{table}"
+    );
+    // Edit the grep result: queries return the position once, marked edited.
+    p.ok(&["edit", &grep_id, "--content", "cfg.py:1"]);
+    let line = p.ok(&["tools", "results", "--name", "grep"]);
+    assert_eq!(line.lines().count(), 1);
+    assert!(
+        line.contains("cfg.py:1") && line.contains("(edited:"),
+        "{line}"
+    );
+    let history = json(&p.ok(&["show", "--history", "--json", &grep_id]));
+    assert_eq!(history.as_array().unwrap().len(), 2);
+    p.fails(&["tools", "results", "--after", "ffffffffff"], None);
+}
+
+#[test]
+fn repair_after_a_crash() {
+    let p = tool_project();
+    let status = json(&p.ok(&["status", "--json"]));
+    assert_eq!(status["unanswered_tool_calls"], 1);
+    let out = p.ok(&["repair"]);
+    assert!(out.contains("1 tool call(s)"), "{out}");
+    let status = json(&p.ok(&["status", "--json"]));
+    assert_eq!(status["unanswered_tool_calls"], 0);
+    assert!(p.ok(&["repair"]).contains("0 tool call(s)"));
+    let out = p.run(&["compile"], None);
+    assert!(out.stderr.is_empty(), "no warnings after repair");
+}
+
+#[test]
+fn search_and_log_filters() {
+    let p = tool_project();
+    let hits = p.ok(&["search", "database_url"]);
+    assert_eq!(hits.lines().count(), 4, "{hits}");
+    let grep_hits = json(&p.ok(&["search", "DATABASE_URL", "--tool", "grep", "--json"]));
+    assert_eq!(
+        grep_hits.as_array().unwrap().len(),
+        2,
+        "the call and its result"
+    );
+    assert!(
+        grep_hits[1]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("DATABASE_URL")
+    );
+    let grep_id = grep_hits[1]["commit_hash"].as_str().unwrap()[..12].to_string();
+    p.ok(&["edit", &grep_id, "trimmed"]);
+    assert_eq!(
+        json(&p.ok(&["search", "old.py", "--json"]))
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        json(&p.ok(&["search", "old.py", "--history", "--json"]))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        p.ok(&["search", "fail(ed)?", "--regex", "--role", "tool"])
+            .lines()
+            .count(),
+        1
+    );
+    let err = p.fails(&["search", "(", "--regex"], None);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        p.ok(&["log", "--tool", "bash", "--oneline"])
+            .lines()
+            .count(),
+        2
+    );
+    assert_eq!(
+        p.ok(&["log", "--role", "user", "--oneline"])
+            .lines()
+            .count(),
+        1
+    );
+    assert_eq!(
+        p.ok(&["log", "--role", "tool", "-n", "2", "--oneline"])
+            .lines()
+            .count(),
+        2
+    );
+    p.fails(&["log", "--role", "robot"], None);
+}

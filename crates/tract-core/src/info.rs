@@ -131,6 +131,11 @@ impl CommitInfo {
             "content_type": self.content_type(),
             "token_count": self.token_count,
             "message": self.message.as_deref().map(crate::json::message_to_json),
+            "current": self.current.as_ref().map(|c| json!({
+                "commit_hash": c.commit.to_hex(),
+                "token_count": c.token_count,
+                "message": crate::json::message_to_json(&c.message),
+            })),
         })
     }
 

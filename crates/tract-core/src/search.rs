@@ -50,7 +50,19 @@ fn matcher(q: &SearchQuery) -> Result<Regex> {
         .case_insensitive(true)
         .size_limit(1 << 22)
         .build()
-        .map_err(|e| Error::invalid_input(format!("invalid regular expression: {e}")))
+        .map_err(|e| {
+            // The engine's message spans lines (pattern, caret, reason): keep the reason.
+            let text = e.to_string();
+            let reason = text
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .trim_start_matches("error: ");
+            Error::invalid_input(format!(
+                "invalid regular expression '{}': {reason}",
+                q.query
+            ))
+        })
 }
 
 fn wanted(m: &Message, q: &SearchQuery) -> bool {

@@ -304,3 +304,32 @@ impl Tract {
         self.append_batch_with(results, &opts)
     }
 }
+
+impl ToolCallInfo {
+    /// As JSON (what `tract tools turns --json` prints per call).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "call_id": self.call_id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "state": self.state.as_str(),
+            "call_commit": self.call_commit.to_hex(),
+            "result_commit": self.result_commit.map(|c| c.to_hex()),
+            "duration_ms": self.duration_us.map(|d| d as f64 / 1000.0),
+            "result_tokens": self.result_tokens,
+            "result_bytes": self.result_bytes,
+        })
+    }
+}
+
+impl ToolTurn {
+    /// As JSON: the call and results as `CommitInfo::to_json`, plus each call's lifecycle.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "call": self.call.to_json(),
+            "results": self.results.iter().map(CommitInfo::to_json).collect::<Vec<_>>(),
+            "tool_names": self.tool_names(),
+            "calls": self.calls.iter().map(ToolCallInfo::to_json).collect::<Vec<_>>(),
+        })
+    }
+}

@@ -393,6 +393,16 @@ impl Tract {
 
     /// Commits from `start` (default `HEAD`) back along first parents, newest first.
     pub fn log(&self, start: Option<&str>, limit: Option<usize>) -> Result<Vec<CommitInfo>> {
+        self.log_where(start, limit, |_| true)
+    }
+
+    /// Like [`Tract::log`], keeping only the commits `keep` accepts (`limit` counts those).
+    pub fn log_where(
+        &self,
+        start: Option<&str>,
+        limit: Option<usize>,
+        keep: impl Fn(&CommitInfo) -> bool,
+    ) -> Result<Vec<CommitInfo>> {
         let snap = self.store.read()?;
         let mut cursor = match start {
             Some(rev) => Some(resolve_in(&snap, rev)?),
@@ -405,7 +415,9 @@ impl Tract {
             }
             let info = info_of(&snap, id)?;
             cursor = info.commit.parent();
-            out.push(info);
+            if keep(&info) {
+                out.push(info);
+            }
         }
         Ok(out)
     }
