@@ -89,7 +89,7 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
             } else {
                 for (i, info) in infos.iter().enumerate() {
                     if i > 0 {
-                        out.push_str("\n");
+                        out.push('\n');
                     }
                     render::show(&mut out, info);
                 }
