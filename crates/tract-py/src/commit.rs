@@ -148,18 +148,41 @@ impl PyCommitInfo {
         self.inner.commit.message.clone()
     }
 
+    /// The commit whose content is in view: the newest edit of this position when a query
+    /// returned an edited one, otherwise this commit.
+    #[getter]
+    fn current_hash(&self) -> String {
+        self.inner
+            .current
+            .as_ref()
+            .map_or(self.inner.id, |c| c.commit)
+            .to_hex()
+    }
+
+    /// The text the model sees for this position (the newest edit's, when edited).
+    #[getter]
+    fn current_content(&self) -> Option<String> {
+        match &self.inner.current {
+            Some(c) => Some(c.message.content.text().into_owned()),
+            None => self.content(),
+        }
+    }
+
     fn __repr__(&self) -> String {
         let mut s = format!(
-            "CommitInfo({} {} role={}",
-            self.inner.id.short(),
-            self.inner.op(),
+            "CommitInfo(role={}",
             self.inner.role().map_or("-", |r| r.as_str())
         );
         let tools = self.inner.tool_names();
         if !tools.is_empty() {
             s.push_str(&format!(", name={}", tools.join(",")));
         }
-        s.push_str(&format!(", tokens={})", self.inner.token_count));
+        s.push_str(&format!(
+            ", op={}, hash={}, tokens={})",
+            self.inner.op(),
+            self.inner.id.short(),
+            self.inner.token_count
+        ));
         s
     }
 }

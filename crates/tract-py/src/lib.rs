@@ -7,6 +7,7 @@ mod commit;
 mod compiled;
 mod convert;
 mod errors;
+mod tools;
 mod tract;
 
 use pyo3::prelude::*;
@@ -17,6 +18,9 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tract::PyTract>()?;
     m.add_class::<commit::PyCommitInfo>()?;
     m.add_class::<compiled::PyCompiled>()?;
+    m.add_class::<tools::PyToolTurn>()?;
+    m.add_class::<tools::PyToolCall>()?;
+    m.add_class::<tools::PySearchHit>()?;
     m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -4,12 +4,13 @@ use crate::commit::PyCommitInfo;
 use crate::compiled::PyCompiled;
 use crate::convert::{from_py, to_py};
 use crate::errors::IntoPyResult;
+use crate::tools::{PySearchHit, PyToolCall, PyToolTurn};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, tool_calls_from_json};
-use tract_core::{Content, Error, Message, Role, Tract};
+use tract_core::{Content, Error, Message, Role, SearchQuery, Tract};
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
 /// context manager; every append is durable when the call returns.
@@ -121,8 +122,10 @@ impl PyTract {
         self.append_one(py, m)
     }
 
-    /// Appends the result of tool call `call_id` from tool `name`.
-    #[pyo3(signature = (call_id, name, content, is_error=false))]
+    /// Appends the result of tool call `call_id` from tool `name`. With `edit=hash`, replaces
+    /// the content of that tool result instead (it must answer `call_id` from `name`); the
+    /// original stays in history.
+    #[pyo3(signature = (call_id, name, content, is_error=false, edit=None))]
     fn tool_result(
         &self,
         py: Python<'_>,
@@ -130,8 +133,101 @@ impl PyTract {
         name: String,
         content: String,
         is_error: bool,
+        edit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
-        self.append_one(py, Message::tool_result(call_id, name, content, is_error))
+        match edit {
+            Some(target) => {
+                let target = rev_of(target)?;
+                self.with(py, move |t| {
+                    t.edit_tool_result(&target, &call_id, &name, Content::Text(content))
+                })
+                .map(Into::into)
+            }
+            None => self.append_one(py, Message::tool_result(call_id, name, content, is_error)),
+        }
+    }
+
+    /// Tool result commits in the current view, in view order, each position once.
+    #[pyo3(signature = (name=None, after=None, before=None))]
+    fn find_tool_results(
+        &self,
+        py: Python<'_>,
+        name: Option<String>,
+        after: Option<&Bound<'_, PyAny>>,
+        before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyCommitInfo>> {
+        let after = after.map(rev_of).transpose()?;
+        let before = before.map(rev_of).transpose()?;
+        let infos = self.with(py, move |t| {
+            t.find_tool_results(name.as_deref(), after.as_deref(), before.as_deref())
+        })?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// Assistant commits in the current view that call tools (`name`: that tool).
+    #[pyo3(signature = (name=None))]
+    fn find_tool_calls(&self, py: Python<'_>, name: Option<String>) -> PyResult<Vec<PyCommitInfo>> {
+        let infos = self.with(py, move |t| t.find_tool_calls(name.as_deref()))?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// Tool-call commits paired with their results, matched by tool_call_id.
+    #[pyo3(signature = (name=None))]
+    fn find_tool_turns(&self, py: Python<'_>, name: Option<String>) -> PyResult<Vec<PyToolTurn>> {
+        let turns = self.with(py, move |t| t.find_tool_turns(name.as_deref()))?;
+        Ok(turns.into_iter().map(Into::into).collect())
+    }
+
+    /// Tool calls in the current view that have no result yet.
+    fn pending_tool_calls(&self, py: Python<'_>) -> PyResult<Vec<PyToolCall>> {
+        let calls = self.with(py, |t| t.pending_tool_calls())?;
+        Ok(calls.into_iter().map(Into::into).collect())
+    }
+
+    /// Every version of a message in view, oldest first: the original, then each edit.
+    fn edit_history(
+        &self,
+        py: Python<'_>,
+        commit: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<PyCommitInfo>> {
+        let rev = rev_of(commit)?;
+        let infos = self.with(py, move |t| t.edit_history(&rev))?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// Commits a marked synthetic error result for every tool call left without one (after a
+    /// crash), in one transaction; returns them.
+    fn repair(&self, py: Python<'_>) -> PyResult<Vec<PyCommitInfo>> {
+        let infos = self.with(py, |t| t.repair())?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// Searches message text, tool-call names and arguments, and tool results (case-insensitive
+    /// substring, or a regular expression with `regex=True`), in the current view or, with
+    /// `history=True`, every version including originals of edited messages. Oldest first.
+    #[pyo3(signature = (query, role=None, tool=None, history=false, regex=false, limit=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: String,
+        role: Option<String>,
+        tool: Option<String>,
+        history: bool,
+        regex: bool,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<PySearchHit>> {
+        let role = role.as_deref().map(Role::parse).transpose().py()?;
+        let q = SearchQuery {
+            query,
+            regex,
+            role,
+            tool,
+            history,
+            limit,
+        };
+        let hits = self.with(py, move |t| t.search(&q))?;
+        Ok(hits.into_iter().map(Into::into).collect())
     }
 
     /// Appends one message given as a dict (`role`, `content`, `tool_calls`, …).

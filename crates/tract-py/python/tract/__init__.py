@@ -12,7 +12,16 @@ renders what the model sees for OpenAI or Anthropic, valid by construction.
 2
 """
 
-from tract._tract import SYNTHETIC_RESULT, CommitInfo, Compiled, Tract, __version__
+from tract._tract import (
+    SYNTHETIC_RESULT,
+    CommitInfo,
+    Compiled,
+    SearchHit,
+    ToolCall,
+    ToolTurn,
+    Tract,
+    __version__,
+)
 from tract import errors
 from tract.errors import (
     AmbiguousPrefixError,
@@ -32,6 +41,9 @@ __all__ = [
     "Tract",
     "CommitInfo",
     "Compiled",
+    "ToolTurn",
+    "ToolCall",
+    "SearchHit",
     "SYNTHETIC_RESULT",
     "__version__",
     *errors.__all__,
