@@ -152,6 +152,63 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     }
     let append_rate = singles as f64 / start.elapsed().as_secs_f64();
 
+    // Tool queries and search on the warm view (medians of 5).
+    let time5 = |f: &dyn Fn() -> Result<usize, tract_core::Error>| -> Result<(f64, usize), String> {
+        let mut times = Vec::new();
+        let mut found = 0;
+        for _ in 0..5 {
+            let start = Instant::now();
+            found = f().map_err(err)?;
+            times.push(start.elapsed());
+        }
+        Ok((ms(median(times)), found))
+    };
+    let (results_ms, results_n) =
+        time5(&|| Ok(t.find_tool_results(Some("grep"), None, None)?.len()))?;
+    let (calls_ms, calls_n) = time5(&|| Ok(t.find_tool_calls(Some("bash"))?.len()))?;
+    let (turns_ms, turns_n) = time5(&|| Ok(t.find_tool_turns(None)?.len()))?;
+    let query = tract_core::SearchQuery {
+        query: "session_token".into(),
+        limit: Some(100),
+        ..Default::default()
+    };
+    let (search_ms, search_n) = time5(&|| Ok(t.search(&query)?.len()))?;
+    let rare = tract_core::SearchQuery {
+        query: "no such text anywhere".into(),
+        ..Default::default()
+    };
+    let (search_miss_ms, _) = time5(&|| Ok(t.search(&rare)?.len()))?;
+
+    // 100 edits of grep results, then a compile.
+    let targets: Vec<_> = t
+        .find_tool_results(Some("grep"), None, None)
+        .map_err(err)?
+        .into_iter()
+        .rev()
+        .take(100)
+        .collect();
+    let mut edit_times = Vec::new();
+    for info in &targets {
+        let m = info
+            .message
+            .as_deref()
+            .ok_or("a result without a message")?;
+        let call_id = m.tool_call_id.clone().unwrap_or_default();
+        let start = Instant::now();
+        t.edit_tool_result(
+            &info.id.to_hex(),
+            &call_id,
+            "grep",
+            tract_core::Content::Text("trimmed to the matching files".into()),
+        )
+        .map_err(err)?;
+        edit_times.push(start.elapsed());
+    }
+    let start = Instant::now();
+    let compiled = t.compile().map_err(err)?;
+    let compile_after_edits = start.elapsed();
+    std::hint::black_box(compiled.token_count());
+
     // Rendering the whole view as an OpenAI request (O(view), for reference).
     let mut render = Vec::new();
     for _ in 0..5 {
@@ -172,6 +229,13 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "cold_open_compile_ms": ms(median(cold)),
         "append_compile_step_ms": {"median": ms(median(step_times.clone())), "p95": ms(percentile(step_times, 0.95))},
         "render_openai_ms": ms(median(render)),
+        "find_tool_results_grep": {"ms": results_ms, "matches": results_n},
+        "find_tool_calls_bash": {"ms": calls_ms, "matches": calls_n},
+        "find_tool_turns_all": {"ms": turns_ms, "matches": turns_n},
+        "search_view_first_100_ms": {"ms": search_ms, "matches": search_n},
+        "search_view_no_match_ms": search_miss_ms,
+        "edit_tool_result_ms": {"median": ms(median(edit_times.clone())), "p95": ms(percentile(edit_times, 0.95)), "count": targets.len()},
+        "compile_after_edits_ms": ms(compile_after_edits),
         "tract_log_n20_process_ms": log,
         "store_bytes": store_bytes,
         "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,

@@ -86,7 +86,7 @@ impl ToolTurn {
 
 /// The position an entry stands for, with its current version when it has been edited.
 pub(crate) fn entry_info(snap: &Snapshot, e: &ViewEntry) -> Result<CommitInfo> {
-    if e.versions.len() == 1 {
+    if e.edits.is_empty() {
         return Ok(CommitInfo {
             id: e.position,
             commit: e.origin.clone(),
@@ -264,8 +264,7 @@ impl Tract {
         let snap = self.store().read()?;
         let id = resolve_in(&snap, rev)?;
         let head = snap.head()?.commit;
-        let versions =
-            self.with_view(&snap, head, |v| v.entry_of(&id).map(|e| e.versions.clone()))?;
+        let versions = self.with_view(&snap, head, |v| v.entry_of(&id).map(ViewEntry::versions))?;
         let versions = versions.ok_or_else(|| {
             Error::invalid_op(format!(
                 "commit {} is not a message in the current view",

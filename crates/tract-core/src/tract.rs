@@ -273,7 +273,7 @@ impl Tract {
                 }
                 _ => None,
             };
-            if view.apply(info.id, &info.commit, content).is_err() {
+            if view.apply(info.id, info.commit.clone(), content).is_err() {
                 *guard = None;
                 return;
             }

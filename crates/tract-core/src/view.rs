@@ -33,8 +33,9 @@ pub struct ViewEntry {
     pub tokens: u32,
     /// The position's own commit (the append), as stored.
     pub origin: Commit,
-    /// Every version of the position on this branch, oldest first: the append, then each edit.
-    pub versions: Vec<ObjectId>,
+    /// The edits of the position on this branch, oldest first (empty, and unallocated, for
+    /// the many positions never edited).
+    pub edits: Vec<ObjectId>,
     /// For an assistant entry: the view index of the result of each tool call, in call order.
     pub(crate) results: Vec<Option<usize>>,
     /// For a tool entry: whether it answers a call (unpaired results are not sent).
@@ -98,6 +99,15 @@ impl Source for Snapshot {
     }
     fn blob(&self, id: &ObjectId) -> Result<(Message, u32)> {
         Snapshot::blob(self, id)
+    }
+}
+
+impl ViewEntry {
+    /// Every version of the position, oldest first: the append, then each edit.
+    pub fn versions(&self) -> Vec<ObjectId> {
+        std::iter::once(self.position)
+            .chain(self.edits.iter().copied())
+            .collect()
     }
 }
 
@@ -189,7 +199,7 @@ impl View {
         chain.reverse();
         let contents = load_blobs(src, &chain)?;
         for ((id, commit), content) in chain.into_iter().zip(contents) {
-            view.apply(id, &commit, content)?;
+            view.apply(id, commit, content)?;
         }
         Ok(view)
     }
@@ -198,7 +208,7 @@ impl View {
     pub(crate) fn apply(
         &mut self,
         id: ObjectId,
-        commit: &Commit,
+        commit: Commit,
         content: Option<(ObjectId, (Message, u32))>,
     ) -> Result<()> {
         match &commit.op {
@@ -206,6 +216,8 @@ impl View {
                 let (blob, (message, payload)) = content
                     .ok_or_else(|| Error::corrupt(format!("append {} has no blob", id.short())))?;
                 self.push(id, commit, blob, Arc::new(message), payload);
+                self.head = Some(id);
+                return Ok(());
             }
             Op::Edit { target } => {
                 let (blob, (message, payload)) = content
@@ -224,7 +236,7 @@ impl View {
     fn push(
         &mut self,
         id: ObjectId,
-        commit: &Commit,
+        commit: Commit,
         blob: ObjectId,
         message: Arc<Message>,
         payload: u32,
@@ -237,8 +249,8 @@ impl View {
             blob,
             message: Arc::clone(&message),
             tokens: framed,
-            origin: commit.clone(),
-            versions: vec![id],
+            origin: commit,
+            edits: Vec::new(),
             results: vec![None; message.tool_calls.len()],
             paired: false,
         };
@@ -298,7 +310,7 @@ impl View {
         e.blob = blob;
         e.message = message;
         e.tokens = framed;
-        e.versions.push(id);
+        e.edits.push(id);
     }
 }
 
