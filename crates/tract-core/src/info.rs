@@ -10,8 +10,8 @@ use std::sync::Arc;
 pub struct CommitInfo {
     /// The commit's id.
     pub id: ObjectId,
-    /// The commit itself (parents, operation, blob, timestamp, note).
-    pub commit: Commit,
+    /// The commit itself (parents, operation, blob, timestamp, note), shared with the view.
+    pub commit: Arc<Commit>,
     /// The message it carries, if its operation has content.
     pub message: Option<Arc<Message>>,
     /// Tokens of that message with framing (0 without one).
@@ -42,7 +42,7 @@ impl CommitInfo {
         };
         CommitInfo {
             id,
-            commit,
+            commit: Arc::new(commit),
             message,
             token_count,
             current: None,

@@ -99,7 +99,7 @@ pub(crate) fn entry_info(snap: &Snapshot, e: &ViewEntry) -> Result<CommitInfo> {
         Some(b) => Some(snap.blob(b)?),
         None => None,
     };
-    let mut info = CommitInfo::new(e.position, e.origin.clone(), original);
+    let mut info = CommitInfo::new(e.position, (*e.origin).clone(), original);
     info.current = Some(Current {
         commit: e.commit,
         message: e.message.clone(),

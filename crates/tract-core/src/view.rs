@@ -32,7 +32,7 @@ pub struct ViewEntry {
     /// Tokens of the message with its framing.
     pub tokens: u32,
     /// The position's own commit (the append), as stored.
-    pub origin: Commit,
+    pub origin: Arc<Commit>,
     /// The edits of the position on this branch, oldest first (empty, and unallocated, for
     /// the many positions never edited).
     pub edits: Vec<ObjectId>,
@@ -199,7 +199,7 @@ impl View {
         chain.reverse();
         let contents = load_blobs(src, &chain)?;
         for ((id, commit), content) in chain.into_iter().zip(contents) {
-            view.apply(id, commit, content)?;
+            view.apply(id, Arc::new(commit), content)?;
         }
         Ok(view)
     }
@@ -208,7 +208,7 @@ impl View {
     pub(crate) fn apply(
         &mut self,
         id: ObjectId,
-        commit: Commit,
+        commit: Arc<Commit>,
         content: Option<(ObjectId, (Message, u32))>,
     ) -> Result<()> {
         match &commit.op {
@@ -236,7 +236,7 @@ impl View {
     fn push(
         &mut self,
         id: ObjectId,
-        commit: Commit,
+        commit: Arc<Commit>,
         blob: ObjectId,
         message: Arc<Message>,
         payload: u32,
