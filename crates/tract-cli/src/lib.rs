@@ -1,6 +1,8 @@
 //! The `tract` command line. [`run`] parses arguments, carries out one command against the
 //! store and returns the exit code; all logic lives in `tract-core`.
 
+#![warn(missing_docs)]
+
 mod args;
 mod commands;
 mod demo;

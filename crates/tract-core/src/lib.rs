@@ -21,6 +21,8 @@
 //! # Ok::<(), tract_core::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod codec;
 pub mod compile;
 pub mod error;
