@@ -134,6 +134,15 @@ fn call_infos(view: &View, e: &ViewEntry) -> Vec<ToolCallInfo> {
         .collect()
 }
 
+/// The calls in view that have no result.
+fn pending(v: &View) -> Vec<ToolCallInfo> {
+    v.call_entries(None)
+        .iter()
+        .flat_map(|&i| call_infos(v, &v.entries()[i]))
+        .filter(|c| c.state == CallState::Pending)
+        .collect()
+}
+
 /// The view index of `rev`, which must be a position (or an edit of one) in view.
 fn index_in(view: &View, snap: &Snapshot, rev: &str, what: &str) -> Result<usize> {
     let id = resolve_in(snap, rev)?;
@@ -154,13 +163,9 @@ impl Tract {
         after: Option<&str>,
         before: Option<&str>,
     ) -> Result<Vec<CommitInfo>> {
-        let snap = self.store().read()?;
-        let head = snap.head()?.commit;
-        self.with_view(&snap, head, |v| {
-            let lo = after.map(|a| index_in(v, &snap, a, "after")).transpose()?;
-            let hi = before
-                .map(|b| index_in(v, &snap, b, "before"))
-                .transpose()?;
+        self.at_head(|snap, v| {
+            let lo = after.map(|a| index_in(v, snap, a, "after")).transpose()?;
+            let hi = before.map(|b| index_in(v, snap, b, "before")).transpose()?;
             let all = v.result_entries(name);
             // Indexes are in view order: the bounds are two binary searches.
             let start = lo.map_or(0, |lo| all.partition_point(|&i| i <= lo));
@@ -168,28 +173,24 @@ impl Tract {
             all.get(start..end.max(start))
                 .unwrap_or_default()
                 .iter()
-                .map(|&i| entry_info(&snap, &v.entries()[i]))
+                .map(|&i| entry_info(snap, &v.entries()[i]))
                 .collect()
         })?
     }
 
     /// Assistant commits in the current view that call tools (`name`: that tool), in view order.
     pub fn find_tool_calls(&self, name: Option<&str>) -> Result<Vec<CommitInfo>> {
-        let snap = self.store().read()?;
-        let head = snap.head()?.commit;
-        self.with_view(&snap, head, |v| {
+        self.at_head(|snap, v| {
             v.call_entries(name)
                 .iter()
-                .map(|&i| entry_info(&snap, &v.entries()[i]))
+                .map(|&i| entry_info(snap, &v.entries()[i]))
                 .collect()
         })?
     }
 
     /// Tool-call commits paired with their results (`name`: turns that call that tool).
     pub fn find_tool_turns(&self, name: Option<&str>) -> Result<Vec<ToolTurn>> {
-        let snap = self.store().read()?;
-        let head = snap.head()?.commit;
-        self.with_view(&snap, head, |v| {
+        self.at_head(|snap, v| {
             v.call_entries(name)
                 .iter()
                 .map(|&i| {
@@ -198,10 +199,10 @@ impl Tract {
                         .results
                         .iter()
                         .flatten()
-                        .map(|&r| entry_info(&snap, &v.entries()[r]))
+                        .map(|&r| entry_info(snap, &v.entries()[r]))
                         .collect::<Result<Vec<_>>>()?;
                     Ok(ToolTurn {
-                        call: entry_info(&snap, e)?,
+                        call: entry_info(snap, e)?,
                         results,
                         calls: call_infos(v, e),
                     })
@@ -212,19 +213,7 @@ impl Tract {
 
     /// Every tool call in view without a result, in view order.
     pub fn pending_tool_calls(&self) -> Result<Vec<ToolCallInfo>> {
-        let snap = self.store().read()?;
-        let head = snap.head()?.commit;
-        self.pending_at(&snap, head)
-    }
-
-    fn pending_at(&self, snap: &Snapshot, head: Option<ObjectId>) -> Result<Vec<ToolCallInfo>> {
-        self.with_view(snap, head, |v| {
-            v.call_entries(None)
-                .iter()
-                .flat_map(|&i| call_infos(v, &v.entries()[i]))
-                .filter(|c| c.state == CallState::Pending)
-                .collect()
-        })
+        self.at_head(|_, v| pending(v))
     }
 
     /// Edits a tool result: `target` must be a tool result in view answering `call_id` from
@@ -261,28 +250,26 @@ impl Tract {
     /// Every version of the view position `rev` belongs to, oldest first: the original
     /// message, then each edit on this branch.
     pub fn edit_history(&self, rev: &str) -> Result<Vec<CommitInfo>> {
-        let snap = self.store().read()?;
-        let id = resolve_in(&snap, rev)?;
-        let head = snap.head()?.commit;
-        let versions = self.with_view(&snap, head, |v| v.entry_of(&id).map(ViewEntry::versions))?;
-        let versions = versions.ok_or_else(|| {
-            Error::invalid_op(format!(
-                "commit {} is not a message in the current view",
-                id.short()
-            ))
-        })?;
-        versions
-            .into_iter()
-            .map(|c| crate::tract::info_of(&snap, c))
-            .collect()
+        self.at_head(|snap, v| {
+            let id = resolve_in(snap, rev)?;
+            let entry = v.entry_of(&id).ok_or_else(|| {
+                Error::invalid_op(format!(
+                    "commit {} is not a message in the current view",
+                    id.short()
+                ))
+            })?;
+            entry
+                .versions()
+                .into_iter()
+                .map(|c| crate::tract::info_of(snap, c))
+                .collect()
+        })?
     }
 
     /// Commits a marked synthetic error result for every tool call in view that has none, in
     /// one transaction, so a session a crash left mid-tool resumes valid. Returns them.
     pub fn repair(&self) -> Result<Vec<CommitInfo>> {
-        let snap = self.store().read()?;
-        let head = snap.head()?.commit;
-        let pending = self.pending_at(&snap, head)?;
+        let (head, pending) = self.at_head(|_, v| (v.head(), pending(v)))?;
         if pending.is_empty() {
             return Ok(Vec::new());
         }

@@ -424,9 +424,14 @@ impl Tract {
 
     /// Compiles the view at `HEAD`.
     pub fn compile(&self) -> Result<Compiled> {
+        self.at_head(|_, v| Compiled::new(v))
+    }
+
+    /// Runs `f` on a fresh snapshot and the view at its `HEAD`.
+    pub(crate) fn at_head<R>(&self, f: impl FnOnce(&Snapshot, &View) -> R) -> Result<R> {
         let snap = self.store.read()?;
         let head = snap.head()?.commit;
-        self.with_view(&snap, head, Compiled::new)
+        self.with_view(&snap, head, |v| f(&snap, v))
     }
 
     /// Compiles the view at any commit.
