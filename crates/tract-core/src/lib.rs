@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+pub mod clear;
 mod codec;
 pub mod compile;
 pub mod error;
@@ -37,6 +38,7 @@ pub mod tools;
 mod tract;
 pub mod view;
 
+pub use clear::{ClearCandidate, ClearOptions, ClearOutcome};
 pub use compile::{Compiled, CompiledMessage};
 pub use error::{Error, Result};
 pub use id::ObjectId;

@@ -224,36 +224,63 @@ impl Tract {
         check: impl FnOnce(&Message) -> Result<()>,
     ) -> Result<CommitInfo> {
         let target = self.resolve(target)?;
+        let infos = self.commit_edits(|v| {
+            let Some(entry) = v.entry_of(&target) else {
+                return Err(Error::invalid_op(format!(
+                    "commit {} is not a message in the current view",
+                    target.short()
+                )));
+            };
+            check(&entry.message)?;
+            let mut message = (*entry.message).clone();
+            message.content = content;
+            Ok(vec![(target, message)])
+        })?;
+        infos
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::invalid_op("the edit produced no commit"))
+    }
+
+    /// Edits planned from the view at `HEAD` and committed in one transaction: `plan` sees the
+    /// view under the write lock (nothing can change between planning and committing) and
+    /// returns each target with its new message.
+    pub(crate) fn commit_edits(
+        &self,
+        plan: impl FnOnce(&View) -> Result<Vec<(ObjectId, Message)>>,
+    ) -> Result<Vec<CommitInfo>> {
         let mut w = self.store.write()?;
-        let head = w.head()?;
+        let start = w.head()?;
         // Read after taking the write lock: this snapshot sees exactly what the writer sees.
         let snap = self.store.read()?;
-        let current = self.with_view(&snap, head.commit, |v| {
-            v.entry_of(&target).map(|e| (*e.message).clone())
-        })?;
-        let Some(mut message) = current else {
-            return Err(Error::invalid_op(format!(
-                "commit {} is not a message in the current view",
-                target.short()
-            )));
-        };
-        check(&message)?;
-        message.content = content;
-        let prepared = Prepared::new(message)?;
-        let blob = w.put_blob(&prepared.bytes, prepared.payload)?;
-        let commit = Commit {
-            parents: head.commit.into_iter().collect(),
-            op: Op::Edit { target },
-            blob: Some(blob),
-            timestamp_us: next_timestamp(&w, &head)?,
-            message: None,
-        };
-        let id = w.put_commit(&commit)?;
-        w.advance_head(&head, id, &format!("edit {}", target.short()))?;
+        let edits = self.with_view(&snap, start.commit, plan)??;
+        if edits.is_empty() {
+            return Ok(Vec::new()); // dropping the writer commits nothing
+        }
+        let mut head = start.clone();
+        let mut infos = Vec::with_capacity(edits.len());
+        for (target, message) in edits {
+            let prepared = Prepared::new(message)?;
+            let blob = w.put_blob(&prepared.bytes, prepared.payload)?;
+            let commit = Commit {
+                parents: head.commit.into_iter().collect(),
+                op: Op::Edit { target },
+                blob: Some(blob),
+                timestamp_us: next_timestamp(&w, &head)?,
+                message: None,
+            };
+            let id = w.put_commit(&commit)?;
+            w.advance_head(&head, id, &format!("edit {}", target.short()))?;
+            head.commit = Some(id);
+            infos.push(CommitInfo::new(
+                id,
+                commit,
+                Some((prepared.message, prepared.payload)),
+            ));
+        }
         w.commit()?;
-        let info = CommitInfo::new(id, commit, Some((prepared.message, prepared.payload)));
-        self.extend_cache(head.commit, std::slice::from_ref(&info));
-        Ok(info)
+        self.extend_cache(start.commit, &infos);
+        Ok(infos)
     }
 
     /// Applies freshly committed commits to the cached view when it is at their parent.

@@ -679,3 +679,86 @@ fn search_the_view_and_the_history() {
     bad.regex = true;
     assert!(matches!(t.search(&bad), Err(Error::InvalidInput { .. })));
 }
+
+#[test]
+fn clearing_old_tool_results_keeps_recent_turns_and_history() {
+    use tract_core::ClearOptions;
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let mut results = Vec::new();
+    for i in 0..5 {
+        let tool = if i == 1 { "memory" } else { "grep" };
+        t.assistant("", vec![call(&format!("c{i}"), tool)]).unwrap();
+        results.push(
+            t.tool_result(
+                format!("c{i}"),
+                tool,
+                format!("match line {i}\n").repeat(100),
+                false,
+            )
+            .unwrap(),
+        );
+    }
+    let opts = ClearOptions {
+        keep: 2,
+        exclude_tools: vec!["memory".into()],
+        ..ClearOptions::default()
+    };
+    let plan = t.plan_clear_tool_results(&opts).unwrap();
+    assert_eq!(
+        plan.iter().map(|c| c.position).collect::<Vec<_>>(),
+        [results[0].id, results[2].id]
+    );
+    let head = t.head().unwrap();
+    // Asking for more than it can free changes nothing.
+    let greedy = ClearOptions {
+        clear_at_least: 1_000_000,
+        ..opts.clone()
+    };
+    assert!(t.clear_tool_results(&greedy).unwrap().cleared.is_empty());
+    assert_eq!(t.head().unwrap(), head);
+    let out = t.clear_tool_results(&opts).unwrap();
+    assert_eq!(out.cleared.len(), 2);
+    assert!(out.tokens_after < out.tokens_before);
+    let compiled = t.compile().unwrap();
+    let texts: Vec<String> = compiled
+        .messages()
+        .iter()
+        .map(|m| m.message.content.text().into_owned())
+        .collect();
+    let short = &results[0].id.to_hex()[..12];
+    assert!(
+        texts[1].starts_with("[tract] Cleared this grep result") && texts[1].contains(short),
+        "{}",
+        texts[1]
+    );
+    assert!(texts[3].starts_with("match line 1"), "excluded tool kept");
+    assert!(texts[9].starts_with("match line 4"), "recent turns kept");
+    // The originals stay in history; clearing again finds nothing new.
+    assert!(
+        t.get_commit(&results[0].id.to_hex())
+            .unwrap()
+            .message
+            .unwrap()
+            .content
+            .text()
+            .starts_with("match line 0")
+    );
+    assert!(t.clear_tool_results(&opts).unwrap().cleared.is_empty());
+    // Durable: a new handle compiles the same bytes.
+    let again = Tract::open_existing(&path)
+        .unwrap()
+        .compile()
+        .unwrap()
+        .to_anthropic()
+        .to_string();
+    assert_eq!(again, compiled.to_anthropic().to_string());
+    let bad = ClearOptions {
+        placeholder: Some("  ".into()),
+        ..ClearOptions::default()
+    };
+    assert!(matches!(
+        t.clear_tool_results(&bad),
+        Err(Error::InvalidInput { .. })
+    ));
+}
