@@ -164,3 +164,26 @@ def test_seed_composition_examples(t: tract.Tract) -> None:
     assert len(all_tool_hashes) == 5
     grep_hashes = [h for turn in t.find_tool_turns(name="grep") for h in turn.all_hashes]
     assert len(grep_hashes) == 3
+
+
+def test_clear_tool_results(store_path) -> None:
+    with tract.Tract.open(store_path) as t:
+        for i in range(5):
+            tool = "memory" if i == 1 else "grep"
+            t.assistant("", tool_calls=[{"id": f"c{i}", "name": tool, "arguments": "{}"}])
+            t.tool_result(f"c{i}", tool, f"line {i}\n" * 200)
+        placeholder = "[cleared {tool} {commit}]"
+        dry = t.clear_tool_results(keep=2, exclude_tools=("memory",), placeholder=placeholder, dry_run=True)
+        assert len(dry["cleared"]) == 2 and all(isinstance(h, str) for h in dry["cleared"])
+        assert t.clear_tool_results(keep=2, clear_at_least=10**9)["cleared"] == []
+        out = t.clear_tool_results(keep=2, exclude_tools=["memory"], placeholder=placeholder)
+        assert [c.edit_target for c in out["cleared"]] == dry["cleared"]
+        assert out["tokens_after"] == dry["tokens_after"] < out["tokens_before"]
+        contents = [m["content"] for m in t.compile().messages if m["role"] == "tool"]
+        assert contents[0] == f"[cleared grep {dry['cleared'][0][:12]}]"
+        assert contents[1].startswith("line 1") and contents[4].startswith("line 4")
+        assert t.get_content(dry["cleared"][0]).startswith("line 0")
+        with pytest.raises(tract.InvalidInputError):
+            t.clear_tool_results(placeholder=" ")
+    with tract.Tract.open(store_path) as t:
+        assert [m["content"] for m in t.compile().messages if m["role"] == "tool"] == contents

@@ -33,6 +33,8 @@ pub enum Command {
     Repair,
     /// Search message text, tool calls and tool results.
     Search(SearchArgs),
+    /// Replace old tool results with a placeholder naming the original (kept in history).
+    Clear(ClearArgs),
     /// Show history, newest first.
     Log {
         /// Where to start (default: HEAD).
@@ -194,6 +196,26 @@ pub enum ToolsWhat {
     Results,
     /// Calls with their results, state, duration and sizes.
     Turns,
+}
+
+/// `tract clear`.
+#[derive(Debug, clap::Args)]
+pub struct ClearArgs {
+    /// The most recent tool turns to leave untouched.
+    #[arg(long, default_value_t = 3)]
+    pub keep: usize,
+    /// A tool whose results are never cleared (repeatable).
+    #[arg(long = "exclude-tool", value_name = "NAME")]
+    pub exclude_tools: Vec<String>,
+    /// Clear nothing unless at least this many tokens are freed.
+    #[arg(long, default_value_t = 0, value_name = "TOKENS")]
+    pub clear_at_least: u64,
+    /// The placeholder; {tool}, {commit}, {tokens} and {bytes} are filled in.
+    #[arg(long, value_name = "TEXT")]
+    pub placeholder: Option<String>,
+    /// Show what would be cleared and the saving; commit nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `tract search`.

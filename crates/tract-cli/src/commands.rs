@@ -46,6 +46,7 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
             );
         }
         Command::Search(a) => tools::search(&open(cli)?, a, &mut out)?,
+        Command::Clear(a) => tools::clear(&open(cli)?, a, &mut out)?,
         Command::Log {
             rev,
             limit,

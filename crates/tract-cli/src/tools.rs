@@ -1,10 +1,10 @@
 //! `tract tools` and `tract search`.
 
-use crate::args::{SearchArgs, ToolsArgs, ToolsWhat};
+use crate::args::{ClearArgs, SearchArgs, ToolsArgs, ToolsWhat};
 use crate::commands::pretty;
 use crate::render;
 use std::fmt::Write;
-use tract_core::{CommitInfo, Error, Role, SearchQuery, Tract};
+use tract_core::{ClearOptions, CommitInfo, Error, Role, SearchQuery, Tract};
 
 fn json_list<T>(items: &[T], f: impl Fn(&T) -> serde_json::Value) -> String {
     pretty(
@@ -103,5 +103,50 @@ pub fn search(t: &Tract, a: &SearchArgs, out: &mut String) -> Result<(), Error> 
             h.snippet
         );
     }
+    Ok(())
+}
+
+/// `tract clear`.
+pub fn clear(t: &Tract, a: &ClearArgs, out: &mut String) -> Result<(), Error> {
+    let opts = ClearOptions {
+        keep: a.keep,
+        exclude_tools: a.exclude_tools.clone(),
+        clear_at_least: a.clear_at_least,
+        placeholder: a.placeholder.clone(),
+    };
+    if a.dry_run {
+        let plan = t.plan_clear_tool_results(&opts)?;
+        let before = t.status()?.token_count;
+        let mut freed = 0u64;
+        for c in &plan {
+            freed += u64::from(c.tokens - c.placeholder_tokens);
+            let _ = writeln!(
+                out,
+                "would clear {} {:<12} {:>7} -> {} tokens",
+                c.position.short(),
+                render::cut(&c.tool, 12),
+                c.tokens,
+                c.placeholder_tokens
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{} result(s): tokens {before} -> {} (dry run, nothing committed)",
+            plan.len(),
+            before - freed
+        );
+        return Ok(());
+    }
+    let done = t.clear_tool_results(&opts)?;
+    for info in &done.cleared {
+        render::log_line(out, info);
+    }
+    let _ = writeln!(
+        out,
+        "cleared {} result(s): tokens {} -> {}",
+        done.cleared.len(),
+        done.tokens_before,
+        done.tokens_after
+    );
     Ok(())
 }

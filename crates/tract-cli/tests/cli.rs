@@ -563,3 +563,41 @@ fn search_and_log_filters() {
     );
     p.fails(&["log", "--role", "robot"], None);
 }
+
+#[test]
+fn clear_old_tool_results() {
+    let p = Project::new();
+    let mut stream = String::new();
+    for i in 0..4 {
+        stream.push_str(&format!(
+            "{{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{{\"id\":\"c{i}\",\"name\":\"grep\",\"arguments\":{{}}}}]}}\n"
+        ));
+        let body = format!("hit {i}\\n").repeat(100);
+        stream.push_str(&format!(
+            "{{\"role\":\"tool\",\"tool_call_id\":\"c{i}\",\"name\":\"grep\",\"content\":\"{body}\"}}\n"
+        ));
+    }
+    p.ok_in(&["add", "--json", "-"], Some(&stream));
+    let before = p.state();
+    let dry = p.ok(&["clear", "--keep", "1", "--dry-run"]);
+    assert!(
+        dry.contains("3 result(s)") && dry.contains("dry run"),
+        "{dry}"
+    );
+    assert!(p.state() == before, "a dry run commits nothing");
+    let out = p.ok(&["clear", "--keep", "1"]);
+    assert!(out.contains("cleared 3 result(s): tokens"), "{out}");
+    let oai = json(&p.ok(&["compile"]));
+    assert!(
+        oai[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[tract] Cleared this grep result")
+    );
+    assert!(oai[7]["content"].as_str().unwrap().starts_with("hit 3"));
+    assert!(
+        p.ok(&["clear", "--keep", "1"])
+            .contains("cleared 0 result(s)")
+    );
+    p.fails(&["clear", "--placeholder", " "], None);
+}

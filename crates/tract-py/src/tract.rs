@@ -10,7 +10,7 @@ use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, tool_calls_from_json};
-use tract_core::{Content, Error, Message, Role, SearchQuery, Tract};
+use tract_core::{ClearOptions, Content, Error, Message, Role, SearchQuery, Tract};
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
 /// context manager; every append is durable when the call returns.
@@ -200,6 +200,51 @@ impl PyTract {
     fn repair(&self, py: Python<'_>) -> PyResult<Vec<PyCommitInfo>> {
         let infos = self.with(py, |t| t.repair())?;
         Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// Replaces the results of all but the last `keep` tool turns with a short placeholder
+    /// naming the original commit (`{tool}`, `{commit}`, `{tokens}`, `{bytes}` are filled in),
+    /// as edits in one transaction; results of `exclude_tools` stay; nothing is cleared unless
+    /// at least `clear_at_least` tokens are freed. With `dry_run=True` nothing is committed and
+    /// `cleared` lists the positions that would be. Returns a dict: `cleared`,
+    /// `tokens_before`, `tokens_after`.
+    #[pyo3(signature = (keep=3, exclude_tools=Vec::new(), clear_at_least=0, placeholder=None, dry_run=false))]
+    fn clear_tool_results<'py>(
+        &self,
+        py: Python<'py>,
+        keep: usize,
+        exclude_tools: Vec<String>,
+        clear_at_least: u64,
+        placeholder: Option<String>,
+        dry_run: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let opts = ClearOptions {
+            keep,
+            exclude_tools,
+            clear_at_least,
+            placeholder,
+        };
+        let d = PyDict::new(py);
+        if dry_run {
+            let (plan, before) = self.with(py, move |t| {
+                Ok((t.plan_clear_tool_results(&opts)?, t.status()?.token_count))
+            })?;
+            let freed: u64 = plan
+                .iter()
+                .map(|c| u64::from(c.tokens - c.placeholder_tokens))
+                .sum();
+            let hashes: Vec<String> = plan.iter().map(|c| c.position.to_hex()).collect();
+            d.set_item("cleared", hashes)?;
+            d.set_item("tokens_before", before)?;
+            d.set_item("tokens_after", before - freed)?;
+            return Ok(d);
+        }
+        let out = self.with(py, move |t| t.clear_tool_results(&opts))?;
+        let cleared: Vec<PyCommitInfo> = out.cleared.into_iter().map(Into::into).collect();
+        d.set_item("cleared", cleared)?;
+        d.set_item("tokens_before", out.tokens_before)?;
+        d.set_item("tokens_after", out.tokens_after)?;
+        Ok(d)
     }
 
     /// Searches message text, tool-call names and arguments, and tool results (case-insensitive

@@ -3,13 +3,20 @@
 import datetime
 import os
 from types import TracebackType
-from typing import Any, Literal, Optional, Sequence, Union
+from typing import Any, Literal, Optional, Sequence, TypedDict, Union
 
 __version__: str
 SYNTHETIC_RESULT: str
 
 Role = Literal["system", "user", "assistant", "tool"]
 Rev = Union[str, "CommitInfo"]
+
+class ClearResult(TypedDict):
+    """What `Tract.clear_tool_results` did (with `dry_run`: would do; `cleared` then holds hashes)."""
+
+    cleared: Union[list[CommitInfo], list[str]]
+    tokens_before: int
+    tokens_after: int
 
 class CommitInfo:
     """One commit: its id, operation, message fields and provenance."""
@@ -159,6 +166,14 @@ class Tract:
     def pending_tool_calls(self) -> list[ToolCall]: ...
     def edit_history(self, commit: Rev) -> list[CommitInfo]: ...
     def repair(self) -> list[CommitInfo]: ...
+    def clear_tool_results(
+        self,
+        keep: int = 3,
+        exclude_tools: Sequence[str] = (),
+        clear_at_least: int = 0,
+        placeholder: Optional[str] = None,
+        dry_run: bool = False,
+    ) -> ClearResult: ...
     def search(
         self,
         query: str,
