@@ -84,6 +84,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A summarizer failed or returned nothing usable; nothing was committed.
+    #[error("summarizer error: {message}")]
+    Summarizer {
+        /// What went wrong.
+        message: String,
+    },
     /// An error from the storage engine that none of the variants above describes.
     #[error("storage error: {message}")]
     Storage {

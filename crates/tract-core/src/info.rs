@@ -63,7 +63,7 @@ impl CommitInfo {
     pub fn edit_target(&self) -> Option<ObjectId> {
         match &self.commit.op {
             Op::Edit { target } => Some(*target),
-            Op::Append => None,
+            Op::Append | Op::Compress { .. } => None,
         }
     }
 
@@ -123,6 +123,8 @@ impl CommitInfo {
             "op": self.op(),
             "parents": id_list(&self.commit.parents),
             "edit_target": self.edit_target().map(|t| t.to_hex()),
+            "sources": id_list(self.sources()),
+            "summarizer": self.summarizer(),
             "created_at": self.created_at(),
             "timestamp_us": self.commit.timestamp_us,
             "note": self.commit.message,
@@ -137,6 +139,22 @@ impl CommitInfo {
                 "message": crate::json::message_to_json(&c.message),
             })),
         })
+    }
+
+    /// The positions a compress commit summarized (empty for other operations).
+    pub fn sources(&self) -> &[ObjectId] {
+        match &self.commit.op {
+            Op::Compress { sources, .. } => sources,
+            _ => &[],
+        }
+    }
+
+    /// The summarizer a compress commit records.
+    pub fn summarizer(&self) -> Option<&str> {
+        match &self.commit.op {
+            Op::Compress { summarizer, .. } => Some(summarizer),
+            _ => None,
+        }
     }
 
     /// The first line of the text content (or of the first tool call when there is none).

@@ -26,6 +26,7 @@
 pub mod clear;
 mod codec;
 pub mod compile;
+pub mod compress;
 pub mod error;
 pub mod id;
 mod info;
@@ -33,6 +34,7 @@ pub mod json;
 pub mod object;
 pub mod search;
 pub mod store;
+pub mod summarize;
 pub mod tokens;
 pub mod tools;
 mod tract;
@@ -40,12 +42,16 @@ pub mod view;
 
 pub use clear::{ClearCandidate, ClearOptions, ClearOutcome};
 pub use compile::{Compiled, CompiledMessage};
+pub use compress::{CompressOutcome, CompressRequest, PlannedRun};
 pub use error::{Error, Result};
 pub use id::ObjectId;
 pub use info::{CommitInfo, Current};
 pub use object::{Commit, Content, ContentPart, Message, Op, Role, ToolCall};
 pub use search::{SearchHit, SearchQuery};
 pub use store::{Head, HeadRef, ReflogEntry, Store};
+pub use summarize::{
+    Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
+};
 pub use tools::{CallState, ToolCallInfo, ToolTurn};
 pub use tract::{AppendOptions, BranchInfo, Status, Tract};
 pub use view::{View, ViewEntry};

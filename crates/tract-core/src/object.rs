@@ -230,14 +230,27 @@ pub enum Op {
         /// The commit edited.
         target: ObjectId,
     },
+    /// Replaces the contiguous view positions `sources` with this commit's summary, at the
+    /// position of the first source. The sources stay in history.
+    Compress {
+        /// The positions summarized, in view order.
+        sources: Vec<ObjectId>,
+        /// Positions the caller asked to keep (they split the selection into runs).
+        preserved: Vec<ObjectId>,
+        /// Who summarized: `extractive`, `manual`, `callable:NAME`, `openai:MODEL@URL`, ….
+        summarizer: String,
+        /// The request's parameters (system prompt, instructions, target tokens), verbatim.
+        params: BTreeMap<String, String>,
+    },
 }
 
 impl Op {
-    /// A short name: `append`, `edit`.
+    /// A short name: `append`, `edit`, `compress`.
     pub fn name(&self) -> &'static str {
         match self {
             Op::Append => "append",
             Op::Edit { .. } => "edit",
+            Op::Compress { .. } => "compress",
         }
     }
 }

@@ -130,7 +130,7 @@ impl Tract {
         if let Some(expected) = opts.expected_head {
             check_expected(&head, expected)?;
         }
-        let info = write_append(&mut w, &head, prepared, opts.note.clone())?;
+        let info = write_op(&mut w, &head, Op::Append, prepared, opts.note.clone())?;
         w.commit()?;
         self.extend_cache(head.commit, std::slice::from_ref(&info));
         Ok(info)
@@ -160,6 +160,30 @@ impl Tract {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        self.write_prepared(
+            opts,
+            prepared.into_iter().map(|p| (Op::Append, p)).collect(),
+        )
+    }
+
+    /// Commits operations that carry messages (appends, compressions) in one transaction.
+    pub(crate) fn write_ops(
+        &self,
+        opts: &AppendOptions,
+        ops: Vec<(Op, Message)>,
+    ) -> Result<Vec<CommitInfo>> {
+        let prepared = ops
+            .into_iter()
+            .map(|(op, m)| Prepared::new(m).map(|p| (op, p)))
+            .collect::<Result<Vec<_>>>()?;
+        self.write_prepared(opts, prepared)
+    }
+
+    fn write_prepared(
+        &self,
+        opts: &AppendOptions,
+        prepared: Vec<(Op, Prepared)>,
+    ) -> Result<Vec<CommitInfo>> {
         let mut w = self.store.write()?;
         let start = w.head()?;
         if let Some(expected) = opts.expected_head {
@@ -167,8 +191,8 @@ impl Tract {
         }
         let mut head = start.clone();
         let mut infos = Vec::with_capacity(prepared.len());
-        for p in prepared {
-            let info = write_append(&mut w, &head, p, opts.note.clone())?;
+        for (op, p) in prepared {
+            let info = write_op(&mut w, &head, op, p, opts.note.clone())?;
             head.commit = Some(info.id);
             infos.push(info);
         }
@@ -526,23 +550,25 @@ impl Prepared {
     }
 }
 
-fn write_append(
+fn write_op(
     w: &mut Writer,
     head: &Head,
+    op: Op,
     p: Prepared,
     note: Option<String>,
 ) -> Result<CommitInfo> {
     let blob = w.put_blob(&p.bytes, p.payload)?;
     let timestamp_us = next_timestamp(w, head)?;
+    let reason = op.name();
     let commit = Commit {
         parents: head.commit.into_iter().collect(),
-        op: Op::Append,
+        op,
         blob: Some(blob),
         timestamp_us,
         message: note,
     };
     let id = w.put_commit(&commit)?;
-    w.advance_head(head, id, "append")?;
+    w.advance_head(head, id, reason)?;
     Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
 }
 

@@ -228,6 +228,33 @@ impl View {
                     self.index.insert(id, i);
                 }
             }
+            Op::Compress { sources, .. } => {
+                let (blob, (message, payload)) = content.ok_or_else(|| {
+                    Error::corrupt(format!("compress {} has no blob", id.short()))
+                })?;
+                let found: Vec<usize> = sources
+                    .iter()
+                    .filter_map(|s| self.index.get(s).copied())
+                    .collect();
+                // Sources are a contiguous run when written; on another branch some may be
+                // missing, and then only those in view are replaced.
+                if let (Some(&first), Some(&last)) = (found.iter().min(), found.iter().max()) {
+                    let message = Arc::new(message);
+                    let tokens = frame(&message, payload);
+                    let summary = ViewEntry {
+                        position: id,
+                        commit: id,
+                        blob,
+                        results: Vec::new(),
+                        message,
+                        tokens,
+                        origin: commit,
+                        edits: Vec::new(),
+                        paired: false,
+                    };
+                    self.splice(first..last + 1, summary);
+                }
+            }
         }
         self.head = Some(id);
         Ok(())
@@ -241,20 +268,32 @@ impl View {
         message: Arc<Message>,
         payload: u32,
     ) {
-        let idx = self.entries.len();
-        let framed = frame(&message, payload);
-        let mut entry = ViewEntry {
+        let tokens = frame(&message, payload);
+        self.push_entry(ViewEntry {
             position: id,
             commit: id,
             blob,
-            message: Arc::clone(&message),
-            tokens: framed,
+            results: vec![None; message.tool_calls.len()],
+            message,
+            tokens,
             origin: commit,
             edits: Vec::new(),
-            results: vec![None; message.tool_calls.len()],
             paired: false,
-        };
+        });
+    }
+
+    /// Adds an entry at the end, pairing tool calls and results and updating the indexes.
+    fn push_entry(&mut self, mut entry: ViewEntry) {
+        let idx = self.entries.len();
+        let framed = entry.tokens;
+        let message = Arc::clone(&entry.message);
+        entry.results = vec![None; message.tool_calls.len()];
+        entry.paired = false;
         self.total_tokens += u64::from(framed);
+        self.index.insert(entry.position, idx);
+        for e in &entry.edits {
+            self.index.insert(*e, idx);
+        }
         let entries = Arc::make_mut(&mut self.entries);
         match message.role {
             Role::Assistant => {
@@ -288,7 +327,19 @@ impl View {
             Role::System | Role::User => {}
         }
         entries.push(entry);
-        self.index.insert(id, idx);
+    }
+
+    /// Replaces the entries at `range` with `summary`, then rebuilds the pairing and indexes
+    /// (O(view), once per compress commit; appends stay O(1)).
+    fn splice(&mut self, range: std::ops::Range<usize>, summary: ViewEntry) {
+        let mut entries = std::mem::take(Arc::make_mut(&mut self.entries));
+        entries.splice(range, std::iter::once(summary));
+        let head = self.head;
+        *self = View::default();
+        self.head = head;
+        for e in entries {
+            self.push_entry(e);
+        }
     }
 
     fn replace(

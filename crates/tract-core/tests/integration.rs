@@ -762,3 +762,203 @@ fn clearing_old_tool_results_keeps_recent_turns_and_history() {
         Err(Error::InvalidInput { .. })
     ));
 }
+
+#[test]
+fn compress_replaces_runs_and_keeps_everything_else() {
+    use tract_core::{CompressRequest, FnSummarizer, Manual, SummaryRequest};
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let c = tool_session(&t);
+    let after = t.user("and now?").unwrap();
+    // Edited content is what gets summarized.
+    t.edit_tool_result(
+        &c[4].id.to_hex(),
+        "g1",
+        "grep",
+        Content::Text("EDITED grep".into()),
+    )
+    .unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let f = FnSummarizer::new("test", |req: &SummaryRequest| {
+        seen.lock()
+            .unwrap()
+            .push(req.to_chat_messages().to_string());
+        Ok(format!("summary of {} messages", req.messages.len()))
+    });
+    let ids = |r: std::ops::Range<usize>| c[r].iter().map(|i| i.id.to_hex()).collect::<Vec<_>>();
+    let before_len = t.compile().unwrap().messages().len();
+    let out = t
+        .compress(&CompressRequest {
+            commits: Some(ids(1..7)),
+            preserve: vec![c[5].id.to_hex()],
+            instructions: Some("keep paths".into()),
+            target_tokens: Some(50),
+            summarizer: Some(&f),
+            ..CompressRequest::default()
+        })
+        .unwrap();
+    assert_eq!(
+        out.commits.len(),
+        2,
+        "the preserved call splits the selection"
+    );
+    let prompts = seen.lock().unwrap().clone();
+    assert!(prompts[0].contains("EDITED grep") && prompts[0].contains("keep paths"));
+    assert!(prompts[0].contains("at most 50 tokens"));
+    let compiled = t.compile().unwrap();
+    let texts: Vec<String> = compiled
+        .messages()
+        .iter()
+        .map(|m| m.message.content.text().into_owned())
+        .collect();
+    assert_eq!(texts[0], "sys");
+    assert_eq!(texts[1], "summary of 4 messages");
+    // The preserved bash call stays; its result was summarized, so a synthetic result stands in.
+    assert_eq!(compiled.messages()[2].position, Some(c[5].id));
+    assert!(compiled.messages()[3].synthetic);
+    assert_eq!(texts[4], "summary of 1 messages");
+    assert_eq!(compiled.messages().len(), before_len - 6 + 3 + 1);
+    assert_eq!(
+        texts.last().unwrap(),
+        "and now?",
+        "commits after the range stay"
+    );
+    assert!(
+        compiled
+            .messages()
+            .iter()
+            .any(|m| m.position == Some(after.id))
+    );
+    // Provenance: the commit records sources, summarizer and parameters; originals remain.
+    let info = &out.commits[0];
+    assert_eq!(info.op(), "compress");
+    assert_eq!(info.sources(), &[c[1].id, c[2].id, c[3].id, c[4].id]);
+    assert_eq!(info.summarizer(), Some("callable:test"));
+    assert!(t.get_commit(&c[3].id.to_hex()).is_ok());
+    // Durable and identical from a fresh handle.
+    let again = Tract::open_existing(&path)
+        .unwrap()
+        .compile()
+        .unwrap()
+        .to_openai()
+        .to_string();
+    assert_eq!(again, compiled.to_openai().to_string());
+    // A source is no longer in view: editing it is refused.
+    assert!(
+        t.edit(&c[3].id.to_hex(), Content::Text("x".into()))
+            .is_err()
+    );
+    // Manual content.
+    let manual = Manual("by hand".into());
+    t.compress(&CompressRequest {
+        commits: Some(vec![after.id.to_hex()]),
+        summarizer: Some(&manual),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    assert_eq!(
+        t.compile()
+            .unwrap()
+            .messages()
+            .last()
+            .unwrap()
+            .message
+            .content
+            .text(),
+        "by hand"
+    );
+}
+
+#[test]
+fn compress_refuses_bad_requests_and_failed_summaries_commit_nothing() {
+    use tract_core::{CompressRequest, FnSummarizer, SummaryRequest};
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let head = t.head().unwrap();
+    let sel = |i: usize| Some(vec![c[i].id.to_hex()]);
+    let failing = FnSummarizer::new("down", |_: &SummaryRequest| {
+        Err(Error::Summarizer {
+            message: "503 from the model".into(),
+        })
+    });
+    let bad = [
+        CompressRequest {
+            commits: Some(vec![]),
+            ..CompressRequest::default()
+        },
+        CompressRequest {
+            commits: Some(vec!["f".repeat(12)]),
+            ..CompressRequest::default()
+        },
+        CompressRequest {
+            commits: sel(1),
+            preserve: vec![c[2].id.to_hex()],
+            ..CompressRequest::default()
+        },
+        CompressRequest {
+            commits: sel(1),
+            preserve: vec![c[1].id.to_hex()],
+            ..CompressRequest::default()
+        },
+        CompressRequest {
+            commits: sel(1),
+            target_tokens: Some(0),
+            ..CompressRequest::default()
+        },
+        CompressRequest {
+            commits: sel(1),
+            summarizer: Some(&failing),
+            ..CompressRequest::default()
+        },
+    ];
+    for req in &bad {
+        assert!(t.compress(req).is_err());
+    }
+    assert_eq!(t.head().unwrap(), head, "nothing committed");
+}
+
+#[test]
+fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
+    use tract_core::CompressRequest;
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let answer = t.assistant("The config is in config.py.", vec![]).unwrap();
+    // Naming only one result of the parallel turn takes the whole turn.
+    let out = t
+        .compress_tool_calls(
+            Some(vec![c[3].id.to_hex(), answer.id.to_hex()]),
+            None,
+            true,
+            CompressRequest::default(),
+        )
+        .unwrap();
+    assert_eq!(out.commits.len(), 1);
+    assert_eq!(out.commits[0].sources(), &[c[2].id, c[3].id, c[4].id]);
+    let params = match &out.commits[0].commit.op {
+        tract_core::Op::Compress { params, .. } => params.clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(params["system_prompt"], tract_core::TOOL_SUMMARIZE_SYSTEM);
+    let compiled = t.compile().unwrap();
+    assert!(
+        compiled
+            .messages()
+            .iter()
+            .any(|m| m.position == Some(answer.id)),
+        "answer kept"
+    );
+    assert!(
+        compiled.warnings().iter().all(|w| !w.contains("g1")),
+        "{:?}",
+        compiled.warnings()
+    );
+    // Every grep turn (none left but the second) by name.
+    let out = t
+        .compress_tool_calls(None, Some("grep"), true, CompressRequest::default())
+        .unwrap();
+    assert_eq!(out.commits[0].sources(), &[c[7].id, c[8].id]);
+    assert!(
+        t.compress_tool_calls(None, Some("nope"), true, CompressRequest::default())
+            .is_err()
+    );
+}

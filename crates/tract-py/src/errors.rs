@@ -18,6 +18,7 @@ pub fn to_py(e: Error) -> PyErr {
             Error::NotAStore { .. } => "NotAStoreError",
             Error::Corrupt { .. } => "CorruptStoreError",
             Error::NewerFormat { .. } => "NewerFormatError",
+            Error::Summarizer { .. } => "SummarizerError",
             Error::Storage { .. } => "TractError",
             Error::Io { path, source } => return os_error(path, source),
         };
