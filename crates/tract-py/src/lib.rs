@@ -5,6 +5,7 @@
 
 mod commit;
 mod compiled;
+mod compress;
 mod convert;
 mod errors;
 mod tools;
@@ -22,6 +23,7 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tools::PyToolCall>()?;
     m.add_class::<tools::PySearchHit>()?;
     m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;
+    m.add("TOOL_SUMMARIZE_SYSTEM", tract_core::TOOL_SUMMARIZE_SYSTEM)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use crate::commit::PyCommitInfo;
 use crate::compiled::PyCompiled;
+use crate::compress::{call_summarizer, callable_name, outcome_dict};
 use crate::convert::{from_py, to_py};
 use crate::errors::IntoPyResult;
 use crate::tools::{PySearchHit, PyToolCall, PyToolTurn};
@@ -10,13 +11,18 @@ use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, tool_calls_from_json};
-use tract_core::{ClearOptions, Content, Error, Message, Role, SearchQuery, Tract};
+use tract_core::{
+    ClearOptions, CompressRequest, Content, Error, Extractive, FnSummarizer, Manual, Message, Role,
+    SearchQuery, Summarizer, SummaryRequest, Tract,
+};
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
 /// context manager; every append is durable when the call returns.
 #[pyclass(name = "Tract", module = "tract", frozen)]
 pub struct PyTract {
     inner: RwLock<Option<Arc<Tract>>>,
+    /// The summarizer used when a compress call names none.
+    summarizer: Option<Py<PyAny>>,
 }
 
 impl PyTract {
@@ -44,6 +50,54 @@ impl PyTract {
     }
 }
 
+/// `target_tokens` as the core wants it: positive, or an error.
+fn positive_tokens(n: Option<i64>) -> PyResult<Option<u32>> {
+    match n {
+        None => Ok(None),
+        Some(n) if n > 0 => Ok(Some(u32::try_from(n).unwrap_or(u32::MAX))),
+        Some(n) => Err(crate::errors::to_py(Error::InvalidInput {
+            message: format!("target_tokens must be positive, not {n}"),
+        })),
+    }
+}
+
+/// The summarizer a call will use, chosen while the GIL is held.
+enum Chosen {
+    Manual(String),
+    Callable(String, Py<PyAny>),
+    Builtin,
+}
+
+impl Chosen {
+    fn as_summarizer(&self) -> Box<dyn Summarizer + '_> {
+        match self {
+            Chosen::Manual(text) => Box::new(Manual(text.clone())),
+            Chosen::Callable(name, f) => Box::new(FnSummarizer::new(
+                name.clone(),
+                move |req: &SummaryRequest| call_summarizer(f, req),
+            )),
+            Chosen::Builtin => Box::new(Extractive),
+        }
+    }
+}
+
+impl PyTract {
+    fn pick_summarizer(
+        &self,
+        py: Python<'_>,
+        summarizer: Option<Py<PyAny>>,
+        content: Option<String>,
+    ) -> Chosen {
+        if let Some(text) = content {
+            return Chosen::Manual(text);
+        }
+        match summarizer.or_else(|| self.summarizer.as_ref().map(|s| s.clone_ref(py))) {
+            Some(f) => Chosen::Callable(callable_name(f.bind(py)), f),
+            None => Chosen::Builtin,
+        }
+    }
+}
+
 /// A commit reference from Python: a hash (prefix), a branch, `HEAD~N`, or a CommitInfo.
 fn rev_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(ci) = obj.cast::<PyCommitInfo>() {
@@ -61,8 +115,12 @@ impl PyTract {
     /// Opens the store file at `path` (created if missing; its directory must exist), or a new
     /// in-memory store when `path` is None.
     #[staticmethod]
-    #[pyo3(signature = (path=None))]
-    fn open(py: Python<'_>, path: Option<PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (path=None, summarizer=None))]
+    fn open(
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        summarizer: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
         let t = py
             .detach(|| match path {
                 Some(p) => Tract::open(p),
@@ -71,6 +129,7 @@ impl PyTract {
             .py()?;
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(t))),
+            summarizer,
         })
     }
 
@@ -245,6 +304,107 @@ impl PyTract {
         d.set_item("tokens_before", out.tokens_before)?;
         d.set_item("tokens_after", out.tokens_after)?;
         Ok(d)
+    }
+
+    /// Replaces the selected positions (default: the whole view but system messages) with one
+    /// summary per contiguous run; `preserve` positions stay and split runs. The summary comes
+    /// from `content` (written by you), `summarizer` (a callable `fn(messages) -> str` given
+    /// OpenAI-style messages, system prompt first), the one given to `Tract.open`, or the
+    /// built-in extractive summarizer. All or nothing. Returns a dict: `commits`, `sources`,
+    /// `tokens_before`, `tokens_after` (with `dry_run=True`: the runs, nothing committed).
+    #[pyo3(signature = (commits=None, system_prompt=None, instructions=None, preserve=None, target_tokens=None, content=None, summarizer=None, dry_run=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn compress<'py>(
+        &self,
+        py: Python<'py>,
+        commits: Option<Vec<Bound<'py, PyAny>>>,
+        system_prompt: Option<String>,
+        instructions: Option<String>,
+        preserve: Option<Vec<Bound<'py, PyAny>>>,
+        target_tokens: Option<i64>,
+        content: Option<String>,
+        summarizer: Option<Py<PyAny>>,
+        dry_run: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let commits = commits
+            .map(|c| c.iter().map(rev_of).collect::<PyResult<Vec<_>>>())
+            .transpose()?;
+        let preserve = preserve
+            .unwrap_or_default()
+            .iter()
+            .map(rev_of)
+            .collect::<PyResult<Vec<_>>>()?;
+        let target_tokens = positive_tokens(target_tokens)?;
+        if dry_run {
+            let req = CompressRequest {
+                commits,
+                preserve,
+                ..CompressRequest::default()
+            };
+            let runs = self.with(py, move |t| t.plan_compress(&req))?;
+            let d = PyDict::new(py);
+            let sources: Vec<Vec<String>> = runs
+                .iter()
+                .map(|r| r.sources.iter().map(|s| s.to_hex()).collect())
+                .collect();
+            d.set_item("sources", sources)?;
+            d.set_item("tokens", runs.iter().map(|r| r.tokens).collect::<Vec<_>>())?;
+            return Ok(d);
+        }
+        let chosen = self.pick_summarizer(py, summarizer, content);
+        let out = self.with(py, move |t| {
+            let s = chosen.as_summarizer();
+            t.compress(&CompressRequest {
+                commits,
+                preserve,
+                system_prompt,
+                instructions,
+                target_tokens,
+                summarizer: Some(s.as_ref()),
+            })
+        })?;
+        outcome_dict(py, out)
+    }
+
+    /// Compresses whole tool turns with `TOOL_SUMMARIZE_SYSTEM` by default: `commits` (any
+    /// part of a turn takes the whole turn) or every turn (of tool `name`). The final answer
+    /// (the last assistant message without tool calls in the selection) is kept unless
+    /// `preserve_answer=False`.
+    #[pyo3(signature = (commits=None, *, name=None, target_tokens=None, instructions=None, system_prompt=None, preserve_answer=true, content=None, summarizer=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn compress_tool_calls<'py>(
+        &self,
+        py: Python<'py>,
+        commits: Option<Vec<Bound<'py, PyAny>>>,
+        name: Option<String>,
+        target_tokens: Option<i64>,
+        instructions: Option<String>,
+        system_prompt: Option<String>,
+        preserve_answer: bool,
+        content: Option<String>,
+        summarizer: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let commits = commits
+            .map(|c| c.iter().map(rev_of).collect::<PyResult<Vec<_>>>())
+            .transpose()?;
+        let target_tokens = positive_tokens(target_tokens)?;
+        let chosen = self.pick_summarizer(py, summarizer, content);
+        let out = self.with(py, move |t| {
+            let s = chosen.as_summarizer();
+            t.compress_tool_calls(
+                commits,
+                name.as_deref(),
+                preserve_answer,
+                CompressRequest {
+                    system_prompt,
+                    instructions,
+                    target_tokens,
+                    summarizer: Some(s.as_ref()),
+                    ..CompressRequest::default()
+                },
+            )
+        })?;
+        outcome_dict(py, out)
     }
 
     /// Searches message text, tool-call names and arguments, and tool results (case-insensitive

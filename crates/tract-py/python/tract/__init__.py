@@ -14,6 +14,7 @@ renders what the model sees for OpenAI or Anthropic, valid by construction.
 
 from tract._tract import (
     SYNTHETIC_RESULT,
+    TOOL_SUMMARIZE_SYSTEM,
     CommitInfo,
     Compiled,
     SearchHit,
@@ -45,6 +46,7 @@ __all__ = [
     "ToolCall",
     "SearchHit",
     "SYNTHETIC_RESULT",
+    "TOOL_SUMMARIZE_SYSTEM",
     "__version__",
     *errors.__all__,
 ]

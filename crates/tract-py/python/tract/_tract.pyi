@@ -3,10 +3,11 @@
 import datetime
 import os
 from types import TracebackType
-from typing import Any, Literal, Optional, Sequence, TypedDict, Union
+from typing import Any, Callable, Literal, Optional, Sequence, TypedDict, Union
 
 __version__: str
 SYNTHETIC_RESULT: str
+TOOL_SUMMARIZE_SYSTEM: str
 
 Role = Literal["system", "user", "assistant", "tool"]
 Rev = Union[str, "CommitInfo"]
@@ -17,6 +18,22 @@ class ClearResult(TypedDict):
     cleared: Union[list[CommitInfo], list[str]]
     tokens_before: int
     tokens_after: int
+
+Summarizer = Callable[[list[dict[str, Any]]], str]
+
+class CompressResult(TypedDict):
+    """What `Tract.compress` did: one commit per run, with the positions each replaced."""
+
+    commits: list[CommitInfo]
+    sources: list[list[str]]
+    tokens_before: int
+    tokens_after: int
+
+class CompressPlan(TypedDict):
+    """What `Tract.compress(dry_run=True)` would replace: the runs and their tokens."""
+
+    sources: list[list[str]]
+    tokens: list[int]
 
 class CommitInfo:
     """One commit: its id, operation, message fields and provenance."""
@@ -129,7 +146,10 @@ class Tract:
     """A tract store; every append is durable when the call returns."""
 
     @staticmethod
-    def open(path: Optional[Union[str, os.PathLike[str]]] = None) -> Tract: ...
+    def open(
+        path: Optional[Union[str, os.PathLike[str]]] = None,
+        summarizer: Optional[Summarizer] = None,
+    ) -> Tract: ...
     @property
     def path(self) -> Optional[str]: ...
     def close(self) -> None: ...
@@ -174,6 +194,29 @@ class Tract:
         placeholder: Optional[str] = None,
         dry_run: bool = False,
     ) -> ClearResult: ...
+    def compress(
+        self,
+        commits: Optional[Sequence[Rev]] = None,
+        system_prompt: Optional[str] = None,
+        instructions: Optional[str] = None,
+        preserve: Optional[Sequence[Rev]] = None,
+        target_tokens: Optional[int] = None,
+        content: Optional[str] = None,
+        summarizer: Optional[Summarizer] = None,
+        dry_run: bool = False,
+    ) -> Union[CompressResult, CompressPlan]: ...
+    def compress_tool_calls(
+        self,
+        commits: Optional[Sequence[Rev]] = None,
+        *,
+        name: Optional[str] = None,
+        target_tokens: Optional[int] = None,
+        instructions: Optional[str] = None,
+        system_prompt: Optional[str] = None,
+        preserve_answer: bool = True,
+        content: Optional[str] = None,
+        summarizer: Optional[Summarizer] = None,
+    ) -> CompressResult: ...
     def search(
         self,
         query: str,
