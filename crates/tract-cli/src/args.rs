@@ -35,6 +35,8 @@ pub enum Command {
     Search(SearchArgs),
     /// Replace old tool results with a placeholder naming the original (kept in history).
     Clear(ClearArgs),
+    /// Replace runs of messages with summaries; the originals stay in history.
+    Compress(CompressArgs),
     /// Show history, newest first.
     Log {
         /// Where to start (default: HEAD).
@@ -216,6 +218,56 @@ pub struct ClearArgs {
     /// Show what would be cleared and the saving; commit nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// `tract compress`.
+#[derive(Debug, clap::Args)]
+pub struct CompressArgs {
+    /// Compress whole tool turns (every turn, or those of --name) with the tool prompt.
+    #[arg(long, conflicts_with_all = ["commits", "range"])]
+    pub tool_turns: bool,
+    /// With --tool-turns or --strategy clear: only this tool.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The positions to compress.
+    #[arg(long, num_args = 1.., value_name = "ID", conflicts_with = "range")]
+    pub commits: Vec<String>,
+    /// The positions from A to B, both included.
+    #[arg(long, value_name = "A..B")]
+    pub range: Option<String>,
+    /// Positions to keep (they split the selection into runs).
+    #[arg(long, num_args = 1.., value_name = "ID")]
+    pub preserve: Vec<String>,
+    /// The length to aim for per summary, in tokens.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub target_tokens: Option<u32>,
+    /// Extra instructions for the summarizer.
+    #[arg(long, value_name = "TEXT")]
+    pub instructions: Option<String>,
+    /// The summarizer's system prompt, or @FILE to read it from a file.
+    #[arg(long, value_name = "TEXT|@FILE")]
+    pub system_prompt: Option<String>,
+    /// Use this text as the summary.
+    #[arg(long, value_name = "TEXT", conflicts_with = "strategy")]
+    pub content: Option<String>,
+    /// How to summarize.
+    #[arg(long, value_enum, default_value_t = Strategy::Extractive)]
+    pub strategy: Strategy,
+    /// With --strategy clear: the most recent tool turns to leave untouched.
+    #[arg(long, default_value_t = 3)]
+    pub keep: usize,
+    /// Show what would be compressed and the tokens it holds; commit nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// How `tract compress` summarizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Strategy {
+    /// The built-in extractive summarizer (no network).
+    Extractive,
+    /// Replace old tool results with a placeholder (like `tract clear`).
+    Clear,
 }
 
 /// `tract search`.

@@ -1,7 +1,7 @@
 //! One function per subcommand; each returns what to print.
 
 use crate::args::{AddArgs, Cli, Command, Format};
-use crate::{demo, input, render, tools};
+use crate::{compress, demo, input, render, tools};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use tract_core::{Content, Error, Role, Tract};
@@ -47,6 +47,7 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
         }
         Command::Search(a) => tools::search(&open(cli)?, a, &mut out)?,
         Command::Clear(a) => tools::clear(&open(cli)?, a, &mut out)?,
+        Command::Compress(a) => compress::run(&open(cli)?, a, &mut out)?,
         Command::Log {
             rev,
             limit,

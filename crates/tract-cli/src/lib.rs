@@ -5,6 +5,7 @@
 
 mod args;
 mod commands;
+mod compress;
 mod demo;
 mod input;
 mod render;

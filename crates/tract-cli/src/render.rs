@@ -87,6 +87,13 @@ pub fn show(out: &mut String, info: &CommitInfo) {
         let _ = writeln!(out, "parent  {}", p.short());
     }
     let _ = writeln!(out, "date    {}", info.created_at());
+    if !info.sources().is_empty() {
+        let ids: Vec<String> = info.sources().iter().map(|s| s.short()).collect();
+        let _ = writeln!(out, "summary of {}: {}", ids.len(), ids.join(" "));
+        if let Some(s) = info.summarizer() {
+            let _ = writeln!(out, "by      {s}");
+        }
+    }
     if let Some(note) = &info.commit.message {
         let _ = writeln!(out, "note    {note}");
     }

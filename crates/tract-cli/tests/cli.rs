@@ -601,3 +601,81 @@ fn clear_old_tool_results() {
     );
     p.fails(&["clear", "--placeholder", " "], None);
 }
+
+#[test]
+fn compress_runs_turns_and_ranges() {
+    let p = tool_project();
+    p.ok(&[
+        "add",
+        "--role",
+        "assistant",
+        "DATABASE_URL is read in cfg.py.",
+    ]);
+    let before = p.state();
+    let dry = p.ok(&["compress", "--tool-turns", "--dry-run"]);
+    assert!(dry.contains("dry run"), "{dry}");
+    assert!(p.state() == before, "a dry run commits nothing");
+    let out = p.ok(&[
+        "compress",
+        "--tool-turns",
+        "--name",
+        "grep",
+        "--target-tokens",
+        "80",
+    ]);
+    assert!(out.contains("compressed 1 run(s): tokens"), "{out}");
+    let head = json(&p.ok(&["show", "--json"]));
+    assert_eq!(head["op"], "compress");
+    assert_eq!(
+        head["sources"].as_array().unwrap().len(),
+        3,
+        "the call and both results"
+    );
+    assert_eq!(head["summarizer"], "extractive");
+    let shown = p.ok(&["show"]);
+    assert!(
+        shown.contains("summary of 3:") && shown.contains("by      extractive"),
+        "{shown}"
+    );
+    let oai = json(&p.ok(&["compile"]));
+    let contents: Vec<&str> = oai
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        contents
+            .iter()
+            .any(|c| c.starts_with("[Summary of 3 messages]"))
+    );
+    assert!(
+        contents.contains(&"DATABASE_URL is read in cfg.py."),
+        "the answer stays"
+    );
+    // Manual content over an explicit range; bad requests are one-line errors.
+    let log = json(&p.ok(&["log", "--json", "-n", "3"]));
+    let first = log[2]["commit_hash"].as_str().unwrap()[..12].to_string();
+    let last = log[1]["commit_hash"].as_str().unwrap()[..12].to_string();
+    let out = p.ok(&[
+        "compress",
+        "--range",
+        &format!("{first}..{last}"),
+        "--content",
+        "by hand",
+    ]);
+    assert!(out.contains("compressed 1 run(s)"), "{out}");
+    let before = p.state();
+    p.fails(&["compress", "--commits", "ffffffffff"], None);
+    p.fails(&["compress", "--range", "nope"], None);
+    p.fails(&["compress", "--commits", &first], None);
+    assert!(p.state() == before);
+    assert_eq!(
+        p.run(&["compress", "--target-tokens", "0"], None)
+            .status
+            .code(),
+        Some(2)
+    );
+    let out = p.ok(&["compress", "--strategy", "clear", "--keep", "0"]);
+    assert!(out.contains("cleared"), "{out}");
+}

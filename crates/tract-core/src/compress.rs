@@ -197,8 +197,22 @@ impl Tract {
         commits: Option<Vec<String>>,
         name: Option<&str>,
         preserve_answer: bool,
-        mut req: CompressRequest<'_>,
+        req: CompressRequest<'_>,
     ) -> Result<CompressOutcome> {
+        let req = self.tool_turn_request(commits, name, preserve_answer, req)?;
+        self.compress(&req)
+    }
+
+    /// The request [`Tract::compress_tool_calls`] makes of [`Tract::compress`]: the selection
+    /// widened to whole turns, the final answer preserved, the tool prompt by default. Feed it
+    /// to [`Tract::plan_compress`] for a dry run.
+    pub fn tool_turn_request<'a>(
+        &self,
+        commits: Option<Vec<String>>,
+        name: Option<&str>,
+        preserve_answer: bool,
+        mut req: CompressRequest<'a>,
+    ) -> Result<CompressRequest<'a>> {
         let (selection, answer) = self.at_head(|snap, v| -> Result<_> {
             let mut chosen = BTreeSet::new();
             match &commits {
@@ -258,7 +272,29 @@ impl Tract {
             req.system_prompt = Some(TOOL_SUMMARIZE_SYSTEM.to_string());
         }
         req.commits = Some(selection);
-        self.compress(&req)
+        Ok(req)
+    }
+
+    /// The view positions from `from` to `to`, both included, in view order.
+    pub fn positions_between(&self, from: &str, to: &str) -> Result<Vec<ObjectId>> {
+        self.at_head(|snap, v| -> Result<Vec<ObjectId>> {
+            let at = |rev: &str| -> Result<usize> {
+                let id = resolve_in(snap, rev)?;
+                v.index_of(&id).ok_or_else(|| {
+                    Error::invalid_op(format!(
+                        "commit {} is not a message in the current view",
+                        id.short()
+                    ))
+                })
+            };
+            let (a, b) = (at(from)?, at(to)?);
+            if a > b {
+                return Err(Error::invalid_input(format!(
+                    "the range {from}..{to} runs backwards"
+                )));
+            }
+            Ok(v.entries()[a..=b].iter().map(|e| e.position).collect())
+        })?
     }
 
     fn resolve_all(&self, revs: &[String]) -> Result<Vec<ObjectId>> {

@@ -1,0 +1,88 @@
+//! `tract compress`.
+
+use crate::args::{ClearArgs, CompressArgs, Strategy};
+use crate::render;
+use std::fmt::Write;
+use tract_core::{CompressRequest, Error, Manual, Tract};
+
+/// Runs `tract compress`.
+pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
+    if a.strategy == Strategy::Clear {
+        let clear = ClearArgs {
+            keep: a.keep,
+            exclude_tools: Vec::new(),
+            clear_at_least: 0,
+            placeholder: None,
+            dry_run: a.dry_run,
+        };
+        return crate::tools::clear(t, &clear, out);
+    }
+    let system_prompt = match a.system_prompt.as_deref() {
+        Some(s) if s.starts_with('@') => {
+            let path = std::path::PathBuf::from(&s[1..]);
+            Some(std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?)
+        }
+        other => other.map(str::to_string),
+    };
+    let commits = match &a.range {
+        Some(r) => {
+            let (from, to) = r.split_once("..").ok_or_else(|| Error::InvalidInput {
+                message: format!("--range takes A..B, not '{r}'"),
+            })?;
+            Some(
+                t.positions_between(from, to)?
+                    .iter()
+                    .map(|p| p.to_hex())
+                    .collect(),
+            )
+        }
+        None if !a.commits.is_empty() => Some(a.commits.clone()),
+        None => None,
+    };
+    let manual = a.content.clone().map(Manual);
+    let req = CompressRequest {
+        commits: commits.clone(),
+        preserve: a.preserve.clone(),
+        system_prompt,
+        instructions: a.instructions.clone(),
+        target_tokens: a.target_tokens,
+        summarizer: manual.as_ref().map(|m| m as &dyn tract_core::Summarizer),
+    };
+    let req = if a.tool_turns {
+        t.tool_turn_request(commits, a.name.as_deref(), true, req)?
+    } else {
+        req
+    };
+    if a.dry_run {
+        let runs = t.plan_compress(&req)?;
+        let total: u64 = runs.iter().map(|r| r.tokens).sum();
+        for r in &runs {
+            let ids: Vec<String> = r.sources.iter().map(|s| s.short()).collect();
+            let _ = writeln!(
+                out,
+                "would summarize {} message(s), {} tokens: {}",
+                ids.len(),
+                r.tokens,
+                ids.join(" ")
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{} run(s), {total} tokens (dry run, nothing committed)",
+            runs.len()
+        );
+        return Ok(());
+    }
+    let done = t.compress(&req)?;
+    for info in &done.commits {
+        render::log_line(out, info);
+    }
+    let _ = writeln!(
+        out,
+        "compressed {} run(s): tokens {} -> {}",
+        done.commits.len(),
+        done.tokens_before,
+        done.tokens_after
+    );
+    Ok(())
+}
