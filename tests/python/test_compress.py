@@ -98,3 +98,70 @@ def test_dry_run_and_bad_requests_commit_nothing(t: tract.Tract) -> None:
     with pytest.raises(tract.SummarizerError):
         t.compress(commits=[c["grep"]], summarizer=lambda m: 42)
     assert t.head == head
+
+
+class StubLLM:
+    """A chat-completions server on 127.0.0.1 replying from a script; records request bodies."""
+
+    def __init__(self, replies):
+        import http.server
+        import json
+        import threading
+
+        self.bodies = []
+        script = list(replies)
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (the stdlib's name)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.bodies.append((self.path, self.headers.get("Authorization"), json.loads(body)))
+                status, payload = script.pop(0) if script else (500, {"error": "script ended"})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def reply(text):
+    return (200, {"choices": [{"message": {"role": "assistant", "content": text}}]})
+
+
+def test_openai_compatible_summarizer(t: tract.Tract) -> None:
+    c = session(t)
+    server = StubLLM([(429, {"error": "rate limited"}), reply("LLM summary")])
+    try:
+        llm = tract.OpenAICompatible(server.url, "stub", api_key="sk-test", timeout=2, backoff=0.01)
+        out = t.compress_tool_calls(target_tokens=64, summarizer=llm)
+        assert out["commits"][0].content == "LLM summary"
+        assert len(server.bodies) == 2
+        path, auth, body = server.bodies[1]
+        assert path == "/v1/chat/completions" and auth == "Bearer sk-test"
+        assert body["model"] == "stub"
+        assert body["messages"][0]["content"] == tract.TOOL_SUMMARIZE_SYSTEM
+        assert "at most 64 tokens" in body["messages"][1]["content"]
+    finally:
+        server.close()
+    head = t.head
+    broken = StubLLM([(500, {"error": "down"})] * 2)
+    try:
+        llm = tract.OpenAICompatible(broken.url, "stub", timeout=2, retries=1, backoff=0.01)
+        with pytest.raises(tract.SummarizerError, match="HTTP 500"):
+            t.compress(commits=[c["next"]], summarizer=llm)
+    finally:
+        broken.close()
+    assert t.head == head
+    with pytest.raises(tract.InvalidInputError):
+        tract.OpenAICompatible("http://127.0.0.1:1/v1", "m", timeout=-1)

@@ -253,6 +253,12 @@ pub struct CompressArgs {
     /// How to summarize.
     #[arg(long, value_enum, default_value_t = Strategy::Extractive)]
     pub strategy: Strategy,
+    /// With --strategy llm: the server's base URL (e.g. http://127.0.0.1:8000/v1).
+    #[arg(long, value_name = "URL")]
+    pub llm_base_url: Option<String>,
+    /// With --strategy llm: the model.
+    #[arg(long, value_name = "NAME")]
+    pub llm_model: Option<String>,
     /// With --strategy clear: the most recent tool turns to leave untouched.
     #[arg(long, default_value_t = 3)]
     pub keep: usize,
@@ -264,6 +270,9 @@ pub struct CompressArgs {
 /// How `tract compress` summarizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Strategy {
+    /// An OpenAI-compatible chat-completions server (--llm-base-url, --llm-model, or the
+    /// TRACT_LLM_* / OPENAI_* environment).
+    Llm,
     /// The built-in extractive summarizer (no network).
     Extractive,
     /// Replace old tool results with a placeholder (like `tract clear`).

@@ -3,7 +3,7 @@
 use crate::args::{ClearArgs, CompressArgs, Strategy};
 use crate::render;
 use std::fmt::Write;
-use tract_core::{CompressRequest, Error, Manual, Tract};
+use tract_core::{CompressRequest, Error, Extractive, Manual, OpenAiCompatible, Summarizer, Tract};
 
 /// Runs `tract compress`.
 pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
@@ -40,13 +40,22 @@ pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
         None => None,
     };
     let manual = a.content.clone().map(Manual);
+    let llm = match a.strategy {
+        Strategy::Llm => Some(llm_client(a)?),
+        _ => None,
+    };
+    let summarizer: Option<&dyn Summarizer> = match (&manual, &llm) {
+        (Some(m), _) => Some(m),
+        (None, Some(l)) => Some(l),
+        (None, None) => Some(&Extractive),
+    };
     let req = CompressRequest {
         commits: commits.clone(),
         preserve: a.preserve.clone(),
         system_prompt,
         instructions: a.instructions.clone(),
         target_tokens: a.target_tokens,
-        summarizer: manual.as_ref().map(|m| m as &dyn tract_core::Summarizer),
+        summarizer,
     };
     let req = if a.tool_turns {
         t.tool_turn_request(commits, a.name.as_deref(), true, req)?
@@ -85,4 +94,25 @@ pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
         done.tokens_after
     );
     Ok(())
+}
+
+/// The chat-completions client from the flags, filled in from the environment.
+fn llm_client(a: &CompressArgs) -> Result<OpenAiCompatible, Error> {
+    let from_env = OpenAiCompatible::from_env();
+    let model = a
+        .llm_model
+        .clone()
+        .or_else(|| from_env.as_ref().map(|c| c.model.clone()))
+        .ok_or_else(|| Error::InvalidInput {
+            message: "--strategy llm needs a model: --llm-model, TRACT_LLM_MODEL or OPENAI_MODEL"
+                .into(),
+        })?;
+    let base = a
+        .llm_base_url
+        .clone()
+        .or_else(|| from_env.as_ref().map(|c| c.base_url.clone()))
+        .unwrap_or_else(|| "https://api.openai.com/v1".into());
+    let mut client = OpenAiCompatible::new(base, model);
+    client.api_key = from_env.and_then(|c| c.api_key);
+    Ok(client)
 }

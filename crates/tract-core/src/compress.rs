@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::info::CommitInfo;
+use crate::llm::OpenAiCompatible;
 use crate::object::{Message, Op, Role};
 use crate::summarize::{
     CONVERSATION_SUMMARIZE_SYSTEM, Extractive, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
@@ -30,7 +31,8 @@ pub struct CompressRequest<'a> {
     pub instructions: Option<String>,
     /// The length to aim for per summary, in tokens (must be positive).
     pub target_tokens: Option<u32>,
-    /// Who summarizes (default: the built-in extractive summarizer).
+    /// Who summarizes (default: [`OpenAiCompatible::from_env`] when the environment names a
+    /// model, else the built-in extractive summarizer).
     pub summarizer: Option<&'a dyn Summarizer>,
 }
 
@@ -137,8 +139,13 @@ impl Tract {
             plan(v, snap, req.commits.as_deref(), &req.preserve)
                 .map(|runs| (v.head(), v.token_count(), runs))
         })??;
-        let extractive = Extractive;
-        let summarizer: &dyn Summarizer = req.summarizer.unwrap_or(&extractive);
+        // Per call, else an LLM named by the environment, else the built-in extractive one.
+        let from_env = OpenAiCompatible::from_env();
+        let summarizer: &dyn Summarizer = match (req.summarizer, &from_env) {
+            (Some(s), _) => s,
+            (None, Some(llm)) => llm,
+            (None, None) => &Extractive,
+        };
         let system_prompt = req
             .system_prompt
             .clone()

@@ -962,3 +962,185 @@ fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
             .is_err()
     );
 }
+
+/// A chat-completions server on 127.0.0.1 that answers from a script, one reply per request,
+/// and records the request bodies. It stops after the script.
+mod stub_llm {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    pub enum Reply {
+        Json(u16, String),
+        Raw(u16, &'static str),
+        Hang(Duration),
+    }
+
+    pub fn ok(text: &str) -> Reply {
+        Reply::Json(
+            200,
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": text}}]})
+                .to_string(),
+        )
+    }
+
+    pub fn serve(script: Vec<Reply>) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for reply in script {
+                let Ok((stream, _)) = listener.accept() else {
+                    return;
+                };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                log.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&body).into_owned());
+                let mut stream = stream;
+                let (status, text) = match reply {
+                    Reply::Json(s, t) => (s, t),
+                    Reply::Raw(s, t) => (s, t.to_string()),
+                    Reply::Hang(d) => {
+                        std::thread::sleep(d);
+                        continue;
+                    }
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+            }
+        });
+        (url, seen)
+    }
+}
+
+fn llm(url: &str) -> tract_core::OpenAiCompatible {
+    let mut c = tract_core::OpenAiCompatible::new(url, "stub-model");
+    c.api_key = Some("sk-test".into());
+    c.timeout = std::time::Duration::from_millis(400);
+    c.retries = 2;
+    c.backoff = std::time::Duration::from_millis(10);
+    c
+}
+
+#[test]
+fn an_openai_compatible_server_summarizes_with_retries() {
+    use stub_llm::{Reply, ok, serve};
+    use tract_core::CompressRequest;
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    t.edit_tool_result(
+        &c[4].id.to_hex(),
+        "g1",
+        "grep",
+        Content::Text("EDITED grep".into()),
+    )
+    .unwrap();
+    let (url, seen) = serve(vec![
+        Reply::Raw(429, "{\"error\":\"slow down\"}"),
+        ok("the summary"),
+    ]);
+    let client = llm(&url);
+    let out = t
+        .compress_tool_calls(
+            Some(vec![c[2].id.to_hex()]),
+            None,
+            true,
+            CompressRequest {
+                instructions: Some("keep paths".into()),
+                target_tokens: Some(40),
+                summarizer: Some(&client),
+                ..CompressRequest::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        out.commits[0].summarizer(),
+        Some(format!("openai:stub-model@{url}").as_str())
+    );
+    let bodies = seen.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2, "429, then success");
+    let body: serde_json::Value = serde_json::from_str(&bodies[1]).unwrap();
+    assert_eq!(body["model"], "stub-model");
+    assert_eq!(
+        body["messages"][0]["content"],
+        tract_core::TOOL_SUMMARIZE_SYSTEM
+    );
+    let prompt = body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("keep paths") && prompt.contains("at most 40 tokens"));
+    assert!(
+        prompt.contains("EDITED grep"),
+        "the current content is sent"
+    );
+    let shown = t.compile().unwrap();
+    assert!(
+        shown
+            .messages()
+            .iter()
+            .any(|m| m.message.content.text() == "the summary")
+    );
+}
+
+#[test]
+fn llm_failures_are_clear_errors_and_commit_nothing() {
+    use stub_llm::{Reply, serve};
+    use tract_core::CompressRequest;
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let head = t.head().unwrap();
+    let try_with = |script: Vec<Reply>| {
+        let (url, _) = serve(script);
+        let client = llm(&url);
+        t.compress(&CompressRequest {
+            commits: Some(vec![c[3].id.to_hex()]),
+            summarizer: Some(&client),
+            ..CompressRequest::default()
+        })
+        .unwrap_err()
+        .to_string()
+    };
+    let e = try_with((0..3).map(|_| Reply::Raw(500, "{}")).collect());
+    assert!(e.contains("HTTP 500") && e.contains("after 3 tries"), "{e}");
+    let e = try_with(
+        (0..3)
+            .map(|_| Reply::Hang(std::time::Duration::from_millis(700)))
+            .collect(),
+    );
+    assert!(e.contains("no answer within 400 ms"), "{e}");
+    let e = try_with(vec![Reply::Raw(200, "{not json")]);
+    assert!(e.contains("not JSON"), "{e}");
+    let e = try_with(vec![Reply::Raw(401, "{\"error\":\"bad key\"}")]);
+    assert!(e.contains("HTTP 401") && e.contains("bad key"), "{e}");
+    // Nothing listening.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let mut client = llm(&url);
+    client.retries = 0;
+    let e = t
+        .compress(&CompressRequest {
+            commits: Some(vec![c[3].id.to_hex()]),
+            summarizer: Some(&client),
+            ..CompressRequest::default()
+        })
+        .unwrap_err();
+    assert!(matches!(e, Error::Summarizer { .. }), "{e}");
+    assert_eq!(t.head().unwrap(), head, "nothing committed");
+}

@@ -41,3 +41,73 @@ pub fn outcome_dict<'py>(py: Python<'py>, out: CompressOutcome) -> PyResult<Boun
     d.set_item("tokens_after", out.tokens_after)?;
     Ok(d)
 }
+
+/// A summarizer that asks an OpenAI-compatible chat-completions server (OpenAI, vLLM,
+/// Ollama, llama.cpp server). Pass it as `summarizer=` to `compress`, `compress_tool_calls`
+/// or `Tract.open`. Retries 429 and 5xx replies with backoff.
+#[pyclass(name = "OpenAICompatible", module = "tract", frozen)]
+pub struct PyOpenAiCompatible {
+    pub(crate) inner: tract_core::OpenAiCompatible,
+}
+
+#[pymethods]
+impl PyOpenAiCompatible {
+    /// `base_url` and `model` default to `TRACT_LLM_BASE_URL` / `TRACT_LLM_MODEL` (then the
+    /// `OPENAI_*` variables); `api_key` to `TRACT_LLM_API_KEY` / `OPENAI_API_KEY`.
+    #[new]
+    #[pyo3(signature = (base_url=None, model=None, api_key=None, timeout=60.0, retries=3, backoff=1.0))]
+    fn new(
+        base_url: Option<String>,
+        model: Option<String>,
+        api_key: Option<String>,
+        timeout: f64,
+        retries: u32,
+        backoff: f64,
+    ) -> PyResult<Self> {
+        let env = tract_core::OpenAiCompatible::from_env();
+        let model = model
+            .or_else(|| env.as_ref().map(|c| c.model.clone()))
+            .ok_or_else(|| {
+                crate::errors::to_py(Error::InvalidInput {
+                    message: "OpenAICompatible needs a model (model= or TRACT_LLM_MODEL)".into(),
+                })
+            })?;
+        let base = base_url
+            .or_else(|| env.as_ref().map(|c| c.base_url.clone()))
+            .unwrap_or_else(|| "https://api.openai.com/v1".into());
+        let seconds = |s: f64, what: &str| {
+            if s.is_finite() && s >= 0.0 {
+                Ok(std::time::Duration::from_secs_f64(s))
+            } else {
+                Err(crate::errors::to_py(Error::InvalidInput {
+                    message: format!("{what} must be a non-negative number of seconds"),
+                }))
+            }
+        };
+        let mut inner = tract_core::OpenAiCompatible::new(base, model);
+        inner.api_key = api_key.or_else(|| env.and_then(|c| c.api_key));
+        inner.timeout = seconds(timeout, "timeout")?;
+        inner.backoff = seconds(backoff, "backoff")?;
+        inner.retries = retries;
+        Ok(PyOpenAiCompatible { inner })
+    }
+
+    /// The base URL requests go to.
+    #[getter]
+    fn base_url(&self) -> &str {
+        &self.inner.base_url
+    }
+
+    /// The model asked.
+    #[getter]
+    fn model(&self) -> &str {
+        &self.inner.model
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "OpenAICompatible(base_url={:?}, model={:?})",
+            self.inner.base_url, self.inner.model
+        )
+    }
+}

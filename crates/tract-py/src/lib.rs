@@ -22,6 +22,7 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tools::PyToolTurn>()?;
     m.add_class::<tools::PyToolCall>()?;
     m.add_class::<tools::PySearchHit>()?;
+    m.add_class::<compress::PyOpenAiCompatible>()?;
     m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;
     m.add("TOOL_SUMMARIZE_SYSTEM", tract_core::TOOL_SUMMARIZE_SYSTEM)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

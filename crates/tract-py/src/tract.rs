@@ -64,6 +64,7 @@ fn positive_tokens(n: Option<i64>) -> PyResult<Option<u32>> {
 /// The summarizer a call will use, chosen while the GIL is held.
 enum Chosen {
     Manual(String),
+    Llm(tract_core::OpenAiCompatible),
     Callable(String, Py<PyAny>),
     Builtin,
 }
@@ -76,7 +77,11 @@ impl Chosen {
                 name.clone(),
                 move |req: &SummaryRequest| call_summarizer(f, req),
             )),
-            Chosen::Builtin => Box::new(Extractive),
+            Chosen::Llm(client) => Box::new(client.clone()),
+            Chosen::Builtin => match tract_core::OpenAiCompatible::from_env() {
+                Some(client) => Box::new(client),
+                None => Box::new(Extractive),
+            },
         }
     }
 }
@@ -92,7 +97,10 @@ impl PyTract {
             return Chosen::Manual(text);
         }
         match summarizer.or_else(|| self.summarizer.as_ref().map(|s| s.clone_ref(py))) {
-            Some(f) => Chosen::Callable(callable_name(f.bind(py)), f),
+            Some(f) => match f.bind(py).cast::<crate::compress::PyOpenAiCompatible>() {
+                Ok(client) => Chosen::Llm(client.get().inner.clone()),
+                Err(_) => Chosen::Callable(callable_name(f.bind(py)), f),
+            },
             None => Chosen::Builtin,
         }
     }

@@ -19,7 +19,24 @@ class ClearResult(TypedDict):
     tokens_before: int
     tokens_after: int
 
-Summarizer = Callable[[list[dict[str, Any]]], str]
+class OpenAICompatible:
+    """A summarizer that asks an OpenAI-compatible chat-completions server."""
+
+    def __init__(
+        self,
+        base_url: Optional[str] = None,
+        model: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: float = 60.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+    ) -> None: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+
+Summarizer = Union[Callable[[list[dict[str, Any]]], str], OpenAICompatible]
 
 class CompressResult(TypedDict):
     """What `Tract.compress` did: one commit per run, with the positions each replaced."""
