@@ -329,6 +329,7 @@ impl Tract {
                 return;
             }
         }
+        view.flush();
     }
 
     // ----- refs -----

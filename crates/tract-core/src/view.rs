@@ -58,6 +58,9 @@ pub struct View {
     /// Kept as commits are applied, so queries cost the number of matches, not the history.
     calls: ToolIndex,
     results: ToolIndex,
+    /// Compress commits applied but not yet spliced in: consecutive ones are spliced in one
+    /// pass (see [`View::flush`]), so a compress of many runs costs O(view) once, not per run.
+    deferred: Vec<(Vec<ObjectId>, ViewEntry)>,
 }
 
 /// View indices of entries, in order, overall and per tool name.
@@ -201,6 +204,7 @@ impl View {
         for ((id, commit), content) in chain.into_iter().zip(contents) {
             view.apply(id, Arc::new(commit), content)?;
         }
+        view.flush();
         Ok(view)
     }
 
@@ -211,6 +215,9 @@ impl View {
         commit: Arc<Commit>,
         content: Option<(ObjectId, (Message, u32))>,
     ) -> Result<()> {
+        if !self.deferred.is_empty() && !matches!(commit.op, Op::Compress { .. }) {
+            self.flush();
+        }
         match &commit.op {
             Op::Append => {
                 let (blob, (message, payload)) = content
@@ -232,28 +239,30 @@ impl View {
                 let (blob, (message, payload)) = content.ok_or_else(|| {
                     Error::corrupt(format!("compress {} has no blob", id.short()))
                 })?;
-                let found: Vec<usize> = sources
+                // A compress of a summary still waiting to be spliced needs it spliced first.
+                if sources
                     .iter()
-                    .filter_map(|s| self.index.get(s).copied())
-                    .collect();
-                // Sources are a contiguous run when written; on another branch some may be
-                // missing, and then only those in view are replaced.
-                if let (Some(&first), Some(&last)) = (found.iter().min(), found.iter().max()) {
-                    let message = Arc::new(message);
-                    let tokens = frame(&message, payload);
-                    let summary = ViewEntry {
-                        position: id,
-                        commit: id,
-                        blob,
-                        results: Vec::new(),
-                        message,
-                        tokens,
-                        origin: commit,
-                        edits: Vec::new(),
-                        paired: false,
-                    };
-                    self.splice(first..last + 1, summary);
+                    .any(|s| self.deferred.iter().any(|(_, d)| d.position == *s))
+                {
+                    self.flush();
                 }
+                let message = Arc::new(message);
+                let tokens = frame(&message, payload);
+                let sources = sources.clone();
+                let summary = ViewEntry {
+                    position: id,
+                    commit: id,
+                    blob,
+                    results: Vec::new(),
+                    message,
+                    tokens,
+                    origin: commit,
+                    edits: Vec::new(),
+                    paired: false,
+                };
+                self.deferred.push((sources, summary));
+                self.head = Some(id);
+                return Ok(());
             }
         }
         self.head = Some(id);
@@ -329,15 +338,45 @@ impl View {
         entries.push(entry);
     }
 
-    /// Replaces the entries at `range` with `summary`, then rebuilds the pairing and indexes
-    /// (O(view), once per compress commit; appends stay O(1)).
-    fn splice(&mut self, range: std::ops::Range<usize>, summary: ViewEntry) {
-        let mut entries = std::mem::take(Arc::make_mut(&mut self.entries));
-        entries.splice(range, std::iter::once(summary));
+    /// Splices every deferred compress into the entries in one pass, then rebuilds pairing
+    /// and indexes. Callers that apply commits call this before reading the view.
+    pub(crate) fn flush(&mut self) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let mut runs: Vec<(usize, usize, Option<ViewEntry>)> = std::mem::take(&mut self.deferred)
+            .into_iter()
+            .filter_map(|(sources, summary)| {
+                // Sources are a contiguous run when written; on another branch some may be
+                // missing, and then the span of those in view is replaced.
+                let found = sources.iter().filter_map(|s| self.index.get(s).copied());
+                let (lo, hi) = found.fold((usize::MAX, 0), |(lo, hi), i| (lo.min(i), hi.max(i)));
+                (lo <= hi).then_some((lo, hi, Some(summary)))
+            })
+            .collect();
+        runs.sort_by_key(|r| r.0);
+        let old = std::mem::take(Arc::make_mut(&mut self.entries));
+        let mut kept = Vec::with_capacity(old.len());
+        let mut r = 0;
+        let mut covered_to = None;
+        for (i, e) in old.into_iter().enumerate() {
+            while r < runs.len() && runs[r].0 == i {
+                // Runs never overlap when written; a later overlapping one is dropped.
+                if covered_to.is_none_or(|c| i > c) {
+                    covered_to = Some(runs[r].1);
+                    kept.extend(runs[r].2.take());
+                }
+                r += 1;
+            }
+            if covered_to.is_some_and(|c| i <= c) {
+                continue;
+            }
+            kept.push(e);
+        }
         let head = self.head;
         *self = View::default();
         self.head = head;
-        for e in entries {
+        for e in kept {
             self.push_entry(e);
         }
     }

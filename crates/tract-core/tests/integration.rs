@@ -1144,3 +1144,49 @@ fn llm_failures_are_clear_errors_and_commit_nothing() {
     assert!(matches!(e, Error::Summarizer { .. }), "{e}");
     assert_eq!(t.head().unwrap(), head, "nothing committed");
 }
+
+#[test]
+fn compressing_many_runs_matches_a_cold_rebuild() {
+    use tract_core::{CompressRequest, Manual};
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.compile().unwrap();
+    let mut msgs = Vec::new();
+    for i in 0..300 {
+        msgs.push(Message::text(Role::User, format!("question {i}")));
+        let mut a = Message::text(Role::Assistant, "");
+        a.tool_calls = vec![call(&format!("c{i}"), "grep")];
+        msgs.push(a);
+        msgs.push(Message::tool_result(
+            format!("c{i}"),
+            "grep",
+            format!("hit {i}"),
+            false,
+        ));
+        msgs.push(Message::text(Role::Assistant, format!("answer {i}")));
+    }
+    t.append_batch(msgs).unwrap();
+    let manual = Manual("turn summary".into());
+    let out = t
+        .compress_tool_calls(
+            None,
+            None,
+            true,
+            CompressRequest {
+                summarizer: Some(&manual),
+                ..CompressRequest::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        out.commits.len(),
+        300,
+        "one run per turn: questions and answers split them"
+    );
+    let warm = t.compile().unwrap();
+    assert_eq!(warm.messages().len(), 900);
+    assert!(warm.warnings().is_empty());
+    let cold = Tract::open_existing(&path).unwrap().compile().unwrap();
+    assert_eq!(warm.to_openai().to_string(), cold.to_openai().to_string());
+    assert_eq!(t.find_tool_turns(None).unwrap().len(), 0);
+}
