@@ -209,6 +209,46 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let compile_after_edits = start.elapsed();
     std::hint::black_box(compiled.token_count());
 
+    // Compress half the tool turns: the older half with an instant summarizer (the store's
+    // own work), the newer half with the built-in extractive one.
+    let calls: Vec<String> = t
+        .find_tool_calls(None)
+        .map_err(err)?
+        .iter()
+        .map(|c| c.id.to_hex())
+        .collect();
+    let quarter = calls.len() / 4;
+    let instant = tract_core::FnSummarizer::new("instant", |_: &tract_core::SummaryRequest| {
+        Ok("summary".to_string())
+    });
+    let compile_before = {
+        let start = Instant::now();
+        std::hint::black_box(t.compile().map_err(err)?.token_count());
+        start.elapsed()
+    };
+    let compress_with = |part: &[String], s: &dyn tract_core::Summarizer| {
+        let start = Instant::now();
+        let out = t
+            .compress_tool_calls(
+                Some(part.to_vec()),
+                None,
+                true,
+                tract_core::CompressRequest {
+                    summarizer: Some(s),
+                    ..Default::default()
+                },
+            )
+            .map_err(err)?;
+        Ok::<_, String>((start.elapsed(), out))
+    };
+    let (store_work, out_a) = compress_with(&calls[..quarter], &instant)?;
+    let (extractive_time, out_b) = compress_with(&calls[quarter..2 * quarter], &tract_core::Extractive)?;
+    let compile_after = {
+        let start = Instant::now();
+        std::hint::black_box(t.compile().map_err(err)?.token_count());
+        start.elapsed()
+    };
+
     // Rendering the whole view as an OpenAI request (O(view), for reference).
     let mut render = Vec::new();
     for _ in 0..5 {
@@ -236,6 +276,10 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "search_view_no_match_ms": search_miss_ms,
         "edit_tool_result_ms": {"median": ms(median(edit_times.clone())), "p95": ms(percentile(edit_times, 0.95)), "count": targets.len()},
         "compile_after_edits_ms": ms(compile_after_edits),
+        "compress_quarter_turns_store_work": {"ms": ms(store_work), "runs": out_a.commits.len(), "tokens_before": out_a.tokens_before, "tokens_after": out_a.tokens_after},
+        "compress_quarter_turns_extractive": {"ms": ms(extractive_time), "runs": out_b.commits.len(), "tokens_before": out_b.tokens_before, "tokens_after": out_b.tokens_after},
+        "compile_before_compress_ms": ms(compile_before),
+        "compile_after_compress_ms": ms(compile_after),
         "tract_log_n20_process_ms": log,
         "store_bytes": store_bytes,
         "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,
