@@ -242,7 +242,8 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         Ok::<_, String>((start.elapsed(), out))
     };
     let (store_work, out_a) = compress_with(&calls[..quarter], &instant)?;
-    let (extractive_time, out_b) = compress_with(&calls[quarter..2 * quarter], &tract_core::Extractive)?;
+    let (extractive_time, out_b) =
+        compress_with(&calls[quarter..2 * quarter], &tract_core::Extractive)?;
     let compile_after = {
         let start = Instant::now();
         std::hint::black_box(t.compile().map_err(err)?.token_count());
