@@ -125,15 +125,9 @@ impl Tract {
     /// Appends with options (compare-and-swap, note).
     pub fn append_with(&self, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
         let prepared = Prepared::new(message)?;
-        let mut w = self.store.write()?;
-        let head = w.head()?;
-        if let Some(expected) = opts.expected_head {
-            check_expected(&head, expected)?;
-        }
-        let info = write_op(&mut w, &head, Op::Append, prepared, opts.note.clone())?;
-        w.commit()?;
-        self.extend_cache(head.commit, std::slice::from_ref(&info));
-        Ok(info)
+        self.write_prepared(opts, vec![(Op::Append, prepared)])?
+            .pop()
+            .ok_or_else(|| Error::invalid_op("the append produced no commit"))
     }
 
     /// Appends several messages in one transaction: all of them, or none if any is invalid.
@@ -189,13 +183,12 @@ impl Tract {
         if let Some(expected) = opts.expected_head {
             check_expected(&start, expected)?;
         }
-        let mut head = start.clone();
+        let mut chain = Chain::new(&start, &w)?;
         let mut infos = Vec::with_capacity(prepared.len());
         for (op, p) in prepared {
-            let info = write_op(&mut w, &head, op, p, opts.note.clone())?;
-            head.commit = Some(info.id);
-            infos.push(info);
+            infos.push(chain.put(&mut w, op, p, opts.note.clone())?);
         }
+        chain.finish(&mut w)?;
         w.commit()?;
         self.extend_cache(start.commit, &infos);
         Ok(infos)
@@ -281,27 +274,13 @@ impl Tract {
         if edits.is_empty() {
             return Ok(Vec::new()); // dropping the writer commits nothing
         }
-        let mut head = start.clone();
+        let mut chain = Chain::new(&start, &w)?;
         let mut infos = Vec::with_capacity(edits.len());
         for (target, message) in edits {
             let prepared = Prepared::new(message)?;
-            let blob = w.put_blob(&prepared.bytes, prepared.payload)?;
-            let commit = Commit {
-                parents: head.commit.into_iter().collect(),
-                op: Op::Edit { target },
-                blob: Some(blob),
-                timestamp_us: next_timestamp(&w, &head)?,
-                message: None,
-            };
-            let id = w.put_commit(&commit)?;
-            w.advance_head(&head, id, &format!("edit {}", target.short()))?;
-            head.commit = Some(id);
-            infos.push(CommitInfo::new(
-                id,
-                commit,
-                Some((prepared.message, prepared.payload)),
-            ));
+            infos.push(chain.put(&mut w, Op::Edit { target }, prepared, None)?);
         }
+        chain.finish(&mut w)?;
         w.commit()?;
         self.extend_cache(start.commit, &infos);
         Ok(infos)
@@ -551,35 +530,67 @@ impl Prepared {
     }
 }
 
-fn write_op(
-    w: &mut Writer,
-    head: &Head,
-    op: Op,
-    p: Prepared,
-    note: Option<String>,
-) -> Result<CommitInfo> {
-    let blob = w.put_blob(&p.bytes, p.payload)?;
-    let timestamp_us = next_timestamp(w, head)?;
-    let reason = op.name();
-    let commit = Commit {
-        parents: head.commit.into_iter().collect(),
-        op,
-        blob: Some(blob),
-        timestamp_us,
-        message: note,
-    };
-    let id = w.put_commit(&commit)?;
-    w.advance_head(head, id, reason)?;
-    Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
+/// Commits written one after another on the branch in one transaction. The branch moves
+/// once, at the end: one transaction is one ref move (one reflog entry), which also keeps bulk
+/// writes (imports, compressions of many runs) from writing a ref and a reflog row per commit.
+struct Chain {
+    start: Head,
+    tip: Option<ObjectId>,
+    last_timestamp: Option<u64>,
+    reasons: Vec<&'static str>,
 }
 
-/// Now, but after the parent: timestamps increase along a branch even if the clock steps back.
-fn next_timestamp(w: &Writer, head: &Head) -> Result<u64> {
-    let now = now_us();
-    Ok(match head.commit {
-        Some(parent) => now.max(w.commit_object(&parent)?.timestamp_us + 1),
-        None => now,
-    })
+impl Chain {
+    fn new(start: &Head, w: &Writer) -> Result<Self> {
+        let last_timestamp = match start.commit {
+            Some(parent) => Some(w.commit_object(&parent)?.timestamp_us),
+            None => None,
+        };
+        Ok(Chain {
+            start: start.clone(),
+            tip: start.commit,
+            last_timestamp,
+            reasons: Vec::new(),
+        })
+    }
+
+    /// Writes one commit on top of the previous one.
+    fn put(
+        &mut self,
+        w: &mut Writer,
+        op: Op,
+        p: Prepared,
+        note: Option<String>,
+    ) -> Result<CommitInfo> {
+        let blob = w.put_blob(&p.bytes, p.payload)?;
+        // Timestamps increase along a branch even if the clock steps back.
+        let now = now_us();
+        let timestamp_us = self.last_timestamp.map_or(now, |t| now.max(t + 1));
+        if !self.reasons.contains(&op.name()) {
+            self.reasons.push(op.name());
+        }
+        let commit = Commit {
+            parents: self.tip.into_iter().collect(),
+            op,
+            blob: Some(blob),
+            timestamp_us,
+            message: note,
+        };
+        let id = w.put_commit(&commit)?;
+        self.tip = Some(id);
+        self.last_timestamp = Some(timestamp_us);
+        Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
+    }
+
+    /// Moves the branch (or detached `HEAD`) to the last commit written.
+    fn finish(self, w: &mut Writer) -> Result<()> {
+        match self.tip {
+            Some(tip) if Some(tip) != self.start.commit => {
+                w.advance_head(&self.start, tip, &self.reasons.join("+"))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Payload tokens back from a framed count.
