@@ -3,6 +3,7 @@
 use crate::args::{ClearArgs, CompressArgs, Strategy};
 use crate::render;
 use std::fmt::Write;
+use std::io::IsTerminal;
 use tract_core::{CompressRequest, Error, Extractive, Manual, OpenAiCompatible, Summarizer, Tract};
 
 /// Runs `tract compress`.
@@ -56,6 +57,7 @@ pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
         instructions: a.instructions.clone(),
         target_tokens: a.target_tokens,
         summarizer,
+        on_progress: None,
     };
     let req = if a.tool_turns {
         t.tool_turn_request(commits, a.name.as_deref(), true, req)?
@@ -82,7 +84,35 @@ pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
         );
         return Ok(());
     }
-    let done = t.compress(&req)?;
+    // A progress bar on a terminal, when there is more than one run to summarize.
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::hidden();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("summarizing {bar:30} {pos}/{len} runs")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let progress = |done: usize, total: usize| {
+        if let Some(bar) = &bar
+            && total > 1
+        {
+            if bar.is_hidden() {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            }
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    };
+    let req = CompressRequest {
+        on_progress: Some(&progress),
+        ..req
+    };
+    let done = t.compress(&req);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let done = done?;
     for info in &done.commits {
         render::log_line(out, info);
     }

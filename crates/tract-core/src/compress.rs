@@ -31,6 +31,8 @@ pub struct CompressRequest<'a> {
     pub instructions: Option<String>,
     /// The length to aim for per summary, in tokens (must be positive).
     pub target_tokens: Option<u32>,
+    /// Called after each run is summarized with (done, total), e.g. for a progress bar.
+    pub on_progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
     /// Who summarizes (default: [`OpenAiCompatible::from_env`] when the environment names a
     /// model, else the built-in extractive summarizer).
     pub summarizer: Option<&'a dyn Summarizer>,
@@ -161,6 +163,7 @@ impl Tract {
         let preserved = self.resolve_all(&req.preserve)?;
         // Summarize everything first: a failure here has committed nothing.
         let mut summaries = Vec::with_capacity(runs.len());
+        let total = runs.len();
         for (run, messages) in runs {
             let request = SummaryRequest {
                 system_prompt: system_prompt.clone(),
@@ -172,6 +175,9 @@ impl Tract {
             let mut m = Message::text(Role::User, text);
             m.metadata.insert(SUMMARY_KEY.into(), "true".into());
             summaries.push((run, m));
+            if let Some(progress) = req.on_progress {
+                progress(summaries.len(), total);
+            }
         }
         let identity = summarizer.identity();
         let commits = summaries

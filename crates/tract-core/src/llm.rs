@@ -20,7 +20,7 @@ pub struct OpenAiCompatible {
     pub api_key: Option<String>,
     /// Per request, connection to last byte.
     pub timeout: Duration,
-    /// Tries after the first, on 429, 5xx, timeouts and connection failures.
+    /// Tries after the first, on 429, 5xx, timeouts and dropped connections.
     pub retries: u32,
     /// The first wait between tries; it doubles each time.
     pub backoff: Duration,
@@ -80,11 +80,16 @@ impl OpenAiCompatible {
                 let e = self.fail(format!("no answer within {} ms", self.timeout.as_millis()));
                 return Err((true, e, None));
             }
-            Err(
-                e
-                @ (ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::HostNotFound),
-            ) => {
-                return Err((true, self.fail(format!("cannot reach {url}: {e}")), None));
+            // Nothing listening, or no such host: trying again will not change that.
+            Err(e @ (ureq::Error::ConnectionFailed | ureq::Error::HostNotFound)) => {
+                return Err((false, self.fail(format!("cannot reach {url}: {e}")), None));
+            }
+            Err(ureq::Error::Io(io)) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err((false, self.fail(format!("cannot reach {url}: {io}")), None));
+            }
+            // A connection dropped mid-request may well work the next time.
+            Err(e @ ureq::Error::Io(_)) => {
+                return Err((true, self.fail(format!("talking to {url}: {e}")), None));
             }
             Err(e) => return Err((false, self.fail(e), None)),
         };

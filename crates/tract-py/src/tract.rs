@@ -369,6 +369,7 @@ impl PyTract {
                 instructions,
                 target_tokens,
                 summarizer: Some(s.as_ref()),
+                ..CompressRequest::default()
             })
         })?;
         outcome_dict(py, out)
