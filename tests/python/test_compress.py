@@ -165,3 +165,13 @@ def test_openai_compatible_summarizer(t: tract.Tract) -> None:
     assert t.head == head
     with pytest.raises(tract.InvalidInputError):
         tract.OpenAICompatible("http://127.0.0.1:1/v1", "m", timeout=-1)
+
+
+def test_links_both_ways(t: tract.Tract) -> None:
+    c = session(t)
+    out = t.compress(commits=[c["grep"], c["read"]], content="two results")
+    summary = out["commits"][0]
+    assert summary.sources == [c["grep"].commit_hash, c["read"].commit_hash]
+    assert summary.summarizer == "manual"
+    assert t.compressed_into(c["grep"]) == summary
+    assert t.compressed_into(c["q"]) is None

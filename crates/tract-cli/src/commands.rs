@@ -82,8 +82,20 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
             } else {
                 vec![t.get_commit(rev)?]
             };
+            // The link from a compressed message to the summary that replaced it.
+            let into = match infos.as_slice() {
+                [one] if !*history && one.message.is_some() => {
+                    t.compressed_into(&one.id.to_hex())?
+                }
+                _ => None,
+            };
             if *json {
-                let list: Vec<_> = infos.iter().map(|i| i.to_json()).collect();
+                let mut list: Vec<_> = infos.iter().map(|i| i.to_json()).collect();
+                if let (Some(into), Some(serde_json::Value::Object(first))) =
+                    (&into, list.first_mut())
+                {
+                    first.insert("compressed_into".into(), into.id.to_hex().into());
+                }
                 out = match (history, list.as_slice()) {
                     (false, [one]) => pretty(one, false),
                     _ => pretty(&serde_json::Value::Array(list), false),
@@ -94,6 +106,9 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
                         out.push('\n');
                     }
                     render::show(&mut out, info);
+                }
+                if let Some(into) = into {
+                    let _ = writeln!(out, "\ncompressed into {}", into.id.short());
                 }
             }
         }

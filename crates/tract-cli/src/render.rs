@@ -29,6 +29,14 @@ pub fn log_line(out: &mut String, info: &CommitInfo) {
     if let Some(target) = info.edit_target() {
         preview = format!("(edit of {}) {preview}", target.short());
     }
+    if let [first, .., last] | [first @ last] = info.sources() {
+        let n = info.sources().len();
+        preview = format!(
+            "(summary of {n}: {}..{}) {preview}",
+            first.short(),
+            last.short()
+        );
+    }
     let error = match &info.message {
         Some(m) if m.is_error => "[error] ",
         _ => "",

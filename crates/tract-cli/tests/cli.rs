@@ -637,6 +637,16 @@ fn compress_runs_turns_and_ranges() {
         shown.contains("summary of 3:") && shown.contains("by      extractive"),
         "{shown}"
     );
+    // The link back: a source shows the summary that replaced it; log shows the span.
+    let source = head["sources"][1].as_str().unwrap()[..12].to_string();
+    let summary_id = head["commit_hash"].as_str().unwrap()[..10].to_string();
+    assert!(
+        p.ok(&["show", &source])
+            .contains(&format!("compressed into {summary_id}"))
+    );
+    let source_json = json(&p.ok(&["show", "--json", &source]));
+    assert_eq!(source_json["compressed_into"], head["commit_hash"]);
+    assert!(p.ok(&["log", "-n", "1"]).contains("(summary of 3:"));
     let oai = json(&p.ok(&["compile"]));
     let contents: Vec<&str> = oai
         .as_array()

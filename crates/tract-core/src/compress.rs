@@ -288,6 +288,24 @@ impl Tract {
         Ok(req)
     }
 
+    /// The compress commit on this branch whose summary replaced `rev`, if any: the link from
+    /// a source to its summary (the summary links back with [`CommitInfo::sources`]).
+    pub fn compressed_into(&self, rev: &str) -> Result<Option<CommitInfo>> {
+        let snap = self.store().read()?;
+        let id = resolve_in(&snap, rev)?;
+        let mut cursor = snap.head()?.commit;
+        while let Some(c) = cursor {
+            let commit = snap.commit(&c)?;
+            if let Op::Compress { sources, .. } = &commit.op
+                && sources.contains(&id)
+            {
+                return crate::tract::info_of(&snap, c).map(Some);
+            }
+            cursor = commit.parent();
+        }
+        Ok(None)
+    }
+
     /// The view positions from `from` to `to`, both included, in view order.
     pub fn positions_between(&self, from: &str, to: &str) -> Result<Vec<ObjectId>> {
         self.at_head(|snap, v| -> Result<Vec<ObjectId>> {

@@ -148,6 +148,18 @@ impl PyCommitInfo {
         self.inner.commit.message.clone()
     }
 
+    /// For a compress commit: the positions its summary replaced.
+    #[getter]
+    fn sources(&self) -> Vec<String> {
+        self.inner.sources().iter().map(|s| s.to_hex()).collect()
+    }
+
+    /// For a compress commit: who summarized (`extractive`, `manual`, `callable:…`, `openai:…`).
+    #[getter]
+    fn summarizer(&self) -> Option<String> {
+        self.inner.summarizer().map(str::to_string)
+    }
+
     /// The commit whose content is in view: the newest edit of this position when a query
     /// returned an edited one, otherwise this commit.
     #[getter]

@@ -537,6 +537,18 @@ impl PyTract {
         }
     }
 
+    /// The compress commit whose summary replaced this message, if any.
+    fn compressed_into(
+        &self,
+        py: Python<'_>,
+        commit: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<PyCommitInfo>> {
+        let rev = rev_of(commit)?;
+        Ok(self
+            .with(py, move |t| t.compressed_into(&rev))?
+            .map(Into::into))
+    }
+
     /// Resolves a reference to a full commit hash.
     fn resolve(&self, py: Python<'_>, rev: &Bound<'_, PyAny>) -> PyResult<String> {
         let rev = rev_of(rev)?;
