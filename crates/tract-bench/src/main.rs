@@ -5,6 +5,7 @@
 //!
 //! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`
 
+mod stub;
 mod workload;
 
 use serde_json::{Value, json};
@@ -244,6 +245,8 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let (store_work, out_a) = compress_with(&calls[..quarter], &instant)?;
     let (extractive_time, out_b) =
         compress_with(&calls[quarter..2 * quarter], &tract_core::Extractive)?;
+    let llm = tract_core::OpenAiCompatible::new(stub::start().map_err(|e| e.to_string())?, "stub");
+    let (llm_time, out_c) = compress_with(&calls[2 * quarter..3 * quarter], &llm)?;
     let compile_after = {
         let start = Instant::now();
         std::hint::black_box(t.compile().map_err(err)?.token_count());
@@ -279,6 +282,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "compile_after_edits_ms": ms(compile_after_edits),
         "compress_quarter_turns_store_work": {"ms": ms(store_work), "runs": out_a.commits.len(), "tokens_before": out_a.tokens_before, "tokens_after": out_a.tokens_after},
         "compress_quarter_turns_extractive": {"ms": ms(extractive_time), "runs": out_b.commits.len(), "tokens_before": out_b.tokens_before, "tokens_after": out_b.tokens_after},
+        "compress_quarter_turns_local_llm": {"ms": ms(llm_time), "runs": out_c.commits.len(), "tokens_before": out_c.tokens_before, "tokens_after": out_c.tokens_after},
         "compile_before_compress_ms": ms(compile_before),
         "compile_after_compress_ms": ms(compile_after),
         "tract_log_n20_process_ms": log,
