@@ -53,6 +53,32 @@ impl fmt::Debug for ObjectId {
     }
 }
 
+/// Hashes an [`ObjectId`] by its first eight bytes: ids are BLAKE3 digests, already uniformly
+/// random, so SipHash over all 32 bytes (the std default) only costs time in the hot maps.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8).take(1) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.0 ^= u64::from_le_bytes(b);
+        }
+    }
+
+    // The array's length prefix carries no information.
+    fn write_usize(&mut self, _: usize) {}
+}
+
+/// A map keyed by object id, hashed with [`IdHasher`].
+pub(crate) type IdMap<V> =
+    std::collections::HashMap<ObjectId, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// A hex prefix as the inclusive key range `[low, high]` it covers.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PrefixRange {

@@ -5,7 +5,7 @@
 //! have results, so token totals and provider-valid rendering need no extra pass.
 
 use crate::error::{Error, Result};
-use crate::id::ObjectId;
+use crate::id::{IdMap, ObjectId};
 use crate::object::{Commit, Message, Op, Role};
 use crate::store::Snapshot;
 use crate::tokens;
@@ -48,7 +48,7 @@ pub struct View {
     head: Option<ObjectId>,
     entries: Arc<Vec<ViewEntry>>,
     /// Position and edit commit ids to their entry index.
-    index: HashMap<ObjectId, usize>,
+    index: IdMap<usize>,
     /// Call ids with no result yet, to the entry that made the call.
     open_calls: HashMap<String, usize>,
     total_tokens: u64,
@@ -61,6 +61,8 @@ pub struct View {
     /// Compress commits applied but not yet spliced in: consecutive ones are spliced in one
     /// pass (see [`View::flush`]), so a compress of many runs costs O(view) once, not per run.
     deferred: Vec<(Vec<ObjectId>, ViewEntry)>,
+    /// The positions of the deferred summaries, to notice a compress of one of them.
+    deferred_positions: IdMap<()>,
 }
 
 /// View indices of entries, in order, overall and per tool name.
@@ -75,9 +77,13 @@ impl ToolIndex {
         if self.all.last() != Some(&idx) {
             self.all.push(idx);
         }
-        let list = self.by_name.entry(name.to_string()).or_default();
-        if list.last() != Some(&idx) {
-            list.push(idx);
+        // Look up before inserting: most names are known, and a lookup allocates nothing.
+        match self.by_name.get_mut(name) {
+            Some(list) if list.last() == Some(&idx) => {}
+            Some(list) => list.push(idx),
+            None => {
+                self.by_name.insert(name.to_string(), vec![idx]);
+            }
         }
     }
 
@@ -242,7 +248,7 @@ impl View {
                 // A compress of a summary still waiting to be spliced needs it spliced first.
                 if sources
                     .iter()
-                    .any(|s| self.deferred.iter().any(|(_, d)| d.position == *s))
+                    .any(|s| self.deferred_positions.contains_key(s))
                 {
                     self.flush();
                 }
@@ -260,6 +266,7 @@ impl View {
                     edits: Vec::new(),
                     paired: false,
                 };
+                self.deferred_positions.insert(id, ());
                 self.deferred.push((sources, summary));
                 self.head = Some(id);
                 return Ok(());
@@ -376,6 +383,8 @@ impl View {
         let head = self.head;
         *self = View::default();
         self.head = head;
+        Arc::make_mut(&mut self.entries).reserve(kept.len());
+        self.index.reserve(kept.len());
         for e in kept {
             self.push_entry(e);
         }
