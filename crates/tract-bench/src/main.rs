@@ -5,7 +5,6 @@
 //!
 //! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`
 
-mod stub;
 mod workload;
 
 use serde_json::{Value, json};
@@ -245,7 +244,9 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let (store_work, out_a) = compress_with(&calls[..quarter], &instant)?;
     let (extractive_time, out_b) =
         compress_with(&calls[quarter..2 * quarter], &tract_core::Extractive)?;
-    let llm = tract_core::OpenAiCompatible::new(stub::start().map_err(|e| e.to_string())?, "stub");
+    let stub = tract_stub_llm::serve_forever(tract_stub_llm::ok("stub summary"))
+        .map_err(|e| e.to_string())?;
+    let llm = tract_core::OpenAiCompatible::new(stub.url, "stub");
     let (llm_time, out_c) = compress_with(&calls[2 * quarter..3 * quarter], &llm)?;
     let compile_after = {
         let start = Instant::now();

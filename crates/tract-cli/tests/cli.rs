@@ -690,39 +690,14 @@ fn compress_runs_turns_and_ranges() {
     assert!(out.contains("cleared"), "{out}");
 }
 
-/// Answers one chat-completions request on 127.0.0.1 with `summary`; returns the base URL and
-/// the request body it received.
-fn one_shot_llm(summary: &'static str) -> (String, std::thread::JoinHandle<String>) {
-    use std::io::{BufRead, BufReader, Read};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let reply = serde_json::json!({"choices": [{"message": {"role": "assistant", "content": summary}}]}).to_string();
-        let mut stream = stream;
-        write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len()).unwrap();
-        String::from_utf8(body).unwrap()
-    });
-    (url, handle)
-}
-
 #[test]
 fn compress_with_an_llm_server() {
     let p = tool_project();
-    let (url, server) = one_shot_llm("grep and read_file found DATABASE_URL in cfg.py");
+    let stub = tract_stub_llm::serve(vec![tract_stub_llm::ok(
+        "grep and read_file found DATABASE_URL in cfg.py",
+    )])
+    .unwrap();
+    let url = stub.url.clone();
     let out = p.ok(&[
         "compress",
         "--tool-turns",
@@ -738,7 +713,7 @@ fn compress_with_an_llm_server() {
         "keep paths",
     ]);
     assert!(out.contains("compressed 1 run(s)"), "{out}");
-    let body = json(&server.join().unwrap());
+    let body = json(&stub.bodies.lock().unwrap()[0]);
     assert_eq!(body["model"], "stub");
     assert!(
         body["messages"][1]["content"]

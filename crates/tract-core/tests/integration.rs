@@ -963,74 +963,6 @@ fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
     );
 }
 
-/// A chat-completions server on 127.0.0.1 that answers from a script, one reply per request,
-/// and records the request bodies. It stops after the script.
-mod stub_llm {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::TcpListener;
-    use std::sync::{Arc, Mutex};
-    use std::time::Duration;
-
-    pub enum Reply {
-        Json(u16, String),
-        Raw(u16, &'static str),
-        Hang(Duration),
-    }
-
-    pub fn ok(text: &str) -> Reply {
-        Reply::Json(
-            200,
-            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": text}}]})
-                .to_string(),
-        )
-    }
-
-    pub fn serve(script: Vec<Reply>) -> (String, Arc<Mutex<Vec<String>>>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            for reply in script {
-                let Ok((stream, _)) = listener.accept() else {
-                    return;
-                };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                log.lock()
-                    .unwrap()
-                    .push(String::from_utf8_lossy(&body).into_owned());
-                let mut stream = stream;
-                let (status, text) = match reply {
-                    Reply::Json(s, t) => (s, t),
-                    Reply::Raw(s, t) => (s, t.to_string()),
-                    Reply::Hang(d) => {
-                        std::thread::sleep(d);
-                        continue;
-                    }
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-            }
-        });
-        (url, seen)
-    }
-}
-
 fn llm(url: &str) -> tract_core::OpenAiCompatible {
     let mut c = tract_core::OpenAiCompatible::new(url, "stub-model");
     c.api_key = Some("sk-test".into());
@@ -1042,8 +974,8 @@ fn llm(url: &str) -> tract_core::OpenAiCompatible {
 
 #[test]
 fn an_openai_compatible_server_summarizes_with_retries() {
-    use stub_llm::{Reply, ok, serve};
     use tract_core::CompressRequest;
+    use tract_stub_llm::{Reply, ok, serve};
     let t = Tract::in_memory().unwrap();
     let c = tool_session(&t);
     t.edit_tool_result(
@@ -1053,10 +985,12 @@ fn an_openai_compatible_server_summarizes_with_retries() {
         Content::Text("EDITED grep".into()),
     )
     .unwrap();
-    let (url, seen) = serve(vec![
-        Reply::Raw(429, "{\"error\":\"slow down\"}"),
+    let stub = serve(vec![
+        Reply::Body(429, "{\"error\":\"slow down\"}".into()),
         ok("the summary"),
-    ]);
+    ])
+    .unwrap();
+    let (url, seen) = (stub.url, stub.bodies);
     let client = llm(&url);
     let out = t
         .compress_tool_calls(
@@ -1100,14 +1034,13 @@ fn an_openai_compatible_server_summarizes_with_retries() {
 
 #[test]
 fn llm_failures_are_clear_errors_and_commit_nothing() {
-    use stub_llm::{Reply, serve};
     use tract_core::CompressRequest;
+    use tract_stub_llm::{Reply, serve};
     let t = Tract::in_memory().unwrap();
     let c = tool_session(&t);
     let head = t.head().unwrap();
     let try_with = |script: Vec<Reply>| {
-        let (url, _) = serve(script);
-        let client = llm(&url);
+        let client = llm(&serve(script).unwrap().url);
         t.compress(&CompressRequest {
             commits: Some(vec![c[3].id.to_hex()]),
             summarizer: Some(&client),
@@ -1116,7 +1049,7 @@ fn llm_failures_are_clear_errors_and_commit_nothing() {
         .unwrap_err()
         .to_string()
     };
-    let e = try_with((0..3).map(|_| Reply::Raw(500, "{}")).collect());
+    let e = try_with((0..3).map(|_| Reply::Body(500, "{}".into())).collect());
     assert!(e.contains("HTTP 500") && e.contains("after 3 tries"), "{e}");
     let e = try_with(
         (0..3)
@@ -1124,9 +1057,9 @@ fn llm_failures_are_clear_errors_and_commit_nothing() {
             .collect(),
     );
     assert!(e.contains("no answer within 400 ms"), "{e}");
-    let e = try_with(vec![Reply::Raw(200, "{not json")]);
+    let e = try_with(vec![Reply::Body(200, "{not json".into())]);
     assert!(e.contains("not JSON"), "{e}");
-    let e = try_with(vec![Reply::Raw(401, "{\"error\":\"bad key\"}")]);
+    let e = try_with(vec![Reply::Body(401, "{\"error\":\"bad key\"}".into())]);
     assert!(e.contains("HTTP 401") && e.contains("bad key"), "{e}");
     // Nothing listening.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
