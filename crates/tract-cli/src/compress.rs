@@ -113,15 +113,12 @@ pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
         bar.finish_and_clear();
     }
     let done = done?;
-    for info in &done.commits {
-        render::log_line(out, info);
-    }
-    let _ = writeln!(
+    render::outcome(
         out,
-        "compressed {} run(s): tokens {} -> {}",
-        done.commits.len(),
+        &done.commits,
+        "compressed {n} run(s)",
         done.tokens_before,
-        done.tokens_after
+        done.tokens_after,
     );
     Ok(())
 }

@@ -180,3 +180,15 @@ pub fn reflog_line(out: &mut String, name: &str, i: usize, e: &ReflogEntry) {
         show(e.old)
     );
 }
+
+/// The commits a bulk command made, then `VERB N NOUN(s): tokens A -> B`.
+pub fn outcome(out: &mut String, infos: &[CommitInfo], what: &str, before: u64, after: u64) {
+    for info in infos {
+        log_line(out, info);
+    }
+    let _ = writeln!(
+        out,
+        "{what}: tokens {before} -> {after}",
+        what = what.replace("{n}", &infos.len().to_string())
+    );
+}

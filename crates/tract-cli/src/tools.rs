@@ -138,15 +138,12 @@ pub fn clear(t: &Tract, a: &ClearArgs, out: &mut String) -> Result<(), Error> {
         return Ok(());
     }
     let done = t.clear_tool_results(&opts)?;
-    for info in &done.cleared {
-        render::log_line(out, info);
-    }
-    let _ = writeln!(
+    render::outcome(
         out,
-        "cleared {} result(s): tokens {} -> {}",
-        done.cleared.len(),
+        &done.cleared,
+        "cleared {n} result(s)",
         done.tokens_before,
-        done.tokens_after
+        done.tokens_after,
     );
     Ok(())
 }
