@@ -13,6 +13,7 @@ use crate::summarize::{
 use crate::tract::{Tract, resolve_in};
 use crate::view::View;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The metadata key marking a summary message.
 pub const SUMMARY_KEY: &str = "tract_summary";
@@ -64,16 +65,8 @@ pub(crate) fn plan(
     snap: &crate::store::Snapshot,
     commits: Option<&[String]>,
     preserve: &[String],
-) -> Result<Vec<(PlannedRun, Vec<Message>)>> {
-    let position_of = |rev: &str| -> Result<usize> {
-        let id = resolve_in(snap, rev)?;
-        v.index_of(&id).ok_or_else(|| {
-            Error::invalid_op(format!(
-                "commit {} is not a message in the current view",
-                id.short()
-            ))
-        })
-    };
+) -> Result<Vec<(PlannedRun, Vec<Arc<Message>>)>> {
+    let position_of = |rev: &str| v.position_in_view(snap, rev);
     let selected: BTreeSet<usize> = match commits {
         Some(list) => list.iter().map(|c| position_of(c)).collect::<Result<_>>()?,
         None => v
@@ -115,7 +108,7 @@ pub(crate) fn plan(
                 sources: entries.iter().map(|e| e.position).collect(),
                 tokens: entries.iter().map(|e| u64::from(e.tokens)).sum(),
             };
-            let messages = entries.iter().map(|e| (*e.message).clone()).collect();
+            let messages = entries.iter().map(|e| Arc::clone(&e.message)).collect();
             (planned, messages)
         })
         .collect())
@@ -231,14 +224,7 @@ impl Tract {
             match &commits {
                 Some(list) => {
                     for c in list {
-                        let id = resolve_in(snap, c)?;
-                        let i = v.index_of(&id).ok_or_else(|| {
-                            Error::invalid_op(format!(
-                                "commit {} is not a message in the current view",
-                                id.short()
-                            ))
-                        })?;
-                        chosen.insert(i);
+                        chosen.insert(v.position_in_view(snap, c)?);
                     }
                 }
                 None => {
@@ -309,15 +295,7 @@ impl Tract {
     /// The view positions from `from` to `to`, both included, in view order.
     pub fn positions_between(&self, from: &str, to: &str) -> Result<Vec<ObjectId>> {
         self.at_head(|snap, v| -> Result<Vec<ObjectId>> {
-            let at = |rev: &str| -> Result<usize> {
-                let id = resolve_in(snap, rev)?;
-                v.index_of(&id).ok_or_else(|| {
-                    Error::invalid_op(format!(
-                        "commit {} is not a message in the current view",
-                        id.short()
-                    ))
-                })
-            };
+            let at = |rev: &str| v.position_in_view(snap, rev);
             let (a, b) = (at(from)?, at(to)?);
             if a > b {
                 return Err(Error::invalid_input(format!(

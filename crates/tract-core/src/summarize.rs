@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::object::{Message, Role};
 use crate::tokens;
+use std::sync::Arc;
 
 /// The system prompt for summarizing tool calls and their results.
 pub const TOOL_SUMMARIZE_SYSTEM: &str = "You condense the tool activity of an AI agent into a short record that the agent will read instead of the raw output. Report what each tool call was for and what it found or changed, not the raw output. Keep every concrete value the agent may need later: file paths, line numbers, identifiers, commands, exit codes, error messages (verbatim when short), versions, counts and decisions taken. When several calls worked toward one goal, tell them as one story in order: what was tried, what failed, what worked. Drop boilerplate, repeated lines and progress noise. Do not invent anything that is not in the input. Stay within the requested length.";
@@ -20,8 +21,9 @@ pub struct SummaryRequest {
     pub instructions: Option<String>,
     /// The length to aim for, in tokens.
     pub target_tokens: Option<u32>,
-    /// The messages to summarize, as they are in view (edited ones with their current content).
-    pub messages: Vec<Message>,
+    /// The messages to summarize, as they are in view (edited ones with their current content),
+    /// shared with the view rather than copied.
+    pub messages: Vec<Arc<Message>>,
 }
 
 impl SummaryRequest {
@@ -45,7 +47,7 @@ impl SummaryRequest {
 }
 
 /// The messages as plain text, one block per message.
-pub fn transcript(messages: &[Message]) -> String {
+pub fn transcript(messages: &[Arc<Message>]) -> String {
     let mut out = String::new();
     for m in messages {
         out.push_str(&header(m));
@@ -246,7 +248,7 @@ mod tests {
             system_prompt: TOOL_SUMMARIZE_SYSTEM.into(),
             instructions: None,
             target_tokens: Some(target),
-            messages: vec![grep],
+            messages: vec![Arc::new(grep)],
         }
     }
 

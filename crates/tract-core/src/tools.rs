@@ -145,8 +145,8 @@ fn pending(v: &View) -> Vec<ToolCallInfo> {
 
 /// The view index of `rev`, which must be a position (or an edit of one) in view.
 fn index_in(view: &View, snap: &Snapshot, rev: &str, what: &str) -> Result<usize> {
-    let id = resolve_in(snap, rev)?;
-    view.index_of(&id).ok_or_else(|| {
+    let (id, index) = view.locate(snap, rev)?;
+    index.ok_or_else(|| {
         Error::invalid_op(format!(
             "{what} names commit {}, which is not in the current view",
             id.short()

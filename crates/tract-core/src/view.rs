@@ -174,6 +174,30 @@ impl View {
         self.results.get(name)
     }
 
+    /// Resolves `rev` (a full id, unique prefix, branch or `HEAD~N`) and finds its view index.
+    /// A full id already in view needs no store lookup: most calls pass ids a query returned.
+    pub(crate) fn locate(&self, snap: &Snapshot, rev: &str) -> Result<(ObjectId, Option<usize>)> {
+        if rev.len() == 64
+            && let Ok(id) = ObjectId::from_hex(rev)
+            && let Some(i) = self.index_of(&id)
+        {
+            return Ok((id, Some(i)));
+        }
+        let id = crate::tract::resolve_in(snap, rev)?;
+        Ok((id, self.index_of(&id)))
+    }
+
+    /// The view index of `rev`, which must be a message in view (a position or an edit of one).
+    pub(crate) fn position_in_view(&self, snap: &Snapshot, rev: &str) -> Result<usize> {
+        let (id, index) = self.locate(snap, rev)?;
+        index.ok_or_else(|| {
+            Error::invalid_op(format!(
+                "commit {} is not a message in the current view",
+                id.short()
+            ))
+        })
+    }
+
     /// Tool calls in view that have no result.
     pub fn unanswered_calls(&self) -> u64 {
         self.unanswered

@@ -237,6 +237,13 @@ fn a_batch_with_one_bad_message_commits_nothing() {
         .append_batch(vec![Message::text(Role::User, "ok"), bad])
         .unwrap_err();
     assert!(err.to_string().contains("message 2"), "{err}");
+    // Long batches are prepared on several threads; the error still names the right message.
+    let mut long: Vec<Message> = (0..400)
+        .map(|i| Message::text(Role::User, format!("m{i}")))
+        .collect();
+    long[299].tool_call_id = Some("not on a user message".into());
+    let err = t.append_batch(long).unwrap_err();
+    assert!(err.to_string().contains("message 300"), "{err}");
     assert_eq!(t.head().unwrap(), head);
     assert_eq!(t.log(None, None).unwrap().len(), 1);
 }
