@@ -125,21 +125,10 @@ pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
 
 /// The chat-completions client from the flags, filled in from the environment.
 fn llm_client(a: &CompressArgs) -> Result<OpenAiCompatible, Error> {
-    let from_env = OpenAiCompatible::from_env();
-    let model = a
-        .llm_model
-        .clone()
-        .or_else(|| from_env.as_ref().map(|c| c.model.clone()))
-        .ok_or_else(|| Error::InvalidInput {
+    OpenAiCompatible::configured(a.llm_base_url.clone(), a.llm_model.clone(), None).map_err(|_| {
+        Error::InvalidInput {
             message: "--strategy llm needs a model: --llm-model, TRACT_LLM_MODEL or OPENAI_MODEL"
                 .into(),
-        })?;
-    let base = a
-        .llm_base_url
-        .clone()
-        .or_else(|| from_env.as_ref().map(|c| c.base_url.clone()))
-        .unwrap_or_else(|| "https://api.openai.com/v1".into());
-    let mut client = OpenAiCompatible::new(base, model);
-    client.api_key = from_env.and_then(|c| c.api_key);
-    Ok(client)
+        }
+    })
 }

@@ -49,12 +49,30 @@ impl OpenAiCompatible {
     /// to `OPENAI_BASE_URL`, `OPENAI_MODEL` and `OPENAI_API_KEY`. `None` unless a model is
     /// named: summarizing never goes to the network unless asked to.
     pub fn from_env() -> Option<Self> {
-        let model = env(&["TRACT_LLM_MODEL", "OPENAI_MODEL"])?;
-        let base = env(&["TRACT_LLM_BASE_URL", "OPENAI_BASE_URL"])
+        Self::configured(None, None, None).ok()
+    }
+
+    /// A client from explicit settings, each missing one taken from the environment as in
+    /// [`OpenAiCompatible::from_env`]; the base URL defaults to OpenAI's. Without a model
+    /// anywhere it is an error.
+    pub fn configured(
+        base_url: Option<String>,
+        model: Option<String>,
+        api_key: Option<String>,
+    ) -> Result<Self> {
+        let model = model
+            .or_else(|| env(&["TRACT_LLM_MODEL", "OPENAI_MODEL"]))
+            .ok_or_else(|| {
+                Error::invalid_input(
+                    "an OpenAI-compatible summarizer needs a model (TRACT_LLM_MODEL or OPENAI_MODEL)",
+                )
+            })?;
+        let base = base_url
+            .or_else(|| env(&["TRACT_LLM_BASE_URL", "OPENAI_BASE_URL"]))
             .unwrap_or_else(|| "https://api.openai.com/v1".into());
         let mut c = OpenAiCompatible::new(base, model);
-        c.api_key = env(&["TRACT_LLM_API_KEY", "OPENAI_API_KEY"]);
-        Some(c)
+        c.api_key = api_key.or_else(|| env(&["TRACT_LLM_API_KEY", "OPENAI_API_KEY"]));
+        Ok(c)
     }
 
     fn fail(&self, message: impl std::fmt::Display) -> Error {

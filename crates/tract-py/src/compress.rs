@@ -2,6 +2,7 @@
 
 use crate::commit::PyCommitInfo;
 use crate::convert::to_py;
+use crate::errors::IntoPyResult;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tract_core::{CompressOutcome, Error, SummaryRequest};
@@ -64,17 +65,6 @@ impl PyOpenAiCompatible {
         retries: u32,
         backoff: f64,
     ) -> PyResult<Self> {
-        let env = tract_core::OpenAiCompatible::from_env();
-        let model = model
-            .or_else(|| env.as_ref().map(|c| c.model.clone()))
-            .ok_or_else(|| {
-                crate::errors::to_py(Error::InvalidInput {
-                    message: "OpenAICompatible needs a model (model= or TRACT_LLM_MODEL)".into(),
-                })
-            })?;
-        let base = base_url
-            .or_else(|| env.as_ref().map(|c| c.base_url.clone()))
-            .unwrap_or_else(|| "https://api.openai.com/v1".into());
         let seconds = |s: f64, what: &str| {
             if s.is_finite() && s >= 0.0 {
                 Ok(std::time::Duration::from_secs_f64(s))
@@ -84,8 +74,7 @@ impl PyOpenAiCompatible {
                 }))
             }
         };
-        let mut inner = tract_core::OpenAiCompatible::new(base, model);
-        inner.api_key = api_key.or_else(|| env.and_then(|c| c.api_key));
+        let mut inner = tract_core::OpenAiCompatible::configured(base_url, model, api_key).py()?;
         inner.timeout = seconds(timeout, "timeout")?;
         inner.backoff = seconds(backoff, "backoff")?;
         inner.retries = retries;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, tool_calls_from_json};
 use tract_core::{
-    ClearOptions, CompressRequest, Content, Error, Extractive, FnSummarizer, Manual, Message, Role,
+    ClearOptions, CompressRequest, Content, Error, FnSummarizer, Manual, Message, Role,
     SearchQuery, Summarizer, SummaryRequest, Tract,
 };
 
@@ -70,18 +70,17 @@ enum Chosen {
 }
 
 impl Chosen {
-    fn as_summarizer(&self) -> Box<dyn Summarizer + '_> {
+    /// The summarizer to hand the core; `None` lets the core apply its default (an LLM named
+    /// by the environment, else the extractive summarizer).
+    fn as_summarizer(&self) -> Option<Box<dyn Summarizer + '_>> {
         match self {
-            Chosen::Manual(text) => Box::new(Manual(text.clone())),
-            Chosen::Callable(name, f) => Box::new(FnSummarizer::new(
+            Chosen::Manual(text) => Some(Box::new(Manual(text.clone()))),
+            Chosen::Callable(name, f) => Some(Box::new(FnSummarizer::new(
                 name.clone(),
                 move |req: &SummaryRequest| call_summarizer(f, req),
-            )),
-            Chosen::Llm(client) => Box::new(client.clone()),
-            Chosen::Builtin => match tract_core::OpenAiCompatible::from_env() {
-                Some(client) => Box::new(client),
-                None => Box::new(Extractive),
-            },
+            ))),
+            Chosen::Llm(client) => Some(Box::new(client.clone())),
+            Chosen::Builtin => None,
         }
     }
 }
@@ -104,6 +103,11 @@ impl PyTract {
             None => Chosen::Builtin,
         }
     }
+}
+
+/// Commit references from Python, each as [`rev_of`] reads it.
+fn revs_of(list: &[Bound<'_, PyAny>]) -> PyResult<Vec<String>> {
+    list.iter().map(rev_of).collect()
 }
 
 /// A commit reference from Python: a hash (prefix), a branch, `HEAD~N`, or a CommitInfo.
@@ -296,10 +300,7 @@ impl PyTract {
             let (plan, before) = self.with(py, move |t| {
                 Ok((t.plan_clear_tool_results(&opts)?, t.status()?.token_count))
             })?;
-            let freed: u64 = plan
-                .iter()
-                .map(|c| u64::from(c.tokens - c.placeholder_tokens))
-                .sum();
+            let freed: u64 = plan.iter().map(|c| c.saving()).sum();
             let hashes: Vec<String> = plan.iter().map(|c| c.position.to_hex()).collect();
             d.set_item("cleared", hashes)?;
             d.set_item("tokens_before", before)?;
@@ -334,14 +335,8 @@ impl PyTract {
         summarizer: Option<Py<PyAny>>,
         dry_run: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let commits = commits
-            .map(|c| c.iter().map(rev_of).collect::<PyResult<Vec<_>>>())
-            .transpose()?;
-        let preserve = preserve
-            .unwrap_or_default()
-            .iter()
-            .map(rev_of)
-            .collect::<PyResult<Vec<_>>>()?;
+        let commits = commits.as_deref().map(revs_of).transpose()?;
+        let preserve = revs_of(&preserve.unwrap_or_default())?;
         let target_tokens = positive_tokens(target_tokens)?;
         if dry_run {
             let req = CompressRequest {
@@ -368,7 +363,7 @@ impl PyTract {
                 system_prompt,
                 instructions,
                 target_tokens,
-                summarizer: Some(s.as_ref()),
+                summarizer: s.as_deref(),
                 ..CompressRequest::default()
             })
         })?;
@@ -393,9 +388,7 @@ impl PyTract {
         content: Option<String>,
         summarizer: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let commits = commits
-            .map(|c| c.iter().map(rev_of).collect::<PyResult<Vec<_>>>())
-            .transpose()?;
+        let commits = commits.as_deref().map(revs_of).transpose()?;
         let target_tokens = positive_tokens(target_tokens)?;
         let chosen = self.pick_summarizer(py, summarizer, content);
         let out = self.with(py, move |t| {
@@ -408,7 +401,7 @@ impl PyTract {
                     system_prompt,
                     instructions,
                     target_tokens,
-                    summarizer: Some(s.as_ref()),
+                    summarizer: s.as_deref(),
                     ..CompressRequest::default()
                 },
             )
