@@ -119,7 +119,7 @@ pub fn clear(t: &Tract, a: &ClearArgs, out: &mut String) -> Result<(), Error> {
         let before = t.status()?.token_count;
         let mut freed = 0u64;
         for c in &plan {
-            freed += u64::from(c.tokens - c.placeholder_tokens);
+            freed += c.saving();
             let _ = writeln!(
                 out,
                 "would clear {} {:<12} {:>7} -> {} tokens",

@@ -53,6 +53,13 @@ pub struct ClearCandidate {
     pub placeholder_tokens: u32,
 }
 
+impl ClearCandidate {
+    /// Tokens clearing it frees.
+    pub fn saving(&self) -> u64 {
+        u64::from(self.tokens.saturating_sub(self.placeholder_tokens))
+    }
+}
+
 /// What a clear did.
 #[derive(Debug, Clone)]
 pub struct ClearOutcome {
@@ -105,10 +112,7 @@ fn plan(v: &View, opts: &ClearOptions) -> Result<Vec<(ClearCandidate, Message)>>
             ));
         }
     }
-    let freed: u64 = out
-        .iter()
-        .map(|(c, _)| u64::from(c.tokens - c.placeholder_tokens))
-        .sum();
+    let freed: u64 = out.iter().map(|(c, _)| c.saving()).sum();
     if freed < opts.clear_at_least {
         out.clear();
     }

@@ -161,15 +161,27 @@ impl Tract {
         opts: &AppendOptions,
         prepared: Vec<(Op, Prepared)>,
     ) -> Result<Vec<CommitInfo>> {
-        let mut w = self.store.write()?;
+        let w = self.store.write()?;
         let start = w.head()?;
         if let Some(expected) = opts.expected_head {
             check_expected(&start, expected)?;
         }
-        let mut chain = Chain::new(&start, &w)?;
+        self.write_chain(w, &start, prepared, opts.note.clone())
+    }
+
+    /// Writes `prepared` as a chain on top of `start`, moves the branch once, commits
+    /// (durably) and extends the cached view.
+    fn write_chain(
+        &self,
+        mut w: Writer,
+        start: &Head,
+        prepared: Vec<(Op, Prepared)>,
+        note: Option<String>,
+    ) -> Result<Vec<CommitInfo>> {
+        let mut chain = Chain::new(start, &w)?;
         let mut infos = Vec::with_capacity(prepared.len());
         for (op, p) in prepared {
-            infos.push(chain.put(&mut w, op, p, opts.note.clone())?);
+            infos.push(chain.put(&mut w, op, p, note.clone())?);
         }
         chain.finish(&mut w)?;
         w.commit()?;
@@ -249,7 +261,7 @@ impl Tract {
         &self,
         plan: impl FnOnce(&View) -> Result<Vec<(ObjectId, Message)>>,
     ) -> Result<Vec<CommitInfo>> {
-        let mut w = self.store.write()?;
+        let w = self.store.write()?;
         let start = w.head()?;
         // Read after taking the write lock: this snapshot sees exactly what the writer sees.
         let snap = self.store.read()?;
@@ -257,16 +269,11 @@ impl Tract {
         if edits.is_empty() {
             return Ok(Vec::new()); // dropping the writer commits nothing
         }
-        let mut chain = Chain::new(&start, &w)?;
-        let mut infos = Vec::with_capacity(edits.len());
-        for (target, message) in edits {
-            let prepared = Prepared::new(message)?;
-            infos.push(chain.put(&mut w, Op::Edit { target }, prepared, None)?);
-        }
-        chain.finish(&mut w)?;
-        w.commit()?;
-        self.extend_cache(start.commit, &infos);
-        Ok(infos)
+        let ops = edits
+            .into_iter()
+            .map(|(target, message)| (Op::Edit { target }, message))
+            .collect();
+        self.write_chain(w, &start, prepare_all(ops)?, None)
     }
 
     /// Applies freshly committed commits to the cached view when it is at their parent.
