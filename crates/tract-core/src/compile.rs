@@ -93,7 +93,7 @@ impl Compiled {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         for e in self.entries.iter() {
-            if e.message.role == Role::Tool && !e.paired {
+            if e.message.role == Role::Tool && e.caller.is_none() {
                 w.push(format!(
                     "tool result {} (tool_call_id {}) answers no earlier tool call; not sent",
                     e.position.short(),

@@ -11,7 +11,7 @@ use crate::id::{ObjectId, prefix_range};
 use crate::object::{Commit, Message};
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyTable, ReadTransaction, ReadableDatabase,
-    ReadableTable, TableDefinition, TransactionError, WriteTransaction,
+    ReadableTable, Table, TableDefinition, TransactionError, WriteTransaction,
 };
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -511,6 +511,42 @@ impl Snapshot {
     }
 }
 
+/// The blob, chunk and commit tables of a write transaction, open for writing objects.
+pub struct Objects<'w> {
+    blobs: Table<'w, [u8; 32], &'static [u8]>,
+    chunks: Table<'w, [u8; 32], &'static [u8]>,
+    commits: Table<'w, [u8; 32], &'static [u8]>,
+}
+
+impl Objects<'_> {
+    /// Stores a blob (once: identical payloads share it) and returns its id.
+    pub fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<ObjectId> {
+        let id = ObjectId::of(bytes);
+        if self.blobs.get(&id.0)?.is_some() {
+            return Ok(id);
+        }
+        let enc = codec::encode(bytes, Some(tokens));
+        for (cid, rec) in &enc.chunks {
+            if self.chunks.get(&cid.0)?.is_none() {
+                self.chunks.insert(&cid.0, rec.as_slice())?;
+            }
+        }
+        self.blobs.insert(&id.0, enc.record.as_slice())?;
+        Ok(id)
+    }
+
+    /// Stores a commit and returns its id.
+    pub fn put_commit(&mut self, commit: &Commit) -> Result<ObjectId> {
+        let bytes = commit.encode()?;
+        let id = ObjectId::of(&bytes);
+        if self.commits.get(&id.0)?.is_none() {
+            let enc = codec::encode(&bytes, None);
+            self.commits.insert(&id.0, enc.record.as_slice())?;
+        }
+        Ok(id)
+    }
+}
+
 /// The one write transaction; dropped without [`Writer::commit`], it changes nothing.
 pub struct Writer {
     txn: WriteTransaction,
@@ -538,36 +574,14 @@ impl Writer {
         )
     }
 
-    /// Stores a blob (once: identical payloads share it) and returns its id.
-    pub fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<ObjectId> {
-        let id = ObjectId::of(bytes);
-        let mut blobs = self.txn.open_table(BLOBS)?;
-        if blobs.get(&id.0)?.is_some() {
-            return Ok(id);
-        }
-        let enc = codec::encode(bytes, Some(tokens));
-        if !enc.chunks.is_empty() {
-            let mut chunks = self.txn.open_table(CHUNKS)?;
-            for (cid, rec) in &enc.chunks {
-                if chunks.get(&cid.0)?.is_none() {
-                    chunks.insert(&cid.0, rec.as_slice())?;
-                }
-            }
-        }
-        blobs.insert(&id.0, enc.record.as_slice())?;
-        Ok(id)
-    }
-
-    /// Stores a commit and returns its id.
-    pub fn put_commit(&mut self, commit: &Commit) -> Result<ObjectId> {
-        let bytes = commit.encode()?;
-        let id = ObjectId::of(&bytes);
-        let mut commits = self.txn.open_table(COMMITS)?;
-        if commits.get(&id.0)?.is_none() {
-            let enc = codec::encode(&bytes, None);
-            commits.insert(&id.0, enc.record.as_slice())?;
-        }
-        Ok(id)
+    /// The object tables, opened once for a run of writes (opening and closing a table per
+    /// row costs more than the row itself when a transaction writes thousands of commits).
+    pub fn objects(&self) -> Result<Objects<'_>> {
+        Ok(Objects {
+            blobs: self.txn.open_table(BLOBS)?,
+            chunks: self.txn.open_table(CHUNKS)?,
+            commits: self.txn.open_table(COMMITS)?,
+        })
     }
 
     /// Whether a branch exists.

@@ -6,8 +6,8 @@ use crate::id::ObjectId;
 use crate::info::CommitInfo;
 use crate::object::{Commit, Content, Message, Op, Role, ToolCall};
 use crate::store::{
-    DEFAULT_DIR, DEFAULT_FILE, Head, HeadRef, OpenMode, ReflogEntry, Snapshot, Store, Writer,
-    now_us,
+    DEFAULT_DIR, DEFAULT_FILE, Head, HeadRef, Objects, OpenMode, ReflogEntry, Snapshot, Store,
+    Writer, now_us,
 };
 use crate::tokens;
 use crate::view::View;
@@ -180,8 +180,11 @@ impl Tract {
     ) -> Result<Vec<CommitInfo>> {
         let mut chain = Chain::new(start, &w)?;
         let mut infos = Vec::with_capacity(prepared.len());
-        for (op, p) in prepared {
-            infos.push(chain.put(&mut w, op, p, note.clone())?);
+        {
+            let mut objects = w.objects()?;
+            for (op, p) in prepared {
+                infos.push(chain.put(&mut objects, op, p, note.clone())?);
+            }
         }
         chain.finish(&mut w)?;
         w.commit()?;
@@ -547,7 +550,7 @@ impl Chain {
     /// Writes one commit on top of the previous one.
     fn put(
         &mut self,
-        w: &mut Writer,
+        w: &mut Objects<'_>,
         op: Op,
         p: Prepared,
         note: Option<String>,

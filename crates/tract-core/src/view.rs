@@ -38,8 +38,9 @@ pub struct ViewEntry {
     pub edits: Vec<ObjectId>,
     /// For an assistant entry: the view index of the result of each tool call, in call order.
     pub(crate) results: Vec<Option<usize>>,
-    /// For a tool entry: whether it answers a call (unpaired results are not sent).
-    pub(crate) paired: bool,
+    /// For a tool entry: the view index of the call it answers (unpaired results are not
+    /// sent).
+    pub(crate) caller: Option<usize>,
 }
 
 /// The view at one commit.
@@ -288,7 +289,7 @@ impl View {
                     tokens,
                     origin: commit,
                     edits: Vec::new(),
-                    paired: false,
+                    caller: None,
                 };
                 self.deferred_positions.insert(id, ());
                 self.deferred.push((sources, summary));
@@ -318,7 +319,7 @@ impl View {
             tokens,
             origin: commit,
             edits: Vec::new(),
-            paired: false,
+            caller: None,
         });
     }
 
@@ -328,7 +329,7 @@ impl View {
         let framed = entry.tokens;
         let message = Arc::clone(&entry.message);
         entry.results = vec![None; message.tool_calls.len()];
-        entry.paired = false;
+        entry.caller = None;
         self.total_tokens += u64::from(framed);
         self.index.insert(entry.position, idx);
         for e in &entry.edits {
@@ -357,7 +358,7 @@ impl View {
                             .position(|c| c.id == call_id);
                         if let Some(k) = slot {
                             entries[caller].results[k] = Some(idx);
-                            entry.paired = true;
+                            entry.caller = Some(caller);
                             self.unanswered -= 1;
                         }
                     }
@@ -369,37 +370,159 @@ impl View {
         entries.push(entry);
     }
 
-    /// Splices every deferred compress into the entries in one pass, then rebuilds pairing
-    /// and indexes. Callers that apply commits call this before reading the view.
+    /// Splices every deferred compress into the entries in one pass. Callers that apply
+    /// commits call this before reading the view.
     pub(crate) fn flush(&mut self) {
         if self.deferred.is_empty() {
             return;
         }
-        let mut runs: Vec<(usize, usize, Option<ViewEntry>)> = std::mem::take(&mut self.deferred)
+        let runs = self.deferred_runs();
+        self.deferred_positions.clear();
+        if self.splice_keeps_pairing(&runs) {
+            self.splice_in_place(runs);
+        } else {
+            self.splice_and_replay(runs);
+        }
+    }
+
+    /// The deferred compresses as `(first, last, summary)` spans of view indices, in view
+    /// order, without overlaps.
+    fn deferred_runs(&mut self) -> Vec<(usize, usize, ViewEntry)> {
+        let mut runs: Vec<(usize, usize, ViewEntry)> = std::mem::take(&mut self.deferred)
             .into_iter()
             .filter_map(|(sources, summary)| {
                 // Sources are a contiguous run when written; on another branch some may be
                 // missing, and then the span of those in view is replaced.
                 let found = sources.iter().filter_map(|s| self.index.get(s).copied());
                 let (lo, hi) = found.fold((usize::MAX, 0), |(lo, hi), i| (lo.min(i), hi.max(i)));
-                (lo <= hi).then_some((lo, hi, Some(summary)))
+                (lo <= hi).then_some((lo, hi, summary))
             })
             .collect();
         runs.sort_by_key(|r| r.0);
+        // Runs never overlap when written; a later overlapping one is dropped.
+        let mut covered_to: Option<usize> = None;
+        runs.retain(|&(lo, hi, _)| {
+            let keep = covered_to.is_none_or(|c| lo > c);
+            if keep {
+                covered_to = Some(hi);
+            }
+            keep
+        });
+        runs
+    }
+
+    /// Whether removing the spans leaves every remaining call paired as a replay of the
+    /// remaining entries would pair it: no call is removed without its results or the other
+    /// way round, and no removed call could have taken a call id over from an earlier call
+    /// still waiting for its result. Compressing whole tool turns always qualifies.
+    fn splice_keeps_pairing(&self, runs: &[(usize, usize, ViewEntry)]) -> bool {
+        let Some(last) = runs.last().map(|r| r.1) else {
+            return true;
+        };
+        let inside = |i: usize, lo: usize, hi: usize| (lo..=hi).contains(&i);
+        for &(lo, hi, _) in runs {
+            for e in &self.entries[lo..=hi] {
+                if e.results.iter().flatten().any(|&r| !inside(r, lo, hi))
+                    || e.caller.is_some_and(|c| !inside(c, lo, hi))
+                    || e.results.iter().any(Option::is_none)
+                {
+                    return false;
+                }
+            }
+        }
+        // An unanswered call before the last span may be reopened by removing a later call
+        // that reused its id; replaying decides that exactly.
+        self.unanswered == 0
+            || !self
+                .calls
+                .all
+                .iter()
+                .take_while(|&&i| i <= last)
+                .any(|&i| self.entries[i].results.iter().any(Option::is_none))
+    }
+
+    /// Replaces each span with its summary and shifts every index after it, keeping the
+    /// pairing and the indexes without replaying the view.
+    fn splice_in_place(&mut self, runs: Vec<(usize, usize, ViewEntry)>) {
+        const GONE: usize = usize::MAX;
+        let entries = Arc::make_mut(&mut self.entries);
+        for &(lo, hi, ref summary) in &runs {
+            self.total_tokens += u64::from(summary.tokens);
+            for e in &entries[lo..=hi] {
+                self.total_tokens -= u64::from(e.tokens);
+                if e.message.role == Role::Tool && e.caller.is_none() {
+                    self.orphan_tokens -= u64::from(e.tokens);
+                }
+                for id in std::iter::once(&e.position).chain(&e.edits) {
+                    self.index.remove(id);
+                }
+            }
+        }
+        // Compact in place (a new vector of the whole view would cost more in page faults
+        // than the moves): kept entries slide down over removed ones, which gather past the
+        // write cursor and are dropped at the end.
+        let n = entries.len();
+        let mut remap = vec![GONE; n];
+        let mut summaries = Vec::with_capacity(runs.len());
+        let mut swapped_out = Vec::with_capacity(runs.len());
+        let (mut w, mut r) = (0, 0);
+        for (lo, hi, mut summary) in runs {
+            while r < lo {
+                entries.swap(w, r);
+                remap[r] = w;
+                (w, r) = (w + 1, r + 1);
+            }
+            summaries.push((summary.position, w));
+            std::mem::swap(&mut entries[w], &mut summary);
+            swapped_out.push(summary);
+            (w, r) = (w + 1, hi + 1);
+        }
+        while r < n {
+            entries.swap(w, r);
+            remap[r] = w;
+            (w, r) = (w + 1, r + 1);
+        }
+        entries.truncate(w);
+        drop(swapped_out);
+        for e in entries.iter_mut() {
+            for r in e.results.iter_mut().flatten() {
+                *r = remap[*r];
+            }
+            if let Some(c) = &mut e.caller {
+                *c = remap[*c];
+            }
+        }
+        for i in self.index.values_mut() {
+            *i = remap[*i];
+        }
+        self.index.extend(summaries);
+        for i in self.open_calls.values_mut() {
+            *i = remap[*i];
+        }
+        for index in [&mut self.calls, &mut self.results] {
+            for list in std::iter::once(&mut index.all).chain(index.by_name.values_mut()) {
+                list.retain_mut(|i| {
+                    *i = remap[*i];
+                    *i != GONE
+                });
+            }
+            index.by_name.retain(|_, list| !list.is_empty());
+        }
+    }
+
+    /// Replaces each span with its summary and rebuilds pairing and indexes by replaying
+    /// the remaining entries in order.
+    fn splice_and_replay(&mut self, runs: Vec<(usize, usize, ViewEntry)>) {
         let old = std::mem::take(Arc::make_mut(&mut self.entries));
         let mut kept = Vec::with_capacity(old.len());
-        let mut r = 0;
-        let mut covered_to = None;
+        let mut runs = runs.into_iter().peekable();
+        let mut skip_to = None;
         for (i, e) in old.into_iter().enumerate() {
-            while r < runs.len() && runs[r].0 == i {
-                // Runs never overlap when written; a later overlapping one is dropped.
-                if covered_to.is_none_or(|c| i > c) {
-                    covered_to = Some(runs[r].1);
-                    kept.extend(runs[r].2.take());
-                }
-                r += 1;
+            if let Some((_, hi, summary)) = runs.next_if(|r| r.0 == i) {
+                kept.push(summary);
+                skip_to = Some(hi);
             }
-            if covered_to.is_some_and(|c| i <= c) {
+            if skip_to.is_some_and(|hi| i <= hi) {
                 continue;
             }
             kept.push(e);
@@ -426,7 +549,7 @@ impl View {
         let entries = Arc::make_mut(&mut self.entries);
         let e = &mut entries[i];
         self.total_tokens = self.total_tokens - u64::from(e.tokens) + u64::from(framed);
-        if e.message.role == Role::Tool && !e.paired {
+        if e.message.role == Role::Tool && e.caller.is_none() {
             self.orphan_tokens = self.orphan_tokens - u64::from(e.tokens) + u64::from(framed);
         }
         e.commit = id;
@@ -483,6 +606,244 @@ fn synthetic_framed() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::object::ToolCall;
+
+    /// A small deterministic generator (xorshift), so a failure can be replayed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    struct Builder {
+        view: View,
+        next: u64,
+    }
+
+    impl Builder {
+        fn commit(&mut self, op: Op, message: Message) -> ObjectId {
+            self.next += 1;
+            let id = ObjectId::of(&self.next.to_le_bytes());
+            let bytes = message.encode().unwrap();
+            let payload = tokens::count_message(&message);
+            let commit = Commit {
+                parents: self.view.head().into_iter().collect(),
+                op,
+                blob: Some(ObjectId::of(&bytes)),
+                timestamp_us: self.next,
+                message: None,
+            };
+            let blob = ObjectId::of(&bytes);
+            self.view
+                .apply(id, Arc::new(commit), Some((blob, (message, payload))))
+                .unwrap();
+            id
+        }
+
+        fn append(&mut self, message: Message) -> ObjectId {
+            self.commit(Op::Append, message)
+        }
+    }
+
+    fn assistant(calls: &[(&str, &str)]) -> Message {
+        let mut m = Message::text(Role::Assistant, "let me look");
+        m.tool_calls = calls
+            .iter()
+            .map(|(id, name)| ToolCall {
+                id: (*id).to_string(),
+                name: (*name).to_string(),
+                arguments: "{}".into(),
+            })
+            .collect();
+        m
+    }
+
+    /// Everything a view derives from its entries, in a comparable form.
+    fn fingerprint(v: &View) -> String {
+        let entries: Vec<_> = v
+            .entries()
+            .iter()
+            .map(|e| {
+                (
+                    e.position.short(),
+                    e.commit.short(),
+                    &e.results,
+                    e.caller,
+                    e.tokens,
+                )
+            })
+            .collect();
+        let sorted = |mut list: Vec<String>| {
+            list.sort();
+            list
+        };
+        let index = sorted(
+            v.index
+                .iter()
+                .map(|(k, i)| format!("{}={i}", k.short()))
+                .collect(),
+        );
+        let open = sorted(
+            v.open_calls
+                .iter()
+                .map(|(k, i)| format!("{k}={i}"))
+                .collect(),
+        );
+        let names = |t: &ToolIndex| {
+            sorted(
+                t.by_name
+                    .iter()
+                    .map(|(k, l)| format!("{k}={l:?}"))
+                    .collect(),
+            )
+        };
+        format!(
+            "{entries:?}\n{} {} {}\n{index:?}\n{open:?}\n{:?} {:?}\n{:?} {:?}",
+            v.total_tokens,
+            v.orphan_tokens,
+            v.unanswered,
+            v.calls.all,
+            names(&v.calls),
+            v.results.all,
+            names(&v.results),
+        )
+    }
+
+    /// A transcript with parallel calls, orphan results, reused call ids, edits and (with
+    /// `missing`) calls without results; ends with a turn whose call still waits for its result.
+    fn transcript(rng: &mut Rng, missing: bool) -> Builder {
+        let mut b = Builder {
+            view: View::default(),
+            next: 0,
+        };
+        b.append(Message::text(Role::System, "you are an agent"));
+        for turn in 0..30 {
+            b.append(Message::text(Role::User, format!("task {turn}")));
+            let calls: Vec<(String, &str)> = (0..rng.below(3))
+                .map(|k| {
+                    let id = if rng.below(12) == 0 {
+                        "reused".to_string()
+                    } else {
+                        format!("c{turn}.{k}")
+                    };
+                    (id, ["grep", "bash"][k as usize % 2])
+                })
+                .collect();
+            let refs: Vec<(&str, &str)> = calls.iter().map(|(i, n)| (i.as_str(), *n)).collect();
+            b.append(assistant(&refs));
+            for (id, name) in &calls {
+                if !missing || rng.below(10) != 0 {
+                    b.append(Message::tool_result(
+                        id.as_str(),
+                        *name,
+                        format!("out {id}"),
+                        false,
+                    ));
+                }
+            }
+            if rng.below(15) == 0 {
+                b.append(Message::tool_result("nobody", "grep", "stray", false));
+            }
+            if rng.below(4) == 0 {
+                let i = rng.below(b.view.len() as u64) as usize;
+                // Edits change content only, as every edit the API makes.
+                let e = &b.view.entries()[i];
+                let (target, mut edited) = (e.position, (*e.message).clone());
+                edited.content = crate::object::Content::Text("edited".into());
+                b.commit(Op::Edit { target }, edited);
+            }
+            b.append(Message::text(Role::Assistant, format!("answer {turn}")));
+        }
+        b.append(assistant(&[("last", "grep")]));
+        b
+    }
+
+    /// Queues a compress of each span (view index ranges) without splicing it.
+    fn queue(b: &mut Builder, spans: &[(usize, usize)]) {
+        for &(lo, hi) in spans {
+            let sources = b.view.entries()[lo..=hi]
+                .iter()
+                .map(|e| e.position)
+                .collect();
+            let op = Op::Compress {
+                sources,
+                preserved: Vec::new(),
+                summarizer: "test".into(),
+                params: Default::default(),
+            };
+            b.commit(
+                op,
+                Message::text(Role::User, format!("summary of {lo}..{hi}")),
+            );
+        }
+    }
+
+    #[test]
+    fn splicing_in_place_matches_a_replay() {
+        let mut in_place = 0;
+        for seed in 1..200u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut b = transcript(&mut rng, seed % 4 != 0);
+            let n = b.view.len();
+            // Whole turns (user .. answer) or arbitrary spans, a few per compress.
+            let whole_turns = seed % 2 == 0;
+            let starts: Vec<usize> = if whole_turns {
+                (1..n)
+                    .filter(|&i| b.view.entries()[i].message.role == Role::User)
+                    .collect()
+            } else {
+                (1..n).collect()
+            };
+            let mut spans = Vec::new();
+            let mut from = 0;
+            for _ in 0..1 + rng.below(4) {
+                let candidates: Vec<usize> = starts.iter().copied().filter(|&s| s > from).collect();
+                if candidates.len() < 2 {
+                    break;
+                }
+                let lo = candidates[rng.below(candidates.len() as u64 - 1) as usize];
+                let ends: Vec<usize> = starts.iter().copied().filter(|&s| s > lo).collect();
+                let hi = ends[rng.below(ends.len().min(3) as u64) as usize] - 1;
+                spans.push((lo, hi));
+                from = hi;
+            }
+            queue(&mut b, &spans);
+            let mut replayed = b.view.clone();
+            let runs = replayed.deferred_runs();
+            replayed.splice_and_replay(runs);
+            let mut spliced = b.view.clone();
+            spliced.flush();
+            let runs = b.view.deferred_runs();
+            if b.view.splice_keeps_pairing(&runs) {
+                in_place += 1;
+            }
+            assert_eq!(fingerprint(&spliced), fingerprint(&replayed), "seed {seed}");
+            // Later commits pair with what the splice left open, as after a replay.
+            for v in [&mut spliced, &mut replayed] {
+                let mut later = Builder {
+                    view: std::mem::take(v),
+                    next: 10_000,
+                };
+                later.append(Message::tool_result("last", "grep", "late", false));
+                later.append(Message::tool_result("reused", "grep", "late", false));
+                *v = later.view;
+            }
+            assert_eq!(
+                fingerprint(&spliced),
+                fingerprint(&replayed),
+                "seed {seed}, later"
+            );
+        }
+        assert!(
+            in_place > 50,
+            "only {in_place} cases took the in-place path"
+        );
+    }
 
     #[test]
     fn synthetic_token_constant_matches_the_tokenizer() {
