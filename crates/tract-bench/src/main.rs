@@ -117,15 +117,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     drop(t);
     let store_bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
 
-    // Cold open + compile: a fresh handle builds the view from the store.
-    let mut cold = Vec::new();
-    for _ in 0..5 {
-        let start = Instant::now();
-        let t = Tract::open_existing(&path).map_err(err)?;
-        let c = t.compile().map_err(err)?;
-        cold.push(start.elapsed());
-        std::hint::black_box(c.token_count());
-    }
+    let cold = cold_compile(&path)?;
 
     // Agent steps on a warm handle: one durable append, then compile.
     let t = Tract::open_existing(&path).map_err(err)?;
@@ -209,18 +201,25 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let compile_after_edits = start.elapsed();
     std::hint::black_box(compiled.token_count());
 
-    // Compress half the tool turns: the older half with an instant summarizer (the store's
-    // own work), the newer half with the built-in extractive one.
-    let calls: Vec<String> = t
-        .find_tool_calls(None)
+    // Compress half the tool turns (the older half). A sample of them one turn per compress,
+    // as an agent compresses as it goes, with an instant summarizer (the store's own work),
+    // the built-in extractive one and a local chat-completions server; the rest in three bulk
+    // compresses of many runs each, one per summarizer.
+    let turns: Vec<String> = t
+        .find_tool_turns(None)
         .map_err(err)?
         .iter()
-        .map(|c| c.id.to_hex())
+        .map(|turn| turn.call.id.to_hex())
         .collect();
-    let quarter = calls.len() / 4;
+    let half = &turns[..turns.len() / 2];
+    let step = (half.len() / 300).max(3);
     let instant = tract_core::FnSummarizer::new("instant", |_: &tract_core::SummaryRequest| {
         Ok("summary".to_string())
     });
+    let stub = tract_stub_llm::serve_forever(tract_stub_llm::ok("stub summary"))
+        .map_err(|e| e.to_string())?;
+    let llm = tract_core::OpenAiCompatible::new(stub.url, "stub");
+    let summarizers: [&dyn tract_core::Summarizer; 3] = [&instant, &tract_core::Extractive, &llm];
     let compile_before = {
         let start = Instant::now();
         std::hint::black_box(t.compile().map_err(err)?.token_count());
@@ -241,18 +240,30 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
             .map_err(err)?;
         Ok::<_, String>((start.elapsed(), out))
     };
-    let (store_work, out_a) = compress_with(&calls[..quarter], &instant)?;
-    let (extractive_time, out_b) =
-        compress_with(&calls[quarter..2 * quarter], &tract_core::Extractive)?;
-    let stub = tract_stub_llm::serve_forever(tract_stub_llm::ok("stub summary"))
-        .map_err(|e| e.to_string())?;
-    let llm = tract_core::OpenAiCompatible::new(stub.url, "stub");
-    let (llm_time, out_c) = compress_with(&calls[2 * quarter..3 * quarter], &llm)?;
+    let mut per_turn: [Vec<Duration>; 3] = Default::default();
+    let mut bulk: [Vec<String>; 3] = Default::default();
+    let mut rest = 0;
+    for (i, turn) in half.iter().enumerate() {
+        if i % step == 0 {
+            let k = (i / step) % 3;
+            per_turn[k].push(compress_with(std::slice::from_ref(turn), summarizers[k])?.0);
+        } else {
+            bulk[rest % 3].push(turn.clone());
+            rest += 1;
+        }
+    }
+    let mut bulk_out = Vec::new();
+    for (part, s) in bulk.iter().zip(summarizers) {
+        bulk_out.push(compress_with(part, s)?);
+    }
     let compile_after = {
         let start = Instant::now();
         std::hint::black_box(t.compile().map_err(err)?.token_count());
         start.elapsed()
     };
+    let cold_after_compress = cold_compile(&path)?;
+    let per_turn_json = |times: &[Duration]| json!({"median_ms": ms(median(times.to_vec())), "p95_ms": ms(percentile(times.to_vec(), 0.95)), "count": times.len()});
+    let bulk_json = |(time, out): &(Duration, tract_core::CompressOutcome)| json!({"ms": ms(*time), "runs": out.commits.len(), "tokens_before": out.tokens_before, "tokens_after": out.tokens_after});
 
     // Rendering the whole view as an OpenAI request (O(view), for reference).
     let mut render = Vec::new();
@@ -271,7 +282,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "message_text_bytes": text,
         "durable_appends_per_s": append_rate.round(),
         "batch_import_messages_per_s": (n as f64 / import.as_secs_f64()).round(),
-        "cold_open_compile_ms": ms(median(cold)),
+        "cold_open_compile_ms": ms(cold),
         "append_compile_step_ms": {"median": ms(median(step_times.clone())), "p95": ms(percentile(step_times, 0.95))},
         "render_openai_ms": ms(median(render)),
         "find_tool_results_grep": {"ms": results_ms, "matches": results_n},
@@ -281,16 +292,33 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "search_view_no_match_ms": search_miss_ms,
         "edit_tool_result_ms": {"median": ms(median(edit_times.clone())), "p95": ms(percentile(edit_times, 0.95)), "count": targets.len()},
         "compile_after_edits_ms": ms(compile_after_edits),
-        "compress_quarter_turns_store_work": {"ms": ms(store_work), "runs": out_a.commits.len(), "tokens_before": out_a.tokens_before, "tokens_after": out_a.tokens_after},
-        "compress_quarter_turns_extractive": {"ms": ms(extractive_time), "runs": out_b.commits.len(), "tokens_before": out_b.tokens_before, "tokens_after": out_b.tokens_after},
-        "compress_quarter_turns_local_llm": {"ms": ms(llm_time), "runs": out_c.commits.len(), "tokens_before": out_c.tokens_before, "tokens_after": out_c.tokens_after},
+        "compress_turn_store_work": per_turn_json(&per_turn[0]),
+        "compress_turn_extractive": per_turn_json(&per_turn[1]),
+        "compress_turn_local_llm": per_turn_json(&per_turn[2]),
+        "compress_bulk_store_work": bulk_json(&bulk_out[0]),
+        "compress_bulk_extractive": bulk_json(&bulk_out[1]),
+        "compress_bulk_local_llm": bulk_json(&bulk_out[2]),
         "compile_before_compress_ms": ms(compile_before),
         "compile_after_compress_ms": ms(compile_after),
+        "cold_open_compile_after_compress_ms": ms(cold_after_compress),
         "tract_log_n20_process_ms": log,
         "store_bytes": store_bytes,
         "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,
         "peak_rss_kib": peak_rss_kib(),
     }))
+}
+
+/// Median of 5 cold opens + compiles: a fresh handle builds the view from the store.
+fn cold_compile(path: &Path) -> Result<Duration, String> {
+    let mut cold = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let t = Tract::open_existing(path).map_err(|e| e.to_string())?;
+        let c = t.compile().map_err(|e| e.to_string())?;
+        cold.push(start.elapsed());
+        std::hint::black_box(c.token_count());
+    }
+    Ok(median(cold))
 }
 
 /// Median wall time of `tract log -n 20` as a whole process, if the binary is built beside
