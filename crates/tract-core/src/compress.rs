@@ -5,10 +5,9 @@
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::info::CommitInfo;
-use crate::llm::OpenAiCompatible;
 use crate::object::{Message, Op, Role};
 use crate::summarize::{
-    CONVERSATION_SUMMARIZE_SYSTEM, Extractive, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
+    CONVERSATION_SUMMARIZE_SYSTEM, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_default,
 };
 use crate::tract::{Tract, resolve_in};
 use crate::view::View;
@@ -34,7 +33,7 @@ pub struct CompressRequest<'a> {
     pub target_tokens: Option<u32>,
     /// Called after each run is summarized with (done, total), e.g. for a progress bar.
     pub on_progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
-    /// Who summarizes (default: [`OpenAiCompatible::from_env`] when the environment names a
+    /// Who summarizes (default: [`crate::OpenAiCompatible::from_env`] when the environment names a
     /// model, else the built-in extractive summarizer).
     pub summarizer: Option<&'a dyn Summarizer>,
 }
@@ -134,13 +133,6 @@ impl Tract {
             plan(v, snap, req.commits.as_deref(), &req.preserve)
                 .map(|runs| (v.head(), v.token_count(), runs))
         })??;
-        // Per call, else an LLM named by the environment, else the built-in extractive one.
-        let from_env = OpenAiCompatible::from_env();
-        let summarizer: &dyn Summarizer = match (req.summarizer, &from_env) {
-            (Some(s), _) => s,
-            (None, Some(llm)) => llm,
-            (None, None) => &Extractive,
-        };
         let system_prompt = req
             .system_prompt
             .clone()
@@ -155,24 +147,26 @@ impl Tract {
         }
         let preserved = self.resolve_all(&req.preserve)?;
         // Summarize everything first: a failure here has committed nothing.
-        let mut summaries = Vec::with_capacity(runs.len());
-        let total = runs.len();
-        for (run, messages) in runs {
-            let request = SummaryRequest {
-                system_prompt: system_prompt.clone(),
-                instructions: req.instructions.clone(),
-                target_tokens: req.target_tokens,
-                messages,
-            };
-            let text = summarizer.summarize(&request)?;
-            let mut m = Message::text(Role::User, text);
-            m.metadata.insert(SUMMARY_KEY.into(), "true".into());
-            summaries.push((run, m));
-            if let Some(progress) = req.on_progress {
-                progress(summaries.len(), total);
+        let (summaries, identity) = with_default(req.summarizer, |summarizer| -> Result<_> {
+            let mut summaries = Vec::with_capacity(runs.len());
+            let total = runs.len();
+            for (run, messages) in runs {
+                let request = SummaryRequest {
+                    system_prompt: system_prompt.clone(),
+                    instructions: req.instructions.clone(),
+                    target_tokens: req.target_tokens,
+                    messages,
+                };
+                let text = summarizer.summarize(&request)?;
+                let mut m = Message::text(Role::User, text);
+                m.metadata.insert(SUMMARY_KEY.into(), "true".into());
+                summaries.push((run, m));
+                if let Some(progress) = req.on_progress {
+                    progress(summaries.len(), total);
+                }
             }
-        }
-        let identity = summarizer.identity();
+            Ok((summaries, summarizer.identity()))
+        })?;
         let commits = summaries
             .into_iter()
             .map(|(run, message)| {

@@ -90,6 +90,12 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A `tool_result` hook rejected the result; nothing was committed.
+    #[error("the tool result was rejected: {reason}")]
+    Rejected {
+        /// The reason the hook gave.
+        reason: String,
+    },
     /// An error from the storage engine that none of the variants above describes.
     #[error("storage error: {message}")]
     Storage {

@@ -39,6 +39,8 @@ const REFLOG: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("reflog
 const META_FORMAT: &str = "format";
 const META_ENCODING: &str = "encoding";
 const META_HEAD: &str = "HEAD";
+/// Settings live in `meta` under this prefix (e.g. `setting.tool_summarization`).
+const SETTING_PREFIX: &str = "setting.";
 
 /// The default wait for another process's write transaction; `TRACT_LOCK_TIMEOUT_MS` changes it.
 const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -483,6 +485,12 @@ impl Snapshot {
             .unwrap_or_else(|| crate::tokens::ENCODING.to_string()))
     }
 
+    /// A setting stored in the store (`None` when it was never set).
+    pub fn setting(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let key = format!("{SETTING_PREFIX}{name}");
+        Ok(self.meta.get(key.as_str())?.map(|g| g.value().to_vec()))
+    }
+
     /// The commits whose id starts with `prefix` (at most `limit`).
     pub fn commits_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<ObjectId>> {
         let r = prefix_range(prefix)?;
@@ -582,6 +590,21 @@ impl Writer {
             chunks: self.txn.open_table(CHUNKS)?,
             commits: self.txn.open_table(COMMITS)?,
         })
+    }
+
+    /// Stores a setting, or removes it with `None`.
+    pub fn set_setting(&mut self, name: &str, value: Option<&[u8]>) -> Result<()> {
+        let key = format!("{SETTING_PREFIX}{name}");
+        let mut meta = self.txn.open_table(META)?;
+        match value {
+            Some(v) => {
+                meta.insert(key.as_str(), v)?;
+            }
+            None => {
+                meta.remove(key.as_str())?;
+            }
+        }
+        Ok(())
     }
 
     /// Whether a branch exists.

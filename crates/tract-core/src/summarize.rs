@@ -84,6 +84,21 @@ pub trait Summarizer: Send + Sync {
     fn summarize(&self, req: &SummaryRequest) -> Result<String>;
 }
 
+/// The summarizer a call uses: the one it names, else an LLM named by the environment
+/// ([`crate::OpenAiCompatible::from_env`]), else the built-in extractive one.
+pub(crate) fn with_default<R>(
+    given: Option<&dyn Summarizer>,
+    f: impl FnOnce(&dyn Summarizer) -> R,
+) -> R {
+    if let Some(s) = given {
+        return f(s);
+    }
+    match crate::llm::OpenAiCompatible::from_env() {
+        Some(llm) => f(&llm),
+        None => f(&Extractive),
+    }
+}
+
 /// The built-in summarizer: no network, deterministic. For each message it keeps the head and
 /// tail lines and the lines that carry paths, numbers, errors and key=value pairs, within the
 /// target length.

@@ -2,6 +2,7 @@
 
 use crate::compile::Compiled;
 use crate::error::{Error, Result};
+use crate::hooks::Hooks;
 use crate::id::ObjectId;
 use crate::info::CommitInfo;
 use crate::object::{Commit, Content, Message, Op, Role, ToolCall};
@@ -12,7 +13,7 @@ use crate::store::{
 use crate::tokens;
 use crate::view::View;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Options for one append.
 #[derive(Debug, Clone, Default)]
@@ -55,6 +56,8 @@ pub struct Status {
 pub struct Tract {
     store: Store,
     cache: Mutex<Option<View>>,
+    /// Handlers registered on this handle (not stored: a handler is code).
+    hooks: RwLock<Hooks>,
 }
 
 impl Tract {
@@ -81,6 +84,7 @@ impl Tract {
         Tract {
             store,
             cache: Mutex::new(None),
+            hooks: RwLock::default(),
         }
     }
 
@@ -110,6 +114,14 @@ impl Tract {
         &self.store
     }
 
+    pub(crate) fn hooks(&self) -> RwLockReadGuard<'_, Hooks> {
+        self.hooks.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn hooks_mut(&self) -> RwLockWriteGuard<'_, Hooks> {
+        self.hooks.write().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn cache(&self) -> MutexGuard<'_, Option<View>> {
         // A panic while holding the lock leaves at worst a stale view, which is rebuilt.
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
@@ -125,7 +137,7 @@ impl Tract {
     /// Appends with options (compare-and-swap, note).
     pub fn append_with(&self, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
         let prepared = Prepared::new(message)?;
-        self.write_prepared(opts, vec![(Op::Append, prepared)])?
+        self.write_steps(opts, vec![(Step::Op(Op::Append), prepared)])?
             .pop()
             .ok_or_else(|| Error::invalid_op("the append produced no commit"))
     }
@@ -152,38 +164,49 @@ impl Tract {
         opts: &AppendOptions,
         ops: Vec<(Op, Message)>,
     ) -> Result<Vec<CommitInfo>> {
-        let prepared = prepare_all(ops)?;
-        self.write_prepared(opts, prepared)
+        let steps = prepare_all(ops.into_iter().map(|(op, m)| (Step::Op(op), m)).collect())?;
+        self.write_steps(opts, steps)
     }
 
-    fn write_prepared(
+    /// Writes prepared steps in one transaction, after the optional compare-and-swap check.
+    pub(crate) fn write_steps(
         &self,
         opts: &AppendOptions,
-        prepared: Vec<(Op, Prepared)>,
+        steps: Vec<(Step, Prepared)>,
     ) -> Result<Vec<CommitInfo>> {
         let w = self.store.write()?;
         let start = w.head()?;
         if let Some(expected) = opts.expected_head {
             check_expected(&start, expected)?;
         }
-        self.write_chain(w, &start, prepared, opts.note.clone())
+        self.write_chain(w, &start, steps, opts.note.clone())
     }
 
-    /// Writes `prepared` as a chain on top of `start`, moves the branch once, commits
-    /// (durably) and extends the cached view.
+    /// Writes `steps` as a chain on top of `start`, moves the branch once, commits
+    /// (durably) and extends the cached view. `note` goes on every commit that has none.
     fn write_chain(
         &self,
         mut w: Writer,
         start: &Head,
-        prepared: Vec<(Op, Prepared)>,
+        steps: Vec<(Step, Prepared)>,
         note: Option<String>,
     ) -> Result<Vec<CommitInfo>> {
         let mut chain = Chain::new(start, &w)?;
-        let mut infos = Vec::with_capacity(prepared.len());
+        let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
         {
             let mut objects = w.objects()?;
-            for (op, p) in prepared {
-                infos.push(chain.put(&mut objects, op, p, note.clone())?);
+            for (step, mut p) in steps {
+                let op = match step {
+                    Step::Op(op) => op,
+                    Step::EditOf(k) => Op::Edit {
+                        target: infos
+                            .get(k)
+                            .map(|i| i.id)
+                            .ok_or_else(|| Error::invalid_op("an edit of a later commit"))?,
+                    },
+                };
+                let note = p.note.take().or_else(|| note.clone());
+                infos.push(chain.put(&mut objects, op, p, note)?);
             }
         }
         chain.finish(&mut w)?;
@@ -211,17 +234,6 @@ impl Tract {
         let mut m = Message::text(Role::Assistant, text);
         m.tool_calls = tool_calls;
         self.append(m)
-    }
-
-    /// Appends a tool result answering `call_id`.
-    pub fn tool_result(
-        &self,
-        call_id: impl Into<String>,
-        name: impl Into<String>,
-        content: impl Into<String>,
-        is_error: bool,
-    ) -> Result<CommitInfo> {
-        self.append(Message::tool_result(call_id, name, content, is_error))
     }
 
     /// Replaces the content of a message in the current view. Role, name, tool calls and
@@ -274,7 +286,7 @@ impl Tract {
         }
         let ops = edits
             .into_iter()
-            .map(|(target, message)| (Op::Edit { target }, message))
+            .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
             .collect();
         self.write_chain(w, &start, prepare_all(ops)?, None)
     }
@@ -503,15 +515,25 @@ impl Tract {
     }
 }
 
+/// What one commit of a chain does: an operation, or an edit of the commit written `k`-th in
+/// the same chain (its id is known only once it is written).
+pub(crate) enum Step {
+    Op(Op),
+    EditOf(usize),
+}
+
 /// A message encoded and counted, ready to write: the slow work done before taking the lock.
-struct Prepared {
-    message: Message,
+pub(crate) struct Prepared {
+    pub(crate) message: Message,
     bytes: Vec<u8>,
-    payload: u32,
+    /// Payload tokens (without framing).
+    pub(crate) payload: u32,
+    /// A note for this commit alone.
+    pub(crate) note: Option<String>,
 }
 
 impl Prepared {
-    fn new(message: Message) -> Result<Self> {
+    pub(crate) fn new(message: Message) -> Result<Self> {
         message.validate()?;
         let bytes = message.encode()?;
         let payload = tokens::count_message(&message);
@@ -519,6 +541,7 @@ impl Prepared {
             message,
             bytes,
             payload,
+            note: None,
         })
     }
 }
@@ -598,7 +621,7 @@ fn payload_of(info: &CommitInfo) -> u32 {
 /// Validates, encodes and tokenizes messages before the write lock is taken. An invalid
 /// message is an error naming its place in the batch. (Tokenizing on several threads was
 /// measured slower for imports of large outputs on 2 cores, so this stays sequential.)
-fn prepare_all(ops: Vec<(Op, Message)>) -> Result<Vec<(Op, Prepared)>> {
+pub(crate) fn prepare_all(ops: Vec<(Step, Message)>) -> Result<Vec<(Step, Prepared)>> {
     ops.into_iter()
         .enumerate()
         .map(|(i, (op, m))| {

@@ -199,6 +199,11 @@ impl View {
         })
     }
 
+    /// The entry whose tool call `call_id` still waits for its result.
+    pub(crate) fn open_call(&self, call_id: &str) -> Option<&ViewEntry> {
+        self.open_calls.get(call_id).map(|&i| &self.entries[i])
+    }
+
     /// Tool calls in view that have no result.
     pub fn unanswered_calls(&self) -> u64 {
         self.unanswered

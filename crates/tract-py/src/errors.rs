@@ -19,6 +19,7 @@ pub fn to_py(e: Error) -> PyErr {
             Error::Corrupt { .. } => "CorruptStoreError",
             Error::NewerFormat { .. } => "NewerFormatError",
             Error::Summarizer { .. } => "SummarizerError",
+            Error::Rejected { .. } => "RejectedError",
             Error::Storage { .. } => "TractError",
             Error::Io { path, source } => return os_error(path, source),
         };
@@ -59,4 +60,13 @@ impl<T> IntoPyResult<T> for Result<T, Error> {
     fn py(self) -> PyResult<T> {
         self.map_err(to_py)
     }
+}
+
+/// Emits `message` as a `tract.TractWarning`.
+pub fn warn(py: Python<'_>, message: &str) -> PyResult<()> {
+    let category = py.import("tract.errors")?.getattr("TractWarning")?;
+    py.import("warnings")?
+        .getattr("warn")?
+        .call1((message, category, 2))?;
+    Ok(())
 }

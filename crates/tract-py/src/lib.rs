@@ -8,6 +8,7 @@ mod compiled;
 mod compress;
 mod convert;
 mod errors;
+mod hooks;
 mod tools;
 mod tract;
 
@@ -23,6 +24,8 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tools::PyToolCall>()?;
     m.add_class::<tools::PySearchHit>()?;
     m.add_class::<compress::PyOpenAiCompatible>()?;
+    m.add_class::<hooks::PyPendingToolResult>()?;
+    m.add_class::<hooks::PyToolSummarization>()?;
     m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;
     m.add("TOOL_SUMMARIZE_SYSTEM", tract_core::TOOL_SUMMARIZE_SYSTEM)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -9,7 +9,7 @@ use crate::tools::{PySearchHit, PyToolCall, PyToolTurn};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use tract_core::json::{message_from_json, tool_calls_from_json};
 use tract_core::{
     ClearOptions, CompressRequest, Content, Error, FnSummarizer, Manual, Message, Role,
@@ -21,8 +21,10 @@ use tract_core::{
 #[pyclass(name = "Tract", module = "tract", frozen)]
 pub struct PyTract {
     inner: RwLock<Option<Arc<Tract>>>,
-    /// The summarizer used when a compress call names none.
+    /// The summarizer used when a compress call or a hook names none.
     summarizer: Option<Py<PyAny>>,
+    /// The `tool_result` handler registered with `on` (None: the store's policy applies).
+    tool_result_handler: Mutex<Option<Py<PyAny>>>,
 }
 
 impl PyTract {
@@ -51,7 +53,7 @@ impl PyTract {
 }
 
 /// `target_tokens` as the core wants it: positive, or an error.
-fn positive_tokens(n: Option<i64>) -> PyResult<Option<u32>> {
+pub(crate) fn positive_tokens(n: Option<i64>) -> PyResult<Option<u32>> {
     match n {
         None => Ok(None),
         Some(n) if n > 0 => Ok(Some(u32::try_from(n).unwrap_or(u32::MAX))),
@@ -105,6 +107,53 @@ impl PyTract {
     }
 }
 
+/// Calls a Python `tool_result` handler with the pending result and returns its decision
+/// (approve, with a warning, when it made none). Its exceptions propagate.
+fn run_handler(
+    slf: &Bound<'_, PyTract>,
+    handler: &Py<PyAny>,
+    message: &Message,
+) -> PyResult<tract_core::Decision> {
+    let py = slf.py();
+    let tool_name = message.name.clone().unwrap_or_default();
+    let pending = Py::new(
+        py,
+        crate::hooks::PyPendingToolResult {
+            tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
+            content: message.content.text().into_owned(),
+            is_error: message.is_error,
+            token_count: tract_core::tokens::count_message(message),
+            tract: slf.clone().into_any().unbind(),
+            tool_name: tool_name.clone(),
+            decision: Mutex::new(None),
+        },
+    )?;
+    handler.bind(py).call1((pending.clone_ref(py),))?;
+    match pending.get().take_decision() {
+        Some(d) => Ok(d),
+        None => {
+            crate::errors::warn(py, &tract_core::hooks::undecided_warning(&tool_name))?;
+            Ok(tract_core::Decision::Approve)
+        }
+    }
+}
+
+/// A token threshold from Python: a non-negative int (not a bool).
+fn threshold(v: &Bound<'_, PyAny>) -> PyResult<u32> {
+    let invalid = |what: String| {
+        crate::errors::to_py(Error::InvalidInput {
+            message: format!("auto_threshold must be a non-negative number of tokens, not {what}"),
+        })
+    };
+    if v.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(invalid(v.repr()?.to_string()));
+    }
+    let n: i64 = v
+        .extract()
+        .map_err(|_| invalid(v.repr().map(|r| r.to_string()).unwrap_or_default()))?;
+    u32::try_from(n).map_err(|_| invalid(n.to_string()))
+}
+
 /// Commit references from Python, each as [`rev_of`] reads it.
 fn revs_of(list: &[Bound<'_, PyAny>]) -> PyResult<Vec<String>> {
     list.iter().map(rev_of).collect()
@@ -142,6 +191,7 @@ impl PyTract {
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(t))),
             summarizer,
+            tool_result_handler: Mutex::new(None),
         })
     }
 
@@ -193,29 +243,121 @@ impl PyTract {
         self.append_one(py, m)
     }
 
-    /// Appends the result of tool call `call_id` from tool `name`. With `edit=hash`, replaces
-    /// the content of that tool result instead (it must answer `call_id` from `name`); the
-    /// original stays in history.
+    /// Records the result of tool call `call_id` from tool `name`. The `tool_result` handler
+    /// registered with `on` decides what the model sees, else the store's tool-summarization
+    /// policy; a summarized or edited result is committed first and its new text as an edit
+    /// of it. Returns the recorded position (with its original content). With `edit=hash`,
+    /// replaces the content of that tool result instead (it must answer `call_id` from
+    /// `name`); no handler runs then.
     #[pyo3(signature = (call_id, name, content, is_error=false, edit=None))]
     fn tool_result(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         call_id: String,
         name: String,
         content: String,
         is_error: bool,
         edit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
-        match edit {
-            Some(target) => {
-                let target = rev_of(target)?;
-                self.with(py, move |t| {
+        let py = slf.py();
+        let this = slf.get();
+        if let Some(target) = edit {
+            let target = rev_of(target)?;
+            return this
+                .with(py, move |t| {
                     t.edit_tool_result(&target, &call_id, &name, Content::Text(content))
                 })
-                .map(Into::into)
-            }
-            None => self.append_one(py, Message::tool_result(call_id, name, content, is_error)),
+                .map(Into::into);
         }
+        let message = Message::tool_result(call_id, name, content, is_error);
+        let handler = this
+            .tool_result_handler
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|h| h.clone_ref(py));
+        let decision = match handler {
+            Some(h) => Some(run_handler(slf, &h, &message)?),
+            None => None,
+        };
+        let chosen = this.pick_summarizer(py, None, None);
+        let outcome = this.with(py, move |t| {
+            let s = chosen.as_summarizer();
+            t.record_tool_result(message, decision, s.as_deref())
+        })?;
+        for w in &outcome.warnings {
+            crate::errors::warn(py, w)?;
+        }
+        Ok(outcome.original.into())
+    }
+
+    /// Registers `handler` for `event` (`"tool_result"`), replacing the default handler (the
+    /// store's tool-summarization policy) and any handler registered before. The handler is
+    /// called with a `PendingToolResult` and decides with its methods; an exception it raises
+    /// propagates and nothing is committed.
+    fn on(&self, event: &str, handler: Bound<'_, PyAny>) -> PyResult<()> {
+        tract_core::HookEvent::parse(event).py()?;
+        if !handler.is_callable() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "the handler for '{event}' must be callable, not {}",
+                handler.get_type().name()?
+            )));
+        }
+        *self
+            .tool_result_handler
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(handler.unbind());
+        Ok(())
+    }
+
+    /// Removes the handler registered for `event`: the store's policy applies again.
+    fn off(&self, event: &str) -> PyResult<()> {
+        tract_core::HookEvent::parse(event).py()?;
+        *self
+            .tool_result_handler
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(())
+    }
+
+    /// Sets the store's tool-summarization policy (replacing the stored one; every process
+    /// and the CLI apply it). `instructions`: tool name to instructions, whose results are
+    /// summarized with them; `auto_threshold`: results over this many tokens are summarized
+    /// with `default_instructions` (or the tool prompt alone). Called with nothing, it
+    /// clears the policy.
+    #[pyo3(signature = (instructions=None, *, auto_threshold=None, default_instructions=None))]
+    fn configure_tool_summarization(
+        &self,
+        py: Python<'_>,
+        instructions: Option<std::collections::BTreeMap<String, String>>,
+        auto_threshold: Option<&Bound<'_, PyAny>>,
+        default_instructions: Option<String>,
+    ) -> PyResult<()> {
+        let auto_threshold = match auto_threshold {
+            None => None,
+            Some(v) => Some(threshold(v)?),
+        };
+        let policy = tract_core::ToolPolicy {
+            instructions: instructions.unwrap_or_default(),
+            auto_threshold,
+            default_instructions,
+        };
+        self.with(py, move |t| t.set_tool_policy(&policy))
+    }
+
+    /// The store's tool-summarization policy (empty when none is configured).
+    fn tool_summarization(&self, py: Python<'_>) -> PyResult<crate::hooks::PyToolSummarization> {
+        Ok(self.with(py, |t| t.tool_policy())?.into())
+    }
+
+    /// The policy as the default handler reads it, None when nothing is configured (so a
+    /// handler written as `if config and ...` works as in the documentation).
+    #[getter]
+    fn _tool_summarization_config(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<Option<crate::hooks::PyToolSummarization>> {
+        let policy = self.with(py, |t| t.tool_policy())?;
+        Ok((!policy.is_empty()).then(|| policy.into()))
     }
 
     /// Tool result commits in the current view, in view order, each position once.

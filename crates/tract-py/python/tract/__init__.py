@@ -18,8 +18,10 @@ from tract._tract import (
     CommitInfo,
     Compiled,
     OpenAICompatible,
+    PendingToolResult,
     SearchHit,
     ToolCall,
+    ToolSummarization,
     ToolTurn,
     Tract,
     __version__,
@@ -34,9 +36,11 @@ from tract.errors import (
     NewerFormatError,
     NotAStoreError,
     NotFoundError,
+    RejectedError,
     StoreLockedError,
     SummarizerError,
     TractError,
+    TractWarning,
 )
 
 __all__ = [
@@ -47,6 +51,8 @@ __all__ = [
     "ToolCall",
     "SearchHit",
     "OpenAICompatible",
+    "PendingToolResult",
+    "ToolSummarization",
     "SYNTHETIC_RESULT",
     "TOOL_SUMMARIZE_SYSTEM",
     "__version__",

@@ -47,6 +47,15 @@ class SummarizerError(TractError):
     """A summarizer failed; nothing was committed."""
 
 
+class RejectedError(TractError):
+    """A ``tool_result`` handler rejected the result; nothing was committed."""
+
+
+class TractWarning(UserWarning):
+    """Something the caller should know that did not stop the call: a tool result whose
+    summary failed (the original was kept), a handler that decided nothing."""
+
+
 __all__ = [
     "TractError",
     "NotFoundError",
@@ -59,4 +68,6 @@ __all__ = [
     "CorruptStoreError",
     "NewerFormatError",
     "SummarizerError",
+    "RejectedError",
+    "TractWarning",
 ]

@@ -1,0 +1,363 @@
+//! Hooks: code that sees each tool result before it is committed and decides what the model
+//! sees. Without a registered handler, the default one applies the store's tool-summarization
+//! policy ([`crate::ToolPolicy`]). When a result is summarized or edited, the original is
+//! committed first and the new text is an edit of it, in one transaction: the model sees the
+//! new text, history keeps the original.
+
+use crate::error::{Error, Result};
+use crate::info::CommitInfo;
+use crate::object::{Content, Message, Op, Role};
+use crate::summarize::{Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_default};
+use crate::tract::{AppendOptions, Prepared, Step, Tract};
+use std::sync::Arc;
+
+/// The events a handler can be registered for.
+pub const HOOK_EVENTS: &[&str] = &["tool_result"];
+
+/// An event a handler is registered for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    /// A tool result about to be recorded by `tool_result`.
+    ToolResult,
+}
+
+impl HookEvent {
+    /// The event named `name`, or an error listing the known ones.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "tool_result" => Ok(HookEvent::ToolResult),
+            other => Err(Error::invalid_input(format!(
+                "unknown event '{other}'; events: {}",
+                HOOK_EVENTS.join(", ")
+            ))),
+        }
+    }
+}
+
+/// What happens to a pending tool result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Record it as it is.
+    Approve,
+    /// Record it, then an edit holding its summary (the tool prompt plus `instructions`).
+    Summarize {
+        /// Instructions for the summarizer, after the tool prompt.
+        instructions: Option<String>,
+        /// The length to aim for, in tokens.
+        target_tokens: Option<u32>,
+    },
+    /// Record it, then an edit holding this text.
+    Edit(String),
+    /// Record nothing; the call fails with [`Error::Rejected`].
+    Reject(String),
+}
+
+impl Decision {
+    /// `approve`, `summarize`, `edit` or `reject`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::Summarize { .. } => "summarize",
+            Decision::Edit(_) => "edit",
+            Decision::Reject(_) => "reject",
+        }
+    }
+}
+
+/// A tool result a handler decides on. Exactly one of [`approve`](Self::approve),
+/// [`summarize`](Self::summarize), [`edit`](Self::edit) or [`reject`](Self::reject) may be
+/// called; a handler that calls none approves (with a warning).
+pub struct PendingToolResult<'a> {
+    /// The tract the result is for.
+    pub tract: &'a Tract,
+    /// The tool that produced it.
+    pub tool_name: String,
+    /// The call it answers.
+    pub tool_call_id: String,
+    /// Its text.
+    pub content: String,
+    /// Whether the tool reported a failure.
+    pub is_error: bool,
+    /// Its payload tokens.
+    pub token_count: u32,
+    decision: Option<Decision>,
+}
+
+impl PendingToolResult<'_> {
+    /// Records the result unchanged.
+    pub fn approve(&mut self) -> Result<()> {
+        self.decide(Decision::Approve)
+    }
+
+    /// Records the result, then its summary as an edit of it.
+    pub fn summarize(
+        &mut self,
+        instructions: Option<String>,
+        target_tokens: Option<u32>,
+    ) -> Result<()> {
+        if target_tokens == Some(0) {
+            return Err(Error::invalid_input("target_tokens must be positive"));
+        }
+        self.decide(Decision::Summarize {
+            instructions,
+            target_tokens,
+        })
+    }
+
+    /// Records the result, then `text` as an edit of it.
+    pub fn edit(&mut self, text: impl Into<String>) -> Result<()> {
+        self.decide(Decision::Edit(text.into()))
+    }
+
+    /// Records nothing: the call that recorded the result fails with [`Error::Rejected`].
+    pub fn reject(&mut self, reason: impl Into<String>) -> Result<()> {
+        self.decide(Decision::Reject(reason.into()))
+    }
+
+    /// What was decided so far.
+    pub fn decision(&self) -> Option<&Decision> {
+        self.decision.as_ref()
+    }
+
+    fn decide(&mut self, d: Decision) -> Result<()> {
+        if let Some(done) = &self.decision {
+            return Err(Error::invalid_op(format!(
+                "this tool result was already decided ({})",
+                done.name()
+            )));
+        }
+        self.decision = Some(d);
+        Ok(())
+    }
+}
+
+/// A `tool_result` handler. An error it returns propagates and nothing is committed.
+pub type ToolResultHandler =
+    Arc<dyn Fn(&mut PendingToolResult<'_>) -> Result<()> + Send + Sync + 'static>;
+
+/// The handlers registered on one [`Tract`] handle.
+#[derive(Default, Clone)]
+pub(crate) struct Hooks {
+    tool_result: Option<ToolResultHandler>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("tool_result", &self.tool_result.is_some())
+            .finish()
+    }
+}
+
+/// What recording a tool result did.
+#[derive(Debug, Clone)]
+pub struct ToolResultOutcome {
+    /// The result as recorded: the position, with its original content.
+    pub original: CommitInfo,
+    /// The edit the model sees instead (a summary or a handler's text), if one was made.
+    pub replacement: Option<CommitInfo>,
+    /// What was decided (`Approve` also when a summary was dropped or failed).
+    pub decision: Decision,
+    /// What the caller should be told: a handler that decided nothing, a summarizer that
+    /// failed (the original is kept), a summary that was not shorter than the original.
+    pub warnings: Vec<String>,
+}
+
+impl Tract {
+    /// Registers the `tool_result` handler of this handle, replacing the default one (the
+    /// store's policy) and any handler registered before.
+    pub fn on_tool_result(
+        &self,
+        handler: impl Fn(&mut PendingToolResult<'_>) -> Result<()> + Send + Sync + 'static,
+    ) {
+        self.hooks_mut().tool_result = Some(Arc::new(handler));
+    }
+
+    /// Removes the `tool_result` handler: the store's policy applies again.
+    pub fn off_tool_result(&self) {
+        self.hooks_mut().tool_result = None;
+    }
+
+    /// Records the result of tool call `call_id` from tool `name`, through the `tool_result`
+    /// handler (or the store's policy). Returns the recorded position (its original content);
+    /// see [`Tract::record_tool_result`] for the summary and warnings.
+    pub fn tool_result(
+        &self,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Result<CommitInfo> {
+        let message = Message::tool_result(call_id, name, content, is_error);
+        Ok(self.record_tool_result(message, None, None)?.original)
+    }
+
+    /// Records a tool result. `decision` given: it is applied as is (a surface that runs its
+    /// own handler passes what the handler decided); `None`: the registered handler decides,
+    /// else the store's policy. A summary is made by `summarizer`, else an LLM named by the
+    /// environment, else the extractive summarizer; if that fails, the original is recorded
+    /// unchanged and the failure is in the warnings — a result is never lost because
+    /// summarizing it failed. A rejection or a handler's error commits nothing.
+    pub fn record_tool_result(
+        &self,
+        message: Message,
+        decision: Option<Decision>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<ToolResultOutcome> {
+        if message.role != Role::Tool {
+            return Err(Error::invalid_input(format!(
+                "a tool result has role tool, not {}",
+                message.role.as_str()
+            )));
+        }
+        let original = Prepared::new(message)?;
+        let mut warnings = Vec::new();
+        let decision = match decision {
+            Some(d) => d,
+            None => self.decide_tool_result(&original, &mut warnings)?,
+        };
+        let steps = self.tool_result_steps(original, &decision, summarizer, &mut warnings)?;
+        let edited = steps.len() > 1;
+        let mut infos = self.write_steps(&AppendOptions::default(), steps)?;
+        let replacement = if edited { infos.pop() } else { None };
+        let original = infos
+            .pop()
+            .ok_or_else(|| Error::invalid_op("the tool result produced no commit"))?;
+        let decision = if edited { decision } else { Decision::Approve };
+        Ok(ToolResultOutcome {
+            original,
+            replacement,
+            decision,
+            warnings,
+        })
+    }
+
+    /// The registered handler's decision, or the store policy's.
+    fn decide_tool_result(&self, p: &Prepared, warnings: &mut Vec<String>) -> Result<Decision> {
+        let m = &p.message;
+        let name = m.name.clone().unwrap_or_default();
+        let handler = self.hooks().tool_result.clone();
+        let Some(handler) = handler else {
+            return Ok(self.tool_policy()?.decide(&name, p.payload));
+        };
+        let mut pending = PendingToolResult {
+            tract: self,
+            tool_name: name,
+            tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
+            content: m.content.text().into_owned(),
+            is_error: m.is_error,
+            token_count: p.payload,
+            decision: None,
+        };
+        handler(&mut pending)?;
+        Ok(pending.decision.unwrap_or_else(|| {
+            warnings.push(undecided_warning(&pending.tool_name));
+            Decision::Approve
+        }))
+    }
+
+    /// The commits a decision makes: the original, then possibly an edit of it.
+    fn tool_result_steps(
+        &self,
+        original: Prepared,
+        decision: &Decision,
+        summarizer: Option<&dyn Summarizer>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<(Step, Prepared)>> {
+        let replacement = match decision {
+            Decision::Approve => None,
+            Decision::Reject(reason) => {
+                return Err(Error::Rejected {
+                    reason: reason.clone(),
+                });
+            }
+            Decision::Edit(text) => {
+                Some((text.clone(), "edited by the tool_result handler".into()))
+            }
+            Decision::Summarize {
+                instructions,
+                target_tokens,
+            } => self.summarize_result(
+                &original,
+                instructions.clone(),
+                *target_tokens,
+                summarizer,
+                warnings,
+            ),
+        };
+        let mut steps = Vec::with_capacity(2);
+        let edit = match replacement {
+            Some((text, note)) => {
+                let mut m = original.message.clone();
+                m.content = Content::Text(text);
+                let mut p = Prepared::new(m)?;
+                p.note = Some(note);
+                Some(p)
+            }
+            None => None,
+        };
+        steps.push((Step::Op(Op::Append), original));
+        if let Some(p) = edit {
+            steps.push((Step::EditOf(0), p));
+        }
+        Ok(steps)
+    }
+
+    /// The summary of a result and the note for its edit; `None` (with a warning) when the
+    /// summarizer fails or its summary is no shorter than the result.
+    fn summarize_result(
+        &self,
+        original: &Prepared,
+        instructions: Option<String>,
+        target_tokens: Option<u32>,
+        summarizer: Option<&dyn Summarizer>,
+        warnings: &mut Vec<String>,
+    ) -> Option<(String, String)> {
+        let m = &original.message;
+        let name = m.name.as_deref().unwrap_or("tool");
+        // The call (with its arguments) tells the summarizer what the output answers.
+        let call_id = m.tool_call_id.as_deref().unwrap_or_default();
+        let call = self
+            .at_head(|_, v| v.open_call(call_id).map(|e| Arc::clone(&e.message)))
+            .ok()
+            .flatten();
+        let request = SummaryRequest {
+            system_prompt: TOOL_SUMMARIZE_SYSTEM.to_string(),
+            instructions,
+            target_tokens,
+            messages: call
+                .into_iter()
+                .chain(std::iter::once(Arc::new(m.clone())))
+                .collect(),
+        };
+        let outcome = with_default(summarizer, |s| {
+            s.summarize(&request).map(|text| (text, s.identity()))
+        });
+        match outcome {
+            Ok((text, who)) => {
+                let tokens = crate::tokens::count_text(&text);
+                if tokens >= original.payload {
+                    warnings.push(format!(
+                        "the summary of the {name} result ({tokens} tokens) is not shorter than the result ({} tokens); the result was kept as it is",
+                        original.payload
+                    ));
+                    return None;
+                }
+                Some((text, format!("summarized by {who}")))
+            }
+            Err(e) => {
+                warnings.push(format!(
+                    "summarizing the {name} result failed ({e}); the result was kept as it is"
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// The warning for a handler that returned without deciding.
+pub fn undecided_warning(tool: &str) -> String {
+    format!(
+        "the tool_result handler decided nothing for the {tool} result; it was approved unchanged"
+    )
+}

@@ -1,0 +1,133 @@
+//! Hooks from Python: the pending tool result a `tool_result` handler decides on.
+
+use crate::errors::to_py;
+use pyo3::prelude::*;
+use std::sync::Mutex;
+use tract_core::{Decision, Error};
+
+/// A tool result waiting for a `tool_result` handler's decision. Call exactly one of
+/// `approve()`, `summarize()`, `edit()` or `reject()`; a handler that calls none approves
+/// (with a `TractWarning`).
+#[pyclass(name = "PendingToolResult", module = "tract", frozen)]
+pub struct PyPendingToolResult {
+    /// The tool that produced the result.
+    #[pyo3(get)]
+    pub tool_name: String,
+    /// The call the result answers.
+    #[pyo3(get)]
+    pub tool_call_id: String,
+    /// The result's text.
+    #[pyo3(get)]
+    pub content: String,
+    /// Whether the tool reported a failure.
+    #[pyo3(get)]
+    pub is_error: bool,
+    /// The result's tokens (without message framing).
+    #[pyo3(get)]
+    pub token_count: u32,
+    /// The Tract the result is for.
+    #[pyo3(get)]
+    pub tract: Py<PyAny>,
+    pub(crate) decision: Mutex<Option<Decision>>,
+}
+
+impl PyPendingToolResult {
+    fn decide(&self, d: Decision) -> PyResult<()> {
+        let mut slot = self.decision.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(done) = slot.as_ref() {
+            return Err(to_py(Error::InvalidOperation {
+                message: format!("this tool result was already decided ({})", done.name()),
+            }));
+        }
+        *slot = Some(d);
+        Ok(())
+    }
+
+    /// What the handler decided, if anything.
+    pub fn take_decision(&self) -> Option<Decision> {
+        self.decision
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+}
+
+#[pymethods]
+impl PyPendingToolResult {
+    /// Record the result unchanged.
+    fn approve(&self) -> PyResult<()> {
+        self.decide(Decision::Approve)
+    }
+
+    /// Record the result, then its summary as an edit of it (the model sees the summary;
+    /// history keeps the original). `instructions` follow the tool prompt.
+    #[pyo3(signature = (instructions=None, target_tokens=None))]
+    fn summarize(&self, instructions: Option<String>, target_tokens: Option<i64>) -> PyResult<()> {
+        let target_tokens = crate::tract::positive_tokens(target_tokens)?;
+        self.decide(Decision::Summarize {
+            instructions,
+            target_tokens,
+        })
+    }
+
+    /// Record the result, then `text` as an edit of it.
+    fn edit(&self, text: String) -> PyResult<()> {
+        self.decide(Decision::Edit(text))
+    }
+
+    /// Record nothing: `tool_result()` raises `RejectedError` with `reason`.
+    fn reject(&self, reason: String) -> PyResult<()> {
+        self.decide(Decision::Reject(reason))
+    }
+
+    /// `"approve"`, `"summarize"`, `"edit"`, `"reject"`, or None before a decision.
+    #[getter]
+    fn decision(&self) -> Option<&'static str> {
+        self.decision
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(Decision::name)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PendingToolResult(tool_name={:?}, tool_call_id={:?}, token_count={})",
+            self.tool_name, self.tool_call_id, self.token_count
+        )
+    }
+}
+
+/// The store's tool-summarization policy, as `Tract.tool_summarization()` returns it.
+#[pyclass(name = "ToolSummarization", module = "tract", frozen)]
+pub struct PyToolSummarization {
+    /// Tool name to the instructions its results are summarized with.
+    #[pyo3(get)]
+    pub instructions: std::collections::BTreeMap<String, String>,
+    /// Results over this many tokens are summarized (None: no threshold).
+    #[pyo3(get)]
+    pub auto_threshold: Option<u32>,
+    /// The instructions used for results over the threshold (None: the tool prompt alone).
+    #[pyo3(get)]
+    pub default_instructions: Option<String>,
+}
+
+impl From<tract_core::ToolPolicy> for PyToolSummarization {
+    fn from(p: tract_core::ToolPolicy) -> Self {
+        PyToolSummarization {
+            instructions: p.instructions,
+            auto_threshold: p.auto_threshold,
+            default_instructions: p.default_instructions,
+        }
+    }
+}
+
+#[pymethods]
+impl PyToolSummarization {
+    fn __repr__(&self) -> String {
+        format!(
+            "ToolSummarization(instructions={:?}, auto_threshold={:?}, default_instructions={:?})",
+            self.instructions, self.auto_threshold, self.default_instructions
+        )
+    }
+}
