@@ -265,6 +265,10 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let per_turn_json = |times: &[Duration]| json!({"median_ms": ms(median(times.to_vec())), "p95_ms": ms(percentile(times.to_vec(), 0.95)), "count": times.len()});
     let bulk_json = |(time, out): &(Duration, tract_core::CompressOutcome)| json!({"ms": ms(*time), "runs": out.commits.len(), "tokens_before": out.tokens_before, "tokens_after": out.tokens_after});
 
+    // The tool-summarization policy: what it adds to recording a tool result, against plain
+    // appends of the same 8 KB result interleaved with it (medians; durable writes throughout).
+    let policy = policy_cost(&t, &mut workload).map_err(err)?;
+
     // Rendering the whole view as an OpenAI request (O(view), for reference).
     let mut render = Vec::new();
     for _ in 0..5 {
@@ -301,10 +305,77 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "compile_before_compress_ms": ms(compile_before),
         "compile_after_compress_ms": ms(compile_after),
         "cold_open_compile_after_compress_ms": ms(cold_after_compress),
+        "tool_result_policy": policy,
         "tract_log_n20_process_ms": log,
         "store_bytes": store_bytes,
         "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,
         "peak_rss_kib": peak_rss_kib(),
+    }))
+}
+
+/// Times recording an 8 KB bash result three ways, interleaved: a plain append, through a
+/// policy that lets it pass, and summarized by the extractive summarizer under the policy.
+fn policy_cost(t: &Tract, workload: &mut Workload) -> Result<Value, tract_core::Error> {
+    use tract_core::{Extractive, ToolCall, ToolPolicy};
+    let text = workload.output_of("bash", 8 * 1024);
+    let passes = ToolPolicy {
+        instructions: [("web_search".to_string(), "titles only".to_string())].into(),
+        auto_threshold: Some(100_000),
+        default_instructions: None,
+    };
+    let summarizes = ToolPolicy {
+        instructions: [("bash".to_string(), "exit status and failures".to_string())].into(),
+        ..ToolPolicy::default()
+    };
+    let mut call = 0;
+    let mut next_call = || -> Result<String, tract_core::Error> {
+        call += 1;
+        let id = format!("policy_{call}");
+        t.assistant(
+            "",
+            vec![ToolCall {
+                id: id.clone(),
+                name: "bash".into(),
+                arguments: "{\"cmd\":\"cargo test\"}".into(),
+            }],
+        )?;
+        Ok(id)
+    };
+    let (mut plain, mut through, mut summarized) = (Vec::new(), Vec::new(), Vec::new());
+    let mut edits = 0;
+    for _ in 0..60 {
+        let id = next_call()?;
+        let start = Instant::now();
+        t.append(Message::tool_result(&id, "bash", text.as_str(), false))?;
+        plain.push(start.elapsed());
+
+        t.set_tool_policy(&passes)?;
+        let id = next_call()?;
+        let start = Instant::now();
+        t.tool_result(&id, "bash", text.as_str(), false)?;
+        through.push(start.elapsed());
+
+        t.set_tool_policy(&summarizes)?;
+        let id = next_call()?;
+        let message = Message::tool_result(&id, "bash", text.as_str(), false);
+        let start = Instant::now();
+        let out = t.record_tool_result(message, None, Some(&Extractive))?;
+        summarized.push(start.elapsed());
+        edits += usize::from(out.replacement.is_some());
+    }
+    t.set_tool_policy(&ToolPolicy::default())?;
+    let us = |d: Duration| (d.as_secs_f64() * 1e7).round() / 10.0;
+    let (plain, through, summarized) = (median(plain), median(through), median(summarized));
+    // Signed: on a noisy machine the difference of two medians can come out below zero.
+    let over = |d: Duration| us(d) - us(plain);
+    Ok(json!({
+        "result_bytes": text.len(),
+        "plain_append_us": us(plain),
+        "pass_through_us": us(through),
+        "pass_through_overhead_us": over(through),
+        "summarized_extractive_us": us(summarized),
+        "summarized_overhead_us": over(summarized),
+        "summarized_count": edits,
     }))
 }
 

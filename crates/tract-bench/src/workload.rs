@@ -96,6 +96,11 @@ impl Workload {
     /// Tool output of `tool` between 200 bytes and 8 KB.
     fn output(&mut self, tool: &str) -> String {
         let target = self.rng.random_range(200..8 * 1024);
+        self.output_of(tool, target)
+    }
+
+    /// Tool output of `tool` of `target` bytes.
+    pub fn output_of(&mut self, tool: &str, target: usize) -> String {
         let mut out = String::with_capacity(target + 128);
         let mut line_no = self.rng.random_range(1..400u32);
         while out.len() < target {

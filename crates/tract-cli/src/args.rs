@@ -37,6 +37,8 @@ pub enum Command {
     Clear(ClearArgs),
     /// Replace runs of messages with summaries; the originals stay in history.
     Compress(CompressArgs),
+    /// Settings stored in the store, which every process and command applies.
+    Config(ConfigArgs),
     /// Show history, newest first.
     Log {
         /// Where to start (default: HEAD).
@@ -167,6 +169,61 @@ pub struct EditArgs {
     /// Read the new content from this file.
     #[arg(long, value_name = "PATH")]
     pub file: Option<std::path::PathBuf>,
+}
+
+/// `tract config`.
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// What to show or change.
+    #[command(subcommand)]
+    pub what: ConfigWhat,
+}
+
+/// The `tract config` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ConfigWhat {
+    /// Show the stored settings.
+    Show {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change the tool-summarization policy that `tract add` and every process apply to tool
+    /// results: per-tool instructions, and a token threshold over which any result is
+    /// summarized. Options not given keep their stored value.
+    #[command(name = "tool-summarization")]
+    ToolSummarization(ToolSummarizationArgs),
+}
+
+/// `tract config tool-summarization`.
+#[derive(Debug, clap::Args)]
+pub struct ToolSummarizationArgs {
+    /// Summarize results of tool NAME with these instructions (repeatable).
+    #[arg(long = "tool", value_name = "NAME=INSTRUCTIONS")]
+    pub tools: Vec<String>,
+    /// Stop summarizing results of tool NAME by its instructions (repeatable).
+    #[arg(long = "remove-tool", value_name = "NAME")]
+    pub remove_tools: Vec<String>,
+    /// Summarize any result over this many tokens.
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        allow_negative_numbers = true,
+        conflicts_with = "no_auto_threshold"
+    )]
+    pub auto_threshold: Option<i64>,
+    /// Remove the threshold.
+    #[arg(long)]
+    pub no_auto_threshold: bool,
+    /// Instructions for results summarized because of the threshold.
+    #[arg(long, value_name = "TEXT", conflicts_with = "no_default_instructions")]
+    pub default_instructions: Option<String>,
+    /// Remove the default instructions (the tool prompt alone is used).
+    #[arg(long)]
+    pub no_default_instructions: bool,
+    /// Start from an empty policy instead of the stored one.
+    #[arg(long)]
+    pub reset: bool,
 }
 
 /// `tract tools`.

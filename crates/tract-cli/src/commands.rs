@@ -1,7 +1,7 @@
 //! One function per subcommand; each returns what to print.
 
 use crate::args::{AddArgs, Cli, Command, Format};
-use crate::{compress, demo, input, render, tools};
+use crate::{compress, config, demo, input, render, tools};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use tract_core::{Content, Error, Role, Tract};
@@ -48,6 +48,7 @@ pub fn execute(cli: &Cli) -> Result<String, Error> {
         Command::Search(a) => tools::search(&open(cli)?, a, &mut out)?,
         Command::Clear(a) => tools::clear(&open(cli)?, a, &mut out)?,
         Command::Compress(a) => compress::run(&open(cli)?, a, &mut out)?,
+        Command::Config(a) => config::run(&open(cli)?, a, &mut out)?,
         Command::Log {
             rev,
             limit,
@@ -276,9 +277,30 @@ fn add(t: &Tract, a: &AddArgs, out: &mut String) -> Result<(), Error> {
             });
         }
     };
-    // One transaction, whatever the count: a stream with a bad message commits nothing.
-    for info in t.append_batch(messages)? {
-        let _ = writeln!(out, "{}", info.id.short());
+    // One transaction, whatever the count: a stream with a bad message commits nothing. Tool
+    // results go through the store's tool-summarization policy (an LLM named by the
+    // environment summarizes, else the extractive summarizer).
+    for outcome in t.append_batch_with_policy(messages, None)? {
+        let _ = writeln!(out, "{}", outcome.original.id.short());
+        for w in &outcome.warnings {
+            eprintln!("warning: {w}");
+        }
+        if let Some(edit) = &outcome.replacement {
+            let how = edit.commit.message.as_deref().unwrap_or("edited");
+            eprintln!(
+                "note: the {} result {} was {how}; the model sees edit {} ({} → {} tokens)",
+                outcome
+                    .original
+                    .message
+                    .as_ref()
+                    .and_then(|m| m.name.as_deref())
+                    .unwrap_or("tool"),
+                outcome.original.id.short(),
+                edit.id.short(),
+                outcome.original.token_count,
+                edit.token_count,
+            );
+        }
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 mod args;
 mod commands;
 mod compress;
+mod config;
 mod demo;
 mod input;
 mod render;

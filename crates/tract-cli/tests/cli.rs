@@ -759,3 +759,196 @@ fn compress_with_an_llm_server() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a model"));
     assert!(p.state() == before);
 }
+
+/// `tract add` of a grep call and its (long) result, in an environment without an LLM unless
+/// `env` names one; returns (stdout, stderr).
+fn add_tool_turn(
+    p: &Project,
+    id: &str,
+    name: &str,
+    output: &str,
+    env: &[(&str, &str)],
+) -> (String, String) {
+    let calls = format!(r#"[{{"id":"{id}","name":"{name}","arguments":{{"q":"DATABASE_URL"}}}}]"#);
+    p.ok(&["add", "--role", "assistant", "--tool-calls", &calls, ""]);
+    let mut c = p.cmd(&[
+        "add",
+        "--role",
+        "tool",
+        "--name",
+        name,
+        "--tool-call-id",
+        id,
+        "-",
+    ]);
+    for var in [
+        "TRACT_LLM_BASE_URL",
+        "TRACT_LLM_MODEL",
+        "TRACT_LLM_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "OPENAI_API_KEY",
+    ] {
+        c.env_remove(var);
+    }
+    c.envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(output.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_stored_policy_applies_to_tool_results_added() {
+    let p = Project::new();
+    assert!(p.ok(&["config", "show"]).contains("off"));
+    let shown = p.ok(&[
+        "config",
+        "tool-summarization",
+        "--tool",
+        "grep=only file names and line numbers",
+        "--auto-threshold",
+        "500",
+    ]);
+    assert!(
+        shown.contains("grep: only file names and line numbers"),
+        "{shown}"
+    );
+    assert!(shown.contains("over 500 tokens"), "{shown}");
+    let stored = json(&p.ok(&["config", "show", "--json"]));
+    assert_eq!(stored["tool_summarization"]["auto_threshold"], 500);
+    let big: String = (0..300)
+        .map(|i| format!("src/app/mod{i}.py:{i}: settings.DATABASE_URL\n"))
+        .collect();
+
+    // No LLM configured: the extractive summarizer; the id printed is the original's.
+    p.ok(&["add", "where is the database configured?"]);
+    let (out, err) = add_tool_turn(&p, "g1", "grep", &big, &[]);
+    let id = out.trim().to_string();
+    assert!(
+        err.contains(&format!(
+            "the grep result {id} was summarized by extractive"
+        )),
+        "{err}"
+    );
+    let original = json(&p.ok(&["show", &id, "--json"]));
+    assert_eq!(original["message"]["content"], big.as_str());
+    let head = json(&p.ok(&["show", "--json"]));
+    assert_eq!(head["op"], "edit");
+    assert!(head["edit_target"].as_str().unwrap().starts_with(&id));
+    let sent = json(&p.ok(&["compile"]));
+    let last = &sent.as_array().unwrap().last().unwrap()["content"];
+    assert!(
+        last.as_str()
+            .unwrap()
+            .starts_with("[Summary of 2 messages]"),
+        "{last}"
+    );
+
+    // An LLM named by the environment summarizes a result over the threshold.
+    let stub =
+        tract_stub_llm::serve(vec![tract_stub_llm::ok("bash: 3 tests failed in db.py")]).unwrap();
+    let env = [
+        ("TRACT_LLM_BASE_URL", stub.url.as_str()),
+        ("TRACT_LLM_MODEL", "stub"),
+    ];
+    let (_, err) = add_tool_turn(&p, "b1", "bash", &big, &env);
+    assert!(err.contains("summarized by openai:stub@"), "{err}");
+    let body = json(&stub.bodies.lock().unwrap()[0]);
+    assert_eq!(
+        body["messages"][0]["content"],
+        tract_core::TOOL_SUMMARIZE_SYSTEM
+    );
+    assert!(
+        body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("call b1 bash")
+    );
+    let sent = json(&p.ok(&["compile"]));
+    assert_eq!(
+        sent.as_array().unwrap().last().unwrap()["content"],
+        "bash: 3 tests failed in db.py"
+    );
+
+    // A short result of a tool without instructions passes through: one commit.
+    let before = p.log_len();
+    let (_, err) = add_tool_turn(&p, "r1", "read_file", "x = 1", &[]);
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(p.log_len(), before + 2);
+
+    // The summarizer fails: the result is kept as it is, with a warning.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let env = [
+        ("TRACT_LLM_BASE_URL", dead.as_str()),
+        ("TRACT_LLM_MODEL", "m"),
+    ];
+    let (out, err) = add_tool_turn(&p, "g2", "grep", &big, &env);
+    assert!(
+        err.contains("warning: summarizing the grep result failed"),
+        "{err}"
+    );
+    let head = json(&p.ok(&["show", "--json"]));
+    assert!(
+        head["commit_hash"]
+            .as_str()
+            .unwrap()
+            .starts_with(out.trim())
+    );
+    assert_eq!(head["message"]["content"], big.as_str());
+}
+
+#[test]
+fn bad_policies_are_refused_and_change_nothing() {
+    let p = Project::new();
+    p.ok(&[
+        "config",
+        "tool-summarization",
+        "--tool",
+        "grep=paths",
+        "--auto-threshold",
+        "100",
+    ]);
+    let before = p.ok(&["config", "show", "--json"]);
+    for (args, says) in [
+        (vec!["--auto-threshold", "-1"], "non-negative"),
+        (vec!["--tool", "bash="], "'bash' are empty"),
+        (vec!["--tool", "bash"], "NAME=INSTRUCTIONS"),
+        (
+            vec!["--default-instructions", " "],
+            "default_instructions is empty",
+        ),
+    ] {
+        let mut all = vec!["config", "tool-summarization"];
+        all.extend(args);
+        let err = p.fails(&all, None);
+        assert!(err.contains(says), "{err}");
+    }
+    assert_eq!(p.ok(&["config", "show", "--json"]), before);
+    let shown = p.ok(&[
+        "config",
+        "tool-summarization",
+        "--remove-tool",
+        "grep",
+        "--no-auto-threshold",
+    ]);
+    assert!(shown.contains("off"), "{shown}");
+}

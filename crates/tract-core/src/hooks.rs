@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 use crate::info::CommitInfo;
 use crate::object::{Content, Message, Op, Role};
+use crate::policy::ToolPolicy;
 use crate::summarize::{Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_default};
 use crate::tract::{AppendOptions, Prepared, Step, Tract};
 use std::sync::Arc;
@@ -210,35 +211,66 @@ impl Tract {
                 message.role.as_str()
             )));
         }
-        let original = Prepared::new(message)?;
-        let mut warnings = Vec::new();
-        let decision = match decision {
-            Some(d) => d,
-            None => self.decide_tool_result(&original, &mut warnings)?,
-        };
-        let steps = self.tool_result_steps(original, &decision, summarizer, &mut warnings)?;
-        let edited = steps.len() > 1;
-        let mut infos = self.write_steps(&AppendOptions::default(), steps)?;
-        let replacement = if edited { infos.pop() } else { None };
-        let original = infos
+        let mut batch = Batch::default();
+        batch.add(self, Prepared::new(message)?, decision, summarizer)?;
+        self.write_batch(batch)?
             .pop()
-            .ok_or_else(|| Error::invalid_op("the tool result produced no commit"))?;
-        let decision = if edited { decision } else { Decision::Approve };
-        Ok(ToolResultOutcome {
-            original,
-            replacement,
-            decision,
-            warnings,
-        })
+            .ok_or_else(|| Error::invalid_op("the tool result produced no commit"))
     }
 
-    /// The registered handler's decision, or the store policy's.
-    fn decide_tool_result(&self, p: &Prepared, warnings: &mut Vec<String>) -> Result<Decision> {
+    /// Appends messages in one transaction, each tool result through the `tool_result`
+    /// handler or the store's policy as [`Tract::record_tool_result`] does. All or nothing:
+    /// an invalid message, a rejection or a handler's error commits none of them. Returns one
+    /// outcome per message, in order (other messages are simply approved).
+    pub fn append_batch_with_policy(
+        &self,
+        messages: Vec<Message>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<Vec<ToolResultOutcome>> {
+        let mut batch = Batch::default();
+        for (i, m) in messages.into_iter().enumerate() {
+            let p = Prepared::new(m).map_err(|e| crate::tract::in_batch(i, e))?;
+            batch.add(self, p, None, summarizer)?;
+        }
+        self.write_batch(batch)
+    }
+
+    fn write_batch(&self, batch: Batch) -> Result<Vec<ToolResultOutcome>> {
+        let mut infos = self
+            .write_steps(&AppendOptions::default(), batch.steps)?
+            .into_iter();
+        let mut out = Vec::with_capacity(batch.planned.len());
+        for (decision, edited, warnings) in batch.planned {
+            let original = infos
+                .next()
+                .ok_or_else(|| Error::invalid_op("a message produced no commit"))?;
+            let replacement = if edited { infos.next() } else { None };
+            out.push(ToolResultOutcome {
+                original,
+                replacement,
+                decision,
+                warnings,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The registered handler's decision, or the store policy's (read once per batch).
+    fn decide_tool_result(
+        &self,
+        p: &Prepared,
+        policy: &mut Option<ToolPolicy>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Decision> {
         let m = &p.message;
         let name = m.name.clone().unwrap_or_default();
         let handler = self.hooks().tool_result.clone();
         let Some(handler) = handler else {
-            return Ok(self.tool_policy()?.decide(&name, p.payload));
+            let policy = match policy {
+                Some(p) => p,
+                None => policy.insert(self.tool_policy()?),
+            };
+            return Ok(policy.decide(&name, p.payload));
         };
         let mut pending = PendingToolResult {
             tract: self,
@@ -256,71 +288,18 @@ impl Tract {
         }))
     }
 
-    /// The commits a decision makes: the original, then possibly an edit of it.
-    fn tool_result_steps(
-        &self,
-        original: Prepared,
-        decision: &Decision,
-        summarizer: Option<&dyn Summarizer>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Vec<(Step, Prepared)>> {
-        let replacement = match decision {
-            Decision::Approve => None,
-            Decision::Reject(reason) => {
-                return Err(Error::Rejected {
-                    reason: reason.clone(),
-                });
-            }
-            Decision::Edit(text) => {
-                Some((text.clone(), "edited by the tool_result handler".into()))
-            }
-            Decision::Summarize {
-                instructions,
-                target_tokens,
-            } => self.summarize_result(
-                &original,
-                instructions.clone(),
-                *target_tokens,
-                summarizer,
-                warnings,
-            ),
-        };
-        let mut steps = Vec::with_capacity(2);
-        let edit = match replacement {
-            Some((text, note)) => {
-                let mut m = original.message.clone();
-                m.content = Content::Text(text);
-                let mut p = Prepared::new(m)?;
-                p.note = Some(note);
-                Some(p)
-            }
-            None => None,
-        };
-        steps.push((Step::Op(Op::Append), original));
-        if let Some(p) = edit {
-            steps.push((Step::EditOf(0), p));
-        }
-        Ok(steps)
-    }
-
     /// The summary of a result and the note for its edit; `None` (with a warning) when the
     /// summarizer fails or its summary is no shorter than the result.
     fn summarize_result(
         &self,
         original: &Prepared,
-        instructions: Option<String>,
-        target_tokens: Option<u32>,
+        call: Option<Arc<Message>>,
+        (instructions, target_tokens): (Option<String>, Option<u32>),
         summarizer: Option<&dyn Summarizer>,
         warnings: &mut Vec<String>,
     ) -> Option<(String, String)> {
         let m = &original.message;
         let name = m.name.as_deref().unwrap_or("tool");
-        // The call (with its arguments) tells the summarizer what the output answers.
-        let call_id = m.tool_call_id.as_deref().unwrap_or_default();
-        let call = self
-            .at_head(|_, v| v.open_call(call_id).map(|e| Arc::clone(&e.message)))
-            .ok()
-            .flatten();
         let request = SummaryRequest {
             system_prompt: TOOL_SUMMARIZE_SYSTEM.to_string(),
             instructions,
@@ -352,6 +331,94 @@ impl Tract {
                 None
             }
         }
+    }
+}
+
+/// Messages planned for one transaction: their steps, and per message what was decided,
+/// whether an edit follows it, and the warnings.
+#[derive(Default)]
+struct Batch {
+    steps: Vec<(Step, Prepared)>,
+    planned: Vec<(Decision, bool, Vec<String>)>,
+    /// Calls made earlier in the batch, by call id: a result's summary is asked with its call.
+    calls: std::collections::HashMap<String, Arc<Message>>,
+    /// The store's policy, read once per batch when a result needs it.
+    policy: Option<ToolPolicy>,
+}
+
+impl Batch {
+    /// Plans one message: its append, and for a tool result the edit its decision makes.
+    fn add(
+        &mut self,
+        t: &Tract,
+        p: Prepared,
+        decision: Option<Decision>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<()> {
+        let m = &p.message;
+        if m.role != Role::Tool {
+            if !m.tool_calls.is_empty() {
+                let call = Arc::new(m.clone());
+                for c in &m.tool_calls {
+                    self.calls.insert(c.id.clone(), Arc::clone(&call));
+                }
+            }
+            self.steps.push((Step::Op(Op::Append), p));
+            self.planned.push((Decision::Approve, false, Vec::new()));
+            return Ok(());
+        }
+        let mut warnings = Vec::new();
+        let decision = match decision {
+            Some(d) => d,
+            None => t.decide_tool_result(&p, &mut self.policy, &mut warnings)?,
+        };
+        let replacement = match &decision {
+            Decision::Approve => None,
+            Decision::Reject(reason) => {
+                return Err(Error::Rejected {
+                    reason: reason.clone(),
+                });
+            }
+            Decision::Edit(text) => {
+                Some((text.clone(), "edited by the tool_result handler".into()))
+            }
+            Decision::Summarize {
+                instructions,
+                target_tokens,
+            } => {
+                // The call (with its arguments) tells the summarizer what the output answers.
+                let call_id = m.tool_call_id.as_deref().unwrap_or_default();
+                let call = match self.calls.get(call_id) {
+                    Some(c) => Some(Arc::clone(c)),
+                    None => t
+                        .at_head(|_, v| v.open_call(call_id).map(|e| Arc::clone(&e.message)))
+                        .ok()
+                        .flatten(),
+                };
+                let ask = (instructions.clone(), *target_tokens);
+                t.summarize_result(&p, call, ask, summarizer, &mut warnings)
+            }
+        };
+        let edit = match replacement {
+            Some((text, note)) => {
+                let mut edited = m.clone();
+                edited.content = Content::Text(text);
+                let mut e = Prepared::new(edited)?;
+                e.note = Some(note);
+                Some(e)
+            }
+            None => None,
+        };
+        let position = self.steps.len();
+        self.steps.push((Step::Op(Op::Append), p));
+        let edited = edit.is_some();
+        if let Some(e) = edit {
+            self.steps.push((Step::EditOf(position), e));
+        }
+        // A summary that failed or was dropped leaves the result approved as it is.
+        let decision = if edited { decision } else { Decision::Approve };
+        self.planned.push((decision, edited, warnings));
+        Ok(())
     }
 }
 

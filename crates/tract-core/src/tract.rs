@@ -625,14 +625,21 @@ pub(crate) fn prepare_all(ops: Vec<(Step, Message)>) -> Result<Vec<(Step, Prepar
     ops.into_iter()
         .enumerate()
         .map(|(i, (op, m))| {
-            Prepared::new(m).map(|p| (op, p)).map_err(|e| match e {
-                Error::InvalidInput { message } => Error::InvalidInput {
-                    message: format!("message {}: {message}", i + 1),
-                },
-                other => other,
-            })
+            Prepared::new(m)
+                .map(|p| (op, p))
+                .map_err(|e| in_batch(i, e))
         })
         .collect()
+}
+
+/// An invalid message's error, naming its place (from 1) in a batch.
+pub(crate) fn in_batch(i: usize, e: Error) -> Error {
+    match e {
+        Error::InvalidInput { message } => Error::InvalidInput {
+            message: format!("message {}: {message}", i + 1),
+        },
+        other => other,
+    }
 }
 
 fn check_expected(head: &Head, expected: Option<ObjectId>) -> Result<()> {

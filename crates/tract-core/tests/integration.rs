@@ -1387,3 +1387,57 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
         .unwrap_err();
     assert!(e.to_string().contains("role tool"), "{e}");
 }
+
+#[test]
+fn a_batch_applies_the_policy_to_each_result_in_one_transaction() {
+    use tract_core::{FnSummarizer, SummaryRequest, ToolPolicy};
+    let t = Tract::in_memory().unwrap();
+    t.set_tool_policy(&ToolPolicy {
+        instructions: [("grep".to_string(), "paths only".to_string())].into(),
+        ..ToolPolicy::default()
+    })
+    .unwrap();
+    let asked = std::sync::Mutex::new(Vec::new());
+    let f = FnSummarizer::new("test", |req: &SummaryRequest| {
+        asked
+            .lock()
+            .unwrap()
+            .push(req.to_chat_messages().to_string());
+        Ok("grep: src/a.rs".to_string())
+    });
+    let mut call_message = Message::text(Role::Assistant, "");
+    call_message.tool_calls = vec![call("g1", "grep")];
+    let batch = vec![
+        Message::text(Role::User, "where?"),
+        call_message,
+        Message::tool_result("g1", "grep", big_output(30), false),
+        Message::text(Role::Assistant, "in src/a.rs"),
+    ];
+    let reflog_before = t.reflog("main", None).unwrap().len();
+    let out = t.append_batch_with_policy(batch.clone(), Some(&f)).unwrap();
+    assert_eq!(out.len(), 4);
+    assert!(out[2].replacement.is_some() && out[3].replacement.is_none());
+    assert_eq!(
+        t.reflog("main", None).unwrap().len(),
+        reflog_before + 1,
+        "one transaction"
+    );
+    // The call, made earlier in the same batch, is sent with its result.
+    assert!(asked.lock().unwrap()[0].contains("call g1 grep"));
+    let shown = t.compile().unwrap();
+    let texts: Vec<String> = shown
+        .messages()
+        .iter()
+        .map(|m| m.message.content.text().into_owned())
+        .collect();
+    assert_eq!(texts[2], "grep: src/a.rs");
+
+    // A rejection anywhere commits none of the batch.
+    t.on_tool_result(|p| p.reject("no"));
+    let head = t.head().unwrap();
+    assert!(matches!(
+        t.append_batch_with_policy(batch, Some(&f)).unwrap_err(),
+        Error::Rejected { .. }
+    ));
+    assert_eq!(t.head().unwrap(), head);
+}
