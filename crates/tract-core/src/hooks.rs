@@ -3,6 +3,30 @@
 //! policy ([`crate::ToolPolicy`]). When a result is summarized or edited, the original is
 //! committed first and the new text is an edit of it, in one transaction: the model sees the
 //! new text, history keeps the original.
+//!
+//! ```
+//! use tract_core::{Decision, Message, ToolCall, ToolPolicy, Tract};
+//! let t = Tract::in_memory()?;
+//! t.set_tool_policy(&ToolPolicy {
+//!     instructions: [("grep".into(), "file names and line numbers only".into())].into(),
+//!     auto_threshold: Some(1000),
+//!     default_instructions: None,
+//! })?;
+//! t.on_tool_result(|p| {
+//!     if p.content.contains("BEGIN PRIVATE KEY") {
+//!         p.reject("the output holds a private key")
+//!     } else {
+//!         p.approve()
+//!     }
+//! });
+//! t.assistant("", vec![ToolCall { id: "c1".into(), name: "cat".into(), arguments: "{}".into() }])?;
+//! let out = t.record_tool_result(Message::tool_result("c1", "cat", "fn main() {}", false), None, None)?;
+//! assert_eq!(out.decision, Decision::Approve);
+//! assert!(out.replacement.is_none());
+//! let refused = t.tool_result("c1", "cat", "-----BEGIN PRIVATE KEY-----", false);
+//! assert!(matches!(refused, Err(tract_core::Error::Rejected { .. })));
+//! # Ok::<(), tract_core::Error>(())
+//! ```
 
 use crate::error::{Error, Result};
 use crate::info::CommitInfo;

@@ -1,0 +1,46 @@
+"""The Python examples of the hooks guide run as written."""
+
+import pathlib
+import re
+import warnings
+
+import tract
+
+GUIDE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "hooks.md"
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def test_the_hooks_guide_examples_run_in_order() -> None:
+    blocks = python_blocks(GUIDE.read_text())
+    assert len(blocks) >= 4
+    with tract.Tract.open() as t:
+        scope = {"t": t, "tract": tract}
+        for block in blocks:
+            exec(compile(block, str(GUIDE), "exec"), scope)
+        # The guide ends with `t.off(...)`: the stored policy applies again.
+        assert t._tool_summarization_config is not None
+        t.on("tool_result", scope["my_custom_handler"])
+        # The custom handler rejects private keys...
+        t.user("show the deploy key")
+        t.assistant("", tool_calls=[{"id": "k1", "name": "cat", "arguments": {"path": "id_rsa"}}])
+        head = t.head
+        try:
+            t.tool_result("k1", "cat", "-----BEGIN PRIVATE KEY-----\nMIIE...")
+            raise AssertionError("the handler should have rejected the key")
+        except tract.RejectedError:
+            pass
+        assert t.head == head
+        # ...and trims long listings, keeping the original in history.
+        t.assistant("", tool_calls=[{"id": "l1", "name": "ls", "arguments": {"path": "."}}])
+        listing = "\n".join(f"src/generated/file_{i:04}.rs" for i in range(400))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            info = t.tool_result("l1", "ls", listing)
+        assert info.content == listing
+        assert t.compile().messages[-1]["content"] == "400 entries (listing trimmed)"
+        # After `off`, the policy the guide configured applies.
+        t.off("tool_result")
+        assert t.tool_summarization().auto_threshold == 1000
