@@ -116,13 +116,15 @@ fn run_handler(
 ) -> PyResult<tract_core::Decision> {
     let py = slf.py();
     let tool_name = message.name.clone().unwrap_or_default();
+    // Counting a large output takes a while: other Python threads run meanwhile.
+    let token_count = py.detach(|| tract_core::tokens::count_message(message));
     let pending = Py::new(
         py,
         crate::hooks::PyPendingToolResult {
             tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
             content: message.content.text().into_owned(),
             is_error: message.is_error,
-            token_count: tract_core::tokens::count_message(message),
+            token_count,
             tract: slf.clone().into_any().unbind(),
             tool_name: tool_name.clone(),
             decision: Mutex::new(None),
