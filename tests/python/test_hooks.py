@@ -36,6 +36,7 @@ def test_per_tool_instructions_as_in_the_seed(store_path) -> None:
             # The position keeps the original; the model sees the summary, an edit of it.
             assert info.content == BIG
             assert shown(t) == "grep: src/app/settings.py:12 reads DATABASE_URL"
+            assert info.current_content == shown(t)
             history = t.edit_history(info)
             assert [h.op for h in history] == ["append", "edit"]
             assert history[1].edit_target == info.commit_hash

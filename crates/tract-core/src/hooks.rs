@@ -177,7 +177,8 @@ impl std::fmt::Debug for Hooks {
 /// What recording a tool result did.
 #[derive(Debug, Clone)]
 pub struct ToolResultOutcome {
-    /// The result as recorded: the position, with its original content.
+    /// The result as recorded: the position, with its original content (and, when it was
+    /// replaced, the replacement as its `current` version).
     pub original: CommitInfo,
     /// The edit the model sees instead (a summary or a handler's text), if one was made.
     pub replacement: Option<CommitInfo>,
@@ -265,10 +266,20 @@ impl Tract {
             .into_iter();
         let mut out = Vec::with_capacity(batch.planned.len());
         for (decision, edited, warnings) in batch.planned {
-            let original = infos
+            let mut original = infos
                 .next()
                 .ok_or_else(|| Error::invalid_op("a message produced no commit"))?;
             let replacement = if edited { infos.next() } else { None };
+            // Like a position a query returns: the version in view rides along.
+            if let Some(r) = &replacement
+                && let Some(message) = &r.message
+            {
+                original.current = Some(crate::info::Current {
+                    commit: r.id,
+                    message: Arc::clone(message),
+                    token_count: r.token_count,
+                });
+            }
             out.push(ToolResultOutcome {
                 original,
                 replacement,
@@ -337,6 +348,12 @@ impl Tract {
             s.summarize(&request).map(|text| (text, s.identity()))
         });
         match outcome {
+            Ok((text, who)) if text.trim().is_empty() => {
+                warnings.push(format!(
+                    "{who} returned an empty summary of the {name} result; the result was kept as it is"
+                ));
+                None
+            }
             Ok((text, who)) => {
                 let tokens = crate::tokens::count_text(&text);
                 if tokens >= original.payload {

@@ -1366,6 +1366,22 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
         messages.last().unwrap().message.content.text(),
         big_output(30)
     );
+    // Nor is an empty summary.
+    pending_call(&t, "g3", "grep");
+    let empty = FnSummarizer::new("blank", |_: &SummaryRequest| Ok("  ".to_string()));
+    let out = t
+        .record_tool_result(
+            Message::tool_result("g3", "grep", big_output(30), false),
+            Some(summarize.clone()),
+            Some(&empty),
+        )
+        .unwrap();
+    assert!(out.replacement.is_none());
+    assert!(
+        out.warnings[0].contains("empty summary"),
+        "{:?}",
+        out.warnings
+    );
     // A summary that is not shorter is not committed either.
     pending_call(&t, "g2", "grep");
     let out = t
