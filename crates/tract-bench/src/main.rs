@@ -367,7 +367,7 @@ fn policy_cost(t: &Tract, workload: &mut Workload) -> Result<Value, tract_core::
     let us = |d: Duration| (d.as_secs_f64() * 1e7).round() / 10.0;
     let (plain, through, summarized) = (median(plain), median(through), median(summarized));
     // Signed: on a noisy machine the difference of two medians can come out below zero.
-    let over = |d: Duration| us(d) - us(plain);
+    let over = |d: Duration| ((us(d) - us(plain)) * 10.0).round() / 10.0;
     Ok(json!({
         "result_bytes": text.len(),
         "plain_append_us": us(plain),
