@@ -303,7 +303,13 @@ impl Tract {
         let Some(handler) = handler else {
             let policy = match policy {
                 Some(p) => p,
-                None => policy.insert(self.tool_policy()?),
+                // An unreadable policy must not cost the result: it is recorded as it is.
+                None => policy.insert(self.tool_policy().unwrap_or_else(|e| {
+                    warnings.push(format!(
+                        "the stored tool-summarization policy could not be read ({e}); the result was recorded as it is"
+                    ));
+                    ToolPolicy::default()
+                })),
             };
             return Ok(policy.decide(&name, p.payload));
         };

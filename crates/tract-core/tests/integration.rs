@@ -1242,6 +1242,29 @@ fn a_policy_with_empty_instructions_is_refused_and_the_stored_one_kept() {
     t.set_tool_policy(&ToolPolicy::default()).unwrap();
     assert_eq!(t.tool_policy().unwrap(), ToolPolicy::default());
     assert!(tract_core::HookEvent::parse("tool_call").is_err());
+
+    // A damaged policy is reported, and costs no tool result.
+    let mut w = t.store().write().unwrap();
+    w.set_setting("tool_summarization", Some(b"{not json".as_slice()))
+        .unwrap();
+    w.commit().unwrap();
+    assert!(matches!(t.tool_policy(), Err(Error::Corrupt { .. })));
+    pending_call(&t, "g1", "grep");
+    let out = t
+        .record_tool_result(
+            Message::tool_result("g1", "grep", big_output(50), false),
+            None,
+            None,
+        )
+        .unwrap();
+    assert!(out.replacement.is_none());
+    assert!(
+        out.warnings[0].contains("could not be read"),
+        "{:?}",
+        out.warnings
+    );
+    t.set_tool_policy(&good).unwrap();
+    assert_eq!(t.tool_policy().unwrap(), good);
 }
 
 #[test]
