@@ -120,9 +120,6 @@ impl PendingToolResult<'_> {
         instructions: Option<String>,
         target_tokens: Option<u32>,
     ) -> Result<()> {
-        if target_tokens == Some(0) {
-            return Err(Error::invalid_input("target_tokens must be positive"));
-        }
         self.decide(Decision::Summarize {
             instructions,
             target_tokens,
@@ -144,7 +141,18 @@ impl PendingToolResult<'_> {
         self.decision.as_ref()
     }
 
-    fn decide(&mut self, d: Decision) -> Result<()> {
+    /// Makes decision `d`, as the methods above do (a surface that runs its own handler
+    /// passes on what that handler decided).
+    pub fn decide(&mut self, d: Decision) -> Result<()> {
+        if matches!(
+            d,
+            Decision::Summarize {
+                target_tokens: Some(0),
+                ..
+            }
+        ) {
+            return Err(Error::invalid_input("target_tokens must be positive"));
+        }
         if let Some(done) = &self.decision {
             return Err(Error::invalid_op(format!(
                 "this tool result was already decided ({})",
@@ -218,8 +226,8 @@ impl Tract {
         Ok(self.record_tool_result(message, None, None)?.original)
     }
 
-    /// Records a tool result. `decision` given: it is applied as is (a surface that runs its
-    /// own handler passes what the handler decided); `None`: the registered handler decides,
+    /// Records a tool result. `decision` given: it is applied as is; `None`: the registered
+    /// handler decides,
     /// else the store's policy. A summary is made by `summarizer`, else an LLM named by the
     /// environment, else the extractive summarizer; if that fails, the original is recorded
     /// unchanged and the failure is in the warnings — a result is never lost because
@@ -230,6 +238,30 @@ impl Tract {
         decision: Option<Decision>,
         summarizer: Option<&dyn Summarizer>,
     ) -> Result<ToolResultOutcome> {
+        let decider = match decision {
+            Some(d) => Decider::Given(d),
+            None => Decider::Registered,
+        };
+        self.record_one(message, decider, summarizer)
+    }
+
+    /// Records a tool result as [`Tract::record_tool_result`] does, with `handler` deciding
+    /// for this call instead of the registered one (a surface runs its own handlers this way).
+    pub fn record_tool_result_with(
+        &self,
+        message: Message,
+        handler: &dyn Fn(&mut PendingToolResult<'_>) -> Result<()>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<ToolResultOutcome> {
+        self.record_one(message, Decider::Handler(handler), summarizer)
+    }
+
+    fn record_one(
+        &self,
+        message: Message,
+        decider: Decider<'_>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<ToolResultOutcome> {
         if message.role != Role::Tool {
             return Err(Error::invalid_input(format!(
                 "a tool result has role tool, not {}",
@@ -237,7 +269,7 @@ impl Tract {
             )));
         }
         let mut batch = Batch::default();
-        batch.add(self, Prepared::new(message)?, decision, summarizer)?;
+        batch.add(self, Prepared::new(message)?, decider, summarizer)?;
         self.write_batch(batch)?
             .pop()
             .ok_or_else(|| Error::invalid_op("the tool result produced no commit"))
@@ -255,7 +287,7 @@ impl Tract {
         let mut batch = Batch::default();
         for (i, m) in messages.into_iter().enumerate() {
             let p = Prepared::new(m).map_err(|e| crate::tract::in_batch(i, e))?;
-            batch.add(self, p, None, summarizer)?;
+            batch.add(self, p, Decider::Registered, summarizer)?;
         }
         self.write_batch(batch)
     }
@@ -290,32 +322,45 @@ impl Tract {
         Ok(out)
     }
 
-    /// The registered handler's decision, or the store policy's (read once per batch).
+    /// What `decider` decides: the given decision, or a handler's (this call's, else the
+    /// registered one), else the store policy's (read once per batch).
     fn decide_tool_result(
         &self,
         p: &Prepared,
+        decider: Decider<'_>,
         policy: &mut Option<ToolPolicy>,
         warnings: &mut Vec<String>,
     ) -> Result<Decision> {
-        let m = &p.message;
-        let name = m.name.clone().unwrap_or_default();
-        let handler = self.hooks().tool_result.clone();
-        let Some(handler) = handler else {
-            let policy = match policy {
-                Some(p) => p,
-                // An unreadable policy must not cost the result: it is recorded as it is.
-                None => policy.insert(self.tool_policy().unwrap_or_else(|e| {
-                    warnings.push(format!(
-                        "the stored tool-summarization policy could not be read ({e}); the result was recorded as it is"
-                    ));
-                    ToolPolicy::default()
-                })),
-            };
-            return Ok(policy.decide(&name, p.payload));
+        let registered;
+        let handler: &dyn Fn(&mut PendingToolResult<'_>) -> Result<()> = match decider {
+            Decider::Given(d) => return Ok(d),
+            Decider::Handler(h) => h,
+            Decider::Registered => {
+                registered = self.hooks().tool_result.clone();
+                match &registered {
+                    Some(h) => h.as_ref(),
+                    None => {
+                        let policy = match policy {
+                            Some(p) => p,
+                            // An unreadable policy must not cost the result: it is recorded
+                            // as it is.
+                            None => policy.insert(self.tool_policy().unwrap_or_else(|e| {
+                                warnings.push(format!(
+                                    "the stored tool-summarization policy could not be read ({e}); the result was recorded as it is"
+                                ));
+                                ToolPolicy::default()
+                            })),
+                        };
+                        let name = p.message.name.as_deref().unwrap_or_default();
+                        return Ok(policy.decide(name, p.payload));
+                    }
+                }
+            }
         };
+        let m = &p.message;
         let mut pending = PendingToolResult {
             tract: self,
-            tool_name: name,
+            tool_name: m.name.clone().unwrap_or_default(),
             tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
             content: m.content.text().into_owned(),
             is_error: m.is_error,
@@ -381,14 +426,25 @@ impl Tract {
     }
 }
 
+/// Who decides what happens to a tool result.
+enum Decider<'h> {
+    /// The handler registered on the handle, else the store's policy.
+    Registered,
+    /// This decision.
+    Given(Decision),
+    /// This handler, for this call.
+    Handler(&'h dyn Fn(&mut PendingToolResult<'_>) -> Result<()>),
+}
+
 /// Messages planned for one transaction: their steps, and per message what was decided,
 /// whether an edit follows it, and the warnings.
 #[derive(Default)]
 struct Batch {
     steps: Vec<(Step, Prepared)>,
     planned: Vec<(Decision, bool, Vec<String>)>,
-    /// Calls made earlier in the batch, by call id: a result's summary is asked with its call.
-    calls: std::collections::HashMap<String, Arc<Message>>,
+    /// Calls made earlier in the batch, by call id, as the index of their step: a result's
+    /// summary is asked with its call.
+    calls: std::collections::HashMap<String, usize>,
     /// The store's policy, read once per batch when a result needs it.
     policy: Option<ToolPolicy>,
 }
@@ -399,26 +455,20 @@ impl Batch {
         &mut self,
         t: &Tract,
         p: Prepared,
-        decision: Option<Decision>,
+        decider: Decider<'_>,
         summarizer: Option<&dyn Summarizer>,
     ) -> Result<()> {
         let m = &p.message;
         if m.role != Role::Tool {
-            if !m.tool_calls.is_empty() {
-                let call = Arc::new(m.clone());
-                for c in &m.tool_calls {
-                    self.calls.insert(c.id.clone(), Arc::clone(&call));
-                }
+            for c in &m.tool_calls {
+                self.calls.insert(c.id.clone(), self.steps.len());
             }
             self.steps.push((Step::Op(Op::Append), p));
             self.planned.push((Decision::Approve, false, Vec::new()));
             return Ok(());
         }
         let mut warnings = Vec::new();
-        let decision = match decision {
-            Some(d) => d,
-            None => t.decide_tool_result(&p, &mut self.policy, &mut warnings)?,
-        };
+        let decision = t.decide_tool_result(&p, decider, &mut self.policy, &mut warnings)?;
         let replacement = match &decision {
             Decision::Approve => None,
             Decision::Reject(reason) => {
@@ -436,7 +486,7 @@ impl Batch {
                 // The call (with its arguments) tells the summarizer what the output answers.
                 let call_id = m.tool_call_id.as_deref().unwrap_or_default();
                 let call = match self.calls.get(call_id) {
-                    Some(c) => Some(Arc::clone(c)),
+                    Some(&i) => Some(Arc::new(self.steps[i].1.message.clone())),
                     None => t
                         .at_head(|_, v| v.open_call(call_id).map(|e| Arc::clone(&e.message)))
                         .ok()

@@ -70,13 +70,9 @@ impl ToolPolicy {
         }
     }
 
-    /// The policy as JSON (what `tract config show --json` prints).
+    /// The policy as JSON, as it is stored (what `tract config show --json` prints).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "instructions": self.instructions,
-            "auto_threshold": self.auto_threshold,
-            "default_instructions": self.default_instructions,
-        })
+        serde_json::to_value(self).unwrap_or_default()
     }
 }
 

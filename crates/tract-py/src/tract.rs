@@ -107,36 +107,30 @@ impl PyTract {
     }
 }
 
-/// Calls a Python `tool_result` handler with the pending result and returns its decision
-/// (approve, with a warning, when it made none). Its exceptions propagate.
+/// Calls a Python `tool_result` handler with a `PendingToolResult` holding what the core's
+/// pending result holds, and passes its decision on to the core (which warns if it made none).
 fn run_handler(
-    slf: &Bound<'_, PyTract>,
+    py: Python<'_>,
     handler: &Py<PyAny>,
-    message: &Message,
-) -> PyResult<tract_core::Decision> {
-    let py = slf.py();
-    let tool_name = message.name.clone().unwrap_or_default();
-    // Counting a large output takes a while: other Python threads run meanwhile.
-    let token_count = py.detach(|| tract_core::tokens::count_message(message));
-    let pending = Py::new(
+    tract: &Py<PyAny>,
+    pending: &mut tract_core::PendingToolResult<'_>,
+) -> PyResult<()> {
+    let shown = Py::new(
         py,
         crate::hooks::PyPendingToolResult {
-            tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
-            content: message.content.text().into_owned(),
-            is_error: message.is_error,
-            token_count,
-            tract: slf.clone().into_any().unbind(),
-            tool_name: tool_name.clone(),
+            tool_name: pending.tool_name.clone(),
+            tool_call_id: pending.tool_call_id.clone(),
+            content: pending.content.clone(),
+            is_error: pending.is_error,
+            token_count: pending.token_count,
+            tract: tract.clone_ref(py),
             decision: Mutex::new(None),
         },
     )?;
-    handler.bind(py).call1((pending.clone_ref(py),))?;
-    match pending.get().take_decision() {
-        Some(d) => Ok(d),
-        None => {
-            crate::errors::warn(py, &tract_core::hooks::undecided_warning(&tool_name))?;
-            Ok(tract_core::Decision::Approve)
-        }
+    handler.bind(py).call1((shown.clone_ref(py),))?;
+    match shown.get().take_decision() {
+        Some(d) => pending.decide(d).py(),
+        None => Ok(()),
     }
 }
 
@@ -277,15 +271,31 @@ impl PyTract {
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
             .map(|h| h.clone_ref(py));
-        let decision = match handler {
-            Some(h) => Some(run_handler(slf, &h, &message)?),
-            None => None,
-        };
         let chosen = this.pick_summarizer(py, None, None);
-        let outcome = this.with(py, move |t| {
+        let tract_obj = slf.clone().into_any().unbind();
+        // What the Python handler raised, re-raised as itself once the core has given up.
+        let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+        let outcome = this.with(py, |t| {
             let s = chosen.as_summarizer();
-            t.record_tool_result(message, decision, s.as_deref())
-        })?;
+            let Some(h) = &handler else {
+                return t.record_tool_result(message, None, s.as_deref());
+            };
+            let run = |pending: &mut tract_core::PendingToolResult<'_>| {
+                Python::attach(|py| {
+                    run_handler(py, h, &tract_obj, pending).map_err(|e| {
+                        *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        Error::InvalidOperation {
+                            message: "the tool_result handler raised".into(),
+                        }
+                    })
+                })
+            };
+            t.record_tool_result_with(message, &run, s.as_deref())
+        });
+        if let Some(e) = raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        let outcome = outcome?;
         for w in &outcome.warnings {
             crate::errors::warn(py, w)?;
         }
