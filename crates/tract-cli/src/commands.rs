@@ -4,7 +4,7 @@ use crate::args::{AddArgs, Cli, Command, Format};
 use crate::{compress, config, demo, input, render, tools};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use tract_core::{Content, Error, Role, Tract};
+use tract_core::{Content, Environment, Error, OpenMode, Role, Tract};
 
 /// Carries out the command and returns its standard output.
 pub fn execute(cli: &Cli) -> Result<String, Error> {
@@ -230,7 +230,19 @@ fn store_path(cli: &Cli) -> Result<PathBuf, Error> {
 }
 
 fn open(cli: &Cli) -> Result<Tract, Error> {
-    Tract::open_existing(store_path(cli)?)
+    open_in(&store_path(cli)?, OpenMode::Existing)
+}
+
+/// Opens a store with what the environment sets: the lock wait, the clock and the summarizer
+/// for summaries nobody names (the policy's, in `tract add`).
+pub(crate) fn open_in(path: &Path, mode: OpenMode) -> Result<Tract, Error> {
+    let env = Environment::from_process();
+    let t = Tract::open_with(path, mode, env.store_options()?)?;
+    t.set_summarizer(
+        env.summarizer()
+            .map(|s| std::sync::Arc::new(s) as std::sync::Arc<dyn tract_core::Summarizer>),
+    );
+    Ok(t)
 }
 
 fn init(store: Option<&Path>, dir: Option<&Path>, out: &mut String) -> Result<(), Error> {
@@ -242,9 +254,13 @@ fn init(store: Option<&Path>, dir: Option<&Path>, out: &mut String) -> Result<()
         }
         (Some(p), None) => {
             let existed = p.exists();
-            (Tract::open(p)?, !existed)
+            (open_in(p, OpenMode::CreateIfMissing)?, !existed)
         }
-        (None, d) => Tract::init(d.unwrap_or(Path::new(".")))?,
+        (None, d) => {
+            let path = Tract::init_dir(d.unwrap_or(Path::new(".")))?;
+            let existed = path.exists();
+            (open_in(&path, OpenMode::CreateIfMissing)?, !existed)
+        }
     };
     let path = t
         .store()

@@ -125,10 +125,10 @@ pub fn run(t: &Tract, a: &CompressArgs, out: &mut String) -> Result<(), Error> {
 
 /// The chat-completions client from the flags, filled in from the environment.
 fn llm_client(a: &CompressArgs) -> Result<OpenAiCompatible, Error> {
-    OpenAiCompatible::configured(a.llm_base_url.clone(), a.llm_model.clone(), None).map_err(|_| {
-        Error::InvalidInput {
+    tract_core::Environment::from_process()
+        .llm(a.llm_base_url.clone(), a.llm_model.clone(), None)
+        .map_err(|_| Error::InvalidInput {
             message: "--strategy llm needs a model: --llm-model, TRACT_LLM_MODEL or OPENAI_MODEL"
                 .into(),
-        }
-    })
+        })
 }

@@ -59,7 +59,10 @@ pub fn run(dir: Option<&Path>, out: &mut String) -> Result<(), Error> {
         path: dir.clone(),
         source,
     })?;
-    let (t, _) = Tract::init(&dir)?;
+    let t = crate::commands::open_in(
+        &Tract::init_dir(&dir)?,
+        tract_core::OpenMode::CreateIfMissing,
+    )?;
 
     t.system(
         "You are a careful coding agent. Use tools to inspect the repository before answering.",

@@ -33,8 +33,8 @@ pub struct CompressRequest<'a> {
     pub target_tokens: Option<u32>,
     /// Called after each run is summarized with (done, total), e.g. for a progress bar.
     pub on_progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
-    /// Who summarizes (default: [`crate::OpenAiCompatible::from_env`] when the environment names a
-    /// model, else the built-in extractive summarizer).
+    /// Who summarizes (default: the handle's summarizer, see [`Tract::set_summarizer`], else
+    /// the built-in extractive one).
     pub summarizer: Option<&'a dyn Summarizer>,
 }
 
@@ -147,26 +147,30 @@ impl Tract {
         }
         let preserved = self.resolve_all(&req.preserve)?;
         // Summarize everything first: a failure here has committed nothing.
-        let (summaries, identity) = with_default(req.summarizer, |summarizer| -> Result<_> {
-            let mut summaries = Vec::with_capacity(runs.len());
-            let total = runs.len();
-            for (run, messages) in runs {
-                let request = SummaryRequest {
-                    system_prompt: system_prompt.clone(),
-                    instructions: req.instructions.clone(),
-                    target_tokens: req.target_tokens,
-                    messages,
-                };
-                let text = summarizer.summarize(&request)?;
-                let mut m = Message::text(Role::User, text);
-                m.metadata.insert(SUMMARY_KEY.into(), "true".into());
-                summaries.push((run, m));
-                if let Some(progress) = req.on_progress {
-                    progress(summaries.len(), total);
+        let (summaries, identity) = with_default(
+            req.summarizer,
+            self.summarizer(),
+            |summarizer| -> Result<_> {
+                let mut summaries = Vec::with_capacity(runs.len());
+                let total = runs.len();
+                for (run, messages) in runs {
+                    let request = SummaryRequest {
+                        system_prompt: system_prompt.clone(),
+                        instructions: req.instructions.clone(),
+                        target_tokens: req.target_tokens,
+                        messages,
+                    };
+                    let text = summarizer.summarize(&request)?;
+                    let mut m = Message::text(Role::User, text);
+                    m.metadata.insert(SUMMARY_KEY.into(), "true".into());
+                    summaries.push((run, m));
+                    if let Some(progress) = req.on_progress {
+                        progress(summaries.len(), total);
+                    }
                 }
-            }
-            Ok((summaries, summarizer.identity()))
-        })?;
+                Ok((summaries, summarizer.identity()))
+            },
+        )?;
         let commits = summaries
             .into_iter()
             .map(|(run, message)| {

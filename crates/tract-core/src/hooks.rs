@@ -395,7 +395,7 @@ impl Tract {
                 .chain(std::iter::once(Arc::new(m.clone())))
                 .collect(),
         };
-        let outcome = with_default(summarizer, |s| {
+        let outcome = with_default(summarizer, self.summarizer(), |s| {
             s.summarize(&request).map(|text| (text, s.identity()))
         });
         match outcome {

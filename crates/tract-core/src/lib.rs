@@ -24,9 +24,11 @@
 #![warn(missing_docs)]
 
 pub mod clear;
+pub mod clock;
 mod codec;
 pub mod compile;
 pub mod compress;
+pub mod environment;
 pub mod error;
 pub mod hooks;
 pub mod id;
@@ -44,8 +46,10 @@ mod tract;
 pub mod view;
 
 pub use clear::{ClearCandidate, ClearOptions, ClearOutcome};
+pub use clock::Clock;
 pub use compile::{Compiled, CompiledMessage};
 pub use compress::{CompressOutcome, CompressRequest, PlannedRun};
+pub use environment::Environment;
 pub use error::{Error, Result};
 pub use hooks::{Decision, HookEvent, PendingToolResult, ToolResultOutcome};
 pub use id::ObjectId;
@@ -54,7 +58,7 @@ pub use llm::OpenAiCompatible;
 pub use object::{Commit, Content, ContentPart, Message, Op, Role, ToolCall};
 pub use policy::ToolPolicy;
 pub use search::{SearchHit, SearchQuery};
-pub use store::{Head, HeadRef, ReflogEntry, Store};
+pub use store::{Head, HeadRef, OpenMode, ReflogEntry, Store, StoreOptions};
 pub use summarize::{
     Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
 };

@@ -26,12 +26,6 @@ pub struct OpenAiCompatible {
     pub backoff: Duration,
 }
 
-fn env(names: &[&str]) -> Option<String> {
-    names
-        .iter()
-        .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
-}
-
 impl OpenAiCompatible {
     /// A client for `model` at `base_url`, with a 60 s timeout and 3 retries from 1 s.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
@@ -43,36 +37,6 @@ impl OpenAiCompatible {
             retries: 3,
             backoff: Duration::from_secs(1),
         }
-    }
-
-    /// From `TRACT_LLM_BASE_URL`, `TRACT_LLM_MODEL` and `TRACT_LLM_API_KEY`, each falling back
-    /// to `OPENAI_BASE_URL`, `OPENAI_MODEL` and `OPENAI_API_KEY`. `None` unless a model is
-    /// named: summarizing never goes to the network unless asked to.
-    pub fn from_env() -> Option<Self> {
-        Self::configured(None, None, None).ok()
-    }
-
-    /// A client from explicit settings, each missing one taken from the environment as in
-    /// [`OpenAiCompatible::from_env`]; the base URL defaults to OpenAI's. Without a model
-    /// anywhere it is an error.
-    pub fn configured(
-        base_url: Option<String>,
-        model: Option<String>,
-        api_key: Option<String>,
-    ) -> Result<Self> {
-        let model = model
-            .or_else(|| env(&["TRACT_LLM_MODEL", "OPENAI_MODEL"]))
-            .ok_or_else(|| {
-                Error::invalid_input(
-                    "an OpenAI-compatible summarizer needs a model (TRACT_LLM_MODEL or OPENAI_MODEL)",
-                )
-            })?;
-        let base = base_url
-            .or_else(|| env(&["TRACT_LLM_BASE_URL", "OPENAI_BASE_URL"]))
-            .unwrap_or_else(|| "https://api.openai.com/v1".into());
-        let mut c = OpenAiCompatible::new(base, model);
-        c.api_key = api_key.or_else(|| env(&["TRACT_LLM_API_KEY", "OPENAI_API_KEY"]));
-        Ok(c)
     }
 
     fn fail(&self, message: impl std::fmt::Display) -> Error {

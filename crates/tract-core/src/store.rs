@@ -5,6 +5,7 @@
 //! two-phase, fsync'd durability. A writer reads the branch head inside its own write
 //! transaction, so two writers never fork a branch silently.
 
+use crate::clock::Clock;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::id::{ObjectId, prefix_range};
@@ -15,7 +16,7 @@ use redb::{
 };
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// The store format written by this build (tables and record layout).
 pub const FORMAT_VERSION: u32 = 1;
@@ -42,7 +43,7 @@ const META_HEAD: &str = "HEAD";
 /// Settings live in `meta` under this prefix (e.g. `setting.tool_summarization`).
 const SETTING_PREFIX: &str = "setting.";
 
-/// The default wait for another process's write transaction; `TRACT_LOCK_TIMEOUT_MS` changes it.
+/// The default wait for another process's write transaction.
 const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What `HEAD` points at.
@@ -99,21 +100,13 @@ pub enum OpenMode {
 pub struct Store {
     db: Database,
     path: Option<PathBuf>,
-    lock_timeout: Duration,
+    options: StoreOptions,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("path", &self.path).finish()
     }
-}
-
-/// Microseconds since the Unix epoch, now.
-pub(crate) fn now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> Error {
@@ -123,17 +116,37 @@ fn io_err(path: &Path, source: std::io::Error) -> Error {
     }
 }
 
-fn lock_timeout_from_env() -> Duration {
-    std::env::var("TRACT_LOCK_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(DEFAULT_LOCK_TIMEOUT)
+/// How a handle uses its store: how long a write waits for another process, and its clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// How long a write waits for another process's write transaction before failing with
+    /// [`Error::StoreLocked`].
+    pub lock_timeout: Duration,
+    /// Where timestamps come from.
+    pub clock: Clock,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            clock: Clock::System,
+        }
+    }
 }
 
 impl Store {
-    /// Opens the store file at `path`.
+    /// Opens the store file at `path` with default options.
     pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {
+        Self::open_with(path, mode, StoreOptions::default())
+    }
+
+    /// Opens the store file at `path`.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        mode: OpenMode,
+        options: StoreOptions,
+    ) -> Result<Self> {
         let path = path.as_ref();
         let exists = match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
@@ -163,20 +176,20 @@ impl Store {
                     std::io::Error::new(std::io::ErrorKind::NotFound, "directory does not exist"),
                 ));
             }
-            return Self::create_new(path);
+            return Self::create_new(path, options);
         }
         check_redb_magic(path)?;
         let db = guard_open(path, || builder().open(path))?;
         let store = Store {
             db,
             path: Some(path.to_path_buf()),
-            lock_timeout: lock_timeout_from_env(),
+            options,
         };
         store.check_format()?;
         Ok(store)
     }
 
-    fn create_new(path: &Path) -> Result<Self> {
+    fn create_new(path: &Path, options: StoreOptions) -> Result<Self> {
         // create_new fails if another process created the file in between: then open theirs.
         match std::fs::OpenOptions::new()
             .write(true)
@@ -185,7 +198,7 @@ impl Store {
         {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Self::open(path, OpenMode::Existing);
+                return Self::open_with(path, OpenMode::Existing, options);
             }
             Err(e) => return Err(io_err(path, e)),
         }
@@ -193,7 +206,7 @@ impl Store {
         let store = Store {
             db,
             path: Some(path.to_path_buf()),
-            lock_timeout: lock_timeout_from_env(),
+            options,
         };
         store.initialize()?;
         Ok(store)
@@ -201,6 +214,11 @@ impl Store {
 
     /// A store in memory, for tests and scratch work.
     pub fn in_memory() -> Result<Self> {
+        Self::in_memory_with(StoreOptions::default())
+    }
+
+    /// A store in memory with options.
+    pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .map_err(|e| Error::Storage {
@@ -209,7 +227,7 @@ impl Store {
         let store = Store {
             db,
             path: None,
-            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            options,
         };
         store.initialize()?;
         Ok(store)
@@ -220,9 +238,9 @@ impl Store {
         self.path.as_deref()
     }
 
-    /// Sets how long a write waits for another process's write transaction.
-    pub fn set_lock_timeout(&mut self, timeout: Duration) {
-        self.lock_timeout = timeout;
+    /// The options this handle was opened with.
+    pub fn options(&self) -> StoreOptions {
+        self.options
     }
 
     fn initialize(&self) -> Result<()> {
@@ -280,18 +298,23 @@ impl Store {
 
     /// Starts the one write transaction, waiting a bounded time for another process's.
     pub fn write(&self) -> Result<Writer> {
-        let deadline = Instant::now() + self.lock_timeout;
+        let deadline = Instant::now() + self.options.lock_timeout;
         let mut pause = Duration::from_micros(200);
         loop {
             match self.db.try_begin_write() {
-                Ok(txn) => return Ok(Writer { txn }),
+                Ok(txn) => {
+                    return Ok(Writer {
+                        txn,
+                        clock: self.options.clock,
+                    });
+                }
                 Err(TransactionError::WouldBlock) => {
                     if Instant::now() >= deadline {
                         return Err(Error::StoreLocked {
                             path: self.path.clone().unwrap_or_default(),
                             reason: format!(
                                 "another writer held it for more than {} ms (TRACT_LOCK_TIMEOUT_MS)",
-                                self.lock_timeout.as_millis()
+                                self.options.lock_timeout.as_millis()
                             ),
                         });
                     }
@@ -558,9 +581,15 @@ impl Objects<'_> {
 /// The one write transaction; dropped without [`Writer::commit`], it changes nothing.
 pub struct Writer {
     txn: WriteTransaction,
+    clock: Clock,
 }
 
 impl Writer {
+    /// The handle's clock.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
     /// `HEAD` as this transaction sees it (the latest committed state).
     pub fn head(&self) -> Result<Head> {
         let meta = self.txn.open_table(META)?;
@@ -668,7 +697,7 @@ impl Writer {
         let entry = ReflogEntry {
             old,
             new,
-            timestamp_us: now_us(),
+            timestamp_us: self.clock.now_us(),
             reason: reason.to_string(),
         };
         log.insert((name, next), encode_small(&entry)?.as_slice())?;

@@ -84,18 +84,17 @@ pub trait Summarizer: Send + Sync {
     fn summarize(&self, req: &SummaryRequest) -> Result<String>;
 }
 
-/// The summarizer a call uses: the one it names, else an LLM named by the environment
-/// ([`crate::OpenAiCompatible::from_env`]), else the built-in extractive one.
+/// The summarizer a call uses: the one it names, else the handle's default (which a surface
+/// sets, for example from the environment), else the built-in extractive one.
 pub(crate) fn with_default<R>(
     given: Option<&dyn Summarizer>,
+    default: Option<Arc<dyn Summarizer>>,
     f: impl FnOnce(&dyn Summarizer) -> R,
 ) -> R {
-    if let Some(s) = given {
-        return f(s);
-    }
-    match crate::llm::OpenAiCompatible::from_env() {
-        Some(llm) => f(&llm),
-        None => f(&Extractive),
+    match (given, default) {
+        (Some(s), _) => f(s),
+        (None, Some(d)) => f(d.as_ref()),
+        (None, None) => f(&Extractive),
     }
 }
 

@@ -8,12 +8,13 @@ use crate::info::CommitInfo;
 use crate::object::{Commit, Content, Message, Op, Role, ToolCall};
 use crate::store::{
     DEFAULT_DIR, DEFAULT_FILE, Head, HeadRef, Objects, OpenMode, ReflogEntry, Snapshot, Store,
-    Writer, now_us,
+    StoreOptions, Writer,
 };
+use crate::summarize::Summarizer;
 use crate::tokens;
 use crate::view::View;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Options for one append.
 #[derive(Debug, Clone, Default)]
@@ -52,12 +53,19 @@ pub struct Status {
 }
 
 /// A tract: a store plus the cached view of its `HEAD`.
-#[derive(Debug)]
 pub struct Tract {
     store: Store,
     cache: Mutex<Option<View>>,
     /// Handlers registered on this handle (not stored: a handler is code).
     hooks: RwLock<Hooks>,
+    /// The summarizer used when a call names none (`None`: the extractive one).
+    summarizer: RwLock<Option<Arc<dyn Summarizer>>>,
+}
+
+impl std::fmt::Debug for Tract {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tract").field("store", &self.store).finish()
+    }
 }
 
 impl Tract {
@@ -74,9 +82,23 @@ impl Tract {
         Ok(Self::from_store(Store::open(path, OpenMode::Existing)?))
     }
 
+    /// Opens the store file at `path` in `mode`, with options (lock wait, clock).
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        mode: OpenMode,
+        options: StoreOptions,
+    ) -> Result<Self> {
+        Ok(Self::from_store(Store::open_with(path, mode, options)?))
+    }
+
     /// A tract in memory.
     pub fn in_memory() -> Result<Self> {
         Ok(Self::from_store(Store::in_memory()?))
+    }
+
+    /// A tract in memory, with options (the clock).
+    pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
+        Ok(Self::from_store(Store::in_memory_with(options)?))
     }
 
     /// Wraps an opened store.
@@ -85,20 +107,26 @@ impl Tract {
             store,
             cache: Mutex::new(None),
             hooks: RwLock::default(),
+            summarizer: RwLock::new(None),
         }
     }
 
     /// Creates `dir/.tract/store.redb`; returns the tract and whether it was new.
     pub fn init(dir: impl AsRef<Path>) -> Result<(Self, bool)> {
+        let path = Self::init_dir(dir)?;
+        let existed = path.exists();
+        Ok((Self::open(&path)?, !existed))
+    }
+
+    /// Creates the directory `dir/.tract` if needed and returns where its store file goes.
+    pub fn init_dir(dir: impl AsRef<Path>) -> Result<PathBuf> {
         let dir = dir.as_ref().join(DEFAULT_DIR);
         match std::fs::create_dir(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(source) => return Err(Error::Io { path: dir, source }),
         }
-        let path = dir.join(DEFAULT_FILE);
-        let existed = path.exists();
-        Ok((Self::open(&path)?, !existed))
+        Ok(dir.join(DEFAULT_FILE))
     }
 
     /// The store file in `start` or the nearest ancestor that has `.tract/store.redb`.
@@ -112,6 +140,21 @@ impl Tract {
     /// The underlying store.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Sets the summarizer that compressions and hook summaries use when a call names none
+    /// (`None`: the built-in extractive one). Surfaces set the one the environment names
+    /// ([`crate::Environment::summarizer`]).
+    pub fn set_summarizer(&self, summarizer: Option<Arc<dyn Summarizer>>) {
+        *self.summarizer.write().unwrap_or_else(|e| e.into_inner()) = summarizer;
+    }
+
+    /// The summarizer set with [`Tract::set_summarizer`].
+    pub fn summarizer(&self) -> Option<Arc<dyn Summarizer>> {
+        self.summarizer
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(crate) fn hooks(&self) -> RwLockReadGuard<'_, Hooks> {
@@ -550,6 +593,7 @@ impl Prepared {
 /// once, at the end: one transaction is one ref move (one reflog entry), which also keeps bulk
 /// writes (imports, compressions of many runs) from writing a ref and a reflog row per commit.
 struct Chain {
+    clock: crate::clock::Clock,
     start: Head,
     tip: Option<ObjectId>,
     last_timestamp: Option<u64>,
@@ -563,6 +607,7 @@ impl Chain {
             None => None,
         };
         Ok(Chain {
+            clock: w.clock(),
             start: start.clone(),
             tip: start.commit,
             last_timestamp,
@@ -580,7 +625,7 @@ impl Chain {
     ) -> Result<CommitInfo> {
         let blob = w.put_blob(&p.bytes, p.payload)?;
         // Timestamps increase along a branch even if the clock steps back.
-        let now = now_us();
+        let now = self.clock.now_us();
         let timestamp_us = self.last_timestamp.map_or(now, |t| now.max(t + 1));
         if !self.reasons.contains(&op.name()) {
             self.reasons.push(op.name());

@@ -74,7 +74,9 @@ impl PyOpenAiCompatible {
                 }))
             }
         };
-        let mut inner = tract_core::OpenAiCompatible::configured(base_url, model, api_key).py()?;
+        let mut inner = tract_core::Environment::from_process()
+            .llm(base_url, model, api_key)
+            .py()?;
         inner.timeout = seconds(timeout, "timeout")?;
         inner.backoff = seconds(backoff, "backoff")?;
         inner.retries = retries;

@@ -178,12 +178,15 @@ impl PyTract {
         path: Option<PathBuf>,
         summarizer: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
+        let env = tract_core::Environment::from_process();
+        let options = env.store_options().py()?;
         let t = py
             .detach(|| match path {
-                Some(p) => Tract::open(p),
-                None => Tract::in_memory(),
+                Some(p) => Tract::open_with(p, tract_core::OpenMode::CreateIfMissing, options),
+                None => Tract::in_memory_with(options),
             })
             .py()?;
+        t.set_summarizer(env.summarizer().map(|s| Arc::new(s) as Arc<dyn Summarizer>));
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(t))),
             summarizer,

@@ -1,0 +1,165 @@
+//! The settings a surface reads from its process environment, in one place.
+//!
+//! The library itself never reads the environment: the CLI and the Python binding call
+//! [`Environment::from_process`] once and pass what it gives (store options, a summarizer)
+//! into the library explicitly. Tests build an [`Environment`] from a list of variables.
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::llm::OpenAiCompatible;
+use crate::store::StoreOptions;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How long a write waits for another process's write transaction, in milliseconds.
+pub const LOCK_TIMEOUT_VAR: &str = "TRACT_LOCK_TIMEOUT_MS";
+/// A fixed time for every commit and reflog entry (RFC 3339, e.g. `2026-01-01T00:00:00Z`), so
+/// a scripted session gets the same ids on every run (tests, reproducible demos).
+pub const TIMESTAMP_VAR: &str = "TRACT_TIMESTAMP";
+/// The OpenAI-compatible server's base URL, model and key, each falling back to the second name.
+pub const LLM_VARS: [(&str, &str); 3] = [
+    ("TRACT_LLM_BASE_URL", "OPENAI_BASE_URL"),
+    ("TRACT_LLM_MODEL", "OPENAI_MODEL"),
+    ("TRACT_LLM_API_KEY", "OPENAI_API_KEY"),
+];
+/// Where requests go when neither the caller nor the environment names a base URL.
+pub const DEFAULT_LLM_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Environment variables tract understands, captured once.
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    vars: BTreeMap<String, String>,
+}
+
+impl Environment {
+    /// The variables of this process that tract reads.
+    pub fn from_process() -> Self {
+        let names = [LOCK_TIMEOUT_VAR, TIMESTAMP_VAR]
+            .into_iter()
+            .chain(LLM_VARS.iter().flat_map(|(a, b)| [*a, *b]));
+        Self::from_vars(names.filter_map(|n| std::env::var(n).ok().map(|v| (n.to_string(), v))))
+    }
+
+    /// An environment holding exactly these variables.
+    pub fn from_vars<K: Into<String>, V: Into<String>>(
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Environment {
+            vars: vars
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// A variable's value, when it is set and not blank.
+    fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// Store options: the lock wait from `TRACT_LOCK_TIMEOUT_MS` (an unreadable value keeps the
+    /// default) and a fixed clock from `TRACT_TIMESTAMP`.
+    pub fn store_options(&self) -> Result<StoreOptions> {
+        let mut options = StoreOptions::default();
+        if let Some(ms) = self
+            .get(LOCK_TIMEOUT_VAR)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
+            options.lock_timeout = Duration::from_millis(ms);
+        }
+        if let Some(text) = self.get(TIMESTAMP_VAR) {
+            let t = humantime::parse_rfc3339_weak(text.trim()).map_err(|e| {
+                Error::invalid_input(format!(
+                    "{TIMESTAMP_VAR}='{text}' is not an RFC 3339 time: {e}"
+                ))
+            })?;
+            let us = t
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+                .unwrap_or(0);
+            options.clock = Clock::Fixed(us);
+        }
+        Ok(options)
+    }
+
+    /// The LLM summarizer the environment names: `None` unless a model is set, so summarizing
+    /// never goes to the network unless asked to.
+    pub fn summarizer(&self) -> Option<OpenAiCompatible> {
+        self.llm(None, None, None).ok()
+    }
+
+    /// An OpenAI-compatible client from explicit settings, each missing one taken from the
+    /// environment (`TRACT_LLM_*`, then `OPENAI_*`); the base URL defaults to OpenAI's. Without
+    /// a model anywhere it is an error.
+    pub fn llm(
+        &self,
+        base_url: Option<String>,
+        model: Option<String>,
+        api_key: Option<String>,
+    ) -> Result<OpenAiCompatible> {
+        let var = |i: usize| {
+            let (first, second) = LLM_VARS[i];
+            self.get(first)
+                .or_else(|| self.get(second))
+                .map(str::to_string)
+        };
+        let model = model.or_else(|| var(1)).ok_or_else(|| {
+            Error::invalid_input(
+                "an OpenAI-compatible summarizer needs a model (TRACT_LLM_MODEL or OPENAI_MODEL)",
+            )
+        })?;
+        let base = base_url
+            .or_else(|| var(0))
+            .unwrap_or_else(|| DEFAULT_LLM_BASE_URL.into());
+        let mut client = OpenAiCompatible::new(base, model);
+        client.api_key = api_key.or_else(|| var(2));
+        Ok(client)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llm_settings_fall_back_to_openai_names() {
+        let env = Environment::from_vars([
+            ("OPENAI_MODEL", "m1"),
+            ("TRACT_LLM_BASE_URL", "http://127.0.0.1:9/v1/"),
+            ("OPENAI_API_KEY", "k"),
+        ]);
+        let c = env.summarizer().unwrap();
+        assert_eq!(
+            (c.model.as_str(), c.base_url.as_str()),
+            ("m1", "http://127.0.0.1:9/v1")
+        );
+        assert_eq!(c.api_key.as_deref(), Some("k"));
+        assert!(Environment::default().summarizer().is_none());
+        assert!(
+            Environment::from_vars([("TRACT_LLM_MODEL", " ")])
+                .summarizer()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn store_options_from_variables() {
+        let env = Environment::from_vars([
+            (LOCK_TIMEOUT_VAR, "250"),
+            (TIMESTAMP_VAR, "2026-01-01T00:00:00Z"),
+        ]);
+        let o = env.store_options().unwrap();
+        assert_eq!(o.lock_timeout, Duration::from_millis(250));
+        assert_eq!(o.clock, Clock::Fixed(1_767_225_600_000_000));
+        let bad = Environment::from_vars([(LOCK_TIMEOUT_VAR, "soon")]);
+        assert_eq!(bad.store_options().unwrap(), StoreOptions::default());
+        assert!(
+            Environment::from_vars([(TIMESTAMP_VAR, "yesterday")])
+                .store_options()
+                .is_err()
+        );
+    }
+}
