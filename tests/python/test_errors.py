@@ -1,6 +1,7 @@
 """Bad input gets a typed exception and changes nothing."""
 
 import os
+import re
 
 import pytest
 
@@ -92,3 +93,83 @@ def test_unwritable_directory(tmp_path) -> None:
     with pytest.raises(NotADirectoryError):
         (tmp_path / "file").write_text("x")
         tract.Tract.open(tmp_path / "file" / "store.redb")
+
+
+HEX = re.compile("^[0-9a-f]{64}$")
+
+# Every variant of the core's error: the exception class it raises and the facts it carries.
+EXPECTED = {
+    "UnknownRevision": (tract.NotFoundError, {"rev": "nope"}),
+    "UnknownBranch": (tract.NotFoundError, {"branch": "feature"}),
+    "UnbornBranch": (tract.NotFoundError, {"branch": "main"}),
+    "HistoryTooShort": (tract.NotFoundError, {"rev": "HEAD~9"}),
+    "MissingCommit": (tract.NotFoundError, {"commit": HEX}),
+    "AmbiguousPrefix": (tract.AmbiguousPrefixError, {"prefix": "abcd"}),
+    "NotInView": (tract.NotInViewError, {"commit": HEX, "argument": "after"}),
+    "InvalidRevision": (tract.InvalidInputError, {"rev": "HEAD~x"}),
+    "InvalidBranchName": (tract.InvalidInputError, {"branch": "-x"}),
+    "InvalidMessage": (tract.InvalidInputError, {"index": 2, "line": None}),
+    "InvalidInput": (tract.InvalidInputError, {}),
+    "BranchExists": (tract.InvalidOperationError, {"branch": "main"}),
+    "InvalidOperation": (tract.InvalidOperationError, {}),
+    "HeadMoved": (tract.HeadMovedError, {"branch": "main", "expected": HEX, "actual": HEX}),
+    "StoreLocked": (tract.StoreLockedError, {"path": "/tmp/store.redb"}),
+    "NotAStore": (tract.NotAStoreError, {"path": "/tmp/store.redb", "reason": "the file is empty"}),
+    "Corrupt": (tract.CorruptStoreError, {}),
+    "NewerFormat": (tract.NewerFormatError, {"found": 9, "supported": 1}),
+    "Io": (FileNotFoundError, {"filename": "/tmp/store.redb"}),
+    "Summarizer": (tract.SummarizerError, {"reason": "HTTP 500"}),
+    "Handler": (tract.TractError, {}),
+    "Rejected": (tract.RejectedError, {"reason": "holds a password"}),
+    "Storage": (tract.TractError, {}),
+}
+
+
+def test_every_core_error_maps_to_its_exception_with_its_facts() -> None:
+    examples = dict(tract._tract._error_examples())
+    # A variant added to the core without a mapping checked here fails this line.
+    assert set(examples) == set(EXPECTED)
+    for variant, exc in examples.items():
+        cls, facts = EXPECTED[variant]
+        assert type(exc) is cls, (variant, type(exc))
+        assert str(exc), variant
+        for name, want in facts.items():
+            got = getattr(exc, name)
+            if want is HEX:
+                assert isinstance(got, str) and HEX.match(got), (variant, name, got)
+            else:
+                assert got == want, (variant, name, got)
+    ambiguous = examples["AmbiguousPrefix"]
+    assert len(ambiguous.candidates) == 2 and all(HEX.match(c) for c in ambiguous.candidates)
+    assert all(isinstance(e, tract.TractError) for v, e in examples.items() if v != "Io")
+
+
+def test_errors_carry_their_facts(t: tract.Tract) -> None:
+    infos = t.append_many([{"role": "user", "content": f"m{i}"} for i in range(1500)])
+    by_prefix: dict[str, list[str]] = {}
+    for i in infos:
+        by_prefix.setdefault(i.commit_hash[:4], []).append(i.commit_hash)
+    prefix, hashes = next((p, h) for p, h in by_prefix.items() if len(h) > 1)
+    with pytest.raises(tract.AmbiguousPrefixError) as e:
+        t.get_commit(prefix)
+    assert e.value.prefix == prefix and set(hashes) <= set(e.value.candidates)
+    with pytest.raises(tract.NotFoundError) as nf:
+        t.get_commit("no-such-branch")
+    assert nf.value.rev == "no-such-branch"
+    with pytest.raises(tract.InvalidInputError) as bad:
+        t.append_many([{"role": "user", "content": "ok"}, {"role": "robot", "content": "x"}])
+    assert bad.value.index == 2
+    # One prefix only: the batch position is named once.
+    assert str(bad.value).count("invalid input") == 1 and "message 2: unknown role 'robot'" in str(bad.value)
+    with pytest.raises(tract.InvalidInputError) as rev:
+        t.get_commit("HEAD~x")
+    assert rev.value.rev == "HEAD~x"
+    t.branch("side", at=infos[0])
+    with pytest.raises(tract.InvalidOperationError) as exists:
+        t.branch("side")
+    assert exists.value.branch == "side"
+    t.switch("side")
+    with pytest.raises(tract.NotInViewError) as nv:
+        t.find_tool_results(after=infos[-1])
+    assert nv.value.commit == infos[-1].commit_hash and nv.value.argument == "after"
+

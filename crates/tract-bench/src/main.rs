@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use tract_core::{Message, Role, Tract};
+use tract_core::{Message, Rev, Role, Tract};
 use workload::{Workload, text_bytes};
 
 const SEED: u64 = 0x7472_6163;
@@ -188,7 +188,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         let call_id = m.tool_call_id.clone().unwrap_or_default();
         let start = Instant::now();
         t.edit_tool_result(
-            &info.id.to_hex(),
+            info.id,
             &call_id,
             "grep",
             tract_core::Content::Text("trimmed to the matching files".into()),
@@ -205,11 +205,11 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     // as an agent compresses as it goes, with an instant summarizer (the store's own work),
     // the built-in extractive one and a local chat-completions server; the rest in three bulk
     // compresses of many runs each, one per summarizer.
-    let turns: Vec<String> = t
+    let turns: Vec<Rev> = t
         .find_tool_turns(None)
         .map_err(err)?
         .iter()
-        .map(|turn| turn.call.id.to_hex())
+        .map(|turn| Rev::from(turn.call.id))
         .collect();
     let half = &turns[..turns.len() / 2];
     let step = (half.len() / 300).max(3);
@@ -225,11 +225,11 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         std::hint::black_box(t.compile().map_err(err)?.token_count());
         start.elapsed()
     };
-    let compress_with = |part: &[String], s: &dyn tract_core::Summarizer| {
+    let compress_with = |part: &[Rev], s: &dyn tract_core::Summarizer| {
         let start = Instant::now();
         let out = t
             .compress_tool_calls(
-                Some(part.to_vec()),
+                Some(part),
                 None,
                 true,
                 tract_core::CompressRequest {
@@ -241,7 +241,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         Ok::<_, String>((start.elapsed(), out))
     };
     let mut per_turn: [Vec<Duration>; 3] = Default::default();
-    let mut bulk: [Vec<String>; 3] = Default::default();
+    let mut bulk: [Vec<Rev>; 3] = Default::default();
     let mut rest = 0;
     for (i, turn) in half.iter().enumerate() {
         if i % step == 0 {

@@ -1,28 +1,45 @@
 //! The `tract` command line. [`run`] parses arguments, carries out one command against the
 //! store and returns the exit code; all logic lives in `tract-core`.
+//!
+//! Layout (as in jj's CLI): `commands/<name>.rs` holds one subcommand's clap arguments and its
+//! handler; [`commands::Command`] dispatches, one line per command. Handlers write through a
+//! [`Ui`] and fail with a [`CommandError`] (an error and a hint).
 
 #![warn(missing_docs)]
 
-mod args;
-mod commands;
-mod compress;
-mod config;
-mod demo;
-mod input;
+mod cli;
+pub mod commands;
+mod context;
+mod error;
+mod output;
 mod render;
-mod tools;
+mod ui;
 
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
-use tract_core::Error;
 
-pub use args::{Cli, Command};
+pub use cli::Cli;
+pub use context::Context;
+pub use error::CommandError;
+pub use ui::Ui;
 
-/// Runs `tract` with `args` (the program name first) and returns its exit code: 0 on success,
-/// 1 when the command failed, 2 for a usage error.
+/// Runs `tract` with `args` (the program name first) on the process's standard output and
+/// error, and returns its exit code: 0 on success, 1 when the command failed, 2 for a usage
+/// error.
 pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    ExitCode::from(run_with(args, &mut stdout, &mut stderr))
+}
+
+/// Runs `tract` with `args`, writing to `stdout` and `stderr`; returns the exit code.
+pub fn run_with<I, T>(args: I, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -31,41 +48,28 @@ where
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
+            let text = e.render();
+            let _ = if e.use_stderr() {
+                write!(stderr, "{}", text.ansi())
+            } else {
+                write!(stdout, "{}", text.ansi())
+            };
+            return code;
         }
     };
-    match commands::execute(&cli) {
-        Ok(output) => {
-            let mut stdout = std::io::stdout().lock();
+    let ctx = Context::new(cli.store.clone());
+    let mut ui = Ui::new(stderr);
+    let result = cli.command.run(&ctx, &mut ui);
+    match result {
+        Ok(()) => {
             // A closed pipe (`tract log | head`) is not an error worth reporting.
-            let _ = stdout.write_all(output.as_bytes());
+            let _ = stdout.write_all(ui.stdout().as_bytes());
             let _ = stdout.flush();
-            ExitCode::SUCCESS
+            0
         }
         Err(e) => {
-            let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "error: {e}");
-            if let Some(h) = hint(&e) {
-                let _ = writeln!(stderr, "hint: {h}");
-            }
-            ExitCode::FAILURE
+            ui.error(&e);
+            1
         }
     }
-}
-
-/// A next step for the user, where one is obvious.
-fn hint(e: &Error) -> Option<&'static str> {
-    Some(match e {
-        Error::NotFound { .. } => "`tract log` lists commits; `tract branch` lists branches",
-        Error::AmbiguousPrefix { .. } => "give more hex digits of the id",
-        Error::StoreLocked { .. } => {
-            "another process is writing; try again, or raise TRACT_LOCK_TIMEOUT_MS"
-        }
-        Error::NewerFormat { .. } => "this store was written by a newer tract; upgrade tract",
-        Error::NotAStore { .. } => "pass --store with a tract store file, or run `tract init`",
-        Error::HeadMoved { .. } => "another writer moved the branch; read it again and retry",
-        Error::Corrupt { .. } => "the file is damaged; keep a copy before trying anything else",
-        _ => return None,
-    })
 }

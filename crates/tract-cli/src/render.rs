@@ -17,7 +17,7 @@ pub fn cut(text: &str, max: usize) -> String {
 }
 
 /// One `log` line: short id, op, role, tool, tokens, first line; edits name their target.
-pub fn log_line(out: &mut String, info: &CommitInfo) {
+pub fn log_line(out: &mut impl Write, info: &CommitInfo) {
     let role = info.role().map_or("-", |r| r.as_str());
     let tools = info.tool_names().join(",");
     let tools = if tools.is_empty() {
@@ -55,7 +55,7 @@ pub fn log_line(out: &mut String, info: &CommitInfo) {
 
 /// One line for a view position from a query: like `log`, with the version in view when
 /// the position has been edited.
-pub fn position_line(out: &mut String, info: &CommitInfo) {
+pub fn position_line(out: &mut impl Write, info: &CommitInfo) {
     match &info.current {
         None => log_line(out, info),
         Some(c) => {
@@ -71,7 +71,7 @@ pub fn position_line(out: &mut String, info: &CommitInfo) {
 }
 
 /// One `log --oneline` line.
-pub fn oneline(out: &mut String, info: &CommitInfo) {
+pub fn oneline(out: &mut impl Write, info: &CommitInfo) {
     let _ = writeln!(
         out,
         "{} {}",
@@ -81,7 +81,7 @@ pub fn oneline(out: &mut String, info: &CommitInfo) {
 }
 
 /// `show`: the commit's header and its whole message.
-pub fn show(out: &mut String, info: &CommitInfo) {
+pub fn show(out: &mut impl Write, info: &CommitInfo) {
     let _ = writeln!(out, "commit  {}", info.id);
     match info.edit_target() {
         Some(t) => {
@@ -128,7 +128,7 @@ pub fn show(out: &mut String, info: &CommitInfo) {
 }
 
 /// `status` for people.
-pub fn status(out: &mut String, s: &Status) {
+pub fn status(out: &mut impl Write, s: &Status) {
     match &s.head.target {
         HeadRef::Branch(b) => {
             let _ = writeln!(out, "On branch {b}");
@@ -156,22 +156,9 @@ pub fn status(out: &mut String, s: &Status) {
     }
 }
 
-/// `status --json`.
-pub fn status_json(s: &Status) -> serde_json::Value {
-    serde_json::json!({
-        "branch": s.head.branch(),
-        "head": s.head.commit.map(|c| c.to_hex()),
-        "detached": s.head.branch().is_none(),
-        "messages": s.messages,
-        "token_count": s.token_count,
-        "unanswered_tool_calls": s.unanswered_calls,
-        "store": s.path.as_ref().map(|p| p.display().to_string()),
-    })
-}
-
 /// One reflog line.
-pub fn reflog_line(out: &mut String, name: &str, i: usize, e: &ReflogEntry) {
-    let show = |c: Option<tract_core::ObjectId>| c.map_or_else(|| "(none)".into(), |c| c.short());
+pub fn reflog_line(out: &mut impl Write, name: &str, i: usize, e: &ReflogEntry) {
+    let show = |c: Option<tract_core::CommitId>| c.map_or_else(|| "(none)".into(), |c| c.short());
     let _ = writeln!(
         out,
         "{} {name}@{{{i}}}: {} (was {})",
@@ -182,7 +169,7 @@ pub fn reflog_line(out: &mut String, name: &str, i: usize, e: &ReflogEntry) {
 }
 
 /// The commits a bulk command made, then `VERB N NOUN(s): tokens A -> B`.
-pub fn outcome(out: &mut String, infos: &[CommitInfo], what: &str, before: u64, after: u64) {
+pub fn outcome(out: &mut impl Write, infos: &[CommitInfo], what: &str, before: u64, after: u64) {
     for info in infos {
         log_line(out, info);
     }

@@ -28,7 +28,7 @@ fn main() -> tract_core::Result<()> {
 
     // Keep only what matters in view; the 200-line original stays in history.
     let edit = t.edit(
-        &result.id.to_hex(),
+        result.id,
         Content::Text("config.py:42: DATABASE_URL=postgres://db".into()),
     )?;
     println!(

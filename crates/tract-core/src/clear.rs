@@ -3,11 +3,12 @@
 //! view is the same on every compile, so provider prompt caches hold.
 
 use crate::error::{Error, Result};
-use crate::id::ObjectId;
+use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::object::{Content, Message};
+use crate::repo::Repo;
 use crate::tokens;
-use crate::tract::Tract;
+use crate::txn;
 use crate::view::View;
 
 /// The metadata key marking a cleared result (so it is not cleared twice).
@@ -44,7 +45,7 @@ impl Default for ClearOptions {
 #[derive(Debug, Clone)]
 pub struct ClearCandidate {
     /// The result's view position (its original commit).
-    pub position: ObjectId,
+    pub position: CommitId,
     /// The tool.
     pub tool: String,
     /// Tokens it takes in view now (framing included).
@@ -119,28 +120,46 @@ fn plan(v: &View, opts: &ClearOptions) -> Result<Vec<(ClearCandidate, Message)>>
     Ok(out)
 }
 
-impl Tract {
-    /// What [`Tract::clear_tool_results`] would clear, without committing anything.
-    pub fn plan_clear_tool_results(&self, opts: &ClearOptions) -> Result<Vec<ClearCandidate>> {
-        self.at_head(|_, v| plan(v, opts))?
-            .map(|p| p.into_iter().map(|(c, _)| c).collect())
-    }
+/// What a clear would do, without committing anything: the results it would replace and the
+/// request's tokens before and after.
+#[derive(Debug, Clone)]
+pub struct ClearPlan {
+    /// The results to clear, in view order.
+    pub candidates: Vec<ClearCandidate>,
+    /// The request's tokens now.
+    pub tokens_before: u64,
+    /// The request's tokens once they are cleared.
+    pub tokens_after: u64,
+}
 
-    /// Replaces the results of all but the last `keep` tool turns with a placeholder naming
-    /// the original commit, as edits in one transaction. The originals stay in history.
-    pub fn clear_tool_results(&self, opts: &ClearOptions) -> Result<ClearOutcome> {
-        let tokens_before = self.at_head(|_, v| v.token_count())?;
-        let cleared = self.commit_edits(|v| {
-            Ok(plan(v, opts)?
-                .into_iter()
-                .map(|(c, m)| (c.position, m))
-                .collect())
-        })?;
-        let tokens_after = self.at_head(|_, v| v.token_count())?;
-        Ok(ClearOutcome {
-            cleared,
+/// What [`clear`] would clear.
+pub(crate) fn plan_clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearPlan> {
+    repo.at_head(|_, v| {
+        let candidates: Vec<ClearCandidate> = plan(v, opts)?.into_iter().map(|(c, _)| c).collect();
+        let tokens_before = v.token_count();
+        let freed: u64 = candidates.iter().map(ClearCandidate::saving).sum();
+        Ok(ClearPlan {
+            candidates,
             tokens_before,
-            tokens_after,
+            tokens_after: tokens_before.saturating_sub(freed),
         })
-    }
+    })?
+}
+
+/// Replaces the results of all but the last `keep` tool turns with a placeholder naming the
+/// original commit, as edits in one transaction.
+pub(crate) fn clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearOutcome> {
+    let tokens_before = repo.at_head(|_, v| v.token_count())?;
+    let cleared = txn::write_edits(repo, |v| {
+        Ok(plan(v, opts)?
+            .into_iter()
+            .map(|(c, m)| (c.position, m))
+            .collect())
+    })?;
+    let tokens_after = repo.at_head(|_, v| v.token_count())?;
+    Ok(ClearOutcome {
+        cleared,
+        tokens_before,
+        tokens_after,
+    })
 }

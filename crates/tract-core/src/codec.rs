@@ -6,7 +6,7 @@
 //! changing an id; `fsck` decodes the record and re-hashes the object bytes.
 
 use crate::error::{Error, Result};
-use crate::id::ObjectId;
+use crate::id::ChunkId;
 
 const TAG_RAW: u8 = 0;
 const TAG_LZ4: u8 = 1;
@@ -23,7 +23,7 @@ const COMPRESS_MIN: usize = 96;
 /// A record ready to insert, and the chunks it refers to.
 pub(crate) struct Encoded {
     pub record: Vec<u8>,
-    pub chunks: Vec<(ObjectId, Vec<u8>)>,
+    pub chunks: Vec<(ChunkId, Vec<u8>)>,
 }
 
 /// Encodes object bytes into a record; `tokens` is written for blobs only.
@@ -35,8 +35,8 @@ pub(crate) fn encode(bytes: &[u8], tokens: Option<u32>) -> Encoded {
         push_tokens(&mut record, tokens);
         record.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         for piece in bytes.chunks(CHUNK_SIZE) {
-            let id = ObjectId::of(piece);
-            record.extend_from_slice(&id.0);
+            let id = ChunkId::of(piece);
+            record.extend_from_slice(id.as_bytes());
             let mut chunk = Vec::new();
             push_payload(&mut chunk, piece);
             chunks.push((id, chunk));
@@ -85,7 +85,7 @@ pub(crate) fn tokens(record: &[u8]) -> Result<u32> {
 pub(crate) fn decode(
     record: &[u8],
     has_tokens: bool,
-    mut chunk: impl FnMut(&ObjectId) -> Result<Vec<u8>>,
+    mut chunk: impl FnMut(&ChunkId) -> Result<Vec<u8>>,
 ) -> Result<Vec<u8>> {
     let (&tag, rest) = record
         .split_first()
@@ -113,13 +113,13 @@ pub(crate) fn decode(
             for raw in ids.chunks_exact(32) {
                 let mut id = [0u8; 32];
                 id.copy_from_slice(raw);
-                let id = ObjectId(id);
+                let id = ChunkId::from_bytes(id);
                 let rec = chunk(&id)?;
                 let (&t, b) = rec
                     .split_first()
                     .ok_or_else(|| Error::corrupt("empty chunk record"))?;
                 let piece = payload(t, b)?;
-                if ObjectId::of(&piece) != id {
+                if ChunkId::of(&piece) != id {
                     return Err(Error::corrupt(format!(
                         "chunk {} does not match its id",
                         id.short()
@@ -164,7 +164,7 @@ mod tests {
 
     fn round_trip(bytes: &[u8], tokens: Option<u32>) -> Vec<u8> {
         let enc = encode(bytes, tokens);
-        let chunks: HashMap<ObjectId, Vec<u8>> = enc.chunks.into_iter().collect();
+        let chunks: HashMap<ChunkId, Vec<u8>> = enc.chunks.into_iter().collect();
         decode(&enc.record, tokens.is_some(), |id| {
             chunks
                 .get(id)

@@ -5,7 +5,7 @@
 //! directly after their call, and a result that answers no call is reported, not sent. The
 //! same view always renders to the same bytes, so provider prompt caches hold.
 
-use crate::id::ObjectId;
+use crate::id::CommitId;
 use crate::json::{content_value, raw_value};
 use crate::object::{Content, ContentPart, Message, Role};
 use crate::tokens;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// A compiled view: cheap to make (it shares the view's entries), rendered on demand.
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    head: Option<ObjectId>,
+    head: Option<CommitId>,
     entries: Arc<Vec<ViewEntry>>,
     token_count: u64,
 }
@@ -30,9 +30,9 @@ pub struct CompiledMessage<'a> {
     /// Its tokens with framing.
     pub tokens: u32,
     /// The view position it renders, `None` for a synthetic result.
-    pub position: Option<ObjectId>,
+    pub position: Option<CommitId>,
     /// The commit whose content it shows (the newest edit), `None` for a synthetic result.
-    pub commit: Option<ObjectId>,
+    pub commit: Option<CommitId>,
     /// Whether tract made it up to keep the conversation valid.
     pub synthetic: bool,
 }
@@ -47,7 +47,7 @@ impl Compiled {
     }
 
     /// The commit compiled.
-    pub fn head(&self) -> Option<ObjectId> {
+    pub fn head(&self) -> Option<CommitId> {
         self.head
     }
 

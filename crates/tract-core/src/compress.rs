@@ -3,15 +3,19 @@
 //! then committed in one transaction, provided the branch has not moved meanwhile.
 
 use crate::error::{Error, Result};
-use crate::id::ObjectId;
+use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::object::{Message, Op, Role};
+use crate::repo::{Repo, locate, position_in_view};
+use crate::revision::Rev;
+use crate::store::Snapshot;
 use crate::summarize::{
     CONVERSATION_SUMMARIZE_SYSTEM, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_default,
 };
-use crate::tract::{Tract, resolve_in};
+use crate::txn::AppendOptions;
 use crate::view::View;
 use std::collections::{BTreeMap, BTreeSet};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 /// The metadata key marking a summary message.
@@ -20,29 +24,42 @@ pub const SUMMARY_KEY: &str = "tract_summary";
 /// What to compress and how.
 #[derive(Default)]
 pub struct CompressRequest<'a> {
-    /// The positions to compress (ids, prefixes, branch names); `None`: the whole view except
-    /// system messages.
-    pub commits: Option<Vec<String>>,
+    /// The positions to compress; `None`: the whole view except system messages.
+    pub commits: Option<Vec<Rev>>,
     /// Positions to keep; they must be in the selection, and they split it into runs.
-    pub preserve: Vec<String>,
+    pub preserve: Vec<Rev>,
     /// The summarizer's system prompt (default: the conversation prompt).
     pub system_prompt: Option<String>,
     /// Extra instructions for the summarizer.
     pub instructions: Option<String>,
-    /// The length to aim for per summary, in tokens (must be positive).
-    pub target_tokens: Option<u32>,
+    /// The length to aim for per summary, in tokens.
+    pub target_tokens: Option<NonZeroU32>,
     /// Called after each run is summarized with (done, total), e.g. for a progress bar.
     pub on_progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
-    /// Who summarizes (default: the handle's summarizer, see [`Tract::set_summarizer`], else
-    /// the built-in extractive one).
+    /// Who summarizes (default: the handle's summarizer, see
+    /// [`crate::Tract::set_summarizer`], else the built-in extractive one).
     pub summarizer: Option<&'a dyn Summarizer>,
+}
+
+/// What a compress would do, without summarizing or committing anything.
+#[derive(Debug, Clone)]
+pub struct CompressPlan {
+    /// One summary per run, in view order.
+    pub runs: Vec<PlannedRun>,
+}
+
+impl CompressPlan {
+    /// Tokens the runs hold in view now.
+    pub fn tokens(&self) -> u64 {
+        self.runs.iter().map(|r| r.tokens).sum()
+    }
 }
 
 /// One summary to be committed.
 #[derive(Debug, Clone)]
 pub struct PlannedRun {
     /// The positions it replaces, in view order.
-    pub sources: Vec<ObjectId>,
+    pub sources: Vec<CommitId>,
     /// Their tokens in view now.
     pub tokens: u64,
 }
@@ -58,16 +75,20 @@ pub struct CompressOutcome {
     pub tokens_after: u64,
 }
 
-/// The runs a request selects, with the messages (current content) of each.
-pub(crate) fn plan(
+/// The runs a request selects, with the messages (current content) of each, and the commits
+/// `preserve` names.
+#[allow(clippy::type_complexity)]
+fn plan(
     v: &View,
-    snap: &crate::store::Snapshot,
-    commits: Option<&[String]>,
-    preserve: &[String],
-) -> Result<Vec<(PlannedRun, Vec<Arc<Message>>)>> {
-    let position_of = |rev: &str| v.position_in_view(snap, rev);
+    snap: &Snapshot,
+    commits: Option<&[Rev]>,
+    preserve: &[Rev],
+) -> Result<(Vec<(PlannedRun, Vec<Arc<Message>>)>, Vec<CommitId>)> {
     let selected: BTreeSet<usize> = match commits {
-        Some(list) => list.iter().map(|c| position_of(c)).collect::<Result<_>>()?,
+        Some(list) => list
+            .iter()
+            .map(|c| position_in_view(v, snap, c, None))
+            .collect::<Result<_>>()?,
         None => v
             .entries()
             .iter()
@@ -80,14 +101,20 @@ pub(crate) fn plan(
         return Err(Error::invalid_input("nothing selected to compress"));
     }
     let mut preserved = BTreeSet::new();
+    let mut preserved_ids = Vec::with_capacity(preserve.len());
     for p in preserve {
-        let i = position_of(p)?;
+        let (id, index) = locate(v, snap, p)?;
+        let i = index.ok_or(Error::NotInView {
+            commit: id,
+            argument: None,
+        })?;
         if !selected.contains(&i) {
             return Err(Error::invalid_input(format!(
                 "'{p}' is preserved but not in the selection"
             )));
         }
         preserved.insert(i);
+        preserved_ids.push(id);
     }
     let mut runs: Vec<Vec<usize>> = Vec::new();
     for &i in selected.difference(&preserved) {
@@ -99,7 +126,7 @@ pub(crate) fn plan(
     if runs.is_empty() {
         return Err(Error::invalid_input("every selected message is preserved"));
     }
-    Ok(runs
+    let runs = runs
         .into_iter()
         .map(|run| {
             let entries: Vec<_> = run.iter().map(|&i| &v.entries()[i]).collect();
@@ -110,214 +137,156 @@ pub(crate) fn plan(
             let messages = entries.iter().map(|e| Arc::clone(&e.message)).collect();
             (planned, messages)
         })
-        .collect())
+        .collect();
+    Ok((runs, preserved_ids))
 }
 
-impl Tract {
-    /// The runs [`Tract::compress`] would replace, without summarizing or committing.
-    pub fn plan_compress(&self, req: &CompressRequest<'_>) -> Result<Vec<PlannedRun>> {
-        let runs =
-            self.at_head(|snap, v| plan(v, snap, req.commits.as_deref(), &req.preserve))??;
-        Ok(runs.into_iter().map(|(r, _)| r).collect())
-    }
+/// The runs [`compress`] would replace, without summarizing or committing.
+pub(crate) fn plan_compress(repo: &Repo, req: &CompressRequest<'_>) -> Result<CompressPlan> {
+    let (runs, _) =
+        repo.at_head(|snap, v| plan(v, snap, req.commits.as_deref(), &req.preserve))??;
+    Ok(CompressPlan {
+        runs: runs.into_iter().map(|(r, _)| r).collect(),
+    })
+}
 
-    /// Replaces the selected positions with one summary per contiguous run (preserved
-    /// positions split runs and stay). Everything outside the selection stays as it was; the
-    /// sources stay in history, linked from each compress commit. All or nothing: a summarizer
-    /// failure, or another writer moving the branch meanwhile, commits nothing.
-    pub fn compress(&self, req: &CompressRequest<'_>) -> Result<CompressOutcome> {
-        if req.target_tokens == Some(0) {
-            return Err(Error::invalid_input("target_tokens must be positive"));
-        }
-        let (head, tokens_before, runs) = self.at_head(|snap, v| {
-            plan(v, snap, req.commits.as_deref(), &req.preserve)
-                .map(|runs| (v.head(), v.token_count(), runs))
-        })??;
-        let system_prompt = req
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| CONVERSATION_SUMMARIZE_SYSTEM.to_string());
-        let mut params = BTreeMap::new();
-        params.insert("system_prompt".to_string(), system_prompt.clone());
-        if let Some(i) = &req.instructions {
-            params.insert("instructions".to_string(), i.clone());
-        }
-        if let Some(t) = req.target_tokens {
-            params.insert("target_tokens".to_string(), t.to_string());
-        }
-        let preserved = self.resolve_all(&req.preserve)?;
-        // Summarize everything first: a failure here has committed nothing.
-        let (summaries, identity) = with_default(
-            req.summarizer,
-            self.summarizer(),
-            |summarizer| -> Result<_> {
-                let mut summaries = Vec::with_capacity(runs.len());
-                let total = runs.len();
-                for (run, messages) in runs {
-                    let request = SummaryRequest {
-                        system_prompt: system_prompt.clone(),
-                        instructions: req.instructions.clone(),
-                        target_tokens: req.target_tokens,
-                        messages,
-                    };
-                    let text = summarizer.summarize(&request)?;
-                    let mut m = Message::text(Role::User, text);
-                    m.metadata.insert(SUMMARY_KEY.into(), "true".into());
-                    summaries.push((run, m));
-                    if let Some(progress) = req.on_progress {
-                        progress(summaries.len(), total);
-                    }
-                }
-                Ok((summaries, summarizer.identity()))
-            },
-        )?;
-        let commits = summaries
-            .into_iter()
-            .map(|(run, message)| {
-                let op = Op::Compress {
-                    sources: run.sources,
-                    preserved: preserved.clone(),
-                    summarizer: identity.clone(),
-                    params: params.clone(),
-                };
-                (op, message)
-            })
-            .collect();
-        let infos = self.commit_ops(head, commits)?;
-        let tokens_after = self.at_head(|_, v| v.token_count())?;
-        Ok(CompressOutcome {
-            commits: infos,
-            tokens_before,
-            tokens_after,
-        })
+/// Replaces the selected positions with one summary per contiguous run. All or nothing: a
+/// summarizer failure, or another writer moving the branch meanwhile, commits nothing.
+pub(crate) fn compress(
+    repo: &Repo,
+    req: &CompressRequest<'_>,
+    default: Option<Arc<dyn Summarizer>>,
+) -> Result<CompressOutcome> {
+    let (head, tokens_before, (runs, preserved)) = repo.at_head(|snap, v| {
+        plan(v, snap, req.commits.as_deref(), &req.preserve)
+            .map(|runs| (v.head(), v.token_count(), runs))
+    })??;
+    let system_prompt = req
+        .system_prompt
+        .clone()
+        .unwrap_or_else(|| CONVERSATION_SUMMARIZE_SYSTEM.to_string());
+    let mut params = BTreeMap::new();
+    params.insert("system_prompt".to_string(), system_prompt.clone());
+    if let Some(i) = &req.instructions {
+        params.insert("instructions".to_string(), i.clone());
     }
-
-    /// Compresses whole tool turns with [`TOOL_SUMMARIZE_SYSTEM`] by default. A selection that
-    /// holds part of a turn takes the whole turn; with `commits` empty, every turn (of tool
-    /// `name` if given). With `preserve_answer`, the last assistant message without tool calls
-    /// in the selection (the final answer) is kept.
-    pub fn compress_tool_calls(
-        &self,
-        commits: Option<Vec<String>>,
-        name: Option<&str>,
-        preserve_answer: bool,
-        req: CompressRequest<'_>,
-    ) -> Result<CompressOutcome> {
-        let req = self.tool_turn_request(commits, name, preserve_answer, req)?;
-        self.compress(&req)
+    if let Some(t) = req.target_tokens {
+        params.insert("target_tokens".to_string(), t.to_string());
     }
-
-    /// The request [`Tract::compress_tool_calls`] makes of [`Tract::compress`]: the selection
-    /// widened to whole turns, the final answer preserved, the tool prompt by default. Feed it
-    /// to [`Tract::plan_compress`] for a dry run.
-    pub fn tool_turn_request<'a>(
-        &self,
-        commits: Option<Vec<String>>,
-        name: Option<&str>,
-        preserve_answer: bool,
-        mut req: CompressRequest<'a>,
-    ) -> Result<CompressRequest<'a>> {
-        let (selection, answer) = self.at_head(|snap, v| -> Result<_> {
-            let mut chosen = BTreeSet::new();
-            match &commits {
-                Some(list) => {
-                    for c in list {
-                        chosen.insert(v.position_in_view(snap, c)?);
-                    }
-                }
-                None => {
-                    for &i in v.call_entries(name) {
-                        chosen.insert(i);
-                    }
-                }
-            }
-            // Whole turns: a call brings its results, a result brings its call and siblings.
-            let mut whole = chosen.clone();
-            for &i in v.call_entries(None) {
-                let e = &v.entries()[i];
-                let members: Vec<usize> = std::iter::once(i)
-                    .chain(e.results.iter().flatten().copied())
-                    .collect();
-                if members.iter().any(|m| chosen.contains(m)) {
-                    whole.extend(members);
-                }
-            }
-            let answer = whole.iter().rev().copied().find(|&i| {
-                let m = &v.entries()[i].message;
-                m.role == Role::Assistant && m.tool_calls.is_empty()
-            });
-            let ids = |set: &BTreeSet<usize>| -> Vec<String> {
-                set.iter()
-                    .map(|&i| v.entries()[i].position.to_hex())
-                    .collect()
+    // Summarize everything first: a failure here has committed nothing.
+    let (summaries, identity) = with_default(req.summarizer, default, |summarizer| -> Result<_> {
+        let mut summaries = Vec::with_capacity(runs.len());
+        let total = runs.len();
+        for (run, messages) in runs {
+            let request = SummaryRequest {
+                system_prompt: system_prompt.clone(),
+                instructions: req.instructions.clone(),
+                target_tokens: req.target_tokens.map(NonZeroU32::get),
+                messages,
             };
-            Ok((
-                ids(&whole),
-                answer.map(|i| v.entries()[i].position.to_hex()),
-            ))
-        })??;
-        if selection.is_empty() {
-            return Err(Error::invalid_input("no tool turns to compress"));
-        }
-        if preserve_answer
-            && let Some(a) = answer
-            && !req.preserve.contains(&a)
-        {
-            req.preserve.push(a);
-        }
-        if req.system_prompt.is_none() {
-            req.system_prompt = Some(TOOL_SUMMARIZE_SYSTEM.to_string());
-        }
-        req.commits = Some(selection);
-        Ok(req)
-    }
-
-    /// The compress commit on this branch whose summary replaced `rev`, if any: the link from
-    /// a source to its summary (the summary links back with [`CommitInfo::sources`]).
-    pub fn compressed_into(&self, rev: &str) -> Result<Option<CommitInfo>> {
-        let snap = self.store().read()?;
-        let id = resolve_in(&snap, rev)?;
-        let mut cursor = snap.head()?.commit;
-        while let Some(c) = cursor {
-            let commit = snap.commit(&c)?;
-            if let Op::Compress { sources, .. } = &commit.op
-                && sources.contains(&id)
-            {
-                return crate::tract::info_of(&snap, c).map(Some);
+            let text = summarizer.summarize(&request)?;
+            let mut m = Message::text(Role::User, text);
+            m.metadata.insert(SUMMARY_KEY.into(), "true".into());
+            summaries.push((run, m));
+            if let Some(progress) = req.on_progress {
+                progress(summaries.len(), total);
             }
-            cursor = commit.parent();
         }
-        Ok(None)
-    }
+        Ok((summaries, summarizer.identity()))
+    })?;
+    let ops = summaries
+        .into_iter()
+        .map(|(run, message)| {
+            let op = Op::Compress {
+                sources: run.sources,
+                preserved: preserved.clone(),
+                summarizer: identity.clone(),
+                params: params.clone(),
+            };
+            (op, message)
+        })
+        .collect();
+    // Committed only if the branch is still where the plan was made.
+    let opts = AppendOptions {
+        expected_head: Some(head),
+        note: None,
+    };
+    let commits = crate::append::write_ops(repo, &opts, ops)?;
+    let tokens_after = repo.at_head(|_, v| v.token_count())?;
+    Ok(CompressOutcome {
+        commits,
+        tokens_before,
+        tokens_after,
+    })
+}
 
-    /// The view positions from `from` to `to`, both included, in view order.
-    pub fn positions_between(&self, from: &str, to: &str) -> Result<Vec<ObjectId>> {
-        self.at_head(|snap, v| -> Result<Vec<ObjectId>> {
-            let at = |rev: &str| v.position_in_view(snap, rev);
-            let (a, b) = (at(from)?, at(to)?);
-            if a > b {
-                return Err(Error::invalid_input(format!(
-                    "the range {from}..{to} runs backwards"
-                )));
+/// The request [`compress`] gets for whole tool turns: the selection (`commits`, else every
+/// turn of tool `name`) widened to whole turns, the final answer preserved, the tool prompt by
+/// default.
+pub(crate) fn tool_turn_request<'a>(
+    repo: &Repo,
+    commits: Option<&[Rev]>,
+    name: Option<&str>,
+    preserve_answer: bool,
+    mut req: CompressRequest<'a>,
+) -> Result<CompressRequest<'a>> {
+    let (selection, answer) = repo.at_head(|snap, v| -> Result<_> {
+        let mut chosen = BTreeSet::new();
+        match commits {
+            Some(list) => {
+                for c in list {
+                    chosen.insert(position_in_view(v, snap, c, None)?);
+                }
             }
-            Ok(v.entries()[a..=b].iter().map(|e| e.position).collect())
-        })?
+            None => chosen.extend(v.call_entries(name).iter().copied()),
+        }
+        // Whole turns: a call brings its results, a result brings its call and siblings.
+        let mut whole = chosen.clone();
+        for &i in v.call_entries(None) {
+            let e = &v.entries()[i];
+            let members: Vec<usize> = std::iter::once(i)
+                .chain(e.results.iter().flatten().copied())
+                .collect();
+            if members.iter().any(|m| chosen.contains(m)) {
+                whole.extend(members);
+            }
+        }
+        let answer = whole.iter().rev().copied().find(|&i| {
+            let m = &v.entries()[i].message;
+            m.role == Role::Assistant && m.tool_calls.is_empty()
+        });
+        let position = |i: usize| Rev::from(v.entries()[i].position);
+        Ok((
+            whole.iter().map(|&i| position(i)).collect::<Vec<_>>(),
+            answer.map(position),
+        ))
+    })??;
+    if selection.is_empty() {
+        return Err(Error::invalid_input("no tool turns to compress"));
     }
+    if preserve_answer
+        && let Some(a) = answer
+        && !req.preserve.contains(&a)
+    {
+        req.preserve.push(a);
+    }
+    if req.system_prompt.is_none() {
+        req.system_prompt = Some(TOOL_SUMMARIZE_SYSTEM.to_string());
+    }
+    req.commits = Some(selection);
+    Ok(req)
+}
 
-    fn resolve_all(&self, revs: &[String]) -> Result<Vec<ObjectId>> {
-        revs.iter().map(|r| self.resolve(r)).collect()
-    }
-
-    /// Commits `ops` (each with its message) in one transaction, if `HEAD` is still `expected`.
-    fn commit_ops(
-        &self,
-        expected: Option<ObjectId>,
-        ops: Vec<(Op, Message)>,
-    ) -> Result<Vec<CommitInfo>> {
-        let opts = crate::tract::AppendOptions {
-            expected_head: Some(expected),
-            note: None,
-        };
-        self.write_ops(&opts, ops)
-    }
+/// The view positions from `from` to `to`, both included, in view order.
+pub(crate) fn positions_between(repo: &Repo, from: &Rev, to: &Rev) -> Result<Vec<CommitId>> {
+    repo.at_head(|snap, v| -> Result<Vec<CommitId>> {
+        let at = |rev: &Rev| position_in_view(v, snap, rev, None);
+        let (a, b) = (at(from)?, at(to)?);
+        if a > b {
+            return Err(Error::invalid_input(format!(
+                "the range {from}..{to} runs backwards"
+            )));
+        }
+        Ok(v.entries()[a..=b].iter().map(|e| e.position).collect())
+    })?
 }

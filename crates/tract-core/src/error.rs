@@ -1,30 +1,99 @@
 //! The one error type of tract-core.
+//!
+//! Each frequent failure is its own variant carrying the facts a caller acts on (the
+//! revision, the candidates, the path, the commit), and errors from below (the OS, the storage
+//! engine, a hook) are kept as their `source`. Surfaces decide by variant, never by text.
 
+use crate::id::CommitId;
 use std::path::PathBuf;
+use std::time::Duration;
 
-/// Everything that can go wrong in tract-core. Every variant names what it is about, so a
-/// surface (CLI, Python) can print one clear line and map it to a typed exception.
+/// Everything that can go wrong in tract-core.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
-    /// A commit, branch or object that does not exist.
-    #[error("{what} not found")]
-    NotFound {
-        /// What was looked for, e.g. `commit 3fa9c1` or `branch feature`.
-        what: String,
+    /// A revision that names no commit and no branch.
+    #[error("commit or branch '{rev}' not found")]
+    UnknownRevision {
+        /// The revision as given.
+        rev: String,
+    },
+    /// A branch that does not exist.
+    #[error("branch '{name}' not found")]
+    UnknownBranch {
+        /// Its name.
+        name: String,
+    },
+    /// `HEAD` names a branch that has no commits yet, and a commit was asked for.
+    #[error("a commit at HEAD (branch '{branch}' has no commits yet) not found")]
+    UnbornBranch {
+        /// The branch `HEAD` names.
+        branch: String,
+    },
+    /// `REV~N` goes back further than the history does.
+    #[error("'{rev}' (history is shorter) not found")]
+    HistoryTooShort {
+        /// The revision as given.
+        rev: String,
+    },
+    /// A commit looked up by id that the store does not hold.
+    #[error("commit {} not found", .commit.short())]
+    MissingCommit {
+        /// The id.
+        commit: CommitId,
     },
     /// A short id that matches several commits.
-    #[error("ambiguous id prefix '{prefix}': matches {}", candidates.join(", "))]
+    #[error("ambiguous id prefix '{prefix}': matches {}", short_list(candidates))]
     AmbiguousPrefix {
         /// The prefix given.
         prefix: String,
-        /// Some of the commits it matches, as short ids.
-        candidates: Vec<String>,
+        /// Some of the commits it matches.
+        candidates: Vec<CommitId>,
     },
-    /// Input that cannot be understood (malformed JSON, an unknown role, a bad id).
+    /// A commit that exists but is not a message in the view the operation works on.
+    #[error("{}", not_in_view(commit, argument.as_deref()))]
+    NotInView {
+        /// The commit.
+        commit: CommitId,
+        /// The argument that named it (e.g. `after`), when there was one.
+        argument: Option<String>,
+    },
+    /// A revision that cannot be parsed (empty, a bad `~N`).
+    #[error("invalid input: '{rev}': {reason}")]
+    InvalidRevision {
+        /// The text given.
+        rev: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A branch name that breaks the naming rules.
+    #[error(
+        "invalid input: '{name}' is not a valid branch name (letters, digits, - _ . /; not HEAD, not 64 hex digits)"
+    )]
+    InvalidBranchName {
+        /// The name given.
+        name: String,
+    },
+    /// A message that cannot be stored as given (malformed JSON, an unknown role, a tool result
+    /// without its call id, ...), with its place in a batch.
+    #[error("invalid input: {}{reason}", at.map(|a| a.to_string()).unwrap_or_default())]
+    InvalidMessage {
+        /// Where it is in the batch it came in, if it came in one.
+        at: Option<BatchPosition>,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Other input that cannot be understood.
     #[error("invalid input: {message}")]
     InvalidInput {
         /// What is wrong with it.
         message: String,
+    },
+    /// A branch that already exists.
+    #[error("invalid operation: branch '{name}' already exists")]
+    BranchExists {
+        /// Its name.
+        name: String,
     },
     /// A well-formed request that cannot be carried out in the current state.
     #[error("invalid operation: {message}")]
@@ -32,24 +101,27 @@ pub enum Error {
         /// Why it cannot be done.
         message: String,
     },
-    /// A compare-and-swap append found the branch somewhere else than expected.
-    #[error("branch '{branch}' moved: expected head {expected}, found {actual}")]
+    /// A compare-and-swap found the branch somewhere else than expected.
+    #[error(
+        "branch '{branch}' moved: expected head {}, found {}",
+        short_or_none(*expected),
+        short_or_none(*actual)
+    )]
     HeadMoved {
         /// The branch (or `HEAD` when detached).
         branch: String,
-        /// The head the caller expected.
-        expected: String,
+        /// The head the caller expected (`None`: no commits yet).
+        expected: Option<CommitId>,
         /// The head found in the store.
-        actual: String,
+        actual: Option<CommitId>,
     },
-    /// Another process holds the write lock for longer than the wait allows, or holds the file
-    /// in a mode that excludes this one.
+    /// Another process holds the store in a way that excludes this write or this open.
     #[error("store {} is locked: {reason}", path.display())]
     StoreLocked {
         /// The store file.
         path: PathBuf,
         /// What holds it.
-        reason: String,
+        reason: LockReason,
     },
     /// A file that is not a tract store (not redb, or redb without tract's tables).
     #[error("{} is not a tract store: {reason}", path.display())]
@@ -85,10 +157,20 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A summarizer failed or returned nothing usable; nothing was committed.
-    #[error("summarizer error: {message}")]
+    #[error("summarizer error: {summarizer}: {reason}")]
     Summarizer {
+        /// Who was summarizing (as recorded on compress commits).
+        summarizer: String,
         /// What went wrong.
-        message: String,
+        reason: String,
+    },
+    /// A `tool_result` handler failed; nothing was committed. The source is the handler's own
+    /// error (a surface gets its exception back from here).
+    #[error("the tool_result handler failed: {source}")]
+    Handler {
+        /// The handler's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// A `tool_result` hook rejected the result; nothing was committed.
     #[error("the tool result was rejected: {reason}")]
@@ -97,11 +179,86 @@ pub enum Error {
         reason: String,
     },
     /// An error from the storage engine that none of the variants above describes.
-    #[error("storage error: {message}")]
+    #[error("storage error: {source}")]
     Storage {
-        /// The engine's message.
-        message: String,
+        /// The engine's error.
+        #[source]
+        source: redb::Error,
     },
+}
+
+/// A message's place in a batch: the n-th message of a list, or the message on line n of
+/// JSONL, counted from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchPosition {
+    /// The n-th message of a list.
+    Message(usize),
+    /// The message on line n.
+    Line(usize),
+}
+
+impl std::fmt::Display for BatchPosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BatchPosition::Message(n) => write!(f, "message {n}: "),
+            BatchPosition::Line(n) => write!(f, "line {n}: "),
+        }
+    }
+}
+
+/// What holds a store that could not be locked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockReason {
+    /// Another writer kept the write transaction longer than the wait allowed.
+    Busy {
+        /// How long this handle waited.
+        waited: Duration,
+    },
+    /// Another process has the file open exclusively.
+    OpenElsewhere,
+    /// Another process has the file open with an incompatible locking protocol (another
+    /// version of the storage engine).
+    ProtocolMismatch,
+}
+
+impl std::fmt::Display for LockReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockReason::Busy { waited } => write!(
+                f,
+                "another writer held it for more than {} ms (TRACT_LOCK_TIMEOUT_MS)",
+                waited.as_millis()
+            ),
+            LockReason::OpenElsewhere => f.write_str("another process has it open exclusively"),
+            LockReason::ProtocolMismatch => f.write_str(
+                "another process has it open with an incompatible version of the storage engine",
+            ),
+        }
+    }
+}
+
+fn short_list(ids: &[CommitId]) -> String {
+    ids.iter()
+        .map(CommitId::short)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn short_or_none(id: Option<CommitId>) -> String {
+    id.map_or_else(|| "(none)".to_string(), |c| c.short())
+}
+
+fn not_in_view(commit: &CommitId, argument: Option<&str>) -> String {
+    match argument {
+        None => format!(
+            "invalid operation: commit {} is not a message in the current view",
+            commit.short()
+        ),
+        Some(a) => format!(
+            "invalid operation: {a} names commit {}, which is not in the current view",
+            commit.short()
+        ),
+    }
 }
 
 /// Result with [`Error`].
@@ -114,20 +271,143 @@ impl Error {
         }
     }
 
+    pub(crate) fn invalid_message(reason: impl Into<String>) -> Self {
+        Error::InvalidMessage {
+            at: None,
+            reason: reason.into(),
+        }
+    }
+
     pub(crate) fn invalid_op(message: impl Into<String>) -> Self {
         Error::InvalidOperation {
             message: message.into(),
         }
     }
 
-    pub(crate) fn not_found(what: impl Into<String>) -> Self {
-        Error::NotFound { what: what.into() }
-    }
-
     pub(crate) fn corrupt(message: impl Into<String>) -> Self {
         Error::Corrupt {
             message: message.into(),
         }
+    }
+
+    /// This error with its place in a batch, when it is about one message of it.
+    pub fn in_batch(self, at: BatchPosition) -> Self {
+        match self {
+            Error::InvalidMessage { at: None, reason } => Error::InvalidMessage {
+                at: Some(at),
+                reason,
+            },
+            other => other,
+        }
+    }
+
+    /// One error of every variant, with plausible facts: what a surface's error mapping is
+    /// tested against, so a new variant cannot be left unmapped.
+    pub fn examples() -> Vec<Error> {
+        let a = CommitId::of(b"a");
+        let b = CommitId::of(b"b");
+        let path = PathBuf::from("/tmp/store.redb");
+        let all = vec![
+            Error::UnknownRevision { rev: "nope".into() },
+            Error::UnknownBranch {
+                name: "feature".into(),
+            },
+            Error::UnbornBranch {
+                branch: "main".into(),
+            },
+            Error::HistoryTooShort {
+                rev: "HEAD~9".into(),
+            },
+            Error::MissingCommit { commit: a },
+            Error::AmbiguousPrefix {
+                prefix: "abcd".into(),
+                candidates: vec![a, b],
+            },
+            Error::NotInView {
+                commit: a,
+                argument: Some("after".into()),
+            },
+            Error::InvalidRevision {
+                rev: "HEAD~x".into(),
+                reason: "~ takes a number".into(),
+            },
+            Error::InvalidBranchName { name: "-x".into() },
+            Error::InvalidMessage {
+                at: Some(BatchPosition::Message(2)),
+                reason: "unknown role 'robot'".into(),
+            },
+            Error::invalid_input("an empty search query"),
+            Error::BranchExists {
+                name: "main".into(),
+            },
+            Error::invalid_op("nothing to do"),
+            Error::HeadMoved {
+                branch: "main".into(),
+                expected: Some(a),
+                actual: Some(b),
+            },
+            Error::StoreLocked {
+                path: path.clone(),
+                reason: LockReason::Busy {
+                    waited: Duration::from_millis(10),
+                },
+            },
+            Error::NotAStore {
+                path: path.clone(),
+                reason: "the file is empty".into(),
+            },
+            Error::corrupt("blob 0123456789 is missing"),
+            Error::NewerFormat {
+                found: 9,
+                supported: 1,
+            },
+            Error::Io {
+                path,
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            },
+            Error::Summarizer {
+                summarizer: "openai:m@http://127.0.0.1:9/v1".into(),
+                reason: "HTTP 500".into(),
+            },
+            Error::Handler {
+                source: "handler bug".into(),
+            },
+            Error::Rejected {
+                reason: "holds a password".into(),
+            },
+            Error::Storage {
+                source: redb::Error::TransactionInProgress,
+            },
+        ];
+        // A match with no wildcard: adding a variant without an example fails to compile here.
+        for e in &all {
+            match e {
+                Error::UnknownRevision { .. }
+                | Error::UnknownBranch { .. }
+                | Error::UnbornBranch { .. }
+                | Error::HistoryTooShort { .. }
+                | Error::MissingCommit { .. }
+                | Error::AmbiguousPrefix { .. }
+                | Error::NotInView { .. }
+                | Error::InvalidRevision { .. }
+                | Error::InvalidBranchName { .. }
+                | Error::InvalidMessage { .. }
+                | Error::InvalidInput { .. }
+                | Error::BranchExists { .. }
+                | Error::InvalidOperation { .. }
+                | Error::HeadMoved { .. }
+                | Error::StoreLocked { .. }
+                | Error::NotAStore { .. }
+                | Error::Corrupt { .. }
+                | Error::NewerFormat { .. }
+                | Error::Io { .. }
+                | Error::Summarizer { .. }
+                | Error::Handler { .. }
+                | Error::Rejected { .. }
+                | Error::Storage { .. } => {}
+            }
+        }
+        all
     }
 }
 
@@ -138,7 +418,7 @@ macro_rules! storage_from {
                 let e: redb::Error = e.into();
                 match e {
                     redb::Error::Corrupted(message) => Error::Corrupt { message },
-                    other => Error::Storage { message: other.to_string() },
+                    source => Error::Storage { source },
                 }
             }
         }
@@ -150,3 +430,29 @@ storage_from!(
     redb::TransactionError,
     redb::CommitError
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_positions_prefix_the_reason_once() {
+        let e = Error::invalid_message("unknown role 'robot'").in_batch(BatchPosition::Message(2));
+        assert_eq!(
+            e.to_string(),
+            "invalid input: message 2: unknown role 'robot'"
+        );
+        // Only message errors get a position.
+        let other = Error::invalid_input("x").in_batch(BatchPosition::Line(3));
+        assert_eq!(other.to_string(), "invalid input: x");
+    }
+
+    #[test]
+    fn every_variant_has_an_example_that_displays() {
+        let all = Error::examples();
+        assert_eq!(all.len(), 23);
+        for e in all {
+            assert!(!e.to_string().is_empty());
+        }
+    }
+}

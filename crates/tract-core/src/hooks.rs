@@ -28,12 +28,15 @@
 //! # Ok::<(), tract_core::Error>(())
 //! ```
 
-use crate::error::{Error, Result};
-use crate::info::CommitInfo;
+use crate::decision::{Decision, DecisionSlot};
+use crate::error::{BatchPosition, Error, Result};
+use crate::info::{CommitInfo, Current};
 use crate::object::{Content, Message, Op, Role};
-use crate::policy::ToolPolicy;
+use crate::policy::{self, ToolPolicy};
+use crate::repo::Repo;
 use crate::summarize::{Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_default};
-use crate::tract::{AppendOptions, Prepared, Step, Tract};
+use crate::txn::{self, AppendOptions, Prepared, Step};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 /// The events a handler can be registered for.
@@ -59,42 +62,11 @@ impl HookEvent {
     }
 }
 
-/// What happens to a pending tool result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Record it as it is.
-    Approve,
-    /// Record it, then an edit holding its summary (the tool prompt plus `instructions`).
-    Summarize {
-        /// Instructions for the summarizer, after the tool prompt.
-        instructions: Option<String>,
-        /// The length to aim for, in tokens.
-        target_tokens: Option<u32>,
-    },
-    /// Record it, then an edit holding this text.
-    Edit(String),
-    /// Record nothing; the call fails with [`Error::Rejected`].
-    Reject(String),
-}
-
-impl Decision {
-    /// `approve`, `summarize`, `edit` or `reject`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Decision::Approve => "approve",
-            Decision::Summarize { .. } => "summarize",
-            Decision::Edit(_) => "edit",
-            Decision::Reject(_) => "reject",
-        }
-    }
-}
-
 /// A tool result a handler decides on. Exactly one of [`approve`](Self::approve),
 /// [`summarize`](Self::summarize), [`edit`](Self::edit) or [`reject`](Self::reject) may be
 /// called; a handler that calls none approves (with a warning).
-pub struct PendingToolResult<'a> {
-    /// The tract the result is for.
-    pub tract: &'a Tract,
+#[derive(Debug, Clone)]
+pub struct PendingToolResult {
     /// The tool that produced it.
     pub tool_name: String,
     /// The call it answers.
@@ -105,10 +77,10 @@ pub struct PendingToolResult<'a> {
     pub is_error: bool,
     /// Its payload tokens.
     pub token_count: u32,
-    decision: Option<Decision>,
+    decision: DecisionSlot,
 }
 
-impl PendingToolResult<'_> {
+impl PendingToolResult {
     /// Records the result unchanged.
     pub fn approve(&mut self) -> Result<()> {
         self.decide(Decision::Approve)
@@ -118,7 +90,7 @@ impl PendingToolResult<'_> {
     pub fn summarize(
         &mut self,
         instructions: Option<String>,
-        target_tokens: Option<u32>,
+        target_tokens: Option<NonZeroU32>,
     ) -> Result<()> {
         self.decide(Decision::Summarize {
             instructions,
@@ -138,45 +110,29 @@ impl PendingToolResult<'_> {
 
     /// What was decided so far.
     pub fn decision(&self) -> Option<&Decision> {
-        self.decision.as_ref()
+        self.decision.get()
     }
 
-    /// Makes decision `d`, as the methods above do (a surface that runs its own handler
-    /// passes on what that handler decided).
+    /// Makes decision `d`, as the methods above do; a second decision is refused.
     pub fn decide(&mut self, d: Decision) -> Result<()> {
-        if matches!(
-            d,
-            Decision::Summarize {
-                target_tokens: Some(0),
-                ..
-            }
-        ) {
-            return Err(Error::invalid_input("target_tokens must be positive"));
-        }
-        if let Some(done) = &self.decision {
-            return Err(Error::invalid_op(format!(
-                "this tool result was already decided ({})",
-                done.name()
-            )));
-        }
-        self.decision = Some(d);
-        Ok(())
+        self.decision.decide(d)
     }
 }
 
-/// A `tool_result` handler. An error it returns propagates and nothing is committed.
+/// A `tool_result` handler. An error it returns propagates and nothing is committed; a
+/// handler's own failure is best returned as [`Error::Handler`], which keeps it as the source.
 pub type ToolResultHandler =
-    Arc<dyn Fn(&mut PendingToolResult<'_>) -> Result<()> + Send + Sync + 'static>;
+    Arc<dyn Fn(&mut PendingToolResult) -> Result<()> + Send + Sync + 'static>;
 
-/// The handlers registered on one [`Tract`] handle.
+/// The handlers registered on one handle (not stored: a handler is code).
 #[derive(Default, Clone)]
-pub(crate) struct Hooks {
-    tool_result: Option<ToolResultHandler>,
+pub(crate) struct HookRegistry {
+    pub(crate) tool_result: Option<ToolResultHandler>,
 }
 
-impl std::fmt::Debug for Hooks {
+impl std::fmt::Debug for HookRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Hooks")
+        f.debug_struct("HookRegistry")
             .field("tool_result", &self.tool_result.is_some())
             .finish()
     }
@@ -197,105 +153,52 @@ pub struct ToolResultOutcome {
     pub warnings: Vec<String>,
 }
 
-impl Tract {
-    /// Registers the `tool_result` handler of this handle, replacing the default one (the
-    /// store's policy) and any handler registered before.
-    pub fn on_tool_result(
-        &self,
-        handler: impl Fn(&mut PendingToolResult<'_>) -> Result<()> + Send + Sync + 'static,
-    ) {
-        self.hooks_mut().tool_result = Some(Arc::new(handler));
-    }
+/// Everything recording tool results needs: where to write, who decides, who summarizes.
+pub(crate) struct Recorder<'a> {
+    pub(crate) repo: &'a Repo,
+    /// The registered `tool_result` handler (`None`: the store's policy decides).
+    pub(crate) handler: Option<ToolResultHandler>,
+    /// The summarizer the call names.
+    pub(crate) summarizer: Option<&'a dyn Summarizer>,
+    /// The handle's default summarizer.
+    pub(crate) default_summarizer: Option<Arc<dyn Summarizer>>,
+}
 
-    /// Removes the `tool_result` handler: the store's policy applies again.
-    pub fn off_tool_result(&self) {
-        self.hooks_mut().tool_result = None;
-    }
-
-    /// Records the result of tool call `call_id` from tool `name`, through the `tool_result`
-    /// handler (or the store's policy). Returns the recorded position (its original content);
-    /// see [`Tract::record_tool_result`] for the summary and warnings.
-    pub fn tool_result(
-        &self,
-        call_id: impl Into<String>,
-        name: impl Into<String>,
-        content: impl Into<String>,
-        is_error: bool,
-    ) -> Result<CommitInfo> {
-        let message = Message::tool_result(call_id, name, content, is_error);
-        Ok(self.record_tool_result(message, None, None)?.original)
-    }
-
-    /// Records a tool result. `decision` given: it is applied as is; `None`: the registered
-    /// handler decides,
-    /// else the store's policy. A summary is made by `summarizer`, else an LLM named by the
-    /// environment, else the extractive summarizer; if that fails, the original is recorded
-    /// unchanged and the failure is in the warnings — a result is never lost because
-    /// summarizing it failed. A rejection or a handler's error commits nothing.
-    pub fn record_tool_result(
+impl Recorder<'_> {
+    /// Records a tool result: `decision` given is applied as is; `None`: the handler decides,
+    /// else the store's policy. A failed summary keeps the original with a warning; a
+    /// rejection or a handler's error commits nothing.
+    pub(crate) fn record(
         &self,
         message: Message,
         decision: Option<Decision>,
-        summarizer: Option<&dyn Summarizer>,
-    ) -> Result<ToolResultOutcome> {
-        let decider = match decision {
-            Some(d) => Decider::Given(d),
-            None => Decider::Registered,
-        };
-        self.record_one(message, decider, summarizer)
-    }
-
-    /// Records a tool result as [`Tract::record_tool_result`] does, with `handler` deciding
-    /// for this call instead of the registered one (a surface runs its own handlers this way).
-    pub fn record_tool_result_with(
-        &self,
-        message: Message,
-        handler: &dyn Fn(&mut PendingToolResult<'_>) -> Result<()>,
-        summarizer: Option<&dyn Summarizer>,
-    ) -> Result<ToolResultOutcome> {
-        self.record_one(message, Decider::Handler(handler), summarizer)
-    }
-
-    fn record_one(
-        &self,
-        message: Message,
-        decider: Decider<'_>,
-        summarizer: Option<&dyn Summarizer>,
     ) -> Result<ToolResultOutcome> {
         if message.role != Role::Tool {
-            return Err(Error::invalid_input(format!(
+            return Err(Error::invalid_message(format!(
                 "a tool result has role tool, not {}",
                 message.role.as_str()
             )));
         }
         let mut batch = Batch::default();
-        batch.add(self, Prepared::new(message)?, decider, summarizer)?;
-        self.write_batch(batch)?
+        batch.add(self, Prepared::new(message)?, decision)?;
+        self.write(batch)?
             .pop()
             .ok_or_else(|| Error::invalid_op("the tool result produced no commit"))
     }
 
-    /// Appends messages in one transaction, each tool result through the `tool_result`
-    /// handler or the store's policy as [`Tract::record_tool_result`] does. All or nothing:
-    /// an invalid message, a rejection or a handler's error commits none of them. Returns one
-    /// outcome per message, in order (other messages are simply approved).
-    pub fn append_batch_with_policy(
-        &self,
-        messages: Vec<Message>,
-        summarizer: Option<&dyn Summarizer>,
-    ) -> Result<Vec<ToolResultOutcome>> {
+    /// Appends messages in one transaction, each tool result through the handler or the
+    /// store's policy. All or nothing.
+    pub(crate) fn record_batch(&self, messages: Vec<Message>) -> Result<Vec<ToolResultOutcome>> {
         let mut batch = Batch::default();
         for (i, m) in messages.into_iter().enumerate() {
-            let p = Prepared::new(m).map_err(|e| crate::tract::in_batch(i, e))?;
-            batch.add(self, p, Decider::Registered, summarizer)?;
+            let p = Prepared::new(m).map_err(|e| e.in_batch(BatchPosition::Message(i + 1)))?;
+            batch.add(self, p, None)?;
         }
-        self.write_batch(batch)
+        self.write(batch)
     }
 
-    fn write_batch(&self, batch: Batch) -> Result<Vec<ToolResultOutcome>> {
-        let mut infos = self
-            .write_steps(&AppendOptions::default(), batch.steps)?
-            .into_iter();
+    fn write(&self, batch: Batch) -> Result<Vec<ToolResultOutcome>> {
+        let mut infos = txn::write(self.repo, &AppendOptions::default(), batch.steps)?.into_iter();
         let mut out = Vec::with_capacity(batch.planned.len());
         for (decision, edited, warnings) in batch.planned {
             let mut original = infos
@@ -306,7 +209,7 @@ impl Tract {
             if let Some(r) = &replacement
                 && let Some(message) = &r.message
             {
-                original.current = Some(crate::info::Current {
+                original.current = Some(Current {
                     commit: r.id,
                     message: Arc::clone(message),
                     token_count: r.token_count,
@@ -322,53 +225,43 @@ impl Tract {
         Ok(out)
     }
 
-    /// What `decider` decides: the given decision, or a handler's (this call's, else the
-    /// registered one), else the store policy's (read once per batch).
-    fn decide_tool_result(
+    /// What is decided for `p`: the given decision, or the handler's, else the store policy's
+    /// (read once per batch).
+    fn decide(
         &self,
         p: &Prepared,
-        decider: Decider<'_>,
+        given: Option<Decision>,
         policy: &mut Option<ToolPolicy>,
         warnings: &mut Vec<String>,
     ) -> Result<Decision> {
-        let registered;
-        let handler: &dyn Fn(&mut PendingToolResult<'_>) -> Result<()> = match decider {
-            Decider::Given(d) => return Ok(d),
-            Decider::Handler(h) => h,
-            Decider::Registered => {
-                registered = self.hooks().tool_result.clone();
-                match &registered {
-                    Some(h) => h.as_ref(),
-                    None => {
-                        let policy = match policy {
-                            Some(p) => p,
-                            // An unreadable policy must not cost the result: it is recorded
-                            // as it is.
-                            None => policy.insert(self.tool_policy().unwrap_or_else(|e| {
-                                warnings.push(format!(
-                                    "the stored tool-summarization policy could not be read ({e}); the result was recorded as it is"
-                                ));
-                                ToolPolicy::default()
-                            })),
-                        };
-                        let name = p.message.name.as_deref().unwrap_or_default();
-                        return Ok(policy.decide(name, p.payload));
-                    }
-                }
-            }
+        if let Some(d) = given {
+            return Ok(d);
+        }
+        let Some(handler) = &self.handler else {
+            let policy = match policy {
+                Some(p) => p,
+                // An unreadable policy must not cost the result: it is recorded as it is.
+                None => policy.insert(policy::load(self.repo).unwrap_or_else(|e| {
+                    warnings.push(format!(
+                        "the stored tool-summarization policy could not be read ({e}); the result was recorded as it is"
+                    ));
+                    ToolPolicy::default()
+                })),
+            };
+            let name = p.message.name.as_deref().unwrap_or_default();
+            return Ok(policy.decide(name, p.payload));
         };
         let m = &p.message;
         let mut pending = PendingToolResult {
-            tract: self,
             tool_name: m.name.clone().unwrap_or_default(),
             tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
             content: m.content.text().into_owned(),
             is_error: m.is_error,
             token_count: p.payload,
-            decision: None,
+            decision: DecisionSlot::default(),
         };
         handler(&mut pending)?;
-        Ok(pending.decision.unwrap_or_else(|| {
+        Ok(pending.decision.take().unwrap_or_else(|| {
             warnings.push(undecided_warning(&pending.tool_name));
             Decision::Approve
         }))
@@ -376,12 +269,11 @@ impl Tract {
 
     /// The summary of a result and the note for its edit; `None` (with a warning) when the
     /// summarizer fails or its summary is no shorter than the result.
-    fn summarize_result(
+    fn summarize(
         &self,
         original: &Prepared,
         call: Option<Arc<Message>>,
-        (instructions, target_tokens): (Option<String>, Option<u32>),
-        summarizer: Option<&dyn Summarizer>,
+        (instructions, target_tokens): (Option<String>, Option<NonZeroU32>),
         warnings: &mut Vec<String>,
     ) -> Option<(String, String)> {
         let m = &original.message;
@@ -389,13 +281,13 @@ impl Tract {
         let request = SummaryRequest {
             system_prompt: TOOL_SUMMARIZE_SYSTEM.to_string(),
             instructions,
-            target_tokens,
+            target_tokens: target_tokens.map(NonZeroU32::get),
             messages: call
                 .into_iter()
                 .chain(std::iter::once(Arc::new(m.clone())))
                 .collect(),
         };
-        let outcome = with_default(summarizer, self.summarizer(), |s| {
+        let outcome = with_default(self.summarizer, self.default_summarizer.clone(), |s| {
             s.summarize(&request).map(|text| (text, s.identity()))
         });
         match outcome {
@@ -426,16 +318,6 @@ impl Tract {
     }
 }
 
-/// Who decides what happens to a tool result.
-enum Decider<'h> {
-    /// The handler registered on the handle, else the store's policy.
-    Registered,
-    /// This decision.
-    Given(Decision),
-    /// This handler, for this call.
-    Handler(&'h dyn Fn(&mut PendingToolResult<'_>) -> Result<()>),
-}
-
 /// Messages planned for one transaction: their steps, and per message what was decided,
 /// whether an edit follows it, and the warnings.
 #[derive(Default)]
@@ -451,13 +333,7 @@ struct Batch {
 
 impl Batch {
     /// Plans one message: its append, and for a tool result the edit its decision makes.
-    fn add(
-        &mut self,
-        t: &Tract,
-        p: Prepared,
-        decider: Decider<'_>,
-        summarizer: Option<&dyn Summarizer>,
-    ) -> Result<()> {
+    fn add(&mut self, r: &Recorder<'_>, p: Prepared, given: Option<Decision>) -> Result<()> {
         let m = &p.message;
         if m.role != Role::Tool {
             for c in &m.tool_calls {
@@ -468,7 +344,7 @@ impl Batch {
             return Ok(());
         }
         let mut warnings = Vec::new();
-        let decision = t.decide_tool_result(&p, decider, &mut self.policy, &mut warnings)?;
+        let decision = r.decide(&p, given, &mut self.policy, &mut warnings)?;
         let replacement = match &decision {
             Decision::Approve => None,
             Decision::Reject(reason) => {
@@ -487,13 +363,14 @@ impl Batch {
                 let call_id = m.tool_call_id.as_deref().unwrap_or_default();
                 let call = match self.calls.get(call_id) {
                     Some(&i) => Some(Arc::new(self.steps[i].1.message.clone())),
-                    None => t
+                    None => r
+                        .repo
                         .at_head(|_, v| v.open_call(call_id).map(|e| Arc::clone(&e.message)))
                         .ok()
                         .flatten(),
                 };
                 let ask = (instructions.clone(), *target_tokens);
-                t.summarize_result(&p, call, ask, summarizer, &mut warnings)
+                r.summarize(&p, call, ask, &mut warnings)
             }
         };
         let edit = match replacement {
@@ -520,7 +397,7 @@ impl Batch {
 }
 
 /// The warning for a handler that returned without deciding.
-pub fn undecided_warning(tool: &str) -> String {
+fn undecided_warning(tool: &str) -> String {
     format!(
         "the tool_result handler decided nothing for the {tool} result; it was approved unchanged"
     )

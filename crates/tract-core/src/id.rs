@@ -1,13 +1,11 @@
-//! Object ids: BLAKE3 digests, shown as hex, found by unique prefix.
+//! Ids: BLAKE3 digests, one type per kind of thing they name, shown as hex, found by prefix.
+//!
+//! A [`CommitId`] and a [`BlobId`] are both the hash of an object's bytes, but they name
+//! different things and are never interchangeable; a [`ChunkId`] names one piece of a large
+//! blob. All three encode as their 32 bytes (postcard writes a newtype as its content), so the
+//! types change nothing in any stored id.
 
-use crate::error::{Error, Result};
 use std::fmt;
-
-/// The BLAKE3 digest of an object's stored bytes (header and body).
-#[derive(
-    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub struct ObjectId(pub [u8; 32]);
 
 /// How many hex digits `short()` shows.
 pub const SHORT_LEN: usize = 10;
@@ -15,46 +13,77 @@ pub const SHORT_LEN: usize = 10;
 /// The fewest hex digits accepted as a prefix, so a typo does not match by luck.
 pub const MIN_PREFIX: usize = 4;
 
-impl ObjectId {
-    /// The id of `bytes`.
-    pub fn of(bytes: &[u8]) -> Self {
-        ObjectId(*blake3::hash(bytes).as_bytes())
-    }
+macro_rules! digest_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(
+            Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+        )]
+        pub struct $name([u8; 32]);
 
-    /// Full lowercase hex (64 digits).
-    pub fn to_hex(&self) -> String {
-        blake3::Hash::from_bytes(self.0).to_hex().to_string()
-    }
+        impl $name {
+            /// The id of `bytes`: their BLAKE3 digest.
+            pub fn of(bytes: &[u8]) -> Self {
+                $name(*blake3::hash(bytes).as_bytes())
+            }
 
-    /// The first [`SHORT_LEN`] hex digits.
-    pub fn short(&self) -> String {
-        let mut s = self.to_hex();
-        s.truncate(SHORT_LEN);
-        s
-    }
+            /// The id with these digest bytes.
+            pub const fn from_bytes(bytes: [u8; 32]) -> Self {
+                $name(bytes)
+            }
 
-    /// Parses 64 hex digits.
-    pub fn from_hex(s: &str) -> Result<Self> {
-        blake3::Hash::from_hex(s)
-            .map(|h| ObjectId(*h.as_bytes()))
-            .map_err(|_| Error::invalid_input(format!("'{s}' is not a full object id")))
-    }
+            /// The digest bytes.
+            pub const fn as_bytes(&self) -> &[u8; 32] {
+                &self.0
+            }
+
+            /// Full lowercase hex (64 digits).
+            pub fn to_hex(&self) -> String {
+                blake3::Hash::from_bytes(self.0).to_hex().to_string()
+            }
+
+            /// The first [`SHORT_LEN`] hex digits.
+            pub fn short(&self) -> String {
+                let mut s = self.to_hex();
+                s.truncate(SHORT_LEN);
+                s
+            }
+
+            /// Parses 64 hex digits (`None` for anything else).
+            pub fn from_hex(s: &str) -> Option<Self> {
+                blake3::Hash::from_hex(s).ok().map(|h| $name(*h.as_bytes()))
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.to_hex())
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({})", stringify!($name), self.short())
+            }
+        }
+    };
 }
 
-impl fmt::Display for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
+digest_id!(
+    /// The id of a commit: BLAKE3 over its object bytes (header and body).
+    CommitId
+);
+digest_id!(
+    /// The id of a blob (one message payload): BLAKE3 over its object bytes.
+    BlobId
+);
+digest_id!(
+    /// The id of one chunk of a large blob: BLAKE3 over the chunk's bytes.
+    ChunkId
+);
 
-impl fmt::Debug for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ObjectId({})", self.short())
-    }
-}
-
-/// Hashes an [`ObjectId`] by its first eight bytes: ids are BLAKE3 digests, already uniformly
-/// random, so SipHash over all 32 bytes (the std default) only costs time in the hot maps.
+/// Hashes an id by its first eight bytes: ids are BLAKE3 digests, already uniformly random,
+/// so SipHash over all 32 bytes (the std default) only costs time in the hot maps.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct IdHasher(u64);
 
@@ -75,42 +104,50 @@ impl std::hash::Hasher for IdHasher {
     fn write_usize(&mut self, _: usize) {}
 }
 
-/// A map keyed by object id, hashed with [`IdHasher`].
-pub(crate) type IdMap<V> =
-    std::collections::HashMap<ObjectId, V, std::hash::BuildHasherDefault<IdHasher>>;
+/// A map keyed by commit id, hashed with [`IdHasher`].
+pub(crate) type CommitMap<V> =
+    std::collections::HashMap<CommitId, V, std::hash::BuildHasherDefault<IdHasher>>;
 
-/// A hex prefix as the inclusive key range `[low, high]` it covers.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct PrefixRange {
-    pub low: [u8; 32],
-    pub high: [u8; 32],
+/// A hex prefix of an id: [`MIN_PREFIX`] to 64 hex digits, checked when made.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HexPrefix(String);
+
+impl HexPrefix {
+    /// The prefix `s`, if it is [`MIN_PREFIX`] to 64 hex digits.
+    pub fn new(s: &str) -> Option<Self> {
+        let ok = (MIN_PREFIX..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit());
+        ok.then(|| HexPrefix(s.to_ascii_lowercase()))
+    }
+
+    /// The digits, lowercase.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The inclusive range `[low, high]` of 32-byte keys the prefix covers.
+    pub(crate) fn range(&self) -> ([u8; 32], [u8; 32]) {
+        let mut low = [0u8; 32];
+        let mut high = [0xffu8; 32];
+        for (i, c) in self.0.chars().enumerate() {
+            // Checked in `new`: every character is a hex digit.
+            let nibble = c.to_digit(16).unwrap_or(0) as u8;
+            let byte = i / 2;
+            if i % 2 == 0 {
+                low[byte] = nibble << 4;
+                high[byte] = (nibble << 4) | 0x0f;
+            } else {
+                low[byte] |= nibble;
+                high[byte] = (high[byte] & 0xf0) | nibble;
+            }
+        }
+        (low, high)
+    }
 }
 
-/// Checks a hex prefix and turns it into the key range it covers.
-pub(crate) fn prefix_range(prefix: &str) -> Result<PrefixRange> {
-    if prefix.len() < MIN_PREFIX || prefix.len() > 64 {
-        return Err(Error::invalid_input(format!(
-            "'{prefix}' is not a commit id: give {MIN_PREFIX} to 64 hex digits or a branch name"
-        )));
+impl fmt::Display for HexPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
-    let mut low = [0u8; 32];
-    let mut high = [0xffu8; 32];
-    for (i, c) in prefix.chars().enumerate() {
-        let nibble = c.to_digit(16).ok_or_else(|| {
-            Error::invalid_input(format!(
-                "'{prefix}' is not a commit id or a known branch name"
-            ))
-        })? as u8;
-        let byte = i / 2;
-        if i % 2 == 0 {
-            low[byte] = nibble << 4;
-            high[byte] = (nibble << 4) | 0x0f;
-        } else {
-            low[byte] |= nibble;
-            high[byte] = (high[byte] & 0xf0) | nibble;
-        }
-    }
-    Ok(PrefixRange { low, high })
 }
 
 #[cfg(test)]
@@ -119,25 +156,28 @@ mod tests {
 
     #[test]
     fn hex_round_trip_and_short() {
-        let id = ObjectId::of(b"hello");
-        assert_eq!(ObjectId::from_hex(&id.to_hex()).unwrap(), id);
+        let id = CommitId::of(b"hello");
+        assert_eq!(CommitId::from_hex(&id.to_hex()).unwrap(), id);
         assert_eq!(id.short().len(), SHORT_LEN);
         assert!(id.to_hex().starts_with(&id.short()));
+        // The same digest, typed apart.
+        assert_eq!(BlobId::of(b"hello").as_bytes(), id.as_bytes());
     }
 
     #[test]
     fn prefix_range_covers_odd_lengths() {
-        let r = prefix_range("abcde").unwrap();
-        assert_eq!(r.low[0], 0xab);
-        assert_eq!(r.low[2], 0xe0);
-        assert_eq!(r.high[2], 0xef);
-        assert_eq!(r.high[3], 0xff);
+        let (low, high) = HexPrefix::new("abcde").unwrap().range();
+        assert_eq!(low[0], 0xab);
+        assert_eq!(low[2], 0xe0);
+        assert_eq!(high[2], 0xef);
+        assert_eq!(high[3], 0xff);
+        assert_eq!(HexPrefix::new("ABCD").unwrap().as_str(), "abcd");
     }
 
     #[test]
     fn bad_prefixes_are_rejected() {
-        assert!(prefix_range("ab").is_err());
-        assert!(prefix_range("zzzz").is_err());
-        assert!(prefix_range(&"a".repeat(65)).is_err());
+        assert!(HexPrefix::new("abc").is_none());
+        assert!(HexPrefix::new("zzzz").is_none());
+        assert!(HexPrefix::new(&"a".repeat(65)).is_none());
     }
 }

@@ -1,7 +1,9 @@
 //! [`CommitInfo`]: one commit with its message, as every surface shows it.
 
-use crate::id::ObjectId;
+use crate::error::Result;
+use crate::id::CommitId;
 use crate::object::{Commit, Message, Op, Role};
+use crate::store::Snapshot;
 use crate::tokens;
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct CommitInfo {
     /// The commit's id.
-    pub id: ObjectId,
+    pub id: CommitId,
     /// The commit itself (parents, operation, blob, timestamp, note), shared with the view.
     pub commit: Arc<Commit>,
     /// The message it carries, if its operation has content.
@@ -24,7 +26,7 @@ pub struct CommitInfo {
 #[derive(Debug, Clone)]
 pub struct Current {
     /// The newest edit of the position.
-    pub commit: ObjectId,
+    pub commit: CommitId,
     /// Its message.
     pub message: Arc<Message>,
     /// Its tokens with framing.
@@ -32,7 +34,17 @@ pub struct Current {
 }
 
 impl CommitInfo {
-    pub(crate) fn new(id: ObjectId, commit: Commit, content: Option<(Message, u32)>) -> Self {
+    /// A commit as `snap` holds it, with its message.
+    pub fn load(snap: &Snapshot, id: CommitId) -> Result<Self> {
+        let commit = snap.commit(&id)?;
+        let content = match &commit.blob {
+            Some(b) => Some(snap.blob(b)?),
+            None => None,
+        };
+        Ok(CommitInfo::new(id, commit, content))
+    }
+
+    pub(crate) fn new(id: CommitId, commit: Commit, content: Option<(Message, u32)>) -> Self {
         let (message, token_count) = match content {
             Some((m, payload)) => {
                 let framed = tokens::framed(payload, m.name.is_some() && m.role != Role::Tool);
@@ -49,7 +61,7 @@ impl CommitInfo {
         }
     }
 
-    /// The operation's name: `append` or `edit`.
+    /// The operation's name: `append`, `edit` or `compress`.
     pub fn op(&self) -> &'static str {
         self.commit.op.name()
     }
@@ -60,7 +72,7 @@ impl CommitInfo {
     }
 
     /// The commit an edit replaces.
-    pub fn edit_target(&self) -> Option<ObjectId> {
+    pub fn edit_target(&self) -> Option<CommitId> {
         match &self.commit.op {
             Op::Edit { target } => Some(*target),
             Op::Append | Op::Compress { .. } => None,
@@ -113,36 +125,8 @@ impl CommitInfo {
         out
     }
 
-    /// Everything about the commit as one JSON object (what `tract log --json` prints).
-    pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::{Value, json};
-        let id_list =
-            |ids: &[ObjectId]| Value::from(ids.iter().map(ObjectId::to_hex).collect::<Vec<_>>());
-        json!({
-            "commit_hash": self.id.to_hex(),
-            "op": self.op(),
-            "parents": id_list(&self.commit.parents),
-            "edit_target": self.edit_target().map(|t| t.to_hex()),
-            "sources": id_list(self.sources()),
-            "summarizer": self.summarizer(),
-            "created_at": self.created_at(),
-            "timestamp_us": self.commit.timestamp_us,
-            "note": self.commit.message,
-            "blob": self.commit.blob.map(|b| b.to_hex()),
-            "role": self.role().map(Role::as_str),
-            "content_type": self.content_type(),
-            "token_count": self.token_count,
-            "message": self.message.as_deref().map(crate::json::message_to_json),
-            "current": self.current.as_ref().map(|c| json!({
-                "commit_hash": c.commit.to_hex(),
-                "token_count": c.token_count,
-                "message": crate::json::message_to_json(&c.message),
-            })),
-        })
-    }
-
     /// The positions a compress commit summarized (empty for other operations).
-    pub fn sources(&self) -> &[ObjectId] {
+    pub fn sources(&self) -> &[CommitId] {
         match &self.commit.op {
             Op::Compress { sources, .. } => sources,
             _ => &[],

@@ -4,7 +4,7 @@
 //! (`{"id", "type": "function", "function": {"name", "arguments"}}`); arguments given as a
 //! string are kept verbatim, any other JSON is written compactly in the key order given.
 
-use crate::error::{Error, Result};
+use crate::error::{BatchPosition, Error, Result};
 use crate::object::{Content, ContentPart, Message, Role, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -23,11 +23,11 @@ const KNOWN_KEYS: &[&str] = &[
 pub fn message_from_json(v: &Value) -> Result<Message> {
     let obj = v
         .as_object()
-        .ok_or_else(|| Error::invalid_input("a message must be a JSON object"))?;
+        .ok_or_else(|| Error::invalid_message("a message must be a JSON object"))?;
     let role = match obj.get("role") {
         Some(Value::String(r)) => Role::parse(r)?,
-        Some(_) => return Err(Error::invalid_input("'role' must be a string")),
-        None => return Err(Error::invalid_input("a message needs a 'role'")),
+        Some(_) => return Err(Error::invalid_message("'role' must be a string")),
+        None => return Err(Error::invalid_message("a message needs a 'role'")),
     };
     let content = match obj.get("content") {
         None | Some(Value::Null) => Content::Text(String::new()),
@@ -39,7 +39,7 @@ pub fn message_from_json(v: &Value) -> Result<Message> {
                 .collect::<Result<Vec<_>>>()?,
         ),
         Some(_) => {
-            return Err(Error::invalid_input(
+            return Err(Error::invalid_message(
                 "'content' must be a string, null or a list of parts",
             ));
         }
@@ -49,7 +49,7 @@ pub fn message_from_json(v: &Value) -> Result<Message> {
     let is_error = match obj.get("is_error") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(Error::invalid_input("'is_error' must be true or false")),
+        Some(_) => return Err(Error::invalid_message("'is_error' must be true or false")),
     };
     let tool_calls = match obj.get("tool_calls") {
         None | Some(Value::Null) => Vec::new(),
@@ -69,7 +69,7 @@ pub fn message_from_json(v: &Value) -> Result<Message> {
                 metadata.insert(k.clone(), v.to_string());
             }
         }
-        Some(_) => return Err(Error::invalid_input("'metadata' must be an object")),
+        Some(_) => return Err(Error::invalid_message("'metadata' must be an object")),
     }
     let message = Message {
         role,
@@ -87,35 +87,71 @@ pub fn message_from_json(v: &Value) -> Result<Message> {
 /// Parses a message from JSON text.
 pub fn message_from_str(s: &str) -> Result<Message> {
     let v: Value = serde_json::from_str(s)
-        .map_err(|e| Error::invalid_input(format!("malformed JSON: {e}")))?;
+        .map_err(|e| Error::invalid_message(format!("malformed JSON: {e}")))?;
     message_from_json(&v)
+}
+
+/// Messages from JSON text: one object, a list of objects, or JSONL (one object a line). Any
+/// bad message is an error naming its place, so a caller can commit all of them or none.
+pub fn messages_from_text(text: &str) -> Result<Vec<Message>> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid_message("no message JSON given"));
+    }
+    // The whole text as one value first: a pretty-printed object spans several lines.
+    if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+        return match v {
+            Value::Array(_) => messages_from_list(&v),
+            other => Ok(vec![message_from_json(&other)?]),
+        };
+    }
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = BatchPosition::Line(i + 1);
+        out.push(message_from_str(line).map_err(|e| e.in_batch(at))?);
+    }
+    Ok(out)
+}
+
+/// Messages from a JSON list of message objects; a bad one is an error naming its place.
+pub fn messages_from_list(v: &Value) -> Result<Vec<Message>> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| Error::invalid_input("expected a list of messages"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, m)| message_from_json(m).map_err(|e| e.in_batch(BatchPosition::Message(i + 1))))
+        .collect()
 }
 
 /// Parses a list of tool calls (flat or OpenAI wire form).
 pub fn tool_calls_from_json(v: &Value) -> Result<Vec<ToolCall>> {
     let list = v
         .as_array()
-        .ok_or_else(|| Error::invalid_input("'tool_calls' must be a list"))?;
+        .ok_or_else(|| Error::invalid_message("'tool_calls' must be a list"))?;
     list.iter().map(tool_call_from_json).collect()
 }
 
 fn tool_call_from_json(v: &Value) -> Result<ToolCall> {
     let obj = v
         .as_object()
-        .ok_or_else(|| Error::invalid_input("a tool call must be an object"))?;
-    let id =
-        opt_string(obj, "id")?.ok_or_else(|| Error::invalid_input("a tool call needs an 'id'"))?;
+        .ok_or_else(|| Error::invalid_message("a tool call must be an object"))?;
+    let id = opt_string(obj, "id")?
+        .ok_or_else(|| Error::invalid_message("a tool call needs an 'id'"))?;
     let holder = match obj.get("function") {
         Some(Value::Object(f)) => f,
         Some(_) => {
-            return Err(Error::invalid_input(
+            return Err(Error::invalid_message(
                 "a tool call's 'function' must be an object",
             ));
         }
         None => obj,
     };
     let name = opt_string(holder, "name")?
-        .ok_or_else(|| Error::invalid_input(format!("tool call '{id}' needs a 'name'")))?;
+        .ok_or_else(|| Error::invalid_message(format!("tool call '{id}' needs a 'name'")))?;
     let arguments = match holder.get("arguments") {
         None | Some(Value::Null) => "{}".to_string(),
         Some(Value::String(s)) => s.clone(),
@@ -131,14 +167,16 @@ fn tool_call_from_json(v: &Value) -> Result<ToolCall> {
 fn part_from_json(v: &Value) -> Result<ContentPart> {
     let obj = v
         .as_object()
-        .ok_or_else(|| Error::invalid_input("a content part must be an object"))?;
+        .ok_or_else(|| Error::invalid_message("a content part must be an object"))?;
     match obj.get("type") {
         Some(Value::String(t)) if t == "text" => match obj.get("text") {
             Some(Value::String(s)) => Ok(ContentPart::Text(s.clone())),
-            _ => Err(Error::invalid_input("a text part needs a string 'text'")),
+            _ => Err(Error::invalid_message("a text part needs a string 'text'")),
         },
         Some(Value::String(_)) => Ok(ContentPart::Raw(v.to_string())),
-        _ => Err(Error::invalid_input("a content part needs a string 'type'")),
+        _ => Err(Error::invalid_message(
+            "a content part needs a string 'type'",
+        )),
     }
 }
 
@@ -146,7 +184,7 @@ fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(Error::invalid_input(format!("'{key}' must be a string"))),
+        Some(_) => Err(Error::invalid_message(format!("'{key}' must be a string"))),
     }
 }
 
@@ -272,6 +310,47 @@ mod tests {
             assert!(message_from_json(&bad).is_err(), "{bad}");
         }
         assert!(message_from_str("{not json").is_err());
+    }
+
+    #[test]
+    fn batches_accept_object_list_and_jsonl() {
+        let one = messages_from_text("{\n  \"role\": \"user\",\n  \"content\": \"hi\"\n}").unwrap();
+        assert_eq!(one.len(), 1);
+        let list = messages_from_text(
+            r#"[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]"#,
+        )
+        .unwrap();
+        assert_eq!(list.len(), 2);
+        let jsonl = messages_from_text(
+            "{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"assistant\",\"content\":\"b\"}\n",
+        )
+        .unwrap();
+        assert_eq!(jsonl.len(), 2);
+        assert!(messages_from_text("  ").is_err());
+    }
+
+    #[test]
+    fn a_bad_message_of_a_batch_is_named_once() {
+        let err = messages_from_text(
+            "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"robot\",\"content\":\"b\"}\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid input: line 2: unknown role 'robot' (expected system, user, assistant or tool)"
+        );
+        let err = messages_from_text("{\"role\":\"user\"}\n{oops\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid input: line 2: malformed JSON"),
+            "{err}"
+        );
+        let err = messages_from_list(&json!([{"role": "user"}, {"role": "robot"}])).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid input: message 2: unknown role"),
+            "{err}"
+        );
     }
 
     #[test]

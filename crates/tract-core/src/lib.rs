@@ -23,13 +23,19 @@
 
 #![warn(missing_docs)]
 
+mod append;
+pub mod branch;
+mod cache;
 pub mod clear;
 pub mod clock;
 mod codec;
 pub mod compile;
 pub mod compress;
+pub mod decision;
+mod edit;
 pub mod environment;
 pub mod error;
+mod history;
 pub mod hooks;
 pub mod id;
 mod info;
@@ -37,31 +43,40 @@ pub mod json;
 pub mod llm;
 pub mod object;
 pub mod policy;
+pub mod refs;
+mod repo;
+pub mod revision;
 pub mod search;
 pub mod store;
 pub mod summarize;
 pub mod tokens;
 pub mod tools;
 mod tract;
+mod txn;
 pub mod view;
 
-pub use clear::{ClearCandidate, ClearOptions, ClearOutcome};
+pub use branch::BranchInfo;
+pub use clear::{ClearCandidate, ClearOptions, ClearOutcome, ClearPlan};
 pub use clock::Clock;
 pub use compile::{Compiled, CompiledMessage};
-pub use compress::{CompressOutcome, CompressRequest, PlannedRun};
+pub use compress::{CompressOutcome, CompressPlan, CompressRequest, PlannedRun};
+pub use decision::{Decision, DecisionSlot};
 pub use environment::Environment;
-pub use error::{Error, Result};
-pub use hooks::{Decision, HookEvent, PendingToolResult, ToolResultOutcome};
-pub use id::ObjectId;
+pub use error::{BatchPosition, Error, LockReason, Result};
+pub use hooks::{HookEvent, PendingToolResult, ToolResultHandler, ToolResultOutcome};
+pub use id::{BlobId, ChunkId, CommitId, HexPrefix};
 pub use info::{CommitInfo, Current};
 pub use llm::OpenAiCompatible;
 pub use object::{Commit, Content, ContentPart, Message, Op, Role, ToolCall};
 pub use policy::ToolPolicy;
+pub use refs::{Head, HeadRef, ReflogEntry};
+pub use revision::{BranchName, Rev};
 pub use search::{SearchHit, SearchQuery};
-pub use store::{Head, HeadRef, OpenMode, ReflogEntry, Store, StoreOptions};
+pub use store::{OpenMode, Store, StoreOptions};
 pub use summarize::{
     Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
 };
 pub use tools::{CallState, ToolCallInfo, ToolTurn};
-pub use tract::{AppendOptions, BranchInfo, Status, Tract};
+pub use tract::{Status, Tract};
+pub use txn::AppendOptions;
 pub use view::{View, ViewEntry};

@@ -41,7 +41,8 @@ impl OpenAiCompatible {
 
     fn fail(&self, message: impl std::fmt::Display) -> Error {
         Error::Summarizer {
-            message: format!("{}: {message}", self.identity()),
+            summarizer: self.identity(),
+            reason: message.to_string(),
         }
     }
 
@@ -153,9 +154,12 @@ impl Summarizer for OpenAiCompatible {
                 Err((retry, e, after)) => {
                     if !retry || tries >= self.retries {
                         return Err(match e {
-                            Error::Summarizer { message } if tries > 0 => Error::Summarizer {
-                                message: format!("{message} (after {} tries)", tries + 1),
-                            },
+                            Error::Summarizer { summarizer, reason } if tries > 0 => {
+                                Error::Summarizer {
+                                    summarizer,
+                                    reason: format!("{reason} (after {} tries)", tries + 1),
+                                }
+                            }
                             other => other,
                         });
                     }

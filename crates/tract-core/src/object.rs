@@ -5,7 +5,7 @@
 //! only deterministic data (no floats, no hash maps); provider JSON is kept verbatim as text.
 
 use crate::error::{Error, Result};
-use crate::id::ObjectId;
+use crate::id::{BlobId, CommitId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -47,7 +47,7 @@ impl Role {
             "user" => Ok(Role::User),
             "assistant" => Ok(Role::Assistant),
             "tool" => Ok(Role::Tool),
-            other => Err(Error::invalid_input(format!(
+            other => Err(Error::invalid_message(format!(
                 "unknown role '{other}' (expected system, user, assistant or tool)"
             ))),
         }
@@ -174,19 +174,19 @@ impl Message {
             match &self.tool_call_id {
                 Some(id) if !id.is_empty() => {}
                 _ => {
-                    return Err(Error::invalid_input(
+                    return Err(Error::invalid_message(
                         "a tool message needs a non-empty tool_call_id",
                     ));
                 }
             }
         } else if self.tool_call_id.is_some() {
-            return Err(Error::invalid_input(format!(
+            return Err(Error::invalid_message(format!(
                 "only tool messages carry a tool_call_id (this one is {})",
                 self.role
             )));
         }
         if !self.tool_calls.is_empty() && self.role != Role::Assistant {
-            return Err(Error::invalid_input(format!(
+            return Err(Error::invalid_message(format!(
                 "only assistant messages carry tool_calls (this one is {})",
                 self.role
             )));
@@ -194,17 +194,17 @@ impl Message {
         let mut seen = std::collections::BTreeSet::new();
         for call in &self.tool_calls {
             if call.id.is_empty() || call.name.is_empty() {
-                return Err(Error::invalid_input("a tool call needs an id and a name"));
+                return Err(Error::invalid_message("a tool call needs an id and a name"));
             }
             if !seen.insert(call.id.as_str()) {
-                return Err(Error::invalid_input(format!(
+                return Err(Error::invalid_message(format!(
                     "tool call id '{}' appears twice in one message",
                     call.id
                 )));
             }
         }
         if self.is_error && self.role != Role::Tool {
-            return Err(Error::invalid_input("only tool results can be errors"));
+            return Err(Error::invalid_message("only tool results can be errors"));
         }
         Ok(())
     }
@@ -212,6 +212,11 @@ impl Message {
     /// The object bytes of this message as a blob.
     pub fn encode(&self) -> Result<Vec<u8>> {
         encode(KIND_BLOB, self)
+    }
+
+    /// The id of this message as a blob.
+    pub fn id(&self) -> Result<BlobId> {
+        Ok(BlobId::of(&self.encode()?))
     }
 
     /// Decodes blob bytes.
@@ -228,15 +233,15 @@ pub enum Op {
     /// Replaces the content of the position `target` (an append, or an earlier edit of it).
     Edit {
         /// The commit edited.
-        target: ObjectId,
+        target: CommitId,
     },
     /// Replaces the contiguous view positions `sources` with this commit's summary, at the
     /// position of the first source. The sources stay in history.
     Compress {
         /// The positions summarized, in view order.
-        sources: Vec<ObjectId>,
+        sources: Vec<CommitId>,
         /// Positions the caller asked to keep (they split the selection into runs).
-        preserved: Vec<ObjectId>,
+        preserved: Vec<CommitId>,
         /// Who summarized: `extractive`, `manual`, `callable:NAME`, `openai:MODEL@URL`, ….
         summarizer: String,
         /// The request's parameters (system prompt, instructions, target tokens), verbatim.
@@ -259,11 +264,11 @@ impl Op {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commit {
     /// Zero parents for a root, one otherwise.
-    pub parents: Vec<ObjectId>,
+    pub parents: Vec<CommitId>,
     /// What it does.
     pub op: Op,
     /// The blob it carries, for operations with content.
-    pub blob: Option<ObjectId>,
+    pub blob: Option<BlobId>,
     /// Microseconds since the Unix epoch.
     pub timestamp_us: u64,
     /// An optional note.
@@ -276,13 +281,18 @@ impl Commit {
         encode(KIND_COMMIT, self)
     }
 
+    /// The id of this commit.
+    pub fn id(&self) -> Result<CommitId> {
+        Ok(CommitId::of(&self.encode()?))
+    }
+
     /// Decodes commit bytes.
     pub fn decode(bytes: &[u8]) -> Result<Self> {
         decode(KIND_COMMIT, bytes)
     }
 
     /// The first parent, the one the view folds along.
-    pub fn parent(&self) -> Option<ObjectId> {
+    pub fn parent(&self) -> Option<CommitId> {
         self.parents.first().copied()
     }
 }
@@ -339,20 +349,20 @@ mod tests {
     #[test]
     fn golden_blob_and_commit_ids() {
         let blob = fixed_message().encode().unwrap();
-        let blob_id = ObjectId::of(&blob);
+        let blob_id = BlobId::of(&blob);
         assert_eq!(
             blob_id.to_hex(),
             "84b10338ce75d37eb2b1508cf96a691305a8e6b4876d8a6746c2de835b9bd921",
         );
         let commit = Commit {
-            parents: vec![ObjectId([7; 32])],
+            parents: vec![CommitId::from_bytes([7; 32])],
             op: Op::Append,
             blob: Some(blob_id),
             timestamp_us: 1_700_000_000_000_000,
             message: None,
         };
         assert_eq!(
-            ObjectId::of(&commit.encode().unwrap()).to_hex(),
+            commit.id().unwrap().to_hex(),
             "d08b6f8c7ffed08c5355898a6639cf23ea17a6cb2576c670df4f67baf6e59018",
         );
     }
@@ -376,7 +386,7 @@ mod tests {
     fn identical_payloads_have_identical_ids() {
         let a = fixed_message().encode().unwrap();
         let b = fixed_message().encode().unwrap();
-        assert_eq!(ObjectId::of(&a), ObjectId::of(&b));
+        assert_eq!(BlobId::of(&a), BlobId::of(&b));
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The tool-summarization policy: which tool results are summarized as they are recorded.
 //! It lives in the store, so every process and the CLI apply the same one.
 
+use crate::decision::Decision;
 use crate::error::{Error, Result};
-use crate::hooks::Decision;
-use crate::tract::Tract;
+use crate::repo::Repo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -69,34 +69,27 @@ impl ToolPolicy {
             _ => Decision::Approve,
         }
     }
+}
 
-    /// The policy as JSON, as it is stored (what `tract config show --json` prints).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
+/// The store's policy (empty when none was configured).
+pub(crate) fn load(repo: &Repo) -> Result<ToolPolicy> {
+    match repo.read()?.setting(SETTING)? {
+        None => Ok(ToolPolicy::default()),
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| Error::corrupt(format!("the stored tool-summarization policy: {e}"))),
     }
 }
 
-impl Tract {
-    /// The store's tool-summarization policy (empty when none was configured).
-    pub fn tool_policy(&self) -> Result<ToolPolicy> {
-        match self.store().read()?.setting(SETTING)? {
-            None => Ok(ToolPolicy::default()),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| Error::corrupt(format!("the stored tool-summarization policy: {e}"))),
-        }
-    }
-
-    /// Replaces the store's tool-summarization policy (durably; every process sees it on its
-    /// next tool result). An invalid policy is refused and the stored one kept.
-    pub fn set_tool_policy(&self, policy: &ToolPolicy) -> Result<()> {
-        policy.validate()?;
-        let bytes = serde_json::to_vec(policy)
-            .map_err(|e| Error::invalid_input(format!("the policy cannot be stored: {e}")))?;
-        let mut w = self.store().write()?;
-        let value = (*policy != ToolPolicy::default()).then_some(bytes.as_slice());
-        w.set_setting(SETTING, value)?;
-        w.commit()
-    }
+/// Replaces the store's policy (durably). An invalid policy is refused and the stored one
+/// kept.
+pub(crate) fn store(repo: &Repo, policy: &ToolPolicy) -> Result<()> {
+    policy.validate()?;
+    let bytes = serde_json::to_vec(policy)
+        .map_err(|e| Error::invalid_input(format!("the policy cannot be stored: {e}")))?;
+    let mut w = repo.store.write()?;
+    let value = (*policy != ToolPolicy::default()).then_some(bytes.as_slice());
+    w.set_setting(SETTING, value)?;
+    w.commit()
 }
 
 #[cfg(test)]

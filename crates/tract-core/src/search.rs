@@ -2,9 +2,11 @@
 //! the current view, or over every version in the branch's history.
 
 use crate::error::{Error, Result};
+use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::object::{Message, Role};
-use crate::tract::{Tract, info_of};
+use crate::repo::Repo;
+use crate::store::Snapshot;
 use regex::{Regex, RegexBuilder};
 
 /// Characters of context on each side of a match in a snippet.
@@ -117,62 +119,59 @@ fn snippet(text: &str, start: usize, end: usize) -> String {
     format!("{lead}{before}{}{after}{tail}", &text[start..end])
 }
 
-impl Tract {
-    /// Messages matching `q`, oldest first, each with a snippet.
-    pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
-        let re = matcher(q)?;
-        let limit = q.limit.unwrap_or(usize::MAX);
-        let snap = self.store().read()?;
-        let head = snap.head()?.commit;
-        if q.history {
-            return self.search_history(&snap, head, &re, q, limit);
-        }
-        // Find the matches under the view's lock; build their infos after.
-        let found = self.with_view(&snap, head, |v| {
-            v.entries()
-                .iter()
-                .filter(|e| wanted(&e.message, q))
-                .filter_map(|e| find(&re, &e.message).map(|s| (e.commit, s)))
-                .take(limit)
-                .collect::<Vec<_>>()
-        })?;
-        found
-            .into_iter()
-            .map(|(commit, snippet)| {
-                Ok(SearchHit {
-                    info: info_of(&snap, commit)?,
-                    snippet,
-                })
+/// Messages matching `q` in the view at `HEAD` (or its branch's history), oldest first.
+pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+    let re = matcher(q)?;
+    let limit = q.limit.unwrap_or(usize::MAX);
+    let snap = repo.read()?;
+    let head = snap.head()?.commit;
+    if q.history {
+        return search_history(&snap, head, &re, q, limit);
+    }
+    // Find the matches under the view's lock; build their infos after.
+    let found = repo.with_view(&snap, head, |v| {
+        v.entries()
+            .iter()
+            .filter(|e| wanted(&e.message, q))
+            .filter_map(|e| find(&re, &e.message).map(|s| (e.commit, s)))
+            .take(limit)
+            .collect::<Vec<_>>()
+    })?;
+    found
+        .into_iter()
+        .map(|(commit, snippet)| {
+            Ok(SearchHit {
+                info: CommitInfo::load(&snap, commit)?,
+                snippet,
             })
-            .collect()
-    }
+        })
+        .collect()
+}
 
-    fn search_history(
-        &self,
-        snap: &crate::store::Snapshot,
-        head: Option<crate::id::ObjectId>,
-        re: &Regex,
-        q: &SearchQuery,
-        limit: usize,
-    ) -> Result<Vec<SearchHit>> {
-        let mut hits = Vec::new();
-        let mut cursor = head;
-        while let Some(id) = cursor {
-            let info = info_of(snap, id)?;
-            cursor = info.commit.parent();
-            let snippet = info
-                .message
-                .as_deref()
-                .filter(|m| wanted(m, q))
-                .and_then(|m| find(re, m));
-            if let Some(snippet) = snippet {
-                hits.push(SearchHit { info, snippet });
-            }
+fn search_history(
+    snap: &Snapshot,
+    head: Option<CommitId>,
+    re: &Regex,
+    q: &SearchQuery,
+    limit: usize,
+) -> Result<Vec<SearchHit>> {
+    let mut hits = Vec::new();
+    let mut cursor = head;
+    while let Some(id) = cursor {
+        let info = CommitInfo::load(snap, id)?;
+        cursor = info.commit.parent();
+        let snippet = info
+            .message
+            .as_deref()
+            .filter(|m| wanted(m, q))
+            .and_then(|m| find(re, m));
+        if let Some(snippet) = snippet {
+            hits.push(SearchHit { info, snippet });
         }
-        hits.reverse();
-        hits.truncate(limit);
-        Ok(hits)
     }
+    hits.reverse();
+    hits.truncate(limit);
+    Ok(hits)
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@
 
 use crate::clock::Clock;
 use crate::codec;
+use crate::error::LockReason;
 use crate::error::{Error, Result};
-use crate::id::{ObjectId, prefix_range};
+use crate::id::{BlobId, CommitId, HexPrefix};
 use crate::object::{Commit, Message};
+pub use crate::refs::{Head, HeadRef, ReflogEntry};
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyTable, ReadTransaction, ReadableDatabase,
     ReadableTable, Table, TableDefinition, TransactionError, WriteTransaction,
@@ -45,47 +47,6 @@ const SETTING_PREFIX: &str = "setting.";
 
 /// The default wait for another process's write transaction.
 const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What `HEAD` points at.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum HeadRef {
-    /// A branch, which may not have commits yet.
-    Branch(String),
-    /// A commit, with no branch (after checking out a commit).
-    Detached(ObjectId),
-}
-
-/// `HEAD` resolved: what it points at and the commit there, if any.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Head {
-    /// The branch or commit `HEAD` names.
-    pub target: HeadRef,
-    /// The commit at `HEAD`; `None` on a branch with no commits yet.
-    pub commit: Option<ObjectId>,
-}
-
-impl Head {
-    /// The branch name, or `None` when detached.
-    pub fn branch(&self) -> Option<&str> {
-        match &self.target {
-            HeadRef::Branch(b) => Some(b),
-            HeadRef::Detached(_) => None,
-        }
-    }
-}
-
-/// One move of a ref.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReflogEntry {
-    /// Where the ref was before.
-    pub old: Option<ObjectId>,
-    /// Where it went.
-    pub new: Option<ObjectId>,
-    /// When, in microseconds since the Unix epoch.
-    pub timestamp_us: u64,
-    /// Why, e.g. `append`, `reset: moving to 3fa9c1`.
-    pub reason: String,
-}
 
 /// How to open a store file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,9 +182,7 @@ impl Store {
     pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
-            .map_err(|e| Error::Storage {
-                message: e.to_string(),
-            })?;
+            .map_err(|e| Error::Storage { source: e.into() })?;
         let store = Store {
             db,
             path: None,
@@ -312,10 +271,9 @@ impl Store {
                     if Instant::now() >= deadline {
                         return Err(Error::StoreLocked {
                             path: self.path.clone().unwrap_or_default(),
-                            reason: format!(
-                                "another writer held it for more than {} ms (TRACT_LOCK_TIMEOUT_MS)",
-                                self.options.lock_timeout.as_millis()
-                            ),
+                            reason: LockReason::Busy {
+                                waited: self.options.lock_timeout,
+                            },
                         });
                     }
                     std::thread::sleep(pause);
@@ -369,7 +327,11 @@ fn guard_open(
     result.map_err(|e| match e {
         DatabaseError::DatabaseAlreadyOpen => Error::StoreLocked {
             path: path.to_path_buf(),
-            reason: "another process has it open exclusively".into(),
+            reason: LockReason::OpenElsewhere,
+        },
+        DatabaseError::LockProtocolMismatch => Error::StoreLocked {
+            path: path.to_path_buf(),
+            reason: LockReason::ProtocolMismatch,
         },
         DatabaseError::Storage(redb::StorageError::Io(source)) => io_err(path, source),
         DatabaseError::Storage(redb::StorageError::Corrupted(message)) => Error::Corrupt {
@@ -379,17 +341,9 @@ fn guard_open(
             path: path.to_path_buf(),
             reason: format!("redb file format {v} is not supported"),
         },
-        other => {
-            let message = other.to_string();
-            if message.to_lowercase().contains("lock") {
-                Error::StoreLocked {
-                    path: path.to_path_buf(),
-                    reason: message,
-                }
-            } else {
-                Error::Storage { message }
-            }
-        }
+        other => Error::Storage {
+            source: other.into(),
+        },
     })
 }
 
@@ -403,10 +357,10 @@ pub(crate) fn decode_small<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result
 
 // Reading helpers shared by snapshots and writers: both table kinds implement ReadableTable.
 
-fn read_commit(t: &impl ReadableTable<[u8; 32], &'static [u8]>, id: &ObjectId) -> Result<Commit> {
+fn read_commit(t: &impl ReadableTable<[u8; 32], &'static [u8]>, id: &CommitId) -> Result<Commit> {
     let rec = t
-        .get(&id.0)?
-        .ok_or_else(|| Error::not_found(format!("commit {}", id.short())))?;
+        .get(id.as_bytes())?
+        .ok_or(Error::MissingCommit { commit: *id })?;
     let bytes = codec::decode(rec.value(), false, |_| {
         Err(Error::corrupt("commit records are never chunked"))
     })?;
@@ -416,16 +370,16 @@ fn read_commit(t: &impl ReadableTable<[u8; 32], &'static [u8]>, id: &ObjectId) -
 fn read_blob(
     blobs: &impl ReadableTable<[u8; 32], &'static [u8]>,
     chunks: &impl ReadableTable<[u8; 32], &'static [u8]>,
-    id: &ObjectId,
+    id: &BlobId,
 ) -> Result<(Message, u32)> {
     let rec = blobs
-        .get(&id.0)?
+        .get(id.as_bytes())?
         .ok_or_else(|| Error::corrupt(format!("blob {} is missing", id.short())))?;
     let rec = rec.value();
     let tokens = codec::tokens(rec)?;
     let bytes = codec::decode(rec, true, |cid| {
         chunks
-            .get(&cid.0)?
+            .get(cid.as_bytes())?
             .map(|g| g.value().to_vec())
             .ok_or_else(|| Error::corrupt(format!("chunk {} is missing", cid.short())))
     })?;
@@ -441,7 +395,9 @@ fn read_head(
         .ok_or_else(|| Error::corrupt("HEAD is missing"))?;
     let target: HeadRef = decode_small(raw.value())?;
     let commit = match &target {
-        HeadRef::Branch(b) => refs.get(b.as_str())?.map(|g| ObjectId(g.value())),
+        HeadRef::Branch(b) => refs
+            .get(b.as_str())?
+            .map(|g| CommitId::from_bytes(g.value())),
         HeadRef::Detached(id) => Some(*id),
     };
     Ok(Head { target, commit })
@@ -475,26 +431,34 @@ impl Snapshot {
     }
 
     /// A commit by id.
-    pub fn commit(&self, id: &ObjectId) -> Result<Commit> {
+    pub fn commit(&self, id: &CommitId) -> Result<Commit> {
         read_commit(&self.commits, id)
     }
 
+    /// Whether the store holds this commit.
+    pub fn has_commit(&self, id: &CommitId) -> Result<bool> {
+        Ok(self.commits.get(id.as_bytes())?.is_some())
+    }
+
     /// A blob's message and payload token count.
-    pub fn blob(&self, id: &ObjectId) -> Result<(Message, u32)> {
+    pub fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         read_blob(&self.blobs, &self.chunks, id)
     }
 
     /// The tip of a branch, `None` if the branch has no commits or does not exist.
-    pub fn branch(&self, name: &str) -> Result<Option<ObjectId>> {
-        Ok(self.refs.get(name)?.map(|g| ObjectId(g.value())))
+    pub fn branch(&self, name: &str) -> Result<Option<CommitId>> {
+        Ok(self
+            .refs
+            .get(name)?
+            .map(|g| CommitId::from_bytes(g.value())))
     }
 
     /// Every branch and its tip, by name.
-    pub fn branches(&self) -> Result<Vec<(String, ObjectId)>> {
+    pub fn branches(&self) -> Result<Vec<(String, CommitId)>> {
         let mut out = Vec::new();
         for item in self.refs.iter()? {
             let (k, v) = item?;
-            out.push((k.value().to_string(), ObjectId(v.value())));
+            out.push((k.value().to_string(), CommitId::from_bytes(v.value())));
         }
         Ok(out)
     }
@@ -515,12 +479,12 @@ impl Snapshot {
     }
 
     /// The commits whose id starts with `prefix` (at most `limit`).
-    pub fn commits_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<ObjectId>> {
-        let r = prefix_range(prefix)?;
+    pub fn commits_with_prefix(&self, prefix: &HexPrefix, limit: usize) -> Result<Vec<CommitId>> {
+        let (low, high) = prefix.range();
         let mut out = Vec::new();
-        for item in self.commits.range(r.low..=r.high)? {
+        for item in self.commits.range(low..=high)? {
             let (k, _) = item?;
-            out.push(ObjectId(k.value()));
+            out.push(CommitId::from_bytes(k.value()));
             if out.len() >= limit {
                 break;
             }
@@ -551,28 +515,28 @@ pub struct Objects<'w> {
 
 impl Objects<'_> {
     /// Stores a blob (once: identical payloads share it) and returns its id.
-    pub fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<ObjectId> {
-        let id = ObjectId::of(bytes);
-        if self.blobs.get(&id.0)?.is_some() {
+    pub fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<BlobId> {
+        let id = BlobId::of(bytes);
+        if self.blobs.get(id.as_bytes())?.is_some() {
             return Ok(id);
         }
         let enc = codec::encode(bytes, Some(tokens));
         for (cid, rec) in &enc.chunks {
-            if self.chunks.get(&cid.0)?.is_none() {
-                self.chunks.insert(&cid.0, rec.as_slice())?;
+            if self.chunks.get(cid.as_bytes())?.is_none() {
+                self.chunks.insert(cid.as_bytes(), rec.as_slice())?;
             }
         }
-        self.blobs.insert(&id.0, enc.record.as_slice())?;
+        self.blobs.insert(id.as_bytes(), enc.record.as_slice())?;
         Ok(id)
     }
 
     /// Stores a commit and returns its id.
-    pub fn put_commit(&mut self, commit: &Commit) -> Result<ObjectId> {
+    pub fn put_commit(&mut self, commit: &Commit) -> Result<CommitId> {
         let bytes = commit.encode()?;
-        let id = ObjectId::of(&bytes);
-        if self.commits.get(&id.0)?.is_none() {
+        let id = CommitId::of(&bytes);
+        if self.commits.get(id.as_bytes())?.is_none() {
             let enc = codec::encode(&bytes, None);
-            self.commits.insert(&id.0, enc.record.as_slice())?;
+            self.commits.insert(id.as_bytes(), enc.record.as_slice())?;
         }
         Ok(id)
     }
@@ -598,12 +562,12 @@ impl Writer {
     }
 
     /// A commit by id, including ones written in this transaction.
-    pub fn commit_object(&self, id: &ObjectId) -> Result<Commit> {
+    pub fn commit_object(&self, id: &CommitId) -> Result<Commit> {
         read_commit(&self.txn.open_table(COMMITS)?, id)
     }
 
     /// A blob by id, including ones written in this transaction.
-    pub fn blob(&self, id: &ObjectId) -> Result<(Message, u32)> {
+    pub fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         read_blob(
             &self.txn.open_table(BLOBS)?,
             &self.txn.open_table(CHUNKS)?,
@@ -637,19 +601,19 @@ impl Writer {
     }
 
     /// Whether a branch exists.
-    pub fn branch(&self, name: &str) -> Result<Option<ObjectId>> {
+    pub fn branch(&self, name: &str) -> Result<Option<CommitId>> {
         let refs = self.txn.open_table(REFS)?;
-        Ok(refs.get(name)?.map(|g| ObjectId(g.value())))
+        Ok(refs.get(name)?.map(|g| CommitId::from_bytes(g.value())))
     }
 
     /// Points a branch at `new` (or removes it with `None`), logging the move.
-    pub fn set_branch(&mut self, name: &str, new: Option<ObjectId>, reason: &str) -> Result<()> {
+    pub fn set_branch(&mut self, name: &str, new: Option<CommitId>, reason: &str) -> Result<()> {
         let old = {
             let mut refs = self.txn.open_table(REFS)?;
-            let old = refs.get(name)?.map(|g| ObjectId(g.value()));
+            let old = refs.get(name)?.map(|g| CommitId::from_bytes(g.value()));
             match new {
                 Some(id) => {
-                    refs.insert(name, id.0)?;
+                    refs.insert(name, *id.as_bytes())?;
                 }
                 None => {
                     refs.remove(name)?;
@@ -675,7 +639,7 @@ impl Writer {
     }
 
     /// Moves whatever `HEAD` names (its branch, or itself when detached) to `new`.
-    pub fn advance_head(&mut self, head: &Head, new: ObjectId, reason: &str) -> Result<()> {
+    pub fn advance_head(&mut self, head: &Head, new: CommitId, reason: &str) -> Result<()> {
         match &head.target {
             HeadRef::Branch(b) => self.set_branch(b, Some(new), reason),
             HeadRef::Detached(_) => self.set_head(&HeadRef::Detached(new), reason),
@@ -685,8 +649,8 @@ impl Writer {
     fn log_move(
         &mut self,
         name: &str,
-        old: Option<ObjectId>,
-        new: Option<ObjectId>,
+        old: Option<CommitId>,
+        new: Option<CommitId>,
         reason: &str,
     ) -> Result<()> {
         let mut log = self.txn.open_table(REFLOG)?;

@@ -235,7 +235,8 @@ where
         let text = (self.f)(req)?;
         if text.trim().is_empty() {
             return Err(Error::Summarizer {
-                message: format!("{} returned an empty summary", self.identity()),
+                summarizer: self.identity(),
+                reason: "it returned an empty summary".into(),
             });
         }
         Ok(text)

@@ -2,11 +2,13 @@
 //! and repair. Queries read the view's tool indexes, so they cost the number of matches.
 
 use crate::error::{Error, Result};
-use crate::id::ObjectId;
+use crate::id::CommitId;
 use crate::info::{CommitInfo, Current};
 use crate::object::{Content, Message, Role};
+use crate::repo::{Repo, position_in_view};
+use crate::revision::Rev;
 use crate::store::Snapshot;
-use crate::tract::{Tract, resolve_in};
+use crate::txn::AppendOptions;
 use crate::view::{SYNTHETIC_RESULT, View, ViewEntry};
 
 /// Where a tool call is in its life.
@@ -43,9 +45,9 @@ pub struct ToolCallInfo {
     /// Pending, ok or error.
     pub state: CallState,
     /// The assistant commit that made the call (its view position).
-    pub call_commit: ObjectId,
+    pub call_commit: CommitId,
     /// The result's view position, once there is one.
-    pub result_commit: Option<ObjectId>,
+    pub result_commit: Option<CommitId>,
     /// From the call's commit to the result's, in microseconds.
     pub duration_us: Option<u64>,
     /// Tokens of the result as it is in view (framing included).
@@ -72,14 +74,14 @@ impl ToolTurn {
     }
 
     /// The call commit and the result commits.
-    pub fn all_hashes(&self) -> Vec<ObjectId> {
+    pub fn all_hashes(&self) -> Vec<CommitId> {
         std::iter::once(self.call.id)
             .chain(self.results.iter().map(|r| r.id))
             .collect()
     }
 
     /// The result commits.
-    pub fn result_hashes(&self) -> Vec<ObjectId> {
+    pub fn result_hashes(&self) -> Vec<CommitId> {
         self.results.iter().map(|r| r.id).collect()
     }
 }
@@ -143,179 +145,122 @@ fn pending(v: &View) -> Vec<ToolCallInfo> {
         .collect()
 }
 
-/// The view index of `rev`, which must be a position (or an edit of one) in view.
-fn index_in(view: &View, snap: &Snapshot, rev: &str, what: &str) -> Result<usize> {
-    let (id, index) = view.locate(snap, rev)?;
-    index.ok_or_else(|| {
-        Error::invalid_op(format!(
-            "{what} names commit {}, which is not in the current view",
-            id.short()
-        ))
+/// Tool results in the view at `HEAD`, in view order, each position once: of tool `name` if
+/// given, strictly after `after` and before `before` (commits in view) if given.
+pub(crate) fn find_results(
+    repo: &Repo,
+    name: Option<&str>,
+    after: Option<&Rev>,
+    before: Option<&Rev>,
+) -> Result<Vec<CommitInfo>> {
+    repo.at_head(|snap, v| {
+        let lo = after
+            .map(|a| position_in_view(v, snap, a, Some("after")))
+            .transpose()?;
+        let hi = before
+            .map(|b| position_in_view(v, snap, b, Some("before")))
+            .transpose()?;
+        let all = v.result_entries(name);
+        // Indexes are in view order: the bounds are two binary searches.
+        let start = lo.map_or(0, |lo| all.partition_point(|&i| i <= lo));
+        let end = hi.map_or(all.len(), |hi| all.partition_point(|&i| i < hi));
+        all.get(start..end.max(start))
+            .unwrap_or_default()
+            .iter()
+            .map(|&i| entry_info(snap, &v.entries()[i]))
+            .collect()
+    })?
+}
+
+/// Assistant commits in the view at `HEAD` that call tools (`name`: that tool).
+pub(crate) fn find_calls(repo: &Repo, name: Option<&str>) -> Result<Vec<CommitInfo>> {
+    repo.at_head(|snap, v| {
+        v.call_entries(name)
+            .iter()
+            .map(|&i| entry_info(snap, &v.entries()[i]))
+            .collect()
+    })?
+}
+
+/// Tool-call commits paired with their results (`name`: turns that call that tool).
+pub(crate) fn find_turns(repo: &Repo, name: Option<&str>) -> Result<Vec<ToolTurn>> {
+    repo.at_head(|snap, v| {
+        v.call_entries(name)
+            .iter()
+            .map(|&i| {
+                let e = &v.entries()[i];
+                let results = e
+                    .results
+                    .iter()
+                    .flatten()
+                    .map(|&r| entry_info(snap, &v.entries()[r]))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(ToolTurn {
+                    call: entry_info(snap, e)?,
+                    results,
+                    calls: call_infos(v, e),
+                })
+            })
+            .collect()
+    })?
+}
+
+/// Every tool call in the view at `HEAD` without a result, in view order.
+pub(crate) fn pending_calls(repo: &Repo) -> Result<Vec<ToolCallInfo>> {
+    repo.at_head(|_, v| pending(v))
+}
+
+/// Edits a tool result: `target` must be a tool result in view answering `call_id` from tool
+/// `name`.
+pub(crate) fn edit_result(
+    repo: &Repo,
+    target: &Rev,
+    call_id: &str,
+    name: &str,
+    content: Content,
+) -> Result<CommitInfo> {
+    crate::edit::edit(repo, target, content, |m| {
+        if m.role != Role::Tool {
+            return Err(Error::invalid_op(format!(
+                "'{target}' is a {} message, not a tool result",
+                m.role
+            )));
+        }
+        let have = m.tool_call_id.as_deref().unwrap_or_default();
+        if have != call_id {
+            return Err(Error::invalid_op(format!(
+                "'{target}' answers tool call '{have}', not '{call_id}'"
+            )));
+        }
+        match m.name.as_deref() {
+            Some(n) if n != name => Err(Error::invalid_op(format!(
+                "'{target}' is a result of tool '{n}', not '{name}'"
+            ))),
+            _ => Ok(()),
+        }
     })
 }
 
-impl Tract {
-    /// Tool results in the current view, in view order, each position once: of tool `name`
-    /// if given, strictly after `after` and before `before` (commits in view) if given.
-    pub fn find_tool_results(
-        &self,
-        name: Option<&str>,
-        after: Option<&str>,
-        before: Option<&str>,
-    ) -> Result<Vec<CommitInfo>> {
-        self.at_head(|snap, v| {
-            let lo = after.map(|a| index_in(v, snap, a, "after")).transpose()?;
-            let hi = before.map(|b| index_in(v, snap, b, "before")).transpose()?;
-            let all = v.result_entries(name);
-            // Indexes are in view order: the bounds are two binary searches.
-            let start = lo.map_or(0, |lo| all.partition_point(|&i| i <= lo));
-            let end = hi.map_or(all.len(), |hi| all.partition_point(|&i| i < hi));
-            all.get(start..end.max(start))
-                .unwrap_or_default()
-                .iter()
-                .map(|&i| entry_info(snap, &v.entries()[i]))
-                .collect()
-        })?
+/// Commits a marked synthetic error result for every tool call in view that has none, in one
+/// transaction.
+pub(crate) fn repair(repo: &Repo) -> Result<Vec<CommitInfo>> {
+    let (head, pending) = repo.at_head(|_, v| (v.head(), pending(v)))?;
+    if pending.is_empty() {
+        return Ok(Vec::new());
     }
-
-    /// Assistant commits in the current view that call tools (`name`: that tool), in view order.
-    pub fn find_tool_calls(&self, name: Option<&str>) -> Result<Vec<CommitInfo>> {
-        self.at_head(|snap, v| {
-            v.call_entries(name)
-                .iter()
-                .map(|&i| entry_info(snap, &v.entries()[i]))
-                .collect()
-        })?
-    }
-
-    /// Tool-call commits paired with their results (`name`: turns that call that tool).
-    pub fn find_tool_turns(&self, name: Option<&str>) -> Result<Vec<ToolTurn>> {
-        self.at_head(|snap, v| {
-            v.call_entries(name)
-                .iter()
-                .map(|&i| {
-                    let e = &v.entries()[i];
-                    let results = e
-                        .results
-                        .iter()
-                        .flatten()
-                        .map(|&r| entry_info(snap, &v.entries()[r]))
-                        .collect::<Result<Vec<_>>>()?;
-                    Ok(ToolTurn {
-                        call: entry_info(snap, e)?,
-                        results,
-                        calls: call_infos(v, e),
-                    })
-                })
-                .collect()
-        })?
-    }
-
-    /// Every tool call in view without a result, in view order.
-    pub fn pending_tool_calls(&self) -> Result<Vec<ToolCallInfo>> {
-        self.at_head(|_, v| pending(v))
-    }
-
-    /// Edits a tool result: `target` must be a tool result in view answering `call_id` from
-    /// tool `name`. The edit keeps role, `tool_call_id` and name; the original stays in history.
-    pub fn edit_tool_result(
-        &self,
-        target: &str,
-        call_id: &str,
-        name: &str,
-        content: Content,
-    ) -> Result<CommitInfo> {
-        self.edit_checked(target, content, |m| {
-            if m.role != Role::Tool {
-                return Err(Error::invalid_op(format!(
-                    "'{target}' is a {} message, not a tool result",
-                    m.role
-                )));
-            }
-            let have = m.tool_call_id.as_deref().unwrap_or_default();
-            if have != call_id {
-                return Err(Error::invalid_op(format!(
-                    "'{target}' answers tool call '{have}', not '{call_id}'"
-                )));
-            }
-            match m.name.as_deref() {
-                Some(n) if n != name => Err(Error::invalid_op(format!(
-                    "'{target}' is a result of tool '{n}', not '{name}'"
-                ))),
-                _ => Ok(()),
-            }
+    let results: Vec<Message> = pending
+        .into_iter()
+        .map(|c| {
+            let mut m = Message::tool_result(c.call_id, c.name, SYNTHETIC_RESULT, true);
+            m.metadata.insert("tract_repair".into(), "true".into());
+            m
         })
-    }
-
-    /// Every version of the view position `rev` belongs to, oldest first: the original
-    /// message, then each edit on this branch.
-    pub fn edit_history(&self, rev: &str) -> Result<Vec<CommitInfo>> {
-        self.at_head(|snap, v| {
-            let id = resolve_in(snap, rev)?;
-            let entry = v.entry_of(&id).ok_or_else(|| {
-                Error::invalid_op(format!(
-                    "commit {} is not a message in the current view",
-                    id.short()
-                ))
-            })?;
-            entry
-                .versions()
-                .into_iter()
-                .map(|c| crate::tract::info_of(snap, c))
-                .collect()
-        })?
-    }
-
-    /// Commits a marked synthetic error result for every tool call in view that has none, in
-    /// one transaction, so a session a crash left mid-tool resumes valid. Returns them.
-    pub fn repair(&self) -> Result<Vec<CommitInfo>> {
-        let (head, pending) = self.at_head(|_, v| (v.head(), pending(v)))?;
-        if pending.is_empty() {
-            return Ok(Vec::new());
-        }
-        let results: Vec<Message> = pending
-            .into_iter()
-            .map(|c| {
-                let mut m = Message::tool_result(c.call_id, c.name, SYNTHETIC_RESULT, true);
-                m.metadata.insert("tract_repair".into(), "true".into());
-                m
-            })
-            .collect();
-        // If another writer moved the branch since the calls were read, fail rather than
-        // answer a call twice.
-        let opts = crate::tract::AppendOptions {
-            expected_head: Some(head),
-            note: Some("repair: synthetic result for a call with none".into()),
-        };
-        self.append_batch_with(results, &opts)
-    }
-}
-
-impl ToolCallInfo {
-    /// As JSON (what `tract tools turns --json` prints per call).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "call_id": self.call_id,
-            "name": self.name,
-            "arguments": self.arguments,
-            "state": self.state.as_str(),
-            "call_commit": self.call_commit.to_hex(),
-            "result_commit": self.result_commit.map(|c| c.to_hex()),
-            "duration_ms": self.duration_us.map(|d| d as f64 / 1000.0),
-            "result_tokens": self.result_tokens,
-            "result_bytes": self.result_bytes,
-        })
-    }
-}
-
-impl ToolTurn {
-    /// As JSON: the call and results as `CommitInfo::to_json`, plus each call's lifecycle.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "call": self.call.to_json(),
-            "results": self.results.iter().map(CommitInfo::to_json).collect::<Vec<_>>(),
-            "tool_names": self.tool_names(),
-            "calls": self.calls.iter().map(ToolCallInfo::to_json).collect::<Vec<_>>(),
-        })
-    }
+        .collect();
+    // If another writer moved the branch since the calls were read, fail rather than answer
+    // a call twice.
+    let opts = AppendOptions {
+        expected_head: Some(head),
+        note: Some("repair: synthetic result for a call with none".into()),
+    };
+    crate::append::append_batch(repo, results, &opts)
 }

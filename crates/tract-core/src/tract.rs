@@ -1,41 +1,29 @@
-//! [`Tract`]: the operations every surface (Rust, CLI, Python) offers, over one store.
+//! [`Tract`]: the handle every surface (Rust, CLI, Python) works through. It owns a store with
+//! its view cache, the hooks registered on it and its default summarizer, and hands each call
+//! to the operation module that carries it out; it holds no logic of its own.
 
+use crate::branch::{self, BranchInfo};
+use crate::clear::{self, ClearOptions, ClearOutcome, ClearPlan};
 use crate::compile::Compiled;
+use crate::compress::{self, CompressOutcome, CompressPlan, CompressRequest};
+use crate::decision::Decision;
 use crate::error::{Error, Result};
-use crate::hooks::Hooks;
-use crate::id::ObjectId;
+use crate::hooks::{HookRegistry, PendingToolResult, Recorder, ToolResultOutcome};
+use crate::id::CommitId;
 use crate::info::CommitInfo;
-use crate::object::{Commit, Content, Message, Op, Role, ToolCall};
-use crate::store::{
-    DEFAULT_DIR, DEFAULT_FILE, Head, HeadRef, Objects, OpenMode, ReflogEntry, Snapshot, Store,
-    StoreOptions, Writer,
-};
+use crate::object::{Content, Message, Role, ToolCall};
+use crate::policy::{self, ToolPolicy};
+use crate::refs::{Head, ReflogEntry};
+use crate::repo::Repo;
+use crate::revision::{BranchName, Rev};
+use crate::search::{self, SearchHit, SearchQuery};
+use crate::store::{DEFAULT_DIR, DEFAULT_FILE, OpenMode, Store, StoreOptions};
 use crate::summarize::Summarizer;
-use crate::tokens;
-use crate::view::View;
+use crate::tools::{self, ToolCallInfo, ToolTurn};
+use crate::txn::AppendOptions;
+use crate::{append, edit, history};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
-
-/// Options for one append.
-#[derive(Debug, Clone, Default)]
-pub struct AppendOptions {
-    /// Compare-and-swap: fail with [`Error::HeadMoved`] unless `HEAD` is at this commit
-    /// (`Some(None)`: unless the branch has no commits yet).
-    pub expected_head: Option<Option<ObjectId>>,
-    /// A note stored on the commit.
-    pub note: Option<String>,
-}
-
-/// A branch and whether `HEAD` is on it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BranchInfo {
-    /// Its name.
-    pub name: String,
-    /// Its tip.
-    pub head: ObjectId,
-    /// Whether `HEAD` names it.
-    pub current: bool,
-}
+use std::sync::{Arc, RwLock};
 
 /// Where `HEAD` is and what its view holds.
 #[derive(Debug, Clone)]
@@ -52,34 +40,34 @@ pub struct Status {
     pub path: Option<PathBuf>,
 }
 
-/// A tract: a store plus the cached view of its `HEAD`.
+/// A tract: a store, the cached view of its `HEAD`, hooks and a default summarizer.
 pub struct Tract {
-    store: Store,
-    cache: Mutex<Option<View>>,
+    repo: Repo,
     /// Handlers registered on this handle (not stored: a handler is code).
-    hooks: RwLock<Hooks>,
+    hooks: RwLock<HookRegistry>,
     /// The summarizer used when a call names none (`None`: the extractive one).
     summarizer: RwLock<Option<Arc<dyn Summarizer>>>,
 }
 
 impl std::fmt::Debug for Tract {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tract").field("store", &self.store).finish()
+        f.debug_struct("Tract")
+            .field("store", &self.repo.store)
+            .finish()
     }
 }
 
 impl Tract {
+    // ----- opening -----
+
     /// Opens the store file at `path`, creating it if it does not exist (its directory must).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Ok(Self::from_store(Store::open(
-            path,
-            OpenMode::CreateIfMissing,
-        )?))
+        Self::open_with(path, OpenMode::CreateIfMissing, StoreOptions::default())
     }
 
     /// Opens an existing store file.
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Self> {
-        Ok(Self::from_store(Store::open(path, OpenMode::Existing)?))
+        Self::open_with(path, OpenMode::Existing, StoreOptions::default())
     }
 
     /// Opens the store file at `path` in `mode`, with options (lock wait, clock).
@@ -93,7 +81,7 @@ impl Tract {
 
     /// A tract in memory.
     pub fn in_memory() -> Result<Self> {
-        Ok(Self::from_store(Store::in_memory()?))
+        Self::in_memory_with(StoreOptions::default())
     }
 
     /// A tract in memory, with options (the clock).
@@ -104,8 +92,7 @@ impl Tract {
     /// Wraps an opened store.
     pub fn from_store(store: Store) -> Self {
         Tract {
-            store,
-            cache: Mutex::new(None),
+            repo: Repo::new(store),
             hooks: RwLock::default(),
             summarizer: RwLock::new(None),
         }
@@ -139,7 +126,7 @@ impl Tract {
 
     /// The underlying store.
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.repo.store
     }
 
     /// Sets the summarizer that compressions and hook summaries use when a call names none
@@ -157,19 +144,6 @@ impl Tract {
             .clone()
     }
 
-    pub(crate) fn hooks(&self) -> RwLockReadGuard<'_, Hooks> {
-        self.hooks.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn hooks_mut(&self) -> RwLockWriteGuard<'_, Hooks> {
-        self.hooks.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn cache(&self) -> MutexGuard<'_, Option<View>> {
-        // A panic while holding the lock leaves at worst a stale view, which is rebuilt.
-        self.cache.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     // ----- writing -----
 
     /// Appends a message at `HEAD`; durable when this returns.
@@ -179,10 +153,7 @@ impl Tract {
 
     /// Appends with options (compare-and-swap, note).
     pub fn append_with(&self, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
-        let prepared = Prepared::new(message)?;
-        self.write_steps(opts, vec![(Step::Op(Op::Append), prepared)])?
-            .pop()
-            .ok_or_else(|| Error::invalid_op("the append produced no commit"))
+        append::append(&self.repo, message, opts)
     }
 
     /// Appends several messages in one transaction: all of them, or none if any is invalid.
@@ -197,65 +168,7 @@ impl Tract {
         messages: Vec<Message>,
         opts: &AppendOptions,
     ) -> Result<Vec<CommitInfo>> {
-        let ops = messages.into_iter().map(|m| (Op::Append, m)).collect();
-        self.write_ops(opts, ops)
-    }
-
-    /// Commits operations that carry messages (appends, compressions) in one transaction.
-    pub(crate) fn write_ops(
-        &self,
-        opts: &AppendOptions,
-        ops: Vec<(Op, Message)>,
-    ) -> Result<Vec<CommitInfo>> {
-        let steps = prepare_all(ops.into_iter().map(|(op, m)| (Step::Op(op), m)).collect())?;
-        self.write_steps(opts, steps)
-    }
-
-    /// Writes prepared steps in one transaction, after the optional compare-and-swap check.
-    pub(crate) fn write_steps(
-        &self,
-        opts: &AppendOptions,
-        steps: Vec<(Step, Prepared)>,
-    ) -> Result<Vec<CommitInfo>> {
-        let w = self.store.write()?;
-        let start = w.head()?;
-        if let Some(expected) = opts.expected_head {
-            check_expected(&start, expected)?;
-        }
-        self.write_chain(w, &start, steps, opts.note.clone())
-    }
-
-    /// Writes `steps` as a chain on top of `start`, moves the branch once, commits
-    /// (durably) and extends the cached view. `note` goes on every commit that has none.
-    fn write_chain(
-        &self,
-        mut w: Writer,
-        start: &Head,
-        steps: Vec<(Step, Prepared)>,
-        note: Option<String>,
-    ) -> Result<Vec<CommitInfo>> {
-        let mut chain = Chain::new(start, &w)?;
-        let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
-        {
-            let mut objects = w.objects()?;
-            for (step, mut p) in steps {
-                let op = match step {
-                    Step::Op(op) => op,
-                    Step::EditOf(k) => Op::Edit {
-                        target: infos
-                            .get(k)
-                            .map(|i| i.id)
-                            .ok_or_else(|| Error::invalid_op("an edit of a later commit"))?,
-                    },
-                };
-                let note = p.note.take().or_else(|| note.clone());
-                infos.push(chain.put(&mut objects, op, p, note)?);
-            }
-        }
-        chain.finish(&mut w)?;
-        w.commit()?;
-        self.extend_cache(start.commit, &infos);
-        Ok(infos)
+        append::append_batch(&self.repo, messages, opts)
     }
 
     /// Appends a system message.
@@ -281,254 +194,307 @@ impl Tract {
 
     /// Replaces the content of a message in the current view. Role, name, tool calls and
     /// `tool_call_id` are kept; the original stays in history.
-    pub fn edit(&self, target: &str, content: Content) -> Result<CommitInfo> {
-        self.edit_checked(target, content, |_| Ok(()))
+    pub fn edit(&self, target: impl Into<Rev>, content: Content) -> Result<CommitInfo> {
+        edit::edit(&self.repo, &target.into(), content, |_| Ok(()))
     }
 
-    /// An edit that `check` may refuse after seeing the message in view, inside the same write
-    /// transaction (so nothing can change between the check and the commit).
-    pub(crate) fn edit_checked(
+    // ----- tool results and hooks -----
+
+    /// Registers the `tool_result` handler of this handle, replacing the default one (the
+    /// store's policy) and any handler registered before.
+    pub fn on_tool_result(
         &self,
-        target: &str,
-        content: Content,
-        check: impl FnOnce(&Message) -> Result<()>,
+        handler: impl Fn(&mut PendingToolResult) -> Result<()> + Send + Sync + 'static,
+    ) {
+        self.hooks_mut().tool_result = Some(Arc::new(handler));
+    }
+
+    /// Removes the `tool_result` handler: the store's policy applies again.
+    pub fn off_tool_result(&self) {
+        self.hooks_mut().tool_result = None;
+    }
+
+    /// Records the result of tool call `call_id` from tool `name`, through the `tool_result`
+    /// handler (or the store's policy). Returns the recorded position (its original content);
+    /// see [`Tract::record_tool_result`] for the summary and warnings.
+    pub fn tool_result(
+        &self,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
     ) -> Result<CommitInfo> {
-        let target = self.resolve(target)?;
-        let infos = self.commit_edits(|v| {
-            let Some(entry) = v.entry_of(&target) else {
-                return Err(Error::invalid_op(format!(
-                    "commit {} is not a message in the current view",
-                    target.short()
-                )));
-            };
-            check(&entry.message)?;
-            let mut message = (*entry.message).clone();
-            message.content = content;
-            Ok(vec![(target, message)])
-        })?;
-        infos
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::invalid_op("the edit produced no commit"))
+        let message = Message::tool_result(call_id, name, content, is_error);
+        Ok(self.record_tool_result(message, None, None)?.original)
     }
 
-    /// Edits planned from the view at `HEAD` and committed in one transaction: `plan` sees the
-    /// view under the write lock (nothing can change between planning and committing) and
-    /// returns each target with its new message.
-    pub(crate) fn commit_edits(
+    /// Records a tool result. `decision` given: it is applied as is; `None`: the registered
+    /// handler decides, else the store's policy. A summary is made by `summarizer`, else the
+    /// handle's, else the extractive one; if that fails, the original is recorded unchanged
+    /// and the failure is in the warnings: a result is never lost because summarizing it
+    /// failed. A rejection or a handler's error commits nothing.
+    pub fn record_tool_result(
         &self,
-        plan: impl FnOnce(&View) -> Result<Vec<(ObjectId, Message)>>,
-    ) -> Result<Vec<CommitInfo>> {
-        let w = self.store.write()?;
-        let start = w.head()?;
-        // Read after taking the write lock: this snapshot sees exactly what the writer sees.
-        let snap = self.store.read()?;
-        let edits = self.with_view(&snap, start.commit, plan)??;
-        if edits.is_empty() {
-            return Ok(Vec::new()); // dropping the writer commits nothing
-        }
-        let ops = edits
-            .into_iter()
-            .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
-            .collect();
-        self.write_chain(w, &start, prepare_all(ops)?, None)
+        message: Message,
+        decision: Option<Decision>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<ToolResultOutcome> {
+        self.recorder(summarizer).record(message, decision)
     }
 
-    /// Applies freshly committed commits to the cached view when it is at their parent.
-    fn extend_cache(&self, parent: Option<ObjectId>, infos: &[CommitInfo]) {
-        let mut guard = self.cache();
-        let Some(view) = guard.as_mut() else { return };
-        if view.head() != parent {
-            // The cache is of some other head: rebuilt on the next read.
-            *guard = None;
-            return;
+    /// Appends messages in one transaction, each tool result through the `tool_result`
+    /// handler or the store's policy as [`Tract::record_tool_result`] does. All or nothing:
+    /// an invalid message, a rejection or a handler's error commits none of them. Returns one
+    /// outcome per message, in order (other messages are simply approved).
+    pub fn append_batch_with_policy(
+        &self,
+        messages: Vec<Message>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<Vec<ToolResultOutcome>> {
+        self.recorder(summarizer).record_batch(messages)
+    }
+
+    fn recorder<'a>(&'a self, summarizer: Option<&'a dyn Summarizer>) -> Recorder<'a> {
+        Recorder {
+            repo: &self.repo,
+            handler: self
+                .hooks
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .tool_result
+                .clone(),
+            summarizer,
+            default_summarizer: self.summarizer(),
         }
-        for info in infos {
-            let content = match (&info.commit.blob, &info.message) {
-                (Some(b), Some(m)) => {
-                    let payload = payload_of(info);
-                    Some((*b, ((**m).clone(), payload)))
-                }
-                _ => None,
-            };
-            if view.apply(info.id, info.commit.clone(), content).is_err() {
-                *guard = None;
-                return;
-            }
-        }
-        view.flush();
+    }
+
+    fn hooks_mut(&self) -> std::sync::RwLockWriteGuard<'_, HookRegistry> {
+        self.hooks.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The store's tool-summarization policy (empty when none was configured).
+    pub fn tool_policy(&self) -> Result<ToolPolicy> {
+        policy::load(&self.repo)
+    }
+
+    /// Replaces the store's tool-summarization policy (durably; every process sees it on its
+    /// next tool result). An invalid policy is refused and the stored one kept.
+    pub fn set_tool_policy(&self, policy: &ToolPolicy) -> Result<()> {
+        policy::store(&self.repo, policy)
+    }
+
+    /// Edits a tool result: `target` must be a tool result in view answering `call_id` from
+    /// tool `name`. The edit keeps role, `tool_call_id` and name; the original stays in history.
+    pub fn edit_tool_result(
+        &self,
+        target: impl Into<Rev>,
+        call_id: &str,
+        name: &str,
+        content: Content,
+    ) -> Result<CommitInfo> {
+        tools::edit_result(&self.repo, &target.into(), call_id, name, content)
+    }
+
+    /// Tool results in the current view, in view order, each position once: of tool `name`
+    /// if given, strictly after `after` and before `before` (commits in view) if given.
+    pub fn find_tool_results(
+        &self,
+        name: Option<&str>,
+        after: Option<&Rev>,
+        before: Option<&Rev>,
+    ) -> Result<Vec<CommitInfo>> {
+        tools::find_results(&self.repo, name, after, before)
+    }
+
+    /// Assistant commits in the current view that call tools (`name`: that tool), in view order.
+    pub fn find_tool_calls(&self, name: Option<&str>) -> Result<Vec<CommitInfo>> {
+        tools::find_calls(&self.repo, name)
+    }
+
+    /// Tool-call commits paired with their results (`name`: turns that call that tool).
+    pub fn find_tool_turns(&self, name: Option<&str>) -> Result<Vec<ToolTurn>> {
+        tools::find_turns(&self.repo, name)
+    }
+
+    /// Every tool call in view without a result, in view order.
+    pub fn pending_tool_calls(&self) -> Result<Vec<ToolCallInfo>> {
+        tools::pending_calls(&self.repo)
+    }
+
+    /// Commits a marked synthetic error result for every tool call in view that has none, in
+    /// one transaction, so a session a crash left mid-tool resumes valid. Returns them.
+    pub fn repair(&self) -> Result<Vec<CommitInfo>> {
+        tools::repair(&self.repo)
+    }
+
+    // ----- clearing and compressing -----
+
+    /// What [`Tract::clear_tool_results`] would clear and the tokens before and after,
+    /// without committing anything.
+    pub fn plan_clear_tool_results(&self, opts: &ClearOptions) -> Result<ClearPlan> {
+        clear::plan_clear(&self.repo, opts)
+    }
+
+    /// Replaces the results of all but the last `keep` tool turns with a placeholder naming
+    /// the original commit, as edits in one transaction. The originals stay in history.
+    pub fn clear_tool_results(&self, opts: &ClearOptions) -> Result<ClearOutcome> {
+        clear::clear(&self.repo, opts)
+    }
+
+    /// The runs [`Tract::compress`] would replace, without summarizing or committing.
+    pub fn plan_compress(&self, req: &CompressRequest<'_>) -> Result<CompressPlan> {
+        compress::plan_compress(&self.repo, req)
+    }
+
+    /// Replaces the selected positions with one summary per contiguous run (preserved
+    /// positions split runs and stay). Everything outside the selection stays as it was; the
+    /// sources stay in history, linked from each compress commit. All or nothing: a summarizer
+    /// failure, or another writer moving the branch meanwhile, commits nothing.
+    pub fn compress(&self, req: &CompressRequest<'_>) -> Result<CompressOutcome> {
+        compress::compress(&self.repo, req, self.summarizer())
+    }
+
+    /// Compresses whole tool turns with [`crate::TOOL_SUMMARIZE_SYSTEM`] by default. A
+    /// selection that holds part of a turn takes the whole turn; with `commits` `None`, every
+    /// turn (of tool `name` if given). With `preserve_answer`, the last assistant message
+    /// without tool calls in the selection (the final answer) is kept.
+    pub fn compress_tool_calls(
+        &self,
+        commits: Option<&[Rev]>,
+        name: Option<&str>,
+        preserve_answer: bool,
+        req: CompressRequest<'_>,
+    ) -> Result<CompressOutcome> {
+        let req = self.tool_turn_request(commits, name, preserve_answer, req)?;
+        self.compress(&req)
+    }
+
+    /// The request [`Tract::compress_tool_calls`] makes of [`Tract::compress`]: the selection
+    /// widened to whole turns, the final answer preserved, the tool prompt by default. Feed it
+    /// to [`Tract::plan_compress`] for a dry run.
+    pub fn tool_turn_request<'a>(
+        &self,
+        commits: Option<&[Rev]>,
+        name: Option<&str>,
+        preserve_answer: bool,
+        req: CompressRequest<'a>,
+    ) -> Result<CompressRequest<'a>> {
+        compress::tool_turn_request(&self.repo, commits, name, preserve_answer, req)
+    }
+
+    /// The view positions from `from` to `to`, both included, in view order.
+    pub fn positions_between(&self, from: &Rev, to: &Rev) -> Result<Vec<CommitId>> {
+        compress::positions_between(&self.repo, from, to)
     }
 
     // ----- refs -----
 
     /// `HEAD` now.
     pub fn head(&self) -> Result<Head> {
-        self.store.read()?.head()
+        self.repo.read()?.head()
     }
 
     /// Every branch, by name.
     pub fn branches(&self) -> Result<Vec<BranchInfo>> {
-        let snap = self.store.read()?;
-        let head = snap.head()?;
-        Ok(snap
-            .branches()?
-            .into_iter()
-            .map(|(name, id)| BranchInfo {
-                current: head.branch() == Some(name.as_str()),
-                name,
-                head: id,
-            })
-            .collect())
+        branch::branches(&self.repo)
     }
 
     /// Creates a branch at `at` (default `HEAD`): a fork at any commit.
-    pub fn create_branch(&self, name: &str, at: Option<&str>) -> Result<ObjectId> {
-        validate_branch_name(name)?;
-        let target = self.resolve(at.unwrap_or("HEAD"))?;
-        let mut w = self.store.write()?;
-        if w.branch(name)?.is_some() {
-            return Err(Error::invalid_op(format!("branch '{name}' already exists")));
-        }
-        w.set_branch(
-            name,
-            Some(target),
-            &format!("branch: created at {}", target.short()),
-        )?;
-        w.commit()?;
-        Ok(target)
+    pub fn create_branch(&self, name: &BranchName, at: Option<&Rev>) -> Result<CommitId> {
+        branch::create(&self.repo, name, at.unwrap_or(&Rev::head()))
     }
 
     /// Points `HEAD` at branch `name`.
     pub fn switch(&self, name: &str) -> Result<Head> {
-        let mut w = self.store.write()?;
-        let snap = self.store.read()?;
-        let exists = w.branch(name)?.is_some();
-        let unborn_current = snap.head()?.branch() == Some(name);
-        if !exists && !unborn_current {
-            return Err(Error::not_found(format!("branch '{name}'")));
-        }
-        w.set_head(
-            &HeadRef::Branch(name.to_string()),
-            &format!("switch: to {name}"),
-        )?;
-        let head = w.head()?;
-        w.commit()?;
-        Ok(head)
+        branch::switch(&self.repo, name)
     }
 
     /// Checks out `rev`: a branch name switches to it, anything else detaches `HEAD` there
     /// (time travel: appends then grow from that commit without moving any branch).
-    pub fn checkout(&self, rev: &str) -> Result<Head> {
-        let snap = self.store.read()?;
-        if snap.branch(rev)?.is_some() {
-            return self.switch(rev);
-        }
-        let id = resolve_in(&snap, rev)?;
-        let mut w = self.store.write()?;
-        w.set_head(
-            &HeadRef::Detached(id),
-            &format!("checkout: detached at {}", id.short()),
-        )?;
-        let head = w.head()?;
-        w.commit()?;
-        Ok(head)
+    pub fn checkout(&self, rev: &Rev) -> Result<Head> {
+        branch::checkout(&self.repo, rev)
     }
 
     /// Moves the current branch (or detached `HEAD`) to `rev`. Nothing is lost: the old head
     /// stays in the reflog.
-    pub fn reset(&self, rev: &str) -> Result<Head> {
-        let target = self.resolve(rev)?;
-        let mut w = self.store.write()?;
-        let head = w.head()?;
-        w.advance_head(
-            &head,
-            target,
-            &format!("reset: moving to {}", target.short()),
-        )?;
-        let new = w.head()?;
-        w.commit()?;
-        Ok(new)
+    pub fn reset(&self, rev: &Rev) -> Result<Head> {
+        branch::reset(&self.repo, rev)
     }
 
     /// The moves of a branch or `HEAD`, newest first.
     pub fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<ReflogEntry>> {
-        self.store.read()?.reflog(name, limit)
+        self.repo.read()?.reflog(name, limit)
     }
 
     // ----- reading -----
 
-    /// Resolves `HEAD`, a branch name or an id prefix, each optionally followed by `~N`
-    /// (N first parents back).
-    pub fn resolve(&self, rev: &str) -> Result<ObjectId> {
-        resolve_in(&self.store.read()?, rev)
+    /// The commit `rev` names.
+    pub fn resolve(&self, rev: &Rev) -> Result<CommitId> {
+        rev.resolve(&self.repo.read()?)
     }
 
     /// One commit with its message.
-    pub fn get_commit(&self, rev: &str) -> Result<CommitInfo> {
-        let snap = self.store.read()?;
-        let id = resolve_in(&snap, rev)?;
-        info_of(&snap, id)
+    pub fn get_commit(&self, rev: impl Into<Rev>) -> Result<CommitInfo> {
+        history::get(&self.repo, &rev.into())
     }
 
     /// Commits from `start` (default `HEAD`) back along first parents, newest first.
-    pub fn log(&self, start: Option<&str>, limit: Option<usize>) -> Result<Vec<CommitInfo>> {
-        self.log_where(start, limit, |_| true)
+    pub fn log(&self, start: Option<&Rev>, limit: Option<usize>) -> Result<Vec<CommitInfo>> {
+        history::log(&self.repo, start, limit, |_| true)
     }
 
     /// Like [`Tract::log`], keeping only the commits `keep` accepts (`limit` counts those).
     pub fn log_where(
         &self,
-        start: Option<&str>,
+        start: Option<&Rev>,
         limit: Option<usize>,
         keep: impl Fn(&CommitInfo) -> bool,
     ) -> Result<Vec<CommitInfo>> {
-        let snap = self.store.read()?;
-        let mut cursor = match start {
-            Some(rev) => Some(resolve_in(&snap, rev)?),
-            None => snap.head()?.commit,
-        };
-        let mut out = Vec::new();
-        while let Some(id) = cursor {
-            if limit.is_some_and(|l| out.len() >= l) {
-                break;
-            }
-            let info = info_of(&snap, id)?;
-            cursor = info.commit.parent();
-            if keep(&info) {
-                out.push(info);
-            }
-        }
-        Ok(out)
+        history::log(&self.repo, start, limit, keep)
+    }
+
+    /// Every version of the view position `rev` belongs to, oldest first: the original
+    /// message, then each edit on this branch.
+    pub fn edit_history(&self, rev: impl Into<Rev>) -> Result<Vec<CommitInfo>> {
+        history::edit_history(&self.repo, &rev.into())
+    }
+
+    /// The compress commit on this branch whose summary replaced `rev`, if any: the link from
+    /// a source to its summary (the summary links back with [`CommitInfo::sources`]).
+    pub fn compressed_into(&self, rev: impl Into<Rev>) -> Result<Option<CommitInfo>> {
+        history::compressed_into(&self.repo, &rev.into())
+    }
+
+    /// Messages matching `q`, oldest first, each with a snippet.
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+        search::search(&self.repo, q)
     }
 
     /// Compiles the view at `HEAD`.
     pub fn compile(&self) -> Result<Compiled> {
-        self.at_head(|_, v| Compiled::new(v))
-    }
-
-    /// Runs `f` on a fresh snapshot and the view at its `HEAD`.
-    pub(crate) fn at_head<R>(&self, f: impl FnOnce(&Snapshot, &View) -> R) -> Result<R> {
-        let snap = self.store.read()?;
-        let head = snap.head()?.commit;
-        self.with_view(&snap, head, |v| f(&snap, v))
+        self.repo.at_head(|_, v| Compiled::new(v))
     }
 
     /// Compiles the view at any commit.
-    pub fn compile_at(&self, rev: &str) -> Result<Compiled> {
-        let snap = self.store.read()?;
-        let id = resolve_in(&snap, rev)?;
+    pub fn compile_at(&self, rev: &Rev) -> Result<Compiled> {
+        let snap = self.repo.read()?;
+        let id = rev.resolve(&snap)?;
         if snap.head()?.commit == Some(id) {
-            return self.with_view(&snap, Some(id), Compiled::new);
+            return self.repo.with_view(&snap, Some(id), Compiled::new);
         }
-        Ok(Compiled::new(&View::build(&snap, Some(id), None)?))
+        Ok(Compiled::new(&crate::view::View::build(
+            &snap,
+            Some(id),
+            None,
+        )?))
     }
 
     /// Where `HEAD` is and what its view holds.
     pub fn status(&self) -> Result<Status> {
-        let snap = self.store.read()?;
+        let snap = self.repo.read()?;
         let head = snap.head()?;
         let (messages, token_count, unanswered_calls) =
-            self.with_view(&snap, head.commit, |v| {
+            self.repo.with_view(&snap, head.commit, |v| {
                 (v.len(), v.token_count(), v.unanswered_calls())
             })?;
         Ok(Status {
@@ -536,248 +502,7 @@ impl Tract {
             messages,
             token_count,
             unanswered_calls,
-            path: self.store.path().map(Path::to_path_buf),
+            path: self.store().path().map(Path::to_path_buf),
         })
     }
-
-    /// Runs `f` on the view at `head`, from the cache, extending or rebuilding it as needed.
-    pub(crate) fn with_view<R>(
-        &self,
-        snap: &Snapshot,
-        head: Option<ObjectId>,
-        f: impl FnOnce(&View) -> R,
-    ) -> Result<R> {
-        let mut guard = self.cache();
-        let view = match guard.take() {
-            Some(v) if v.head() == head => v,
-            base => View::build(snap, head, base)?,
-        };
-        let out = f(&view);
-        *guard = Some(view);
-        Ok(out)
-    }
-}
-
-/// What one commit of a chain does: an operation, or an edit of the commit written `k`-th in
-/// the same chain (its id is known only once it is written).
-pub(crate) enum Step {
-    Op(Op),
-    EditOf(usize),
-}
-
-/// A message encoded and counted, ready to write: the slow work done before taking the lock.
-pub(crate) struct Prepared {
-    pub(crate) message: Message,
-    bytes: Vec<u8>,
-    /// Payload tokens (without framing).
-    pub(crate) payload: u32,
-    /// A note for this commit alone.
-    pub(crate) note: Option<String>,
-}
-
-impl Prepared {
-    pub(crate) fn new(message: Message) -> Result<Self> {
-        message.validate()?;
-        let bytes = message.encode()?;
-        let payload = tokens::count_message(&message);
-        Ok(Prepared {
-            message,
-            bytes,
-            payload,
-            note: None,
-        })
-    }
-}
-
-/// Commits written one after another on the branch in one transaction. The branch moves
-/// once, at the end: one transaction is one ref move (one reflog entry), which also keeps bulk
-/// writes (imports, compressions of many runs) from writing a ref and a reflog row per commit.
-struct Chain {
-    clock: crate::clock::Clock,
-    start: Head,
-    tip: Option<ObjectId>,
-    last_timestamp: Option<u64>,
-    reasons: Vec<&'static str>,
-}
-
-impl Chain {
-    fn new(start: &Head, w: &Writer) -> Result<Self> {
-        let last_timestamp = match start.commit {
-            Some(parent) => Some(w.commit_object(&parent)?.timestamp_us),
-            None => None,
-        };
-        Ok(Chain {
-            clock: w.clock(),
-            start: start.clone(),
-            tip: start.commit,
-            last_timestamp,
-            reasons: Vec::new(),
-        })
-    }
-
-    /// Writes one commit on top of the previous one.
-    fn put(
-        &mut self,
-        w: &mut Objects<'_>,
-        op: Op,
-        p: Prepared,
-        note: Option<String>,
-    ) -> Result<CommitInfo> {
-        let blob = w.put_blob(&p.bytes, p.payload)?;
-        // Timestamps increase along a branch even if the clock steps back.
-        let now = self.clock.now_us();
-        let timestamp_us = self.last_timestamp.map_or(now, |t| now.max(t + 1));
-        if !self.reasons.contains(&op.name()) {
-            self.reasons.push(op.name());
-        }
-        let commit = Commit {
-            parents: self.tip.into_iter().collect(),
-            op,
-            blob: Some(blob),
-            timestamp_us,
-            message: note,
-        };
-        let id = w.put_commit(&commit)?;
-        self.tip = Some(id);
-        self.last_timestamp = Some(timestamp_us);
-        Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
-    }
-
-    /// Moves the branch (or detached `HEAD`) to the last commit written.
-    fn finish(self, w: &mut Writer) -> Result<()> {
-        match self.tip {
-            Some(tip) if Some(tip) != self.start.commit => {
-                w.advance_head(&self.start, tip, &self.reasons.join("+"))
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Payload tokens back from a framed count.
-fn payload_of(info: &CommitInfo) -> u32 {
-    let named = info
-        .message
-        .as_ref()
-        .is_some_and(|m| m.name.is_some() && m.role != Role::Tool);
-    info.token_count - tokens::framed(0, named)
-}
-
-/// Validates, encodes and tokenizes messages before the write lock is taken. An invalid
-/// message is an error naming its place in the batch. (Tokenizing on several threads was
-/// measured slower for imports of large outputs on 2 cores, so this stays sequential.)
-pub(crate) fn prepare_all(ops: Vec<(Step, Message)>) -> Result<Vec<(Step, Prepared)>> {
-    ops.into_iter()
-        .enumerate()
-        .map(|(i, (op, m))| {
-            Prepared::new(m)
-                .map(|p| (op, p))
-                .map_err(|e| in_batch(i, e))
-        })
-        .collect()
-}
-
-/// An invalid message's error, naming its place (from 1) in a batch.
-pub(crate) fn in_batch(i: usize, e: Error) -> Error {
-    match e {
-        Error::InvalidInput { message } => Error::InvalidInput {
-            message: format!("message {}: {message}", i + 1),
-        },
-        other => other,
-    }
-}
-
-fn check_expected(head: &Head, expected: Option<ObjectId>) -> Result<()> {
-    if head.commit == expected {
-        return Ok(());
-    }
-    let show = |c: Option<ObjectId>| c.map_or_else(|| "(none)".to_string(), |c| c.short());
-    Err(Error::HeadMoved {
-        branch: head.branch().unwrap_or("HEAD").to_string(),
-        expected: show(expected),
-        actual: show(head.commit),
-    })
-}
-
-pub(crate) fn info_of(snap: &Snapshot, id: ObjectId) -> Result<CommitInfo> {
-    let commit = snap.commit(&id)?;
-    let content = match &commit.blob {
-        Some(b) => Some(snap.blob(b)?),
-        None => None,
-    };
-    Ok(CommitInfo::new(id, commit, content))
-}
-
-pub(crate) fn resolve_in(snap: &Snapshot, rev: &str) -> Result<ObjectId> {
-    let rev = rev.trim();
-    let (base, back) = match rev.rsplit_once('~') {
-        Some((b, n)) => {
-            let n = if n.is_empty() {
-                1
-            } else {
-                n.parse::<usize>()
-                    .map_err(|_| Error::invalid_input(format!("'{rev}': ~ takes a number")))?
-            };
-            (b, n)
-        }
-        None => (rev, 0),
-    };
-    let mut id = resolve_base(snap, base)?;
-    for _ in 0..back {
-        id = snap
-            .commit(&id)?
-            .parent()
-            .ok_or_else(|| Error::not_found(format!("'{rev}' (history is shorter)")))?;
-    }
-    Ok(id)
-}
-
-fn resolve_base(snap: &Snapshot, rev: &str) -> Result<ObjectId> {
-    if rev.is_empty() {
-        return Err(Error::invalid_input("an empty commit reference"));
-    }
-    if rev == "HEAD" || rev == "@" {
-        let head = snap.head()?;
-        return head.commit.ok_or_else(|| {
-            Error::not_found(format!(
-                "a commit at HEAD (branch '{}' has no commits yet)",
-                head.branch().unwrap_or("HEAD")
-            ))
-        });
-    }
-    if let Some(id) = snap.branch(rev)? {
-        return Ok(id);
-    }
-    if !rev.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(Error::not_found(format!("commit or branch '{rev}'")));
-    }
-    let found = snap.commits_with_prefix(rev, 6)?;
-    match found.as_slice() {
-        [] => Err(Error::not_found(format!("commit or branch '{rev}'"))),
-        [one] => Ok(*one),
-        many => Err(Error::AmbiguousPrefix {
-            prefix: rev.to_string(),
-            candidates: many.iter().map(ObjectId::short).collect(),
-        }),
-    }
-}
-
-fn validate_branch_name(name: &str) -> Result<()> {
-    let ok_chars = name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
-    if name.is_empty()
-        || name.len() > 200
-        || !ok_chars
-        || name == "HEAD"
-        || name.starts_with(['-', '.', '/'])
-        || name.ends_with(['/', '.'])
-        || name.contains("..")
-        || name.contains("//")
-    {
-        return Err(Error::invalid_input(format!(
-            "'{name}' is not a valid branch name (letters, digits, - _ . /)"
-        )));
-    }
-    Ok(())
 }

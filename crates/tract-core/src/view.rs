@@ -5,7 +5,7 @@
 //! have results, so token totals and provider-valid rendering need no extra pass.
 
 use crate::error::{Error, Result};
-use crate::id::{IdMap, ObjectId};
+use crate::id::{BlobId, CommitId, CommitMap};
 use crate::object::{Commit, Message, Op, Role};
 use crate::store::Snapshot;
 use crate::tokens;
@@ -22,11 +22,11 @@ pub(crate) const SYNTHETIC_RESULT_TOKENS: u32 = 26;
 #[derive(Debug, Clone)]
 pub struct ViewEntry {
     /// The commit that created this position (an append).
-    pub position: ObjectId,
+    pub position: CommitId,
     /// The commit whose content is current: the position itself or its newest edit.
-    pub commit: ObjectId,
+    pub commit: CommitId,
     /// The current blob.
-    pub blob: ObjectId,
+    pub blob: BlobId,
     /// The current message.
     pub message: Arc<Message>,
     /// Tokens of the message with its framing.
@@ -35,7 +35,7 @@ pub struct ViewEntry {
     pub origin: Arc<Commit>,
     /// The edits of the position on this branch, oldest first (empty, and unallocated, for
     /// the many positions never edited).
-    pub edits: Vec<ObjectId>,
+    pub edits: Vec<CommitId>,
     /// For an assistant entry: the view index of the result of each tool call, in call order.
     pub(crate) results: Vec<Option<usize>>,
     /// For a tool entry: the view index of the call it answers (unpaired results are not
@@ -46,10 +46,10 @@ pub struct ViewEntry {
 /// The view at one commit.
 #[derive(Debug, Clone, Default)]
 pub struct View {
-    head: Option<ObjectId>,
+    head: Option<CommitId>,
     entries: Arc<Vec<ViewEntry>>,
     /// Position and edit commit ids to their entry index.
-    index: IdMap<usize>,
+    index: CommitMap<usize>,
     /// Call ids with no result yet, to the entry that made the call.
     open_calls: HashMap<String, usize>,
     total_tokens: u64,
@@ -61,9 +61,9 @@ pub struct View {
     results: ToolIndex,
     /// Compress commits applied but not yet spliced in: consecutive ones are spliced in one
     /// pass (see [`View::flush`]), so a compress of many runs costs O(view) once, not per run.
-    deferred: Vec<(Vec<ObjectId>, ViewEntry)>,
+    deferred: Vec<(Vec<CommitId>, ViewEntry)>,
     /// The positions of the deferred summaries, to notice a compress of one of them.
-    deferred_positions: IdMap<()>,
+    deferred_positions: CommitMap<()>,
 }
 
 /// View indices of entries, in order, overall and per tool name.
@@ -99,22 +99,22 @@ impl ToolIndex {
 
 /// Where the contents of commits come from while folding.
 pub(crate) trait Source: Sync {
-    fn commit(&self, id: &ObjectId) -> Result<Commit>;
-    fn blob(&self, id: &ObjectId) -> Result<(Message, u32)>;
+    fn commit(&self, id: &CommitId) -> Result<Commit>;
+    fn blob(&self, id: &BlobId) -> Result<(Message, u32)>;
 }
 
 impl Source for Snapshot {
-    fn commit(&self, id: &ObjectId) -> Result<Commit> {
+    fn commit(&self, id: &CommitId) -> Result<Commit> {
         Snapshot::commit(self, id)
     }
-    fn blob(&self, id: &ObjectId) -> Result<(Message, u32)> {
+    fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         Snapshot::blob(self, id)
     }
 }
 
 impl ViewEntry {
     /// Every version of the position, oldest first: the append, then each edit.
-    pub fn versions(&self) -> Vec<ObjectId> {
+    pub fn versions(&self) -> Vec<CommitId> {
         std::iter::once(self.position)
             .chain(self.edits.iter().copied())
             .collect()
@@ -123,7 +123,7 @@ impl ViewEntry {
 
 impl View {
     /// The commit this view is of (`None` for an empty branch).
-    pub fn head(&self) -> Option<ObjectId> {
+    pub fn head(&self) -> Option<CommitId> {
         self.head
     }
 
@@ -148,12 +148,12 @@ impl View {
     }
 
     /// The entry a position or edit commit id belongs to.
-    pub fn entry_of(&self, id: &ObjectId) -> Option<&ViewEntry> {
+    pub fn entry_of(&self, id: &CommitId) -> Option<&ViewEntry> {
         self.index.get(id).map(|&i| &self.entries[i])
     }
 
     /// The view index of a position or edit commit id.
-    pub fn index_of(&self, id: &ObjectId) -> Option<usize> {
+    pub fn index_of(&self, id: &CommitId) -> Option<usize> {
         self.index.get(id).copied()
     }
 
@@ -175,30 +175,6 @@ impl View {
         self.results.get(name)
     }
 
-    /// Resolves `rev` (a full id, unique prefix, branch or `HEAD~N`) and finds its view index.
-    /// A full id already in view needs no store lookup: most calls pass ids a query returned.
-    pub(crate) fn locate(&self, snap: &Snapshot, rev: &str) -> Result<(ObjectId, Option<usize>)> {
-        if rev.len() == 64
-            && let Ok(id) = ObjectId::from_hex(rev)
-            && let Some(i) = self.index_of(&id)
-        {
-            return Ok((id, Some(i)));
-        }
-        let id = crate::tract::resolve_in(snap, rev)?;
-        Ok((id, self.index_of(&id)))
-    }
-
-    /// The view index of `rev`, which must be a message in view (a position or an edit of one).
-    pub(crate) fn position_in_view(&self, snap: &Snapshot, rev: &str) -> Result<usize> {
-        let (id, index) = self.locate(snap, rev)?;
-        index.ok_or_else(|| {
-            Error::invalid_op(format!(
-                "commit {} is not a message in the current view",
-                id.short()
-            ))
-        })
-    }
-
     /// The entry whose tool call `call_id` still waits for its result.
     pub(crate) fn open_call(&self, call_id: &str) -> Option<&ViewEntry> {
         self.open_calls.get(call_id).map(|&i| &self.entries[i])
@@ -212,7 +188,7 @@ impl View {
     /// The view at `head`, extending `base` when `head` descends from it.
     pub(crate) fn build(
         src: &impl Source,
-        head: Option<ObjectId>,
+        head: Option<CommitId>,
         base: Option<View>,
     ) -> Result<View> {
         let Some(head) = head else {
@@ -247,9 +223,9 @@ impl View {
     /// Applies one commit whose first parent is this view's head.
     pub(crate) fn apply(
         &mut self,
-        id: ObjectId,
+        id: CommitId,
         commit: Arc<Commit>,
-        content: Option<(ObjectId, (Message, u32))>,
+        content: Option<(BlobId, (Message, u32))>,
     ) -> Result<()> {
         if !self.deferred.is_empty() && !matches!(commit.op, Op::Compress { .. }) {
             self.flush();
@@ -308,9 +284,9 @@ impl View {
 
     fn push(
         &mut self,
-        id: ObjectId,
+        id: CommitId,
         commit: Arc<Commit>,
-        blob: ObjectId,
+        blob: BlobId,
         message: Arc<Message>,
         payload: u32,
     ) {
@@ -545,8 +521,8 @@ impl View {
     fn replace(
         &mut self,
         i: usize,
-        id: ObjectId,
-        blob: ObjectId,
+        id: CommitId,
+        blob: BlobId,
         message: Arc<Message>,
         payload: u32,
     ) {
@@ -568,12 +544,12 @@ impl View {
 /// Below this many blobs, threads cost more than they save.
 const PARALLEL_MIN: usize = 2048;
 
-type Loaded = Option<(ObjectId, (Message, u32))>;
+type Loaded = Option<(BlobId, (Message, u32))>;
 
 /// The blob of each commit in `chain`, in order. Decoding (decompression, allocation) is most
 /// of a cold build, so long chains are split across the machine's cores.
-fn load_blobs(src: &impl Source, chain: &[(ObjectId, Commit)]) -> Result<Vec<Loaded>> {
-    let load = |part: &[(ObjectId, Commit)]| -> Result<Vec<Loaded>> {
+fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Loaded>> {
+    let load = |part: &[(CommitId, Commit)]| -> Result<Vec<Loaded>> {
         part.iter()
             .map(|(_, c)| c.blob.map(|b| src.blob(&b).map(|m| (b, m))).transpose())
             .collect()
@@ -631,26 +607,26 @@ mod tests {
     }
 
     impl Builder {
-        fn commit(&mut self, op: Op, message: Message) -> ObjectId {
+        fn commit(&mut self, op: Op, message: Message) -> CommitId {
             self.next += 1;
-            let id = ObjectId::of(&self.next.to_le_bytes());
+            let id = CommitId::of(&self.next.to_le_bytes());
             let bytes = message.encode().unwrap();
             let payload = tokens::count_message(&message);
             let commit = Commit {
                 parents: self.view.head().into_iter().collect(),
                 op,
-                blob: Some(ObjectId::of(&bytes)),
+                blob: Some(BlobId::of(&bytes)),
                 timestamp_us: self.next,
                 message: None,
             };
-            let blob = ObjectId::of(&bytes);
+            let blob = BlobId::of(&bytes);
             self.view
                 .apply(id, Arc::new(commit), Some((blob, (message, payload))))
                 .unwrap();
             id
         }
 
-        fn append(&mut self, message: Message) -> ObjectId {
+        fn append(&mut self, message: Message) -> CommitId {
             self.commit(Op::Append, message)
         }
     }

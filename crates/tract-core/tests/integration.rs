@@ -1,7 +1,8 @@
 //! The Rust API end to end, against real store files.
 
 use serde_json::{Value, json};
-use tract_core::{AppendOptions, Content, Error, Message, Role, ToolCall, Tract};
+use std::num::NonZeroU32;
+use tract_core::{AppendOptions, BranchName, Content, Error, Message, Rev, Role, ToolCall, Tract};
 
 fn call(id: &str, name: &str) -> ToolCall {
     ToolCall {
@@ -50,12 +51,13 @@ fn edits_keep_tool_identity_and_history() {
         .tool_result("c1", "grep", "200 lines of grep", false)
         .unwrap();
     t.user("next").unwrap();
-    let e1 = t
-        .edit(&original.id.to_hex(), Content::Text("short".into()))
-        .unwrap();
+    let e1 = t.edit(original.id, Content::Text("short".into())).unwrap();
     // An edit of an edit resolves to the same position; the newest wins.
     let e2 = t
-        .edit(&e1.id.short(), Content::Text("shorter".into()))
+        .edit(
+            Rev::parse(&e1.id.short()).unwrap(),
+            Content::Text("shorter".into()),
+        )
         .unwrap();
     let compiled = t.compile().unwrap();
     let msgs = compiled.messages();
@@ -69,7 +71,7 @@ fn edits_keep_tool_identity_and_history() {
     assert_eq!(msgs[1].commit, Some(e2.id));
     // The original is still in history, and the edit names it.
     assert_eq!(
-        t.get_commit(&original.id.to_hex())
+        t.get_commit(original.id)
             .unwrap()
             .message
             .unwrap()
@@ -87,9 +89,12 @@ fn editing_what_is_not_in_view_is_refused_and_changes_nothing() {
     t.user("a").unwrap();
     let head = t.head().unwrap();
     let err = t
-        .edit(&"ab".repeat(32), Content::Text("x".into()))
+        .edit(
+            Rev::parse(&"ab".repeat(32)).unwrap(),
+            Content::Text("x".into()),
+        )
         .unwrap_err();
-    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert!(matches!(err, Error::UnknownRevision { .. }), "{err}");
     assert_eq!(t.head().unwrap(), head);
 }
 
@@ -99,7 +104,8 @@ fn branches_time_travel_and_reset_with_reflog() {
     let a = t.user("one").unwrap();
     let b = t.user("two").unwrap();
     // Fork at the first commit and grow there.
-    t.create_branch("alt", Some(&a.id.to_hex())).unwrap();
+    let alt = BranchName::new("alt").unwrap();
+    t.create_branch(&alt, Some(&Rev::from(a.id))).unwrap();
     t.switch("alt").unwrap();
     t.user("two, differently").unwrap();
     assert_eq!(t.compile().unwrap().messages().len(), 2);
@@ -110,23 +116,23 @@ fn branches_time_travel_and_reset_with_reflog() {
     t.switch("main").unwrap();
     assert_eq!(t.head().unwrap().commit, Some(b.id));
     // Detached checkout: appends do not move any branch.
-    t.checkout(&a.id.to_hex()).unwrap();
+    t.checkout(&Rev::from(a.id)).unwrap();
     let c = t.user("detached").unwrap();
     assert_eq!(t.head().unwrap().branch(), None);
     assert_eq!(t.head().unwrap().commit, Some(c.id));
     t.switch("main").unwrap();
     assert_eq!(t.head().unwrap().commit, Some(b.id));
     // Reset, then undo it from the reflog.
-    t.reset(&a.id.to_hex()).unwrap();
+    t.reset(&Rev::from(a.id)).unwrap();
     assert_eq!(t.compile().unwrap().messages().len(), 1);
     let log = t.reflog("main", Some(1)).unwrap();
     assert_eq!(log[0].old, Some(b.id));
-    t.reset(&b.id.to_hex()).unwrap();
+    t.reset(&Rev::from(b.id)).unwrap();
     assert_eq!(t.compile().unwrap().messages().len(), 2);
-    assert!(t.create_branch("alt", None).is_err(), "no silent overwrite");
-    assert!(t.create_branch("bad name", None).is_err());
-    assert!(matches!(t.switch("nope"), Err(Error::NotFound { .. })));
-    assert_eq!(t.resolve("main~1").unwrap(), a.id);
+    assert!(t.create_branch(&alt, None).is_err(), "no silent overwrite");
+    assert!(BranchName::new("bad name").is_err());
+    assert!(matches!(t.switch("nope"), Err(Error::UnknownBranch { .. })));
+    assert_eq!(t.resolve(&Rev::parse("main~1").unwrap()).unwrap(), a.id);
 }
 
 #[test]
@@ -237,7 +243,7 @@ fn a_batch_with_one_bad_message_commits_nothing() {
         .append_batch(vec![Message::text(Role::User, "ok"), bad])
         .unwrap_err();
     assert!(err.to_string().contains("message 2"), "{err}");
-    // Long batches are prepared on several threads; the error still names the right message.
+    // A long batch: the error still names the right message.
     let mut long: Vec<Message> = (0..400)
         .map(|i| Message::text(Role::User, format!("m{i}")))
         .collect();
@@ -274,7 +280,10 @@ fn prefixes_resolve_like_git() {
         .collect();
     let infos = t.append_batch(msgs).unwrap();
     let one = &infos[0];
-    assert_eq!(t.resolve(&one.id.short()).unwrap(), one.id);
+    assert_eq!(
+        t.resolve(&Rev::parse(&one.id.short()).unwrap()).unwrap(),
+        one.id
+    );
     // With 1,500 commits two of them share a 4-digit prefix (birthday bound).
     let mut seen = std::collections::HashMap::new();
     let shared = infos
@@ -284,19 +293,22 @@ fn prefixes_resolve_like_git() {
                 .map(|_| i.id.to_hex()[..4].to_string())
         })
         .unwrap();
-    match t.resolve(&shared) {
+    match t.resolve(&Rev::parse(&shared).unwrap()) {
         Err(Error::AmbiguousPrefix { candidates, .. }) => assert!(candidates.len() >= 2),
         other => panic!("expected ambiguity, got {other:?}"),
     }
     assert!(matches!(
-        t.resolve(&"0".repeat(64)),
-        Err(Error::NotFound { .. })
+        t.resolve(&Rev::parse(&"0".repeat(64)).unwrap()),
+        Err(Error::UnknownRevision { .. })
     ));
     assert!(matches!(
-        t.resolve("no-such-branch"),
-        Err(Error::NotFound { .. })
+        t.resolve(&Rev::parse("no-such-branch").unwrap()),
+        Err(Error::UnknownRevision { .. })
     ));
-    assert!(matches!(t.resolve("abc"), Err(Error::InvalidInput { .. })));
+    assert!(matches!(
+        Rev::parse("abc").and_then(|r| t.resolve(&r)),
+        Err(Error::InvalidRevision { .. })
+    ));
 }
 
 #[test]
@@ -420,7 +432,7 @@ fn json_input_forms_and_metadata() {
     assert_eq!(meta["tool_calls"][0]["name"], "grep");
     assert_eq!(meta["refusal"], Value::Null);
     assert_eq!(info.content_type(), Some("tool_call"));
-    assert_eq!(info.to_json()["op"], "append");
+    assert_eq!(info.op(), "append");
 }
 
 #[test]
@@ -494,11 +506,11 @@ fn tool_queries_follow_the_view() {
     );
     assert_eq!(t.find_tool_results(None, None, None).unwrap().len(), 4);
     let after = t
-        .find_tool_results(Some("grep"), Some(&c[4].id.to_hex()), None)
+        .find_tool_results(Some("grep"), Some(&Rev::from(c[4].id)), None)
         .unwrap();
     assert_eq!(after.len(), 1);
     let before = t
-        .find_tool_results(None, None, Some(&c[6].id.to_hex()))
+        .find_tool_results(None, None, Some(&Rev::from(c[6].id)))
         .unwrap();
     assert_eq!(before.len(), 2);
     assert!(
@@ -508,12 +520,7 @@ fn tool_queries_follow_the_view() {
     );
     // An edited result is returned once, as its position, with the current version reachable.
     let e = t
-        .edit_tool_result(
-            &c[4].id.to_hex(),
-            "g1",
-            "grep",
-            Content::Text("config.py:42".into()),
-        )
+        .edit_tool_result(c[4].id, "g1", "grep", Content::Text("config.py:42".into()))
         .unwrap();
     let grep = t.find_tool_results(Some("grep"), None, None).unwrap();
     assert_eq!(grep.len(), 2);
@@ -531,13 +538,14 @@ fn tool_queries_follow_the_view() {
             .starts_with("config.py:42: DATABASE_URL")
     );
     // After/before outside the view are errors.
-    t.create_branch("side", Some(&c[1].id.to_hex())).unwrap();
+    t.create_branch(&BranchName::new("side").unwrap(), Some(&Rev::from(c[1].id)))
+        .unwrap();
     t.switch("side").unwrap();
     let other = t.user("elsewhere").unwrap();
     t.switch("main").unwrap();
     assert!(matches!(
-        t.find_tool_results(None, Some(&other.id.to_hex()), None),
-        Err(Error::InvalidOperation { .. })
+        t.find_tool_results(None, Some(&Rev::from(other.id)), None),
+        Err(Error::NotInView { .. })
     ));
     let calls = t.find_tool_calls(Some("grep")).unwrap();
     assert_eq!(
@@ -578,31 +586,31 @@ fn tool_result_edits_are_checked_and_keep_history() {
     let t = Tract::in_memory().unwrap();
     let c = tool_session(&t);
     let head = t.head().unwrap();
-    let g1 = c[4].id.to_hex();
+    let g1 = c[4].id;
     for (target, call_id, name) in [
-        (c[1].id.to_hex(), "g1", "grep"), // not a tool result
-        (g1.clone(), "r1", "grep"),       // another call's id
-        (g1.clone(), "g1", "read_file"),  // another tool
-        ("f".repeat(20), "g1", "grep"),   // no such commit
+        (Rev::from(c[1].id), "g1", "grep"), // not a tool result
+        (Rev::from(g1), "r1", "grep"),      // another call's id
+        (Rev::from(g1), "g1", "read_file"), // another tool
+        (Rev::parse(&"f".repeat(20)).unwrap(), "g1", "grep"), // no such commit
     ] {
         assert!(
-            t.edit_tool_result(&target, call_id, name, Content::Text("x".into()))
+            t.edit_tool_result(target, call_id, name, Content::Text("x".into()))
                 .is_err()
         );
     }
     assert_eq!(t.head().unwrap(), head, "refused edits commit nothing");
     let e1 = t
-        .edit_tool_result(&g1, "g1", "grep", Content::Text("v2".into()))
+        .edit_tool_result(g1, "g1", "grep", Content::Text("v2".into()))
         .unwrap();
     let e2 = t
-        .edit_tool_result(&e1.id.to_hex(), "g1", "grep", Content::Text("v3".into()))
+        .edit_tool_result(e1.id, "g1", "grep", Content::Text("v3".into()))
         .unwrap();
-    let history = t.edit_history(&e2.id.to_hex()).unwrap();
+    let history = t.edit_history(e2.id).unwrap();
     assert_eq!(
         history.iter().map(|i| i.id).collect::<Vec<_>>(),
         [c[4].id, e1.id, e2.id]
     );
-    assert_eq!(t.edit_history(&g1).unwrap().len(), 3);
+    assert_eq!(t.edit_history(g1).unwrap().len(), 3);
     let msgs = t.compile().unwrap();
     let shown: Vec<_> = msgs
         .messages()
@@ -655,12 +663,7 @@ fn search_the_view_and_the_history() {
     assert_eq!(t.search(&q(r#""q":"b1""#)).unwrap()[0].info.id, c[5].id);
     // Edit the result: the view no longer has it, the history does (original first).
     let e = t
-        .edit_tool_result(
-            &c[4].id.to_hex(),
-            "g1",
-            "grep",
-            Content::Text("trimmed".into()),
-        )
+        .edit_tool_result(c[4].id, "g1", "grep", Content::Text("trimmed".into()))
         .unwrap();
     assert!(t.search(&q("DATABASE_URL")).unwrap().is_empty());
     let mut hist = q("DATABASE_URL");
@@ -713,7 +716,10 @@ fn clearing_old_tool_results_keeps_recent_turns_and_history() {
     };
     let plan = t.plan_clear_tool_results(&opts).unwrap();
     assert_eq!(
-        plan.iter().map(|c| c.position).collect::<Vec<_>>(),
+        plan.candidates
+            .iter()
+            .map(|c| c.position)
+            .collect::<Vec<_>>(),
         [results[0].id, results[2].id]
     );
     let head = t.head().unwrap();
@@ -743,7 +749,7 @@ fn clearing_old_tool_results_keeps_recent_turns_and_history() {
     assert!(texts[9].starts_with("match line 4"), "recent turns kept");
     // The originals stay in history; clearing again finds nothing new.
     assert!(
-        t.get_commit(&results[0].id.to_hex())
+        t.get_commit(results[0].id)
             .unwrap()
             .message
             .unwrap()
@@ -778,13 +784,8 @@ fn compress_replaces_runs_and_keeps_everything_else() {
     let c = tool_session(&t);
     let after = t.user("and now?").unwrap();
     // Edited content is what gets summarized.
-    t.edit_tool_result(
-        &c[4].id.to_hex(),
-        "g1",
-        "grep",
-        Content::Text("EDITED grep".into()),
-    )
-    .unwrap();
+    t.edit_tool_result(c[4].id, "g1", "grep", Content::Text("EDITED grep".into()))
+        .unwrap();
     let seen = std::sync::Mutex::new(Vec::new());
     let f = FnSummarizer::new("test", |req: &SummaryRequest| {
         seen.lock()
@@ -792,14 +793,14 @@ fn compress_replaces_runs_and_keeps_everything_else() {
             .push(req.to_chat_messages().to_string());
         Ok(format!("summary of {} messages", req.messages.len()))
     });
-    let ids = |r: std::ops::Range<usize>| c[r].iter().map(|i| i.id.to_hex()).collect::<Vec<_>>();
+    let ids = |r: std::ops::Range<usize>| c[r].iter().map(|i| Rev::from(i.id)).collect::<Vec<_>>();
     let before_len = t.compile().unwrap().messages().len();
     let out = t
         .compress(&CompressRequest {
             commits: Some(ids(1..7)),
-            preserve: vec![c[5].id.to_hex()],
+            preserve: vec![Rev::from(c[5].id)],
             instructions: Some("keep paths".into()),
-            target_tokens: Some(50),
+            target_tokens: NonZeroU32::new(50),
             summarizer: Some(&f),
             ..CompressRequest::default()
         })
@@ -841,7 +842,7 @@ fn compress_replaces_runs_and_keeps_everything_else() {
     assert_eq!(info.op(), "compress");
     assert_eq!(info.sources(), &[c[1].id, c[2].id, c[3].id, c[4].id]);
     assert_eq!(info.summarizer(), Some("callable:test"));
-    assert!(t.get_commit(&c[3].id.to_hex()).is_ok());
+    assert!(t.get_commit(c[3].id).is_ok());
     // Durable and identical from a fresh handle.
     let again = Tract::open_existing(&path)
         .unwrap()
@@ -851,14 +852,11 @@ fn compress_replaces_runs_and_keeps_everything_else() {
         .to_string();
     assert_eq!(again, compiled.to_openai().to_string());
     // A source is no longer in view: editing it is refused.
-    assert!(
-        t.edit(&c[3].id.to_hex(), Content::Text("x".into()))
-            .is_err()
-    );
+    assert!(t.edit(c[3].id, Content::Text("x".into())).is_err());
     // Manual content.
     let manual = Manual("by hand".into());
     t.compress(&CompressRequest {
-        commits: Some(vec![after.id.to_hex()]),
+        commits: Some(vec![Rev::from(after.id)]),
         summarizer: Some(&manual),
         ..CompressRequest::default()
     })
@@ -882,10 +880,11 @@ fn compress_refuses_bad_requests_and_failed_summaries_commit_nothing() {
     let t = Tract::in_memory().unwrap();
     let c = tool_session(&t);
     let head = t.head().unwrap();
-    let sel = |i: usize| Some(vec![c[i].id.to_hex()]);
+    let sel = |i: usize| Some(vec![Rev::from(c[i].id)]);
     let failing = FnSummarizer::new("down", |_: &SummaryRequest| {
         Err(Error::Summarizer {
-            message: "503 from the model".into(),
+            summarizer: "callable:down".into(),
+            reason: "503 from the model".into(),
         })
     });
     let bad = [
@@ -894,22 +893,17 @@ fn compress_refuses_bad_requests_and_failed_summaries_commit_nothing() {
             ..CompressRequest::default()
         },
         CompressRequest {
-            commits: Some(vec!["f".repeat(12)]),
+            commits: Some(vec![Rev::parse(&"f".repeat(12)).unwrap()]),
             ..CompressRequest::default()
         },
         CompressRequest {
             commits: sel(1),
-            preserve: vec![c[2].id.to_hex()],
+            preserve: vec![Rev::from(c[2].id)],
             ..CompressRequest::default()
         },
         CompressRequest {
             commits: sel(1),
-            preserve: vec![c[1].id.to_hex()],
-            ..CompressRequest::default()
-        },
-        CompressRequest {
-            commits: sel(1),
-            target_tokens: Some(0),
+            preserve: vec![Rev::from(c[1].id)],
             ..CompressRequest::default()
         },
         CompressRequest {
@@ -921,6 +915,9 @@ fn compress_refuses_bad_requests_and_failed_summaries_commit_nothing() {
     for req in &bad {
         assert!(t.compress(req).is_err());
     }
+    // A zero target length cannot be asked for: it is refused where a surface's number
+    // becomes a target.
+    assert!(tract_core::decision::target_tokens(0).is_err());
     assert_eq!(t.head().unwrap(), head, "nothing committed");
 }
 
@@ -933,7 +930,7 @@ fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
     // Naming only one result of the parallel turn takes the whole turn.
     let out = t
         .compress_tool_calls(
-            Some(vec![c[3].id.to_hex(), answer.id.to_hex()]),
+            Some(&[Rev::from(c[3].id), Rev::from(answer.id)]),
             None,
             true,
             CompressRequest::default(),
@@ -985,13 +982,8 @@ fn an_openai_compatible_server_summarizes_with_retries() {
     use tract_stub_llm::{Reply, ok, serve};
     let t = Tract::in_memory().unwrap();
     let c = tool_session(&t);
-    t.edit_tool_result(
-        &c[4].id.to_hex(),
-        "g1",
-        "grep",
-        Content::Text("EDITED grep".into()),
-    )
-    .unwrap();
+    t.edit_tool_result(c[4].id, "g1", "grep", Content::Text("EDITED grep".into()))
+        .unwrap();
     let stub = serve(vec![
         Reply::Body(429, "{\"error\":\"slow down\"}".into()),
         ok("the summary"),
@@ -1001,12 +993,12 @@ fn an_openai_compatible_server_summarizes_with_retries() {
     let client = llm(&url);
     let out = t
         .compress_tool_calls(
-            Some(vec![c[2].id.to_hex()]),
+            Some(&[Rev::from(c[2].id)]),
             None,
             true,
             CompressRequest {
                 instructions: Some("keep paths".into()),
-                target_tokens: Some(40),
+                target_tokens: NonZeroU32::new(40),
                 summarizer: Some(&client),
                 ..CompressRequest::default()
             },
@@ -1049,7 +1041,7 @@ fn llm_failures_are_clear_errors_and_commit_nothing() {
     let try_with = |script: Vec<Reply>| {
         let client = llm(&serve(script).unwrap().url);
         t.compress(&CompressRequest {
-            commits: Some(vec![c[3].id.to_hex()]),
+            commits: Some(vec![Rev::from(c[3].id)]),
             summarizer: Some(&client),
             ..CompressRequest::default()
         })
@@ -1076,7 +1068,7 @@ fn llm_failures_are_clear_errors_and_commit_nothing() {
     client.retries = 0;
     let e = t
         .compress(&CompressRequest {
-            commits: Some(vec![c[3].id.to_hex()]),
+            commits: Some(vec![Rev::from(c[3].id)]),
             summarizer: Some(&client),
             ..CompressRequest::default()
         })
@@ -1203,7 +1195,7 @@ fn the_stored_policy_summarizes_per_tool_and_over_the_threshold() {
         messages.last().unwrap().message.content.text(),
         "grep found src/db.rs"
     );
-    assert_eq!(t.edit_history(&out.original.id.to_hex()).unwrap().len(), 2);
+    assert_eq!(t.edit_history(out.original.id).unwrap().len(), 2);
 
     // Over the threshold without per-tool instructions: the extractive summarizer (offline).
     pending_call(&t, "b1", "bash");
@@ -1286,8 +1278,8 @@ fn a_handler_replaces_the_policy_and_decides() {
         match p.content.as_str() {
             "secret" => p.reject("contains a secret"),
             "noise" => p.edit("(noise dropped)"),
-            "boom" => Err(tract_core::Error::InvalidInput {
-                message: "handler failed".into(),
+            "boom" => Err(tract_core::Error::Handler {
+                source: "handler failed".into(),
             }),
             "twice" => {
                 p.approve()?;
@@ -1367,7 +1359,8 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
     pending_call(&t, "g1", "grep");
     let failing = FnSummarizer::new("down", |_: &SummaryRequest| {
         Err(tract_core::Error::Summarizer {
-            message: "HTTP 503 after 3 tries".into(),
+            summarizer: "callable:down".into(),
+            reason: "HTTP 503 after 3 tries".into(),
         })
     });
     let summarize = Decision::Summarize {
@@ -1479,4 +1472,71 @@ fn a_batch_applies_the_policy_to_each_result_in_one_transaction() {
         Error::Rejected { .. }
     ));
     assert_eq!(t.head().unwrap(), head);
+}
+
+/// The layers of tract-core, lowest first (docs/architecture.md). A module may use only
+/// modules of lower layers: no cycles, and nothing low reaches up to operations or the handle.
+const LAYERS: &[&[&str]] = &[
+    &["clock", "id"],
+    &["error"],
+    &["object"],
+    &["tokens", "json", "codec", "refs"],
+    &["store"],
+    &["revision", "view", "info", "summarize", "decision"],
+    &["llm", "cache", "compile"],
+    &["repo"],
+    &["txn"],
+    &["append", "edit", "branch", "history", "search", "policy"],
+    &["tools", "clear", "compress", "hooks"],
+    &["tract"],
+    &["environment"],
+];
+
+#[test]
+fn modules_depend_only_on_lower_layers() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layer_of = |m: &str| LAYERS.iter().position(|l| l.contains(&m));
+    let use_of = regex::Regex::new(r"crate::(?:(\w+)|\{([^}]*)\})").unwrap();
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let module = path.file_stem().unwrap().to_str().unwrap().to_string();
+        if module == "lib" {
+            continue;
+        }
+        let layer = layer_of(&module)
+            .unwrap_or_else(|| panic!("module {module} has no layer in LAYERS: place it"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Unit tests may reach anywhere.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for cap in use_of.captures_iter(code) {
+            let names: Vec<&str> = match (cap.get(1), cap.get(2)) {
+                (Some(one), _) => vec![one.as_str()],
+                (None, Some(group)) => group
+                    .as_str()
+                    .split(',')
+                    .filter_map(|p| p.trim().split("::").next())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for dep in names {
+                if dep == module {
+                    continue;
+                }
+                if let Some(dl) = layer_of(dep) {
+                    assert!(
+                        dl < layer,
+                        "{module} (layer {layer}) uses {dep} (layer {dl}): dependencies point down"
+                    );
+                }
+            }
+        }
+        seen.push(module);
+    }
+    let listed: usize = LAYERS.iter().map(|l| l.len()).sum();
+    assert_eq!(
+        seen.len(),
+        listed,
+        "LAYERS names a module that does not exist"
+    );
 }

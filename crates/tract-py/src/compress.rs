@@ -5,22 +5,32 @@ use crate::convert::to_py;
 use crate::errors::IntoPyResult;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tract_core::{CompressOutcome, Error, SummaryRequest};
+use std::sync::Arc;
+use tract_core::{CompressOutcome, Error, FnSummarizer, Summarizer, SummaryRequest};
 
-/// Calls a Python `summarizer(messages) -> str` with OpenAI-style messages (system first).
-/// Runs with the GIL released around it, so it takes the GIL itself.
-pub fn call_summarizer(f: &Py<PyAny>, req: &SummaryRequest) -> Result<String, Error> {
-    Python::attach(|py| {
-        let messages = to_py(py, &req.to_chat_messages())?;
-        f.bind(py).call1((messages,))?.extract::<String>()
-    })
-    .map_err(|e| Error::Summarizer {
-        message: format!("the summarizer raised {e}"),
-    })
+/// The summarizer a Python object stands for: an `OpenAICompatible`, or a callable
+/// `summarizer(messages) -> str` given OpenAI-style messages (system first).
+pub fn summarizer_of(py: Python<'_>, f: Py<PyAny>) -> Arc<dyn Summarizer> {
+    if let Ok(client) = f.bind(py).cast::<PyOpenAiCompatible>() {
+        return Arc::new(client.get().inner.clone());
+    }
+    let name = callable_name(f.bind(py));
+    let identity = format!("callable:{name}");
+    Arc::new(FnSummarizer::new(name, move |req: &SummaryRequest| {
+        // Called with the GIL released around it, so it takes the GIL itself.
+        Python::attach(|py| {
+            let messages = to_py(py, &req.to_chat_messages())?;
+            f.bind(py).call1((messages,))?.extract::<String>()
+        })
+        .map_err(|e| Error::Summarizer {
+            summarizer: identity.clone(),
+            reason: format!("the summarizer raised {e}"),
+        })
+    }))
 }
 
 /// A name for a callable, recorded on the compress commit.
-pub fn callable_name(f: &Bound<'_, PyAny>) -> String {
+fn callable_name(f: &Bound<'_, PyAny>) -> String {
     f.getattr("__qualname__")
         .or_else(|_| f.getattr("__name__"))
         .and_then(|n| n.extract::<String>())

@@ -1,9 +1,9 @@
 //! Hooks from Python: the pending tool result a `tool_result` handler decides on.
 
-use crate::errors::to_py;
+use crate::errors::IntoPyResult;
 use pyo3::prelude::*;
 use std::sync::Mutex;
-use tract_core::{Decision, Error};
+use tract_core::{Decision, DecisionSlot};
 
 /// A tool result waiting for a `tool_result` handler's decision. Call exactly one of
 /// `approve()`, `summarize()`, `edit()` or `reject()`; a handler that calls none approves
@@ -28,27 +28,35 @@ pub struct PyPendingToolResult {
     /// The Tract the result is for.
     #[pyo3(get)]
     pub tract: Py<PyAny>,
-    pub(crate) decision: Mutex<Option<Decision>>,
+    decision: Mutex<DecisionSlot>,
 }
 
 impl PyPendingToolResult {
-    fn decide(&self, d: Decision) -> PyResult<()> {
-        let mut slot = self.decision.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(done) = slot.as_ref() {
-            return Err(to_py(Error::InvalidOperation {
-                message: format!("this tool result was already decided ({})", done.name()),
-            }));
+    /// What the core's pending result holds, for the Python handler; `tract` is the Tract
+    /// object the result is for (None once it is gone).
+    pub fn new(p: &tract_core::PendingToolResult, tract: Py<PyAny>) -> Self {
+        PyPendingToolResult {
+            tool_name: p.tool_name.clone(),
+            tool_call_id: p.tool_call_id.clone(),
+            content: p.content.clone(),
+            is_error: p.is_error,
+            token_count: p.token_count,
+            tract,
+            decision: Mutex::new(DecisionSlot::default()),
         }
-        *slot = Some(d);
-        Ok(())
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, DecisionSlot> {
+        self.decision.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn decide(&self, d: Decision) -> PyResult<()> {
+        self.slot().decide(d).py()
     }
 
     /// What the handler decided, if anything.
     pub fn take_decision(&self) -> Option<Decision> {
-        self.decision
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        self.slot().take()
     }
 }
 
@@ -63,7 +71,7 @@ impl PyPendingToolResult {
     /// history keeps the original). `instructions` follow the tool prompt.
     #[pyo3(signature = (instructions=None, target_tokens=None))]
     fn summarize(&self, instructions: Option<String>, target_tokens: Option<i64>) -> PyResult<()> {
-        let target_tokens = crate::tract::positive_tokens(target_tokens)?;
+        let target_tokens = crate::tract::positive(target_tokens)?;
         self.decide(Decision::Summarize {
             instructions,
             target_tokens,
@@ -83,11 +91,7 @@ impl PyPendingToolResult {
     /// `"approve"`, `"summarize"`, `"edit"`, `"reject"`, or None before a decision.
     #[getter]
     fn decision(&self) -> Option<&'static str> {
-        self.decision
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(Decision::name)
+        self.slot().get().map(Decision::name)
     }
 
     fn __repr__(&self) -> String {

@@ -2,29 +2,26 @@
 
 use crate::commit::PyCommitInfo;
 use crate::compiled::PyCompiled;
-use crate::compress::{call_summarizer, callable_name, outcome_dict};
+use crate::compress::{outcome_dict, summarizer_of};
 use crate::convert::{from_py, to_py};
 use crate::errors::IntoPyResult;
+use crate::hooks::PyPendingToolResult;
 use crate::tools::{PySearchHit, PyToolCall, PyToolTurn};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyWeakrefReference};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
-use tract_core::json::{message_from_json, tool_calls_from_json};
+use std::sync::{Arc, RwLock};
+use tract_core::json::{message_from_json, messages_from_list, tool_calls_from_json};
 use tract_core::{
-    ClearOptions, CompressRequest, Content, Error, FnSummarizer, Manual, Message, Role,
-    SearchQuery, Summarizer, SummaryRequest, Tract,
+    BranchName, ClearOptions, CompressRequest, Content, Error, Manual, Message, Rev, Role,
+    SearchQuery, Summarizer, Tract,
 };
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
 /// context manager; every append is durable when the call returns.
-#[pyclass(name = "Tract", module = "tract", frozen)]
+#[pyclass(name = "Tract", module = "tract", frozen, weakref)]
 pub struct PyTract {
     inner: RwLock<Option<Arc<Tract>>>,
-    /// The summarizer used when a compress call or a hook names none.
-    summarizer: Option<Py<PyAny>>,
-    /// The `tool_result` handler registered with `on` (None: the store's policy applies).
-    tool_result_handler: Mutex<Option<Py<PyAny>>>,
 }
 
 impl PyTract {
@@ -52,58 +49,22 @@ impl PyTract {
     }
 }
 
-/// `target_tokens` as the core wants it: positive, or an error.
-pub(crate) fn positive_tokens(n: Option<i64>) -> PyResult<Option<u32>> {
-    match n {
-        None => Ok(None),
-        Some(n) if n > 0 => Ok(Some(u32::try_from(n).unwrap_or(u32::MAX))),
-        Some(n) => Err(crate::errors::to_py(Error::InvalidInput {
-            message: format!("target_tokens must be positive, not {n}"),
-        })),
-    }
+/// `target_tokens` from Python: positive, or an error (the core's rule).
+pub(crate) fn positive(n: Option<i64>) -> PyResult<Option<std::num::NonZeroU32>> {
+    n.map(tract_core::decision::target_tokens).transpose().py()
 }
 
-/// The summarizer a call will use, chosen while the GIL is held.
-enum Chosen {
-    Manual(String),
-    Llm(tract_core::OpenAiCompatible),
-    Callable(String, Py<PyAny>),
-    Builtin,
-}
-
-impl Chosen {
-    /// The summarizer to hand the core; `None` lets the core apply its default (an LLM named
-    /// by the environment, else the extractive summarizer).
-    fn as_summarizer(&self) -> Option<Box<dyn Summarizer + '_>> {
-        match self {
-            Chosen::Manual(text) => Some(Box::new(Manual(text.clone()))),
-            Chosen::Callable(name, f) => Some(Box::new(FnSummarizer::new(
-                name.clone(),
-                move |req: &SummaryRequest| call_summarizer(f, req),
-            ))),
-            Chosen::Llm(client) => Some(Box::new(client.clone())),
-            Chosen::Builtin => None,
-        }
-    }
-}
-
-impl PyTract {
-    fn pick_summarizer(
-        &self,
-        py: Python<'_>,
-        summarizer: Option<Py<PyAny>>,
-        content: Option<String>,
-    ) -> Chosen {
-        if let Some(text) = content {
-            return Chosen::Manual(text);
-        }
-        match summarizer.or_else(|| self.summarizer.as_ref().map(|s| s.clone_ref(py))) {
-            Some(f) => match f.bind(py).cast::<crate::compress::PyOpenAiCompatible>() {
-                Ok(client) => Chosen::Llm(client.get().inner.clone()),
-                Err(_) => Chosen::Callable(callable_name(f.bind(py)), f),
-            },
-            None => Chosen::Builtin,
-        }
+/// The summarizer a call names: its `content` (a summary written by the caller), else its
+/// `summarizer`; `None` leaves the choice to the handle's default.
+fn chosen(
+    py: Python<'_>,
+    summarizer: Option<Py<PyAny>>,
+    content: Option<String>,
+) -> Option<Arc<dyn Summarizer>> {
+    match (content, summarizer) {
+        (Some(text), _) => Some(Arc::new(Manual(text))),
+        (None, Some(f)) => Some(summarizer_of(py, f)),
+        (None, None) => None,
     }
 }
 
@@ -112,21 +73,14 @@ impl PyTract {
 fn run_handler(
     py: Python<'_>,
     handler: &Py<PyAny>,
-    tract: &Py<PyAny>,
-    pending: &mut tract_core::PendingToolResult<'_>,
+    tract: &Py<PyWeakrefReference>,
+    pending: &mut tract_core::PendingToolResult,
 ) -> PyResult<()> {
-    let shown = Py::new(
-        py,
-        crate::hooks::PyPendingToolResult {
-            tool_name: pending.tool_name.clone(),
-            tool_call_id: pending.tool_call_id.clone(),
-            content: pending.content.clone(),
-            is_error: pending.is_error,
-            token_count: pending.token_count,
-            tract: tract.clone_ref(py),
-            decision: Mutex::new(None),
-        },
-    )?;
+    let tract = tract
+        .bind(py)
+        .upgrade()
+        .map_or_else(|| py.None(), |t| t.unbind());
+    let shown = Py::new(py, PyPendingToolResult::new(pending, tract))?;
     handler.bind(py).call1((shown.clone_ref(py),))?;
     match shown.get().take_decision() {
         Some(d) => pending.decide(d).py(),
@@ -151,26 +105,28 @@ fn threshold(v: &Bound<'_, PyAny>) -> PyResult<u32> {
 }
 
 /// Commit references from Python, each as [`rev_of`] reads it.
-fn revs_of(list: &[Bound<'_, PyAny>]) -> PyResult<Vec<String>> {
+fn revs_of(list: &[Bound<'_, PyAny>]) -> PyResult<Vec<Rev>> {
     list.iter().map(rev_of).collect()
 }
 
 /// A commit reference from Python: a hash (prefix), a branch, `HEAD~N`, or a CommitInfo.
-fn rev_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+fn rev_of(obj: &Bound<'_, PyAny>) -> PyResult<Rev> {
     if let Ok(ci) = obj.cast::<PyCommitInfo>() {
-        return Ok(ci.get().inner.id.to_hex());
+        return Ok(Rev::from(ci.get().inner.id));
     }
-    obj.extract::<String>().map_err(|_| {
+    let text: String = obj.extract().map_err(|_| {
         crate::errors::to_py(Error::InvalidInput {
             message: "expected a commit hash, a branch name or a CommitInfo".into(),
         })
-    })
+    })?;
+    Rev::parse(&text).py()
 }
 
 #[pymethods]
 impl PyTract {
     /// Opens the store file at `path` (created if missing; its directory must exist), or a new
-    /// in-memory store when `path` is None.
+    /// in-memory store when `path` is None. `summarizer` is used when a call names none (else
+    /// the LLM the `TRACT_LLM_*` environment names, else the built-in extractive one).
     #[staticmethod]
     #[pyo3(signature = (path=None, summarizer=None))]
     fn open(
@@ -180,17 +136,19 @@ impl PyTract {
     ) -> PyResult<Self> {
         let env = tract_core::Environment::from_process();
         let options = env.store_options().py()?;
+        let default = match summarizer {
+            Some(f) => Some(summarizer_of(py, f)),
+            None => env.summarizer().map(|s| Arc::new(s) as Arc<dyn Summarizer>),
+        };
         let t = py
             .detach(|| match path {
                 Some(p) => Tract::open_with(p, tract_core::OpenMode::CreateIfMissing, options),
                 None => Tract::in_memory_with(options),
             })
             .py()?;
-        t.set_summarizer(env.summarizer().map(|s| Arc::new(s) as Arc<dyn Summarizer>));
+        t.set_summarizer(default);
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(t))),
-            summarizer,
-            tool_result_handler: Mutex::new(None),
         })
     }
 
@@ -250,55 +208,24 @@ impl PyTract {
     /// `name`); no handler runs then.
     #[pyo3(signature = (call_id, name, content, is_error=false, edit=None))]
     fn tool_result(
-        slf: &Bound<'_, Self>,
+        &self,
+        py: Python<'_>,
         call_id: String,
         name: String,
         content: String,
         is_error: bool,
         edit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
-        let py = slf.py();
-        let this = slf.get();
         if let Some(target) = edit {
             let target = rev_of(target)?;
-            return this
+            return self
                 .with(py, move |t| {
-                    t.edit_tool_result(&target, &call_id, &name, Content::Text(content))
+                    t.edit_tool_result(target, &call_id, &name, Content::Text(content))
                 })
                 .map(Into::into);
         }
         let message = Message::tool_result(call_id, name, content, is_error);
-        let handler = this
-            .tool_result_handler
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|h| h.clone_ref(py));
-        let chosen = this.pick_summarizer(py, None, None);
-        let tract_obj = slf.clone().into_any().unbind();
-        // What the Python handler raised, re-raised as itself once the core has given up.
-        let raised: Mutex<Option<PyErr>> = Mutex::new(None);
-        let outcome = this.with(py, |t| {
-            let s = chosen.as_summarizer();
-            let Some(h) = &handler else {
-                return t.record_tool_result(message, None, s.as_deref());
-            };
-            let run = |pending: &mut tract_core::PendingToolResult<'_>| {
-                Python::attach(|py| {
-                    run_handler(py, h, &tract_obj, pending).map_err(|e| {
-                        *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        Error::InvalidOperation {
-                            message: "the tool_result handler raised".into(),
-                        }
-                    })
-                })
-            };
-            t.record_tool_result_with(message, &run, s.as_deref())
-        });
-        if let Some(e) = raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
-        let outcome = outcome?;
+        let outcome = self.with(py, |t| t.record_tool_result(message, None, None))?;
         for w in &outcome.warnings {
             crate::errors::warn(py, w)?;
         }
@@ -309,7 +236,7 @@ impl PyTract {
     /// store's tool-summarization policy) and any handler registered before. The handler is
     /// called with a `PendingToolResult` and decides with its methods; an exception it raises
     /// propagates and nothing is committed.
-    fn on(&self, event: &str, handler: Bound<'_, PyAny>) -> PyResult<()> {
+    fn on(slf: &Bound<'_, Self>, event: &str, handler: Bound<'_, PyAny>) -> PyResult<()> {
         tract_core::HookEvent::parse(event).py()?;
         if !handler.is_callable() {
             return Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -317,20 +244,20 @@ impl PyTract {
                 handler.get_type().name()?
             )));
         }
-        *self
-            .tool_result_handler
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(handler.unbind());
+        // A weak reference: the handler lives in the core handle, which this object owns.
+        let tract = PyWeakrefReference::new(slf.as_any())?.unbind();
+        let handler = handler.unbind();
+        slf.get().get()?.on_tool_result(move |pending| {
+            Python::attach(|py| run_handler(py, &handler, &tract, pending))
+                .map_err(crate::errors::from_py)
+        });
         Ok(())
     }
 
     /// Removes the handler registered for `event`: the store's policy applies again.
     fn off(&self, event: &str) -> PyResult<()> {
         tract_core::HookEvent::parse(event).py()?;
-        *self
-            .tool_result_handler
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = None;
+        self.get()?.off_tool_result();
         Ok(())
     }
 
@@ -387,7 +314,7 @@ impl PyTract {
         let after = after.map(rev_of).transpose()?;
         let before = before.map(rev_of).transpose()?;
         let infos = self.with(py, move |t| {
-            t.find_tool_results(name.as_deref(), after.as_deref(), before.as_deref())
+            t.find_tool_results(name.as_deref(), after.as_ref(), before.as_ref())
         })?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
@@ -419,7 +346,7 @@ impl PyTract {
         commit: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<PyCommitInfo>> {
         let rev = rev_of(commit)?;
-        let infos = self.with(py, move |t| t.edit_history(&rev))?;
+        let infos = self.with(py, move |t| t.edit_history(rev))?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
@@ -454,14 +381,15 @@ impl PyTract {
         };
         let d = PyDict::new(py);
         if dry_run {
-            let (plan, before) = self.with(py, move |t| {
-                Ok((t.plan_clear_tool_results(&opts)?, t.status()?.token_count))
-            })?;
-            let freed: u64 = plan.iter().map(|c| c.saving()).sum();
-            let hashes: Vec<String> = plan.iter().map(|c| c.position.to_hex()).collect();
+            let plan = self.with(py, move |t| t.plan_clear_tool_results(&opts))?;
+            let hashes: Vec<String> = plan
+                .candidates
+                .iter()
+                .map(|c| c.position.to_hex())
+                .collect();
             d.set_item("cleared", hashes)?;
-            d.set_item("tokens_before", before)?;
-            d.set_item("tokens_after", before - freed)?;
+            d.set_item("tokens_before", plan.tokens_before)?;
+            d.set_item("tokens_after", plan.tokens_after)?;
             return Ok(d);
         }
         let out = self.with(py, move |t| t.clear_tool_results(&opts))?;
@@ -494,33 +422,35 @@ impl PyTract {
     ) -> PyResult<Bound<'py, PyDict>> {
         let commits = commits.as_deref().map(revs_of).transpose()?;
         let preserve = revs_of(&preserve.unwrap_or_default())?;
-        let target_tokens = positive_tokens(target_tokens)?;
+        let target_tokens = positive(target_tokens)?;
         if dry_run {
             let req = CompressRequest {
                 commits,
                 preserve,
                 ..CompressRequest::default()
             };
-            let runs = self.with(py, move |t| t.plan_compress(&req))?;
+            let plan = self.with(py, move |t| t.plan_compress(&req))?;
             let d = PyDict::new(py);
-            let sources: Vec<Vec<String>> = runs
+            let sources: Vec<Vec<String>> = plan
+                .runs
                 .iter()
                 .map(|r| r.sources.iter().map(|s| s.to_hex()).collect())
                 .collect();
             d.set_item("sources", sources)?;
-            d.set_item("tokens", runs.iter().map(|r| r.tokens).collect::<Vec<_>>())?;
+            let tokens: Vec<u64> = plan.runs.iter().map(|r| r.tokens).collect();
+            d.set_item("tokens", tokens)?;
             return Ok(d);
         }
-        let chosen = self.pick_summarizer(py, summarizer, content);
+        let chosen = chosen(py, summarizer, content);
         let out = self.with(py, move |t| {
-            let s = chosen.as_summarizer();
+            let s = chosen.as_deref();
             t.compress(&CompressRequest {
                 commits,
                 preserve,
                 system_prompt,
                 instructions,
                 target_tokens,
-                summarizer: s.as_deref(),
+                summarizer: s,
                 ..CompressRequest::default()
             })
         })?;
@@ -546,19 +476,19 @@ impl PyTract {
         summarizer: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let commits = commits.as_deref().map(revs_of).transpose()?;
-        let target_tokens = positive_tokens(target_tokens)?;
-        let chosen = self.pick_summarizer(py, summarizer, content);
+        let target_tokens = positive(target_tokens)?;
+        let chosen = chosen(py, summarizer, content);
         let out = self.with(py, move |t| {
-            let s = chosen.as_summarizer();
+            let s = chosen.as_deref();
             t.compress_tool_calls(
-                commits,
+                commits.as_deref(),
                 name.as_deref(),
                 preserve_answer,
                 CompressRequest {
                     system_prompt,
                     instructions,
                     target_tokens,
-                    summarizer: s.as_deref(),
+                    summarizer: s,
                     ..CompressRequest::default()
                 },
             )
@@ -606,22 +536,7 @@ impl PyTract {
         py: Python<'_>,
         messages: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<PyCommitInfo>> {
-        let value = from_py(messages)?;
-        let list = value.as_array().ok_or_else(|| {
-            crate::errors::to_py(Error::InvalidInput {
-                message: "append_many takes a list of message dicts".into(),
-            })
-        })?;
-        let parsed = list
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                message_from_json(v).map_err(|e| Error::InvalidInput {
-                    message: format!("message {}: {e}", i + 1),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .py()?;
+        let parsed = messages_from_list(&from_py(messages)?).py()?;
         let infos = self.with(py, move |t| t.append_batch(parsed))?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
@@ -634,7 +549,7 @@ impl PyTract {
         content: String,
     ) -> PyResult<PyCommitInfo> {
         let rev = rev_of(commit)?;
-        self.with(py, move |t| t.edit(&rev, Content::Text(content)))
+        self.with(py, move |t| t.edit(rev, Content::Text(content)))
             .map(Into::into)
     }
 
@@ -658,14 +573,14 @@ impl PyTract {
         start: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<PyCommitInfo>> {
         let start = start.map(rev_of).transpose()?;
-        let infos = self.with(py, move |t| t.log(start.as_deref(), limit))?;
+        let infos = self.with(py, move |t| t.log(start.as_ref(), limit))?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
     /// One commit by hash (a unique prefix works), branch name or `HEAD~N`.
     fn get_commit(&self, py: Python<'_>, commit: &Bound<'_, PyAny>) -> PyResult<PyCommitInfo> {
         let rev = rev_of(commit)?;
-        self.with(py, move |t| t.get_commit(&rev)).map(Into::into)
+        self.with(py, move |t| t.get_commit(rev)).map(Into::into)
     }
 
     /// The content stored in that commit: a string, or a list of part dicts.
@@ -678,7 +593,7 @@ impl PyTract {
             Ok(ci) if ci.get().inner.message.is_some() => ci.get().inner.clone(),
             _ => {
                 let rev = rev_of(commit)?;
-                self.with(py, move |t| t.get_commit(&rev))?
+                self.with(py, move |t| t.get_commit(rev))?
             }
         };
         match info.message.as_deref() {
@@ -695,7 +610,7 @@ impl PyTract {
     ) -> PyResult<Option<PyCommitInfo>> {
         let rev = rev_of(commit)?;
         Ok(self
-            .with(py, move |t| t.compressed_into(&rev))?
+            .with(py, move |t| t.compressed_into(rev))?
             .map(Into::into))
     }
 
@@ -735,8 +650,9 @@ impl PyTract {
         at: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let at = at.map(rev_of).transpose()?;
+        let name = BranchName::new(&name).py()?;
         Ok(self
-            .with(py, move |t| t.create_branch(&name, at.as_deref()))?
+            .with(py, move |t| t.create_branch(&name, at.as_ref()))?
             .to_hex())
     }
 

@@ -36,6 +36,7 @@ from tract.errors import (
     NewerFormatError,
     NotAStoreError,
     NotFoundError,
+    NotInViewError,
     RejectedError,
     StoreLockedError,
     SummarizerError,

@@ -9,6 +9,11 @@ __version__: str
 SYNTHETIC_RESULT: str
 TOOL_SUMMARIZE_SYSTEM: str
 
+def _error_examples() -> list[tuple[str, BaseException]]:
+    """One exception per variant of the core's error, as (variant, exception): what the test
+    of the error mapping checks."""
+    ...
+
 Role = Literal["system", "user", "assistant", "tool"]
 Rev = Union[str, "CommitInfo"]
 

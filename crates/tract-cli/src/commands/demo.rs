@@ -1,8 +1,20 @@
 //! `tract demo`: a realistic coding-agent session in a new store, then log, status, compile.
 
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::output;
+use crate::render;
+use crate::ui::Ui;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
-use tract_core::{Content, Error, ToolCall, Tract};
+use std::path::PathBuf;
+use tract_core::{Content, Error, OpenMode, ToolCall, Tract};
+
+/// Build a realistic agent transcript in a new store, then show log, status and compile.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to create the demo project (default: a new temporary directory).
+    dir: Option<PathBuf>,
+}
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {
@@ -41,9 +53,9 @@ test result: FAILED. 11 passed; 1 failed; 0 ignored";
 
 /// Creates the demo store under `dir` (a new temporary directory by default) and prints
 /// what `log`, `status` and `compile` show.
-pub fn run(dir: Option<&Path>, out: &mut String) -> Result<(), Error> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
+pub fn run(ctx: &Context, out: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let dir = match &a.dir {
+        Some(d) => d.clone(),
         None => fresh_dir()?,
     };
     let store = dir.join(".tract").join("store.redb");
@@ -53,16 +65,14 @@ pub fn run(dir: Option<&Path>, out: &mut String) -> Result<(), Error> {
                 "{} already holds a tract store; pick a new directory",
                 dir.display()
             ),
-        });
+        }
+        .into());
     }
     std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
         path: dir.clone(),
         source,
     })?;
-    let t = crate::commands::open_in(
-        &Tract::init_dir(&dir)?,
-        tract_core::OpenMode::CreateIfMissing,
-    )?;
+    let t = ctx.open_at(&Tract::init_dir(&dir)?, OpenMode::CreateIfMissing)?;
 
     t.system(
         "You are a careful coding agent. Use tools to inspect the repository before answering.",
@@ -98,7 +108,7 @@ pub fn run(dir: Option<&Path>, out: &mut String) -> Result<(), Error> {
     )?;
     // The grep output has served its purpose: keep only what matters in view.
     t.edit(
-        &grep.id.to_hex(),
+        grep.id,
         Content::Text(
             "src/db/pool.rs:14-15 and src/config.rs:42,77 read DATABASE_URL / DB_POOL_MAX".into(),
         ),
@@ -118,17 +128,16 @@ pub fn run(dir: Option<&Path>, out: &mut String) -> Result<(), Error> {
     let _ = writeln!(out, "(try: tract --store {} log)\n", store.display());
     let _ = writeln!(out, "$ tract log");
     for info in t.log(None, None)? {
-        crate::render::log_line(out, &info);
+        render::log_line(out, &info);
     }
     let _ = writeln!(out, "\n$ tract status");
-    crate::render::status(out, &t.status()?);
+    render::status(out, &t.status()?);
     let compiled = t.compile()?;
     let _ = writeln!(out, "\n$ tract compile --format anthropic");
     for w in compiled.warnings() {
         let _ = writeln!(out, "warning: {w}");
     }
-    let body = serde_json::to_string_pretty(&compiled.to_anthropic()).unwrap_or_default();
-    let _ = writeln!(out, "{body}");
+    output::print(out, &compiled.to_anthropic(), false);
     Ok(())
 }
 

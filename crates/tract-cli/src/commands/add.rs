@@ -1,0 +1,90 @@
+//! `tract add`.
+
+use super::text_or_stdin;
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::ui::Ui;
+use std::fmt::Write;
+use tract_core::json::{messages_from_text, tool_calls_from_json};
+use tract_core::{Message, Role};
+
+/// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The message text, or `-` for standard input.
+    #[arg(required_unless_present = "json")]
+    text: Option<String>,
+    /// The role: system, user, assistant or tool.
+    #[arg(short, long, default_value = "user", conflicts_with = "json")]
+    role: String,
+    /// A tool result's tool name (or a participant name).
+    #[arg(long, conflicts_with = "json")]
+    name: Option<String>,
+    /// The call a tool result answers.
+    #[arg(long, conflicts_with = "json")]
+    tool_call_id: Option<String>,
+    /// Mark a tool result as an error.
+    #[arg(long, conflicts_with = "json")]
+    error: bool,
+    /// An assistant message's tool calls, as a JSON list.
+    #[arg(long, value_name = "JSON", conflicts_with = "json")]
+    tool_calls: Option<String>,
+    /// Message JSON: an object, a list, or JSONL; `-` reads standard input. All or nothing.
+    #[arg(long, value_name = "JSON", conflicts_with = "text")]
+    json: Option<String>,
+}
+
+/// Runs `tract add`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let t = ctx.open()?;
+    let messages = match (&a.json, &a.text) {
+        (Some(json), _) => messages_from_text(&text_or_stdin(json)?)?,
+        (None, Some(text)) => vec![from_flags(a, text_or_stdin(text)?)?],
+        (None, None) => {
+            return Err(CommandError::invalid_input(
+                "give the message TEXT or --json",
+            ));
+        }
+    };
+    // One transaction, whatever the count: a stream with a bad message commits nothing. Tool
+    // results go through the store's tool-summarization policy.
+    for outcome in t.append_batch_with_policy(messages, None)? {
+        let _ = writeln!(ui, "{}", outcome.original.id.short());
+        for w in &outcome.warnings {
+            ui.warning(w);
+        }
+        if let Some(edit) = &outcome.replacement {
+            let how = edit.commit.message.as_deref().unwrap_or("edited");
+            let tool = outcome
+                .original
+                .message
+                .as_ref()
+                .and_then(|m| m.name.as_deref())
+                .unwrap_or("tool");
+            ui.note(&format!(
+                "the {tool} result {} was {how}; the model sees edit {} ({} → {} tokens)",
+                outcome.original.id.short(),
+                edit.id.short(),
+                outcome.original.token_count,
+                edit.token_count,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The message `--role R TEXT` and its flags describe.
+fn from_flags(a: &Args, text: String) -> Result<Message, CommandError> {
+    let mut m = Message::text(Role::parse(&a.role)?, text);
+    m.name = a.name.clone();
+    m.tool_call_id = a.tool_call_id.clone();
+    m.is_error = a.error;
+    if let Some(raw) = &a.tool_calls {
+        let v: serde_json::Value = serde_json::from_str(raw).map_err(|e| {
+            CommandError::invalid_input(format!("--tool-calls: malformed JSON: {e}"))
+        })?;
+        m.tool_calls = tool_calls_from_json(&v)?;
+    }
+    m.validate()?;
+    Ok(m)
+}

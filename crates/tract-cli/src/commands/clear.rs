@@ -1,0 +1,78 @@
+//! `tract clear`.
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::render;
+use crate::ui::Ui;
+use std::fmt::Write;
+use tract_core::{ClearOptions, Tract};
+
+/// Replace old tool results with a placeholder naming the original (kept in history).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The most recent tool turns to leave untouched.
+    #[arg(long, default_value_t = 3)]
+    keep: usize,
+    /// A tool whose results are never cleared (repeatable).
+    #[arg(long = "exclude-tool", value_name = "NAME")]
+    exclude_tools: Vec<String>,
+    /// Clear nothing unless at least this many tokens are freed.
+    #[arg(long, default_value_t = 0, value_name = "TOKENS")]
+    clear_at_least: u64,
+    /// The placeholder; {tool}, {commit}, {tokens} and {bytes} are filled in.
+    #[arg(long, value_name = "TEXT")]
+    placeholder: Option<String>,
+    /// Show what would be cleared and the saving; commit nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Runs `tract clear`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let opts = ClearOptions {
+        keep: a.keep,
+        exclude_tools: a.exclude_tools.clone(),
+        clear_at_least: a.clear_at_least,
+        placeholder: a.placeholder.clone(),
+    };
+    clear(&ctx.open()?, ui, &opts, a.dry_run)
+}
+
+/// Clears (or, with `dry_run`, shows what would be cleared) and prints the tokens saved.
+pub(super) fn clear(
+    t: &Tract,
+    ui: &mut Ui<'_>,
+    opts: &ClearOptions,
+    dry_run: bool,
+) -> Result<(), CommandError> {
+    if dry_run {
+        let plan = t.plan_clear_tool_results(opts)?;
+        for c in &plan.candidates {
+            let _ = writeln!(
+                ui,
+                "would clear {} {:<12} {:>7} -> {} tokens",
+                c.position.short(),
+                render::cut(&c.tool, 12),
+                c.tokens,
+                c.placeholder_tokens
+            );
+        }
+        let _ = writeln!(
+            ui,
+            "{} result(s): tokens {} -> {} (dry run, nothing committed)",
+            plan.candidates.len(),
+            plan.tokens_before,
+            plan.tokens_after
+        );
+        return Ok(());
+    }
+    let done = t.clear_tool_results(opts)?;
+    render::outcome(
+        ui,
+        &done.cleared,
+        "cleared {n} result(s)",
+        done.tokens_before,
+        done.tokens_after,
+    );
+    Ok(())
+}

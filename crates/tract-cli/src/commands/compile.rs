@@ -1,0 +1,49 @@
+//! `tract compile`.
+
+use super::rev;
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::output;
+use crate::ui::Ui;
+use clap::ValueEnum;
+
+/// Print the view as a provider request body.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The provider format.
+    #[arg(long, value_enum, default_value_t = Format::Openai)]
+    format: Format,
+    /// Compile the view at this commit instead of HEAD.
+    #[arg(long, value_name = "REV")]
+    at: Option<String>,
+    /// One line of JSON instead of indented.
+    #[arg(long)]
+    compact: bool,
+}
+
+/// Provider formats for `compile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// OpenAI chat completions `messages`.
+    Openai,
+    /// Anthropic Messages `{"system", "messages"}`.
+    Anthropic,
+}
+
+/// Runs `tract compile`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let t = ctx.open()?;
+    let compiled = match &a.at {
+        Some(at) => t.compile_at(&rev(at)?)?,
+        None => t.compile()?,
+    };
+    for w in compiled.warnings() {
+        ui.warning(&w);
+    }
+    let body = match a.format {
+        Format::Openai => compiled.to_openai(),
+        Format::Anthropic => compiled.to_anthropic(),
+    };
+    output::print(ui, &body, a.compact);
+    Ok(())
+}

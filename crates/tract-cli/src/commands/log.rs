@@ -1,0 +1,55 @@
+//! `tract log`.
+
+use super::rev;
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::output::{self, CommitJson};
+use crate::render;
+use crate::ui::Ui;
+use tract_core::Role;
+
+/// Show history, newest first.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to start (default: HEAD).
+    rev: Option<String>,
+    /// At most this many commits.
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    limit: Option<usize>,
+    /// One JSON object per commit, as a list.
+    #[arg(long, conflicts_with = "oneline")]
+    json: bool,
+    /// Short id and first line only.
+    #[arg(long)]
+    oneline: bool,
+    /// Only commits of this role.
+    #[arg(long, value_name = "ROLE")]
+    role: Option<String>,
+    /// Only results of this tool and messages that call it.
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+}
+
+/// Runs `tract log`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let role = a.role.as_deref().map(Role::parse).transpose()?;
+    let t = ctx.open()?;
+    let start = a.rev.as_deref().map(rev).transpose()?;
+    let tool = a.tool.as_deref();
+    let infos = t.log_where(start.as_ref(), a.limit, |i| {
+        role.is_none_or(|r| i.role() == Some(r)) && tool.is_none_or(|t| i.tool_names().contains(&t))
+    })?;
+    if a.json {
+        let list: Vec<_> = infos.iter().map(CommitJson::new).collect();
+        output::print(ui, &list, false);
+    } else {
+        for info in &infos {
+            if a.oneline {
+                render::oneline(ui, info);
+            } else {
+                render::log_line(ui, info);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! The subcommands: one file each, holding its clap arguments (`Args`) and its handler (`run`).
+//! To add a command: a new file here, a variant below, a line in [`Command::run`].
+
+mod add;
+mod branch;
+mod checkout;
+mod clear;
+mod compile;
+mod compress;
+mod config;
+mod demo;
+mod edit;
+mod init;
+mod log;
+mod reflog;
+mod repair;
+mod reset;
+mod search;
+mod show;
+mod status;
+mod switch;
+mod tools;
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::ui::Ui;
+use clap::Subcommand;
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a store: DIR/.tract/store.redb, or the file named by --store.
+    Init(init::Args),
+    /// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
+    Add(add::Args),
+    /// Replace the content of a message in the view; the original stays in history.
+    Edit(edit::Args),
+    /// Tool calls, results and turns in the current view.
+    Tools(tools::Args),
+    /// Commit a marked error result for every tool call left without one (after a crash).
+    Repair(repair::Args),
+    /// Search message text, tool calls and tool results.
+    Search(search::Args),
+    /// Replace old tool results with a placeholder naming the original (kept in history).
+    Clear(clear::Args),
+    /// Replace runs of messages with summaries; the originals stay in history.
+    Compress(compress::Args),
+    /// Settings stored in the store, which every process and command applies.
+    Config(config::Args),
+    /// Show history, newest first.
+    Log(log::Args),
+    /// Show one commit and its full message.
+    Show(show::Args),
+    /// Print the view as a provider request body.
+    Compile(compile::Args),
+    /// List branches, or create NAME at REV (default HEAD).
+    Branch(branch::Args),
+    /// Make NAME the current branch.
+    Switch(switch::Args),
+    /// Switch to a branch, or detach HEAD at a commit (time travel).
+    Checkout(checkout::Args),
+    /// Move the current branch to REV; the old head stays in the reflog.
+    Reset(reset::Args),
+    /// Show the moves of a ref (default HEAD), newest first.
+    Reflog(reflog::Args),
+    /// Where HEAD is and what the model would see.
+    Status(status::Args),
+    /// Build a realistic agent transcript in a new store, then show log, status and compile.
+    Demo(demo::Args),
+}
+
+impl Command {
+    /// Carries out the command.
+    pub fn run(&self, ctx: &Context, ui: &mut Ui<'_>) -> Result<(), CommandError> {
+        match self {
+            Command::Init(a) => init::run(ctx, ui, a),
+            Command::Add(a) => add::run(ctx, ui, a),
+            Command::Edit(a) => edit::run(ctx, ui, a),
+            Command::Tools(a) => tools::run(ctx, ui, a),
+            Command::Repair(a) => repair::run(ctx, ui, a),
+            Command::Search(a) => search::run(ctx, ui, a),
+            Command::Clear(a) => clear::run(ctx, ui, a),
+            Command::Compress(a) => compress::run(ctx, ui, a),
+            Command::Config(a) => config::run(ctx, ui, a),
+            Command::Log(a) => log::run(ctx, ui, a),
+            Command::Show(a) => show::run(ctx, ui, a),
+            Command::Compile(a) => compile::run(ctx, ui, a),
+            Command::Branch(a) => branch::run(ctx, ui, a),
+            Command::Switch(a) => switch::run(ctx, ui, a),
+            Command::Checkout(a) => checkout::run(ctx, ui, a),
+            Command::Reset(a) => reset::run(ctx, ui, a),
+            Command::Reflog(a) => reflog::run(ctx, ui, a),
+            Command::Status(a) => status::run(ctx, ui, a),
+            Command::Demo(a) => demo::run(ctx, ui, a),
+        }
+    }
+}
+
+/// `text`, or all of standard input when it is `-`.
+fn text_or_stdin(text: &str) -> Result<String, CommandError> {
+    use std::io::Read;
+    if text != "-" {
+        return Ok(text.to_string());
+    }
+    let mut s = String::new();
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|source| tract_core::Error::Io {
+            path: "<stdin>".into(),
+            source,
+        })?;
+    Ok(s)
+}
+
+/// A revision argument, parsed.
+fn rev(text: &str) -> Result<tract_core::Rev, CommandError> {
+    Ok(tract_core::Rev::parse(text)?)
+}

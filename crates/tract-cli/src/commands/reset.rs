@@ -1,0 +1,31 @@
+//! `tract reset`.
+
+use super::rev;
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::ui::Ui;
+use std::fmt::Write;
+use tract_core::CommitId;
+
+/// Move the current branch to REV; the old head stays in the reflog.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where to move it.
+    rev: String,
+}
+
+/// Runs `tract reset`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let t = ctx.open()?;
+    let before = t.head()?;
+    let after = t.reset(&rev(&a.rev)?)?;
+    let name = after.branch().unwrap_or("HEAD").to_string();
+    let show = |c: Option<CommitId>| c.map_or_else(|| "(none)".into(), |c| c.short());
+    let _ = writeln!(
+        ui,
+        "{name} now at {} (was {}; `tract reflog {name}` keeps the old head)",
+        show(after.commit),
+        show(before.commit)
+    );
+    Ok(())
+}

@@ -1,0 +1,26 @@
+//! `tract status`.
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::output::{self, StatusJson};
+use crate::render;
+use crate::ui::Ui;
+
+/// Where HEAD is and what the model would see.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// As JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `tract status`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let s = ctx.open()?.status()?;
+    if a.json {
+        output::print(ui, &StatusJson::new(&s), false);
+    } else {
+        render::status(ui, &s);
+    }
+    Ok(())
+}

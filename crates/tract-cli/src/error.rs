@@ -1,0 +1,85 @@
+//! [`CommandError`]: what a failed command prints, one `error:` line and maybe a `hint:` line.
+
+use tract_core::Error;
+
+/// A command's failure: the error, and a next step for the user where one is obvious.
+#[derive(Debug)]
+pub struct CommandError {
+    error: Box<dyn std::error::Error + Send + Sync>,
+    hint: Option<String>,
+}
+
+/// Input the command line itself refuses (a missing argument, a malformed option value), in
+/// the words of the core's input errors.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid input: {0}")]
+pub struct InvalidArguments(pub String);
+
+/// No store was named and none was found upward from the working directory.
+#[derive(Debug, thiserror::Error)]
+#[error("a tract store in {} or any parent directory (run `tract init`) not found", .0.display())]
+pub struct NoStore(pub std::path::PathBuf);
+
+impl CommandError {
+    /// No store here or above `dir`.
+    pub fn no_store(dir: &std::path::Path) -> Self {
+        CommandError {
+            error: Box::new(NoStore(dir.to_path_buf())),
+            hint: Some("`tract log` lists commits; `tract branch` lists branches".into()),
+        }
+    }
+
+    /// Input the command line refuses.
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        CommandError {
+            error: Box::new(InvalidArguments(message.into())),
+            hint: None,
+        }
+    }
+
+    /// The same error with `hint` as its next step.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The error line (without `error: `).
+    pub fn message(&self) -> String {
+        self.error.to_string()
+    }
+
+    /// The hint line (without `hint: `), if any.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+}
+
+impl From<Error> for CommandError {
+    fn from(e: Error) -> Self {
+        let hint = hint(&e).map(str::to_string);
+        CommandError {
+            error: Box::new(e),
+            hint,
+        }
+    }
+}
+
+/// A next step for the user, by the kind of error.
+fn hint(e: &Error) -> Option<&'static str> {
+    Some(match e {
+        Error::UnknownRevision { .. }
+        | Error::UnknownBranch { .. }
+        | Error::UnbornBranch { .. }
+        | Error::HistoryTooShort { .. }
+        | Error::MissingCommit { .. } => "`tract log` lists commits; `tract branch` lists branches",
+        Error::AmbiguousPrefix { .. } => "give more hex digits of the id",
+        Error::StoreLocked { .. } => {
+            "another process is writing; try again, or raise TRACT_LOCK_TIMEOUT_MS"
+        }
+        Error::NewerFormat { .. } => "this store was written by a newer tract; upgrade tract",
+        Error::NotAStore { .. } => "pass --store with a tract store file, or run `tract init`",
+        Error::HeadMoved { .. } => "another writer moved the branch; read it again and retry",
+        Error::Corrupt { .. } => "the file is damaged; keep a copy before trying anything else",
+        _ => return None,
+    })
+}

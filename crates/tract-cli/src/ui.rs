@@ -1,0 +1,59 @@
+//! [`Ui`]: the one place a command's output goes. Standard output is collected and written
+//! only when the command succeeds (a failed command prints its error and nothing else);
+//! warnings and notes go to standard error at once.
+
+use crate::error::CommandError;
+use std::fmt;
+use std::io::Write;
+
+/// Where a command writes. Standard output is written with `write!`/`writeln!` (it is a
+/// [`fmt::Write`]: writing to memory cannot fail).
+pub struct Ui<'a> {
+    stdout: String,
+    stderr: &'a mut dyn Write,
+}
+
+impl<'a> Ui<'a> {
+    /// A UI writing notes and errors to `stderr`.
+    pub fn new(stderr: &'a mut dyn Write) -> Self {
+        Ui {
+            stdout: String::new(),
+            stderr,
+        }
+    }
+
+    /// Standard output so far.
+    pub fn stdout(&self) -> &str {
+        &self.stdout
+    }
+
+    /// Appends a whole string to standard output.
+    pub fn print(&mut self, text: &str) {
+        self.stdout.push_str(text);
+    }
+
+    /// A `warning:` line on standard error.
+    pub fn warning(&mut self, message: &str) {
+        let _ = writeln!(self.stderr, "warning: {message}");
+    }
+
+    /// A `note:` line on standard error.
+    pub fn note(&mut self, message: &str) {
+        let _ = writeln!(self.stderr, "note: {message}");
+    }
+
+    /// The `error:` line and the `hint:` line of a failed command.
+    pub fn error(&mut self, e: &CommandError) {
+        let _ = writeln!(self.stderr, "error: {}", e.message());
+        if let Some(h) = e.hint() {
+            let _ = writeln!(self.stderr, "hint: {h}");
+        }
+    }
+}
+
+impl fmt::Write for Ui<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.stdout.push_str(s);
+        Ok(())
+    }
+}
