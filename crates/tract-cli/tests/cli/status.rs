@@ -1,0 +1,69 @@
+//! `tract status`: where HEAD is and what the model would see.
+
+use crate::common::{Project, a_session, json, tool_project};
+use insta::assert_snapshot;
+
+/// A new store: on main, no commits yet, nothing in view.
+#[test]
+fn status_of_a_new_store() {
+    let p = Project::new();
+    assert_snapshot!(p.run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      (no commits yet)
+        messages  0
+        tokens    3
+        store     [DIR]/.tract/store.redb
+        ");
+}
+
+/// The branch, the head, the messages and tokens in view, and the store's path, as text or
+/// JSON.
+#[test]
+fn status_of_a_session() {
+    let p = a_session();
+    assert_snapshot!(p.run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      501f6a52ff
+        messages  4
+        tokens    47
+        store     [DIR]/.tract/store.redb
+        ");
+    let run = p.run(&["status", "--json"]);
+    assert_snapshot!(run, @r#"
+        exit: 0
+        --- stdout
+        {
+          "branch": "main",
+          "head": "501f6a52ffe0a11242de7104f848704a9938fd69d234e5aca7d636c87f0c3001",
+          "detached": false,
+          "messages": 4,
+          "token_count": 47,
+          "unanswered_tool_calls": 0,
+          "store": "[DIR]/.tract/store.redb"
+        }
+        "#);
+    let status = json(&run.stdout);
+    assert_eq!(status["branch"], "main");
+    assert_eq!(status["messages"], 4);
+    assert!(status["token_count"].as_u64().unwrap() > 10);
+}
+
+/// A call without a result is counted and warned about.
+#[test]
+fn status_warns_of_calls_without_results() {
+    let p = tool_project();
+    assert_snapshot!(p.run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      a029acc7b0
+        messages  7
+        tokens    104
+        store     [DIR]/.tract/store.redb
+        warning: 1 tool call(s) have no result; compile sends a synthetic error result for each
+        ");
+}
