@@ -195,6 +195,13 @@ impl Project {
         Run::of(self.cmd(args), Some(stdin))
     }
 
+    /// Runs `tract ARGS` with these environment variables set too.
+    pub fn run_env(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
+        let mut c = self.cmd(args);
+        c.envs(env.iter().copied());
+        Run::of(c, stdin)
+    }
+
     /// Runs a command that must succeed; returns its standard output.
     pub fn ok(&self, args: &[&str]) -> String {
         succeeded(args, self.run(args))

@@ -12,9 +12,13 @@ mod common;
 
 mod add;
 mod compile;
+mod demo;
 mod edit;
+mod errors;
 mod init;
 mod legacy;
 mod log;
+mod processes;
+mod refs;
 mod show;
 mod status;
