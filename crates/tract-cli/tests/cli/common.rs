@@ -302,3 +302,21 @@ pub fn tool_project() -> Project {
     static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
     Project::with_messages(&TEMPLATE, tool_stream)
 }
+
+/// Four grep turns, each with a 100-line result.
+pub fn grep_turns() -> Project {
+    static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
+    Project::with_messages(&TEMPLATE, || {
+        let mut stream = String::new();
+        for i in 0..4 {
+            stream.push_str(&format!(
+                "{{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{{\"id\":\"c{i}\",\"name\":\"grep\",\"arguments\":{{}}}}]}}\n"
+            ));
+            let body = format!("hit {i}\\n").repeat(100);
+            stream.push_str(&format!(
+                "{{\"role\":\"tool\",\"tool_call_id\":\"c{i}\",\"name\":\"grep\",\"content\":\"{body}\"}}\n"
+            ));
+        }
+        stream
+    })
+}

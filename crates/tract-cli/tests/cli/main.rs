@@ -11,6 +11,7 @@
 mod common;
 
 mod add;
+mod clear;
 mod compile;
 mod demo;
 mod edit;
@@ -20,5 +21,8 @@ mod legacy;
 mod log;
 mod processes;
 mod refs;
+mod repair;
+mod search;
 mod show;
 mod status;
+mod tools;
