@@ -129,6 +129,15 @@ fn bind_filters(dir: &Path) -> insta::internals::SettingsBindDropGuard {
     settings.bind_to_scope()
 }
 
+/// Shows every id that starts with `id` (a short id or a full hash) as `name` in this scope's
+/// snapshots: for commits whose content holds a port, so their ids change from run to run.
+#[must_use = "the filter holds until the guard is dropped"]
+pub fn redact_id(id: &str, name: &str) -> insta::internals::SettingsBindDropGuard {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&format!(r"\b{}[0-9a-f]*\b", &id[..10]), name);
+    settings.bind_to_scope()
+}
+
 /// A temporary directory to run `tract` in, whose path snapshots show as `[DIR]`.
 pub struct Project {
     _filters: insta::internals::SettingsBindDropGuard,
@@ -241,6 +250,14 @@ impl Project {
     pub fn log_len(&self) -> usize {
         self.ok(&["log", "--oneline"]).lines().count()
     }
+
+    /// The full hash of `rev`.
+    pub fn hash(&self, rev: &str) -> String {
+        json(&self.ok(&["show", "--json", rev]))["commit_hash"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
 }
 
 pub fn succeeded(args: &[&str], run: Run) -> String {
@@ -258,9 +275,34 @@ pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap()
 }
 
+/// A chat-completions request body as text: each field but the messages on a line, then each
+/// message's role and its content as it reads.
+pub fn request_text(body: &serde_json::Value) -> String {
+    let mut out = String::new();
+    for (key, value) in body.as_object().unwrap() {
+        if key != "messages" {
+            out.push_str(&format!("{key}: {value}\n"));
+        }
+    }
+    for m in body["messages"].as_array().unwrap() {
+        out.push_str(&format!("--- {}\n", m["role"].as_str().unwrap()));
+        out.push_str(m["content"].as_str().unwrap());
+        out.push('\n');
+    }
+    out
+}
+
 /// The length of a JSON list.
 pub fn len(s: &str) -> usize {
     json(s).as_array().unwrap().len()
+}
+
+/// A base URL where nothing listens: a port bound and released.
+pub fn dead_url() -> String {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    url
 }
 
 /// The assistant's tool call in [`a_session`], in OpenAI's wire form.
