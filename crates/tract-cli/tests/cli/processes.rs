@@ -12,9 +12,10 @@ fn tract_ok(dir: &Path, store: &Path, args: &[&str]) -> String {
     run.stdout
 }
 
-/// Two writer processes and a reader at once: every append lands on one linear chain, each
-/// writer's messages in its own order, and the reader never sees history shrink. (Which
-/// writer wins each race varies, so this compares counts and order, not snapshots.)
+/// Two writer processes and a reader at once: every append lands on one linear chain and in
+/// the reflog, each writer's messages in its own order, and the reader never sees history
+/// shrink. (Which writer wins each race varies, so this compares counts and order, not
+/// snapshots.)
 #[test]
 fn concurrent_writers_and_a_reader() {
     let p = Project::new();
