@@ -33,34 +33,45 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap colours its message when the stream is a terminal.
+            let _ = e.print();
+            return ExitCode::from(usage_code(&e));
+        }
+    };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    ExitCode::from(run_with(args, &mut stdout, &mut stderr))
+    ExitCode::from(execute(cli, &mut stdout, &mut stderr))
 }
 
-/// Runs `tract` with `args`, writing to `stdout` and `stderr`; returns the exit code.
+/// Runs `tract` with `args`, writing to `stdout` and `stderr` (usage errors without colour);
+/// returns the exit code.
 pub fn run_with<I, T>(args: I, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    match Cli::try_parse_from(args) {
+        Ok(cli) => execute(cli, stdout, stderr),
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let text = e.render();
-            let _ = if e.use_stderr() {
-                write!(stderr, "{}", text.ansi())
-            } else {
-                write!(stdout, "{}", text.ansi())
-            };
-            return code;
+            let out: &mut dyn Write = if e.use_stderr() { stderr } else { stdout };
+            let _ = write!(out, "{}", e.render());
+            usage_code(&e)
         }
-    };
+    }
+}
+
+/// 2 for a usage error, 0 for `--help` and `--version`.
+fn usage_code(e: &clap::Error) -> u8 {
+    if e.use_stderr() { 2 } else { 0 }
+}
+
+fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
     let ctx = Context::new(cli.store.clone());
     let mut ui = Ui::new(stderr);
-    let result = cli.command.run(&ctx, &mut ui);
-    match result {
+    match cli.command.run(&ctx, &mut ui) {
         Ok(()) => {
             // A closed pipe (`tract log | head`) is not an error worth reporting.
             let _ = stdout.write_all(ui.stdout().as_bytes());

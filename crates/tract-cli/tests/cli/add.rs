@@ -1,0 +1,133 @@
+//! `tract add`: one message from flags, or message objects from `--json`.
+
+use crate::common::{GREP_CALL, Project, a_session, len};
+use insta::assert_snapshot;
+
+/// Each role is added from flags and the new commit's short id is printed; `-` reads the text
+/// from standard input; the id printed is the one `log` shows first. The same messages given
+/// as `--json` make the same commits.
+#[test]
+fn add_prints_the_new_commit_id() {
+    let p = Project::new();
+    assert_snapshot!(p.run(&["add", "--role", "system", "You are terse."]), @"
+        exit: 0
+        --- stdout
+        e12e09c5c7
+        ");
+    assert_snapshot!(p.run(&["add", "Where is the config?"]), @"
+        exit: 0
+        --- stdout
+        9d6c995d1a
+        ");
+    assert_snapshot!(
+        p.run(&["add", "--role", "assistant", "--tool-calls", GREP_CALL, ""]),
+        @"
+        exit: 0
+        --- stdout
+        0b0f62b55f
+        "
+    );
+    let run = p.run_in(
+        &[
+            "add",
+            "--role",
+            "tool",
+            "--tool-call-id",
+            "c1",
+            "--name",
+            "grep",
+            "-",
+        ],
+        "config.py:1: CFG=1\nconfig.py:2: X=2",
+    );
+    assert_snapshot!(run, @"
+        exit: 0
+        --- stdout
+        501f6a52ff
+        ");
+    let id = run.stdout.trim();
+    assert_eq!(id.len(), 10);
+    let log = p.ok(&["log", "--oneline"]);
+    assert!(log.lines().next().unwrap().starts_with(id), "{log}");
+    assert_eq!(log.lines().count(), 4);
+    assert_eq!(p.ok(&["log", "--json"]), a_session().ok(&["log", "--json"]));
+}
+
+/// A JSONL stream is committed in one transaction and prints one id a message; a bad line
+/// (named in the error), an unknown role or a message the flags cannot make commits nothing.
+#[test]
+fn json_streams_are_all_or_nothing() {
+    let p = Project::new();
+    let stream = "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assistant\",\"content\":\"b\",\"tool_calls\":[{\"id\":\"c1\",\"name\":\"bash\",\"arguments\":{\"cmd\":\"ls\"}}]}\n{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"name\":\"bash\",\"content\":\"x\"}\n";
+    let run = p.run_in(&["add", "--json", "-"], stream);
+    assert_snapshot!(run, @"
+        exit: 0
+        --- stdout
+        f84867e9e1
+        92fff50744
+        12d5e34cfd
+        ");
+    assert_eq!(run.stdout.lines().count(), 3);
+    assert_eq!(p.log_len(), 3);
+
+    let before = p.state();
+    let bad = "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\n";
+    assert_snapshot!(p.fails_in(&["add", "--json", "-"], bad), @"
+        exit: 1
+        --- stderr
+        error: invalid input: line 2: malformed JSON: EOF while parsing a value at line 1 column 25
+        ");
+    let bad_role =
+        "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"robot\",\"content\":\"x\"}\n";
+    assert_snapshot!(p.fails_in(&["add", "--json", "-"], bad_role), @"
+        exit: 1
+        --- stderr
+        error: invalid input: line 2: unknown role 'robot' (expected system, user, assistant or tool)
+        ");
+    assert_snapshot!(p.fails(&["add", "--json", "{not json"]), @"
+        exit: 1
+        --- stderr
+        error: invalid input: line 1: malformed JSON: key must be a string at line 1 column 2
+        ");
+    assert_snapshot!(p.fails(&["add", "--role", "robot", "hi"]), @"
+        exit: 1
+        --- stderr
+        error: invalid input: unknown role 'robot' (expected system, user, assistant or tool)
+        ");
+    assert_snapshot!(p.fails(&["add", "--role", "tool", "no call id"]), @"
+        exit: 1
+        --- stderr
+        error: invalid input: a tool message needs a non-empty tool_call_id
+        ");
+    assert_eq!(p.log_len(), 3);
+    assert!(p.state() == before, "failed commands change nothing");
+}
+
+/// `--json` also takes one pretty-printed object, or a list of objects.
+#[test]
+fn json_takes_an_object_or_a_list() {
+    let p = Project::new();
+    assert_snapshot!(
+        p.run(&["add", "--json", "{\n \"role\": \"user\",\n \"content\": \"pretty\"\n}"]),
+        @"
+        exit: 0
+        --- stdout
+        78c787c589
+        "
+    );
+    assert_snapshot!(
+        p.run(&[
+            "add",
+            "--json",
+            r#"[{"role":"user","content":"x"},{"role":"user","content":"y"}]"#,
+        ]),
+        @"
+        exit: 0
+        --- stdout
+        9787be81d4
+        e2cc686b97
+        "
+    );
+    assert_eq!(p.log_len(), 3);
+    assert_eq!(len(&p.ok(&["log", "--json"])), 3);
+}

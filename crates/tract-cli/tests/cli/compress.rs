@@ -1,0 +1,345 @@
+//! `tract compress`: replace runs of messages with summaries; the originals stay in history.
+
+use crate::common::{
+    Project, assert_run_snapshot, dead_url, grep_turns, json, redact_id, request_text,
+    tool_project, tool_stream,
+};
+use insta::assert_snapshot;
+use std::sync::OnceLock;
+
+/// The tool session, then the assistant's answer.
+fn answered() -> Project {
+    static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
+    Project::with_messages(&TEMPLATE, || {
+        let answer = r#"{"role":"assistant","content":"DATABASE_URL is read in cfg.py."}"#;
+        format!("{}\n{answer}", tool_stream())
+    })
+}
+
+/// A dry run lists the runs it would summarize and their tokens, and commits nothing.
+#[test]
+fn a_dry_run_commits_nothing() {
+    let p = answered();
+    let before = p.state();
+    let dry = p.run(&["compress", "--tool-turns", "--dry-run"]);
+    assert_snapshot!(dry, @"
+        exit: 0
+        --- stdout
+        would summarize 6 message(s), 66 tokens: f40cd54f56 f89782dba3 4994bf4ee3 7365ba8be3 3b8efa5893 a029acc7b0
+        1 run(s), 66 tokens (dry run, nothing committed)
+        ");
+    assert!(dry.stdout.contains("dry run"), "{dry}");
+    assert!(p.state() == before, "a dry run commits nothing");
+}
+
+/// `--tool-turns --name grep` summarizes the grep turn (the call and both parallel results)
+/// with the extractive summarizer: one compress commit, which `show` and `log` present as a
+/// summary of its sources; each source links to the summary that replaced it; the model sees
+/// the summary and the answer after it.
+#[test]
+fn tool_turns_become_a_summary_linked_to_its_sources() {
+    let p = answered();
+    let run = p.run(&[
+        "compress",
+        "--tool-turns",
+        "--name",
+        "grep",
+        "--target-tokens",
+        "80",
+    ]);
+    assert_snapshot!(run, @"
+        exit: 0
+        --- stdout
+        edb45f768e compress user      -                59  (summary of 3: f40cd54f56..4994bf4ee3) [Summary of 3 messages]
+        compressed 1 run(s): tokens 115 -> 128
+        ");
+    assert!(run.stdout.contains("compressed 1 run(s): tokens"), "{run}");
+    let head = json(&p.ok(&["show", "--json"]));
+    assert_eq!(head["op"], "compress");
+    assert_eq!(
+        head["sources"].as_array().unwrap().len(),
+        3,
+        "the call and both results"
+    );
+    assert_eq!(head["summarizer"], "extractive");
+    let shown = p.run(&["show"]);
+    assert_snapshot!(shown, @r#"
+        exit: 0
+        --- stdout
+        commit  edb45f768e57af041e15c5fd8c401bf66aad217a975c9a546f843750787c6c5f
+        op      compress
+        parent  794513a5e9
+        date    2026-01-01T00:00:00.000008Z
+        summary of 3: f40cd54f56 f89782dba3 4994bf4ee3
+        by      extractive
+        role    user
+        tokens  59
+
+        [Summary of 3 messages]
+        [assistant] grep({"p":"DATABASE_URL"}) read_file({"path":"cfg.py"})
+        [tool read_file]
+        DATABASE_URL = env()
+        [tool grep]
+        cfg.py:1: DATABASE_URL = env()
+        old.py:9: DATABASE_URL
+        "#);
+    assert!(
+        shown.stdout.contains("summary of 3:") && shown.stdout.contains("by      extractive"),
+        "{shown}"
+    );
+
+    // The link back: a source shows the summary that replaced it; log shows the span.
+    let source = head["sources"][1].as_str().unwrap()[..12].to_string();
+    let summary_id = head["commit_hash"].as_str().unwrap()[..10].to_string();
+    let shown = p.run(&["show", &source]);
+    assert_snapshot!(shown, @"
+        exit: 0
+        --- stdout
+        commit  f89782dba3cecc930d8fe2bf61298c6929f4c8280242c00cb9669fc98342f51e
+        op      append
+        parent  f40cd54f56
+        date    2026-01-01T00:00:00.000002Z
+        role    tool  name read_file  tool_call_id r1
+        tokens  8
+
+        DATABASE_URL = env()
+
+        compressed into edb45f768e
+        ");
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("compressed into {summary_id}"))
+    );
+    let source_json = json(&p.ok(&["show", "--json", &source]));
+    assert_eq!(source_json["compressed_into"], head["commit_hash"]);
+    let log = p.run(&["log", "-n", "1"]);
+    assert_snapshot!(log, @"
+        exit: 0
+        --- stdout
+        edb45f768e compress user      -                59  (summary of 3: f40cd54f56..4994bf4ee3) [Summary of 3 messages]
+        ");
+    assert!(log.stdout.contains("(summary of 3:"));
+
+    let run = p.run(&["compile"]);
+    assert_run_snapshot!("after_tool_turns", run);
+    let oai = json(&run.stdout);
+    let contents: Vec<&str> = oai
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        contents
+            .iter()
+            .any(|c| c.starts_with("[Summary of 3 messages]"))
+    );
+    assert!(
+        contents.contains(&"DATABASE_URL is read in cfg.py."),
+        "the answer stays"
+    );
+}
+
+/// `--range A..B --content TEXT` replaces the positions from A to B with that text; a missing
+/// commit, a malformed range or a position already compressed is a one-line error that
+/// commits nothing; a zero target is a usage error.
+#[test]
+fn a_range_by_hand_and_bad_requests() {
+    let p = answered();
+    p.ok(&["compress", "--tool-turns", "--name", "grep"]);
+    let log = json(&p.ok(&["log", "--json", "-n", "3"]));
+    let first = log[2]["commit_hash"].as_str().unwrap()[..12].to_string();
+    let last = log[1]["commit_hash"].as_str().unwrap()[..12].to_string();
+    let run = p.run(&[
+        "compress",
+        "--range",
+        &format!("{first}..{last}"),
+        "--content",
+        "by hand",
+    ]);
+    assert_snapshot!(run, @"
+        exit: 0
+        --- stdout
+        14e973a10b compress user      -                 5  (summary of 2: a029acc7b0..794513a5e9) by hand
+        compressed 1 run(s): tokens 128 -> 87
+        ");
+    assert!(run.stdout.contains("compressed 1 run(s)"), "{run}");
+    assert_snapshot!(p.run(&["show"]), @"
+        exit: 0
+        --- stdout
+        commit  14e973a10b534267983d823d4529f32239287f37a456413fb71fc7a8329a166e
+        op      compress
+        parent  73b19d3f35
+        date    2026-01-01T00:00:00.000009Z
+        summary of 2: a029acc7b0 794513a5e9
+        by      manual
+        role    user
+        tokens  5
+
+        by hand
+        ");
+
+    let before = p.state();
+    assert_snapshot!(p.fails(&["compress", "--commits", "ffffffffff"]), @"
+        exit: 1
+        --- stderr
+        error: commit or branch 'ffffffffff' not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert_snapshot!(p.fails(&["compress", "--range", "nope"]), @"
+        exit: 1
+        --- stderr
+        error: invalid input: --range takes A..B, not 'nope'
+        ");
+    assert_snapshot!(p.fails(&["compress", "--commits", &first]), @"
+        exit: 1
+        --- stderr
+        error: invalid operation: commit a029acc7b0 is not a message in the current view
+        ");
+    let usage = p.run(&["compress", "--target-tokens", "0"]);
+    assert_snapshot!(usage, @"
+        exit: 2
+        --- stderr
+        error: invalid value '0' for '--target-tokens <N>': 0 is not in 1..=4294967295
+
+        For more information, try '--help'.
+        ");
+    assert_eq!(usage.code, Some(2));
+    assert!(p.state() == before, "failed commands change nothing");
+}
+
+/// `--strategy clear` clears old tool results exactly like `tract clear` (the same commits and
+/// output on the same history); results smaller than their placeholder are left alone.
+#[test]
+fn strategy_clear_is_tract_clear() {
+    let p = answered();
+    let run = p.run(&["compress", "--strategy", "clear", "--keep", "0"]);
+    assert_snapshot!(run, @"
+        exit: 0
+        --- stdout
+        cleared 0 result(s): tokens 115 -> 115
+        ");
+    assert!(run.stdout.contains("cleared"), "{run}");
+
+    let p = grep_turns();
+    let run = p.run(&["compress", "--strategy", "clear", "--keep", "1"]);
+    assert_snapshot!(run, @"
+        exit: 0
+        --- stdout
+        20b2ffeaef edit   tool      grep             35  (edit of 43e1616e60) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
+        dcb4b00557 edit   tool      grep             34  (edit of e9834f7ca7) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
+        cf6129e8e5 edit   tool      grep             36  (edit of 284e304b3f) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
+        cleared 3 result(s): tokens 1635 -> 531
+        ");
+    assert!(run.stdout.contains("cleared 3 result(s)"), "{run}");
+    let twin = grep_turns();
+    assert_eq!(run.stdout, twin.ok(&["clear", "--keep", "1"]));
+    assert_eq!(p.ok(&["log", "--json"]), twin.ok(&["log", "--json"]));
+}
+
+/// `--strategy llm` sends the run and the instructions to a chat-completions server and
+/// commits its answer as the summary, naming the model and server as the summarizer. (The
+/// summary's id depends on the server's port, so it is shown as `[SUMMARY]`.)
+#[test]
+fn compress_with_an_llm_server() {
+    let p = tool_project();
+    let stub = tract_stub_llm::serve(vec![tract_stub_llm::ok(
+        "grep and read_file found DATABASE_URL in cfg.py",
+    )])
+    .unwrap();
+    let url = stub.url.clone();
+    let run = p.run(&[
+        "compress",
+        "--tool-turns",
+        "--name",
+        "grep",
+        "--strategy",
+        "llm",
+        "--llm-base-url",
+        &url,
+        "--llm-model",
+        "stub",
+        "--instructions",
+        "keep paths",
+    ]);
+    let head = json(&p.ok(&["show", "--json"]));
+    let _summary = redact_id(head["commit_hash"].as_str().unwrap(), "[SUMMARY]");
+    assert_snapshot!(run, @"
+        exit: 0
+        --- stdout
+        [SUMMARY] compress user      -                13  (summary of 3: f40cd54f56..4994bf4ee3) grep and read_file found DATABASE_URL in cfg.py
+        compressed 1 run(s): tokens 104 -> 71
+        ");
+    assert!(run.stdout.contains("compressed 1 run(s)"), "{run}");
+
+    let body = stub.bodies.lock().unwrap()[0].clone();
+    let body = json(&body);
+    assert_eq!(body["model"], "stub");
+    assert!(
+        body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("keep paths")
+    );
+    insta::with_settings!({ description => "the request body the server received", omit_expression => true }, {
+        assert_snapshot!("llm_request", request_text(&body));
+    });
+
+    assert_eq!(head["summarizer"], format!("openai:stub@{url}"));
+    assert_eq!(
+        head["message"]["content"],
+        "grep and read_file found DATABASE_URL in cfg.py"
+    );
+    assert_snapshot!(p.run(&["show"]), @"
+        exit: 0
+        --- stdout
+        commit  [SUMMARY]
+        op      compress
+        parent  a029acc7b0
+        date    2026-01-01T00:00:00.000007Z
+        summary of 3: f40cd54f56 f89782dba3 4994bf4ee3
+        by      openai:stub@http://127.0.0.1:[PORT]/v1
+        role    user
+        tokens  13
+
+        grep and read_file found DATABASE_URL in cfg.py
+        ");
+}
+
+/// An unreachable server, or no model named anywhere: one clear line, nothing committed.
+#[test]
+fn an_unreachable_or_unnamed_llm_commits_nothing() {
+    let p = tool_project();
+    let before = p.state();
+    let dead = dead_url();
+    let run = p.run_env(
+        &[
+            "compress",
+            "--tool-turns",
+            "--strategy",
+            "llm",
+            "--llm-base-url",
+            &dead,
+            "--llm-model",
+            "m",
+        ],
+        None,
+        &[("TRACT_LLM_MODEL", "")],
+    );
+    assert_snapshot!(run, @"
+        exit: 1
+        --- stderr
+        error: summarizer error: openai:m@http://127.0.0.1:[PORT]/v1: cannot reach http://127.0.0.1:[PORT]/v1/chat/completions: Connection refused (os error 111)
+        ");
+    assert_eq!(run.code, Some(1));
+    assert!(run.stderr.contains("summarizer error"), "{run}");
+    let run = p.fails(&["compress", "--tool-turns", "--strategy", "llm"]);
+    assert_snapshot!(run, @"
+        exit: 1
+        --- stderr
+        error: invalid input: --strategy llm needs a model: --llm-model, TRACT_LLM_MODEL or OPENAI_MODEL
+        ");
+    assert!(run.stderr.contains("needs a model"));
+    assert!(p.state() == before);
+}

@@ -1,0 +1,143 @@
+//! What goes wrong: bad references, files that are not stores, a store from a newer tract,
+//! usage errors and a bad environment. Errors are one `error:` line, often with a `hint:`
+//! line, and exit 1 (usage errors exit 2); nothing a failing command was given is committed.
+
+use crate::common::Project;
+use insta::assert_snapshot;
+
+/// A commit or branch that does not exist: one error line and a hint, and nothing changes.
+#[test]
+fn bad_references_are_one_line_errors() {
+    let p = Project::new();
+    p.ok(&["add", "x"]);
+    let before = p.state();
+    let err = p.fails(&["show", "ffffffffff"]);
+    assert_snapshot!(err, @"
+        exit: 1
+        --- stderr
+        error: commit or branch 'ffffffffff' not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert_eq!(
+        err.stderr.lines().count(),
+        2,
+        "one error line and one hint: {err}"
+    );
+    assert!(err.stderr.contains("not found"), "{err}");
+    assert_snapshot!(p.fails(&["edit", "ffffffffff", "x"]), @"
+        exit: 1
+        --- stderr
+        error: commit or branch 'ffffffffff' not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert_snapshot!(p.fails(&["show", "nobranch"]), @"
+        exit: 1
+        --- stderr
+        error: commit or branch 'nobranch' not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert_snapshot!(p.fails(&["show", "HEAD~5"]), @"
+        exit: 1
+        --- stderr
+        error: 'HEAD~5' (history is shorter) not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert!(p.state() == before, "failed commands change nothing");
+}
+
+/// A file that is not a tract store is refused and left as it was.
+#[test]
+fn a_file_that_is_not_a_store_is_refused() {
+    let p = Project::new();
+    std::fs::write(p.path().join("junk.bin"), b"hello").unwrap();
+    let err = p.fails(&["--store", "junk.bin", "log"]);
+    assert_snapshot!(err, @"
+        exit: 1
+        --- stderr
+        error: junk.bin is not a tract store: the file does not start with a redb header
+        hint: pass --store with a tract store file, or run `tract init`
+        ");
+    assert!(err.stderr.contains("not a tract store"), "{err}");
+    assert_eq!(std::fs::read(p.path().join("junk.bin")).unwrap(), b"hello");
+}
+
+/// A store written by a newer tract (a higher format number) is refused for reading and for
+/// writing, with a hint to upgrade.
+#[test]
+fn a_newer_store_format_is_refused() {
+    let p = Project::new();
+    p.ok(&["add", "x"]);
+    {
+        let mut b = redb::Database::builder();
+        b.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+        let db = b.open(p.store()).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let def: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("meta");
+            txn.open_table(def)
+                .unwrap()
+                .insert("format", 7u32.to_le_bytes().as_slice())
+                .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let err = p.fails(&["log"]);
+    assert_snapshot!(err, @"
+        exit: 1
+        --- stderr
+        error: store format version 7 is newer than this tract supports (1); upgrade tract
+        hint: this store was written by a newer tract; upgrade tract
+        ");
+    assert!(err.stderr.contains("newer"), "{err}");
+    assert_snapshot!(p.fails(&["add", "y"]), @"
+        exit: 1
+        --- stderr
+        error: store format version 7 is newer than this tract supports (1); upgrade tract
+        hint: this store was written by a newer tract; upgrade tract
+        ");
+}
+
+/// Usage errors (an unknown flag, a missing argument) exit 2 with clap's message.
+#[test]
+fn usage_errors_exit_2() {
+    let p = Project::new();
+    let run = p.run(&["log", "--bogus"]);
+    assert_snapshot!(run, @"
+        exit: 2
+        --- stderr
+        error: unexpected argument '--bogus' found
+
+          tip: to pass '--bogus' as a value, use '-- --bogus'
+
+        Usage: tract log [OPTIONS] [REV]
+
+        For more information, try '--help'.
+        ");
+    assert_eq!(run.code, Some(2));
+    let run = p.run(&["add"]);
+    assert_snapshot!(run, @"
+        exit: 2
+        --- stderr
+        error: the following required arguments were not provided:
+          <TEXT>
+
+        Usage: tract add <TEXT>
+
+        For more information, try '--help'.
+        ");
+    assert_eq!(run.code, Some(2));
+}
+
+/// A `TRACT_TIMESTAMP` that is not an RFC 3339 time is an error, and nothing is committed.
+#[test]
+fn a_bad_timestamp_is_refused() {
+    let p = Project::new();
+    let run = p.run_env(&["add", "x"], None, &[("TRACT_TIMESTAMP", "yesterday")]);
+    assert_snapshot!(run, @"
+        exit: 1
+        --- stderr
+        error: invalid input: TRACT_TIMESTAMP='yesterday' is not an RFC 3339 time: timestamp format is invalid
+        ");
+    assert_eq!(run.code, Some(1));
+    assert_eq!(p.log_len(), 0);
+}

@@ -1,0 +1,29 @@
+//! End-to-end tests of the real `tract` binary, one module per command or family of commands.
+//! Each command's exit code, standard output and standard error are compared exactly with
+//! snapshots (inline beside the command, or under `snapshots/` when long). Every command runs
+//! with `TRACT_TIMESTAMP` fixed, so commit ids are the same on every run; only the temporary
+//! directory (`[DIR]`) and the ports of local servers (`[PORT]`) are redacted.
+//!
+//! When output changes on purpose, `INSTA_UPDATE=always cargo test -p tract-cli --test cli`
+//! rewrites the file snapshots; inline ones are rewritten by `cargo insta test --accept` (or
+//! by hand). Read every changed snapshot before committing it.
+
+mod common;
+
+mod add;
+mod clear;
+mod compile;
+mod compress;
+mod config;
+mod demo;
+mod edit;
+mod errors;
+mod init;
+mod log;
+mod processes;
+mod refs;
+mod repair;
+mod search;
+mod show;
+mod status;
+mod tools;

@@ -1,0 +1,176 @@
+//! Branches and HEAD: `tract branch`, `switch`, `checkout`, `reset` and `reflog`.
+
+use crate::common::Project;
+use insta::assert_snapshot;
+
+/// Two commits on main, `one` then `two` (added at once); returns their short ids.
+fn two_commits() -> (Project, String, String) {
+    let p = Project::new();
+    let ids = p.ok(&[
+        "add",
+        "--json",
+        r#"[{"role":"user","content":"one"},{"role":"user","content":"two"}]"#,
+    ]);
+    let [a, b] = [0, 1].map(|i| ids.lines().nth(i).unwrap().to_string());
+    (p, a, b)
+}
+
+/// `branch NAME REV` forks at any commit; `branch` lists branches with the current one
+/// starred; `switch` moves to a branch, where new messages grow from its head; `checkout` of a
+/// branch switches too.
+#[test]
+fn branches_fork_and_grow_apart() {
+    let (p, a, b) = two_commits();
+    assert_snapshot!(p.run(&["branch", "alt", &a]), @"
+        exit: 0
+        --- stdout
+        created branch alt at 94f93972ff
+        ");
+    let branches = p.run(&["branch"]);
+    assert_snapshot!(branches, @"
+        exit: 0
+        --- stdout
+          alt 94f93972ff
+        * main 32e07835af
+        ");
+    assert!(
+        branches.stdout.contains("* main") && branches.stdout.contains("  alt"),
+        "{branches}"
+    );
+    assert_snapshot!(p.run(&["switch", "alt"]), @"
+        exit: 0
+        --- stdout
+        switched to branch alt
+        ");
+    p.ok(&["add", "two on alt"]);
+    assert_eq!(p.log_len(), 2);
+    assert_snapshot!(p.run(&["log", "--oneline"]), @"
+        exit: 0
+        --- stdout
+        936e8a627e two on alt
+        94f93972ff one
+        ");
+    assert_snapshot!(p.run(&["checkout", "main"]), @"
+        exit: 0
+        --- stdout
+        switched to branch main
+        ");
+    let log = p.ok(&["log", "-n", "1"]);
+    assert!(log.starts_with(&b), "{log}");
+    assert_snapshot!(p.run(&["branch"]), @"
+        exit: 0
+        --- stdout
+          alt 936e8a627e
+        * main 32e07835af
+        ");
+}
+
+/// `checkout` of a commit detaches HEAD there and says how to keep new messages;
+/// `status` says HEAD is detached; `switch -c` makes a branch of it, and `switch` goes back.
+#[test]
+fn checkout_a_commit_detaches_head() {
+    let (p, a, b) = two_commits();
+    let out = p.run(&["checkout", &a]);
+    assert_snapshot!(out, @"
+        exit: 0
+        --- stdout
+        HEAD detached at 94f93972ff; new messages grow from here (`tract switch -c NAME` keeps them on a branch)
+        ");
+    assert!(out.stdout.contains("detached"), "{out}");
+    let status = p.run(&["status"]);
+    assert_snapshot!(status, @"
+        exit: 0
+        --- stdout
+        HEAD detached at 94f93972ff
+        head      94f93972ff
+        messages  1
+        tokens    7
+        store     [DIR]/.tract/store.redb
+        ");
+    assert!(status.stdout.contains(&format!("HEAD detached at {a}")));
+    assert_snapshot!(p.run(&["switch", "-c", "rescue"]), @"
+        exit: 0
+        --- stdout
+        switched to branch rescue
+        ");
+    assert_snapshot!(p.run(&["branch"]), @"
+        exit: 0
+        --- stdout
+          main 32e07835af
+        * rescue 94f93972ff
+        ");
+    assert_snapshot!(p.run(&["switch", "main"]), @"
+        exit: 0
+        --- stdout
+        switched to branch main
+        ");
+    assert!(p.ok(&["log", "-n", "1"]).starts_with(&b));
+    assert_snapshot!(p.run(&["reflog"]), @"
+        exit: 0
+        --- stdout
+        32e07835af HEAD@{0}: switch: to main (was 94f93972ff)
+        94f93972ff HEAD@{1}: switch: to rescue (was 94f93972ff)
+        94f93972ff HEAD@{2}: checkout: detached at 94f93972ff (was 32e07835af)
+        ");
+}
+
+/// `reset` moves the current branch and names the old head, which the reflog keeps, so a
+/// second reset can go back.
+#[test]
+fn reset_moves_the_branch_and_the_reflog_keeps_the_old_head() {
+    let (p, a, b) = two_commits();
+    let out = p.run(&["reset", &a]);
+    assert_snapshot!(out, @"
+        exit: 0
+        --- stdout
+        main now at 94f93972ff (was 32e07835af; `tract reflog main` keeps the old head)
+        ");
+    assert!(out.stdout.contains(&format!("was {b}")), "{out}");
+    assert_eq!(p.log_len(), 1);
+    let reflog = p.run(&["reflog", "main"]);
+    assert_snapshot!(reflog, @"
+        exit: 0
+        --- stdout
+        94f93972ff main@{0}: reset: moving to 94f93972ff (was 32e07835af)
+        32e07835af main@{1}: append (was (none))
+        ");
+    assert!(reflog.stdout.lines().next().unwrap().contains("reset"));
+    assert_snapshot!(p.run(&["reset", &b]), @"
+        exit: 0
+        --- stdout
+        main now at 32e07835af (was 94f93972ff; `tract reflog main` keeps the old head)
+        ");
+    assert_eq!(p.log_len(), 2);
+    assert_snapshot!(p.run(&["reflog", "main", "-n", "2"]), @"
+        exit: 0
+        --- stdout
+        32e07835af main@{0}: reset: moving to 32e07835af (was 94f93972ff)
+        94f93972ff main@{1}: reset: moving to 94f93972ff (was 32e07835af)
+        ");
+}
+
+/// Switching to a branch that does not exist, or creating one that does, is an error that
+/// changes nothing.
+#[test]
+fn bad_branch_commands_change_nothing() {
+    let (p, a, _) = two_commits();
+    p.ok(&["branch", "alt", &a]);
+    let before = p.state();
+    assert_snapshot!(p.fails(&["switch", "nope"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'nope' not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert_snapshot!(p.fails(&["branch", "alt"]), @"
+        exit: 1
+        --- stderr
+        error: invalid operation: branch 'alt' already exists
+        ");
+    assert_snapshot!(p.fails(&["switch", "-c", "alt"]), @"
+        exit: 1
+        --- stderr
+        error: invalid operation: branch 'alt' already exists
+        ");
+    assert!(p.state() == before, "failed commands change nothing");
+}
