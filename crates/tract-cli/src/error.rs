@@ -25,7 +25,7 @@ impl CommandError {
     pub fn no_store(dir: &std::path::Path) -> Self {
         CommandError {
             error: Box::new(NoStore(dir.to_path_buf())),
-            hint: Some("`tract log` lists commits; `tract branch` lists branches".into()),
+            hint: Some("run `tract init` to create one here, or pass --store PATH".into()),
         }
     }
 
@@ -67,16 +67,17 @@ impl From<Error> for CommandError {
 /// A next step for the user, by the kind of error.
 fn hint(e: &Error) -> Option<&'static str> {
     Some(match e {
+        Error::UnbornBranch { .. } => {
+            "add a message first (`tract add`), or `tract switch` to a branch with commits"
+        }
         Error::UnknownRevision { .. }
         | Error::UnknownBranch { .. }
-        | Error::UnbornBranch { .. }
         | Error::HistoryTooShort { .. }
         | Error::MissingCommit { .. } => "`tract log` lists commits; `tract branch` lists branches",
         Error::AmbiguousPrefix { .. } => "give more hex digits of the id",
         Error::StoreLocked { .. } => {
             "another process is writing; try again, or raise TRACT_LOCK_TIMEOUT_MS"
         }
-        Error::NewerFormat { .. } => "this store was written by a newer tract; upgrade tract",
         Error::NotAStore { .. } => "pass --store with a tract store file, or run `tract init`",
         Error::HeadMoved { .. } => "another writer moved the branch; read it again and retry",
         Error::Corrupt { .. } => "the file is damaged; keep a copy before trying anything else",

@@ -25,13 +25,13 @@ pub enum Error {
         name: String,
     },
     /// `HEAD` names a branch that has no commits yet, and a commit was asked for.
-    #[error("a commit at HEAD (branch '{branch}' has no commits yet) not found")]
+    #[error("HEAD has no commit yet: branch '{branch}' is empty")]
     UnbornBranch {
         /// The branch `HEAD` names.
         branch: String,
     },
     /// `REV~N` goes back further than the history does.
-    #[error("'{rev}' (history is shorter) not found")]
+    #[error("'{rev}' not found: the history is shorter")]
     HistoryTooShort {
         /// The revision as given.
         rev: String,

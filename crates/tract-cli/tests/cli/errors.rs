@@ -39,7 +39,7 @@ fn bad_references_are_one_line_errors() {
     assert_snapshot!(p.fails(&["show", "HEAD~5"]), @"
         exit: 1
         --- stderr
-        error: 'HEAD~5' (history is shorter) not found
+        error: 'HEAD~5' not found: the history is shorter
         hint: `tract log` lists commits; `tract branch` lists branches
         ");
     assert!(p.state() == before, "failed commands change nothing");
@@ -86,14 +86,24 @@ fn a_newer_store_format_is_refused() {
         exit: 1
         --- stderr
         error: store format version 7 is newer than this tract supports (1); upgrade tract
-        hint: this store was written by a newer tract; upgrade tract
         ");
     assert!(err.stderr.contains("newer"), "{err}");
     assert_snapshot!(p.fails(&["add", "y"]), @"
         exit: 1
         --- stderr
         error: store format version 7 is newer than this tract supports (1); upgrade tract
-        hint: this store was written by a newer tract; upgrade tract
+        ");
+}
+
+/// A new store has no commit at HEAD: commands that need one say so.
+#[test]
+fn an_empty_branch_has_no_head_commit() {
+    let p = Project::new();
+    assert_snapshot!(p.fails(&["show"]), @"
+        exit: 1
+        --- stderr
+        error: HEAD has no commit yet: branch 'main' is empty
+        hint: add a message first (`tract add`), or `tract switch` to a branch with commits
         ");
 }
 

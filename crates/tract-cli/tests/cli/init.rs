@@ -87,6 +87,6 @@ fn commands_find_the_store_upward_or_by_name() {
         exit: 1
         --- stderr
         error: a tract store in [DIR] or any parent directory (run `tract init`) not found
-        hint: `tract log` lists commits; `tract branch` lists branches
+        hint: run `tract init` to create one here, or pass --store PATH
         ");
 }
