@@ -11,6 +11,10 @@ pub struct Cli {
     /// The store file (default: .tract/store.redb here or in a parent directory).
     #[arg(long, global = true, env = "TRACT_STORE", value_name = "PATH")]
     pub store: Option<PathBuf>,
+    /// Work on this branch instead of the current one (HEAD), which stays where it is; the
+    /// branch is created by its first message.
+    #[arg(long, global = true, env = "TRACT_BRANCH", value_name = "NAME")]
+    pub branch: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

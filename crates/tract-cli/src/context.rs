@@ -4,19 +4,22 @@
 use crate::error::CommandError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tract_core::{Environment, Error, OpenMode, Summarizer, Tract};
+use tract_core::{Bind, BranchName, Environment, OpenMode, OpenOptions, Summarizer, Tract};
 
 /// The global options and the process environment, read once.
 pub struct Context {
     store: Option<PathBuf>,
+    branch: Option<String>,
     env: Environment,
 }
 
 impl Context {
-    /// A context for `--store` (or `TRACT_STORE`, as clap read it).
-    pub fn new(store: Option<PathBuf>) -> Self {
+    /// A context for `--store` and `--branch` (or `TRACT_STORE` and `TRACT_BRANCH`, as clap
+    /// read them).
+    pub fn new(store: Option<PathBuf>, branch: Option<String>) -> Self {
         Context {
             store,
+            branch,
             env: Environment::from_process(),
         }
     }
@@ -36,7 +39,7 @@ impl Context {
         if let Some(p) = &self.store {
             return Ok(p.clone());
         }
-        let cwd = std::env::current_dir().map_err(|source| Error::Io {
+        let cwd = std::env::current_dir().map_err(|source| tract_core::Error::Io {
             path: ".".into(),
             source,
         })?;
@@ -45,13 +48,34 @@ impl Context {
 
     /// The existing store this command works on.
     pub fn open(&self) -> Result<Tract, CommandError> {
-        Ok(self.open_at(&self.store_path()?, OpenMode::Existing)?)
+        self.open_at(&self.store_path()?, OpenMode::Existing)
     }
 
-    /// Opens a store with what the environment sets: the lock wait, the clock and the
-    /// summarizer for summaries nobody names (the policy's, in `tract add`).
-    pub fn open_at(&self, path: &Path, mode: OpenMode) -> Result<Tract, Error> {
-        let t = Tract::open_with(path, mode, self.env.store_options()?)?;
+    /// The existing store, bound to its `HEAD` whatever `--branch` says: for the commands
+    /// that move `HEAD` (`switch`, `checkout`).
+    pub fn open_head(&self) -> Result<Tract, CommandError> {
+        let options = OpenOptions {
+            mode: OpenMode::Existing,
+            store: self.env.store_options()?,
+            bind: Bind::StoreHead,
+        };
+        Ok(Tract::open_with(self.store_path()?, &options)?)
+    }
+
+    /// Opens a store with what the environment sets (the lock wait, the clock and the
+    /// summarizer for summaries nobody names, the policy's in `tract add`), at `--branch` if
+    /// given, else at the store's `HEAD`, which the command then reads and moves.
+    pub fn open_at(&self, path: &Path, mode: OpenMode) -> Result<Tract, CommandError> {
+        let bind = match &self.branch {
+            Some(name) => Bind::Branch(BranchName::new(name)?),
+            None => Bind::StoreHead,
+        };
+        let options = OpenOptions {
+            mode,
+            store: self.env.store_options()?,
+            bind,
+        };
+        let t = Tract::open_with(path, &options)?;
         t.set_summarizer(
             self.env
                 .summarizer()

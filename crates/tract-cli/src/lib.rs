@@ -69,7 +69,7 @@ fn usage_code(e: &clap::Error) -> u8 {
 }
 
 fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
-    let ctx = Context::new(cli.store.clone());
+    let ctx = Context::new(cli.store.clone(), cli.branch.clone());
     let mut ui = Ui::new(stderr);
     match cli.command.run(&ctx, &mut ui) {
         Ok(()) => {

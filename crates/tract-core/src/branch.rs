@@ -1,5 +1,5 @@
-//! Branches and `HEAD`: listing, creating (a fork at any commit), switching, checking out a
-//! commit (detached), resetting. Every move is in the reflog.
+//! Branches and a handle's position: listing, creating (a fork at any commit), switching,
+//! checking out a commit (detached), resetting. Every ref move is in the reflog.
 
 use crate::error::{Error, Result};
 use crate::id::CommitId;
@@ -7,21 +7,21 @@ use crate::refs::{Head, HeadRef};
 use crate::repo::Repo;
 use crate::revision::{BranchName, Rev};
 
-/// A branch and whether `HEAD` is on it.
+/// A branch and whether the handle is on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchInfo {
     /// Its name.
     pub name: String,
     /// Its tip.
     pub head: CommitId,
-    /// Whether `HEAD` names it.
+    /// Whether the handle is on it.
     pub current: bool,
 }
 
 /// Every branch, by name.
 pub(crate) fn branches(repo: &Repo) -> Result<Vec<BranchInfo>> {
     let snap = repo.read()?;
-    let head = snap.head()?;
+    let head = repo.head(&snap)?;
     Ok(snap
         .branches()?
         .into_iter()
@@ -35,7 +35,7 @@ pub(crate) fn branches(repo: &Repo) -> Result<Vec<BranchInfo>> {
 
 /// Creates branch `name` at `at`.
 pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitId> {
-    let target = at.resolve(&repo.read()?)?;
+    let target = repo.resolve(&repo.read()?, at)?;
     let mut w = repo.store.write()?;
     if w.branch(name.as_str())?.is_some() {
         return Err(Error::BranchExists {
@@ -51,26 +51,26 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
     Ok(target)
 }
 
-/// Points `HEAD` at branch `name`, which must exist (or be the unborn branch `HEAD` is on).
+/// Puts the handle on branch `name`, which must exist (or be the branch it is on, still
+/// without commits).
 pub(crate) fn switch(repo: &Repo, name: &str) -> Result<Head> {
-    let mut w = repo.store.write()?;
-    let exists = w.branch(name)?.is_some();
-    let unborn_current = w.head()?.branch() == Some(name);
+    let snap = repo.read()?;
+    let exists = snap.branch(name)?.is_some();
+    let unborn_current = repo.head(&snap)?.branch() == Some(name);
     if !exists && !unborn_current {
         return Err(Error::UnknownBranch {
             name: name.to_string(),
         });
     }
-    w.set_head(
-        &HeadRef::Branch(name.to_string()),
+    repo.set_position(
+        HeadRef::Branch(name.to_string()),
         &format!("switch: to {name}"),
     )?;
-    let head = w.head()?;
-    w.commit()?;
-    Ok(head)
+    repo.head(&repo.read()?)
 }
 
-/// A branch name switches to it; anything else detaches `HEAD` at the commit it names.
+/// A branch name puts the handle on that branch; anything else detaches it at the commit it
+/// names.
 pub(crate) fn checkout(repo: &Repo, rev: &Rev) -> Result<Head> {
     let snap = repo.read()?;
     if let Some(name) = rev.as_branch_name()
@@ -78,28 +78,24 @@ pub(crate) fn checkout(repo: &Repo, rev: &Rev) -> Result<Head> {
     {
         return switch(repo, name);
     }
-    let id = rev.resolve(&snap)?;
-    let mut w = repo.store.write()?;
-    w.set_head(
-        &HeadRef::Detached(id),
+    let id = repo.resolve(&snap, rev)?;
+    repo.set_position(
+        HeadRef::Detached(id),
         &format!("checkout: detached at {}", id.short()),
     )?;
-    let head = w.head()?;
-    w.commit()?;
-    Ok(head)
+    repo.head(&repo.read()?)
 }
 
-/// Moves the current branch (or detached `HEAD`) to `rev`.
+/// Moves the handle's branch (or its detached position) to `rev`.
 pub(crate) fn reset(repo: &Repo, rev: &Rev) -> Result<Head> {
-    let target = rev.resolve(&repo.read()?)?;
+    let target = repo.resolve(&repo.read()?, rev)?;
     let mut w = repo.store.write()?;
-    let head = w.head()?;
-    w.advance_head(
-        &head,
-        target,
-        &format!("reset: moving to {}", target.short()),
-    )?;
-    let new = w.head()?;
+    let head = repo.head_in(&w)?;
+    let reason = format!("reset: moving to {}", target.short());
+    let detached = repo.advance(&mut w, &head, target, &reason)?;
     w.commit()?;
-    Ok(new)
+    if let Some(to) = detached {
+        repo.moved(&head.target, to);
+    }
+    repo.head(&repo.read()?)
 }

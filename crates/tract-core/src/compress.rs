@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::object::{Message, Op, Role};
-use crate::repo::{Repo, locate, position_in_view};
+use crate::repo::Repo;
 use crate::revision::Rev;
 use crate::store::Snapshot;
 use crate::summarize::{
@@ -79,6 +79,7 @@ pub struct CompressOutcome {
 /// `preserve` names.
 #[allow(clippy::type_complexity)]
 fn plan(
+    repo: &Repo,
     v: &View,
     snap: &Snapshot,
     commits: Option<&[Rev]>,
@@ -87,7 +88,7 @@ fn plan(
     let selected: BTreeSet<usize> = match commits {
         Some(list) => list
             .iter()
-            .map(|c| position_in_view(v, snap, c, None))
+            .map(|c| repo.position_in_view(v, snap, c, None))
             .collect::<Result<_>>()?,
         None => v
             .entries()
@@ -103,7 +104,7 @@ fn plan(
     let mut preserved = BTreeSet::new();
     let mut preserved_ids = Vec::with_capacity(preserve.len());
     for p in preserve {
-        let (id, index) = locate(v, snap, p)?;
+        let (id, index) = repo.locate(v, snap, p)?;
         let i = index.ok_or(Error::NotInView {
             commit: id,
             argument: None,
@@ -144,7 +145,7 @@ fn plan(
 /// The runs [`compress`] would replace, without summarizing or committing.
 pub(crate) fn plan_compress(repo: &Repo, req: &CompressRequest<'_>) -> Result<CompressPlan> {
     let (runs, _) =
-        repo.at_head(|snap, v| plan(v, snap, req.commits.as_deref(), &req.preserve))??;
+        repo.at_head(|snap, v| plan(repo, v, snap, req.commits.as_deref(), &req.preserve))??;
     Ok(CompressPlan {
         runs: runs.into_iter().map(|(r, _)| r).collect(),
     })
@@ -158,7 +159,7 @@ pub(crate) fn compress(
     default: Option<Arc<dyn Summarizer>>,
 ) -> Result<CompressOutcome> {
     let (head, tokens_before, (runs, preserved)) = repo.at_head(|snap, v| {
-        plan(v, snap, req.commits.as_deref(), &req.preserve)
+        plan(repo, v, snap, req.commits.as_deref(), &req.preserve)
             .map(|runs| (v.head(), v.token_count(), runs))
     })??;
     let system_prompt = req
@@ -235,7 +236,7 @@ pub(crate) fn tool_turn_request<'a>(
         match commits {
             Some(list) => {
                 for c in list {
-                    chosen.insert(position_in_view(v, snap, c, None)?);
+                    chosen.insert(repo.position_in_view(v, snap, c, None)?);
                 }
             }
             None => chosen.extend(v.call_entries(name).iter().copied()),
@@ -280,7 +281,7 @@ pub(crate) fn tool_turn_request<'a>(
 /// The view positions from `from` to `to`, both included, in view order.
 pub(crate) fn positions_between(repo: &Repo, from: &Rev, to: &Rev) -> Result<Vec<CommitId>> {
     repo.at_head(|snap, v| -> Result<Vec<CommitId>> {
-        let at = |rev: &Rev| position_in_view(v, snap, rev, None);
+        let at = |rev: &Rev| repo.position_in_view(v, snap, rev, None);
         let (a, b) = (at(from)?, at(to)?);
         if a > b {
             return Err(Error::invalid_input(format!(

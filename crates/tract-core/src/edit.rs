@@ -19,7 +19,7 @@ pub(crate) fn edit(
 ) -> Result<CommitInfo> {
     // Resolved before the lock: the revision may need a store lookup.
     let snap = repo.read()?;
-    let id = target.resolve(&snap)?;
+    let id = repo.resolve(&snap, target)?;
     drop(snap);
     let infos = txn::write_edits(repo, |v| {
         let Some(entry) = v.entry_of(&id) else {

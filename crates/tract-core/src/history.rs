@@ -18,8 +18,8 @@ pub(crate) fn log(
 ) -> Result<Vec<CommitInfo>> {
     let snap = repo.read()?;
     let mut cursor = match start {
-        Some(rev) => Some(rev.resolve(&snap)?),
-        None => snap.head()?.commit,
+        Some(rev) => Some(repo.resolve(&snap, rev)?),
+        None => repo.head(&snap)?.commit,
     };
     let mut out = Vec::new();
     while let Some(id) = cursor {
@@ -38,13 +38,13 @@ pub(crate) fn log(
 /// One commit with its message.
 pub(crate) fn get(repo: &Repo, rev: &Rev) -> Result<CommitInfo> {
     let snap = repo.read()?;
-    CommitInfo::load(&snap, rev.resolve(&snap)?)
+    CommitInfo::load(&snap, repo.resolve(&snap, rev)?)
 }
 
 /// Every version of the view position `rev` belongs to, oldest first.
 pub(crate) fn edit_history(repo: &Repo, rev: &Rev) -> Result<Vec<CommitInfo>> {
     repo.at_head(|snap, v| {
-        let id = rev.resolve(snap)?;
+        let id = repo.resolve(snap, rev)?;
         let entry = v.entry_of(&id).ok_or(Error::NotInView {
             commit: id,
             argument: None,
@@ -60,8 +60,8 @@ pub(crate) fn edit_history(repo: &Repo, rev: &Rev) -> Result<Vec<CommitInfo>> {
 /// The compress commit on this branch whose summary replaced `rev`, if any.
 pub(crate) fn compressed_into(repo: &Repo, rev: &Rev) -> Result<Option<CommitInfo>> {
     let snap = repo.read()?;
-    let id: CommitId = rev.resolve(&snap)?;
-    let mut cursor = snap.head()?.commit;
+    let id: CommitId = repo.resolve(&snap, rev)?;
+    let mut cursor = repo.head(&snap)?.commit;
     while let Some(c) = cursor {
         let commit = snap.commit(&c)?;
         if let Op::Compress { sources, .. } = &commit.op

@@ -70,6 +70,7 @@ pub use llm::OpenAiCompatible;
 pub use object::{Commit, Content, ContentPart, Message, Op, Role, ToolCall};
 pub use policy::ToolPolicy;
 pub use refs::{Head, HeadRef, ReflogEntry};
+pub use repo::Bind;
 pub use revision::{BranchName, Rev};
 pub use search::{SearchHit, SearchQuery};
 pub use store::{OpenMode, Store, StoreOptions};
@@ -77,6 +78,6 @@ pub use summarize::{
     Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
 };
 pub use tools::{CallState, ToolCallInfo, ToolTurn};
-pub use tract::{Status, Tract};
+pub use tract::{OpenOptions, Status, Tract};
 pub use txn::AppendOptions;
 pub use view::{View, ViewEntry};

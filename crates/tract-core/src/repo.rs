@@ -1,26 +1,66 @@
-//! [`Repo`]: a store and the cached view of its `HEAD`, the one thing every operation reads
-//! and writes through. Operations take a `&Repo`; the [`crate::Tract`] handle owns one.
+//! [`Repo`]: a store, the position one handle works at, and the cached view there: the one
+//! thing every operation reads and writes through. Operations take a `&Repo`; the
+//! [`crate::Tract`] handle owns one.
+//!
+//! A handle's position is its own (a branch, or a commit when detached), chosen when it opens
+//! ([`Bind`]): other handles, other processes and `tract switch` in a terminal never move it.
+//! Only a handle bound to [`Bind::StoreHead`] (the command line's) reads and moves the store's
+//! `HEAD`.
 
 use crate::cache::ViewCache;
 use crate::error::{Error, Result};
 use crate::id::CommitId;
-use crate::revision::Rev;
-use crate::store::{Snapshot, Store};
+use crate::refs::{Head, HeadRef};
+use crate::revision::{BranchName, Rev};
+use crate::store::{Snapshot, Store, Writer};
 use crate::view::View;
+use std::sync::{RwLock, RwLockReadGuard};
 
-/// A store and its view cache.
+/// What a handle is bound to when it opens: where its reads and writes go from then on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Bind {
+    /// The branch (or commit) `HEAD` names when the handle opens. The handle keeps that
+    /// position; `HEAD` moving later (`tract switch` in a terminal) does not move the handle,
+    /// and the handle never moves `HEAD`.
+    #[default]
+    HeadAtOpen,
+    /// This branch, which may have no commits yet (its first commit creates it).
+    Branch(BranchName),
+    /// The store's `HEAD` itself, as a command line uses it: the handle reads `HEAD` on every
+    /// call, and its `switch`, `checkout` and detached appends move `HEAD`.
+    StoreHead,
+}
+
+/// Where a handle works.
+#[derive(Debug)]
+enum Position {
+    /// Its own branch or detached commit.
+    Own(RwLock<HeadRef>),
+    /// Wherever the store's `HEAD` is.
+    StoreHead,
+}
+
+/// A store, a handle's position in it, and the view cache.
 #[derive(Debug)]
 pub(crate) struct Repo {
     pub(crate) store: Store,
     pub(crate) views: ViewCache,
+    position: Position,
 }
 
 impl Repo {
-    pub(crate) fn new(store: Store) -> Self {
-        Repo {
+    /// A repo bound as `bind` says (reading `HEAD` once for [`Bind::HeadAtOpen`]).
+    pub(crate) fn new(store: Store, bind: &Bind) -> Result<Self> {
+        let position = match bind {
+            Bind::StoreHead => Position::StoreHead,
+            Bind::Branch(name) => Position::Own(RwLock::new(HeadRef::Branch(name.to_string()))),
+            Bind::HeadAtOpen => Position::Own(RwLock::new(store.read()?.head()?.target)),
+        };
+        Ok(Repo {
             store,
             views: ViewCache::default(),
-        }
+            position,
+        })
     }
 
     /// A consistent snapshot of everything committed so far.
@@ -28,10 +68,95 @@ impl Repo {
         self.store.read()
     }
 
-    /// Runs `f` on a fresh snapshot and the view at its `HEAD`.
+    fn own(lock: &RwLock<HeadRef>) -> RwLockReadGuard<'_, HeadRef> {
+        lock.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The handle's position and the commit there, as `snap` sees it.
+    pub(crate) fn head(&self, snap: &Snapshot) -> Result<Head> {
+        match &self.position {
+            Position::StoreHead => snap.head(),
+            Position::Own(lock) => {
+                let target = Self::own(lock).clone();
+                let commit = match &target {
+                    HeadRef::Branch(b) => snap.branch(b)?,
+                    HeadRef::Detached(id) => Some(*id),
+                };
+                Ok(Head { target, commit })
+            }
+        }
+    }
+
+    /// The handle's position and the commit there, inside a write transaction.
+    pub(crate) fn head_in(&self, w: &Writer) -> Result<Head> {
+        match &self.position {
+            Position::StoreHead => w.head(),
+            Position::Own(lock) => {
+                let target = Self::own(lock).clone();
+                let commit = match &target {
+                    HeadRef::Branch(b) => w.branch(b)?,
+                    HeadRef::Detached(id) => Some(*id),
+                };
+                Ok(Head { target, commit })
+            }
+        }
+    }
+
+    /// Moves the handle's position from `start` to `tip` in the write transaction: its branch,
+    /// or (detached) the store's `HEAD` for a command line, or nothing in the store. Returns
+    /// the detached position to take once the transaction has committed.
+    pub(crate) fn advance(
+        &self,
+        w: &mut Writer,
+        start: &Head,
+        tip: CommitId,
+        reason: &str,
+    ) -> Result<Option<HeadRef>> {
+        match (&self.position, &start.target) {
+            (Position::StoreHead, _) => w.advance_head(start, tip, reason).map(|()| None),
+            (Position::Own(_), HeadRef::Branch(b)) => {
+                w.set_branch(b, Some(tip), reason).map(|()| None)
+            }
+            (Position::Own(_), HeadRef::Detached(_)) => Ok(Some(HeadRef::Detached(tip))),
+        }
+    }
+
+    /// Sets the handle's own position; for a command line's handle, the store's `HEAD` (with
+    /// `reason` in its reflog), in a transaction of its own.
+    pub(crate) fn set_position(&self, target: HeadRef, reason: &str) -> Result<()> {
+        match &self.position {
+            Position::StoreHead => {
+                let mut w = self.store.write()?;
+                w.set_head(&target, reason)?;
+                w.commit()
+            }
+            Position::Own(lock) => {
+                *lock.write().unwrap_or_else(|e| e.into_inner()) = target;
+                Ok(())
+            }
+        }
+    }
+
+    /// After a committed write that started at `from`: the handle, detached at `from`, moves to
+    /// the new tip (unless something else moved it meanwhile).
+    pub(crate) fn moved(&self, from: &HeadRef, to: HeadRef) {
+        if let Position::Own(lock) = &self.position {
+            let mut pos = lock.write().unwrap_or_else(|e| e.into_inner());
+            if *pos == *from {
+                *pos = to;
+            }
+        }
+    }
+
+    /// The commit `rev` names, `HEAD` being this handle's position.
+    pub(crate) fn resolve(&self, snap: &Snapshot, rev: &Rev) -> Result<CommitId> {
+        rev.resolve(snap, &|| self.head(snap))
+    }
+
+    /// Runs `f` on a fresh snapshot and the view at the handle's position.
     pub(crate) fn at_head<R>(&self, f: impl FnOnce(&Snapshot, &View) -> R) -> Result<R> {
         let snap = self.read()?;
-        let head = snap.head()?.commit;
+        let head = self.head(&snap)?.commit;
         self.views.with_view(&snap, head, |v| f(&snap, v))
     }
 
@@ -44,31 +169,37 @@ impl Repo {
     ) -> Result<R> {
         self.views.with_view(snap, head, f)
     }
-}
 
-/// The commit `rev` names and its index in `view`, if it is a message there. A commit named by
-/// id that is in view needs no store lookup: most calls pass ids a query returned.
-pub(crate) fn locate(view: &View, snap: &Snapshot, rev: &Rev) -> Result<(CommitId, Option<usize>)> {
-    if let Some(id) = rev.as_commit()
-        && let Some(i) = view.index_of(&id)
-    {
-        return Ok((id, Some(i)));
+    /// The commit `rev` names and its index in `view`, if it is a message there. A commit
+    /// named by id that is in view needs no store lookup: most calls pass ids a query returned.
+    pub(crate) fn locate(
+        &self,
+        view: &View,
+        snap: &Snapshot,
+        rev: &Rev,
+    ) -> Result<(CommitId, Option<usize>)> {
+        if let Some(id) = rev.as_commit()
+            && let Some(i) = view.index_of(&id)
+        {
+            return Ok((id, Some(i)));
+        }
+        let id = self.resolve(snap, rev)?;
+        Ok((id, view.index_of(&id)))
     }
-    let id = rev.resolve(snap)?;
-    Ok((id, view.index_of(&id)))
-}
 
-/// The view index of `rev`, which must be a message in view (a position or an edit of one);
-/// `argument` names the parameter it came in, for the error.
-pub(crate) fn position_in_view(
-    view: &View,
-    snap: &Snapshot,
-    rev: &Rev,
-    argument: Option<&str>,
-) -> Result<usize> {
-    let (commit, index) = locate(view, snap, rev)?;
-    index.ok_or_else(|| Error::NotInView {
-        commit,
-        argument: argument.map(str::to_string),
-    })
+    /// The view index of `rev`, which must be a message in view (a position or an edit of
+    /// one); `argument` names the parameter it came in, for the error.
+    pub(crate) fn position_in_view(
+        &self,
+        view: &View,
+        snap: &Snapshot,
+        rev: &Rev,
+        argument: Option<&str>,
+    ) -> Result<usize> {
+        let (commit, index) = self.locate(view, snap, rev)?;
+        index.ok_or_else(|| Error::NotInView {
+            commit,
+            argument: argument.map(str::to_string),
+        })
+    }
 }

@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::id::{CommitId, HexPrefix, MIN_PREFIX};
+use crate::refs::Head;
 use crate::store::Snapshot;
 use std::fmt;
 use std::str::FromStr;
@@ -95,9 +96,14 @@ impl Rev {
         }
     }
 
-    /// The commit this revision names in `snap`.
-    pub fn resolve(&self, snap: &Snapshot) -> Result<CommitId> {
-        let mut id = self.resolve_base(snap)?;
+    /// The commit this revision names in `snap`, `HEAD` being what `head` gives (a handle's
+    /// position).
+    pub(crate) fn resolve(
+        &self,
+        snap: &Snapshot,
+        head: &dyn Fn() -> Result<Head>,
+    ) -> Result<CommitId> {
+        let mut id = self.resolve_base(snap, head)?;
         for _ in 0..self.back {
             id = snap
                 .commit(&id)?
@@ -109,10 +115,10 @@ impl Rev {
         Ok(id)
     }
 
-    fn resolve_base(&self, snap: &Snapshot) -> Result<CommitId> {
+    fn resolve_base(&self, snap: &Snapshot, head: &dyn Fn() -> Result<Head>) -> Result<CommitId> {
         match &self.base {
             Base::Head => {
-                let head = snap.head()?;
+                let head = head()?;
                 head.commit.ok_or_else(|| Error::UnbornBranch {
                     branch: head.branch().unwrap_or("HEAD").to_string(),
                 })

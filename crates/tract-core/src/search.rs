@@ -124,7 +124,7 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     let re = matcher(q)?;
     let limit = q.limit.unwrap_or(usize::MAX);
     let snap = repo.read()?;
-    let head = snap.head()?.commit;
+    let head = repo.head(&snap)?.commit;
     if q.history {
         return search_history(&snap, head, &re, q, limit);
     }

@@ -49,11 +49,12 @@ const SETTING_PREFIX: &str = "setting.";
 const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How to open a store file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OpenMode {
     /// The file must exist and be a tract store.
     Existing,
     /// Create the file if it does not exist; an existing file must be a tract store.
+    #[default]
     CreateIfMissing,
 }
 

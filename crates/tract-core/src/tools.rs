@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::info::{CommitInfo, Current};
 use crate::object::{Content, Message, Role};
-use crate::repo::{Repo, position_in_view};
+use crate::repo::Repo;
 use crate::revision::Rev;
 use crate::store::Snapshot;
 use crate::txn::AppendOptions;
@@ -155,10 +155,10 @@ pub(crate) fn find_results(
 ) -> Result<Vec<CommitInfo>> {
     repo.at_head(|snap, v| {
         let lo = after
-            .map(|a| position_in_view(v, snap, a, Some("after")))
+            .map(|a| repo.position_in_view(v, snap, a, Some("after")))
             .transpose()?;
         let hi = before
-            .map(|b| position_in_view(v, snap, b, Some("before")))
+            .map(|b| repo.position_in_view(v, snap, b, Some("before")))
             .transpose()?;
         let all = v.result_entries(name);
         // Indexes are in view order: the bounds are two binary searches.

@@ -14,7 +14,7 @@ use crate::info::CommitInfo;
 use crate::object::{Content, Message, Role, ToolCall};
 use crate::policy::{self, ToolPolicy};
 use crate::refs::{Head, ReflogEntry};
-use crate::repo::Repo;
+use crate::repo::{Bind, Repo};
 use crate::revision::{BranchName, Rev};
 use crate::search::{self, SearchHit, SearchQuery};
 use crate::store::{DEFAULT_DIR, DEFAULT_FILE, OpenMode, Store, StoreOptions};
@@ -25,10 +25,10 @@ use crate::{append, edit, history};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-/// Where `HEAD` is and what its view holds.
+/// Where a handle is and what its view holds.
 #[derive(Debug, Clone)]
 pub struct Status {
-    /// `HEAD`.
+    /// The handle's position.
     pub head: Head,
     /// Messages in view.
     pub messages: usize,
@@ -40,7 +40,19 @@ pub struct Status {
     pub path: Option<PathBuf>,
 }
 
-/// A tract: a store, the cached view of its `HEAD`, hooks and a default summarizer.
+/// How to open a tract.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Whether the file must exist already.
+    pub mode: OpenMode,
+    /// The lock wait and the clock.
+    pub store: StoreOptions,
+    /// What the handle is bound to.
+    pub bind: Bind,
+}
+
+/// A tract: a store, the position this handle works at (its own branch, see [`Bind`]), the
+/// cached view there, hooks and a default summarizer.
 pub struct Tract {
     repo: Repo,
     /// Handlers registered on this handle (not stored: a handler is code).
@@ -60,45 +72,49 @@ impl std::fmt::Debug for Tract {
 impl Tract {
     // ----- opening -----
 
-    /// Opens the store file at `path`, creating it if it does not exist (its directory must).
+    /// Opens the store file at `path`, creating it if it does not exist (its directory must),
+    /// bound to the branch `HEAD` names now.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with(path, OpenMode::CreateIfMissing, StoreOptions::default())
+        Self::open_with(path, &OpenOptions::default())
     }
 
-    /// Opens an existing store file.
+    /// Opens an existing store file, bound to the branch `HEAD` names now.
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with(path, OpenMode::Existing, StoreOptions::default())
+        let options = OpenOptions {
+            mode: OpenMode::Existing,
+            ..OpenOptions::default()
+        };
+        Self::open_with(path, &options)
     }
 
-    /// Opens the store file at `path` in `mode`, with options (lock wait, clock).
-    pub fn open_with(
-        path: impl AsRef<Path>,
-        mode: OpenMode,
-        options: StoreOptions,
-    ) -> Result<Self> {
-        Ok(Self::from_store(Store::open_with(path, mode, options)?))
+    /// Opens the store file at `path` with options: whether it must exist, the lock wait and
+    /// clock, and what the handle is bound to.
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Self> {
+        let store = Store::open_with(path, options.mode, options.store)?;
+        Self::from_store(store, &options.bind)
     }
 
     /// A tract in memory.
     pub fn in_memory() -> Result<Self> {
-        Self::in_memory_with(StoreOptions::default())
+        Self::in_memory_with(&OpenOptions::default())
     }
 
-    /// A tract in memory, with options (the clock).
-    pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
-        Ok(Self::from_store(Store::in_memory_with(options)?))
+    /// A tract in memory, with options (the clock, the binding).
+    pub fn in_memory_with(options: &OpenOptions) -> Result<Self> {
+        Self::from_store(Store::in_memory_with(options.store)?, &options.bind)
     }
 
-    /// Wraps an opened store.
-    pub fn from_store(store: Store) -> Self {
-        Tract {
-            repo: Repo::new(store),
+    /// Wraps an opened store, bound as `bind` says.
+    pub fn from_store(store: Store, bind: &Bind) -> Result<Self> {
+        Ok(Tract {
+            repo: Repo::new(store, bind)?,
             hooks: RwLock::default(),
             summarizer: RwLock::new(None),
-        }
+        })
     }
 
-    /// Creates `dir/.tract/store.redb`; returns the tract and whether it was new.
+    /// Creates `dir/.tract/store.redb`; returns the tract (bound to `HEAD`'s branch) and
+    /// whether it was new.
     pub fn init(dir: impl AsRef<Path>) -> Result<(Self, bool)> {
         let path = Self::init_dir(dir)?;
         let existed = path.exists();
@@ -389,8 +405,14 @@ impl Tract {
 
     // ----- refs -----
 
-    /// `HEAD` now.
+    /// The handle's position (its branch, or a commit when detached) and the commit there.
     pub fn head(&self) -> Result<Head> {
+        self.repo.head(&self.repo.read()?)
+    }
+
+    /// The store's `HEAD`: the command line's current branch. A handle not opened with
+    /// [`Bind::StoreHead`] neither follows nor moves it.
+    pub fn store_head(&self) -> Result<Head> {
         self.repo.read()?.head()
     }
 
@@ -404,19 +426,21 @@ impl Tract {
         branch::create(&self.repo, name, at.unwrap_or(&Rev::head()))
     }
 
-    /// Points `HEAD` at branch `name`.
+    /// Puts this handle on branch `name` (other handles, and the store's `HEAD`, stay where
+    /// they are; a handle bound to [`Bind::StoreHead`] moves `HEAD`).
     pub fn switch(&self, name: &str) -> Result<Head> {
         branch::switch(&self.repo, name)
     }
 
-    /// Checks out `rev`: a branch name switches to it, anything else detaches `HEAD` there
-    /// (time travel: appends then grow from that commit without moving any branch).
+    /// Checks out `rev`: a branch name switches this handle to it, anything else detaches the
+    /// handle there (time travel: appends then grow from that commit without moving any
+    /// branch).
     pub fn checkout(&self, rev: &Rev) -> Result<Head> {
         branch::checkout(&self.repo, rev)
     }
 
-    /// Moves the current branch (or detached `HEAD`) to `rev`. Nothing is lost: the old head
-    /// stays in the reflog.
+    /// Moves the handle's branch (or its detached position) to `rev`. Nothing is lost: the old
+    /// head stays in the reflog.
     pub fn reset(&self, rev: &Rev) -> Result<Head> {
         branch::reset(&self.repo, rev)
     }
@@ -428,9 +452,9 @@ impl Tract {
 
     // ----- reading -----
 
-    /// The commit `rev` names.
+    /// The commit `rev` names (`HEAD` is this handle's position).
     pub fn resolve(&self, rev: &Rev) -> Result<CommitId> {
-        rev.resolve(&self.repo.read()?)
+        self.repo.resolve(&self.repo.read()?, rev)
     }
 
     /// One commit with its message.
@@ -478,8 +502,8 @@ impl Tract {
     /// Compiles the view at any commit.
     pub fn compile_at(&self, rev: &Rev) -> Result<Compiled> {
         let snap = self.repo.read()?;
-        let id = rev.resolve(&snap)?;
-        if snap.head()?.commit == Some(id) {
+        let id = self.repo.resolve(&snap, rev)?;
+        if self.repo.head(&snap)?.commit == Some(id) {
             return self.repo.with_view(&snap, Some(id), Compiled::new);
         }
         Ok(Compiled::new(&crate::view::View::build(
@@ -489,10 +513,10 @@ impl Tract {
         )?))
     }
 
-    /// Where `HEAD` is and what its view holds.
+    /// Where the handle is and what its view holds.
     pub fn status(&self) -> Result<Status> {
         let snap = self.repo.read()?;
-        let head = snap.head()?;
+        let head = self.repo.head(&snap)?;
         let (messages, token_count, unanswered_calls) =
             self.repo.with_view(&snap, head.commit, |v| {
                 (v.len(), v.token_count(), v.unanswered_calls())

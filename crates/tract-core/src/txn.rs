@@ -79,7 +79,7 @@ pub(crate) fn write(
     steps: Vec<(Step, Prepared)>,
 ) -> Result<Vec<CommitInfo>> {
     let w = repo.store.write()?;
-    let start = w.head()?;
+    let start = repo.head_in(&w)?;
     if let Some(expected) = opts.expected_head {
         check_expected(&start, expected)?;
     }
@@ -94,7 +94,7 @@ pub(crate) fn write_edits(
     plan: impl FnOnce(&View) -> Result<Vec<(CommitId, Message)>>,
 ) -> Result<Vec<CommitInfo>> {
     let w = repo.store.write()?;
-    let start = w.head()?;
+    let start = repo.head_in(&w)?;
     // Read after taking the write lock: this snapshot sees exactly what the writer sees.
     let snap = repo.read()?;
     let edits = repo.with_view(&snap, start.commit, plan)??;
@@ -135,8 +135,11 @@ fn write_chain(
             infos.push(chain.put(&mut objects, op, p, note)?);
         }
     }
-    chain.finish(&mut w)?;
+    let detached = chain.finish(repo, &mut w)?;
     w.commit()?;
+    if let Some(to) = detached {
+        repo.moved(&start.target, to);
+    }
     repo.views.extend(start.commit, &infos);
     Ok(infos)
 }
@@ -206,13 +209,14 @@ impl Chain {
         Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
     }
 
-    /// Moves the branch (or detached `HEAD`) to the last commit written.
-    fn finish(self, w: &mut Writer) -> Result<()> {
+    /// Moves the handle's branch (or its detached position) to the last commit written;
+    /// returns the detached position to take once committed.
+    fn finish(self, repo: &Repo, w: &mut Writer) -> Result<Option<crate::refs::HeadRef>> {
         match self.tip {
             Some(tip) if Some(tip) != self.start.commit => {
-                w.advance_head(&self.start, tip, &self.reasons.join("+"))
+                repo.advance(w, &self.start, tip, &self.reasons.join("+"))
             }
-            _ => Ok(()),
+            _ => Ok(None),
         }
     }
 }

@@ -2,7 +2,10 @@
 
 use serde_json::{Value, json};
 use std::num::NonZeroU32;
-use tract_core::{AppendOptions, BranchName, Content, Error, Message, Rev, Role, ToolCall, Tract};
+use tract_core::{
+    AppendOptions, Bind, BranchName, Content, Error, Message, OpenOptions, Rev, Role, ToolCall,
+    Tract,
+};
 
 fn call(id: &str, name: &str) -> ToolCall {
     ToolCall {
@@ -133,6 +136,142 @@ fn branches_time_travel_and_reset_with_reflog() {
     assert!(BranchName::new("bad name").is_err());
     assert!(matches!(t.switch("nope"), Err(Error::UnknownBranch { .. })));
     assert_eq!(t.resolve(&Rev::parse("main~1").unwrap()).unwrap(), a.id);
+}
+
+/// Opens `path` bound as `bind` says.
+fn open_bound(path: &std::path::Path, bind: Bind) -> Tract {
+    let options = OpenOptions {
+        bind,
+        ..OpenOptions::default()
+    };
+    Tract::open_with(path, &options).unwrap()
+}
+
+fn branch(name: &str) -> BranchName {
+    BranchName::new(name).unwrap()
+}
+
+fn texts(t: &Tract) -> Vec<String> {
+    t.compile()
+        .unwrap()
+        .messages()
+        .iter()
+        .map(|m| m.message.content.text().into_owned())
+        .collect()
+}
+
+#[test]
+fn each_handle_keeps_its_own_position() {
+    let (_dir, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("root").unwrap();
+    t.create_branch(&branch("session-b"), None).unwrap();
+    // Another handle (or a terminal) moves to session-b: `t` stays on main.
+    let t2 = Tract::open(&path).unwrap();
+    t2.switch("session-b").unwrap();
+    t.user("for main").unwrap();
+    t2.user("for b").unwrap();
+    assert_eq!(t.head().unwrap().branch(), Some("main"));
+    assert_eq!(texts(&t), ["root", "for main"]);
+    assert_eq!(texts(&t2), ["root", "for b"]);
+    // Neither handle moved the store's HEAD; a terminal moving it moves neither handle.
+    assert_eq!(t.store_head().unwrap().branch(), Some("main"));
+    let cli = open_bound(&path, Bind::StoreHead);
+    cli.switch("session-b").unwrap();
+    assert_eq!(t.store_head().unwrap().branch(), Some("session-b"));
+    t.user("still main").unwrap();
+    assert_eq!(texts(&t), ["root", "for main", "still main"]);
+    assert_eq!(texts(&cli), ["root", "for b"]);
+    // A new default handle takes the branch HEAD names now.
+    assert_eq!(
+        Tract::open(&path).unwrap().head().unwrap().branch(),
+        Some("session-b")
+    );
+    // HEAD's reflog holds the terminal's switch only.
+    let moves = t.reflog("HEAD", None).unwrap();
+    assert_eq!(moves.len(), 1);
+    assert_eq!(moves[0].reason, "switch: to session-b");
+}
+
+#[test]
+fn a_handle_bound_to_a_new_branch_creates_it_with_its_first_message() {
+    let (_dir, path) = temp_store();
+    Tract::open(&path).unwrap().user("on main").unwrap();
+    let t = open_bound(&path, Bind::Branch(branch("user-42")));
+    assert_eq!(t.head().unwrap().branch(), Some("user-42"));
+    assert_eq!(t.head().unwrap().commit, None);
+    assert!(t.compile().unwrap().messages().is_empty());
+    assert!(t.branches().unwrap().iter().all(|b| b.name != "user-42"));
+    let first = t.user("hello").unwrap();
+    assert!(
+        first.commit.parents.is_empty(),
+        "a new branch starts a new history"
+    );
+    let listed = t.branches().unwrap();
+    let mine = listed.iter().find(|b| b.name == "user-42").unwrap();
+    assert!(mine.current && mine.head == first.id);
+    // main did not move, and a second handle on the branch continues it.
+    let main = Tract::open(&path).unwrap();
+    assert_eq!(texts(&main), ["on main"]);
+    let again = open_bound(&path, Bind::Branch(branch("user-42")));
+    again.user("again").unwrap();
+    assert_eq!(texts(&t), ["hello", "again"]);
+}
+
+#[test]
+fn a_detached_handle_grows_alone_and_a_command_line_handle_moves_head() {
+    let (_dir, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let a = t.user("one").unwrap();
+    let b = t.user("two").unwrap();
+    t.checkout(&Rev::from(a.id)).unwrap();
+    let c = t.user("detached").unwrap();
+    assert_eq!(t.head().unwrap().commit, Some(c.id));
+    assert_eq!(t.head().unwrap().branch(), None);
+    // Nothing in the store moved: main and HEAD are where they were.
+    assert_eq!(t.store_head().unwrap().commit, Some(b.id));
+    assert!(t.reflog("HEAD", None).unwrap().is_empty());
+    // A command line's handle detaches the store's HEAD, and its appends move HEAD.
+    let cli = open_bound(&path, Bind::StoreHead);
+    cli.checkout(&Rev::from(a.id)).unwrap();
+    let d = cli.user("from the terminal").unwrap();
+    let head = cli.store_head().unwrap();
+    assert_eq!((head.branch(), head.commit), (None, Some(d.id)));
+    let reasons: Vec<String> = cli
+        .reflog("HEAD", None)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.reason)
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "append",
+            format!("checkout: detached at {}", a.id.short()).as_str()
+        ]
+    );
+    // A compare-and-swap on the handle's own branch.
+    t.switch("main").unwrap();
+    let stale = AppendOptions {
+        expected_head: Some(Some(a.id)),
+        note: None,
+    };
+    let err = t
+        .append_with(Message::text(Role::User, "late"), &stale)
+        .unwrap_err();
+    match err {
+        Error::HeadMoved {
+            branch,
+            expected,
+            actual,
+        } => {
+            assert_eq!(
+                (branch.as_str(), expected, actual),
+                ("main", Some(a.id), Some(b.id))
+            );
+        }
+        other => panic!("{other}"),
+    }
 }
 
 #[test]

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, messages_from_list, tool_calls_from_json};
 use tract_core::{
-    BranchName, ClearOptions, CompressRequest, Content, Error, Manual, Message, Rev, Role,
-    SearchQuery, Summarizer, Tract,
+    AppendOptions, Bind, BranchName, ClearOptions, CompressRequest, Content, Error, Manual,
+    Message, OpenOptions, Rev, Role, SearchQuery, Summarizer, Tract,
 };
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
@@ -44,9 +44,31 @@ impl PyTract {
         py.detach(|| f(&t)).py()
     }
 
-    fn append_one(&self, py: Python<'_>, m: Message) -> PyResult<PyCommitInfo> {
-        self.with(py, move |t| t.append(m)).map(Into::into)
+    fn append_one(
+        &self,
+        py: Python<'_>,
+        m: Message,
+        expected_head: Option<Rev>,
+    ) -> PyResult<PyCommitInfo> {
+        self.with(py, move |t| t.append_with(m, &options(t, expected_head)?))
+            .map(Into::into)
     }
+}
+
+/// Append options for a caller's compare-and-swap: fail with `HeadMovedError` unless the
+/// handle's branch is at `expected_head`.
+fn options(t: &Tract, expected_head: Option<Rev>) -> Result<AppendOptions, Error> {
+    let expected_head = match expected_head {
+        None => None,
+        Some(rev) => Some(Some(match rev.as_commit() {
+            Some(id) => id,
+            None => t.resolve(&rev)?,
+        })),
+    };
+    Ok(AppendOptions {
+        expected_head,
+        note: None,
+    })
 }
 
 /// `target_tokens` from Python: positive, or an error (the core's rule).
@@ -125,25 +147,35 @@ fn rev_of(obj: &Bound<'_, PyAny>) -> PyResult<Rev> {
 #[pymethods]
 impl PyTract {
     /// Opens the store file at `path` (created if missing; its directory must exist), or a new
-    /// in-memory store when `path` is None. `summarizer` is used when a call names none (else
-    /// the LLM the `TRACT_LLM_*` environment names, else the built-in extractive one).
+    /// in-memory store when `path` is None. The handle works on `branch` (created by its first
+    /// message), else on the branch `HEAD` names now; other handles and `tract switch` never
+    /// move it. `summarizer` is used when a call names none (else the LLM the `TRACT_LLM_*`
+    /// environment names, else the built-in extractive one).
     #[staticmethod]
-    #[pyo3(signature = (path=None, summarizer=None))]
+    #[pyo3(signature = (path=None, summarizer=None, *, branch=None))]
     fn open(
         py: Python<'_>,
         path: Option<PathBuf>,
         summarizer: Option<Py<PyAny>>,
+        branch: Option<String>,
     ) -> PyResult<Self> {
         let env = tract_core::Environment::from_process();
-        let options = env.store_options().py()?;
+        let options = OpenOptions {
+            mode: tract_core::OpenMode::CreateIfMissing,
+            store: env.store_options().py()?,
+            bind: match branch {
+                Some(name) => Bind::Branch(BranchName::new(&name).py()?),
+                None => Bind::HeadAtOpen,
+            },
+        };
         let default = match summarizer {
             Some(f) => Some(summarizer_of(py, f)),
             None => env.summarizer().map(|s| Arc::new(s) as Arc<dyn Summarizer>),
         };
         let t = py
             .detach(|| match path {
-                Some(p) => Tract::open_with(p, tract_core::OpenMode::CreateIfMissing, options),
-                None => Tract::in_memory_with(options),
+                Some(p) => Tract::open_with(p, &options),
+                None => Tract::in_memory_with(&options),
             })
             .py()?;
         t.set_summarizer(default);
@@ -174,30 +206,48 @@ impl PyTract {
         false
     }
 
-    /// Appends a system message.
-    fn system(&self, py: Python<'_>, text: String) -> PyResult<PyCommitInfo> {
-        self.append_one(py, Message::text(Role::System, text))
+    /// Appends a system message. With `expected_head` (a commit), only if the handle's
+    /// branch is still there (else `HeadMovedError`, nothing committed); the same on every
+    /// append.
+    #[pyo3(signature = (text, *, expected_head=None))]
+    fn system(
+        &self,
+        py: Python<'_>,
+        text: String,
+        expected_head: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyCommitInfo> {
+        let expected = expected_head.map(rev_of).transpose()?;
+        self.append_one(py, Message::text(Role::System, text), expected)
     }
 
     /// Appends a user message.
-    fn user(&self, py: Python<'_>, text: String) -> PyResult<PyCommitInfo> {
-        self.append_one(py, Message::text(Role::User, text))
+    #[pyo3(signature = (text, *, expected_head=None))]
+    fn user(
+        &self,
+        py: Python<'_>,
+        text: String,
+        expected_head: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyCommitInfo> {
+        let expected = expected_head.map(rev_of).transpose()?;
+        self.append_one(py, Message::text(Role::User, text), expected)
     }
 
     /// Appends an assistant message. `tool_calls` is a list of `{"id", "name", "arguments"}`
     /// (arguments a dict or a JSON string) or OpenAI `{"id", "type", "function": {...}}`.
-    #[pyo3(signature = (text=None, tool_calls=None))]
+    #[pyo3(signature = (text=None, tool_calls=None, *, expected_head=None))]
     fn assistant(
         &self,
         py: Python<'_>,
         text: Option<String>,
         tool_calls: Option<&Bound<'_, PyAny>>,
+        expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
         let mut m = Message::text(Role::Assistant, text.unwrap_or_default());
         if let Some(calls) = tool_calls {
             m.tool_calls = tool_calls_from_json(&from_py(calls)?).py()?;
         }
-        self.append_one(py, m)
+        let expected = expected_head.map(rev_of).transpose()?;
+        self.append_one(py, m, expected)
     }
 
     /// Records the result of tool call `call_id` from tool `name`. The `tool_result` handler
@@ -525,19 +575,32 @@ impl PyTract {
     }
 
     /// Appends one message given as a dict (`role`, `content`, `tool_calls`, …).
-    fn append(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<PyCommitInfo> {
+    #[pyo3(signature = (message, *, expected_head=None))]
+    fn append(
+        &self,
+        py: Python<'_>,
+        message: &Bound<'_, PyAny>,
+        expected_head: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyCommitInfo> {
         let m = message_from_json(&from_py(message)?).py()?;
-        self.append_one(py, m)
+        let expected = expected_head.map(rev_of).transpose()?;
+        self.append_one(py, m, expected)
     }
 
-    /// Appends several message dicts in one transaction: all of them, or none.
+    /// Appends several message dicts in one transaction: all of them, or none. With
+    /// `expected_head`, only if the handle's branch is still at that commit.
+    #[pyo3(signature = (messages, *, expected_head=None))]
     fn append_many(
         &self,
         py: Python<'_>,
         messages: &Bound<'_, PyAny>,
+        expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<PyCommitInfo>> {
         let parsed = messages_from_list(&from_py(messages)?).py()?;
-        let infos = self.with(py, move |t| t.append_batch(parsed))?;
+        let expected = expected_head.map(rev_of).transpose()?;
+        let infos = self.with(py, move |t| {
+            t.append_batch_with(parsed, &options(t, expected)?)
+        })?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
@@ -620,13 +683,13 @@ impl PyTract {
         Ok(self.with(py, move |t| t.resolve(&rev))?.to_hex())
     }
 
-    /// The commit at HEAD (None on a branch with no commits yet).
+    /// The commit this handle is at (None on a branch with no commits yet).
     #[getter]
     fn head(&self, py: Python<'_>) -> PyResult<Option<String>> {
         Ok(self.with(py, |t| t.head())?.commit.map(|c| c.to_hex()))
     }
 
-    /// The branch HEAD is on (None when detached).
+    /// The branch this handle is on (None when detached).
     #[getter]
     fn current_branch(&self, py: Python<'_>) -> PyResult<Option<String>> {
         Ok(self.with(py, |t| t.head())?.branch().map(str::to_string))
@@ -656,18 +719,18 @@ impl PyTract {
             .to_hex())
     }
 
-    /// Makes `name` the current branch.
+    /// Puts this handle on branch `name` (other handles and the store's HEAD stay put).
     fn switch(&self, py: Python<'_>, name: String) -> PyResult<()> {
         self.with(py, move |t| t.switch(&name)).map(|_| ())
     }
 
-    /// Switches to a branch, or detaches HEAD at a commit (time travel).
+    /// Puts this handle on a branch, or detaches it at a commit (time travel).
     fn checkout(&self, py: Python<'_>, rev: &Bound<'_, PyAny>) -> PyResult<()> {
         let rev = rev_of(rev)?;
         self.with(py, move |t| t.checkout(&rev)).map(|_| ())
     }
 
-    /// Moves the current branch to `rev`; the old head stays in the reflog.
+    /// Moves this handle's branch to `rev`; the old head stays in the reflog.
     fn reset(&self, py: Python<'_>, rev: &Bound<'_, PyAny>) -> PyResult<()> {
         let rev = rev_of(rev)?;
         self.with(py, move |t| t.reset(&rev)).map(|_| ())

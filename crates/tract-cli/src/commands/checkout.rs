@@ -15,7 +15,7 @@ pub struct Args {
 
 /// Runs `tract checkout`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let head = ctx.open()?.checkout(&rev(&a.rev)?)?;
+    let head = ctx.open_head()?.checkout(&rev(&a.rev)?)?;
     match (head.branch(), head.commit) {
         (Some(b), _) => {
             let _ = writeln!(ui, "switched to branch {b}");

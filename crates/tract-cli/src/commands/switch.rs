@@ -18,7 +18,7 @@ pub struct Args {
 
 /// Runs `tract switch`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open()?;
+    let t = ctx.open_head()?;
     if a.create {
         t.create_branch(&BranchName::new(&a.name)?, None)?;
     }

@@ -174,3 +174,59 @@ fn bad_branch_commands_change_nothing() {
         ");
     assert!(p.state() == before, "failed commands change nothing");
 }
+
+/// `--branch NAME` (or `TRACT_BRANCH`) works on that branch, creating it with its first
+/// message, while HEAD stays where it is; a bad name is refused and changes nothing.
+#[test]
+fn the_branch_option_works_on_a_session_branch_and_leaves_head() {
+    let p = Project::new();
+    p.ok(&["add", "on main"]);
+    assert_snapshot!(p.run(&["--branch", "agent-1", "add", "hello"]), @"
+        exit: 0
+        --- stdout
+        9c8b24491c
+        ");
+    assert_snapshot!(p.run(&["--branch", "agent-1", "add", "--role", "assistant", "hi"]), @"
+        exit: 0
+        --- stdout
+        76c2f56c25
+        ");
+    assert_snapshot!(p.run(&["--branch", "agent-1", "log"]), @"
+        exit: 0
+        --- stdout
+        76c2f56c25 append assistant -                 4  hi
+        9c8b24491c append user      -                 4  hello
+        ");
+    assert_snapshot!(p.run_env(&["status"], None, &[("TRACT_BRANCH", "agent-1")]), @"
+        exit: 0
+        --- stdout
+        On branch agent-1
+        head      76c2f56c25
+        messages  2
+        tokens    11
+        store     [DIR]/.tract/store.redb
+        ");
+    // HEAD did not move: the current branch is still main, with its one message.
+    assert_snapshot!(p.run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      5eb413233c
+        messages  1
+        tokens    8
+        store     [DIR]/.tract/store.redb
+        ");
+    assert_snapshot!(p.run(&["branch"]), @"
+        exit: 0
+        --- stdout
+          agent-1 76c2f56c25
+        * main 5eb413233c
+        ");
+    let before = p.state();
+    assert_snapshot!(p.fails(&["--branch", "a b", "add", "x"]), @"
+        exit: 1
+        --- stderr
+        error: invalid input: 'a b' is not a valid branch name (letters, digits, - _ . /; not HEAD, not 64 hex digits)
+        ");
+    assert_eq!(p.state(), before);
+}

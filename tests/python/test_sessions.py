@@ -1,0 +1,117 @@
+"""Each handle works on its own branch: other handles, other processes and `tract switch` in a
+terminal never move it."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tract
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TRACT_BIN = pathlib.Path(os.environ.get("TRACT_BIN", ROOT / "target" / "debug" / "tract"))
+
+
+def contents(t: tract.Tract) -> list:
+    return [m["content"] for m in t.compile().messages]
+
+
+def test_two_handles_keep_their_own_branch(store_path) -> None:
+    t = tract.Tract.open(store_path)
+    t.user("root")
+    t.branch("session-b")
+    t2 = tract.Tract.open(store_path)
+    t2.switch("session-b")  # another session, or `tract switch` in a terminal
+    t.user("for main")  # stays on main: handle t never switched
+    t2.user("for b")
+    assert t.current_branch == "main" and t2.current_branch == "session-b"
+    assert contents(t) == ["root", "for main"]
+    assert contents(t2) == ["root", "for b"]
+    assert [c.content for c in t.log()] == ["for main", "root"]
+    # A handle opened later binds to the branch HEAD names then, which no handle moved.
+    assert tract.Tract.open(store_path).current_branch == "main"
+
+
+def test_open_on_a_branch_creates_it_with_its_first_message(store_path) -> None:
+    with tract.Tract.open(store_path) as main:
+        main.user("on main")
+    with tract.Tract.open(store_path, branch="user-42") as t:
+        assert t.current_branch == "user-42" and t.head is None
+        assert len(t.compile()) == 0
+        first = t.user("hello")
+        assert first.parents == []
+        assert dict(t.branches())["user-42"] == first.commit_hash
+    with tract.Tract.open(store_path, branch="user-42") as again:
+        again.user("again")
+        assert contents(again) == ["hello", "again"]
+    with tract.Tract.open(store_path) as main:
+        assert contents(main) == ["on main"]
+    for bad in ["", "HEAD", "-x", "a b", "a..b"]:
+        with pytest.raises(tract.InvalidInputError) as e:
+            tract.Tract.open(store_path, branch=bad)
+        assert e.value.branch == bad
+
+
+def test_expected_head_is_a_compare_and_swap(t: tract.Tract) -> None:
+    a = t.user("one")
+    b = t.user("two")
+    c = t.user("three", expected_head=b)
+    with pytest.raises(tract.HeadMovedError) as e:
+        t.user("late", expected_head=a)
+    assert (e.value.branch, e.value.expected, e.value.actual) == ("main", a.commit_hash, c.commit_hash)
+    with pytest.raises(tract.HeadMovedError):
+        t.append_many([{"role": "user", "content": "x"}], expected_head=b.commit_hash)
+    t.append({"role": "assistant", "content": "ok"}, expected_head="HEAD")
+    assert [x.content for x in t.log()][:2] == ["ok", "three"]
+
+
+AGENT = textwrap.dedent(
+    """
+    import sys, tract
+    path, count = sys.argv[1], int(sys.argv[2])
+    with tract.Tract.open(path) as t:
+        print(t.current_branch, flush=True)
+        for i in range(count):
+            t.user(f"agent {i}")
+            print(i, flush=True)
+    """
+)
+
+
+def test_tract_switch_in_a_terminal_does_not_redirect_a_running_agent(store_path) -> None:
+    assert TRACT_BIN.is_file(), f"{TRACT_BIN} is missing: build it with `cargo build -p tract-cli`"
+    with tract.Tract.open(store_path) as t:
+        t.user("root")
+        t.branch("look-around")
+
+    def terminal(*args: str) -> str:
+        env = {k: v for k, v in os.environ.items() if k not in ("TRACT_STORE", "TRACT_BRANCH")}
+        out = subprocess.run(
+            [str(TRACT_BIN), "--store", str(store_path), *args], capture_output=True, text=True, env=env
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    agent = subprocess.Popen([sys.executable, "-c", AGENT, str(store_path), "300"], stdout=subprocess.PIPE, text=True)
+    assert agent.stdout is not None
+    assert agent.stdout.readline().strip() == "main"
+    switched = 0
+    for line in agent.stdout:
+        i = int(line)
+        # A user looks at other branches from a terminal while the agent writes.
+        if i % 50 == 10:
+            terminal("switch", "look-around")
+            terminal("add", f"typed in the terminal at {i}")
+            switched += 1
+        if i % 50 == 30:
+            terminal("switch", "main")
+    assert agent.wait() == 0
+    assert switched == 6
+    with tract.Tract.open(store_path, branch="main") as main:
+        assert contents(main) == ["root"] + [f"agent {i}" for i in range(300)]
+    with tract.Tract.open(store_path, branch="look-around") as side:
+        assert [m for m in contents(side) if m.startswith("agent")] == []
+        assert len(contents(side)) == 1 + 6
