@@ -115,3 +115,60 @@ def test_tract_switch_in_a_terminal_does_not_redirect_a_running_agent(store_path
     with tract.Tract.open(store_path, branch="look-around") as side:
         assert [m for m in contents(side) if m.startswith("agent")] == []
         assert len(contents(side)) == 1 + 6
+
+
+THREADED = textwrap.dedent(
+    """
+    import sys, threading, tract
+    path, sessions = sys.argv[1], int(sys.argv[2])
+    lock = threading.Lock()
+
+    def session(k):
+        # One handle per session, each on its own branch; appends from all of them share
+        # transactions (group commit).
+        with tract.Tract.open(path, branch=f"s{k}") as t:
+            for i in range(1_000_000):
+                t.user(f"s{k} {i}")
+                with lock:  # acknowledged only after the append returned
+                    print(k, i, flush=True)
+
+    for k in range(sessions):
+        threading.Thread(target=session, args=(k,), daemon=True).start()
+    threading.Event().wait()
+    """
+)
+
+
+def test_threads_in_one_process_share_commits_and_a_sigkill_loses_nothing_acknowledged(
+    store_path,
+) -> None:
+    import signal
+
+    tract.Tract.open(store_path).close()
+    sessions = 16
+    proc = subprocess.Popen(
+        [sys.executable, "-c", THREADED, str(store_path), str(sessions)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    acked: dict = {}
+    total = 0
+    for line in proc.stdout:
+        k, i = map(int, line.split())
+        acked[k] = max(acked.get(k, -1), i)
+        total += 1
+        if total >= 3000:
+            # Killed while groups of appends are being made durable.
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    for k in range(sessions):
+        with tract.Tract.open(store_path, branch=f"s{k}") as t:
+            log = t.log()
+            got = [c.content for c in reversed(log)]
+            for newer, older in zip(log, log[1:]):
+                assert newer.parents == [older.commit_hash], "one linear chain per session"
+        last = acked.get(k, -1)
+        # Every acknowledged message is there, in order; only writes in flight may follow.
+        assert got[: last + 1] == [f"s{k} {i}" for i in range(last + 1)]
+        assert all(m.startswith(f"s{k} ") for m in got)

@@ -280,6 +280,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     }
     drop(t);
 
+    let sessions = concurrent_sessions(&path).map_err(err)?;
     let log = log_process_ms(&path)?;
     Ok(json!({
         "messages": n,
@@ -306,11 +307,67 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "compile_after_compress_ms": ms(compile_after),
         "cold_open_compile_after_compress_ms": ms(cold_after_compress),
         "tool_result_policy": policy,
+        "concurrent_sessions": sessions,
         "tract_log_n20_process_ms": log,
         "store_bytes": store_bytes,
         "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,
         "peak_rss_kib": peak_rss_kib(),
     }))
+}
+
+/// Durable appends from 1, 8 and 64 sessions at once in this process, each a thread with its
+/// own handle on its own branch of the store: the aggregate rate and each append's latency.
+/// Appends arriving together share a transaction and its fsync (group commit).
+fn concurrent_sessions(path: &Path) -> Result<Value, tract_core::Error> {
+    use tract_core::{Bind, BranchName, OpenOptions};
+    let mut out = serde_json::Map::new();
+    let mut single_rate = 0.0;
+    for (sessions, each) in [(1usize, 400usize), (8, 100), (64, 40)] {
+        let start = Instant::now();
+        let latencies = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..sessions)
+                .map(|k| {
+                    s.spawn(move || -> Result<Vec<Duration>, tract_core::Error> {
+                        let options = OpenOptions {
+                            bind: Bind::Branch(BranchName::new(&format!("bench-{sessions}-{k}"))?),
+                            ..OpenOptions::default()
+                        };
+                        let t = Tract::open_with(path, &options)?;
+                        let mut times = Vec::with_capacity(each);
+                        for i in 0..each {
+                            let m = Message::text(Role::User, format!("session {k} message {i}"));
+                            let start = Instant::now();
+                            t.append(m)?;
+                            times.push(start.elapsed());
+                        }
+                        Ok(times)
+                    })
+                })
+                .collect();
+            let mut all = Vec::new();
+            for h in handles {
+                let times = h.join().map_err(|_| tract_core::Error::InvalidOperation {
+                    message: "a session thread panicked".into(),
+                })??;
+                all.extend(times);
+            }
+            Ok::<_, tract_core::Error>(all)
+        })?;
+        let rate = latencies.len() as f64 / start.elapsed().as_secs_f64();
+        if sessions == 1 {
+            single_rate = rate;
+        }
+        out.insert(
+            sessions.to_string(),
+            json!({
+                "appends": latencies.len(),
+                "appends_per_s": rate.round(),
+                "vs_one_session": ((rate / single_rate) * 100.0).round() / 100.0,
+                "latency_ms": {"median": ms(median(latencies.clone())), "p99": ms(percentile(latencies, 0.99))},
+            }),
+        );
+    }
+    Ok(Value::Object(out))
 }
 
 /// Times recording an 8 KB bash result three ways, interleaved: a plain append, through a

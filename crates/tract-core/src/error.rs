@@ -6,6 +6,7 @@
 
 use crate::id::CommitId;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Everything that can go wrong in tract-core.
@@ -170,7 +171,7 @@ pub enum Error {
     Handler {
         /// The handler's error.
         #[source]
-        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+        source: Arc<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// A `tool_result` hook rejected the result; nothing was committed.
     #[error("the tool result was rejected: {reason}")]
@@ -183,7 +184,7 @@ pub enum Error {
     Storage {
         /// The engine's error.
         #[source]
-        source: redb::Error,
+        source: Arc<redb::Error>,
     },
 }
 
@@ -290,6 +291,13 @@ impl Error {
         }
     }
 
+    /// A `tool_result` handler's failure, keeping the handler's own error as the source.
+    pub fn handler(source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        Error::Handler {
+            source: Arc::from(source.into()),
+        }
+    }
+
     /// This error with its place in a batch, when it is about one message of it.
     pub fn in_batch(self, at: BatchPosition) -> Self {
         match self {
@@ -369,14 +377,12 @@ impl Error {
                 summarizer: "openai:m@http://127.0.0.1:9/v1".into(),
                 reason: "HTTP 500".into(),
             },
-            Error::Handler {
-                source: "handler bug".into(),
-            },
+            Error::handler("handler bug"),
             Error::Rejected {
                 reason: "holds a password".into(),
             },
             Error::Storage {
-                source: redb::Error::TransactionInProgress,
+                source: Arc::new(redb::Error::TransactionInProgress),
             },
         ];
         // A match with no wildcard: adding a variant without an example fails to compile here.
@@ -411,6 +417,91 @@ impl Error {
     }
 }
 
+/// Every caller of a group commit that failed gets the failure: errors are copied, an OS
+/// error as its kind and message (its raw code is the platform's and is kept where it exists).
+impl Clone for Error {
+    fn clone(&self) -> Self {
+        use Error::*;
+        match self {
+            UnknownRevision { rev } => UnknownRevision { rev: rev.clone() },
+            UnknownBranch { name } => UnknownBranch { name: name.clone() },
+            UnbornBranch { branch } => UnbornBranch {
+                branch: branch.clone(),
+            },
+            HistoryTooShort { rev } => HistoryTooShort { rev: rev.clone() },
+            MissingCommit { commit } => MissingCommit { commit: *commit },
+            AmbiguousPrefix { prefix, candidates } => AmbiguousPrefix {
+                prefix: prefix.clone(),
+                candidates: candidates.clone(),
+            },
+            NotInView { commit, argument } => NotInView {
+                commit: *commit,
+                argument: argument.clone(),
+            },
+            InvalidRevision { rev, reason } => InvalidRevision {
+                rev: rev.clone(),
+                reason: reason.clone(),
+            },
+            InvalidBranchName { name } => InvalidBranchName { name: name.clone() },
+            InvalidMessage { at, reason } => InvalidMessage {
+                at: *at,
+                reason: reason.clone(),
+            },
+            InvalidInput { message } => InvalidInput {
+                message: message.clone(),
+            },
+            BranchExists { name } => BranchExists { name: name.clone() },
+            InvalidOperation { message } => InvalidOperation {
+                message: message.clone(),
+            },
+            HeadMoved {
+                branch,
+                expected,
+                actual,
+            } => HeadMoved {
+                branch: branch.clone(),
+                expected: *expected,
+                actual: *actual,
+            },
+            StoreLocked { path, reason } => StoreLocked {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            NotAStore { path, reason } => NotAStore {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            Corrupt { message } => Corrupt {
+                message: message.clone(),
+            },
+            NewerFormat { found, supported } => NewerFormat {
+                found: *found,
+                supported: *supported,
+            },
+            Io { path, source } => Io {
+                path: path.clone(),
+                source: match source.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(source.kind(), source.to_string()),
+                },
+            },
+            Summarizer { summarizer, reason } => Summarizer {
+                summarizer: summarizer.clone(),
+                reason: reason.clone(),
+            },
+            Handler { source } => Handler {
+                source: Arc::clone(source),
+            },
+            Rejected { reason } => Rejected {
+                reason: reason.clone(),
+            },
+            Storage { source } => Storage {
+                source: Arc::clone(source),
+            },
+        }
+    }
+}
+
 macro_rules! storage_from {
     ($($t:ty),*) => {$(
         impl From<$t> for Error {
@@ -418,7 +509,9 @@ macro_rules! storage_from {
                 let e: redb::Error = e.into();
                 match e {
                     redb::Error::Corrupted(message) => Error::Corrupt { message },
-                    source => Error::Storage { source },
+                    source => Error::Storage {
+                        source: Arc::new(source),
+                    },
                 }
             }
         }

@@ -35,6 +35,7 @@ pub mod decision;
 mod edit;
 pub mod environment;
 pub mod error;
+mod group;
 mod history;
 pub mod hooks;
 pub mod id;

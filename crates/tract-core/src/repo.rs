@@ -40,6 +40,51 @@ enum Position {
     StoreHead,
 }
 
+/// Where a write goes: the store's `HEAD`, or a handle's own position at the time it wrote.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    StoreHead,
+    Own(HeadRef),
+}
+
+impl Target {
+    /// The position and the commit there, inside a write transaction.
+    pub(crate) fn head_in(&self, w: &Writer) -> Result<Head> {
+        match self {
+            Target::StoreHead => w.head(),
+            Target::Own(target) => {
+                let commit = match target {
+                    HeadRef::Branch(b) => w.branch(b)?,
+                    HeadRef::Detached(id) => Some(*id),
+                };
+                Ok(Head {
+                    target: target.clone(),
+                    commit,
+                })
+            }
+        }
+    }
+
+    /// Moves the position from `start` to `tip` in the write transaction: its branch, or
+    /// (detached) the store's `HEAD` for a command line, or nothing in the store. Returns the
+    /// detached position the handle takes once the transaction has committed.
+    pub(crate) fn advance(
+        &self,
+        w: &mut Writer,
+        start: &Head,
+        tip: CommitId,
+        reason: &str,
+    ) -> Result<Option<HeadRef>> {
+        match (self, &start.target) {
+            (Target::StoreHead, _) => w.advance_head(start, tip, reason).map(|()| None),
+            (Target::Own(_), HeadRef::Branch(b)) => {
+                w.set_branch(b, Some(tip), reason).map(|()| None)
+            }
+            (Target::Own(_), HeadRef::Detached(_)) => Ok(Some(HeadRef::Detached(tip))),
+        }
+    }
+}
+
 /// A store, a handle's position in it, and the view cache.
 #[derive(Debug)]
 pub(crate) struct Repo {
@@ -87,24 +132,21 @@ impl Repo {
         }
     }
 
-    /// The handle's position and the commit there, inside a write transaction.
-    pub(crate) fn head_in(&self, w: &Writer) -> Result<Head> {
+    /// Where this handle writes, as a value a write job can carry.
+    pub(crate) fn target(&self) -> Target {
         match &self.position {
-            Position::StoreHead => w.head(),
-            Position::Own(lock) => {
-                let target = Self::own(lock).clone();
-                let commit = match &target {
-                    HeadRef::Branch(b) => w.branch(b)?,
-                    HeadRef::Detached(id) => Some(*id),
-                };
-                Ok(Head { target, commit })
-            }
+            Position::StoreHead => Target::StoreHead,
+            Position::Own(lock) => Target::Own(Self::own(lock).clone()),
         }
     }
 
-    /// Moves the handle's position from `start` to `tip` in the write transaction: its branch,
-    /// or (detached) the store's `HEAD` for a command line, or nothing in the store. Returns
-    /// the detached position to take once the transaction has committed.
+    /// The handle's position and the commit there, inside a write transaction.
+    pub(crate) fn head_in(&self, w: &Writer) -> Result<Head> {
+        self.target().head_in(w)
+    }
+
+    /// Moves the handle's position from `start` to `tip` in the write transaction; see
+    /// [`Target::advance`].
     pub(crate) fn advance(
         &self,
         w: &mut Writer,
@@ -112,13 +154,7 @@ impl Repo {
         tip: CommitId,
         reason: &str,
     ) -> Result<Option<HeadRef>> {
-        match (&self.position, &start.target) {
-            (Position::StoreHead, _) => w.advance_head(start, tip, reason).map(|()| None),
-            (Position::Own(_), HeadRef::Branch(b)) => {
-                w.set_branch(b, Some(tip), reason).map(|()| None)
-            }
-            (Position::Own(_), HeadRef::Detached(_)) => Ok(Some(HeadRef::Detached(tip))),
-        }
+        self.target().advance(w, start, tip, reason)
     }
 
     /// Sets the handle's own position; for a command line's handle, the store's `HEAD` (with

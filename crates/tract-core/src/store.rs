@@ -3,12 +3,15 @@
 //! Every process opens the file in `ConcurrencyMode::MultiWriter`: any number of processes may
 //! read and write; redb serializes write transactions across processes and commits them with
 //! two-phase, fsync'd durability. A writer reads the branch head inside its own write
-//! transaction, so two writers never fork a branch silently.
+//! transaction, so two writers never fork a branch silently. Within one process, every handle
+//! on a file shares one open database, and writes arriving together share one transaction
+//! (group commit, see [`crate::group`]).
 
 use crate::clock::Clock;
 use crate::codec;
 use crate::error::LockReason;
 use crate::error::{Error, Result};
+use crate::group::{GroupCommit, JobError};
 use crate::id::{BlobId, CommitId, HexPrefix};
 use crate::object::{Commit, Message};
 pub use crate::refs::{Head, HeadRef, ReflogEntry};
@@ -17,7 +20,9 @@ use redb::{
     ReadableTable, Table, TableDefinition, TransactionError, WriteTransaction,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// The store format written by this build (tables and record layout).
@@ -58,16 +63,29 @@ pub enum OpenMode {
     CreateIfMissing,
 }
 
-/// A tract store: one redb file, or memory.
+/// A tract store: one redb file, or memory, as one handle uses it (its options).
 pub struct Store {
-    db: Database,
-    path: Option<PathBuf>,
+    shared: Arc<Shared>,
     options: StoreOptions,
 }
 
+/// What every handle on one file in this process shares: the open database (one per file and
+/// process) and the queue that groups its writes into shared transactions.
+struct Shared {
+    db: Database,
+    path: Option<PathBuf>,
+    group: GroupCommit<Writer>,
+}
+
+/// The stores open in this process, by canonical path: a second open of a file shares the
+/// first one's database and write queue.
+static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<Shared>>>> = LazyLock::new(Mutex::default);
+
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("Store")
+            .field("path", &self.shared.path)
+            .finish()
     }
 }
 
@@ -103,13 +121,27 @@ impl Store {
         Self::open_with(path, mode, StoreOptions::default())
     }
 
-    /// Opens the store file at `path`.
+    /// Opens the store file at `path`. Every handle on one file in a process shares one open
+    /// database (and groups its writes with the others').
     pub fn open_with(
         path: impl AsRef<Path>,
         mode: OpenMode,
         options: StoreOptions,
     ) -> Result<Self> {
-        let path = path.as_ref();
+        // One open at a time in this process, so two threads opening one new file share it.
+        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|_, w| w.strong_count() > 0);
+        let shared = Self::open_shared(path.as_ref(), mode, &mut open)?;
+        let store = Store { shared, options };
+        store.check_format()?;
+        Ok(store)
+    }
+
+    fn open_shared(
+        path: &Path,
+        mode: OpenMode,
+        open: &mut HashMap<PathBuf, Weak<Shared>>,
+    ) -> Result<Arc<Shared>> {
         let exists = match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 return Err(Error::NotAStore {
@@ -138,20 +170,20 @@ impl Store {
                     std::io::Error::new(std::io::ErrorKind::NotFound, "directory does not exist"),
                 ));
             }
-            return Self::create_new(path, options);
+            return Self::create_new(path, open);
+        }
+        let key = path.canonicalize().map_err(|e| io_err(path, e))?;
+        if let Some(shared) = open.get(&key).and_then(Weak::upgrade) {
+            return Ok(shared);
         }
         check_redb_magic(path)?;
         let db = guard_open(path, || builder().open(path))?;
-        let store = Store {
-            db,
-            path: Some(path.to_path_buf()),
-            options,
-        };
-        store.check_format()?;
-        Ok(store)
+        let shared = Shared::new(db, Some(path.to_path_buf()));
+        open.insert(key, Arc::downgrade(&shared));
+        Ok(shared)
     }
 
-    fn create_new(path: &Path, options: StoreOptions) -> Result<Self> {
+    fn create_new(path: &Path, open: &mut HashMap<PathBuf, Weak<Shared>>) -> Result<Arc<Shared>> {
         // create_new fails if another process created the file in between: then open theirs.
         match std::fs::OpenOptions::new()
             .write(true)
@@ -160,18 +192,16 @@ impl Store {
         {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Self::open_with(path, OpenMode::Existing, options);
+                return Self::open_shared(path, OpenMode::Existing, open);
             }
             Err(e) => return Err(io_err(path, e)),
         }
         let db = guard_open(path, || builder().create(path))?;
-        let store = Store {
-            db,
-            path: Some(path.to_path_buf()),
-            options,
-        };
-        store.initialize()?;
-        Ok(store)
+        let shared = Shared::new(db, Some(path.to_path_buf()));
+        initialize(&shared.db)?;
+        let key = path.canonicalize().map_err(|e| io_err(path, e))?;
+        open.insert(key, Arc::downgrade(&shared));
+        Ok(shared)
     }
 
     /// A store in memory, for tests and scratch work.
@@ -183,19 +213,17 @@ impl Store {
     pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
-            .map_err(|e| Error::Storage { source: e.into() })?;
-        let store = Store {
-            db,
-            path: None,
-            options,
-        };
-        store.initialize()?;
-        Ok(store)
+            .map_err(|e| Error::Storage {
+                source: std::sync::Arc::new(e.into()),
+            })?;
+        let shared = Shared::new(db, None);
+        initialize(&shared.db)?;
+        Ok(Store { shared, options })
     }
 
     /// The file, or `None` in memory.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.shared.path.as_deref()
     }
 
     /// The options this handle was opened with.
@@ -203,32 +231,12 @@ impl Store {
         self.options
     }
 
-    fn initialize(&self) -> Result<()> {
-        let txn = self.db.begin_write()?;
-        {
-            let mut meta = txn.open_table(META)?;
-            if meta.get(META_FORMAT)?.is_none() {
-                meta.insert(META_FORMAT, FORMAT_VERSION.to_le_bytes().as_slice())?;
-                meta.insert(META_ENCODING, crate::tokens::ENCODING.as_bytes())?;
-                let head = encode_small(&HeadRef::Branch(DEFAULT_BRANCH.into()))?;
-                meta.insert(META_HEAD, head.as_slice())?;
-            }
-            txn.open_table(COMMITS)?;
-            txn.open_table(BLOBS)?;
-            txn.open_table(CHUNKS)?;
-            txn.open_table(REFS)?;
-            txn.open_table(REFLOG)?;
-        }
-        txn.commit()?;
-        Ok(())
-    }
-
     fn check_format(&self) -> Result<()> {
         let not_a_store = |reason: &str| Error::NotAStore {
-            path: self.path.clone().unwrap_or_default(),
+            path: self.shared.path.clone().unwrap_or_default(),
             reason: reason.into(),
         };
-        let txn = self.db.begin_read()?;
+        let txn = self.shared.db.begin_read()?;
         let meta = match txn.open_table(META) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => {
@@ -252,8 +260,20 @@ impl Store {
 
     /// A consistent read snapshot of everything committed so far, by any process.
     pub fn read(&self) -> Result<Snapshot> {
-        let txn = self.db.begin_read()?;
+        let txn = self.shared.db.begin_read()?;
         Snapshot::new(txn)
+    }
+
+    /// Runs `job` in a write transaction shared with the writes other threads of this
+    /// process make at the same moment (group commit: one fsync for all); returns once the
+    /// job's writes are durable. A job refused before writing fails alone.
+    pub(crate) fn write_grouped<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Writer) -> Result<T, JobError> + Send + 'static,
+    ) -> Result<T> {
+        self.shared
+            .group
+            .submit(job, &|| self.write(), &|w: Writer| w.commit())
     }
 
     /// Starts the one write transaction, waiting a bounded time for another process's.
@@ -261,7 +281,7 @@ impl Store {
         let deadline = Instant::now() + self.options.lock_timeout;
         let mut pause = Duration::from_micros(200);
         loop {
-            match self.db.try_begin_write() {
+            match self.shared.db.try_begin_write() {
                 Ok(txn) => {
                     return Ok(Writer {
                         txn,
@@ -271,7 +291,7 @@ impl Store {
                 Err(TransactionError::WouldBlock) => {
                     if Instant::now() >= deadline {
                         return Err(Error::StoreLocked {
-                            path: self.path.clone().unwrap_or_default(),
+                            path: self.shared.path.clone().unwrap_or_default(),
                             reason: LockReason::Busy {
                                 waited: self.options.lock_timeout,
                             },
@@ -284,6 +304,26 @@ impl Store {
             }
         }
     }
+}
+
+fn initialize(db: &Database) -> Result<()> {
+    let txn = db.begin_write()?;
+    {
+        let mut meta = txn.open_table(META)?;
+        if meta.get(META_FORMAT)?.is_none() {
+            meta.insert(META_FORMAT, FORMAT_VERSION.to_le_bytes().as_slice())?;
+            meta.insert(META_ENCODING, crate::tokens::ENCODING.as_bytes())?;
+            let head = encode_small(&HeadRef::Branch(DEFAULT_BRANCH.into()))?;
+            meta.insert(META_HEAD, head.as_slice())?;
+        }
+        txn.open_table(COMMITS)?;
+        txn.open_table(BLOBS)?;
+        txn.open_table(CHUNKS)?;
+        txn.open_table(REFS)?;
+        txn.open_table(REFLOG)?;
+    }
+    txn.commit()?;
+    Ok(())
 }
 
 fn builder() -> redb::Builder {
@@ -343,7 +383,7 @@ fn guard_open(
             reason: format!("redb file format {v} is not supported"),
         },
         other => Error::Storage {
-            source: other.into(),
+            source: std::sync::Arc::new(other.into()),
         },
     })
 }
@@ -540,6 +580,16 @@ impl Objects<'_> {
             self.commits.insert(id.as_bytes(), enc.record.as_slice())?;
         }
         Ok(id)
+    }
+}
+
+impl Shared {
+    fn new(db: Database, path: Option<PathBuf>) -> Arc<Self> {
+        Arc::new(Shared {
+            db,
+            path,
+            group: GroupCommit::default(),
+        })
     }
 }
 

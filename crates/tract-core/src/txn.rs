@@ -1,16 +1,19 @@
 //! The write path: every commit tract makes goes through [`write`] (or [`write_edits`]).
 //!
 //! Slow work (validating, encoding, counting tokens) happens before the write transaction
-//! starts ([`Prepared`]). Inside it, the branch head is read, the commits are written as one
-//! chain on top of it, the branch moves once (one reflog entry per transaction), the
-//! transaction commits durably, and the handle's cached view is extended.
+//! starts ([`Prepared`]). Inside it, the tip of the handle's branch is read, the commits are
+//! written as one chain on top of it, the branch moves once (one reflog entry per write), the
+//! transaction commits durably (shared with other threads' writes: group commit), and the
+//! handle's cached view is extended.
 
+use crate::clock::Clock;
 use crate::error::{BatchPosition, Error, Result};
+use crate::group::JobError;
 use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::object::{Commit, Message, Op};
-use crate::refs::Head;
-use crate::repo::Repo;
+use crate::refs::{Head, HeadRef};
+use crate::repo::{Repo, Target};
 use crate::store::{Objects, Writer};
 use crate::tokens;
 use crate::view::View;
@@ -71,30 +74,45 @@ pub(crate) fn prepare_all(steps: Vec<(Step, Message)>) -> Result<Vec<(Step, Prep
         .collect()
 }
 
-/// Writes prepared steps in one transaction on top of `HEAD`, after the optional
-/// compare-and-swap check. Returns one info per step, in order.
+/// Writes prepared steps on top of the handle's position, after the optional
+/// compare-and-swap check, in a transaction shared with the writes other threads make at the
+/// same moment (group commit). Returns one info per step, in order, once they are durable.
 pub(crate) fn write(
     repo: &Repo,
     opts: &AppendOptions,
     steps: Vec<(Step, Prepared)>,
 ) -> Result<Vec<CommitInfo>> {
-    let w = repo.store.write()?;
-    let start = repo.head_in(&w)?;
-    if let Some(expected) = opts.expected_head {
-        check_expected(&start, expected)?;
+    let target = repo.target();
+    let clock = repo.store.options().clock;
+    let expected = opts.expected_head;
+    let note = opts.note.clone();
+    let (start, infos, detached) = repo.store.write_grouped(move |w| {
+        let start = target.head_in(w).map_err(JobError::Refused)?;
+        if let Some(expected) = expected {
+            check_expected(&start, expected).map_err(JobError::Refused)?;
+        }
+        // Past this point the job has written: a failure abandons the whole group.
+        let (infos, detached) =
+            write_chain(w, &target, clock, &start, steps, note).map_err(JobError::Fatal)?;
+        Ok((start, infos, detached))
+    })?;
+    if let Some(to) = detached {
+        repo.moved(&start.target, to);
     }
-    write_chain(repo, w, &start, steps, opts.note.clone())
+    repo.views.extend(start.commit, &infos);
+    Ok(infos)
 }
 
-/// Edits planned from the view at `HEAD` and committed in one transaction: `plan` sees the
-/// view under the write lock (nothing can change between planning and committing) and returns
-/// each target with its new message.
+/// Edits planned from the view at the handle's position and committed in one transaction:
+/// `plan` sees the view under the write lock (nothing can change between planning and
+/// committing) and returns each target with its new message.
 pub(crate) fn write_edits(
     repo: &Repo,
     plan: impl FnOnce(&View) -> Result<Vec<(CommitId, Message)>>,
 ) -> Result<Vec<CommitInfo>> {
-    let w = repo.store.write()?;
-    let start = repo.head_in(&w)?;
+    let mut w = repo.store.write()?;
+    let target = repo.target();
+    let start = target.head_in(&w)?;
     // Read after taking the write lock: this snapshot sees exactly what the writer sees.
     let snap = repo.read()?;
     let edits = repo.with_view(&snap, start.commit, plan)??;
@@ -105,19 +123,28 @@ pub(crate) fn write_edits(
         .into_iter()
         .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
         .collect();
-    write_chain(repo, w, &start, prepare_all(steps)?, None)
+    let clock = repo.store.options().clock;
+    let (infos, detached) = write_chain(&mut w, &target, clock, &start, prepare_all(steps)?, None)?;
+    w.commit()?;
+    if let Some(to) = detached {
+        repo.moved(&start.target, to);
+    }
+    repo.views.extend(start.commit, &infos);
+    Ok(infos)
 }
 
-/// Writes `steps` as a chain on top of `start`, moves the branch once, commits (durably) and
-/// extends the cached view. `note` goes on every commit that has none.
+/// Writes `steps` as a chain on top of `start` and moves the position once (not committed
+/// yet). `note` goes on every commit that has none. Returns the infos, and the detached
+/// position the handle takes once committed.
 fn write_chain(
-    repo: &Repo,
-    mut w: Writer,
+    w: &mut Writer,
+    target: &Target,
+    clock: Clock,
     start: &Head,
     steps: Vec<(Step, Prepared)>,
     note: Option<String>,
-) -> Result<Vec<CommitInfo>> {
-    let mut chain = Chain::new(start, &w)?;
+) -> Result<(Vec<CommitInfo>, Option<HeadRef>)> {
+    let mut chain = Chain::new(start, w, clock)?;
     let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
     {
         let mut objects = w.objects()?;
@@ -135,13 +162,8 @@ fn write_chain(
             infos.push(chain.put(&mut objects, op, p, note)?);
         }
     }
-    let detached = chain.finish(repo, &mut w)?;
-    w.commit()?;
-    if let Some(to) = detached {
-        repo.moved(&start.target, to);
-    }
-    repo.views.extend(start.commit, &infos);
-    Ok(infos)
+    let detached = chain.finish(target, w)?;
+    Ok((infos, detached))
 }
 
 fn check_expected(head: &Head, expected: Option<CommitId>) -> Result<()> {
@@ -159,7 +181,7 @@ fn check_expected(head: &Head, expected: Option<CommitId>) -> Result<()> {
 /// once, at the end: one transaction is one ref move (one reflog entry), which also keeps bulk
 /// writes (imports, compressions of many runs) from writing a ref and a reflog row per commit.
 struct Chain {
-    clock: crate::clock::Clock,
+    clock: Clock,
     start: Head,
     tip: Option<CommitId>,
     last_timestamp: Option<u64>,
@@ -167,13 +189,13 @@ struct Chain {
 }
 
 impl Chain {
-    fn new(start: &Head, w: &Writer) -> Result<Self> {
+    fn new(start: &Head, w: &Writer, clock: Clock) -> Result<Self> {
         let last_timestamp = match start.commit {
             Some(parent) => Some(w.commit_object(&parent)?.timestamp_us),
             None => None,
         };
         Ok(Chain {
-            clock: w.clock(),
+            clock,
             start: start.clone(),
             tip: start.commit,
             last_timestamp,
@@ -211,10 +233,10 @@ impl Chain {
 
     /// Moves the handle's branch (or its detached position) to the last commit written;
     /// returns the detached position to take once committed.
-    fn finish(self, repo: &Repo, w: &mut Writer) -> Result<Option<crate::refs::HeadRef>> {
+    fn finish(self, target: &Target, w: &mut Writer) -> Result<Option<HeadRef>> {
         match self.tip {
             Some(tip) if Some(tip) != self.start.commit => {
-                repo.advance(w, &self.start, tip, &self.reasons.join("+"))
+                target.advance(w, &self.start, tip, &self.reasons.join("+"))
             }
             _ => Ok(None),
         }

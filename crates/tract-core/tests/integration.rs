@@ -274,6 +274,103 @@ fn a_detached_handle_grows_alone_and_a_command_line_handle_moves_head() {
     }
 }
 
+/// Checks that `branch` is one linear chain holding exactly `expected` (in any order).
+fn assert_linear_with(path: &std::path::Path, name: &str, expected: &[String]) {
+    let t = open_bound(path, Bind::Branch(branch(name)));
+    let log = t.log(None, None).unwrap();
+    for pair in log.windows(2) {
+        assert_eq!(
+            pair[0].commit.parents,
+            vec![pair[1].id],
+            "{name} is one linear chain"
+        );
+    }
+    let mut got: Vec<String> = log
+        .iter()
+        .map(|i| i.message.as_ref().unwrap().content.text().into_owned())
+        .collect();
+    got.sort();
+    let mut want = expected.to_vec();
+    want.sort();
+    assert_eq!(got, want, "{name}: every message exactly once");
+}
+
+#[test]
+fn many_threads_append_to_many_branches_and_to_one() {
+    const THREADS: usize = 64;
+    const EACH: usize = 200;
+    let (_dir, path) = temp_store();
+    // One handle per session, each on its own branch: one process, many sessions.
+    std::thread::scope(|s| {
+        for k in 0..THREADS {
+            let path = &path;
+            s.spawn(move || {
+                let t = open_bound(path, Bind::Branch(branch(&format!("session-{k}"))));
+                for i in 0..EACH {
+                    t.user(format!("s{k} m{i}")).unwrap();
+                }
+            });
+        }
+    });
+    for k in 0..THREADS {
+        let want: Vec<String> = (0..EACH).map(|i| format!("s{k} m{i}")).collect();
+        assert_linear_with(&path, &format!("session-{k}"), &want);
+    }
+    // Then all of them on one branch: half with handles of their own, half sharing one.
+    let shared = open_bound(&path, Bind::Branch(branch("together")));
+    std::thread::scope(|s| {
+        for k in 0..THREADS {
+            let (path, shared) = (&path, &shared);
+            s.spawn(move || {
+                let own;
+                let t = if k % 2 == 0 {
+                    own = open_bound(path, Bind::Branch(branch("together")));
+                    &own
+                } else {
+                    shared
+                };
+                for i in 0..EACH {
+                    t.user(format!("t{k} m{i}")).unwrap();
+                }
+            });
+        }
+    });
+    let want: Vec<String> = (0..THREADS)
+        .flat_map(|k| (0..EACH).map(move |i| format!("t{k} m{i}")))
+        .collect();
+    assert_linear_with(&path, "together", &want);
+    // The shared handle's cached view kept up with every other writer.
+    assert_eq!(shared.compile().unwrap().messages().len(), THREADS * EACH);
+}
+
+#[test]
+fn a_refused_compare_and_swap_fails_alone_in_its_group() {
+    let (_dir, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let first = t.user("first").unwrap();
+    std::thread::scope(|s| {
+        for k in 0..16 {
+            let path = &path;
+            s.spawn(move || {
+                let t = Tract::open(path).unwrap();
+                for i in 0..20 {
+                    // Every other write expects a head long gone: refused, the rest unharmed.
+                    let opts = AppendOptions {
+                        expected_head: (i % 2 == 1).then_some(Some(first.id)),
+                        note: None,
+                    };
+                    let r = t.append_with(Message::text(Role::User, format!("{k}.{i}")), &opts);
+                    assert_eq!(r.is_ok(), i % 2 == 0, "{k}.{i}: {r:?}");
+                }
+            });
+        }
+    });
+    let want: Vec<String> = std::iter::once("first".to_string())
+        .chain((0..16).flat_map(|k| (0..20).step_by(2).map(move |i| format!("{k}.{i}"))))
+        .collect();
+    assert_linear_with(&path, "main", &want);
+}
+
 #[test]
 fn parallel_results_follow_their_calls_in_call_order() {
     let t = Tract::in_memory().unwrap();
@@ -1417,9 +1514,7 @@ fn a_handler_replaces_the_policy_and_decides() {
         match p.content.as_str() {
             "secret" => p.reject("contains a secret"),
             "noise" => p.edit("(noise dropped)"),
-            "boom" => Err(tract_core::Error::Handler {
-                source: "handler failed".into(),
-            }),
+            "boom" => Err(tract_core::Error::handler("handler failed")),
             "twice" => {
                 p.approve()?;
                 p.approve()
@@ -1619,7 +1714,7 @@ const LAYERS: &[&[&str]] = &[
     &["clock", "id"],
     &["error"],
     &["object"],
-    &["tokens", "json", "codec", "refs"],
+    &["tokens", "json", "codec", "refs", "group"],
     &["store"],
     &["revision", "view", "info", "summarize", "decision"],
     &["llm", "cache", "compile"],

@@ -147,18 +147,13 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             &c.rejected
         }
         Error::Io { path, source } => return Ok(os_error(path, source)),
-        Error::Handler { .. } => {
+        Error::Handler { source } => {
             // The handler's own exception goes back to the caller unchanged.
-            let Error::Handler { source } = e else {
-                unreachable!("matched above")
-            };
-            return match source.downcast::<PyErr>() {
-                Ok(original) => Ok(*original),
-                Err(other) => {
-                    let message = format!("the tool_result handler failed: {other}");
-                    Ok(PyErr::from_value(c.tract_error.bind(py).call1((message,))?))
-                }
-            };
+            if let Some(original) = source.downcast_ref::<PyErr>() {
+                return Ok(original.clone_ref(py));
+            }
+            let message = format!("the tool_result handler failed: {source}");
+            return Ok(PyErr::from_value(c.tract_error.bind(py).call1((message,))?));
         }
         Error::Storage { .. } => &c.tract_error,
         _ => &c.tract_error,
@@ -197,9 +192,7 @@ impl<T> IntoPyResult<T> for Result<T, Error> {
 /// A Python exception raised inside core work (a handler, a summarizer), carried through the
 /// core as the source of its error.
 pub fn from_py(e: PyErr) -> Error {
-    Error::Handler {
-        source: Box::new(e),
-    }
+    Error::handler(e)
 }
 
 /// Emits `message` as a `tract.TractWarning`.
