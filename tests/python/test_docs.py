@@ -1,4 +1,4 @@
-"""The Python examples of the hooks guide run as written."""
+"""The Python examples of the guides run as written."""
 
 import pathlib
 import re
@@ -44,3 +44,21 @@ def test_the_hooks_guide_examples_run_in_order() -> None:
         # After `off`, the policy the guide configured applies.
         t.off("tool_result")
         assert t.tool_summarization().auto_threshold == 1000
+
+
+def test_the_sessions_guide_examples_run_in_order(tmp_path) -> None:
+    guide = GUIDE.with_name("sessions.md")
+    blocks = python_blocks(guide.read_text())
+    assert len(blocks) >= 4
+    scope = {"store_path": tmp_path / "sessions.redb"}
+    for block in blocks:
+        exec(compile(block, str(guide), "exec"), scope)
+    # The sessions the guide wrote are where it said.
+    with tract.Tract.open(scope["store_path"], branch="user-alice") as alice:
+        assert [c.content for c in reversed(alice.log())] == [
+            "Summarize the incident report.",
+            "Here is the summary.",
+        ]
+    with tract.Tract.open(scope["store_path"]) as main:
+        assert main.current_branch == "main"
+        assert [c.content for c in main.log()] == ["on main"]
