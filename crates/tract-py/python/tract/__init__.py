@@ -26,7 +26,7 @@ from tract._tract import (
     Tract,
     __version__,
 )
-from tract import errors
+from tract import aio, errors
 from tract.errors import (
     AmbiguousPrefixError,
     CorruptStoreError,

@@ -1,0 +1,92 @@
+"""tract.aio: an awaitable twin of every method of Tract, off the event loop."""
+
+import asyncio
+import inspect
+
+import pytest
+
+import tract
+from tract.aio import AsyncTract
+
+
+def test_every_method_has_an_awaitable_twin_with_the_same_parameters() -> None:
+    native = {
+        name
+        for name, value in vars(tract.Tract).items()
+        if callable(value) and not name.startswith("_") and name != "open"
+    }
+    for name in native:
+        twin = getattr(AsyncTract, name, None)
+        assert twin is not None and inspect.iscoroutinefunction(twin), name
+        ours = [p for p in inspect.signature(twin).parameters if p != "self"]
+        theirs = [p for p in inspect.signature(getattr(tract.Tract, name)).parameters if p not in ("self", "args")]
+        assert ours == theirs, (name, ours, theirs)
+        assert twin.__doc__ and getattr(tract.Tract, name).__doc__ in twin.__doc__, name
+    assert inspect.iscoroutinefunction(AsyncTract.open)
+    for prop in ("head", "current_branch", "path"):
+        assert isinstance(inspect.getattr_static(AsyncTract, prop), property), prop
+
+
+def test_a_hundred_sessions_append_and_compile_at_once(store_path) -> None:
+    async def session(k: int) -> list:
+        async with await AsyncTract.open(store_path, branch=f"chat-{k}") as t:
+            for i in range(10):
+                await t.user(f"chat {k} question {i}")
+                await t.assistant(f"chat {k} answer {i}")
+                compiled = await t.compile()
+                assert len(compiled) == 2 * (i + 1)
+            return [m["content"] for m in (await t.compile()).messages]
+
+    async def main() -> list:
+        return await asyncio.gather(*(session(k) for k in range(100)))
+
+    results = asyncio.run(main())
+    for k, contents in enumerate(results):
+        assert contents == [x for i in range(10) for x in (f"chat {k} question {i}", f"chat {k} answer {i}")]
+    with tract.Tract.open(store_path, branch="chat-42") as t:
+        assert len(t.log()) == 20
+
+
+def test_errors_and_handlers_work_through_the_twin(store_path) -> None:
+    async def main() -> None:
+        t = await AsyncTract.open(store_path)
+        await t.user("x")
+        with pytest.raises(tract.NotFoundError):
+            await t.get_commit("no-such-branch")
+
+        def handler(p: tract.PendingToolResult) -> None:
+            p.edit("short")
+
+        await t.on("tool_result", handler)
+        await t.assistant("", tool_calls=[{"id": "c1", "name": "grep", "arguments": {}}])
+        info = await t.tool_result("c1", "grep", "long output " * 50)
+        assert info.current_content == "short"
+        assert t.current_branch == "main" and t.head is not None
+        await t.close()
+        with pytest.raises(tract.InvalidOperationError):
+            await t.user("after close")
+
+    asyncio.run(main())
+
+
+def test_the_module_example_runs() -> None:
+    import doctest
+
+    import tract.aio
+
+    failures, tried = doctest.testmod(tract.aio)
+    assert tried > 0 and failures == 0
+
+
+def test_the_python_guide_asyncio_example_runs(tmp_path, monkeypatch) -> None:
+    import pathlib
+    import re
+
+    guide = pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md"
+    block = re.search(r"## asyncio.*?```python\n(.*?)```", guide.read_text(), re.S)
+    assert block is not None
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(block.group(1), str(guide), "exec"), scope)
+    assert len(scope["requests"]) == 100
+    assert scope["requests"][7] == [{"role": "user", "content": "hello"}]
