@@ -68,6 +68,24 @@ def test_expected_head_is_a_compare_and_swap(t: tract.Tract) -> None:
     assert [x.content for x in t.log()][:2] == ["ok", "three"]
 
 
+def test_fork_returns_a_handle_on_a_new_branch(t: tract.Tract) -> None:
+    t.system("be brief")
+    q = t.user("plan the work")
+    sub = t.fork("sub-agent")
+    assert sub.current_branch == "sub-agent" and sub.head == q.commit_hash
+    sub.user("searching on the side")
+    t.user("main goes on")
+    assert contents(sub) == ["be brief", "plan the work", "searching on the side"]
+    assert contents(t) == ["be brief", "plan the work", "main goes on"]
+    early = t.fork("early", at=q.parents[0])
+    assert contents(early) == ["be brief"]
+    with pytest.raises(tract.InvalidOperationError) as e:
+        t.fork("sub-agent")
+    assert e.value.branch == "sub-agent"
+    with pytest.raises(tract.InvalidInputError):
+        t.fork("bad name")
+
+
 AGENT = textwrap.dedent(
     """
     import sys, tract

@@ -144,6 +144,16 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     }
     let append_rate = singles as f64 / start.elapsed().as_secs_f64();
 
+    // Forks at the tip of the N-message branch: a ref, nothing copied (durable, like appends).
+    let mut fork_times = Vec::new();
+    for i in 0..20 {
+        let name = tract_core::BranchName::new(&format!("fork-{i}")).map_err(err)?;
+        let start = Instant::now();
+        let fork = t.fork(&name, None).map_err(err)?;
+        fork_times.push(start.elapsed());
+        std::hint::black_box(fork.head().map_err(err)?);
+    }
+
     // Tool queries and search on the warm view (medians of 5).
     let time5 = |f: &dyn Fn() -> Result<usize, tract_core::Error>| -> Result<(f64, usize), String> {
         let mut times = Vec::new();
@@ -286,6 +296,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "messages": n,
         "message_text_bytes": text,
         "durable_appends_per_s": append_rate.round(),
+        "fork_ms": {"median": ms(median(fork_times.clone())), "p95": ms(percentile(fork_times, 0.95))},
         "batch_import_messages_per_s": (n as f64 / import.as_secs_f64()).round(),
         "cold_open_compile_ms": ms(cold),
         "append_compile_step_ms": {"median": ms(median(step_times.clone())), "p95": ms(percentile(step_times, 0.95))},

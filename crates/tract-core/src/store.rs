@@ -115,6 +115,16 @@ impl Default for StoreOptions {
     }
 }
 
+impl Clone for Store {
+    /// Another handle's view of the same open store (same database, same write queue).
+    fn clone(&self) -> Self {
+        Store {
+            shared: Arc::clone(&self.shared),
+            options: self.options,
+        }
+    }
+}
+
 impl Store {
     /// Opens the store file at `path` with default options.
     pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {

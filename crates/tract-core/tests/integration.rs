@@ -372,6 +372,42 @@ fn a_refused_compare_and_swap_fails_alone_in_its_group() {
 }
 
 #[test]
+fn a_fork_is_a_new_branch_and_a_handle_on_it() {
+    let t = Tract::in_memory().unwrap();
+    t.system("be brief").unwrap();
+    let q = t.user("question").unwrap();
+    let sub = t.fork(&branch("sub-agent"), None).unwrap();
+    assert_eq!(sub.head().unwrap().branch(), Some("sub-agent"));
+    assert_eq!(
+        sub.head().unwrap().commit,
+        Some(q.id),
+        "nothing copied: the same commit"
+    );
+    sub.user("work on the side").unwrap();
+    t.user("main goes on").unwrap();
+    assert_eq!(texts(&sub), ["be brief", "question", "work on the side"]);
+    assert_eq!(texts(&t), ["be brief", "question", "main goes on"]);
+    // At an earlier commit, from a fork of a fork; the same store underneath.
+    let early = sub
+        .fork(&branch("early"), Some(&Rev::from(q.id).ancestor(1)))
+        .unwrap();
+    assert_eq!(texts(&early), ["be brief"]);
+    assert_eq!(t.branches().unwrap().len(), 3);
+    // A name in use, or a handle with nothing to fork yet: a clear error, nothing created.
+    assert!(matches!(
+        t.fork(&branch("sub-agent"), None),
+        Err(Error::BranchExists { .. })
+    ));
+    let empty = t.fork(&branch("x"), Some(&Rev::from(q.id))).unwrap();
+    let unborn = Tract::from_store(empty.store().clone(), &Bind::Branch(branch("new"))).unwrap();
+    assert!(matches!(
+        unborn.fork(&branch("y"), None),
+        Err(Error::UnbornBranch { .. })
+    ));
+    assert!(t.branches().unwrap().iter().all(|b| b.name != "y"));
+}
+
+#[test]
 fn parallel_results_follow_their_calls_in_call_order() {
     let t = Tract::in_memory().unwrap();
     t.system("sys").unwrap();

@@ -719,6 +719,24 @@ impl PyTract {
             .to_hex())
     }
 
+    /// A new branch `name` at this handle's position (or at `at`), returned as a handle bound
+    /// to it, on the same store, with this handle's hooks and default summarizer. Nothing is
+    /// copied: a fork costs the same at any history size.
+    #[pyo3(signature = (name, at=None))]
+    fn fork(
+        &self,
+        py: Python<'_>,
+        name: String,
+        at: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTract> {
+        let at = at.map(rev_of).transpose()?;
+        let name = BranchName::new(&name).py()?;
+        let fork = self.with(py, move |t| t.fork(&name, at.as_ref()))?;
+        Ok(PyTract {
+            inner: RwLock::new(Some(Arc::new(fork))),
+        })
+    }
+
     /// Puts this handle on branch `name` (other handles and the store's HEAD stay put).
     fn switch(&self, py: Python<'_>, name: String) -> PyResult<()> {
         self.with(py, move |t| t.switch(&name)).map(|_| ())

@@ -290,6 +290,11 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.branch`, run in a worker thread."""
         return await self._run(self._tract.branch, name, at)
 
+    async def fork(self, name: str, at: Optional[Rev] = None) -> AsyncTract:
+        """Awaitable twin of :meth:`Tract.fork`, run in a worker thread: the fork as an
+        ``AsyncTract``."""
+        return AsyncTract(await self._run(self._tract.fork, name, at))
+
     async def switch(self, name: str) -> None:
         """Awaitable twin of :meth:`Tract.switch`, run in a worker thread."""
         return await self._run(self._tract.switch, name)
