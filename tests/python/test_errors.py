@@ -101,6 +101,7 @@ HEX = re.compile("^[0-9a-f]{64}$")
 EXPECTED = {
     "UnknownRevision": (tract.NotFoundError, {"rev": "nope"}),
     "UnknownBranch": (tract.NotFoundError, {"branch": "feature"}),
+    "BranchDeleted": (tract.NotFoundError, {"branch": "session-1"}),
     "UnbornBranch": (tract.NotFoundError, {"branch": "main"}),
     "HistoryTooShort": (tract.NotFoundError, {"rev": "HEAD~9"}),
     "MissingCommit": (tract.NotFoundError, {"commit": HEX}),

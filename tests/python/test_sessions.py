@@ -86,6 +86,24 @@ def test_fork_returns_a_handle_on_a_new_branch(t: tract.Tract) -> None:
         t.fork("bad name")
 
 
+def test_a_deleted_branch_stops_its_handles_and_its_name_can_start_afresh(store_path) -> None:
+    t = tract.Tract.open(store_path)
+    t.user("root")
+    agent = t.fork("agent")
+    tip = agent.user("work")
+    with pytest.raises(tract.InvalidOperationError):
+        t.delete_branch("main")  # this handle's own branch
+    assert t.delete_branch("agent") == tip.commit_hash
+    assert "agent" not in dict(t.branches())
+    assert t.reflog("agent", limit=1)[0]["old"] == tip.commit_hash
+    with pytest.raises(tract.NotFoundError) as e:
+        agent.user("more")  # no silent new history under a running agent
+    assert e.value.branch == "agent"
+    with tract.Tract.open(store_path, branch="agent") as reused:
+        reused.user("new session")
+        assert contents(reused) == ["new session"]
+
+
 AGENT = textwrap.dedent(
     """
     import sys, tract

@@ -67,6 +67,9 @@ impl From<Error> for CommandError {
 /// A next step for the user, by the kind of error.
 fn hint(e: &Error) -> Option<&'static str> {
     Some(match e {
+        Error::BranchDeleted { .. } => {
+            "`tract reflog BRANCH` shows its last tip; `tract branch BRANCH REV` brings it back"
+        }
         Error::UnbornBranch { .. } => {
             "add a message first (`tract add`), or `tract switch` to a branch with commits"
         }

@@ -51,12 +51,33 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
     Ok(target)
 }
 
+/// Deletes branch `name`, which must not be where this handle or the store's `HEAD` is; its
+/// reflog keeps the tip. Returns the tip.
+pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
+    let mut w = repo.store.write()?;
+    let Some(tip) = w.branch(name.as_str())? else {
+        return Err(Error::UnknownBranch {
+            name: name.to_string(),
+        });
+    };
+    let current = |h: crate::refs::Head| h.branch() == Some(name.as_str());
+    if current(w.head()?) || current(repo.head_in(&w)?) {
+        return Err(Error::invalid_op(format!(
+            "branch '{name}' is the current branch; switch to another one first"
+        )));
+    }
+    w.set_branch(name.as_str(), None, "branch: deleted")?;
+    w.commit()?;
+    Ok(tip)
+}
+
 /// Puts the handle on branch `name`, which must exist (or be the branch it is on, still
 /// without commits).
 pub(crate) fn switch(repo: &Repo, name: &str) -> Result<Head> {
     let snap = repo.read()?;
     let exists = snap.branch(name)?.is_some();
-    let unborn_current = repo.head(&snap)?.branch() == Some(name);
+    // Not resolved: leaving a branch that was deleted is how a handle recovers from it.
+    let unborn_current = repo.position(&snap)? == HeadRef::Branch(name.to_string());
     if !exists && !unborn_current {
         return Err(Error::UnknownBranch {
             name: name.to_string(),
@@ -94,8 +115,6 @@ pub(crate) fn reset(repo: &Repo, rev: &Rev) -> Result<Head> {
     let reason = format!("reset: moving to {}", target.short());
     let detached = repo.advance(&mut w, &head, target, &reason)?;
     w.commit()?;
-    if let Some(to) = detached {
-        repo.moved(&head.target, to);
-    }
+    repo.written(&head.target, detached);
     repo.head(&repo.read()?)
 }

@@ -25,6 +25,13 @@ pub enum Error {
         /// Its name.
         name: String,
     },
+    /// A handle's branch was deleted (by another handle or `tract branch -d`); its last tip is
+    /// in the branch's reflog.
+    #[error("branch '{name}' was deleted (`tract reflog {name}` keeps its last tip)")]
+    BranchDeleted {
+        /// The branch.
+        name: String,
+    },
     /// `HEAD` names a branch that has no commits yet, and a commit was asked for.
     #[error("HEAD has no commit yet: branch '{branch}' is empty")]
     UnbornBranch {
@@ -320,6 +327,9 @@ impl Error {
             Error::UnknownBranch {
                 name: "feature".into(),
             },
+            Error::BranchDeleted {
+                name: "session-1".into(),
+            },
             Error::UnbornBranch {
                 branch: "main".into(),
             },
@@ -390,6 +400,7 @@ impl Error {
             match e {
                 Error::UnknownRevision { .. }
                 | Error::UnknownBranch { .. }
+                | Error::BranchDeleted { .. }
                 | Error::UnbornBranch { .. }
                 | Error::HistoryTooShort { .. }
                 | Error::MissingCommit { .. }
@@ -425,6 +436,7 @@ impl Clone for Error {
         match self {
             UnknownRevision { rev } => UnknownRevision { rev: rev.clone() },
             UnknownBranch { name } => UnknownBranch { name: name.clone() },
+            BranchDeleted { name } => BranchDeleted { name: name.clone() },
             UnbornBranch { branch } => UnbornBranch {
                 branch: branch.clone(),
             },
@@ -543,7 +555,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 23);
+        assert_eq!(all.len(), 24);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

@@ -14,6 +14,7 @@ use crate::refs::{Head, HeadRef};
 use crate::revision::{BranchName, Rev};
 use crate::store::{Snapshot, Store, Writer};
 use crate::view::View;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 
 /// What a handle is bound to when it opens: where its reads and writes go from then on.
@@ -44,7 +45,11 @@ enum Position {
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
     StoreHead,
-    Own(HeadRef),
+    /// A handle's own position; `fresh` while it is a new session that has not written yet.
+    Own {
+        target: HeadRef,
+        fresh: bool,
+    },
 }
 
 impl Target {
@@ -52,9 +57,16 @@ impl Target {
     pub(crate) fn head_in(&self, w: &Writer) -> Result<Head> {
         match self {
             Target::StoreHead => w.head(),
-            Target::Own(target) => {
+            Target::Own { target, fresh } => {
                 let commit = match target {
-                    HeadRef::Branch(b) => w.branch(b)?,
+                    HeadRef::Branch(b) => match w.branch(b)? {
+                        Some(tip) => Some(tip),
+                        None if *fresh => None,
+                        None => {
+                            check_not_deleted(b, w.last_move(b)?)?;
+                            None
+                        }
+                    },
                     HeadRef::Detached(id) => Some(*id),
                 };
                 Ok(Head {
@@ -77,11 +89,22 @@ impl Target {
     ) -> Result<Option<HeadRef>> {
         match (self, &start.target) {
             (Target::StoreHead, _) => w.advance_head(start, tip, reason).map(|()| None),
-            (Target::Own(_), HeadRef::Branch(b)) => {
+            (Target::Own { .. }, HeadRef::Branch(b)) => {
                 w.set_branch(b, Some(tip), reason).map(|()| None)
             }
-            (Target::Own(_), HeadRef::Detached(_)) => Ok(Some(HeadRef::Detached(tip))),
+            (Target::Own { .. }, HeadRef::Detached(_)) => Ok(Some(HeadRef::Detached(tip))),
         }
+    }
+}
+
+/// A branch with no tip is new (its first commit creates it) unless its reflog ends with its
+/// deletion: then a handle still bound to it must not start a new history there silently.
+fn check_not_deleted(branch: &str, last: Option<crate::refs::ReflogEntry>) -> Result<()> {
+    match last {
+        Some(e) if e.new.is_none() => Err(Error::BranchDeleted {
+            name: branch.to_string(),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -91,20 +114,28 @@ pub(crate) struct Repo {
     pub(crate) store: Store,
     pub(crate) views: ViewCache,
     position: Position,
+    /// Opened on a branch that did not exist, and not written to since: a new session, which
+    /// its first commit creates (even where a deleted branch of that name was).
+    fresh: AtomicBool,
 }
 
 impl Repo {
     /// A repo bound as `bind` says (reading `HEAD` once for [`Bind::HeadAtOpen`]).
     pub(crate) fn new(store: Store, bind: &Bind) -> Result<Self> {
+        let mut fresh = false;
         let position = match bind {
             Bind::StoreHead => Position::StoreHead,
-            Bind::Branch(name) => Position::Own(RwLock::new(HeadRef::Branch(name.to_string()))),
+            Bind::Branch(name) => {
+                fresh = store.read()?.branch(name.as_str())?.is_none();
+                Position::Own(RwLock::new(HeadRef::Branch(name.to_string())))
+            }
             Bind::HeadAtOpen => Position::Own(RwLock::new(store.read()?.head()?.target)),
         };
         Ok(Repo {
             store,
             views: ViewCache::default(),
             position,
+            fresh: AtomicBool::new(fresh),
         })
     }
 
@@ -117,6 +148,14 @@ impl Repo {
         lock.read().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The handle's position, without looking up the commit there.
+    pub(crate) fn position(&self, snap: &Snapshot) -> Result<HeadRef> {
+        match &self.position {
+            Position::StoreHead => Ok(snap.head()?.target),
+            Position::Own(lock) => Ok(Self::own(lock).clone()),
+        }
+    }
+
     /// The handle's position and the commit there, as `snap` sees it.
     pub(crate) fn head(&self, snap: &Snapshot) -> Result<Head> {
         match &self.position {
@@ -124,7 +163,15 @@ impl Repo {
             Position::Own(lock) => {
                 let target = Self::own(lock).clone();
                 let commit = match &target {
-                    HeadRef::Branch(b) => snap.branch(b)?,
+                    HeadRef::Branch(b) => match snap.branch(b)? {
+                        Some(tip) => Some(tip),
+                        None if self.fresh.load(Ordering::Acquire) => None,
+                        None => {
+                            let last = snap.reflog(b, Some(1))?.pop();
+                            check_not_deleted(b, last)?;
+                            None
+                        }
+                    },
                     HeadRef::Detached(id) => Some(*id),
                 };
                 Ok(Head { target, commit })
@@ -136,7 +183,10 @@ impl Repo {
     pub(crate) fn target(&self) -> Target {
         match &self.position {
             Position::StoreHead => Target::StoreHead,
-            Position::Own(lock) => Target::Own(Self::own(lock).clone()),
+            Position::Own(lock) => Target::Own {
+                target: Self::own(lock).clone(),
+                fresh: self.fresh.load(Ordering::Acquire),
+            },
         }
     }
 
@@ -168,14 +218,22 @@ impl Repo {
             }
             Position::Own(lock) => {
                 *lock.write().unwrap_or_else(|e| e.into_inner()) = target;
+                self.fresh.store(false, Ordering::Release);
                 Ok(())
             }
         }
     }
 
-    /// After a committed write that started at `from`: the handle, detached at `from`, moves to
-    /// the new tip (unless something else moved it meanwhile).
-    pub(crate) fn moved(&self, from: &HeadRef, to: HeadRef) {
+    /// After a committed write: the handle's session exists now, and a detached handle moves
+    /// to the new tip (`to`, unless something else moved it from `from` meanwhile).
+    pub(crate) fn written(&self, from: &HeadRef, to: Option<HeadRef>) {
+        self.fresh.store(false, Ordering::Release);
+        if let Some(to) = to {
+            self.moved(from, to);
+        }
+    }
+
+    fn moved(&self, from: &HeadRef, to: HeadRef) {
         if let Position::Own(lock) = &self.position {
             let mut pos = lock.write().unwrap_or_else(|e| e.into_inner());
             if *pos == *from {

@@ -707,6 +707,15 @@ impl Writer {
         }
     }
 
+    /// The last move of a ref (`None` if it never moved).
+    pub fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>> {
+        let log = self.txn.open_table(REFLOG)?;
+        match log.range((name, 0)..=(name, u64::MAX))?.next_back() {
+            Some(item) => Ok(Some(decode_small(item?.1.value())?)),
+            None => Ok(None),
+        }
+    }
+
     fn log_move(
         &mut self,
         name: &str,

@@ -437,6 +437,13 @@ impl Tract {
         Ok(fork)
     }
 
+    /// Deletes branch `name` (not the one this handle or the store's `HEAD` is on); the
+    /// reflog keeps its tip, which this returns. A handle elsewhere still bound to it fails
+    /// with [`Error::BranchDeleted`] rather than start a new history there.
+    pub fn delete_branch(&self, name: &BranchName) -> Result<CommitId> {
+        branch::delete(&self.repo, name)
+    }
+
     /// Puts this handle on branch `name` (other handles, and the store's `HEAD`, stay where
     /// they are; a handle bound to [`Bind::StoreHead`] moves `HEAD`).
     pub fn switch(&self, name: &str) -> Result<Head> {

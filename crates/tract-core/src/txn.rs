@@ -96,9 +96,7 @@ pub(crate) fn write(
             write_chain(w, &target, clock, &start, steps, note).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
     })?;
-    if let Some(to) = detached {
-        repo.moved(&start.target, to);
-    }
+    repo.written(&start.target, detached);
     repo.views.extend(start.commit, &infos);
     Ok(infos)
 }
@@ -126,9 +124,7 @@ pub(crate) fn write_edits(
     let clock = repo.store.options().clock;
     let (infos, detached) = write_chain(&mut w, &target, clock, &start, prepare_all(steps)?, None)?;
     w.commit()?;
-    if let Some(to) = detached {
-        repo.moved(&start.target, to);
-    }
+    repo.written(&start.target, detached);
     repo.views.extend(start.commit, &infos);
     Ok(infos)
 }

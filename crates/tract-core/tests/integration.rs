@@ -408,6 +408,51 @@ fn a_fork_is_a_new_branch_and_a_handle_on_it() {
 }
 
 #[test]
+fn a_deleted_branch_keeps_its_tip_in_the_reflog_and_stops_its_handles() {
+    let (_dir, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("root").unwrap();
+    let agent = t.fork(&branch("agent"), None).unwrap();
+    let tip = agent.user("work").unwrap().id;
+    // Not the branch this handle or HEAD is on, not one that does not exist.
+    for (who, name) in [(&t, "main"), (&agent, "agent")] {
+        assert!(matches!(
+            who.delete_branch(&branch(name)),
+            Err(Error::InvalidOperation { .. })
+        ));
+    }
+    assert!(matches!(
+        t.delete_branch(&branch("nope")),
+        Err(Error::UnknownBranch { .. })
+    ));
+    assert_eq!(t.delete_branch(&branch("agent")).unwrap(), tip);
+    assert!(t.branches().unwrap().iter().all(|b| b.name != "agent"));
+    let moved = &t.reflog("agent", Some(1)).unwrap()[0];
+    assert_eq!((moved.old, moved.new), (Some(tip), None));
+    assert_eq!(moved.reason, "branch: deleted");
+    // A handle still bound to it neither reads an empty session nor starts a new history.
+    assert!(matches!(
+        agent.user("more"),
+        Err(Error::BranchDeleted { .. })
+    ));
+    assert!(matches!(agent.compile(), Err(Error::BranchDeleted { .. })));
+    assert!(t.branches().unwrap().iter().all(|b| b.name != "agent"));
+    // A new session opened under the deleted name starts afresh there.
+    let reuse = open_bound(&path, Bind::Branch(branch("agent")));
+    assert!(texts(&reuse).is_empty());
+    let fresh = reuse.user("new session").unwrap();
+    assert!(fresh.commit.parents.is_empty());
+    assert_eq!(texts(&reuse), ["new session"]);
+    t.delete_branch(&branch("agent")).unwrap();
+    // The old handle can leave, and the branch comes back from its reflog's tip.
+    agent.switch("main").unwrap();
+    t.create_branch(&branch("agent"), Some(&Rev::from(tip)))
+        .unwrap();
+    let back = open_bound(&path, Bind::Branch(branch("agent")));
+    assert_eq!(texts(&back), ["root", "work"]);
+}
+
+#[test]
 fn parallel_results_follow_their_calls_in_call_order() {
     let t = Tract::in_memory().unwrap();
     t.system("sys").unwrap();

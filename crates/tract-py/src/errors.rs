@@ -72,7 +72,9 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("rev", rev)?;
             &c.not_found
         }
-        Error::UnknownBranch { name: branch } | Error::UnbornBranch { branch } => {
+        Error::UnknownBranch { name: branch }
+        | Error::BranchDeleted { name: branch }
+        | Error::UnbornBranch { branch } => {
             facts.set_item("branch", branch)?;
             &c.not_found
         }

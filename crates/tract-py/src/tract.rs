@@ -737,6 +737,14 @@ impl PyTract {
         })
     }
 
+    /// Deletes branch `name` (not the one this handle or the store's HEAD is on); its reflog
+    /// keeps the tip, which this returns. A handle still bound to it raises NotFoundError
+    /// rather than start a new history there.
+    fn delete_branch(&self, py: Python<'_>, name: String) -> PyResult<String> {
+        let name = BranchName::new(&name).py()?;
+        Ok(self.with(py, move |t| t.delete_branch(&name))?.to_hex())
+    }
+
     /// Puts this handle on branch `name` (other handles and the store's HEAD stay put).
     fn switch(&self, py: Python<'_>, name: String) -> PyResult<()> {
         self.with(py, move |t| t.switch(&name)).map(|_| ())

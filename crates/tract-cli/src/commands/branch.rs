@@ -7,19 +7,31 @@ use crate::ui::Ui;
 use std::fmt::Write;
 use tract_core::BranchName;
 
-/// List branches, or create NAME at REV (default HEAD).
+/// List branches, or create NAME at REV (default HEAD), or delete NAME with -d.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The branch to create.
+    /// The branch to create (or, with -d, to delete).
     name: Option<String>,
     /// Where it starts.
+    #[arg(conflicts_with = "delete")]
     rev: Option<String>,
+    /// Delete branch NAME (not the current one); its reflog keeps the tip.
+    #[arg(short = 'd', long, requires = "name")]
+    delete: bool,
 }
 
 /// Runs `tract branch`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
     match &a.name {
+        Some(name) if a.delete => {
+            let tip = t.delete_branch(&BranchName::new(name)?)?;
+            let _ = writeln!(
+                ui,
+                "deleted branch {name} (was {}; `tract reflog {name}` keeps it)",
+                tip.short()
+            );
+        }
         Some(name) => {
             let at = a.rev.as_deref().map(rev).transpose()?;
             let at = t.create_branch(&BranchName::new(name)?, at.as_ref())?;

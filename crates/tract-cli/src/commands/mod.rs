@@ -53,7 +53,7 @@ pub enum Command {
     Show(show::Args),
     /// Print the view as a provider request body.
     Compile(compile::Args),
-    /// List branches, or create NAME at REV (default HEAD).
+    /// List branches, or create NAME at REV (default HEAD), or delete NAME with -d.
     Branch(branch::Args),
     /// Make NAME the current branch.
     Switch(switch::Args),

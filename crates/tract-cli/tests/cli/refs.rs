@@ -230,3 +230,51 @@ fn the_branch_option_works_on_a_session_branch_and_leaves_head() {
         ");
     assert_eq!(p.state(), before);
 }
+
+/// `branch -d NAME` deletes a branch that is not the current one; the reflog keeps its tip.
+#[test]
+fn branch_delete_keeps_the_tip_in_the_reflog() {
+    let (p, a, _) = two_commits();
+    p.ok(&["branch", "alt", &a]);
+    let before = p.state();
+    assert_snapshot!(p.fails(&["branch", "-d", "main"]), @"
+        exit: 1
+        --- stderr
+        error: invalid operation: branch 'main' is the current branch; switch to another one first
+        ");
+    assert_snapshot!(p.fails(&["branch", "-d", "nope"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'nope' not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert_eq!(p.state(), before);
+    assert_snapshot!(p.run(&["branch", "-d", "alt"]), @"
+        exit: 0
+        --- stdout
+        deleted branch alt (was 94f93972ff; `tract reflog alt` keeps it)
+        ");
+    assert_snapshot!(p.run(&["branch"]), @"
+        exit: 0
+        --- stdout
+        * main 32e07835af
+        ");
+    assert_snapshot!(p.run(&["reflog", "alt"]), @"
+        exit: 0
+        --- stdout
+        (none) alt@{0}: branch: deleted (was 94f93972ff)
+        94f93972ff alt@{1}: branch: created at 94f93972ff (was (none))
+        ");
+    // A session of that name starts afresh.
+    assert_snapshot!(p.run(&["--branch", "alt", "log"]), @"exit: 0");
+    assert_snapshot!(p.run(&["--branch", "alt", "add", "new"]), @"
+        exit: 0
+        --- stdout
+        7e472435fe
+        ");
+    assert_snapshot!(p.run(&["--branch", "alt", "log"]), @"
+        exit: 0
+        --- stdout
+        7e472435fe append user      -                 4  new
+        ");
+}

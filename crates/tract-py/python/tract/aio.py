@@ -295,6 +295,10 @@ class AsyncTract:
         ``AsyncTract``."""
         return AsyncTract(await self._run(self._tract.fork, name, at))
 
+    async def delete_branch(self, name: str) -> str:
+        """Awaitable twin of :meth:`Tract.delete_branch`, run in a worker thread."""
+        return await self._run(self._tract.delete_branch, name)
+
     async def switch(self, name: str) -> None:
         """Awaitable twin of :meth:`Tract.switch`, run in a worker thread."""
         return await self._run(self._tract.switch, name)
