@@ -86,6 +86,32 @@ def test_fork_returns_a_handle_on_a_new_branch(t: tract.Tract) -> None:
         t.fork("bad name")
 
 
+def test_branches_list_sessions_with_their_counts(store_path) -> None:
+    import datetime
+
+    with tract.Tract.open(store_path) as t:
+        t.user("root")
+        for k in range(3):
+            with tract.Tract.open(store_path, branch=f"user-{k}") as s:
+                for i in range(k + 1):
+                    s.user(f"question {i}")
+                    s.assistant(f"answer {i}")
+        listed = {b.name: b for b in t.branches()}
+        assert set(listed) == {"main", "user-0", "user-1", "user-2"}
+        assert listed["main"].current and not listed["user-0"].current
+        for k in range(3):
+            b = listed[f"user-{k}"]
+            with tract.Tract.open(store_path, branch=b.name) as s:
+                assert b.head == s.head
+                assert b.messages == 2 * (k + 1) == s.status()["messages"]
+                assert b.token_count == s.status()["token_count"]
+            assert b.last_activity.tzinfo is not None
+            assert b.last_activity <= datetime.datetime.now(datetime.timezone.utc)
+        # Each unpacks as (name, head).
+        assert dict(t.branches())["main"] == t.head
+        assert "BranchInfo(name=" in repr(listed["main"])
+
+
 def test_a_deleted_branch_stops_its_handles_and_its_name_can_start_afresh(store_path) -> None:
     t = tract.Tract.open(store_path)
     t.user("root")

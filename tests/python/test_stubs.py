@@ -24,7 +24,7 @@ def stub_classes() -> list[ast.ClassDef]:
 
 
 def public(names) -> set[str]:
-    dunders = ("__enter__", "__exit__", "__len__", "__eq__", "__hash__")
+    dunders = ("__enter__", "__exit__", "__len__", "__eq__", "__hash__", "__iter__")
     # The seed's documented default handler reads `tract._tool_summarization_config`.
     return {n for n in names if not n.startswith("_") or n in dunders or n == "_tool_summarization_config"}
 

@@ -291,6 +291,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     drop(t);
 
     let sessions = concurrent_sessions(&path).map_err(err)?;
+    let many = many_branches(&path).map_err(err)?;
     let log = log_process_ms(&path)?;
     Ok(json!({
         "messages": n,
@@ -319,6 +320,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "cold_open_compile_after_compress_ms": ms(cold_after_compress),
         "tool_result_policy": policy,
         "concurrent_sessions": sessions,
+        "many_branches": many,
         "tract_log_n20_process_ms": log,
         "store_bytes": store_bytes,
         "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,
@@ -379,6 +381,50 @@ fn concurrent_sessions(path: &Path) -> Result<Value, tract_core::Error> {
         );
     }
     Ok(Value::Object(out))
+}
+
+/// A store with 10,000 branches: listing them with their counts, and opening a handle on one
+/// of them, against opening one when the store had only the branches before.
+fn many_branches(path: &Path) -> Result<Value, tract_core::Error> {
+    use tract_core::{Bind, BranchName, OpenOptions};
+    const BRANCHES: usize = 10_000;
+    let open_on = |name: &str| -> Result<Duration, tract_core::Error> {
+        let options = OpenOptions {
+            bind: Bind::Branch(BranchName::new(name)?),
+            ..OpenOptions::default()
+        };
+        let start = Instant::now();
+        let t = Tract::open_with(path, &options)?;
+        std::hint::black_box(t.head()?);
+        Ok(start.elapsed())
+    };
+    let opens = |name: &str| -> Result<Duration, tract_core::Error> {
+        Ok(median(
+            (0..11).map(|_| open_on(name)).collect::<Result<_, _>>()?,
+        ))
+    };
+    let before = opens("main")?;
+    let t = Tract::open(path)?;
+    let existing = t.branches()?.len();
+    for i in existing..BRANCHES {
+        t.create_branch(&BranchName::new(&format!("session-{i:05}"))?, None)?;
+    }
+    let mut listing = Vec::new();
+    let mut listed = 0;
+    for _ in 0..5 {
+        let start = Instant::now();
+        listed = t.branches()?.len();
+        listing.push(start.elapsed());
+    }
+    // Opened as a new process would: no other handle holds the store open.
+    drop(t);
+    let after = opens(&format!("session-{:05}", BRANCHES / 2))?;
+    Ok(json!({
+        "branches": listed,
+        "list_ms": ms(median(listing)),
+        "open_handle_ms": ms(after),
+        "open_handle_before_ms": ms(before),
+    }))
 }
 
 /// Times recording an 8 KB bash result three ways, interleaved: a plain append, through a

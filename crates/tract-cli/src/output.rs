@@ -5,7 +5,9 @@ use crate::ui::Ui;
 use serde::Serialize;
 use serde_json::Value;
 use tract_core::json::message_to_json;
-use tract_core::{CommitId, CommitInfo, SearchHit, Status, ToolCallInfo, ToolPolicy, ToolTurn};
+use tract_core::{
+    BranchInfo, CommitId, CommitInfo, SearchHit, Status, ToolCallInfo, ToolPolicy, ToolTurn,
+};
 
 fn hex_list(ids: &[CommitId]) -> Vec<String> {
     ids.iter().map(CommitId::to_hex).collect()
@@ -141,6 +143,33 @@ impl<'a> SearchHitJson<'a> {
         SearchHitJson {
             commit: CommitJson::new(&hit.info),
             snippet: &hit.snippet,
+        }
+    }
+}
+
+/// One branch (`tract branch --json`).
+#[derive(Serialize)]
+pub struct BranchJson<'a> {
+    name: &'a str,
+    head: String,
+    current: bool,
+    messages: u64,
+    token_count: u64,
+    last_activity: String,
+    last_activity_us: u64,
+}
+
+impl<'a> BranchJson<'a> {
+    /// The JSON of `b`.
+    pub fn new(b: &'a BranchInfo) -> Self {
+        BranchJson {
+            name: &b.name,
+            head: b.head.to_hex(),
+            current: b.current,
+            messages: b.messages,
+            token_count: b.token_count,
+            last_activity: crate::render::time_micros(b.last_activity_us),
+            last_activity_us: b.last_activity_us,
         }
     }
 }

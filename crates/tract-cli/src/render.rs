@@ -179,3 +179,15 @@ pub fn outcome(out: &mut impl Write, infos: &[CommitInfo], what: &str, before: u
         what = what.replace("{n}", &infos.len().to_string())
     );
 }
+
+/// A time in microseconds since the Unix epoch, as RFC 3339 UTC to the second.
+pub fn time_seconds(us: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// A time in microseconds since the Unix epoch, as RFC 3339 UTC with microseconds.
+pub fn time_micros(us: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us);
+    humantime::format_rfc3339_micros(t).to_string()
+}

@@ -6,8 +6,12 @@ use crate::id::CommitId;
 use crate::refs::{Head, HeadRef};
 use crate::repo::Repo;
 use crate::revision::{BranchName, Rev};
+use crate::stats::BranchStats;
+use crate::store::Snapshot;
+use crate::view::View;
 
-/// A branch and whether the handle is on it.
+/// A branch: its tip, what its view holds, when it last moved, and whether the handle is on
+/// it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchInfo {
     /// Its name.
@@ -16,21 +20,46 @@ pub struct BranchInfo {
     pub head: CommitId,
     /// Whether the handle is on it.
     pub current: bool,
+    /// Messages in its view.
+    pub messages: u64,
+    /// Tokens compile would send for it.
+    pub token_count: u64,
+    /// When its tip was committed, in microseconds since the Unix epoch.
+    pub last_activity_us: u64,
 }
 
-/// Every branch, by name.
+/// Every branch, by name, with its counts: the ones kept as it moved, or (for a branch whose
+/// counts are stale, written by an older tract) counted from its view.
 pub(crate) fn branches(repo: &Repo) -> Result<Vec<BranchInfo>> {
     let snap = repo.read()?;
-    let head = repo.head(&snap)?;
-    Ok(snap
-        .branches()?
+    // Not resolved: listing works on a handle whose own branch was deleted.
+    let position = repo.position(&snap)?;
+    snap.branches()?
         .into_iter()
-        .map(|(name, id)| BranchInfo {
-            current: head.branch() == Some(name.as_str()),
-            name,
-            head: id,
+        .map(|(name, tip)| {
+            let stats = match snap.branch_stats(&name)? {
+                Some(s) if s.tip == tip => s,
+                _ => counted(&snap, tip)?,
+            };
+            Ok(BranchInfo {
+                current: position == HeadRef::Branch(name.clone()),
+                name,
+                head: tip,
+                messages: stats.tally.messages,
+                token_count: stats.tally.token_count(),
+                last_activity_us: stats.last_activity_us,
+            })
         })
-        .collect())
+        .collect()
+}
+
+/// The counts of the view at `tip`, from the view itself.
+fn counted(snap: &Snapshot, tip: CommitId) -> Result<BranchStats> {
+    Ok(BranchStats {
+        tip,
+        last_activity_us: snap.commit(&tip)?.timestamp_us,
+        tally: View::build(snap, Some(tip), None)?.tally(),
+    })
 }
 
 /// Creates branch `name` at `at`.
@@ -47,6 +76,21 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
         Some(target),
         &format!("branch: created at {}", target.short()),
     )?;
+    // A fork at a branch's tip starts with that branch's counts (else they are counted when
+    // first listed or written).
+    let position = repo.position(&repo.read()?)?;
+    let source = match (at.as_branch_name(), &position) {
+        (Some(b), _) => Some(b),
+        (None, HeadRef::Branch(b)) => Some(b.as_str()),
+        (None, HeadRef::Detached(_)) => None,
+    };
+    let source = match source {
+        Some(b) => w.branch_stats(b)?,
+        None => None,
+    };
+    if let Some(stats) = source.filter(|s| s.tip == target) {
+        w.set_branch_stats(name.as_str(), Some(&stats))?;
+    }
     w.commit()?;
     Ok(target)
 }
@@ -67,6 +111,7 @@ pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
         )));
     }
     w.set_branch(name.as_str(), None, "branch: deleted")?;
+    w.set_branch_stats(name.as_str(), None)?;
     w.commit()?;
     Ok(tip)
 }

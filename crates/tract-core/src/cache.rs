@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::object::Role;
+use crate::stats::Tally;
 use crate::store::Snapshot;
 use crate::tokens;
 use crate::view::View;
@@ -44,6 +45,9 @@ impl ViewCache {
     pub(crate) fn extend(&self, parent: Option<CommitId>, infos: &[CommitInfo]) {
         let mut guard = self.slot();
         let Some(view) = guard.as_mut() else { return };
+        if view.head().is_some() && view.head() == infos.last().map(|i| i.id) {
+            return; // extended already, inside the write transaction
+        }
         if view.head() != parent {
             *guard = None;
             return;
@@ -59,6 +63,29 @@ impl ViewCache {
             }
         }
         view.flush();
+    }
+}
+
+impl ViewCache {
+    /// Extends the cached view with commits written on `parent` (not committed yet) and returns
+    /// its counts; `None` when the cached view is not at `parent`.
+    pub(crate) fn extend_and_tally(
+        &self,
+        parent: Option<CommitId>,
+        infos: &[CommitInfo],
+    ) -> Option<Tally> {
+        if self.slot().as_ref().map(View::head) != Some(parent) {
+            return None;
+        }
+        self.extend(parent, infos);
+        let guard = self.slot();
+        let view = guard.as_ref()?;
+        (view.head() == infos.last().map(|i| i.id)).then(|| view.tally())
+    }
+
+    /// Forgets the cached view (a write it was extended with did not commit).
+    pub(crate) fn invalidate(&self) {
+        *self.slot() = None;
     }
 }
 

@@ -48,6 +48,7 @@ pub mod refs;
 mod repo;
 pub mod revision;
 pub mod search;
+pub mod stats;
 pub mod store;
 pub mod summarize;
 pub mod tokens;
@@ -74,6 +75,7 @@ pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
 pub use revision::{BranchName, Rev};
 pub use search::{SearchHit, SearchQuery};
+pub use stats::{BranchStats, Tally};
 pub use store::{OpenMode, Store, StoreOptions};
 pub use summarize::{
     Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,

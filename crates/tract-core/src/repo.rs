@@ -15,7 +15,7 @@ use crate::revision::{BranchName, Rev};
 use crate::store::{Snapshot, Store, Writer};
 use crate::view::View;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{RwLock, RwLockReadGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 /// What a handle is bound to when it opens: where its reads and writes go from then on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -112,7 +112,8 @@ fn check_not_deleted(branch: &str, last: Option<crate::refs::ReflogEntry>) -> Re
 #[derive(Debug)]
 pub(crate) struct Repo {
     pub(crate) store: Store,
-    pub(crate) views: ViewCache,
+    /// Shared with the write jobs that extend it inside their transaction.
+    pub(crate) views: Arc<ViewCache>,
     position: Position,
     /// Opened on a branch that did not exist, and not written to since: a new session, which
     /// its first commit creates (even where a deleted branch of that name was).
@@ -133,7 +134,7 @@ impl Repo {
         };
         Ok(Repo {
             store,
-            views: ViewCache::default(),
+            views: Arc::default(),
             position,
             fresh: AtomicBool::new(fresh),
         })

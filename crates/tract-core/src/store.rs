@@ -15,6 +15,7 @@ use crate::group::{GroupCommit, JobError};
 use crate::id::{BlobId, CommitId, HexPrefix};
 use crate::object::{Commit, Message};
 pub use crate::refs::{Head, HeadRef, ReflogEntry};
+use crate::stats::BranchStats;
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyTable, ReadTransaction, ReadableDatabase,
     ReadableTable, Table, TableDefinition, TransactionError, WriteTransaction,
@@ -43,6 +44,8 @@ const BLOBS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("blobs");
 const CHUNKS: TableDefinition<[u8; 32], &[u8]> = TableDefinition::new("chunks");
 const REFS: TableDefinition<&str, [u8; 32]> = TableDefinition::new("refs");
 const REFLOG: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("reflog");
+/// Branch name to its counts at a tip ([`BranchStats`]); absent in stores made before it.
+const BRANCH_STATS: TableDefinition<&str, &[u8]> = TableDefinition::new("branch_stats");
 
 const META_FORMAT: &str = "format";
 const META_ENCODING: &str = "encoding";
@@ -331,6 +334,7 @@ fn initialize(db: &Database) -> Result<()> {
         txn.open_table(CHUNKS)?;
         txn.open_table(REFS)?;
         txn.open_table(REFLOG)?;
+        txn.open_table(BRANCH_STATS)?;
     }
     txn.commit()?;
     Ok(())
@@ -462,6 +466,8 @@ pub struct Snapshot {
     chunks: ReadOnlyTable<[u8; 32], &'static [u8]>,
     refs: ReadOnlyTable<&'static str, [u8; 32]>,
     reflog: ReadOnlyTable<(&'static str, u64), &'static [u8]>,
+    /// `None` in a store made before branch counts were kept.
+    stats: Option<ReadOnlyTable<&'static str, &'static [u8]>>,
 }
 
 impl Snapshot {
@@ -473,6 +479,11 @@ impl Snapshot {
             chunks: txn.open_table(CHUNKS)?,
             refs: txn.open_table(REFS)?,
             reflog: txn.open_table(REFLOG)?,
+            stats: match txn.open_table(BRANCH_STATS) {
+                Ok(t) => Some(t),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(e.into()),
+            },
         })
     }
 
@@ -541,6 +552,14 @@ impl Snapshot {
             }
         }
         Ok(out)
+    }
+
+    /// The counts kept for a branch (at the tip they name, which may be stale).
+    pub fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
+        match &self.stats {
+            Some(t) => t.get(name)?.map(|g| decode_small(g.value())).transpose(),
+            None => Ok(None),
+        }
     }
 
     /// The moves of a ref (a branch name or `HEAD`), newest first.
@@ -705,6 +724,26 @@ impl Writer {
             HeadRef::Branch(b) => self.set_branch(b, Some(new), reason),
             HeadRef::Detached(_) => self.set_head(&HeadRef::Detached(new), reason),
         }
+    }
+
+    /// The counts kept for a branch (at the tip they name, which may be stale).
+    pub fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
+        let t = self.txn.open_table(BRANCH_STATS)?;
+        t.get(name)?.map(|g| decode_small(g.value())).transpose()
+    }
+
+    /// Stores a branch's counts, or removes them with `None`.
+    pub fn set_branch_stats(&mut self, name: &str, stats: Option<&BranchStats>) -> Result<()> {
+        let mut t = self.txn.open_table(BRANCH_STATS)?;
+        match stats {
+            Some(s) => {
+                t.insert(name, encode_small(s)?.as_slice())?;
+            }
+            None => {
+                t.remove(name)?;
+            }
+        }
+        Ok(())
     }
 
     /// The last move of a ref (`None` if it never moved).

@@ -14,6 +14,18 @@ pub const PER_MESSAGE: u32 = 3;
 pub const PER_NAME: u32 = 1;
 /// Tokens that prime the assistant's reply, once per request.
 pub const REPLY_PRIMING: u32 = 3;
+/// Payload tokens of the synthetic result compile sends for a call with none (the view's
+/// `SYNTHETIC_RESULT`; a test there checks the two agree, so reading commands never load the
+/// tokenizer).
+pub const SYNTHETIC_RESULT_TOKENS: u32 = 26;
+
+/// Tokens of a request: its messages framed, less results that answer no call, plus a
+/// synthetic result for each call without one, plus reply priming.
+pub fn request_tokens(total: u64, orphans: u64, unanswered: u64) -> u64 {
+    total - orphans
+        + unanswered * u64::from(framed(SYNTHETIC_RESULT_TOKENS, false))
+        + u64::from(REPLY_PRIMING)
+}
 
 /// Tokens of a piece of text (special-token text counts as ordinary text).
 pub fn count_text(text: &str) -> u32 {

@@ -6,6 +6,7 @@
 //! transaction commits durably (shared with other threads' writes: group commit), and the
 //! handle's cached view is extended.
 
+use crate::cache::ViewCache;
 use crate::clock::Clock;
 use crate::error::{BatchPosition, Error, Result};
 use crate::group::JobError;
@@ -14,9 +15,11 @@ use crate::info::CommitInfo;
 use crate::object::{Commit, Message, Op};
 use crate::refs::{Head, HeadRef};
 use crate::repo::{Repo, Target};
+use crate::stats::{BranchStats, Tally};
 use crate::store::{Objects, Writer};
 use crate::tokens;
 use crate::view::View;
+use std::sync::Arc;
 
 /// Options for one write.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +89,8 @@ pub(crate) fn write(
     let clock = repo.store.options().clock;
     let expected = opts.expected_head;
     let note = opts.note.clone();
-    let (start, infos, detached) = repo.store.write_grouped(move |w| {
+    let views = Arc::clone(&repo.views);
+    let written = repo.store.write_grouped(move |w| {
         let start = target.head_in(w).map_err(JobError::Refused)?;
         if let Some(expected) = expected {
             check_expected(&start, expected).map_err(JobError::Refused)?;
@@ -94,8 +98,17 @@ pub(crate) fn write(
         // Past this point the job has written: a failure abandons the whole group.
         let (infos, detached) =
             write_chain(w, &target, clock, &start, steps, note).map_err(JobError::Fatal)?;
+        keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
-    })?;
+    });
+    let (start, infos, detached) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            // The job may have extended the cached view before its group failed.
+            repo.views.invalidate();
+            return Err(e);
+        }
+    };
     repo.written(&start.target, detached);
     repo.views.extend(start.commit, &infos);
     Ok(infos)
@@ -123,7 +136,11 @@ pub(crate) fn write_edits(
         .collect();
     let clock = repo.store.options().clock;
     let (infos, detached) = write_chain(&mut w, &target, clock, &start, prepare_all(steps)?, None)?;
-    w.commit()?;
+    let committed = keep_stats(&mut w, &repo.views, &start, &infos).and_then(|()| w.commit());
+    if let Err(e) = committed {
+        repo.views.invalidate();
+        return Err(e);
+    }
     repo.written(&start.target, detached);
     repo.views.extend(start.commit, &infos);
     Ok(infos)
@@ -160,6 +177,61 @@ fn write_chain(
     }
     let detached = chain.finish(target, w)?;
     Ok((infos, detached))
+}
+
+/// Updates the counts of the branch the chain `infos` was written on (from `start`): from its
+/// stored counts when the chain only appends (and edits what it appended), else from the
+/// handle's cached view (extended with the chain), else from a view built in the transaction.
+fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitInfo]) -> Result<()> {
+    let (HeadRef::Branch(branch), Some(last)) = (&start.target, infos.last()) else {
+        return Ok(());
+    };
+    let tally = match counted(w, branch, start, infos)? {
+        Some(t) => t,
+        None => match views.extend_and_tally(start.commit, infos) {
+            Some(t) => t,
+            None => View::build(&*w, Some(last.id), None)?.tally(),
+        },
+    };
+    let stats = BranchStats {
+        tip: last.id,
+        last_activity_us: last.commit.timestamp_us,
+        tally,
+    };
+    w.set_branch_stats(branch, Some(&stats))
+}
+
+/// The branch's counts after `infos`, from its stored counts at `start`, when every commit
+/// appends or edits a message appended earlier in the chain; `None` otherwise.
+fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Result<Option<Tally>> {
+    let mut tally = match start.commit {
+        None => Tally::default(),
+        Some(tip) => match w.branch_stats(branch)? {
+            Some(s) if s.tip == tip => s.tally,
+            _ => return Ok(None),
+        },
+    };
+    // Per commit of the chain: its tokens in view now, and whether it answers no call.
+    let mut entries: Vec<(u32, bool)> = Vec::with_capacity(infos.len());
+    for (k, info) in infos.iter().enumerate() {
+        let Some(m) = &info.message else {
+            return Ok(None);
+        };
+        match &info.commit.op {
+            Op::Append => entries.push((info.token_count, tally.push(m, info.token_count))),
+            Op::Edit { target } => {
+                let Some(j) = infos[..k].iter().position(|i| i.id == *target) else {
+                    return Ok(None);
+                };
+                let (old, orphan) = entries[j];
+                tally.edit(old, info.token_count, orphan);
+                entries[j].0 = info.token_count;
+                entries.push((info.token_count, orphan));
+            }
+            Op::Compress { .. } => return Ok(None),
+        }
+    }
+    Ok(Some(tally))
 }
 
 fn check_expected(head: &Head, expected: Option<CommitId>) -> Result<()> {

@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, CommitMap};
 use crate::object::{Commit, Message, Op, Role};
+use crate::stats::Tally;
 use crate::store::Snapshot;
 use crate::tokens;
 use std::collections::HashMap;
@@ -14,9 +15,7 @@ use std::sync::Arc;
 
 /// The text of the synthetic result that stands in for a tool call with no recorded result.
 pub const SYNTHETIC_RESULT: &str = "[tract] No result was recorded for this tool call: the agent stopped before the tool returned. Treat the call as failed.";
-/// Payload tokens of [`SYNTHETIC_RESULT`] (checked against the tokenizer by a test, so that
-/// reading commands never load it).
-pub(crate) const SYNTHETIC_RESULT_TOKENS: u32 = 26;
+pub(crate) use crate::tokens::SYNTHETIC_RESULT_TOKENS;
 
 /// One position of the view.
 #[derive(Debug, Clone)]
@@ -101,6 +100,10 @@ impl ToolIndex {
 pub(crate) trait Source: Sync {
     fn commit(&self, id: &CommitId) -> Result<Commit>;
     fn blob(&self, id: &BlobId) -> Result<(Message, u32)>;
+    /// Whether blobs may be read from several threads at once.
+    fn parallel(&self) -> bool {
+        true
+    }
 }
 
 impl Source for Snapshot {
@@ -109,6 +112,19 @@ impl Source for Snapshot {
     }
     fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         Snapshot::blob(self, id)
+    }
+}
+
+impl Source for crate::store::Writer {
+    fn commit(&self, id: &CommitId) -> Result<Commit> {
+        self.commit_object(id)
+    }
+    fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
+        crate::store::Writer::blob(self, id)
+    }
+    // A write transaction opens its tables one user at a time.
+    fn parallel(&self) -> bool {
+        false
     }
 }
 
@@ -160,9 +176,18 @@ impl View {
     /// Tokens of what compile sends: every entry framed, less results that answer no call,
     /// plus a synthetic result for every call without one, plus reply priming.
     pub fn token_count(&self) -> u64 {
-        self.total_tokens - self.orphan_tokens
-            + self.unanswered * u64::from(synthetic_framed())
-            + u64::from(tokens::REPLY_PRIMING)
+        tokens::request_tokens(self.total_tokens, self.orphan_tokens, self.unanswered)
+    }
+
+    /// What the view holds, in the counts a branch listing keeps.
+    pub fn tally(&self) -> Tally {
+        Tally {
+            messages: self.entries.len() as u64,
+            total_tokens: self.total_tokens,
+            orphan_tokens: self.orphan_tokens,
+            unanswered: self.unanswered,
+            open_calls: self.open_calls.keys().cloned().collect(),
+        }
     }
 
     /// View indices of entries that call tools (`name`: that tool), in view order.
@@ -555,7 +580,7 @@ fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Loa
             .collect()
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if threads < 2 || chain.len() < PARALLEL_MIN {
+    if threads < 2 || chain.len() < PARALLEL_MIN || !src.parallel() {
         return load(chain);
     }
     let size = chain.len().div_ceil(threads);
@@ -578,10 +603,6 @@ fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Loa
 /// Framed tokens of a message: tool messages are sent without their name.
 fn frame(m: &Message, payload: u32) -> u32 {
     tokens::framed(payload, m.name.is_some() && m.role != Role::Tool)
-}
-
-fn synthetic_framed() -> u32 {
-    tokens::framed(SYNTHETIC_RESULT_TOKENS, false)
 }
 
 #[cfg(test)]

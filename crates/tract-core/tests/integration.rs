@@ -452,6 +452,130 @@ fn a_deleted_branch_keeps_its_tip_in_the_reflog_and_stops_its_handles() {
     assert_eq!(texts(&back), ["root", "work"]);
 }
 
+/// Every branch's listed counts equal what a fresh handle's view of it holds.
+fn assert_listing_matches_views(path: &std::path::Path, t: &Tract, step: &str) {
+    for b in t.branches().unwrap() {
+        let fresh = open_bound(path, Bind::Branch(branch(&b.name)));
+        let s = fresh.status().unwrap();
+        assert_eq!(
+            (b.messages, b.token_count, b.head),
+            (s.messages as u64, s.token_count, s.head.commit.unwrap()),
+            "{step}: branch {}",
+            b.name
+        );
+        let tip = fresh.get_commit(b.head).unwrap();
+        assert_eq!(b.last_activity_us, tip.commit.timestamp_us, "{step}");
+    }
+}
+
+#[test]
+fn branch_counts_are_kept_exactly_as_branches_move() {
+    use tract_core::{ClearOptions, CompressRequest, ToolPolicy};
+    let (_dir, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let other = Tract::open(&path).unwrap(); // a second writer on main, with its own cache
+    t.set_tool_policy(&ToolPolicy {
+        instructions: [("grep".to_string(), "file names only".to_string())].into(),
+        ..ToolPolicy::default()
+    })
+    .unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut calls = 0;
+    for step in 0..160 {
+        let who = if next(3) == 0 { &other } else { &t };
+        let label = format!("step {step}");
+        match next(11) {
+            0 | 1 => {
+                who.user(format!("question {step}")).unwrap();
+            }
+            2 | 3 => {
+                calls += 1;
+                let id = if next(8) == 0 {
+                    "reused".to_string()
+                } else {
+                    format!("c{calls}")
+                };
+                let tool = ["grep", "bash"][next(2) as usize];
+                who.assistant("", vec![call(&id, tool)]).unwrap();
+                if next(4) != 0 {
+                    // Through the policy: grep results are summarized as an edit in the chain.
+                    let long = format!("{id} output line\n").repeat(1 + next(40) as usize);
+                    who.tool_result(id.as_str(), tool, long, false).unwrap();
+                }
+            }
+            4 => {
+                who.tool_result("nobody", "grep", "a result for no call", false)
+                    .unwrap();
+            }
+            5 => {
+                let batch = vec![
+                    Message::text(Role::User, format!("batch {step}")),
+                    Message::text(Role::Assistant, "ok"),
+                ];
+                who.append_batch(batch).unwrap();
+            }
+            6 => {
+                let results = who.find_tool_results(None, None, None).unwrap();
+                if let Some(r) = results.get(next(results.len().max(1) as u64) as usize) {
+                    who.edit(r.id, Content::Text(format!("edited at {step}")))
+                        .unwrap();
+                }
+            }
+            7 => {
+                let turns = who.find_tool_turns(None).unwrap();
+                if let Some(turn) = turns.first() {
+                    let sel = [Rev::from(turn.call.id)];
+                    let req = CompressRequest::default();
+                    who.compress_tool_calls(Some(&sel), None, true, req)
+                        .unwrap();
+                }
+            }
+            8 => {
+                let opts = ClearOptions {
+                    keep: 1,
+                    ..ClearOptions::default()
+                };
+                who.clear_tool_results(&opts).unwrap();
+                who.repair().unwrap();
+            }
+            9 => {
+                // A fork, written on by a handle of its own.
+                let name = format!("fork-{step}");
+                let f = who.fork(&branch(&name), None).unwrap();
+                f.user("on the fork").unwrap();
+            }
+            _ => {
+                // A reset makes the counts stale; the next write or listing counts again.
+                if next(2) == 0 {
+                    let back = Rev::head().ancestor(1);
+                    if who.resolve(&back).is_ok() {
+                        who.reset(&back).unwrap();
+                    }
+                }
+            }
+        }
+        assert_listing_matches_views(&path, &t, &label);
+    }
+    // Deleting a branch removes its counts with it.
+    let forks: Vec<String> = t
+        .branches()
+        .unwrap()
+        .into_iter()
+        .map(|b| b.name)
+        .filter(|n| n.starts_with("fork-"))
+        .collect();
+    if let Some(name) = forks.first() {
+        t.delete_branch(&branch(name)).unwrap();
+    }
+    assert_listing_matches_views(&path, &t, "after delete");
+}
+
 #[test]
 fn parallel_results_follow_their_calls_in_call_order() {
     let t = Tract::in_memory().unwrap();
@@ -1796,6 +1920,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["object"],
     &["tokens", "json", "codec", "refs", "group"],
+    &["stats"],
     &["store"],
     &["revision", "view", "info", "summarize", "decision"],
     &["llm", "cache", "compile"],

@@ -3,6 +3,7 @@
 //! Everything here is a thin shell over `tract-core`: argument conversion, error mapping and
 //! releasing the GIL while the store works.
 
+mod branch;
 mod commit;
 mod compiled;
 mod compress;
@@ -19,6 +20,7 @@ use pyo3::prelude::*;
 fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tract::PyTract>()?;
     m.add_class::<commit::PyCommitInfo>()?;
+    m.add_class::<branch::PyBranchInfo>()?;
     m.add_class::<compiled::PyCompiled>()?;
     m.add_class::<tools::PyToolTurn>()?;
     m.add_class::<tools::PyToolCall>()?;

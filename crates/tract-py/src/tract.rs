@@ -695,13 +695,11 @@ impl PyTract {
         Ok(self.with(py, |t| t.head())?.branch().map(str::to_string))
     }
 
-    /// Branch names and their head commits.
-    fn branches(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+    /// Every branch (every session) with its tip, messages and tokens in view and last
+    /// activity, as kept while it moved (nothing is compiled). Each unpacks as `(name, head)`.
+    fn branches(&self, py: Python<'_>) -> PyResult<Vec<crate::branch::PyBranchInfo>> {
         let list = self.with(py, |t| t.branches())?;
-        Ok(list
-            .into_iter()
-            .map(|b| (b.name, b.head.to_hex()))
-            .collect())
+        Ok(list.into_iter().map(Into::into).collect())
     }
 
     /// Creates branch `name` at `at` (default HEAD); returns the commit it starts at.

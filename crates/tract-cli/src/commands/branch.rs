@@ -3,6 +3,8 @@
 use super::rev;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::output::{self, BranchJson};
+use crate::render;
 use crate::ui::Ui;
 use std::fmt::Write;
 use tract_core::BranchName;
@@ -18,6 +20,9 @@ pub struct Args {
     /// Delete branch NAME (not the current one); its reflog keeps the tip.
     #[arg(short = 'd', long, requires = "name")]
     delete: bool,
+    /// List as JSON.
+    #[arg(long, conflicts_with_all = ["name", "delete"])]
+    json: bool,
 }
 
 /// Runs `tract branch`.
@@ -38,9 +43,24 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             let _ = writeln!(ui, "created branch {name} at {}", at.short());
         }
         None => {
-            for b in t.branches()? {
+            let branches = t.branches()?;
+            if a.json {
+                let list: Vec<_> = branches.iter().map(BranchJson::new).collect();
+                output::print(ui, &list, false);
+                return Ok(());
+            }
+            let width = branches.iter().map(|b| b.name.len()).max().unwrap_or(0);
+            for b in &branches {
                 let mark = if b.current { '*' } else { ' ' };
-                let _ = writeln!(ui, "{mark} {} {}", b.name, b.head.short());
+                let _ = writeln!(
+                    ui,
+                    "{mark} {:<width$} {} {:>6} msgs {:>8} tok  {}",
+                    b.name,
+                    b.head.short(),
+                    b.messages,
+                    b.token_count,
+                    render::time_seconds(b.last_activity_us)
+                );
             }
         }
     }

@@ -30,8 +30,8 @@ fn branches_fork_and_grow_apart() {
     assert_snapshot!(branches, @"
         exit: 0
         --- stdout
-          alt 94f93972ff
-        * main 32e07835af
+          alt  94f93972ff      1 msgs        7 tok  2026-01-01T00:00:00Z
+        * main 32e07835af      2 msgs       11 tok  2026-01-01T00:00:00Z
         ");
     assert!(
         branches.stdout.contains("* main") && branches.stdout.contains("  alt"),
@@ -60,8 +60,8 @@ fn branches_fork_and_grow_apart() {
     assert_snapshot!(p.run(&["branch"]), @"
         exit: 0
         --- stdout
-          alt 936e8a627e
-        * main 32e07835af
+          alt  936e8a627e      2 msgs       13 tok  2026-01-01T00:00:00Z
+        * main 32e07835af      2 msgs       11 tok  2026-01-01T00:00:00Z
         ");
 }
 
@@ -96,8 +96,8 @@ fn checkout_a_commit_detaches_head() {
     assert_snapshot!(p.run(&["branch"]), @"
         exit: 0
         --- stdout
-          main 32e07835af
-        * rescue 94f93972ff
+          main   32e07835af      2 msgs       11 tok  2026-01-01T00:00:00Z
+        * rescue 94f93972ff      1 msgs        7 tok  2026-01-01T00:00:00Z
         ");
     assert_snapshot!(p.run(&["switch", "main"]), @"
         exit: 0
@@ -219,8 +219,8 @@ fn the_branch_option_works_on_a_session_branch_and_leaves_head() {
     assert_snapshot!(p.run(&["branch"]), @"
         exit: 0
         --- stdout
-          agent-1 76c2f56c25
-        * main 5eb413233c
+          agent-1 76c2f56c25      2 msgs       11 tok  2026-01-01T00:00:00Z
+        * main    5eb413233c      1 msgs        8 tok  2026-01-01T00:00:00Z
         ");
     let before = p.state();
     assert_snapshot!(p.fails(&["--branch", "a b", "add", "x"]), @"
@@ -257,7 +257,7 @@ fn branch_delete_keeps_the_tip_in_the_reflog() {
     assert_snapshot!(p.run(&["branch"]), @"
         exit: 0
         --- stdout
-        * main 32e07835af
+        * main 32e07835af      2 msgs       11 tok  2026-01-01T00:00:00Z
         ");
     assert_snapshot!(p.run(&["reflog", "alt"]), @"
         exit: 0
@@ -277,4 +277,46 @@ fn branch_delete_keeps_the_tip_in_the_reflog() {
         --- stdout
         7e472435fe append user      -                 4  new
         ");
+}
+
+/// `branch --json` lists every branch with its tip, messages, tokens in view and last
+/// activity, as kept while the branches moved.
+#[test]
+fn branch_json_lists_sessions_with_their_counts() {
+    let (p, a, _) = two_commits();
+    p.ok(&["--branch", "agent", "add", "one message on its own"]);
+    p.ok(&["branch", "alt", &a]);
+    assert_snapshot!(p.run(&["branch", "--json"]), @r#"
+        exit: 0
+        --- stdout
+        [
+          {
+            "name": "agent",
+            "head": "322175938d243af90d46b26dba7129d38a813d6967d7a74b9623f0c51ec97cf1",
+            "current": false,
+            "messages": 1,
+            "token_count": 11,
+            "last_activity": "2026-01-01T00:00:00.000000Z",
+            "last_activity_us": 1767225600000000
+          },
+          {
+            "name": "alt",
+            "head": "94f93972ff51786d0659ea73366b71f6474f221eedb748f5c698a9f6e4ee7a6b",
+            "current": false,
+            "messages": 1,
+            "token_count": 7,
+            "last_activity": "2026-01-01T00:00:00.000000Z",
+            "last_activity_us": 1767225600000000
+          },
+          {
+            "name": "main",
+            "head": "32e07835af7cb809ddd5aac37c3bb85b3ba121a7373727c86001805f4b60fc10",
+            "current": true,
+            "messages": 2,
+            "token_count": 11,
+            "last_activity": "2026-01-01T00:00:00.000001Z",
+            "last_activity_us": 1767225600000001
+          }
+        ]
+        "#);
 }

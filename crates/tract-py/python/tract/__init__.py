@@ -15,6 +15,7 @@ renders what the model sees for OpenAI or Anthropic, valid by construction.
 from tract._tract import (
     SYNTHETIC_RESULT,
     TOOL_SUMMARIZE_SYSTEM,
+    BranchInfo,
     CommitInfo,
     Compiled,
     OpenAICompatible,
@@ -46,6 +47,7 @@ from tract.errors import (
 
 __all__ = [
     "Tract",
+    "BranchInfo",
     "CommitInfo",
     "Compiled",
     "ToolTurn",

@@ -26,6 +26,7 @@ from tract._tract import Tract
 if TYPE_CHECKING:
     # Names the stubs define (type aliases and TypedDicts) and the classes results come as.
     from tract._tract import (
+        BranchInfo,
         ClearResult,
         CommitInfo,
         Compiled,
@@ -282,7 +283,7 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.compressed_into`, run in a worker thread."""
         return await self._run(self._tract.compressed_into, commit)
 
-    async def branches(self) -> list[tuple[str, str]]:
+    async def branches(self) -> list[BranchInfo]:
         """Awaitable twin of :meth:`Tract.branches`, run in a worker thread."""
         return await self._run(self._tract.branches)
 

@@ -1,0 +1,98 @@
+//! `tract.BranchInfo`: one branch (one session) as `Tract.branches()` lists it.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tract_core::BranchInfo;
+
+/// A branch: its name and tip, the messages and tokens in its view, when it last moved, and
+/// whether this handle is on it. Unpacks as `(name, head)`, so `dict(t.branches())` maps
+/// names to tips.
+#[pyclass(name = "BranchInfo", module = "tract", frozen, eq)]
+pub struct PyBranchInfo {
+    inner: BranchInfo,
+}
+
+/// Equal when every field is: the same branch, at the same tip, with the same counts.
+impl PartialEq for PyBranchInfo {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner == other.inner
+    }
+}
+
+impl From<BranchInfo> for PyBranchInfo {
+    fn from(inner: BranchInfo) -> Self {
+        PyBranchInfo { inner }
+    }
+}
+
+#[pymethods]
+impl PyBranchInfo {
+    /// The branch's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Its tip: a full commit hash.
+    #[getter]
+    fn head(&self) -> String {
+        self.inner.head.to_hex()
+    }
+
+    /// Whether this handle is on it.
+    #[getter]
+    fn current(&self) -> bool {
+        self.inner.current
+    }
+
+    /// Messages in its view.
+    #[getter]
+    fn messages(&self) -> u64 {
+        self.inner.messages
+    }
+
+    /// Tokens compile would send for it.
+    #[getter]
+    fn token_count(&self) -> u64 {
+        self.inner.token_count
+    }
+
+    /// When its tip was committed, in microseconds since the Unix epoch.
+    #[getter]
+    fn last_activity_us(&self) -> u64 {
+        self.inner.last_activity_us
+    }
+
+    /// When its tip was committed (timezone-aware, UTC).
+    #[getter]
+    fn last_activity<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let dt = py.import("datetime")?;
+        let utc = dt.getattr("timezone")?.getattr("utc")?;
+        let epoch = dt
+            .getattr("datetime")?
+            .call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("microseconds", self.inner.last_activity_us)?;
+        let delta = dt.getattr("timedelta")?.call((), Some(&kwargs))?;
+        epoch.call_method1("__add__", (delta,))
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let pair = (self.inner.name.clone(), self.inner.head.to_hex());
+        Ok(pyo3::types::PyTuple::new(py, [pair.0, pair.1])?
+            .try_iter()?
+            .into_any()
+            .unbind())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "BranchInfo(name={:?}, head={}, messages={}, token_count={}{})",
+            self.inner.name,
+            self.inner.head.short(),
+            self.inner.messages,
+            self.inner.token_count,
+            if self.inner.current { ", current" } else { "" }
+        )
+    }
+}
