@@ -16,6 +16,8 @@ pub const LOCK_TIMEOUT_VAR: &str = "TRACT_LOCK_TIMEOUT_MS";
 /// A fixed time for every commit and reflog entry (RFC 3339, e.g. `2026-01-01T00:00:00Z`), so
 /// a scripted session gets the same ids on every run (tests, reproducible demos).
 pub const TIMESTAMP_VAR: &str = "TRACT_TIMESTAMP";
+/// How many MiB the views cached in one process may take together.
+pub const VIEW_CACHE_VAR: &str = "TRACT_VIEW_CACHE_MB";
 /// The OpenAI-compatible server's base URL, model and key, each falling back to the second name.
 pub const LLM_VARS: [(&str, &str); 3] = [
     ("TRACT_LLM_BASE_URL", "OPENAI_BASE_URL"),
@@ -34,7 +36,7 @@ pub struct Environment {
 impl Environment {
     /// The variables of this process that tract reads.
     pub fn from_process() -> Self {
-        let names = [LOCK_TIMEOUT_VAR, TIMESTAMP_VAR]
+        let names = [LOCK_TIMEOUT_VAR, TIMESTAMP_VAR, VIEW_CACHE_VAR]
             .into_iter()
             .chain(LLM_VARS.iter().flat_map(|(a, b)| [*a, *b]));
         Self::from_vars(names.filter_map(|n| std::env::var(n).ok().map(|v| (n.to_string(), v))))
@@ -83,6 +85,14 @@ impl Environment {
             options.clock = Clock::Fixed(us);
         }
         Ok(options)
+    }
+
+    /// The budget for views cached in this process, from `TRACT_VIEW_CACHE_MB` (in bytes; an
+    /// unreadable value is ignored).
+    pub fn view_cache_budget(&self) -> Option<usize> {
+        self.get(VIEW_CACHE_VAR)
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map(|mb| mb.saturating_mul(1 << 20))
     }
 
     /// The LLM summarizer the environment names: `None` unless a model is set, so summarizing

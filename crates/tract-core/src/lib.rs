@@ -58,6 +58,7 @@ mod txn;
 pub mod view;
 
 pub use branch::BranchInfo;
+pub use cache::{DEFAULT_VIEW_CACHE_BUDGET, set_view_cache_budget, view_cache_bytes};
 pub use clear::{ClearCandidate, ClearOptions, ClearOutcome, ClearPlan};
 pub use clock::Clock;
 pub use compile::{Compiled, CompiledMessage};

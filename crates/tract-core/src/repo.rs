@@ -134,7 +134,7 @@ impl Repo {
         };
         Ok(Repo {
             store,
-            views: Arc::default(),
+            views: ViewCache::new(),
             position,
             fresh: AtomicBool::new(fresh),
         })

@@ -288,6 +288,13 @@ impl Tract {
         self.hooks.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The estimated bytes of the view this handle keeps cached (0 when it has none: never
+    /// read yet, or dropped to keep the process within its budget, see
+    /// [`crate::set_view_cache_budget`]).
+    pub fn cached_view_bytes(&self) -> usize {
+        self.repo.views.bytes()
+    }
+
     /// The store's tool-summarization policy (empty when none was configured).
     pub fn tool_policy(&self) -> Result<ToolPolicy> {
         policy::load(&self.repo)

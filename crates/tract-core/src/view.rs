@@ -179,6 +179,17 @@ impl View {
         tokens::request_tokens(self.total_tokens, self.orphan_tokens, self.unanswered)
     }
 
+    /// Roughly how many bytes the view takes in memory: its entries and their text (about
+    /// four bytes a token). O(1): what the view counts anyway.
+    pub fn estimated_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<ViewEntry>() + std::mem::size_of::<Message>() + 64;
+        let text = usize::try_from(self.total_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
+        self.entries
+            .len()
+            .saturating_mul(entry)
+            .saturating_add(text)
+    }
+
     /// What the view holds, in the counts a branch listing keeps.
     pub fn tally(&self) -> Tally {
         Tally {

@@ -577,6 +577,55 @@ fn branch_counts_are_kept_exactly_as_branches_move() {
 }
 
 #[test]
+fn cached_views_of_many_sessions_stay_within_the_process_budget() {
+    let (_dir, path) = temp_store();
+    let sessions: Vec<Tract> = (0..24)
+        .map(|k| {
+            let t = open_bound(&path, Bind::Branch(branch(&format!("s{k}"))));
+            let batch = (0..150)
+                .map(|i| {
+                    Message::text(
+                        Role::User,
+                        format!("session {k} message {i} {}", "x".repeat(200)),
+                    )
+                })
+                .collect();
+            t.append_batch(batch).unwrap();
+            t
+        })
+        .collect();
+    // One view is about this big; allow a few of them.
+    sessions[0].compile().unwrap();
+    let one = sessions[0].cached_view_bytes();
+    assert!(one > 0);
+    let budget = 4 * one;
+    tract_core::set_view_cache_budget(budget);
+    for round in 0..3 {
+        for (k, t) in sessions.iter().enumerate() {
+            let compiled = t.compile().unwrap();
+            assert_eq!(
+                compiled.messages().len(),
+                150 + round,
+                "round {round}, session {k}"
+            );
+            t.user(format!("round {round}")).unwrap();
+            // The views these sessions keep fit the budget (other tests of this binary, running
+            // beside this one, only make them keep less).
+            let kept: usize = sessions.iter().map(Tract::cached_view_bytes).sum();
+            assert!(
+                kept <= budget + one,
+                "round {round}: {kept} bytes kept, budget {budget}"
+            );
+            assert!(
+                t.cached_view_bytes() > 0,
+                "the session in use keeps its view"
+            );
+        }
+    }
+    tract_core::set_view_cache_budget(tract_core::DEFAULT_VIEW_CACHE_BUDGET);
+}
+
+#[test]
 fn parallel_results_follow_their_calls_in_call_order() {
     let t = Tract::in_memory().unwrap();
     t.system("sys").unwrap();

@@ -160,6 +160,9 @@ impl PyTract {
         branch: Option<String>,
     ) -> PyResult<Self> {
         let env = tract_core::Environment::from_process();
+        if let Some(bytes) = env.view_cache_budget() {
+            tract_core::set_view_cache_budget(bytes);
+        }
         let options = OpenOptions {
             mode: tract_core::OpenMode::CreateIfMissing,
             store: env.store_options().py()?,
