@@ -10,8 +10,10 @@ use crate::repo::Repo;
 use crate::revision::Rev;
 use crate::store::Snapshot;
 use crate::summarize::{
-    CONVERSATION_SUMMARIZE_SYSTEM, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_default,
+    CONVERSATION_SUMMARIZE_SYSTEM, MANUAL, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
+    with_default,
 };
+use crate::tokens;
 use crate::txn::AppendOptions;
 use crate::view::View;
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,8 +69,12 @@ pub struct PlannedRun {
 /// What a compress did.
 #[derive(Debug, Clone)]
 pub struct CompressOutcome {
-    /// The compress commits, one per run.
+    /// The compress commits, one per run summarized.
     pub commits: Vec<CommitInfo>,
+    /// Runs left as they were because their summary was not shorter than they are.
+    pub skipped: Vec<PlannedRun>,
+    /// What the caller should be told (each run skipped, and why).
+    pub warnings: Vec<String>,
     /// The request's tokens before.
     pub tokens_before: u64,
     /// The request's tokens after.
@@ -195,6 +201,35 @@ pub(crate) fn compress(
         }
         Ok((summaries, summarizer.identity()))
     })?;
+    // A summary that is no shorter than its run would grow the context: the run stays as it
+    // is (a summary the caller wrote is taken as given).
+    let mut skipped = Vec::new();
+    let mut warnings = Vec::new();
+    let summaries: Vec<(PlannedRun, Message)> = summaries
+        .into_iter()
+        .filter_map(|(run, m)| {
+            let tokens = u64::from(tokens::framed(tokens::count_message(&m), false));
+            if identity != MANUAL && tokens >= run.tokens {
+                warnings.push(format!(
+                    "the summary of {} message(s) ({tokens} tokens) is not shorter than they are ({} tokens); they were kept as they are",
+                    run.sources.len(),
+                    run.tokens
+                ));
+                skipped.push(run);
+                return None;
+            }
+            Some((run, m))
+        })
+        .collect();
+    if summaries.is_empty() {
+        return Ok(CompressOutcome {
+            commits: Vec::new(),
+            skipped,
+            warnings,
+            tokens_before,
+            tokens_after: tokens_before,
+        });
+    }
     let ops = summaries
         .into_iter()
         .map(|(run, message)| {
@@ -216,6 +251,8 @@ pub(crate) fn compress(
     let tokens_after = repo.at_head(|_, v| v.token_count())?;
     Ok(CompressOutcome {
         commits,
+        skipped,
+        warnings,
         tokens_before,
         tokens_after,
     })

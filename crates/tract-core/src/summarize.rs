@@ -187,13 +187,16 @@ impl Summarizer for Extractive {
     }
 }
 
+/// The identity of [`Manual`] summaries.
+pub const MANUAL: &str = "manual";
+
 /// A summary the caller wrote (`content=`).
 #[derive(Debug, Clone)]
 pub struct Manual(pub String);
 
 impl Summarizer for Manual {
     fn identity(&self) -> String {
-        "manual".into()
+        MANUAL.into()
     }
 
     fn summarize(&self, _req: &SummaryRequest) -> Result<String> {

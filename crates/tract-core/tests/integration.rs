@@ -1417,13 +1417,20 @@ fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
     let t = Tract::in_memory().unwrap();
     let c = tool_session(&t);
     let answer = t.assistant("The config is in config.py.", vec![]).unwrap();
+    // A summary shorter than any turn, so every selected run is replaced.
+    let brief =
+        tract_core::FnSummarizer::new("brief", |_: &tract_core::SummaryRequest| Ok("ok".into()));
+    let req = || CompressRequest {
+        summarizer: Some(&brief),
+        ..CompressRequest::default()
+    };
     // Naming only one result of the parallel turn takes the whole turn.
     let out = t
         .compress_tool_calls(
             Some(&[Rev::from(c[3].id), Rev::from(answer.id)]),
             None,
             true,
-            CompressRequest::default(),
+            req(),
         )
         .unwrap();
     assert_eq!(out.commits.len(), 1);
@@ -1448,13 +1455,53 @@ fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
     );
     // Every grep turn (none left but the second) by name.
     let out = t
-        .compress_tool_calls(None, Some("grep"), true, CompressRequest::default())
+        .compress_tool_calls(None, Some("grep"), true, req())
         .unwrap();
     assert_eq!(out.commits[0].sources(), &[c[7].id, c[8].id]);
     assert!(
-        t.compress_tool_calls(None, Some("nope"), true, CompressRequest::default())
+        t.compress_tool_calls(None, Some("nope"), true, req())
             .is_err()
     );
+}
+
+#[test]
+fn a_summary_no_shorter_than_its_run_leaves_the_run_as_it_is() {
+    use tract_core::CompressRequest;
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let long = tract_core::FnSummarizer::new("wordy", |_: &tract_core::SummaryRequest| {
+        Ok("a summary much longer than the run it replaces ".repeat(20))
+    });
+    let head = t.head().unwrap();
+    let before = t.status().unwrap().token_count;
+    let out = t
+        .compress(&CompressRequest {
+            commits: Some(vec![Rev::from(c[1].id)]),
+            summarizer: Some(&long),
+            ..CompressRequest::default()
+        })
+        .unwrap();
+    assert!(out.commits.is_empty(), "nothing committed");
+    assert_eq!(out.skipped.len(), 1);
+    assert_eq!(out.skipped[0].sources, vec![c[1].id]);
+    assert!(
+        out.warnings[0].contains("not shorter"),
+        "{:?}",
+        out.warnings
+    );
+    assert_eq!((out.tokens_before, out.tokens_after), (before, before));
+    assert_eq!(t.head().unwrap(), head);
+    // A summary the caller wrote is taken as given, long or not.
+    let manual = tract_core::Manual("written by hand, and long: ".repeat(20));
+    let out = t
+        .compress(&CompressRequest {
+            commits: Some(vec![Rev::from(c[1].id)]),
+            summarizer: Some(&manual),
+            ..CompressRequest::default()
+        })
+        .unwrap();
+    assert_eq!(out.commits.len(), 1);
+    assert!(out.skipped.is_empty());
 }
 
 fn llm(url: &str) -> tract_core::OpenAiCompatible {

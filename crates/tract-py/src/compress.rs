@@ -37,8 +37,17 @@ fn callable_name(f: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "summarizer".into())
 }
 
-/// `{"commits", "sources", "tokens_before", "tokens_after"}`.
+/// `{"commits", "sources", "skipped", "tokens_before", "tokens_after"}`; each run left as it
+/// was (its summary was not shorter) is also a `TractWarning`.
 pub fn outcome_dict<'py>(py: Python<'py>, out: CompressOutcome) -> PyResult<Bound<'py, PyDict>> {
+    for w in &out.warnings {
+        crate::errors::warn(py, w)?;
+    }
+    let skipped: Vec<Vec<String>> = out
+        .skipped
+        .iter()
+        .map(|r| r.sources.iter().map(|s| s.to_hex()).collect())
+        .collect();
     let d = PyDict::new(py);
     let sources: Vec<Vec<String>> = out
         .commits
@@ -48,6 +57,7 @@ pub fn outcome_dict<'py>(py: Python<'py>, out: CompressOutcome) -> PyResult<Boun
     let commits: Vec<PyCommitInfo> = out.commits.into_iter().map(Into::into).collect();
     d.set_item("commits", commits)?;
     d.set_item("sources", sources)?;
+    d.set_item("skipped", skipped)?;
     d.set_item("tokens_before", out.tokens_before)?;
     d.set_item("tokens_after", out.tokens_after)?;
     Ok(d)

@@ -179,6 +179,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         bar.finish_and_clear();
     }
     let done = done?;
+    for w in &done.warnings {
+        ui.warning(w);
+    }
     render::outcome(
         ui,
         &done.commits,

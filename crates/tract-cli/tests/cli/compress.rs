@@ -32,14 +32,16 @@ fn a_dry_run_commits_nothing() {
     assert!(p.state() == before, "a dry run commits nothing");
 }
 
-/// `--tool-turns --name grep` summarizes the grep turn (the call and both parallel results)
-/// with the extractive summarizer: one compress commit, which `show` and `log` present as a
-/// summary of its sources; each source links to the summary that replaced it; the model sees
-/// the summary and the answer after it.
+/// `--tool-turns --name grep` takes the grep turn (the call and both parallel results). Its
+/// outputs are a few lines, so the extractive summary would be longer than they are: nothing is
+/// committed and a warning says so. A summary written by hand replaces them: one compress
+/// commit, which `show` and `log` present as a summary of its sources; each source links to the
+/// summary that replaced it; the model sees the summary and the answer after it.
 #[test]
 fn tool_turns_become_a_summary_linked_to_its_sources() {
     let p = answered();
-    let run = p.run(&[
+    let before = p.state();
+    let skipped = p.run(&[
         "compress",
         "--tool-turns",
         "--name",
@@ -47,11 +49,31 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
         "--target-tokens",
         "80",
     ]);
+    assert_snapshot!(skipped, @"
+        exit: 0
+        --- stdout
+        compressed 0 run(s): tokens 115 -> 115
+        --- stderr
+        warning: the summary of 3 message(s) (59 tokens) is not shorter than they are (46 tokens); they were kept as they are
+        ");
+    assert!(skipped.stderr.contains("not shorter"), "{skipped}");
+    assert!(
+        p.state() == before,
+        "a summary that saves nothing commits nothing"
+    );
+    let run = p.run(&[
+        "compress",
+        "--tool-turns",
+        "--name",
+        "grep",
+        "--content",
+        "grep and read_file: cfg.py:1 reads DATABASE_URL",
+    ]);
     assert_snapshot!(run, @"
         exit: 0
         --- stdout
-        edb45f768e compress user      -                59  (summary of 3: f40cd54f56..4994bf4ee3) [Summary of 3 messages]
-        compressed 1 run(s): tokens 115 -> 128
+        ba90ecfa4c compress user      -                15  (summary of 3: f40cd54f56..4994bf4ee3) grep and read_file: cfg.py:1 reads DATABASE_URL
+        compressed 1 run(s): tokens 115 -> 84
         ");
     assert!(run.stdout.contains("compressed 1 run(s): tokens"), "{run}");
     let head = json(&p.ok(&["show", "--json"]));
@@ -61,30 +83,24 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
         3,
         "the call and both results"
     );
-    assert_eq!(head["summarizer"], "extractive");
+    assert_eq!(head["summarizer"], "manual");
     let shown = p.run(&["show"]);
-    assert_snapshot!(shown, @r#"
+    assert_snapshot!(shown, @"
         exit: 0
         --- stdout
-        commit  edb45f768e57af041e15c5fd8c401bf66aad217a975c9a546f843750787c6c5f
+        commit  ba90ecfa4cb67944575bab2739da82543f8adb59ebfe96824f10346ca88497fd
         op      compress
         parent  794513a5e9
         date    2026-01-01T00:00:00.000008Z
         summary of 3: f40cd54f56 f89782dba3 4994bf4ee3
-        by      extractive
+        by      manual
         role    user
-        tokens  59
+        tokens  15
 
-        [Summary of 3 messages]
-        [assistant] grep({"p":"DATABASE_URL"}) read_file({"path":"cfg.py"})
-        [tool read_file]
-        DATABASE_URL = env()
-        [tool grep]
-        cfg.py:1: DATABASE_URL = env()
-        old.py:9: DATABASE_URL
-        "#);
+        grep and read_file: cfg.py:1 reads DATABASE_URL
+        ");
     assert!(
-        shown.stdout.contains("summary of 3:") && shown.stdout.contains("by      extractive"),
+        shown.stdout.contains("summary of 3:") && shown.stdout.contains("by      manual"),
         "{shown}"
     );
 
@@ -104,7 +120,7 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
 
         DATABASE_URL = env()
 
-        compressed into edb45f768e
+        compressed into ba90ecfa4c
         ");
     assert!(
         shown
@@ -117,7 +133,7 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
     assert_snapshot!(log, @"
         exit: 0
         --- stdout
-        edb45f768e compress user      -                59  (summary of 3: f40cd54f56..4994bf4ee3) [Summary of 3 messages]
+        ba90ecfa4c compress user      -                15  (summary of 3: f40cd54f56..4994bf4ee3) grep and read_file: cfg.py:1 reads DATABASE_URL
         ");
     assert!(log.stdout.contains("(summary of 3:"));
 
@@ -130,11 +146,7 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
         .iter()
         .filter_map(|m| m["content"].as_str())
         .collect();
-    assert!(
-        contents
-            .iter()
-            .any(|c| c.starts_with("[Summary of 3 messages]"))
-    );
+    assert!(contents.contains(&"grep and read_file: cfg.py:1 reads DATABASE_URL"));
     assert!(
         contents.contains(&"DATABASE_URL is read in cfg.py."),
         "the answer stays"
@@ -147,7 +159,14 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
 #[test]
 fn a_range_by_hand_and_bad_requests() {
     let p = answered();
-    p.ok(&["compress", "--tool-turns", "--name", "grep"]);
+    p.ok(&[
+        "compress",
+        "--tool-turns",
+        "--name",
+        "grep",
+        "--content",
+        "the grep turn",
+    ]);
     let log = json(&p.ok(&["log", "--json", "-n", "3"]));
     let first = log[2]["commit_hash"].as_str().unwrap()[..12].to_string();
     let last = log[1]["commit_hash"].as_str().unwrap()[..12].to_string();
@@ -161,16 +180,16 @@ fn a_range_by_hand_and_bad_requests() {
     assert_snapshot!(run, @"
         exit: 0
         --- stdout
-        14e973a10b compress user      -                 5  (summary of 2: a029acc7b0..794513a5e9) by hand
-        compressed 1 run(s): tokens 128 -> 87
+        5eca8a91e1 compress user      -                 5  (summary of 2: a029acc7b0..794513a5e9) by hand
+        compressed 1 run(s): tokens 75 -> 34
         ");
     assert!(run.stdout.contains("compressed 1 run(s)"), "{run}");
     assert_snapshot!(p.run(&["show"]), @"
         exit: 0
         --- stdout
-        commit  14e973a10b534267983d823d4529f32239287f37a456413fb71fc7a8329a166e
+        commit  5eca8a91e1820416b66553fe2a283c69337dc2fd9c59d1c8f52efe0ce94c863f
         op      compress
-        parent  73b19d3f35
+        parent  ed8233f250
         date    2026-01-01T00:00:00.000009Z
         summary of 2: a029acc7b0 794513a5e9
         by      manual

@@ -44,10 +44,12 @@ class OpenAICompatible:
 Summarizer = Union[Callable[[list[dict[str, Any]]], str], OpenAICompatible]
 
 class CompressResult(TypedDict):
-    """What `Tract.compress` did: one commit per run, with the positions each replaced."""
+    """What `Tract.compress` did: one commit per run, with the positions each replaced, and the
+    runs left as they were because their summary was not shorter."""
 
     commits: list[CommitInfo]
     sources: list[list[str]]
+    skipped: list[list[str]]
     tokens_before: int
     tokens_after: int
 
