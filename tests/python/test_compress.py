@@ -137,3 +137,16 @@ def test_links_both_ways(t: tract.Tract) -> None:
     assert summary.summarizer == "manual"
     assert t.compressed_into(c["grep"]) == summary
     assert t.compressed_into(c["q"]) is None
+
+
+def test_a_summary_no_shorter_than_its_run_is_not_committed(t: tract.Tract) -> None:
+    t.user("hi")
+    a = t.assistant("ok")
+    head = t.head
+    with pytest.warns(tract.TractWarning, match="not shorter"):
+        out = t.compress(commits=[a], summarizer=lambda messages: "a long summary " * 40)
+    assert out["commits"] == [] and out["skipped"] == [[a.commit_hash]]
+    assert out["tokens_after"] == out["tokens_before"] and t.head == head
+    # Written by hand, it is committed as given.
+    out = t.compress(commits=[a], content="a long summary " * 40)
+    assert len(out["commits"]) == 1 and out["skipped"] == []
