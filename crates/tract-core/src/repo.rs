@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::refs::{Head, HeadRef};
 use crate::revision::{BranchName, Rev};
-use crate::store::{Snapshot, Store, Writer};
+use crate::store::{RefReader, Snapshot, Store, Writer};
 use crate::view::View;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
@@ -53,19 +53,24 @@ pub(crate) enum Target {
 }
 
 impl Target {
-    /// The position and the commit there, inside a write transaction.
-    pub(crate) fn head_in(&self, w: &Writer) -> Result<Head> {
+    /// The position and the commit there, as a snapshot or a write transaction sees it. A
+    /// branch with no tip is new (its first commit creates it), unless its reflog ends with
+    /// its deletion and this is not a new session: a handle still bound to a deleted branch must
+    /// not start a new history there silently.
+    pub(crate) fn head_in(&self, refs: &impl RefReader) -> Result<Head> {
         match self {
-            Target::StoreHead => w.head(),
+            Target::StoreHead => refs.head(),
             Target::Own { target, fresh } => {
                 let commit = match target {
-                    HeadRef::Branch(b) => match w.branch(b)? {
+                    HeadRef::Branch(b) => match refs.branch(b)? {
                         Some(tip) => Some(tip),
                         None if *fresh => None,
-                        None => {
-                            check_not_deleted(b, w.last_move(b)?)?;
-                            None
-                        }
+                        None => match refs.last_move(b)? {
+                            Some(e) if e.new.is_none() => {
+                                return Err(Error::BranchDeleted { name: b.clone() });
+                            }
+                            _ => None,
+                        },
                     },
                     HeadRef::Detached(id) => Some(*id),
                 };
@@ -94,17 +99,6 @@ impl Target {
             }
             (Target::Own { .. }, HeadRef::Detached(_)) => Ok(Some(HeadRef::Detached(tip))),
         }
-    }
-}
-
-/// A branch with no tip is new (its first commit creates it) unless its reflog ends with its
-/// deletion: then a handle still bound to it must not start a new history there silently.
-fn check_not_deleted(branch: &str, last: Option<crate::refs::ReflogEntry>) -> Result<()> {
-    match last {
-        Some(e) if e.new.is_none() => Err(Error::BranchDeleted {
-            name: branch.to_string(),
-        }),
-        _ => Ok(()),
     }
 }
 
@@ -159,25 +153,7 @@ impl Repo {
 
     /// The handle's position and the commit there, as `snap` sees it.
     pub(crate) fn head(&self, snap: &Snapshot) -> Result<Head> {
-        match &self.position {
-            Position::StoreHead => snap.head(),
-            Position::Own(lock) => {
-                let target = Self::own(lock).clone();
-                let commit = match &target {
-                    HeadRef::Branch(b) => match snap.branch(b)? {
-                        Some(tip) => Some(tip),
-                        None if self.fresh.load(Ordering::Acquire) => None,
-                        None => {
-                            let last = snap.reflog(b, Some(1))?.pop();
-                            check_not_deleted(b, last)?;
-                            None
-                        }
-                    },
-                    HeadRef::Detached(id) => Some(*id),
-                };
-                Ok(Head { target, commit })
-            }
-        }
+        self.target().head_in(snap)
     }
 
     /// Where this handle writes, as a value a write job can carry.

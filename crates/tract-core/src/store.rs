@@ -458,6 +458,41 @@ fn read_head(
     Ok(Head { target, commit })
 }
 
+/// What a position is resolved against: a read snapshot, or a write transaction (which also
+/// sees its own writes).
+pub(crate) trait RefReader {
+    /// `HEAD` and the commit it names.
+    fn head(&self) -> Result<Head>;
+    /// A branch's tip, `None` when it has none.
+    fn branch(&self, name: &str) -> Result<Option<CommitId>>;
+    /// A ref's last move, `None` if it never moved.
+    fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>>;
+}
+
+impl RefReader for Snapshot {
+    fn head(&self) -> Result<Head> {
+        Snapshot::head(self)
+    }
+    fn branch(&self, name: &str) -> Result<Option<CommitId>> {
+        Snapshot::branch(self, name)
+    }
+    fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>> {
+        Ok(self.reflog(name, Some(1))?.pop())
+    }
+}
+
+impl RefReader for Writer {
+    fn head(&self) -> Result<Head> {
+        Writer::head(self)
+    }
+    fn branch(&self, name: &str) -> Result<Option<CommitId>> {
+        Writer::branch(self, name)
+    }
+    fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>> {
+        Writer::last_move(self, name)
+    }
+}
+
 /// A read snapshot.
 pub struct Snapshot {
     meta: ReadOnlyTable<&'static str, &'static [u8]>,
