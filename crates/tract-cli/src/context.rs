@@ -39,10 +39,7 @@ impl Context {
         if let Some(p) = &self.store {
             return Ok(p.clone());
         }
-        let cwd = std::env::current_dir().map_err(|source| tract_core::Error::Io {
-            path: ".".into(),
-            source,
-        })?;
+        let cwd = std::env::current_dir().map_err(|e| tract_core::Error::io(".", e))?;
         Tract::discover(&cwd).ok_or_else(|| CommandError::no_store(&cwd))
     }
 

@@ -6,10 +6,8 @@
 use tract_core::{Content, ToolCall, Tract};
 
 fn main() -> tract_core::Result<()> {
-    let dir = tempfile::tempdir().map_err(|source| tract_core::Error::Io {
-        path: std::env::temp_dir(),
-        source,
-    })?;
+    let dir = tempfile::tempdir()
+        .map_err(|source| tract_core::Error::io(std::env::temp_dir(), source))?;
     let (t, _) = Tract::init(dir.path())?;
 
     t.system("You are a careful coding agent.")?;

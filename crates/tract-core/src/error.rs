@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Everything that can go wrong in tract-core.
-#[derive(Debug, thiserror::Error)]
+/// Everything that can go wrong in tract-core. Errors are `Clone` (sources are kept behind
+/// `Arc`), so every caller of a group commit that failed gets the failure.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A revision that names no commit and no branch.
@@ -162,7 +163,7 @@ pub enum Error {
         path: PathBuf,
         /// The OS error.
         #[source]
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
     /// A summarizer failed or returned nothing usable; nothing was committed.
     #[error("summarizer error: {summarizer}: {reason}")]
@@ -298,6 +299,14 @@ impl Error {
         }
     }
 
+    /// An operating-system error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source: Arc::new(source),
+        }
+    }
+
     /// A `tool_result` handler's failure, keeping the handler's own error as the source.
     pub fn handler(source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
         Error::Handler {
@@ -379,10 +388,7 @@ impl Error {
                 found: 9,
                 supported: 1,
             },
-            Error::Io {
-                path,
-                source: std::io::Error::from(std::io::ErrorKind::NotFound),
-            },
+            Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound)),
             Error::Summarizer {
                 summarizer: "openai:m@http://127.0.0.1:9/v1".into(),
                 reason: "HTTP 500".into(),
@@ -425,92 +431,6 @@ impl Error {
             }
         }
         all
-    }
-}
-
-/// Every caller of a group commit that failed gets the failure: errors are copied, an OS
-/// error as its kind and message (its raw code is the platform's and is kept where it exists).
-impl Clone for Error {
-    fn clone(&self) -> Self {
-        use Error::*;
-        match self {
-            UnknownRevision { rev } => UnknownRevision { rev: rev.clone() },
-            UnknownBranch { name } => UnknownBranch { name: name.clone() },
-            BranchDeleted { name } => BranchDeleted { name: name.clone() },
-            UnbornBranch { branch } => UnbornBranch {
-                branch: branch.clone(),
-            },
-            HistoryTooShort { rev } => HistoryTooShort { rev: rev.clone() },
-            MissingCommit { commit } => MissingCommit { commit: *commit },
-            AmbiguousPrefix { prefix, candidates } => AmbiguousPrefix {
-                prefix: prefix.clone(),
-                candidates: candidates.clone(),
-            },
-            NotInView { commit, argument } => NotInView {
-                commit: *commit,
-                argument: argument.clone(),
-            },
-            InvalidRevision { rev, reason } => InvalidRevision {
-                rev: rev.clone(),
-                reason: reason.clone(),
-            },
-            InvalidBranchName { name } => InvalidBranchName { name: name.clone() },
-            InvalidMessage { at, reason } => InvalidMessage {
-                at: *at,
-                reason: reason.clone(),
-            },
-            InvalidInput { message } => InvalidInput {
-                message: message.clone(),
-            },
-            BranchExists { name } => BranchExists { name: name.clone() },
-            InvalidOperation { message } => InvalidOperation {
-                message: message.clone(),
-            },
-            HeadMoved {
-                branch,
-                expected,
-                actual,
-            } => HeadMoved {
-                branch: branch.clone(),
-                expected: *expected,
-                actual: *actual,
-            },
-            StoreLocked { path, reason } => StoreLocked {
-                path: path.clone(),
-                reason: reason.clone(),
-            },
-            NotAStore { path, reason } => NotAStore {
-                path: path.clone(),
-                reason: reason.clone(),
-            },
-            Corrupt { message } => Corrupt {
-                message: message.clone(),
-            },
-            NewerFormat { found, supported } => NewerFormat {
-                found: *found,
-                supported: *supported,
-            },
-            Io { path, source } => Io {
-                path: path.clone(),
-                source: match source.raw_os_error() {
-                    Some(code) => std::io::Error::from_raw_os_error(code),
-                    None => std::io::Error::new(source.kind(), source.to_string()),
-                },
-            },
-            Summarizer { summarizer, reason } => Summarizer {
-                summarizer: summarizer.clone(),
-                reason: reason.clone(),
-            },
-            Handler { source } => Handler {
-                source: Arc::clone(source),
-            },
-            Rejected { reason } => Rejected {
-                reason: reason.clone(),
-            },
-            Storage { source } => Storage {
-                source: Arc::clone(source),
-            },
-        }
     }
 }
 

@@ -93,10 +93,7 @@ impl std::fmt::Debug for Store {
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    Error::io(path.to_path_buf(), source)
 }
 
 /// How a handle uses its store: how long a write waits for another process, and its clock.

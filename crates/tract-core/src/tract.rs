@@ -127,7 +127,7 @@ impl Tract {
         match std::fs::create_dir(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(source) => return Err(Error::Io { path: dir, source }),
+            Err(source) => return Err(Error::io(dir, source)),
         }
         Ok(dir.join(DEFAULT_FILE))
     }

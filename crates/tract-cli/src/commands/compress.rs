@@ -85,7 +85,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let system_prompt = match a.system_prompt.as_deref() {
         Some(s) if s.starts_with('@') => {
             let path = std::path::PathBuf::from(&s[1..]);
-            Some(std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?)
+            Some(std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))?)
         }
         other => other.map(str::to_string),
     };

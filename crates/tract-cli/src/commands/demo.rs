@@ -68,10 +68,7 @@ pub fn run(ctx: &Context, out: &mut Ui<'_>, a: &Args) -> Result<(), CommandError
         }
         .into());
     }
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
-        path: dir.clone(),
-        source,
-    })?;
+    std::fs::create_dir_all(&dir).map_err(|source| Error::io(dir.clone(), source))?;
     let t = ctx.open_at(&Tract::init_dir(&dir)?, OpenMode::CreateIfMissing)?;
 
     t.system(
@@ -147,8 +144,5 @@ fn fresh_dir() -> Result<PathBuf, Error> {
         .prefix("tract-demo-")
         .tempdir()
         .map(tempfile::TempDir::keep)
-        .map_err(|source| Error::Io {
-            path: std::env::temp_dir(),
-            source,
-        })
+        .map_err(|source| Error::io(std::env::temp_dir(), source))
 }

@@ -30,10 +30,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let text = match (&a.text, &a.content, &a.file) {
         (Some(text), _, _) => text_or_stdin(text)?,
         (_, Some(content), _) => content.clone(),
-        (_, _, Some(path)) => std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?,
+        (_, _, Some(path)) => {
+            std::fs::read_to_string(path).map_err(|source| Error::io(path.clone(), source))?
+        }
         (None, None, None) => {
             return Err(CommandError::invalid_input(
                 "give the new content: TEXT, --content, --file or -",

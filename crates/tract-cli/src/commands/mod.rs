@@ -105,10 +105,7 @@ fn text_or_stdin(text: &str) -> Result<String, CommandError> {
     let mut s = String::new();
     std::io::stdin()
         .read_to_string(&mut s)
-        .map_err(|source| tract_core::Error::Io {
-            path: "<stdin>".into(),
-            source,
-        })?;
+        .map_err(|source| tract_core::Error::io("<stdin>", source))?;
     Ok(s)
 }
 
