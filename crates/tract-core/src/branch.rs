@@ -64,7 +64,10 @@ fn counted(snap: &Snapshot, tip: CommitId) -> Result<BranchStats> {
 
 /// Creates branch `name` at `at`.
 pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitId> {
-    let target = repo.resolve(&repo.read()?, at)?;
+    let snap = repo.read()?;
+    let target = repo.resolve(&snap, at)?;
+    let position = repo.position(&snap)?;
+    drop(snap);
     let mut w = repo.store.write()?;
     if w.branch(name.as_str())?.is_some() {
         return Err(Error::BranchExists {
@@ -78,7 +81,6 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
     )?;
     // A fork at a branch's tip starts with that branch's counts (else they are counted when
     // first listed or written).
-    let position = repo.position(&repo.read()?)?;
     let source = match (at.as_branch_name(), &position) {
         (Some(b), _) => Some(b),
         (None, HeadRef::Branch(b)) => Some(b.as_str()),

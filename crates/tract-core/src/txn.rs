@@ -101,17 +101,7 @@ pub(crate) fn write(
         keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
     });
-    let (start, infos, detached) = match written {
-        Ok(w) => w,
-        Err(e) => {
-            // The job may have extended the cached view before its group failed.
-            repo.views.invalidate();
-            return Err(e);
-        }
-    };
-    repo.written(&start.target, detached);
-    repo.views.extend(start.commit, &infos);
-    Ok(infos)
+    settle(repo, written)
 }
 
 /// Edits planned from the view at the handle's position and committed in one transaction:
@@ -137,10 +127,17 @@ pub(crate) fn write_edits(
     let clock = repo.store.options().clock;
     let (infos, detached) = write_chain(&mut w, &target, clock, &start, prepare_all(steps)?, None)?;
     let committed = keep_stats(&mut w, &repo.views, &start, &infos).and_then(|()| w.commit());
-    if let Err(e) = committed {
-        repo.views.invalidate();
-        return Err(e);
-    }
+    settle(repo, committed.map(|()| (start, infos, detached)))
+}
+
+/// After a write: the handle takes its new position and its cached view the new commits; a
+/// write that did not commit drops the cached view (it may have been extended inside the
+/// transaction, see [`keep_stats`]).
+fn settle(
+    repo: &Repo,
+    written: Result<(Head, Vec<CommitInfo>, Option<HeadRef>)>,
+) -> Result<Vec<CommitInfo>> {
+    let (start, infos, detached) = written.inspect_err(|_| repo.views.invalidate())?;
     repo.written(&start.target, detached);
     repo.views.extend(start.commit, &infos);
     Ok(infos)
