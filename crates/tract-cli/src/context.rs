@@ -51,12 +51,7 @@ impl Context {
     /// The existing store, bound to its `HEAD` whatever `--branch` says: for the commands
     /// that move `HEAD` (`switch`, `checkout`).
     pub fn open_head(&self) -> Result<Tract, CommandError> {
-        let options = OpenOptions {
-            mode: OpenMode::Existing,
-            store: self.env.store_options()?,
-            bind: Bind::StoreHead,
-        };
-        Ok(Tract::open_with(self.store_path()?, &options)?)
+        self.open_bound(&self.store_path()?, OpenMode::Existing, Bind::StoreHead)
     }
 
     /// Opens a store with what the environment sets (the lock wait, the clock and the
@@ -67,6 +62,10 @@ impl Context {
             Some(name) => Bind::Branch(BranchName::new(name)?),
             None => Bind::StoreHead,
         };
+        self.open_bound(path, mode, bind)
+    }
+
+    fn open_bound(&self, path: &Path, mode: OpenMode, bind: Bind) -> Result<Tract, CommandError> {
         let options = OpenOptions {
             mode,
             store: self.env.store_options()?,
