@@ -1,7 +1,6 @@
 //! `tract.BranchInfo`: one branch (one session) as `Tract.branches()` lists it.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use tract_core::BranchInfo;
 
 /// A branch: its name and tip, the messages and tokens in its view, when it last moved, and
@@ -66,15 +65,7 @@ impl PyBranchInfo {
     /// When its tip was committed (timezone-aware, UTC).
     #[getter]
     fn last_activity<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let dt = py.import("datetime")?;
-        let utc = dt.getattr("timezone")?.getattr("utc")?;
-        let epoch = dt
-            .getattr("datetime")?
-            .call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("microseconds", self.inner.last_activity_us)?;
-        let delta = dt.getattr("timedelta")?.call((), Some(&kwargs))?;
-        epoch.call_method1("__add__", (delta,))
+        crate::convert::utc_datetime(py, self.inner.last_activity_us)
     }
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

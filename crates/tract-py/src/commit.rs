@@ -2,7 +2,6 @@
 
 use crate::convert::to_py;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use tract_core::CommitInfo;
 
 /// One commit: its id, operation, message fields and provenance.
@@ -125,21 +124,7 @@ impl PyCommitInfo {
     /// When it was committed (timezone-aware, UTC).
     #[getter]
     fn created_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let dt = py.import("datetime")?;
-        let epoch = dt.getattr("datetime")?.call1((
-            1970,
-            1,
-            1,
-            0,
-            0,
-            0,
-            0,
-            dt.getattr("timezone")?.getattr("utc")?,
-        ))?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("microseconds", self.inner.commit.timestamp_us)?;
-        let delta = dt.getattr("timedelta")?.call((), Some(&kwargs))?;
-        epoch.call_method1("__add__", (delta,))
+        crate::convert::utc_datetime(py, self.inner.commit.timestamp_us)
     }
 
     /// The note stored on the commit, if any.

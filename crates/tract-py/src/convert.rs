@@ -53,3 +53,16 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         })
     })
 }
+
+/// Microseconds since the Unix epoch as a timezone-aware `datetime` in UTC.
+pub fn utc_datetime(py: Python<'_>, us: u64) -> PyResult<Bound<'_, PyAny>> {
+    let dt = py.import("datetime")?;
+    let utc = dt.getattr("timezone")?.getattr("utc")?;
+    let epoch = dt
+        .getattr("datetime")?
+        .call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("microseconds", us)?;
+    let delta = dt.getattr("timedelta")?.call((), Some(&kwargs))?;
+    epoch.call_method1("__add__", (delta,))
+}

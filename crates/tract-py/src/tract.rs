@@ -48,9 +48,10 @@ impl PyTract {
         &self,
         py: Python<'_>,
         m: Message,
-        expected_head: Option<Rev>,
+        expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
-        self.with(py, move |t| t.append_with(m, &options(t, expected_head)?))
+        let expected = expected_head.map(rev_of).transpose()?;
+        self.with(py, move |t| t.append_with(m, &options(t, expected)?))
             .map(Into::into)
     }
 }
@@ -219,8 +220,7 @@ impl PyTract {
         text: String,
         expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
-        let expected = expected_head.map(rev_of).transpose()?;
-        self.append_one(py, Message::text(Role::System, text), expected)
+        self.append_one(py, Message::text(Role::System, text), expected_head)
     }
 
     /// Appends a user message.
@@ -231,8 +231,7 @@ impl PyTract {
         text: String,
         expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
-        let expected = expected_head.map(rev_of).transpose()?;
-        self.append_one(py, Message::text(Role::User, text), expected)
+        self.append_one(py, Message::text(Role::User, text), expected_head)
     }
 
     /// Appends an assistant message. `tool_calls` is a list of `{"id", "name", "arguments"}`
@@ -249,8 +248,7 @@ impl PyTract {
         if let Some(calls) = tool_calls {
             m.tool_calls = tool_calls_from_json(&from_py(calls)?).py()?;
         }
-        let expected = expected_head.map(rev_of).transpose()?;
-        self.append_one(py, m, expected)
+        self.append_one(py, m, expected_head)
     }
 
     /// Records the result of tool call `call_id` from tool `name`. The `tool_result` handler
@@ -586,8 +584,7 @@ impl PyTract {
         expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
         let m = message_from_json(&from_py(message)?).py()?;
-        let expected = expected_head.map(rev_of).transpose()?;
-        self.append_one(py, m, expected)
+        self.append_one(py, m, expected_head)
     }
 
     /// Appends several message dicts in one transaction: all of them, or none. With
