@@ -168,7 +168,7 @@ impl<'a> BranchJson<'a> {
             current: b.current,
             messages: b.messages,
             token_count: b.token_count,
-            last_activity: crate::render::time_micros(b.last_activity_us),
+            last_activity: tract_core::clock::rfc3339_micros(b.last_activity_us),
             last_activity_us: b.last_activity_us,
         }
     }

@@ -185,9 +185,3 @@ pub fn time_seconds(us: u64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us);
     humantime::format_rfc3339_seconds(t).to_string()
 }
-
-/// A time in microseconds since the Unix epoch, as RFC 3339 UTC with microseconds.
-pub fn time_micros(us: u64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us);
-    humantime::format_rfc3339_micros(t).to_string()
-}

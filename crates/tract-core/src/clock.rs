@@ -3,6 +3,13 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// A time in microseconds since the Unix epoch as RFC 3339 UTC with microseconds, the form
+/// every surface shows commit times in.
+pub fn rfc3339_micros(us: u64) -> String {
+    let t = UNIX_EPOCH + std::time::Duration::from_micros(us);
+    humantime::format_rfc3339_micros(t).to_string()
+}
+
 /// The time source of a store handle.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Clock {

@@ -101,8 +101,7 @@ impl CommitInfo {
 
     /// When it was committed, as RFC 3339 UTC with microseconds.
     pub fn created_at(&self) -> String {
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(self.commit.timestamp_us);
-        humantime::format_rfc3339_micros(t).to_string()
+        crate::clock::rfc3339_micros(self.commit.timestamp_us)
     }
 
     /// The message's fields beyond role and content, as the seed API's `metadata`: `name`,
