@@ -6,13 +6,13 @@
 //! view was dropped builds it again on its next read), so one process can serve many sessions.
 
 use crate::error::Result;
-use crate::id::CommitId;
+use crate::id::{BlobId, CommitId};
 use crate::info::CommitInfo;
-use crate::object::Role;
+use crate::object::{Commit, Message, Role};
 use crate::stats::Tally;
 use crate::store::Snapshot;
 use crate::tokens;
-use crate::view::View;
+use crate::view::{Source, View};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
@@ -150,6 +150,18 @@ impl ViewCache {
     /// Applies freshly committed commits to the cached view when it is at their parent;
     /// otherwise drops it (it is rebuilt on the next read).
     pub(crate) fn extend(&self, parent: Option<CommitId>, infos: &[CommitInfo]) {
+        self.extend_with(parent, infos, |view, id, commit, content| {
+            view.apply(id, commit, content)
+        });
+    }
+
+    /// [`ViewCache::extend`], applying each commit with `apply`.
+    fn extend_with(
+        &self,
+        parent: Option<CommitId>,
+        infos: &[CommitInfo],
+        mut apply: impl FnMut(&mut View, CommitId, Arc<Commit>, Content) -> Result<()>,
+    ) {
         let mut guard = self.slot();
         let Some(view) = guard.as_mut() else { return };
         if view.head().is_some() && view.head() == infos.last().map(|i| i.id) {
@@ -164,7 +176,7 @@ impl ViewCache {
                 (Some(b), Some(m)) => Some((*b, ((**m).clone(), payload_of(info)))),
                 _ => None,
             };
-            if view.apply(info.id, info.commit.clone(), content).is_err() {
+            if apply(view, info.id, info.commit.clone(), content).is_err() {
                 *guard = None;
                 self.account(None);
                 return;
@@ -176,17 +188,21 @@ impl ViewCache {
 }
 
 impl ViewCache {
-    /// Extends the cached view with commits written on `parent` (not committed yet) and returns
-    /// its counts; `None` when the cached view is not at `parent`.
+    /// Extends the cached view with commits written on `parent` (not committed yet, read from
+    /// `src`, the write transaction) and returns its counts; `None` when the cached view is not
+    /// at `parent`.
     pub(crate) fn extend_and_tally(
         &self,
+        src: &impl Source,
         parent: Option<CommitId>,
         infos: &[CommitInfo],
     ) -> Option<Tally> {
         if self.slot().as_ref().map(View::head) != Some(parent) {
             return None;
         }
-        self.extend(parent, infos);
+        self.extend_with(parent, infos, |view, id, commit, content| {
+            view.apply_from(src, id, commit, content)
+        });
         let guard = self.slot();
         let view = guard.as_ref()?;
         (view.head() == infos.last().map(|i| i.id)).then(|| view.tally())
@@ -198,6 +214,9 @@ impl ViewCache {
         self.account(None);
     }
 }
+
+/// What a commit carries for the view: its blob and message with payload tokens.
+type Content = Option<(BlobId, (Message, u32))>;
 
 /// Payload tokens back from a framed count.
 fn payload_of(info: &CommitInfo) -> u32 {

@@ -110,6 +110,32 @@ pub enum Error {
         /// Why it cannot be done.
         message: String,
     },
+    /// A merge of two commits whose histories share no commit.
+    #[error(
+        "invalid operation: branch '{branch}' ({}) shares no history with this branch ({}): nothing to merge from",
+        .other.short(),
+        .head.short()
+    )]
+    NoMergeBase {
+        /// The branch asked to merge.
+        branch: String,
+        /// The handle's head.
+        head: CommitId,
+        /// The branch's tip.
+        other: CommitId,
+    },
+    /// A tool call named as pending (by a tool result merge) that has no result waiting in
+    /// the view.
+    #[error(
+        "invalid operation: tool call '{call_id}' is not pending on this branch ({})",
+        pending_list(pending)
+    )]
+    CallNotPending {
+        /// The call id given.
+        call_id: String,
+        /// The calls that are pending, in view order.
+        pending: Vec<String>,
+    },
     /// A compare-and-swap found the branch somewhere else than expected.
     #[error(
         "branch '{branch}' moved: expected head {}, found {}",
@@ -253,6 +279,13 @@ fn short_list(ids: &[CommitId]) -> String {
         .join(", ")
 }
 
+fn pending_list(pending: &[String]) -> String {
+    if pending.is_empty() {
+        return "no call is pending".to_string();
+    }
+    format!("pending: {}", pending.join(", "))
+}
+
 fn short_or_none(id: Option<CommitId>) -> String {
     id.map_or_else(|| "(none)".to_string(), |c| c.short())
 }
@@ -368,6 +401,15 @@ impl Error {
                 name: "main".into(),
             },
             Error::invalid_op("nothing to do"),
+            Error::NoMergeBase {
+                branch: "imported".into(),
+                head: a,
+                other: b,
+            },
+            Error::CallNotPending {
+                call_id: "call_9".into(),
+                pending: vec!["call_1".into()],
+            },
             Error::HeadMoved {
                 branch: "main".into(),
                 expected: Some(a),
@@ -418,6 +460,8 @@ impl Error {
                 | Error::InvalidInput { .. }
                 | Error::BranchExists { .. }
                 | Error::InvalidOperation { .. }
+                | Error::NoMergeBase { .. }
+                | Error::CallNotPending { .. }
                 | Error::HeadMoved { .. }
                 | Error::StoreLocked { .. }
                 | Error::NotAStore { .. }
@@ -475,7 +519,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 24);
+        assert_eq!(all.len(), 26);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

@@ -1,6 +1,7 @@
-//! Reading history: commits along first parents, one commit, every version of a message, and
+//! Reading history: commits along first parents or through merges (a graph), one commit, every version of a message, and
 //! the compress commit that replaced a message.
 
+use crate::ancestry;
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
@@ -33,6 +34,25 @@ pub(crate) fn log(
         }
     }
     Ok(out)
+}
+
+/// Commits reachable from `start` (default `HEAD`) through every parent of merges, newest
+/// first; at most `limit`. What a graph of the history draws.
+pub(crate) fn graph(
+    repo: &Repo,
+    start: Option<&Rev>,
+    limit: Option<usize>,
+) -> Result<Vec<CommitInfo>> {
+    let snap = repo.read()?;
+    let start = match start {
+        Some(rev) => Some(repo.resolve(&snap, rev)?),
+        None => repo.head(&snap)?.commit,
+    };
+    let heads: Vec<CommitId> = start.into_iter().collect();
+    ancestry::ancestors(&snap, &heads, limit)?
+        .into_iter()
+        .map(|(id, commit)| CommitInfo::with_commit(&snap, id, commit))
+        .collect()
 }
 
 /// One commit with its message.

@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 use crate::id::CommitId;
-use crate::object::{Commit, Message, Op, Role};
+use crate::object::{Commit, MergeStrategy, Message, Op, Role};
 use crate::store::Snapshot;
 use crate::tokens;
 use std::sync::Arc;
@@ -36,7 +36,11 @@ pub struct Current {
 impl CommitInfo {
     /// A commit as `snap` holds it, with its message.
     pub fn load(snap: &Snapshot, id: CommitId) -> Result<Self> {
-        let commit = snap.commit(&id)?;
+        Self::with_commit(snap, id, snap.commit(&id)?)
+    }
+
+    /// A commit already read, with its message from `snap`.
+    pub(crate) fn with_commit(snap: &Snapshot, id: CommitId, commit: Commit) -> Result<Self> {
         let content = match &commit.blob {
             Some(b) => Some(snap.blob(b)?),
             None => None,
@@ -61,7 +65,7 @@ impl CommitInfo {
         }
     }
 
-    /// The operation's name: `append`, `edit` or `compress`.
+    /// The operation's name: `append`, `edit`, `compress` or `merge`.
     pub fn op(&self) -> &'static str {
         self.commit.op.name()
     }
@@ -75,7 +79,7 @@ impl CommitInfo {
     pub fn edit_target(&self) -> Option<CommitId> {
         match &self.commit.op {
             Op::Edit { target } => Some(*target),
-            Op::Append | Op::Compress { .. } => None,
+            Op::Append | Op::Compress { .. } | Op::Merge { .. } => None,
         }
     }
 
@@ -132,10 +136,25 @@ impl CommitInfo {
         }
     }
 
-    /// The summarizer a compress commit records.
+    /// The summarizer a compress commit (or a summarized merge) records.
     pub fn summarizer(&self) -> Option<&str> {
         match &self.commit.op {
             Op::Compress { summarizer, .. } => Some(summarizer),
+            Op::Merge { summarizer, .. } => summarizer.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// For a merge: the branch merged (its name when it was merged), its tip (the second
+    /// parent) and the strategy.
+    pub fn merged(&self) -> Option<(&str, CommitId, &MergeStrategy)> {
+        match (&self.commit.op, self.commit.parents.get(1)) {
+            (
+                Op::Merge {
+                    branch, strategy, ..
+                },
+                Some(tip),
+            ) => Some((branch, *tip, strategy)),
             _ => None,
         }
     }
@@ -143,7 +162,10 @@ impl CommitInfo {
     /// The first line of the text content (or of the first tool call when there is none).
     pub fn preview(&self) -> String {
         let Some(m) = &self.message else {
-            return String::new();
+            return match self.merged() {
+                Some((branch, tip, _)) => format!("merged {branch} ({})", tip.short()),
+                None => String::new(),
+            };
         };
         let text = m.content.text();
         let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");

@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+mod ancestry;
 mod append;
 pub mod branch;
 mod cache;
@@ -42,6 +43,7 @@ pub mod id;
 mod info;
 pub mod json;
 pub mod llm;
+pub mod merge;
 pub mod object;
 pub mod policy;
 pub mod refs;
@@ -70,7 +72,8 @@ pub use hooks::{HookEvent, PendingToolResult, ToolResultHandler, ToolResultOutco
 pub use id::{BlobId, ChunkId, CommitId, HexPrefix};
 pub use info::{CommitInfo, Current};
 pub use llm::OpenAiCompatible;
-pub use object::{Commit, Content, ContentPart, Message, Op, Role, ToolCall};
+pub use merge::MergeRequest;
+pub use object::{Commit, Content, ContentPart, MergeStrategy, Message, Op, Role, ToolCall};
 pub use policy::ToolPolicy;
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
@@ -79,7 +82,8 @@ pub use search::{SearchHit, SearchQuery};
 pub use stats::{BranchStats, Tally};
 pub use store::{OpenMode, Store, StoreOptions};
 pub use summarize::{
-    Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
+    BRANCH_SUMMARIZE_SYSTEM, Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest,
+    TOOL_SUMMARIZE_SYSTEM,
 };
 pub use tools::{CallState, ToolCallInfo, ToolTurn};
 pub use tract::{OpenOptions, Status, Tract};

@@ -9,8 +9,11 @@ use crate::id::{BlobId, CommitId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The object format version written by this build.
-pub const OBJECT_VERSION: u8 = 1;
+/// The newest object format version this build reads and writes. Version 2 added merge
+/// commits; every other object is still written as version 1, so its id does not change.
+pub const OBJECT_VERSION: u8 = 2;
+/// The version of objects that version 1 can describe.
+const BASE_VERSION: u8 = 1;
 const MAGIC: &[u8; 2] = b"tr";
 const KIND_BLOB: u8 = b'b';
 const KIND_COMMIT: u8 = b'c';
@@ -211,7 +214,7 @@ impl Message {
 
     /// The object bytes of this message as a blob.
     pub fn encode(&self) -> Result<Vec<u8>> {
-        encode(KIND_BLOB, self)
+        encode(KIND_BLOB, BASE_VERSION, self)
     }
 
     /// The id of this message as a blob.
@@ -247,15 +250,62 @@ pub enum Op {
         /// The request's parameters (system prompt, instructions, target tokens), verbatim.
         params: BTreeMap<String, String>,
     },
+    /// Brings another branch back: the commit's second parent is that branch's tip. With
+    /// [`MergeStrategy::Append`] the view continues with the other branch's messages since
+    /// `base` (the commit carries no blob); with [`MergeStrategy::ToolResult`] the commit's blob
+    /// is the result of a pending tool call.
+    Merge {
+        /// The fork point: the newest commit both sides share, on the first-parent line of the
+        /// merged branch.
+        base: CommitId,
+        /// The merged branch's name when it was merged (the second parent is its tip).
+        branch: String,
+        /// How the other branch comes back.
+        strategy: MergeStrategy,
+        /// Who summarized the branch into the result, when it was summarized.
+        summarizer: Option<String>,
+    },
+}
+
+/// How a merge brings another branch's work into the view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MergeStrategy {
+    /// The view continues with the other branch's messages since the fork point.
+    Append,
+    /// The other branch answers the pending tool call `call_id` (a sub-agent's answer coming
+    /// back as the result of the call that started it).
+    ToolResult {
+        /// The call answered.
+        call_id: String,
+    },
+}
+
+impl MergeStrategy {
+    /// `append` or `tool_result`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MergeStrategy::Append => "append",
+            MergeStrategy::ToolResult { .. } => "tool_result",
+        }
+    }
 }
 
 impl Op {
-    /// A short name: `append`, `edit`, `compress`.
+    /// A short name: `append`, `edit`, `compress`, `merge`.
     pub fn name(&self) -> &'static str {
         match self {
             Op::Append => "append",
             Op::Edit { .. } => "edit",
             Op::Compress { .. } => "compress",
+            Op::Merge { .. } => "merge",
+        }
+    }
+
+    /// The object format version a commit with this operation needs.
+    fn version(&self) -> u8 {
+        match self {
+            Op::Merge { .. } => 2,
+            Op::Append | Op::Edit { .. } | Op::Compress { .. } => BASE_VERSION,
         }
     }
 }
@@ -263,7 +313,8 @@ impl Op {
 /// A commit: the body of a commit object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commit {
-    /// Zero parents for a root, one otherwise.
+    /// Zero parents for a root, two for a merge (the branch merged into first), one
+    /// otherwise.
     pub parents: Vec<CommitId>,
     /// What it does.
     pub op: Op,
@@ -278,7 +329,7 @@ pub struct Commit {
 impl Commit {
     /// The object bytes of this commit.
     pub fn encode(&self) -> Result<Vec<u8>> {
-        encode(KIND_COMMIT, self)
+        encode(KIND_COMMIT, self.op.version(), self)
     }
 
     /// The id of this commit.
@@ -297,8 +348,8 @@ impl Commit {
     }
 }
 
-fn encode<T: Serialize>(kind: u8, body: &T) -> Result<Vec<u8>> {
-    let mut out = vec![MAGIC[0], MAGIC[1], kind, OBJECT_VERSION];
+fn encode<T: Serialize>(kind: u8, version: u8, body: &T) -> Result<Vec<u8>> {
+    let mut out = vec![MAGIC[0], MAGIC[1], kind, version];
     postcard::to_io(body, &mut out)
         .map_err(|e| Error::invalid_input(format!("cannot encode object: {e}")))?;
     Ok(out)
@@ -380,6 +431,33 @@ mod tests {
             Err(Error::NewerFormat { .. })
         ));
         assert!(Message::decode(&bytes[..bytes.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn merge_commits_are_version_2_and_others_stay_version_1() {
+        let merge = Commit {
+            parents: vec![CommitId::from_bytes([1; 32]), CommitId::from_bytes([2; 32])],
+            op: Op::Merge {
+                base: CommitId::from_bytes([3; 32]),
+                branch: "sub".into(),
+                strategy: MergeStrategy::ToolResult {
+                    call_id: "call_1".into(),
+                },
+                summarizer: None,
+            },
+            blob: None,
+            timestamp_us: 1,
+            message: None,
+        };
+        let bytes = merge.encode().unwrap();
+        assert_eq!(bytes[3], 2);
+        assert_eq!(Commit::decode(&bytes).unwrap(), merge);
+        let append = Commit {
+            op: Op::Append,
+            ..merge
+        };
+        assert_eq!(append.encode().unwrap()[3], 1);
+        assert_eq!(fixed_message().encode().unwrap()[3], 1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Full-text search over message text, tool-call names and arguments, and tool results: on
 //! the current view, or over every version in the branch's history.
 
+use crate::ancestry;
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
@@ -23,8 +24,8 @@ pub struct SearchQuery {
     pub role: Option<Role>,
     /// Only results of this tool, and assistant messages that call it.
     pub tool: Option<String>,
-    /// Search every version in the branch's history (originals of edited messages included),
-    /// not just what is in view.
+    /// Search every version in the branch's history (originals of edited messages included,
+    /// and the history of every branch merged into it), not just what is in view.
     pub history: bool,
     /// At most this many hits.
     pub limit: Option<usize>,
@@ -148,6 +149,8 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         .collect()
 }
 
+/// Every version of every message reachable from `head`, through both parents of merges (a
+/// merged sub-agent's work is part of the history), oldest first.
 fn search_history(
     snap: &Snapshot,
     head: Option<CommitId>,
@@ -156,10 +159,9 @@ fn search_history(
     limit: usize,
 ) -> Result<Vec<SearchHit>> {
     let mut hits = Vec::new();
-    let mut cursor = head;
-    while let Some(id) = cursor {
-        let info = CommitInfo::load(snap, id)?;
-        cursor = info.commit.parent();
+    let heads: Vec<CommitId> = head.into_iter().collect();
+    for (id, commit) in ancestry::ancestors(snap, &heads, None)? {
+        let info = CommitInfo::with_commit(snap, id, commit)?;
         let snippet = info
             .message
             .as_deref()

@@ -12,6 +12,10 @@ pub const TOOL_SUMMARIZE_SYSTEM: &str = "You condense the tool activity of an AI
 /// The system prompt for summarizing a stretch of conversation.
 pub const CONVERSATION_SUMMARIZE_SYSTEM: &str = "You condense part of a conversation between a user and an AI agent into a short record that replaces it in the agent's context. Keep the user's goals and constraints, the decisions made and why, facts established (names, paths, values, numbers), open questions and what remains to be done. Attribute statements to the user or the agent where it matters. Do not invent anything. Stay within the requested length.";
 
+/// The system prompt for summarizing a sub-agent's branch into the result of the tool call
+/// that started it.
+pub const BRANCH_SUMMARIZE_SYSTEM: &str = "You report the work of a sub-agent to the agent that delegated a task to it. Your report is the result of that task. Start with the answer or outcome. Then give the facts the sub-agent established (file paths, line numbers, identifiers, commands, values, error messages), what it changed, what it tried that failed, and what remains open. Do not invent anything that is not in the transcript. Stay within the requested length.";
+
 /// What a summarizer is asked.
 #[derive(Debug, Clone)]
 pub struct SummaryRequest {

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::hooks::{HookRegistry, PendingToolResult, Recorder, ToolResultOutcome};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
+use crate::merge::{self, MergeRequest};
 use crate::object::{Content, Message, Role, ToolCall};
 use crate::policy::{self, ToolPolicy};
 use crate::refs::{Head, ReflogEntry};
@@ -444,6 +445,17 @@ impl Tract {
         Ok(fork)
     }
 
+    /// Merges branch `name` into this handle's position with a commit of two parents (this
+    /// head, then the branch's tip), so the branch's whole history stays reachable. With
+    /// [`crate::MergeStrategy::Append`] the view continues with the branch's messages since
+    /// it forked; with [`crate::MergeStrategy::ToolResult`] the merge commit is the result of
+    /// that pending call: the branch's final assistant answer, or a summary of its messages
+    /// (`req.summarize`). A branch merged into itself, one sharing no history, one with nothing
+    /// new, or a call that is not pending is an error, and nothing is committed.
+    pub fn merge(&self, name: &BranchName, req: &MergeRequest<'_>) -> Result<CommitInfo> {
+        merge::merge(&self.repo, name, req, self.summarizer())
+    }
+
     /// Deletes branch `name` (not the one this handle or the store's `HEAD` is on); the
     /// reflog keeps its tip, which this returns. A handle elsewhere still bound to it fails
     /// with [`Error::BranchDeleted`] rather than start a new history there.
@@ -500,6 +512,12 @@ impl Tract {
         keep: impl Fn(&CommitInfo) -> bool,
     ) -> Result<Vec<CommitInfo>> {
         history::log(&self.repo, start, limit, keep)
+    }
+
+    /// Commits reachable from `start` (default `HEAD`) through every parent (a merged branch's
+    /// commits included), newest first: the history as a graph draws it.
+    pub fn log_graph(&self, start: Option<&Rev>, limit: Option<usize>) -> Result<Vec<CommitInfo>> {
+        history::graph(&self.repo, start, limit)
     }
 
     /// Every version of the view position `rev` belongs to, oldest first: the original

@@ -12,7 +12,7 @@ use crate::error::{BatchPosition, Error, Result};
 use crate::group::JobError;
 use crate::id::CommitId;
 use crate::info::CommitInfo;
-use crate::object::{Commit, Message, Op};
+use crate::object::{Commit, MergeStrategy, Message, Op};
 use crate::refs::{Head, HeadRef};
 use crate::repo::{Repo, Target};
 use crate::stats::{BranchStats, Tally};
@@ -85,10 +85,51 @@ pub(crate) fn write(
     opts: &AppendOptions,
     steps: Vec<(Step, Prepared)>,
 ) -> Result<Vec<CommitInfo>> {
+    let note = opts.note.clone();
+    write_grouped(repo, opts.expected_head, move |w, target, clock, start| {
+        write_chain(w, target, clock, start, steps, note)
+    })
+}
+
+/// Writes a merge commit on top of the handle's position, if it is still at `expected`: its
+/// second parent is `other`, its blob (a tool result merge's) `content`. Durable when this
+/// returns.
+pub(crate) fn write_merge(
+    repo: &Repo,
+    expected: Option<CommitId>,
+    op: Op,
+    other: CommitId,
+    content: Option<Prepared>,
+    note: Option<String>,
+) -> Result<CommitInfo> {
+    let infos = write_grouped(repo, Some(expected), move |w, target, clock, start| {
+        let other_time = w.commit_object(&other)?.timestamp_us;
+        let mut chain = Chain::new(start, w, clock)?;
+        let info = {
+            let mut objects = w.objects()?;
+            chain.put_commit(&mut objects, op, content, Some((other, other_time)), note)?
+        };
+        Ok((vec![info], chain.finish(target, w)?))
+    })?;
+    infos
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::invalid_op("the merge produced no commit"))
+}
+
+/// Runs `put` (which writes commits on top of the position it is given and moves it) in a
+/// transaction shared with the writes other threads make at the same moment (group commit),
+/// after the optional compare-and-swap check; keeps the branch's counts and settles the
+/// handle. Returns once the commits are durable.
+fn write_grouped(
+    repo: &Repo,
+    expected: Option<Option<CommitId>>,
+    put: impl FnOnce(&mut Writer, &Target, Clock, &Head) -> Result<(Vec<CommitInfo>, Option<HeadRef>)>
+    + Send
+    + 'static,
+) -> Result<Vec<CommitInfo>> {
     let target = repo.target();
     let clock = repo.store.options().clock;
-    let expected = opts.expected_head;
-    let note = opts.note.clone();
     let views = Arc::clone(&repo.views);
     let written = repo.store.write_grouped(move |w| {
         let start = target.head_in(w).map_err(JobError::Refused)?;
@@ -96,8 +137,7 @@ pub(crate) fn write(
             check_expected(&start, expected).map_err(JobError::Refused)?;
         }
         // Past this point the job has written: a failure abandons the whole group.
-        let (infos, detached) =
-            write_chain(w, &target, clock, &start, steps, note).map_err(JobError::Fatal)?;
+        let (infos, detached) = put(w, &target, clock, &start).map_err(JobError::Fatal)?;
         keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
     });
@@ -185,7 +225,7 @@ fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitIn
     };
     let tally = match counted(w, branch, start, infos)? {
         Some(t) => t,
-        None => match views.extend_and_tally(start.commit, infos) {
+        None => match views.extend_and_tally(&*w, start.commit, infos) {
             Some(t) => t,
             None => View::build(&*w, Some(last.id), None)?.tally(),
         },
@@ -215,7 +255,11 @@ fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Resu
             return Ok(None);
         };
         match &info.commit.op {
-            Op::Append => entries.push((info.token_count, tally.push(m, info.token_count))),
+            Op::Append
+            | Op::Merge {
+                strategy: MergeStrategy::ToolResult { .. },
+                ..
+            } => entries.push((info.token_count, tally.push(m, info.token_count))),
             Op::Edit { target } => {
                 let Some(j) = infos[..k].iter().position(|i| i.id == *target) else {
                     return Ok(None);
@@ -225,7 +269,7 @@ fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Resu
                 entries[j].0 = info.token_count;
                 entries.push((info.token_count, orphan));
             }
-            Op::Compress { .. } => return Ok(None),
+            Op::Compress { .. } | Op::Merge { .. } => return Ok(None),
         }
     }
     Ok(Some(tally))
@@ -276,24 +320,50 @@ impl Chain {
         p: Prepared,
         note: Option<String>,
     ) -> Result<CommitInfo> {
-        let blob = w.put_blob(&p.bytes, p.payload)?;
-        // Timestamps increase along a branch even if the clock steps back.
+        self.put_commit(w, op, Some(p), None, note)
+    }
+
+    /// Writes one commit on top of the previous one, carrying `content` if given, with
+    /// `merged` (a commit and its timestamp) as its second parent if given.
+    fn put_commit(
+        &mut self,
+        w: &mut Objects<'_>,
+        op: Op,
+        content: Option<Prepared>,
+        merged: Option<(CommitId, u64)>,
+        note: Option<String>,
+    ) -> Result<CommitInfo> {
+        let blob = match &content {
+            Some(p) => Some(w.put_blob(&p.bytes, p.payload)?),
+            None => None,
+        };
+        // A commit is newer than each of its parents even if the clock steps back: history
+        // walks rely on it (see `ancestry`).
         let now = self.clock.now_us();
-        let timestamp_us = self.last_timestamp.map_or(now, |t| now.max(t + 1));
+        let newest_parent = self.last_timestamp.max(merged.map(|(_, t)| t));
+        let timestamp_us = newest_parent.map_or(now, |t| now.max(t + 1));
         if !self.reasons.contains(&op.name()) {
             self.reasons.push(op.name());
         }
         let commit = Commit {
-            parents: self.tip.into_iter().collect(),
+            parents: self
+                .tip
+                .into_iter()
+                .chain(merged.map(|(id, _)| id))
+                .collect(),
             op,
-            blob: Some(blob),
+            blob,
             timestamp_us,
             message: note,
         };
         let id = w.put_commit(&commit)?;
         self.tip = Some(id);
         self.last_timestamp = Some(timestamp_us);
-        Ok(CommitInfo::new(id, commit, Some((p.message, p.payload))))
+        Ok(CommitInfo::new(
+            id,
+            commit,
+            content.map(|p| (p.message, p.payload)),
+        ))
     }
 
     /// Moves the handle's branch (or its detached position) to the last commit written;

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, CommitMap};
-use crate::object::{Commit, Message, Op, Role};
+use crate::object::{Commit, MergeStrategy, Message, Op, Role};
 use crate::stats::Tally;
 use crate::store::Snapshot;
 use crate::tokens;
@@ -231,32 +231,78 @@ impl View {
             return Ok(View::default());
         };
         let stop = base.as_ref().and_then(|b| b.head);
-        let mut chain = Vec::new();
-        let mut cursor = Some(head);
-        while let Some(id) = cursor {
-            if Some(id) == stop {
-                break;
-            }
-            let commit = src.commit(&id)?;
-            cursor = commit.parent();
-            chain.push((id, commit));
-        }
-        let reached_base = cursor.is_some() && cursor == stop;
-        let mut view = if reached_base {
+        let (chain, reached_base) = first_parents(src, head, stop)?;
+        let view = if reached_base {
             base.unwrap_or_default()
         } else {
             View::default()
         };
-        chain.reverse();
-        let contents = load_blobs(src, &chain)?;
-        for ((id, commit), content) in chain.into_iter().zip(contents) {
-            view.apply(id, Arc::new(commit), content)?;
-        }
-        view.flush();
-        Ok(view)
+        view.fold(src, chain)
     }
 
-    /// Applies one commit whose first parent is this view's head.
+    /// The messages `tip` added after `base` on its first-parent line, as a view of their own:
+    /// what an append merge of `tip` brings in. Edits and compressions of messages from
+    /// before `base` change nothing here (those messages are not in it). `None` when `base` is
+    /// not on `tip`'s first-parent line.
+    pub(crate) fn since(src: &impl Source, tip: CommitId, base: CommitId) -> Result<Option<View>> {
+        let (chain, reached_base) = first_parents(src, tip, Some(base))?;
+        if !reached_base {
+            return Ok(None);
+        }
+        View::default().fold(src, chain).map(Some)
+    }
+
+    /// Applies `chain` (oldest first) on top of this view.
+    fn fold(mut self, src: &impl Source, chain: Vec<(CommitId, Commit)>) -> Result<View> {
+        let contents = load_blobs(src, &chain)?;
+        for ((id, commit), content) in chain.into_iter().zip(contents) {
+            self.apply_from(src, id, Arc::new(commit), content)?;
+        }
+        self.flush();
+        Ok(self)
+    }
+
+    /// Applies one commit whose first parent is this view's head, reading the messages an
+    /// append merge brings in from `src`.
+    pub(crate) fn apply_from(
+        &mut self,
+        src: &impl Source,
+        id: CommitId,
+        commit: Arc<Commit>,
+        content: Option<(BlobId, (Message, u32))>,
+    ) -> Result<()> {
+        let Op::Merge {
+            base,
+            strategy: MergeStrategy::Append,
+            ..
+        } = &commit.op
+        else {
+            return self.apply(id, commit, content);
+        };
+        let other =
+            commit.parents.get(1).copied().ok_or_else(|| {
+                Error::corrupt(format!("merge {} has no second parent", id.short()))
+            })?;
+        let merged = View::since(src, other, *base)?.ok_or_else(|| {
+            Error::corrupt(format!(
+                "merge {}: its base {} is not on the first-parent line of {}",
+                id.short(),
+                base.short(),
+                other.short()
+            ))
+        })?;
+        self.flush();
+        let entries = Arc::unwrap_or_clone(merged.entries);
+        Arc::make_mut(&mut self.entries).reserve(entries.len());
+        for e in entries {
+            self.push_entry(e);
+        }
+        self.head = Some(id);
+        Ok(())
+    }
+
+    /// Applies one commit whose first parent is this view's head. An append merge needs the
+    /// messages it brings in: see [`View::apply_from`].
     pub(crate) fn apply(
         &mut self,
         id: CommitId,
@@ -267,12 +313,26 @@ impl View {
             self.flush();
         }
         match &commit.op {
-            Op::Append => {
-                let (blob, (message, payload)) = content
-                    .ok_or_else(|| Error::corrupt(format!("append {} has no blob", id.short())))?;
+            Op::Append
+            | Op::Merge {
+                strategy: MergeStrategy::ToolResult { .. },
+                ..
+            } => {
+                let (blob, (message, payload)) = content.ok_or_else(|| {
+                    Error::corrupt(format!("{} {} has no blob", commit.op.name(), id.short()))
+                })?;
                 self.push(id, commit, blob, Arc::new(message), payload);
                 self.head = Some(id);
                 return Ok(());
+            }
+            Op::Merge {
+                strategy: MergeStrategy::Append,
+                ..
+            } => {
+                return Err(Error::invalid_op(format!(
+                    "merge {} needs the merged branch's messages to apply",
+                    id.short()
+                )));
             }
             Op::Edit { target } => {
                 let (blob, (message, payload)) = content
@@ -575,6 +635,27 @@ impl View {
         e.tokens = framed;
         e.edits.push(id);
     }
+}
+
+/// The commits from `head` back along first parents to `stop` (excluded), oldest first, and
+/// whether `stop` was reached.
+fn first_parents(
+    src: &impl Source,
+    head: CommitId,
+    stop: Option<CommitId>,
+) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+    let mut chain = Vec::new();
+    let mut cursor = Some(head);
+    while let Some(id) = cursor {
+        if Some(id) == stop {
+            break;
+        }
+        let commit = src.commit(&id)?;
+        cursor = commit.parent();
+        chain.push((id, commit));
+    }
+    chain.reverse();
+    Ok((chain, cursor.is_some() && cursor == stop))
 }
 
 /// Below this many blobs, threads cost more than they save.

@@ -114,6 +114,21 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             &c.invalid_operation
         }
         Error::InvalidOperation { .. } => &c.invalid_operation,
+        Error::NoMergeBase {
+            branch,
+            head,
+            other,
+        } => {
+            facts.set_item("branch", branch)?;
+            facts.set_item("head", hex(head))?;
+            facts.set_item("other", hex(other))?;
+            &c.invalid_operation
+        }
+        Error::CallNotPending { call_id, pending } => {
+            facts.set_item("call_id", call_id)?;
+            facts.set_item("pending", pending)?;
+            &c.invalid_operation
+        }
         Error::HeadMoved {
             branch,
             expected,
