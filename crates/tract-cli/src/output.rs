@@ -6,7 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tract_core::json::message_to_json;
 use tract_core::{
-    BranchInfo, CommitId, CommitInfo, SearchHit, Status, ToolCallInfo, ToolPolicy, ToolTurn,
+    BranchInfo, CommitId, CommitInfo, MergeStrategy, Op, SearchHit, Status, ToolCallInfo,
+    ToolPolicy, ToolTurn,
 };
 
 fn hex_list(ids: &[CommitId]) -> Vec<String> {
@@ -31,9 +32,27 @@ pub struct CommitJson {
     token_count: u32,
     message: Option<Value>,
     current: Option<CurrentJson>,
+    /// A merge: the branch merged and how.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merge: Option<MergeJson>,
     /// `show --json` of a compressed message: the summary that replaced it.
     #[serde(skip_serializing_if = "Option::is_none")]
     compressed_into: Option<String>,
+}
+
+/// What a merge commit merged.
+#[derive(Serialize)]
+struct MergeJson {
+    /// The branch's name when it was merged.
+    branch: String,
+    /// Its tip then (the second parent).
+    tip: String,
+    /// Where it forked.
+    base: String,
+    /// `append` or `tool_result`.
+    strategy: &'static str,
+    /// The call a `tool_result` merge answers.
+    call_id: Option<String>,
 }
 
 /// The version of an edited position that is in view.
@@ -67,6 +86,19 @@ impl CommitJson {
                 token_count: c.token_count,
                 message: message_to_json(&c.message),
             }),
+            merge: match (&info.commit.op, info.merged()) {
+                (Op::Merge { base, .. }, Some((branch, tip, strategy))) => Some(MergeJson {
+                    branch: branch.to_string(),
+                    tip: tip.to_hex(),
+                    base: base.to_hex(),
+                    strategy: strategy.name(),
+                    call_id: match strategy {
+                        MergeStrategy::ToolResult { call_id } => Some(call_id.clone()),
+                        MergeStrategy::Append => None,
+                    },
+                }),
+                _ => None,
+            },
             compressed_into: None,
         }
     }

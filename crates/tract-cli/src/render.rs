@@ -1,7 +1,11 @@
 //! How commits, statuses and refs are printed for people.
 
+use renderdag::{Ancestor, GraphRowRenderer, Renderer};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
-use tract_core::{CommitInfo, HeadRef, ReflogEntry, Status};
+use tract_core::{
+    BranchInfo, CommitId, CommitInfo, HeadRef, MergeStrategy, Op, ReflogEntry, Status,
+};
 
 /// The widest first line `log` prints before cutting it with an ellipsis.
 const PREVIEW_CHARS: usize = 96;
@@ -28,6 +32,9 @@ pub fn log_line(out: &mut impl Write, info: &CommitInfo) {
     let mut preview = info.preview();
     if let Some(target) = info.edit_target() {
         preview = format!("(edit of {}) {preview}", target.short());
+    }
+    if let Some((branch, _, MergeStrategy::ToolResult { call_id })) = info.merged() {
+        preview = format!("({branch} answers {call_id}) {preview}");
     }
     if let [first, .., last] | [first @ last] = info.sources() {
         let n = info.sources().len();
@@ -70,6 +77,45 @@ pub fn position_line(out: &mut impl Write, info: &CommitInfo) {
     }
 }
 
+/// `log --graph`: `infos` (newest first) as a graph, each commit a `log` line with the
+/// branches whose tip it is.
+pub fn graph(out: &mut impl Write, infos: &[CommitInfo], branches: &[BranchInfo]) {
+    let mut tips: HashMap<CommitId, Vec<&str>> = HashMap::new();
+    for b in branches {
+        tips.entry(b.head).or_default().push(&b.name);
+    }
+    let shown: HashSet<CommitId> = infos.iter().map(|i| i.id).collect();
+    let mut renderer = GraphRowRenderer::new()
+        .output()
+        .with_min_row_height(1)
+        .build_box_drawing();
+    for info in infos {
+        let parents = info
+            .commit
+            .parents
+            .iter()
+            .map(|p| match shown.contains(p) {
+                true => Ancestor::Parent(*p),
+                // Cut off by -n: drawn as a line that goes on.
+                false => Ancestor::Anonymous,
+            })
+            .collect();
+        let mut line = String::new();
+        log_line(&mut line, info);
+        let mut line = line.trim_end().to_string();
+        if let Some(names) = tips.get(&info.id) {
+            line = format!("{line}  ({})", names.join(", "));
+        }
+        let glyph = if matches!(info.commit.op, Op::Merge { .. }) {
+            "◆"
+        } else {
+            "○"
+        };
+        let row = renderer.next_row(info.id, parents, glyph.to_string(), line);
+        let _ = write!(out, "{row}");
+    }
+}
+
 /// One `log --oneline` line.
 pub fn oneline(out: &mut impl Write, info: &CommitInfo) {
     let _ = writeln!(
@@ -93,6 +139,16 @@ pub fn show(out: &mut impl Write, info: &CommitInfo) {
     }
     for p in &info.commit.parents {
         let _ = writeln!(out, "parent  {}", p.short());
+    }
+    if let Some((branch, tip, strategy)) = info.merged() {
+        let how = match strategy {
+            MergeStrategy::Append => "its messages appended".to_string(),
+            MergeStrategy::ToolResult { call_id } => match info.summarizer() {
+                Some(s) => format!("a summary by {s} is the result of call {call_id}"),
+                None => format!("its final answer is the result of call {call_id}"),
+            },
+        };
+        let _ = writeln!(out, "merged  {branch} at {} ({how})", tip.short());
     }
     let _ = writeln!(out, "date    {}", info.created_at());
     if !info.sources().is_empty() {

@@ -22,6 +22,9 @@ pub struct Args {
     /// Short id and first line only.
     #[arg(long)]
     oneline: bool,
+    /// Draw the commit graph: merged branches' commits too, with the lines between them.
+    #[arg(long, conflicts_with_all = ["json", "oneline", "role", "tool"])]
+    graph: bool,
     /// Only commits of this role.
     #[arg(long, value_name = "ROLE")]
     role: Option<String>,
@@ -35,6 +38,11 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let role = a.role.as_deref().map(Role::parse).transpose()?;
     let t = ctx.open()?;
     let start = a.rev.as_deref().map(rev).transpose()?;
+    if a.graph {
+        let infos = t.log_graph(start.as_ref(), a.limit)?;
+        render::graph(ui, &infos, &t.branches()?);
+        return Ok(());
+    }
     let tool = a.tool.as_deref();
     let infos = t.log_where(start.as_ref(), a.limit, |i| {
         role.is_none_or(|r| i.role() == Some(r)) && tool.is_none_or(|t| i.tool_names().contains(&t))

@@ -12,6 +12,7 @@ mod demo;
 mod edit;
 mod init;
 mod log;
+mod merge;
 mod reflog;
 mod repair;
 mod reset;
@@ -57,6 +58,9 @@ pub enum Command {
     Branch(branch::Args),
     /// Make NAME the current branch.
     Switch(switch::Args),
+    /// Bring another branch back with a merge commit: its messages appended, or its answer
+    /// as the result of a pending tool call.
+    Merge(merge::Args),
     /// Switch to a branch, or detach HEAD at a commit (time travel).
     Checkout(checkout::Args),
     /// Move the current branch to REV; the old head stays in the reflog.
@@ -88,6 +92,7 @@ impl Command {
             Command::Branch(a) => branch::run(ctx, ui, a),
             Command::Switch(a) => switch::run(ctx, ui, a),
             Command::Checkout(a) => checkout::run(ctx, ui, a),
+            Command::Merge(a) => merge::run(ctx, ui, a),
             Command::Reset(a) => reset::run(ctx, ui, a),
             Command::Reflog(a) => reflog::run(ctx, ui, a),
             Command::Status(a) => status::run(ctx, ui, a),

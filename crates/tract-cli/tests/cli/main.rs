@@ -20,6 +20,7 @@ mod edit;
 mod errors;
 mod init;
 mod log;
+mod merge;
 mod processes;
 mod refs;
 mod repair;
