@@ -17,7 +17,9 @@ echo "== python: build the wheel into a fresh venv"
 venv=target/test-venv
 rm -rf "$venv" target/wheels
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8"
+# The providers' SDKs: their request types check what compile produces (tests/python/providers.py).
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8" \
+    "openai>=1.60,<4" "anthropic>=0.50,<3"
 "$venv/bin/maturin" build --release --locked -m crates/tract-py/Cargo.toml -o target/wheels
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check target/wheels/tract_context-*.whl
 

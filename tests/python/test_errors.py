@@ -113,6 +113,11 @@ EXPECTED = {
     "InvalidInput": (tract.InvalidInputError, {}),
     "BranchExists": (tract.InvalidOperationError, {"branch": "main"}),
     "InvalidOperation": (tract.InvalidOperationError, {}),
+    "NoMergeBase": (
+        tract.InvalidOperationError,
+        {"branch": "imported", "head": HEX, "other": HEX},
+    ),
+    "CallNotPending": (tract.InvalidOperationError, {"call_id": "call_9", "pending": ["call_1"]}),
     "HeadMoved": (tract.HeadMovedError, {"branch": "main", "expected": HEX, "actual": HEX}),
     "StoreLocked": (tract.StoreLockedError, {"path": "/tmp/store.redb"}),
     "NotAStore": (tract.NotAStoreError, {"path": "/tmp/store.redb", "reason": "the file is empty"}),

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 import tract
+from providers import assert_valid
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TRACT_BIN = pathlib.Path(os.environ.get("TRACT_BIN", ROOT / "target" / "debug" / "tract"))
@@ -234,3 +235,114 @@ def test_threads_in_one_process_share_commits_and_a_sigkill_loses_nothing_acknow
         # Every acknowledged message is there, in order; only writes in flight may follow.
         assert got[: last + 1] == [f"s{k} {i}" for i in range(last + 1)]
         assert all(m.startswith(f"s{k} ") for m in got)
+
+
+def delegate(t: tract.Tract) -> tract.Tract:
+    """The main agent calls a `task` tool; a sub-agent works on its own branch and answers."""
+    t.system("you are the main agent")
+    t.user("fix the failing test")
+    t.assistant(None, [{"id": "task_1", "name": "task", "arguments": '{"goal": "find the bug"}'}])
+    sub = t.fork("sub-agent")
+    sub.user("find why test_login fails")
+    sub.assistant(None, [{"id": "g1", "name": "grep", "arguments": '{"pattern": "expiry"}'}])
+    sub.tool_result("g1", "grep", "auth.py:12: if now > expiry + 1:")
+    sub.assistant("The expiry check in auth.py:12 is off by one.")
+    return sub
+
+
+def test_a_sub_agent_answers_its_task_call_through_a_tool_result_merge(store_path) -> None:
+    t = tract.Tract.open(store_path)
+    sub = delegate(t)
+    for handle in (t, sub):  # both valid before the merge (main's call gets a synthetic result)
+        assert_valid(handle.compile())
+    before = t.head
+    m = t.merge("sub-agent", strategy="tool_result", call_id="task_1")
+    assert m.op == "merge" and m.merged_branch == "sub-agent" and m.merge_strategy == "tool_result"
+    assert m.parents == [before, sub.head]
+    assert m.content == "The expiry check in auth.py:12 is off by one."
+    compiled = t.compile()
+    assert compiled.warnings == []
+    assert_valid(compiled)
+    assert [c.role for c in t.log()] == ["tool", "assistant", "user", "system"]
+    assert len(t.log(graph=True)) == 8
+    # The sub-agent's work is searchable through the merge, and its turn is whole.
+    assert [h.commit.content for h in t.search("if now > expiry", history=True)] == [
+        "auth.py:12: if now > expiry + 1:"
+    ]
+    assert [turn.results[0].content for turn in t.find_tool_turns(name="task")] == [m.content]
+    # A new process sees the same view.
+    again = tract.Tract.open(store_path, branch="main")
+    assert again.compile().to_openai() == compiled.to_openai()
+
+
+def test_a_summarized_merge_and_an_append_merge_stay_valid(t: tract.Tract) -> None:
+    delegate(t)
+    seen = []
+
+    def summarizer(messages: list) -> str:
+        seen.append(messages)
+        return "auth.py:12 compares with expiry + 1"
+
+    m = t.merge("sub-agent", strategy="tool_result", call_id="task_1", summarize=True,
+                summarizer=summarizer)
+    assert m.summarizer.endswith(".summarizer") and m.content.startswith("auth.py:12")
+    assert "find why test_login fails" in seen[0][-1]["content"]
+    assert_valid(t.compile())
+    # A second sub-agent whose messages continue the main view.
+    side = t.fork("side")
+    side.user("also check the session cookie")
+    side.assistant(None, [{"id": "r1", "name": "read_file", "arguments": '{"path": "s.py"}'}])
+    side.tool_result("r1", "read_file", "SESSION_COOKIE_SECURE = False")
+    side.assistant("The cookie is not marked secure.")
+    t.user("thanks; what else?")
+    merged = t.merge("side", note="bring the side findings")
+    assert merged.merge_strategy == "append" and merged.content is None
+    assert merged.note == "bring the side findings"
+    assert [m["content"] for m in t.compile().messages][-4:] == [
+        "also check the session cookie", "", "SESSION_COOKIE_SECURE = False",
+        "The cookie is not marked secure.",
+    ]
+    assert_valid(t.compile())
+
+
+def test_bad_merges_raise_and_commit_nothing(t: tract.Tract) -> None:
+    delegate(t)
+    head = t.head
+    with pytest.raises(tract.InvalidOperationError, match="into itself"):
+        t.merge("main")
+    with pytest.raises(tract.InvalidOperationError, match="not pending") as e:
+        t.merge("sub-agent", strategy="tool_result", call_id="nope")
+    assert e.value.call_id == "nope" and e.value.pending == ["task_1"]
+    with pytest.raises(tract.NotFoundError):
+        t.merge("ghost")
+    with pytest.raises(tract.InvalidInputError, match="needs call_id"):
+        t.merge("sub-agent", strategy="tool_result")
+    with pytest.raises(tract.InvalidInputError, match="unknown merge strategy"):
+        t.merge("sub-agent", strategy="rebase")
+    with pytest.raises(tract.InvalidInputError):
+        t.merge("bad name!")
+    stranger = tract.Tract.open(t.path, branch="stranger")
+    stranger.user("unrelated")
+    with pytest.raises(tract.InvalidOperationError, match="shares no history") as e:
+        t.merge("stranger")
+    assert e.value.branch == "stranger"
+    assert t.head == head and t.pending_tool_calls()[0].call_id == "task_1"
+
+
+async def _merge_async(path: str) -> None:
+    from tract.aio import AsyncTract
+
+    t = await AsyncTract.open(path)
+    await t.system("sys")
+    await t.assistant(None, [{"id": "task_1", "name": "task", "arguments": "{}"}])
+    sub = await t.fork("sub")
+    await sub.assistant("done on the side")
+    m = await t.merge("sub", strategy="tool_result", call_id="task_1")
+    assert m.content == "done on the side"
+    assert len(await t.log(graph=True)) == 4
+
+
+def test_merge_has_an_awaitable_twin(store_path) -> None:
+    import asyncio
+
+    asyncio.run(_merge_async(store_path))

@@ -139,10 +139,24 @@ impl PyCommitInfo {
         self.inner.sources().iter().map(|s| s.to_hex()).collect()
     }
 
-    /// For a compress commit: who summarized (`extractive`, `manual`, `callable:…`, `openai:…`).
+    /// For a compress commit or a summarized merge: who summarized (`extractive`, `manual`,
+    /// `callable:…`, `openai:…`).
     #[getter]
     fn summarizer(&self) -> Option<String> {
         self.inner.summarizer().map(str::to_string)
+    }
+
+    /// For a merge: the branch merged (its name when it was merged; its tip is the second
+    /// parent).
+    #[getter]
+    fn merged_branch(&self) -> Option<String> {
+        self.inner.merged().map(|(b, _, _)| b.to_string())
+    }
+
+    /// For a merge: `append` or `tool_result`.
+    #[getter]
+    fn merge_strategy(&self) -> Option<&'static str> {
+        self.inner.merged().map(|(_, _, s)| s.name())
     }
 
     /// The commit whose content is in view: the newest edit of this position when a query

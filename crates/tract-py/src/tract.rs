@@ -14,7 +14,7 @@ use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, messages_from_list, tool_calls_from_json};
 use tract_core::{
     AppendOptions, Bind, BranchName, ClearOptions, CompressRequest, Content, Error, Manual,
-    Message, OpenOptions, Rev, Role, SearchQuery, Summarizer, Tract,
+    MergeRequest, MergeStrategy, Message, OpenOptions, Rev, Role, SearchQuery, Summarizer, Tract,
 };
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
@@ -69,6 +69,13 @@ fn options(t: &Tract, expected_head: Option<Rev>) -> Result<AppendOptions, Error
     Ok(AppendOptions {
         expected_head,
         note: None,
+    })
+}
+
+/// An `InvalidInputError` for arguments the core never sees.
+fn invalid_input(message: impl Into<String>) -> PyErr {
+    crate::errors::to_py(Error::InvalidInput {
+        message: message.into(),
     })
 }
 
@@ -627,16 +634,22 @@ impl PyTract {
         Ok(PyCompiled { inner })
     }
 
-    /// History from `start` (default HEAD) back along first parents, newest first.
-    #[pyo3(signature = (limit=None, start=None))]
+    /// History from `start` (default HEAD) back along first parents, newest first. With
+    /// `graph=True`, every commit reachable through both parents of merges (a merged branch's
+    /// commits too), newest first.
+    #[pyo3(signature = (limit=None, start=None, *, graph=false))]
     fn log(
         &self,
         py: Python<'_>,
         limit: Option<usize>,
         start: Option<&Bound<'_, PyAny>>,
+        graph: bool,
     ) -> PyResult<Vec<PyCommitInfo>> {
         let start = start.map(rev_of).transpose()?;
-        let infos = self.with(py, move |t| t.log(start.as_ref(), limit))?;
+        let infos = self.with(py, move |t| match graph {
+            true => t.log_graph(start.as_ref(), limit),
+            false => t.log(start.as_ref(), limit),
+        })?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
@@ -733,6 +746,59 @@ impl PyTract {
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(fork))),
         })
+    }
+
+    /// Merges branch `name` into this handle's branch with a commit of two parents (the
+    /// branch's whole history stays reachable). `strategy="append"`: the view continues with
+    /// the branch's messages since it forked. `strategy="tool_result", call_id=ID`: the branch's
+    /// final assistant answer (or, with `summarize=True`, a summary of its work by `summarizer`,
+    /// the handle's, or the extractive one) becomes the result of that pending call. A branch
+    /// merged into itself, one with no common history or nothing new, or a call that is not
+    /// pending raises, and nothing is committed. Returns the merge commit.
+    #[pyo3(signature = (branch, *, strategy="append", call_id=None, summarize=false, summarizer=None, target_tokens=None, note=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        branch: String,
+        strategy: &str,
+        call_id: Option<String>,
+        summarize: bool,
+        summarizer: Option<Py<PyAny>>,
+        target_tokens: Option<i64>,
+        note: Option<String>,
+    ) -> PyResult<PyCommitInfo> {
+        let name = BranchName::new(&branch).py()?;
+        let strategy = match (strategy, call_id) {
+            ("append", None) => MergeStrategy::Append,
+            ("tool_result", Some(call_id)) => MergeStrategy::ToolResult { call_id },
+            ("append", Some(_)) => {
+                return Err(invalid_input("call_id goes with strategy=\"tool_result\""));
+            }
+            ("tool_result", None) => {
+                return Err(invalid_input("strategy=\"tool_result\" needs call_id"));
+            }
+            (other, _) => {
+                return Err(invalid_input(format!(
+                    "unknown merge strategy '{other}' (expected \"append\" or \"tool_result\")"
+                )));
+            }
+        };
+        let target_tokens = positive(target_tokens)?;
+        let chosen = chosen(py, summarizer, None);
+        self.with(py, move |t| {
+            t.merge(
+                &name,
+                &MergeRequest {
+                    strategy,
+                    summarize,
+                    summarizer: chosen.as_deref(),
+                    target_tokens,
+                    note,
+                },
+            )
+        })
+        .map(Into::into)
     }
 
     /// Deletes branch `name` (not the one this handle or the store's HEAD is on); its reflog

@@ -263,9 +263,11 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.compile`, run in a worker thread."""
         return await self._run(self._tract.compile, at)
 
-    async def log(self, limit: Optional[int] = None, start: Optional[Rev] = None) -> list[CommitInfo]:
+    async def log(
+        self, limit: Optional[int] = None, start: Optional[Rev] = None, *, graph: bool = False
+    ) -> list[CommitInfo]:
         """Awaitable twin of :meth:`Tract.log`, run in a worker thread."""
-        return await self._run(self._tract.log, limit, start)
+        return await self._run(self._tract.log, limit, start, graph=graph)
 
     async def get_commit(self, commit: Rev) -> CommitInfo:
         """Awaitable twin of :meth:`Tract.get_commit`, run in a worker thread."""
@@ -295,6 +297,29 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.fork`, run in a worker thread: the fork as an
         ``AsyncTract``."""
         return AsyncTract(await self._run(self._tract.fork, name, at))
+
+    async def merge(
+        self,
+        branch: str,
+        *,
+        strategy: Literal["append", "tool_result"] = "append",
+        call_id: Optional[str] = None,
+        summarize: bool = False,
+        summarizer: Optional[Summarizer] = None,
+        target_tokens: Optional[int] = None,
+        note: Optional[str] = None,
+    ) -> CommitInfo:
+        """Awaitable twin of :meth:`Tract.merge`, run in a worker thread."""
+        return await self._run(
+            self._tract.merge,
+            branch,
+            strategy=strategy,
+            call_id=call_id,
+            summarize=summarize,
+            summarizer=summarizer,
+            target_tokens=target_tokens,
+            note=note,
+        )
 
     async def delete_branch(self, name: str) -> str:
         """Awaitable twin of :meth:`Tract.delete_branch`, run in a worker thread."""
