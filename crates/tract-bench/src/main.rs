@@ -101,6 +101,75 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Sub-agents coming back on a warm handle at the tip of the big branch: a fork does 6
+/// messages of work (two tool turns and an answer) and is merged, as the result of the `task`
+/// call the main agent made before forking, or appended. Each merge is durable; compile runs
+/// after each.
+fn merge_cost(t: &Tract) -> Result<Value, tract_core::Error> {
+    use tract_core::{MergeRequest, MergeStrategy, ToolCall};
+    let mut tool_result = Vec::new();
+    let mut append = Vec::new();
+    let mut compile_after = Vec::new();
+    for i in 0..10 {
+        for strategy in ["tool_result", "append"] {
+            let call_id = format!("task_{i}");
+            if strategy == "tool_result" {
+                let call = ToolCall {
+                    id: call_id.clone(),
+                    name: "task".into(),
+                    arguments: format!(r#"{{"goal":"sub-task {i}"}}"#),
+                };
+                t.assistant("", vec![call])?;
+            }
+            let name = tract_core::BranchName::new(&format!("sub-{strategy}-{i}"))?;
+            let sub = t.fork(&name, None)?;
+            sub.user(format!(
+                "sub-task {i}: find where the session token is checked"
+            ))?;
+            for k in 0..2 {
+                let id = format!("g{i}.{k}");
+                let grep = ToolCall {
+                    id: id.clone(),
+                    name: "grep".into(),
+                    arguments: r#"{"pattern":"session_token"}"#.into(),
+                };
+                sub.assistant("", vec![grep])?;
+                sub.tool_result(
+                    &id,
+                    "grep",
+                    "auth.py:12: if session_token.expired():",
+                    false,
+                )?;
+            }
+            sub.assistant("It is checked in auth.py:12.", vec![])?;
+            let req = MergeRequest {
+                strategy: match strategy {
+                    "append" => MergeStrategy::Append,
+                    _ => MergeStrategy::ToolResult {
+                        call_id: call_id.clone(),
+                    },
+                },
+                ..MergeRequest::default()
+            };
+            let start = Instant::now();
+            t.merge(&name, &req)?;
+            let took = start.elapsed();
+            match strategy {
+                "append" => append.push(took),
+                _ => tool_result.push(took),
+            }
+            let start = Instant::now();
+            std::hint::black_box(t.compile()?.token_count());
+            compile_after.push(start.elapsed());
+        }
+    }
+    Ok(json!({
+        "tool_result_ms": {"median": ms(median(tool_result.clone())), "p95": ms(percentile(tool_result, 0.95))},
+        "append_6_messages_ms": {"median": ms(median(append.clone())), "p95": ms(percentile(append, 0.95))},
+        "compile_after_merge_ms": ms(median(compile_after)),
+    }))
+}
+
 fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let err = |e: tract_core::Error| e.to_string();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -288,6 +357,8 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         render.push(start.elapsed());
         std::hint::black_box(body.len());
     }
+    // Last on this handle: merges add messages every figure above would count.
+    let merges = merge_cost(&t).map_err(err)?;
     drop(t);
 
     let sessions = concurrent_sessions(&path).map_err(err)?;
@@ -298,6 +369,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "message_text_bytes": text,
         "durable_appends_per_s": append_rate.round(),
         "fork_ms": {"median": ms(median(fork_times.clone())), "p95": ms(percentile(fork_times, 0.95))},
+        "merge": merges,
         "batch_import_messages_per_s": (n as f64 / import.as_secs_f64()).round(),
         "cold_open_compile_ms": ms(cold),
         "append_compile_step_ms": {"median": ms(median(step_times.clone())), "p95": ms(percentile(step_times, 0.95))},
