@@ -550,6 +550,69 @@ fn an_append_merge_continues_the_view_with_the_branch_messages() {
 }
 
 #[test]
+fn nested_merges_edits_and_compressions_fold_the_same_cold_and_warm() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.system("sys").unwrap();
+    t.user("start").unwrap();
+    // A sub-agent that spawns a sub-sub-agent and appends its findings before answering.
+    let sub = t.fork(&branch("sub"), None).unwrap();
+    sub.user("sub task").unwrap();
+    let subsub = sub.fork(&branch("subsub"), None).unwrap();
+    subsub.assistant("", vec![call("x1", "grep")]).unwrap();
+    subsub
+        .tool_result("x1", "grep", "deep finding", false)
+        .unwrap();
+    sub.user("while the sub-sub-agent works").unwrap();
+    sub.merge(&branch("subsub"), &MergeRequest::default())
+        .unwrap();
+    sub.assistant("sub answer", vec![]).unwrap();
+    t.user("main meanwhile").unwrap();
+    t.merge(&branch("sub"), &MergeRequest::default()).unwrap();
+    assert_eq!(
+        texts(&t),
+        [
+            "sys",
+            "start",
+            "main meanwhile",
+            "sub task",
+            "while the sub-sub-agent works",
+            "",
+            "deep finding",
+            "sub answer"
+        ]
+    );
+    // Edit a message that came through two merges, then compress across the merged ones.
+    let found = t.find_tool_results(Some("grep"), None, None).unwrap();
+    t.edit(found[0].id, Content::Text("deep finding, edited".into()))
+        .unwrap();
+    let ids: Vec<Rev> = t
+        .find_tool_turns(Some("grep"))
+        .unwrap()
+        .iter()
+        .flat_map(|turn| turn.all_hashes())
+        .map(Rev::from)
+        .collect();
+    let req = tract_core::CompressRequest {
+        commits: Some(ids),
+        summarizer: Some(&tract_core::Manual("the grep found it".into())),
+        ..tract_core::CompressRequest::default()
+    };
+    t.compress(&req).unwrap();
+    let warm = texts(&t);
+    assert!(warm.contains(&"the grep found it".to_string()), "{warm:?}");
+    drop(t);
+    let cold = open_bound(&path, Bind::Branch(branch("main")));
+    assert_eq!(texts(&cold), warm);
+    assert_listing_matches_views(&path, &cold, "nested merges");
+    assert_eq!(
+        cold.log_graph(None, None).unwrap().len(),
+        12,
+        "6 + 4 + 2 commits"
+    );
+}
+
+#[test]
 fn bad_merges_are_refused_and_commit_nothing() {
     let t = Tract::in_memory().unwrap();
     let sub = delegated(&t);
