@@ -231,6 +231,33 @@ impl Store {
         Ok(Store { shared, options })
     }
 
+    /// A store over an in-memory copy of a store file's bytes: reads and writes go to the copy,
+    /// never to a file. Checked as a file is on open (redb's header, tract's tables, the format
+    /// version), so damaged bytes are an error, never a panic. For looking into a copy of a
+    /// store, and for fuzzing the open path.
+    pub fn from_bytes(bytes: &[u8], options: StoreOptions) -> Result<Self> {
+        use redb::StorageBackend;
+        let here = Path::new("(bytes in memory)");
+        if !bytes.starts_with(REDB_MAGIC) {
+            return Err(Error::NotAStore {
+                path: here.to_path_buf(),
+                reason: "the bytes do not start with a redb header".into(),
+            });
+        }
+        let backend = redb::backends::InMemoryBackend::new();
+        backend
+            .set_len(bytes.len() as u64)
+            .and_then(|()| backend.write(0, bytes))
+            .map_err(|e| io_err(here, e))?;
+        let db = guard_open(here, || Database::builder().create_with_backend(backend))?;
+        let store = Store {
+            shared: Shared::new(db, None),
+            options,
+        };
+        store.check_format()?;
+        Ok(store)
+    }
+
     /// The file, or `None` in memory.
     pub fn path(&self) -> Option<&Path> {
         self.shared.path.as_deref()

@@ -1147,6 +1147,37 @@ fn files_that_are_not_stores_are_refused_untouched() {
 }
 
 #[test]
+fn a_copy_of_a_store_file_opens_in_memory_and_damaged_copies_are_errors() {
+    let (_dir, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.system("sys").unwrap();
+    t.user("hello").unwrap();
+    let expected = texts(&t);
+    drop(t);
+    let bytes = std::fs::read(&path).unwrap();
+    let options = tract_core::StoreOptions::default();
+    let store = tract_core::Store::from_bytes(&bytes, options).unwrap();
+    let copy = Tract::from_store(store, &Bind::HeadAtOpen).unwrap();
+    assert_eq!(texts(&copy), expected);
+    copy.user("only in the copy").unwrap();
+    assert_eq!(
+        texts(&Tract::open(&path).unwrap()),
+        expected,
+        "the file is untouched"
+    );
+    assert!(matches!(
+        tract_core::Store::from_bytes(b"not a store", options),
+        Err(Error::NotAStore { .. })
+    ));
+    // Cut anywhere: an error or a store that opens, never a panic.
+    for cut in [4, 100, 4096, bytes.len() / 2, bytes.len() - 1] {
+        if let Ok(store) = tract_core::Store::from_bytes(&bytes[..cut], options) {
+            let _ = Tract::from_store(store, &Bind::HeadAtOpen).and_then(|t| t.compile());
+        }
+    }
+}
+
+#[test]
 fn a_redb_file_without_tract_tables_is_not_a_store() {
     let (_d, path) = temp_store();
     {
