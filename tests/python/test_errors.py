@@ -113,6 +113,10 @@ EXPECTED = {
     "InvalidInput": (tract.InvalidInputError, {}),
     "BranchExists": (tract.InvalidOperationError, {"branch": "main"}),
     "InvalidOperation": (tract.InvalidOperationError, {}),
+    "CorruptObject": (
+        tract.CorruptStoreError,
+        {"kind": "blob", "id": HEX, "reason": "its bytes do not hash to its id"},
+    ),
     "NoMergeBase": (
         tract.InvalidOperationError,
         {"branch": "imported", "head": HEX, "other": HEX},

@@ -7,7 +7,14 @@ use tract_core::Error;
 pub struct CommandError {
     error: Box<dyn std::error::Error + Send + Sync>,
     hint: Option<String>,
+    /// A check that ran and found problems: its report (standard output) is still printed.
+    report: bool,
 }
+
+/// A check that ran to the end and found problems (the report says which).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CheckFailed(pub String);
 
 /// Input the command line itself refuses (a missing argument, a malformed option value), in
 /// the words of the core's input errors.
@@ -26,7 +33,22 @@ impl CommandError {
         CommandError {
             error: Box::new(NoStore(dir.to_path_buf())),
             hint: Some("run `tract init` to create one here, or pass --store PATH".into()),
+            report: false,
         }
+    }
+
+    /// A check that found problems: exit 1, with its report on standard output.
+    pub fn check_failed(message: impl Into<String>) -> Self {
+        CommandError {
+            error: Box::new(CheckFailed(message.into())),
+            hint: None,
+            report: true,
+        }
+    }
+
+    /// Whether standard output (a report) is printed although the command failed.
+    pub fn keeps_report(&self) -> bool {
+        self.report
     }
 
     /// Input the command line refuses.
@@ -34,6 +56,7 @@ impl CommandError {
         CommandError {
             error: Box::new(InvalidArguments(message.into())),
             hint: None,
+            report: false,
         }
     }
 
@@ -60,6 +83,7 @@ impl From<Error> for CommandError {
         CommandError {
             error: Box::new(e),
             hint,
+            report: false,
         }
     }
 }
@@ -84,6 +108,9 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::NotAStore { .. } => "pass --store with a tract store file, or run `tract init`",
         Error::HeadMoved { .. } => "another writer moved the branch; read it again and retry",
         Error::Corrupt { .. } => "the file is damaged; keep a copy before trying anything else",
+        Error::CorruptObject { .. } => {
+            "`tract fsck` lists every damaged object; keep a copy of the file before anything else"
+        }
         _ => return None,
     })
 }

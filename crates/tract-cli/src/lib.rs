@@ -79,6 +79,10 @@ fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
             0
         }
         Err(e) => {
+            if e.keeps_report() {
+                let _ = stdout.write_all(ui.stdout().as_bytes());
+                let _ = stdout.flush();
+            }
             ui.error(&e);
             1
         }

@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tract_core::json::message_to_json;
 use tract_core::{
-    BranchInfo, CommitId, CommitInfo, MergeStrategy, Op, SearchHit, Status, ToolCallInfo,
-    ToolPolicy, ToolTurn,
+    BranchInfo, CommitId, CommitInfo, FsckReport, MergeStrategy, Op, SearchHit, Status,
+    ToolCallInfo, ToolPolicy, ToolTurn,
 };
 
 fn hex_list(ids: &[CommitId]) -> Vec<String> {
@@ -38,6 +38,67 @@ pub struct CommitJson {
     /// `show --json` of a compressed message: the summary that replaced it.
     #[serde(skip_serializing_if = "Option::is_none")]
     compressed_into: Option<String>,
+}
+
+/// `tract fsck --json`.
+#[derive(Serialize)]
+pub struct FsckJson {
+    clean: bool,
+    commits: u64,
+    blobs: u64,
+    chunks: u64,
+    bytes: u64,
+    branches: u64,
+    reflog_entries: u64,
+    counts_replayed: u64,
+    problems: Vec<ProblemJson>,
+    unreachable: UnreachableJson,
+}
+
+/// One problem fsck found.
+#[derive(Serialize)]
+struct ProblemJson {
+    kind: &'static str,
+    subject: String,
+    detail: String,
+}
+
+/// The objects nothing reaches.
+#[derive(Serialize)]
+struct UnreachableJson {
+    commits: Vec<String>,
+    blobs: Vec<String>,
+    chunks: Vec<String>,
+}
+
+impl FsckJson {
+    /// The JSON of a report.
+    pub fn new(r: &FsckReport) -> Self {
+        FsckJson {
+            clean: r.is_clean(),
+            commits: r.commits,
+            blobs: r.blobs,
+            chunks: r.chunks,
+            bytes: r.bytes,
+            branches: r.branches,
+            reflog_entries: r.reflog_entries,
+            counts_replayed: r.counts_replayed,
+            problems: r
+                .problems
+                .iter()
+                .map(|p| ProblemJson {
+                    kind: p.kind,
+                    subject: p.subject.clone(),
+                    detail: p.detail.clone(),
+                })
+                .collect(),
+            unreachable: UnreachableJson {
+                commits: r.unreachable_commits.iter().map(|c| c.to_hex()).collect(),
+                blobs: r.unreachable_blobs.iter().map(|c| c.to_hex()).collect(),
+                chunks: r.unreachable_chunks.iter().map(|c| c.to_hex()).collect(),
+            },
+        }
+    }
 }
 
 /// What a merge commit merged.

@@ -114,18 +114,7 @@ pub(crate) fn decode(
                 let mut id = [0u8; 32];
                 id.copy_from_slice(raw);
                 let id = ChunkId::from_bytes(id);
-                let rec = chunk(&id)?;
-                let (&t, b) = rec
-                    .split_first()
-                    .ok_or_else(|| Error::corrupt("empty chunk record"))?;
-                let piece = payload(t, b)?;
-                if ChunkId::of(&piece) != id {
-                    return Err(Error::corrupt(format!(
-                        "chunk {} does not match its id",
-                        id.short()
-                    )));
-                }
-                out.extend_from_slice(&piece);
+                out.extend_from_slice(&chunk_bytes(&id, &chunk(&id)?)?);
             }
             if out.len() != total {
                 return Err(Error::corrupt("chunked object has the wrong length"));
@@ -134,6 +123,50 @@ pub(crate) fn decode(
         }
         other => Err(Error::corrupt(format!("unknown record tag {other}"))),
     }
+}
+
+/// The chunks a record refers to, in order (none unless it is chunked).
+pub(crate) fn chunk_ids(record: &[u8], has_tokens: bool) -> Result<Vec<ChunkId>> {
+    let (&tag, rest) = record
+        .split_first()
+        .ok_or_else(|| Error::corrupt("empty record"))?;
+    if tag != TAG_CHUNKED {
+        return Ok(Vec::new());
+    }
+    let body = if has_tokens {
+        rest.get(4..)
+    } else {
+        Some(rest)
+    };
+    let ids = body
+        .and_then(|b| b.get(8..))
+        .ok_or_else(|| Error::corrupt("chunk list too short"))?;
+    if ids.len() % 32 != 0 {
+        return Err(Error::corrupt("chunk list not a whole number of ids"));
+    }
+    Ok(ids
+        .chunks_exact(32)
+        .map(|raw| {
+            let mut id = [0u8; 32];
+            id.copy_from_slice(raw);
+            ChunkId::from_bytes(id)
+        })
+        .collect())
+}
+
+/// The bytes of a chunk record, checked against the chunk's id.
+pub(crate) fn chunk_bytes(id: &ChunkId, record: &[u8]) -> Result<Vec<u8>> {
+    let (&tag, body) = record
+        .split_first()
+        .ok_or_else(|| Error::corrupt("empty chunk record"))?;
+    let piece = payload(tag, body)?;
+    if ChunkId::of(&piece) != *id {
+        return Err(Error::corrupt(format!(
+            "chunk {} does not match its id",
+            id.short()
+        )));
+    }
+    Ok(piece)
 }
 
 fn payload(tag: u8, body: &[u8]) -> Result<Vec<u8>> {

@@ -172,6 +172,17 @@ pub enum Error {
         /// What was found.
         message: String,
     },
+    /// An object whose stored bytes do not decode or do not hash to its id: it changed after it
+    /// was written (a damaged disk, an edited file). Never served as valid.
+    #[error("corrupt store: {kind} {} is damaged: {reason}", short_hex(id))]
+    CorruptObject {
+        /// `commit`, `blob` or `chunk`.
+        kind: &'static str,
+        /// The object's full id (hex).
+        id: String,
+        /// What was found.
+        reason: String,
+    },
     /// A store written by a newer version of tract.
     #[error(
         "store format version {found} is newer than this tract supports ({supported}); upgrade tract"
@@ -277,6 +288,10 @@ fn short_list(ids: &[CommitId]) -> String {
         .map(CommitId::short)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+fn short_hex(id: &str) -> &str {
+    id.get(..10).unwrap_or(id)
 }
 
 fn pending_list(pending: &[String]) -> String {
@@ -426,6 +441,11 @@ impl Error {
                 reason: "the file is empty".into(),
             },
             Error::corrupt("blob 0123456789 is missing"),
+            Error::CorruptObject {
+                kind: "blob",
+                id: a.to_hex(),
+                reason: "its bytes do not hash to its id".into(),
+            },
             Error::NewerFormat {
                 found: 9,
                 supported: 1,
@@ -466,6 +486,7 @@ impl Error {
                 | Error::StoreLocked { .. }
                 | Error::NotAStore { .. }
                 | Error::Corrupt { .. }
+                | Error::CorruptObject { .. }
                 | Error::NewerFormat { .. }
                 | Error::Io { .. }
                 | Error::Summarizer { .. }
@@ -519,7 +540,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 26);
+        assert_eq!(all.len(), 27);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

@@ -355,7 +355,13 @@ fn encode<T: Serialize>(kind: u8, version: u8, body: &T) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(kind: u8, bytes: &[u8]) -> Result<T> {
+/// Checks an object's header (magic, kind, a version this build reads) without decoding the
+/// body.
+pub(crate) fn check_header(bytes: &[u8], commit: bool) -> Result<()> {
+    header(if commit { KIND_COMMIT } else { KIND_BLOB }, bytes)
+}
+
+fn header(kind: u8, bytes: &[u8]) -> Result<()> {
     if bytes.len() < HEADER_LEN || &bytes[..2] != MAGIC {
         return Err(Error::corrupt("object without a tract header"));
     }
@@ -372,6 +378,11 @@ fn decode<T: for<'de> Deserialize<'de>>(kind: u8, bytes: &[u8]) -> Result<T> {
             supported: u32::from(OBJECT_VERSION),
         });
     }
+    Ok(())
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(kind: u8, bytes: &[u8]) -> Result<T> {
+    header(kind, bytes)?;
     let (value, rest) = postcard::take_from_bytes(&bytes[HEADER_LEN..])
         .map_err(|e| Error::corrupt(format!("object does not decode: {e}")))?;
     if !rest.is_empty() {

@@ -12,7 +12,7 @@ use crate::codec;
 use crate::error::LockReason;
 use crate::error::{Error, Result};
 use crate::group::{GroupCommit, JobError};
-use crate::id::{BlobId, CommitId, HexPrefix};
+use crate::id::{BlobId, ChunkId, CommitId, HexPrefix};
 use crate::object::{Commit, Message};
 pub use crate::refs::{Head, HeadRef, ReflogEntry};
 use crate::stats::BranchStats;
@@ -436,14 +436,78 @@ pub(crate) fn decode_small<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result
 
 // Reading helpers shared by snapshots and writers: both table kinds implement ReadableTable.
 
+/// The object tables, for scans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ObjectTable {
+    Commits,
+    Blobs,
+    Chunks,
+}
+
+/// A blob record decoded and verified against its id, with the ids of its chunks: what `fsck`
+/// checks of each blob (`chunk` fetches a chunk record).
+pub(crate) fn verified_blob_bytes(
+    id: &BlobId,
+    record: &[u8],
+    chunk: impl FnMut(&ChunkId) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    let bytes = codec::decode(record, true, chunk).map_err(|e| decoding("blob", id.to_hex(), e))?;
+    if BlobId::of(&bytes) != *id {
+        return Err(damaged(
+            "blob",
+            id.to_hex(),
+            "its bytes do not hash to its id",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A commit record decoded and verified against its id.
+pub(crate) fn verified_commit(id: &CommitId, record: &[u8]) -> Result<Commit> {
+    Commit::decode(&commit_bytes(id, record)?).map_err(|e| decoding("commit", id.to_hex(), e))
+}
+
+/// The error for an object whose record does not decode or whose bytes do not hash to its id.
+pub(crate) fn damaged(kind: &'static str, id: String, reason: impl Into<String>) -> Error {
+    Error::CorruptObject {
+        kind,
+        id,
+        reason: reason.into(),
+    }
+}
+
+/// What a damaged record's decoding error says, as the reason of [`Error::CorruptObject`];
+/// other errors (the storage engine's, a missing chunk) pass through.
+fn decoding(kind: &'static str, id: String, e: Error) -> Error {
+    match e {
+        Error::Corrupt { message } => damaged(kind, id, message),
+        other => other,
+    }
+}
+
+/// The object bytes of a commit record, verified against the id: a record that changed after
+/// it was written is never served.
+fn commit_bytes(id: &CommitId, record: &[u8]) -> Result<Vec<u8>> {
+    let bytes = codec::decode(record, false, |_| {
+        Err(Error::corrupt("commit records are never chunked"))
+    })
+    .map_err(|e| decoding("commit", id.to_hex(), e))?;
+    if CommitId::of(&bytes) != *id {
+        return Err(damaged(
+            "commit",
+            id.to_hex(),
+            "its bytes do not hash to its id",
+        ));
+    }
+    Ok(bytes)
+}
+
 fn read_commit(t: &impl ReadableTable<[u8; 32], &'static [u8]>, id: &CommitId) -> Result<Commit> {
     let rec = t
         .get(id.as_bytes())?
         .ok_or(Error::MissingCommit { commit: *id })?;
-    let bytes = codec::decode(rec.value(), false, |_| {
-        Err(Error::corrupt("commit records are never chunked"))
-    })?;
-    Commit::decode(&bytes)
+    let bytes = commit_bytes(id, rec.value())?;
+    Commit::decode(&bytes).map_err(|e| decoding("commit", id.to_hex(), e))
 }
 
 fn read_blob(
@@ -453,16 +517,25 @@ fn read_blob(
 ) -> Result<(Message, u32)> {
     let rec = blobs
         .get(id.as_bytes())?
-        .ok_or_else(|| Error::corrupt(format!("blob {} is missing", id.short())))?;
+        .ok_or_else(|| damaged("blob", id.to_hex(), "its record is missing"))?;
     let rec = rec.value();
-    let tokens = codec::tokens(rec)?;
+    let tokens = codec::tokens(rec).map_err(|e| decoding("blob", id.to_hex(), e))?;
     let bytes = codec::decode(rec, true, |cid| {
         chunks
             .get(cid.as_bytes())?
             .map(|g| g.value().to_vec())
-            .ok_or_else(|| Error::corrupt(format!("chunk {} is missing", cid.short())))
-    })?;
-    Ok((Message::decode(&bytes)?, tokens))
+            .ok_or_else(|| Error::corrupt(format!("its chunk {} is missing", cid.short())))
+    })
+    .map_err(|e| decoding("blob", id.to_hex(), e))?;
+    if BlobId::of(&bytes) != *id {
+        return Err(damaged(
+            "blob",
+            id.to_hex(),
+            "its bytes do not hash to its id",
+        ));
+    }
+    let message = Message::decode(&bytes).map_err(|e| decoding("blob", id.to_hex(), e))?;
+    Ok((message, tokens))
 }
 
 fn read_head(
@@ -613,6 +686,70 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// Every record of one object table whose key starts with a byte in `first` (so callers
+    /// can split a scan across threads), in key order: `f(id, record)`. For `fsck`.
+    pub(crate) fn scan(
+        &self,
+        table: ObjectTable,
+        first: std::ops::RangeInclusive<u8>,
+        mut f: impl FnMut([u8; 32], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let t = match table {
+            ObjectTable::Commits => &self.commits,
+            ObjectTable::Blobs => &self.blobs,
+            ObjectTable::Chunks => &self.chunks,
+        };
+        let mut low = [0u8; 32];
+        low[0] = *first.start();
+        let mut high = [0xffu8; 32];
+        high[0] = *first.end();
+        for item in t.range(low..=high)? {
+            let (k, v) = item?;
+            f(k.value(), v.value())?;
+        }
+        Ok(())
+    }
+
+    /// A chunk's record (a missing one is a corrupt store).
+    pub(crate) fn chunk_record(&self, id: &ChunkId) -> Result<Vec<u8>> {
+        self.chunks
+            .get(id.as_bytes())?
+            .map(|g| g.value().to_vec())
+            .ok_or_else(|| Error::corrupt(format!("its chunk {} is missing", id.short())))
+    }
+
+    /// What `HEAD` names, as stored (not resolved).
+    pub(crate) fn head_ref(&self) -> Result<HeadRef> {
+        let raw = self
+            .meta
+            .get(META_HEAD)?
+            .ok_or_else(|| Error::corrupt("HEAD is missing"))?;
+        decode_small(raw.value())
+    }
+
+    /// Every reflog entry of every ref, by ref name then oldest first; an entry that does not
+    /// decode is an error in its place.
+    pub(crate) fn reflog_all(&self) -> Result<Vec<(String, Result<ReflogEntry>)>> {
+        let mut out = Vec::new();
+        for item in self.reflog.iter()? {
+            let (k, v) = item?;
+            out.push((k.value().0.to_string(), decode_small(v.value())));
+        }
+        Ok(out)
+    }
+
+    /// Every row of branch counts; a row that does not decode is an error in its place.
+    pub(crate) fn all_branch_stats(&self) -> Result<Vec<(String, Result<BranchStats>)>> {
+        let mut out = Vec::new();
+        if let Some(t) = &self.stats {
+            for item in t.iter()? {
+                let (k, v) = item?;
+                out.push((k.value().to_string(), decode_small(v.value())));
+            }
+        }
+        Ok(out)
+    }
+
     /// The counts kept for a branch (at the tip they name, which may be stale).
     pub fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
         match &self.stats {
@@ -646,12 +783,14 @@ impl Objects<'_> {
     /// Stores a blob (once: identical payloads share it) and returns its id.
     pub fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<BlobId> {
         let id = BlobId::of(bytes);
-        if self.blobs.get(id.as_bytes())?.is_some() {
+        // A stored copy that no longer verifies is replaced by this good one, chunks included.
+        let healing = self.blobs.get(id.as_bytes())?.is_some();
+        if healing && read_blob(&self.blobs, &self.chunks, &id).is_ok() {
             return Ok(id);
         }
         let enc = codec::encode(bytes, Some(tokens));
         for (cid, rec) in &enc.chunks {
-            if self.chunks.get(cid.as_bytes())?.is_none() {
+            if healing || self.chunks.get(cid.as_bytes())?.is_none() {
                 self.chunks.insert(cid.as_bytes(), rec.as_slice())?;
             }
         }

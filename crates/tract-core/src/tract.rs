@@ -8,6 +8,7 @@ use crate::compile::Compiled;
 use crate::compress::{self, CompressOutcome, CompressPlan, CompressRequest};
 use crate::decision::Decision;
 use crate::error::{Error, Result};
+use crate::fsck::{self, FsckReport};
 use crate::hooks::{HookRegistry, PendingToolResult, Recorder, ToolResultOutcome};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
@@ -454,6 +455,13 @@ impl Tract {
     /// new, or a call that is not pending is an error, and nothing is committed.
     pub fn merge(&self, name: &BranchName, req: &MergeRequest<'_>) -> Result<CommitInfo> {
         merge::merge(&self.repo, name, req, self.summarizer())
+    }
+
+    /// Checks the whole store (every branch, not only this handle's): re-hashes every object
+    /// and chunk, checks every link, ref and reflog entry and the kept per-branch counts, and
+    /// lists what nothing reaches. Reads only.
+    pub fn fsck(&self) -> Result<FsckReport> {
+        fsck::fsck(&self.repo)
     }
 
     /// Deletes branch `name` (not the one this handle or the store's `HEAD` is on); the

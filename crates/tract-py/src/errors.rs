@@ -149,6 +149,12 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             &c.not_a_store
         }
         Error::Corrupt { .. } => &c.corrupt_store,
+        Error::CorruptObject { kind, id, reason } => {
+            facts.set_item("kind", kind)?;
+            facts.set_item("id", id)?;
+            facts.set_item("reason", reason)?;
+            &c.corrupt_store
+        }
         Error::NewerFormat { found, supported } => {
             facts.set_item("found", found)?;
             facts.set_item("supported", supported)?;

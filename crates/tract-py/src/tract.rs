@@ -861,6 +861,57 @@ impl PyTract {
         Ok(d)
     }
 
+    /// Checks the whole store (every branch): re-hashes every object and chunk, checks every
+    /// link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
+    /// Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
+    /// `branches`, `reflog_entries`, `counts_replayed`), `problems` (dicts with `kind`,
+    /// `subject`, `detail`) and `unreachable` (`commits`, `blobs`, `chunks`: full ids).
+    fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.with(py, |t| t.fsck())?;
+        let d = PyDict::new(py);
+        d.set_item("clean", r.is_clean())?;
+        d.set_item("commits", r.commits)?;
+        d.set_item("blobs", r.blobs)?;
+        d.set_item("chunks", r.chunks)?;
+        d.set_item("bytes", r.bytes)?;
+        d.set_item("branches", r.branches)?;
+        d.set_item("reflog_entries", r.reflog_entries)?;
+        d.set_item("counts_replayed", r.counts_replayed)?;
+        let problems = pyo3::types::PyList::empty(py);
+        for p in &r.problems {
+            let item = PyDict::new(py);
+            item.set_item("kind", p.kind)?;
+            item.set_item("subject", &p.subject)?;
+            item.set_item("detail", &p.detail)?;
+            problems.append(item)?;
+        }
+        d.set_item("problems", problems)?;
+        let unreachable = PyDict::new(py);
+        unreachable.set_item(
+            "commits",
+            r.unreachable_commits
+                .iter()
+                .map(|c| c.to_hex())
+                .collect::<Vec<_>>(),
+        )?;
+        unreachable.set_item(
+            "blobs",
+            r.unreachable_blobs
+                .iter()
+                .map(|c| c.to_hex())
+                .collect::<Vec<_>>(),
+        )?;
+        unreachable.set_item(
+            "chunks",
+            r.unreachable_chunks
+                .iter()
+                .map(|c| c.to_hex())
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item("unreachable", unreachable)?;
+        Ok(d)
+    }
+
     fn __repr__(&self) -> String {
         match self.get() {
             Ok(t) => match t.store().path() {

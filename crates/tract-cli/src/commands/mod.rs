@@ -10,6 +10,7 @@ mod compress;
 mod config;
 mod demo;
 mod edit;
+mod fsck;
 mod init;
 mod log;
 mod merge;
@@ -67,6 +68,9 @@ pub enum Command {
     Reset(reset::Args),
     /// Show the moves of a ref (default HEAD), newest first.
     Reflog(reflog::Args),
+    /// Check the whole store: re-hash every object and chunk, check every link, ref and
+    /// reflog entry and the kept counts; list what nothing reaches. Exit 1 on any problem.
+    Fsck(fsck::Args),
     /// Where HEAD is and what the model would see.
     Status(status::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
@@ -93,6 +97,7 @@ impl Command {
             Command::Switch(a) => switch::run(ctx, ui, a),
             Command::Checkout(a) => checkout::run(ctx, ui, a),
             Command::Merge(a) => merge::run(ctx, ui, a),
+            Command::Fsck(a) => fsck::run(ctx, ui, a),
             Command::Reset(a) => reset::run(ctx, ui, a),
             Command::Reflog(a) => reflog::run(ctx, ui, a),
             Command::Status(a) => status::run(ctx, ui, a),

@@ -345,6 +345,10 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.status`, run in a worker thread."""
         return await self._run(self._tract.status)
 
+    async def fsck(self) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.fsck`, run in a worker thread."""
+        return await self._run(self._tract.fsck)
+
 
 # Each twin's help says what the method does, from the native method's own docstring.
 for _name, _twin in list(vars(AsyncTract).items()):

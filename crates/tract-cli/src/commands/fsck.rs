@@ -1,0 +1,70 @@
+//! `tract fsck`.
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::output::{self, FsckJson};
+use crate::ui::Ui;
+use std::fmt::Write;
+
+/// Check the whole store: re-hash every object, check every link, ref and count.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `tract fsck`: the report on standard output; exit 1 when anything is wrong.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let t = ctx.open()?;
+    let r = t.fsck()?;
+    if a.json {
+        output::print(ui, &FsckJson::new(&r), false);
+    } else {
+        let plural = |n: u64, one: &str| match (n, one) {
+            (1, _) => format!("1 {one}"),
+            (_, "branch") => format!("{n} branches"),
+            (_, "reflog entry") => format!("{n} reflog entries"),
+            _ => format!("{n} {one}s"),
+        };
+        let _ = writeln!(
+            ui,
+            "checked {}, {}, {} ({} bytes), {}, {}; counts of {} replayed",
+            plural(r.commits, "commit"),
+            plural(r.blobs, "blob"),
+            plural(r.chunks, "chunk"),
+            r.bytes,
+            plural(r.branches, "branch"),
+            plural(r.reflog_entries, "reflog entry"),
+            plural(r.counts_replayed, "branch"),
+        );
+        let unreachable = [
+            (r.unreachable_commits.len(), "commit"),
+            (r.unreachable_blobs.len(), "blob"),
+            (r.unreachable_chunks.len(), "chunk"),
+        ];
+        let listed: Vec<String> = unreachable
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| plural(*n as u64, what))
+            .collect();
+        if !listed.is_empty() {
+            let _ = writeln!(
+                ui,
+                "unreachable (kept; nothing refers to them): {}",
+                listed.join(", ")
+            );
+        }
+        for p in &r.problems {
+            let _ = writeln!(ui, "{:<11} {}: {}", p.kind, p.subject, p.detail);
+        }
+    }
+    match r.problems.len() {
+        0 => Ok(()),
+        n => Err(CommandError::check_failed(format!(
+            "fsck found {n} problem{}",
+            if n == 1 { "" } else { "s" }
+        ))
+        .with_hint("keep a copy of the store file before changing anything")),
+    }
+}
