@@ -109,7 +109,14 @@ pub(crate) fn decode(
             if ids.len() % 32 != 0 {
                 return Err(Error::corrupt("chunk list not a whole number of ids"));
             }
-            let mut out = Vec::with_capacity(total);
+            if total.div_ceil(CHUNK_SIZE) != ids.len() / 32 {
+                return Err(Error::corrupt(
+                    "chunk list does not match the object's length",
+                ));
+            }
+            // Grows as verified chunks arrive: a damaged length must not reserve memory that
+            // no chunk fills.
+            let mut out = Vec::with_capacity(total.min(CHUNK_SIZE));
             for raw in ids.chunks_exact(32) {
                 let mut id = [0u8; 32];
                 id.copy_from_slice(raw);
@@ -178,6 +185,11 @@ fn payload(tag: u8, body: &[u8]) -> Result<Vec<u8>> {
                 .and_then(|b| b.try_into().ok())
                 .ok_or_else(|| Error::corrupt("compressed record too short"))?;
             let size = u32::from_le_bytes(size) as usize;
+            // No payload is larger than a chunk (larger objects are chunked), and decompressing
+            // reserves the recorded size first, so a damaged size is refused before that.
+            if size > CHUNK_SIZE {
+                return Err(Error::corrupt("compressed record larger than a chunk"));
+            }
             let out = lz4_flex::decompress(&body[4..], size)
                 .map_err(|e| Error::corrupt(format!("compressed record does not decode: {e}")))?;
             // A truncated stream can decode "successfully" into fewer bytes than recorded.
@@ -239,5 +251,40 @@ mod tests {
         assert!(decode(&[9, 1, 2], false, |_| unreachable!()).is_err());
         assert!(decode(&[TAG_LZ4, 200, 0, 0, 0, 1], false, |_| unreachable!()).is_err());
         assert!(tokens(&[0, 1]).is_err());
+    }
+
+    fn corrupt_message(result: Result<Vec<u8>>) -> String {
+        match result {
+            Err(Error::Corrupt { message }) => message,
+            other => panic!("expected a corrupt record, got {other:?}"),
+        }
+    }
+
+    /// Found by fuzzing (record_decode): the recorded size of a compressed payload was
+    /// allocated before decompressing, so four bytes could ask for 4 GiB.
+    #[test]
+    fn a_compressed_size_over_a_chunk_is_refused_before_allocating() {
+        let record = [TAG_LZ4, 0xff, 0xff, 0xff, 0xff, 0x10, b'x'];
+        let message = corrupt_message(decode(&record, false, |_| unreachable!()));
+        assert!(message.contains("larger than a chunk"), "{message}");
+        let size = u32::try_from(CHUNK_SIZE + 1).unwrap().to_le_bytes();
+        let record = [&[TAG_LZ4][..], &size, &[0x10, b'x']].concat();
+        assert!(decode(&record, false, |_| unreachable!()).is_err());
+    }
+
+    /// Found by fuzzing (record_decode): a chunked record's total length was reserved as it
+    /// was recorded (`u64::MAX` panicked with a capacity overflow).
+    #[test]
+    fn a_chunked_length_that_its_chunks_cannot_fill_is_refused() {
+        for total in [u64::MAX, 1 << 40, (CHUNK_SIZE * 2) as u64] {
+            let mut record = vec![TAG_CHUNKED];
+            record.extend_from_slice(&total.to_le_bytes());
+            record.extend_from_slice(&[7; 32]);
+            let message = corrupt_message(decode(&record, false, |_| unreachable!()));
+            assert!(message.contains("does not match"), "{total}: {message}");
+        }
+        let mut empty = vec![TAG_CHUNKED];
+        empty.extend_from_slice(&0u64.to_le_bytes());
+        assert_eq!(decode(&empty, false, |_| unreachable!()).unwrap(), b"");
     }
 }
