@@ -187,6 +187,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     let store_bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
 
     let cold = cold_compile(&path)?;
+    let fsck = fsck_cost(&path, store_bytes)?;
 
     // Agent steps on a warm handle: one durable append, then compile.
     let t = Tract::open_existing(&path).map_err(err)?;
@@ -372,6 +373,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "merge": merges,
         "batch_import_messages_per_s": (n as f64 / import.as_secs_f64()).round(),
         "cold_open_compile_ms": ms(cold),
+        "fsck": fsck,
         "append_compile_step_ms": {"median": ms(median(step_times.clone())), "p95": ms(percentile(step_times, 0.95))},
         "render_openai_ms": ms(median(render)),
         "find_tool_results_grep": {"ms": results_ms, "matches": results_n},
@@ -566,6 +568,26 @@ fn policy_cost(t: &Tract, workload: &mut Workload) -> Result<Value, tract_core::
 }
 
 /// Median of 5 cold opens + compiles: a fresh handle builds the view from the store.
+/// `fsck` of the freshly imported store, from a new handle (median of 3): its time and the
+/// store bytes it gets through per second.
+fn fsck_cost(path: &Path, store_bytes: u64) -> Result<Value, String> {
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let t = Tract::open_existing(path).map_err(|e| e.to_string())?;
+        let report = t.fsck().map_err(|e| e.to_string())?;
+        times.push(start.elapsed());
+        if !report.is_clean() {
+            return Err(format!("fsck found problems: {:?}", report.problems));
+        }
+    }
+    let took = median(times);
+    Ok(json!({
+        "ms": ms(took),
+        "store_mb_per_s": ((store_bytes as f64 / 1e6) / took.as_secs_f64()).round(),
+    }))
+}
+
 fn cold_compile(path: &Path) -> Result<Duration, String> {
     let mut cold = Vec::new();
     for _ in 0..5 {

@@ -18,6 +18,7 @@ mod config;
 mod demo;
 mod edit;
 mod errors;
+mod fsck;
 mod init;
 mod log;
 mod merge;

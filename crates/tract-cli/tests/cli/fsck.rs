@@ -1,0 +1,95 @@
+//! `tract fsck`, and what every command says when a stored object was changed.
+
+use crate::common::Project;
+use insta::assert_snapshot;
+
+/// Changes every copy of `from` in the store file to `to` (same length), as a damaged disk or
+/// a hand edit would.
+fn damage(p: &Project, from: &str, to: &str) {
+    let mut bytes = std::fs::read(p.store()).unwrap();
+    let mut found = 0;
+    for i in 0..bytes.len().saturating_sub(from.len()) {
+        if &bytes[i..i + from.len()] == from.as_bytes() {
+            bytes[i..i + to.len()].copy_from_slice(to.as_bytes());
+            found += 1;
+        }
+    }
+    assert!(found > 0, "'{from}' is not in the store");
+    std::fs::write(p.store(), bytes).unwrap();
+}
+
+fn session() -> Project {
+    let p = Project::new();
+    p.ok(&["add", "--role", "system", "be brief"]);
+    p.ok(&["add", "msg 1003"]);
+    p.ok(&["branch", "side"]);
+    p.ok(&["--branch", "side", "add", "on the side"]);
+    p.ok(&["merge", "side"]);
+    p
+}
+
+/// A sound store: a one-line report, exit 0; `--json` for tools.
+#[test]
+fn a_sound_store_passes() {
+    let p = session();
+    assert_snapshot!(p.run(&["fsck"]), @"
+        exit: 0
+        --- stdout
+        checked 4 commits, 3 blobs, 0 chunks (388 bytes), 2 branches, 5 reflog entries; counts of 2 branches replayed
+        ");
+    assert_snapshot!(p.run(&["fsck", "--json"]), @r#"
+        exit: 0
+        --- stdout
+        {
+          "clean": true,
+          "commits": 4,
+          "blobs": 3,
+          "chunks": 0,
+          "bytes": 388,
+          "branches": 2,
+          "reflog_entries": 5,
+          "counts_replayed": 2,
+          "problems": [],
+          "unreachable": {
+            "commits": [],
+            "blobs": [],
+            "chunks": []
+          }
+        }
+        "#);
+}
+
+/// One changed byte in a stored message: fsck names the object and exits 1 with its report;
+/// every command that reads it refuses it and points at fsck.
+#[test]
+fn a_changed_message_is_found_and_never_served() {
+    let p = session();
+    damage(&p, "msg 1003", "msg 1103");
+    assert_snapshot!(p.run(&["fsck"]), @"
+        exit: 1
+        --- stdout
+        checked 4 commits, 3 blobs, 0 chunks (388 bytes), 2 branches, 5 reflog entries; counts of 0 branches replayed
+        corrupt     blob d8be0ac128d1a6e2c90441d1c8c93e62f2da89b415ed222bf3ebd047a15dd081: its bytes do not hash to its id
+        --- stderr
+        error: fsck found 1 problem
+        hint: keep a copy of the store file before changing anything
+        ");
+    assert_snapshot!(p.run(&["compile"]), @"
+        exit: 1
+        --- stderr
+        error: corrupt store: blob d8be0ac128 is damaged: its bytes do not hash to its id
+        hint: `tract fsck` lists every damaged object; keep a copy of the file before anything else
+        ");
+    assert_snapshot!(p.run(&["search", "msg", "--history"]), @"
+        exit: 1
+        --- stderr
+        error: corrupt store: blob d8be0ac128 is damaged: its bytes do not hash to its id
+        hint: `tract fsck` lists every damaged object; keep a copy of the file before anything else
+        ");
+    // What does not read the damaged message still works.
+    assert_snapshot!(p.run(&["--branch", "side", "log", "-n", "1", "--oneline"]), @"
+        exit: 0
+        --- stdout
+        fdcb4541d7 on the side
+        ");
+}
