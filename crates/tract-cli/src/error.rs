@@ -90,7 +90,17 @@ impl From<Error> for CommandError {
 
 /// A next step for the user, by the kind of error.
 fn hint(e: &Error) -> Option<&'static str> {
+    use std::io::ErrorKind;
     Some(match e {
+        Error::Io { source, .. } if source.kind() == ErrorKind::StorageFull => {
+            "the disk is full: nothing was committed; free some space and run it again"
+        }
+        Error::Io { source, .. } if source.kind() == ErrorKind::FileTooLarge => {
+            "the file reached the size the system allows it: nothing was committed"
+        }
+        Error::Io { source, .. } if source.kind() == ErrorKind::ReadOnlyFilesystem => {
+            "tract opens a store for writing (it takes a lock), even to read it"
+        }
         Error::BranchDeleted { .. } => {
             "`tract reflog BRANCH` shows its last tip; `tract branch BRANCH REV` brings it back"
         }

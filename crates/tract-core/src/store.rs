@@ -311,6 +311,7 @@ impl Store {
         self.shared
             .group
             .submit(job, &|| self.write(), &|w: Writer| w.commit())
+            .map_err(|e| on_file(self.shared.path.as_deref(), e))
     }
 
     /// Starts the one write transaction, waiting a bounded time for another process's.
@@ -323,6 +324,7 @@ impl Store {
                     return Ok(Writer {
                         txn,
                         clock: self.options.clock,
+                        path: self.shared.path.clone(),
                     });
                 }
                 Err(TransactionError::WouldBlock) => {
@@ -412,6 +414,14 @@ fn guard_open(
             path: path.to_path_buf(),
             reason: LockReason::ProtocolMismatch,
         },
+        // A file cut short ends inside redb's header.
+        DatabaseError::Storage(redb::StorageError::Io(source))
+            if source.kind() == std::io::ErrorKind::UnexpectedEof =>
+        {
+            Error::Corrupt {
+                message: format!("{} is truncated: it ends inside its header", path.display()),
+            }
+        }
         DatabaseError::Storage(redb::StorageError::Io(source)) => io_err(path, source),
         DatabaseError::Storage(redb::StorageError::Corrupted(message)) => Error::Corrupt {
             message: format!("{}: {message}", path.display()),
@@ -435,6 +445,24 @@ pub(crate) fn decode_small<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result
 }
 
 // Reading helpers shared by snapshots and writers: both table kinds implement ReadableTable.
+
+/// An OS error from the storage engine (a full disk, a file that went read-only) as an error on
+/// the store file, keeping its OS error code; other errors as they are.
+fn on_file(path: Option<&Path>, e: Error) -> Error {
+    match (&e, path) {
+        (Error::Storage { source }, Some(path)) => match &**source {
+            redb::Error::Io(io) => {
+                let copy = match io.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(io.kind(), io.to_string()),
+                };
+                Error::io(path, copy)
+            }
+            _ => e,
+        },
+        _ => e,
+    }
+}
 
 /// The object tables, for scans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -824,6 +852,8 @@ impl Shared {
 pub struct Writer {
     txn: WriteTransaction,
     clock: Clock,
+    /// The store file, to name in an OS error (a full disk) at commit.
+    path: Option<PathBuf>,
 }
 
 impl Writer {
@@ -977,7 +1007,9 @@ impl Writer {
 
     /// Makes everything durable (fsync'd) before returning.
     pub fn commit(self) -> Result<()> {
-        self.txn.commit()?;
-        Ok(())
+        let path = self.path;
+        self.txn
+            .commit()
+            .map_err(|e| on_file(path.as_deref(), e.into()))
     }
 }

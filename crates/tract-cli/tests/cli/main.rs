@@ -19,6 +19,7 @@ mod demo;
 mod edit;
 mod errors;
 mod fsck;
+mod hostile;
 mod init;
 mod log;
 mod merge;

@@ -1,0 +1,137 @@
+//! Hostile files and full disks: a store cut short at any point, an empty file, a file that
+//! grows past what the system allows during an append or a batch. Each is one clear error
+//! line (never a panic), and what was committed stays as it was; once there is room again the
+//! store works and fsck is clean.
+
+use crate::common::{Project, Run, command};
+use insta::assert_snapshot;
+
+/// `tract ARGS` in `p` with the file size limited to `kib` KiB (the limit a full disk imposes,
+/// without needing one): writing past it fails with EFBIG instead of killing the process.
+fn limited(p: &Project, kib: u64, args: &[&str], stdin: &str) -> Run {
+    let tract = command(p.path(), args);
+    let program = tract.get_program().to_string_lossy().into_owned();
+    let quoted: Vec<String> = args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let mut sh = std::process::Command::new("bash");
+    sh.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {kib}; exec '{program}' {}",
+            quoted.join(" ")
+        ))
+        .current_dir(p.path())
+        .env_clear()
+        .env("TRACT_TIMESTAMP", crate::common::TIMESTAMP);
+    let mut run = Run::of(sh, Some(stdin));
+    run.args = args.iter().map(|a| a.to_string()).collect();
+    run
+}
+
+/// A store with a few messages; returns the project and the file's size in KiB.
+fn small_store() -> (Project, u64) {
+    let p = Project::new();
+    p.ok(&["add", "--role", "system", "be brief"]);
+    p.ok(&["add", "before the disk filled"]);
+    let kib = std::fs::metadata(p.store()).unwrap().len() / 1024;
+    (p, kib)
+}
+
+/// Random-looking text that does not compress, `n` bytes long.
+fn incompressible(n: usize) -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'a' + (x % 26) as u8)
+        })
+        .collect()
+}
+
+#[test]
+fn an_append_that_does_not_fit_changes_nothing_and_fits_later() {
+    let (p, kib) = small_store();
+    let before = p.state();
+    let big = incompressible(512 << 10);
+    let run = limited(&p, kib + 64, &["add", "-"], &big);
+    assert_snapshot!(run, @"
+        exit: 1
+        --- stderr
+        error: [DIR]/.tract/store.redb: File too large (os error 27)
+        hint: the file reached the size the system allows it: nothing was committed
+        ");
+    assert_eq!(p.state(), before, "nothing committed");
+    p.ok(&["fsck"]);
+    // A batch that does not fit: none of it.
+    let batch: String = (0..20)
+        .map(|i| {
+            format!(
+                "{{\"role\":\"user\",\"content\":\"{i} {}\"}}\n",
+                incompressible(20_000)
+            )
+        })
+        .collect();
+    let run = limited(&p, kib + 64, &["add", "--json", "-"], &batch);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.stderr.lines().count(), 2, "{run}");
+    assert_eq!(p.state(), before, "nothing of the batch committed");
+    // With room again, the same writes go through and the store is sound.
+    p.ok_in(&["add", "-"], &big);
+    p.ok_in(&["add", "--json", "-"], &batch);
+    assert_eq!(p.log_len(), 2 + 1 + 20);
+    p.ok(&["fsck"]);
+}
+
+#[test]
+fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
+    let (p, _) = small_store();
+    let bytes = std::fs::read(p.store()).unwrap();
+    let cut_store = p.path().join("cut.redb");
+    let cut_path = cut_store.to_string_lossy().into_owned();
+    for cut in [
+        0,
+        3,
+        100,
+        511,
+        4096,
+        bytes.len() / 3,
+        bytes.len() / 2,
+        bytes.len() - 1,
+    ] {
+        std::fs::write(&cut_store, &bytes[..cut]).unwrap();
+        for args in [
+            vec!["--store", &cut_path, "log"],
+            vec!["--store", &cut_path, "add", "x"],
+            vec!["--store", &cut_path, "fsck"],
+        ] {
+            let run = p.run(&args);
+            assert_ne!(run.code, Some(0), "cut at {cut}: {run}");
+            assert!(!run.stderr.contains("panicked"), "cut at {cut}: {run}");
+            let first = run.stderr.lines().next().unwrap_or_default();
+            assert!(first.starts_with("error: "), "cut at {cut}: {run}");
+            assert!(run.stderr.lines().count() <= 2, "cut at {cut}: {run}");
+        }
+        assert_eq!(
+            std::fs::read(&cut_store).unwrap(),
+            &bytes[..cut],
+            "cut at {cut}: untouched"
+        );
+    }
+    std::fs::write(&cut_store, &bytes[..100]).unwrap();
+    assert_snapshot!(p.run(&["--store", "cut.redb", "log"]), @"
+        exit: 1
+        --- stderr
+        error: corrupt store: cut.redb is truncated: it ends inside its header
+        hint: the file is damaged; keep a copy before trying anything else
+        ");
+    std::fs::write(&cut_store, &bytes[..4096]).unwrap();
+    assert_snapshot!(p.run(&["--store", "cut.redb", "log"]), @"
+        exit: 1
+        --- stderr
+        error: corrupt store: cut.redb: File truncated below stored layout: file_len=4096, layout_len=143360
+        hint: the file is damaged; keep a copy before trying anything else
+        ");
+}
