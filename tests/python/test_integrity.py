@@ -43,3 +43,74 @@ def test_fsck_reports_what_it_checked_and_what_nothing_reaches(t: tract.Tract) -
     assert report["clean"] and report["problems"] == []
     assert report["commits"] == 3 and report["branches"] == 2 and report["counts_replayed"] == 2
     assert report["unreachable"] == {"commits": [], "blobs": [], "chunks": []}
+
+
+KEY = "sk-PLANTED-key-5a1f9c"
+PASSWORD = "pw-PLANTED-77b2"
+
+
+def test_an_api_key_never_reaches_the_store_an_error_or_any_output(store_path, tmp_path) -> None:
+    """A planted key (environment) and a password in the base URL: a server that echoes them
+    back in an error page, a failed and a successful compression, every JSON output, the store
+    file itself: none of it holds either."""
+    import os
+    import subprocess
+
+    from conftest import StubLLM, reply
+    from test_sessions import TRACT_BIN
+
+    echo = (400, {"error": f"proxy saw Authorization: Bearer {KEY} for user:{PASSWORD}"})
+    llm = StubLLM([echo, reply("a summary of the run"), echo])
+    try:
+        with tract.Tract.open(store_path) as t:
+            for i in range(6):
+                t.user(f"question {i} " + "with some detail " * 20)
+        env = {
+            **os.environ,
+            "TRACT_STORE": str(store_path),
+            "TRACT_LLM_API_KEY": KEY,
+            "TRACT_LLM_BASE_URL": llm.url.replace("http://", f"http://user:{PASSWORD}@"),
+            "TRACT_LLM_MODEL": "m",
+        }
+
+        def tract_cli(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [str(TRACT_BIN), *args], env=env, capture_output=True, text=True, timeout=60
+            )
+
+        log = tract_cli("log", "--json")
+        first = log.stdout.split('"commit_hash": "')[-1][:10]
+        outputs = []
+        failed = tract_cli(
+            "compress", "--strategy", "llm", "--range", f"{first}..HEAD~1", "--system-prompt", "x"
+        )
+        assert failed.returncode == 1 and "HTTP 400" in failed.stderr, failed.stderr
+        assert "[redacted]" in failed.stderr  # the echoed secrets were there, and scrubbed
+        outputs.append(failed.stdout + failed.stderr)
+        ok = tract_cli("compress", "--strategy", "llm", "--range", f"{first}..HEAD~1")
+        assert ok.returncode == 0, ok.stderr
+        assert llm.bodies[-1][1] == f"Bearer {KEY}"  # the key was sent where it belongs
+        for args in (["log", "--json"], ["show", "--json"], ["status", "--json"],
+                     ["config", "show", "--json"], ["fsck", "--json"], ["branch", "--json"],
+                     ["reflog"], ["search", "summary", "--history", "--json"]):
+            r = tract_cli(*args)
+            outputs.append(r.stdout + r.stderr)
+        outputs.append(ok.stdout + ok.stderr)
+        summarizer = tract.OpenAICompatible(
+            base_url=env["TRACT_LLM_BASE_URL"], model="m", api_key=KEY, retries=0
+        )
+        outputs.append(repr(summarizer) + summarizer.base_url)
+        with tract.Tract.open(store_path) as t:
+            run = [t.user("one more " * 30), t.user("and another " * 30)]
+            with pytest.raises(tract.SummarizerError) as e:
+                t.compress(run, summarizer=summarizer)
+            outputs.append(str(e.value) + repr(e.value.__dict__))
+            assert "[redacted]" in str(e.value)
+            outputs.append(repr([c.summarizer for c in t.log()]))
+        stored = store_path.read_bytes()
+        for secret in (KEY, PASSWORD):
+            assert secret.encode() not in stored
+            for out in outputs:
+                assert secret not in out, out
+    finally:
+        llm.close()

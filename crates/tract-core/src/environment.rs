@@ -27,10 +27,19 @@ pub const LLM_VARS: [(&str, &str); 3] = [
 /// Where requests go when neither the caller nor the environment names a base URL.
 pub const DEFAULT_LLM_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// Environment variables tract understands, captured once.
-#[derive(Debug, Clone, Default)]
+/// Environment variables tract understands, captured once. Its `Debug` output names the
+/// variables set, never their values (one of them is an API key).
+#[derive(Clone, Default)]
 pub struct Environment {
     vars: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Environment")
+            .field("set", &self.vars.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Environment {

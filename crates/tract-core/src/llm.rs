@@ -9,8 +9,10 @@ use std::time::Duration;
 /// Longest wait between two tries, whatever `Retry-After` says.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-/// An OpenAI-compatible chat-completions client used as a summarizer.
-#[derive(Debug, Clone)]
+/// An OpenAI-compatible chat-completions client used as a summarizer. Its API key (and a
+/// password in its base URL) never leaves it: not in its identity (stored on commits), not in
+/// an error, not in its `Debug` output.
+#[derive(Clone)]
 pub struct OpenAiCompatible {
     /// Where the API lives, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`.
     pub base_url: String,
@@ -42,8 +44,31 @@ impl OpenAiCompatible {
     fn fail(&self, message: impl std::fmt::Display) -> Error {
         Error::Summarizer {
             summarizer: self.identity(),
-            reason: message.to_string(),
+            reason: self.scrub(&message.to_string()),
         }
+    }
+
+    /// The base URL without a user and password in it: how it is shown and recorded.
+    pub fn shown_base_url(&self) -> String {
+        match userinfo(&self.base_url) {
+            Some(info) => self.base_url.replacen(&format!("{info}@"), "", 1),
+            None => self.base_url.clone(),
+        }
+    }
+
+    /// `text` with the API key and the URL's user and password replaced (a server may echo the
+    /// request back in an error page, a client library may print the URL it could not reach).
+    fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        let secrets = self
+            .api_key
+            .iter()
+            .map(String::as_str)
+            .chain(userinfo(&self.base_url));
+        for secret in secrets.filter(|s| !s.is_empty()) {
+            out = out.replace(secret, "[redacted]");
+        }
+        out
     }
 
     /// One request: the reply text, or whether the failure is worth another try.
@@ -52,8 +77,11 @@ impl OpenAiCompatible {
         agent: &ureq::Agent,
         body: &str,
     ) -> std::result::Result<String, (bool, Error, Option<Duration>)> {
-        let url = format!("{}/chat/completions", self.base_url);
-        let mut request = agent.post(&url).header("Content-Type", "application/json");
+        let target = format!("{}/chat/completions", self.base_url);
+        let url = format!("{}/chat/completions", self.shown_base_url());
+        let mut request = agent
+            .post(&target)
+            .header("Content-Type", "application/json");
         if let Some(key) = &self.api_key {
             request = request.header("Authorization", format!("Bearer {key}"));
         }
@@ -116,6 +144,26 @@ impl OpenAiCompatible {
     }
 }
 
+impl std::fmt::Debug for OpenAiCompatible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiCompatible")
+            .field("base_url", &self.shown_base_url())
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .field("backoff", &self.backoff)
+            .finish()
+    }
+}
+
+/// The `user:password` part of a URL's authority, if it has one.
+fn userinfo(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority.rsplit_once('@').map(|(info, _)| info)
+}
+
 fn snippet(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() > 200 {
@@ -127,7 +175,7 @@ fn snippet(text: &str) -> String {
 
 impl Summarizer for OpenAiCompatible {
     fn identity(&self) -> String {
-        format!("openai:{}@{}", self.model, self.base_url)
+        format!("openai:{}@{}", self.model, self.shown_base_url())
     }
 
     fn summarize(&self, req: &SummaryRequest) -> Result<String> {
@@ -169,5 +217,26 @@ impl Summarizer for OpenAiCompatible {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_and_a_password_in_the_url_are_never_shown() {
+        let mut c = OpenAiCompatible::new("http://me:pw-SECRET@127.0.0.1:9/v1", "m");
+        c.api_key = Some("sk-SECRET".into());
+        assert_eq!(c.identity(), "openai:m@http://127.0.0.1:9/v1");
+        let shown = format!(
+            "{c:?} {}",
+            c.fail("echo: Bearer sk-SECRET at me:pw-SECRET@host")
+        );
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(shown.contains("[redacted]"), "{shown}");
+        let plain = OpenAiCompatible::new("https://api.openai.com/v1", "m");
+        assert_eq!(plain.shown_base_url(), "https://api.openai.com/v1");
+        assert_eq!(userinfo("http://host/v1?x=a@b"), None);
     }
 }

@@ -103,10 +103,10 @@ impl PyOpenAiCompatible {
         Ok(PyOpenAiCompatible { inner })
     }
 
-    /// The base URL requests go to.
+    /// The base URL requests go to, without a user and password it may hold.
     #[getter]
-    fn base_url(&self) -> &str {
-        &self.inner.base_url
+    fn base_url(&self) -> String {
+        self.inner.shown_base_url()
     }
 
     /// The model asked.
@@ -118,7 +118,8 @@ impl PyOpenAiCompatible {
     fn __repr__(&self) -> String {
         format!(
             "OpenAICompatible(base_url={:?}, model={:?})",
-            self.inner.base_url, self.inner.model
+            self.inner.shown_base_url(),
+            self.inner.model
         )
     }
 }
