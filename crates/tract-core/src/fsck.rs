@@ -344,11 +344,7 @@ fn check_links(
 
 /// Every branch tip, a detached `HEAD` and every reflog entry name a commit the store holds.
 /// Returns those commits: what reachability starts from.
-fn check_refs(
-    report: &mut FsckReport,
-    snap: &Snapshot,
-    commits: &IdSet,
-) -> Result<Vec<CommitId>> {
+fn check_refs(report: &mut FsckReport, snap: &Snapshot, commits: &IdSet) -> Result<Vec<CommitId>> {
     let mut roots = Vec::new();
     let branches = snap.branches()?;
     report.branches = branches.len() as u64;
