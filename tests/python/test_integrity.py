@@ -114,3 +114,65 @@ def test_an_api_key_never_reaches_the_store_an_error_or_any_output(store_path, t
                 assert secret not in out, out
     finally:
         llm.close()
+
+
+def test_redaction_removes_a_secret_for_good_and_keeps_every_id(store_path) -> None:
+    secret = "ghp_PLANTEDtoken0123456789"
+    with tract.Tract.open(store_path) as t:
+        t.user("read the deploy config")
+        t.assistant(None, [{"id": "c1", "name": "cat", "arguments": '{"path": "deploy.env"}'}])
+        leaked = t.tool_result("c1", "cat", f"GITHUB_TOKEN={secret}\nREGION=eu")
+        t.assistant("Configured.")
+        hashes = [c.commit_hash for c in t.log()]
+        r = t.redact(leaked, "a GitHub token in a tool result")
+        assert r["commit"] == leaked.commit_hash and r["reason"].startswith("a GitHub token")
+        assert [c.commit_hash for c in t.log()] == hashes
+        shown = t.compile().to_openai()[2]
+        assert shown["role"] == "tool" and shown["tool_call_id"] == "c1"
+        assert secret not in str(t.compile().to_anthropic())
+        assert t.search("ghp_", history=True) == []
+        report = t.fsck()
+        assert report["clean"] and report["redacted"] == [r["blob"]]
+        with pytest.raises(tract.InvalidOperationError, match="redacted already"):
+            t.redact(leaked, "again")
+        with pytest.raises(tract.NotFoundError):
+            t.redact("ffffffffff", "x")
+        t.compact()  # closes the handle; no freed page keeps the bytes
+    assert secret.encode() not in store_path.read_bytes()
+    with tract.Tract.open(store_path) as t:
+        assert t.fsck()["clean"] and len(t.log()) == 4
+
+
+def test_gc_while_another_process_appends_removes_nothing_it_adds(store_path) -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    with tract.Tract.open(store_path) as t:
+        t.user("root")
+        doomed = t.fork("doomed")
+        doomed.user("only here")
+        doomed.close()
+        t.delete_branch("doomed")
+    writer = textwrap.dedent(
+        f"""
+        import tract
+        t = tract.Tract.open({str(store_path)!r}, branch="busy")
+        for i in range(150):
+            c = t.user(f"busy {{i}}")
+            print(c.commit_hash, flush=True)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, text=True)
+    removed = 0
+    with tract.Tract.open(store_path) as t:
+        while proc.poll() is None:
+            removed += t.gc(prune_now=True)["commits"]
+        acked = proc.stdout.read().split()
+        assert proc.wait() == 0
+        removed += t.gc(prune_now=True)["commits"]
+        assert removed == 1, "only the deleted branch's commit"
+        assert len(acked) == 150
+        for h in acked:
+            assert t.get_commit(h).content.startswith("busy ")
+        assert t.fsck()["clean"]

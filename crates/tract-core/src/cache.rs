@@ -52,6 +52,9 @@ pub(crate) struct ViewCache {
     bytes: AtomicUsize,
     /// When it was last used (a tick of the budget's clock), to drop the oldest first.
     used: AtomicU64,
+    /// The store's redaction count the cached view was built under: a redaction since (by any
+    /// process) may have replaced a message it holds.
+    redactions: AtomicU64,
 }
 
 impl Drop for ViewCache {
@@ -69,6 +72,7 @@ impl ViewCache {
             slot: Mutex::new(None),
             bytes: AtomicUsize::new(0),
             used: AtomicU64::new(0),
+            redactions: AtomicU64::new(0),
         });
         let mut caches = BUDGET.caches.lock().unwrap_or_else(|e| e.into_inner());
         caches.retain(|c| c.strong_count() > 0);
@@ -137,6 +141,10 @@ impl ViewCache {
         f: impl FnOnce(&View) -> R,
     ) -> Result<R> {
         let mut guard = self.slot();
+        let redactions = snap.redactions()?;
+        if self.redactions.swap(redactions, Ordering::Relaxed) != redactions {
+            *guard = None;
+        }
         let view = match guard.take() {
             Some(v) if v.head() == head => v,
             base => View::build(snap, head, base)?,

@@ -11,11 +11,16 @@ use crate::id::ChunkId;
 const TAG_RAW: u8 = 0;
 const TAG_LZ4: u8 = 1;
 const TAG_CHUNKED: u8 = 2;
+/// A redacted blob: its payload removed, a tombstone in its place (see [`tombstone`]).
+const TAG_REDACTED: u8 = 3;
 
 /// Objects larger than this are split into chunks of this size, each stored once (chunks of
 /// equal content deduplicate). Kept under 1 MiB so a chunk with its page overhead does not
 /// spill into the next power-of-two allocation.
 pub(crate) const CHUNK_SIZE: usize = 1024 * 1024 - 4096;
+
+/// The most bytes one byte of an LZ4 block decompresses to (a match length byte of 255).
+const LZ4_MAX_RATIO: usize = 255;
 
 /// Payloads shorter than this are stored raw: compression would not pay for its header.
 const COMPRESS_MIN: usize = 96;
@@ -69,6 +74,23 @@ fn push_payload(out: &mut Vec<u8>, bytes: &[u8]) {
     }
     out.push(TAG_RAW);
     out.extend_from_slice(bytes);
+}
+
+/// A tombstone record: what replaces a redacted blob's record. `tokens` are the placeholder's;
+/// `body` says when, why and what stands in the view (the caller's encoding).
+pub(crate) fn tombstone(tokens: u32, body: &[u8]) -> Vec<u8> {
+    let mut record = vec![TAG_REDACTED];
+    record.extend_from_slice(&tokens.to_le_bytes());
+    record.extend_from_slice(body);
+    record
+}
+
+/// The body of a tombstone record, `None` for any other record.
+pub(crate) fn tombstone_body(record: &[u8]) -> Option<&[u8]> {
+    match record.first() {
+        Some(&TAG_REDACTED) => record.get(5..),
+        _ => None,
+    }
 }
 
 /// The token count of a blob record, read without decompressing anything.
@@ -185,12 +207,17 @@ fn payload(tag: u8, body: &[u8]) -> Result<Vec<u8>> {
                 .and_then(|b| b.try_into().ok())
                 .ok_or_else(|| Error::corrupt("compressed record too short"))?;
             let size = u32::from_le_bytes(size) as usize;
-            // No payload is larger than a chunk (larger objects are chunked), and decompressing
-            // reserves the recorded size first, so a damaged size is refused before that.
+            let stream = &body[4..];
+            // Decompressing reserves the recorded size first, so a damaged size is refused
+            // before that: no payload is larger than a chunk (larger objects are chunked), nor
+            // than LZ4 can expand its stream to (each byte of it makes at most 255).
             if size > CHUNK_SIZE {
                 return Err(Error::corrupt("compressed record larger than a chunk"));
             }
-            let out = lz4_flex::decompress(&body[4..], size)
+            if size > stream.len().saturating_mul(LZ4_MAX_RATIO) {
+                return Err(Error::corrupt("compressed record too short for its size"));
+            }
+            let out = lz4_flex::decompress(stream, size)
                 .map_err(|e| Error::corrupt(format!("compressed record does not decode: {e}")))?;
             // A truncated stream can decode "successfully" into fewer bytes than recorded.
             if out.len() != size {
@@ -270,6 +297,13 @@ mod tests {
         let size = u32::try_from(CHUNK_SIZE + 1).unwrap().to_le_bytes();
         let record = [&[TAG_LZ4][..], &size, &[0x10, b'x']].concat();
         assert!(decode(&record, false, |_| unreachable!()).is_err());
+        // Two bytes of stream cannot make a 1000-byte payload.
+        let record = [TAG_LZ4, 0xe8, 0x03, 0, 0, 0x10, b'x'];
+        let message = corrupt_message(decode(&record, false, |_| unreachable!()));
+        assert!(message.contains("too short for its size"), "{message}");
+        // The most compressible payload of a chunk's size still decodes.
+        let zeros = vec![0u8; CHUNK_SIZE];
+        assert_eq!(round_trip(&zeros, None), zeros);
     }
 
     /// Found by fuzzing (record_decode): a chunked record's total length was reserved as it

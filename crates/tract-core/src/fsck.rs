@@ -52,6 +52,8 @@ pub struct FsckReport {
     pub counts_replayed: u64,
     /// Everything found wrong; empty for a sound store.
     pub problems: Vec<Problem>,
+    /// Blobs whose content was redacted (a tombstone in their place; not a problem).
+    pub redacted: Vec<BlobId>,
     /// Commits no branch, `HEAD` or reflog entry reaches.
     pub unreachable_commits: Vec<CommitId>,
     /// Blobs no reachable commit carries.
@@ -193,14 +195,27 @@ pub(crate) fn fsck(repo: &Repo) -> Result<FsckReport> {
     let chunks = scan(&snap, ObjectTable::Chunks, |id, record| {
         codec_chunk(&ChunkId::from_bytes(id), record)
     })?;
-    // A blob keeps the ids of its chunks, for reachability.
+    // A blob keeps the ids of its chunks, for reachability; a redacted one its tombstone's
+    // mark (its content is gone, so there is nothing to hash).
     let blobs = scan(&snap, ObjectTable::Blobs, |id, record| {
         let id = BlobId::from_bytes(id);
+        if let Some(t) = store::tombstone_of(record) {
+            t.map_err(|e| store::damaged("blob", id.to_hex(), reason(&e)))?;
+            return Ok(None);
+        }
         let bytes = store::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;
         crate::object::check_header(&bytes, false)
             .map_err(|e| store::damaged("blob", id.to_hex(), e.to_string()))?;
-        crate::codec::chunk_ids(record, true)
+        crate::codec::chunk_ids(record, true).map(Some)
     })?;
+    let mut redacted: Vec<BlobId> = blobs
+        .good
+        .iter()
+        .filter(|(_, chunks)| chunks.is_none())
+        .map(|(id, _)| BlobId::from_bytes(*id))
+        .collect();
+    redacted.sort();
+    report.redacted = redacted;
     let commits = scan(&snap, ObjectTable::Commits, |id, record| {
         store::verified_commit(&CommitId::from_bytes(id), record)
     })?;
@@ -262,7 +277,7 @@ fn codec_chunk(id: &ChunkId, record: &[u8]) -> Result<()> {
 fn check_links(
     report: &mut FsckReport,
     commits: &Scanned<Commit>,
-    blobs: &Scanned<Vec<ChunkId>>,
+    blobs: &Scanned<Option<Vec<ChunkId>>>,
     chunks: &Scanned<()>,
 ) {
     let mut ids: Vec<&[u8; 32]> = commits.good.keys().collect();
@@ -330,7 +345,7 @@ fn check_links(
     let mut ids: Vec<&[u8; 32]> = blobs.good.keys().collect();
     ids.sort();
     for id in ids {
-        for chunk in &blobs.good[id] {
+        for chunk in blobs.good[id].iter().flatten() {
             if !chunks.present.contains(chunk.as_bytes()) {
                 report.problem(
                     "missing",
@@ -405,7 +420,7 @@ fn unreachable(
     report: &mut FsckReport,
     roots: &[CommitId],
     commits: &Scanned<Commit>,
-    blobs: &Scanned<Vec<ChunkId>>,
+    blobs: &Scanned<Option<Vec<ChunkId>>>,
     chunks: &Scanned<()>,
 ) {
     let mut seen = IdSet::default();
@@ -432,6 +447,7 @@ fn unreachable(
     let chunks_seen: IdSet = blobs_seen
         .iter()
         .filter_map(|b| blobs.good.get(b))
+        .flatten()
         .flatten()
         .map(|c| *c.as_bytes())
         .collect();

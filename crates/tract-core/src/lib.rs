@@ -37,6 +37,7 @@ mod edit;
 pub mod environment;
 pub mod error;
 pub mod fsck;
+pub mod gc;
 mod group;
 mod history;
 pub mod hooks;
@@ -47,6 +48,7 @@ pub mod llm;
 pub mod merge;
 pub mod object;
 pub mod policy;
+pub mod redact;
 pub mod refs;
 mod repo;
 pub mod revision;
@@ -70,6 +72,7 @@ pub use decision::{Decision, DecisionSlot};
 pub use environment::Environment;
 pub use error::{BatchPosition, Error, LockReason, Result};
 pub use fsck::{FsckReport, Problem};
+pub use gc::GcOutcome;
 pub use hooks::{HookEvent, PendingToolResult, ToolResultHandler, ToolResultOutcome};
 pub use id::{BlobId, ChunkId, CommitId, HexPrefix};
 pub use info::{CommitInfo, Current};
@@ -77,12 +80,13 @@ pub use llm::OpenAiCompatible;
 pub use merge::MergeRequest;
 pub use object::{Commit, Content, ContentPart, MergeStrategy, Message, Op, Role, ToolCall};
 pub use policy::ToolPolicy;
+pub use redact::Redaction;
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
 pub use revision::{BranchName, Rev};
 pub use search::{SearchHit, SearchQuery};
 pub use stats::{BranchStats, Tally};
-pub use store::{OpenMode, Store, StoreOptions};
+pub use store::{OpenMode, Store, StoreOptions, Tombstone};
 pub use summarize::{
     BRANCH_SUMMARIZE_SYSTEM, Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest,
     TOOL_SUMMARIZE_SYSTEM,

@@ -134,6 +134,11 @@ impl Repo {
         })
     }
 
+    /// The store, giving up this handle's position and cached view.
+    pub(crate) fn into_store(self) -> Store {
+        self.store
+    }
+
     /// A consistent snapshot of everything committed so far.
     pub(crate) fn read(&self) -> Result<Snapshot> {
         self.store.read()

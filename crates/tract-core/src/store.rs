@@ -52,6 +52,9 @@ const META_ENCODING: &str = "encoding";
 const META_HEAD: &str = "HEAD";
 /// Settings live in `meta` under this prefix (e.g. `setting.tool_summarization`).
 const SETTING_PREFIX: &str = "setting.";
+/// How many redactions the store has seen: a handle whose cached view is older builds it again
+/// (it may hold a redacted message).
+const META_REDACTIONS: &str = "redactions";
 
 /// The default wait for another process's write transaction.
 const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -256,6 +259,38 @@ impl Store {
         };
         store.check_format()?;
         Ok(store)
+    }
+
+    /// Rewrites the file so it holds only live pages and shrinks it: the space freed by `gc`
+    /// goes back to the file system, and the bytes of removed or redacted records, which the
+    /// storage engine otherwise keeps in freed pages until it reuses them, are overwritten or
+    /// cut off. Needs the only handle on the store in this process, and no transaction of
+    /// another process under way ([`Error::StoreLocked`] then; nothing changes).
+    pub fn compact(self) -> Result<()> {
+        let path = self.shared.path.clone().unwrap_or_default();
+        let mut shared = Arc::try_unwrap(self.shared).map_err(|_| {
+            Error::invalid_op("other handles in this process have the store open; close them first")
+        })?;
+        loop {
+            match shared.db.compact() {
+                Ok(true) => continue,
+                Ok(false) => return Ok(()),
+                Err(redb::CompactionError::TransactionInProgress) => {
+                    return Err(Error::StoreLocked {
+                        path,
+                        reason: LockReason::Busy {
+                            waited: Duration::ZERO,
+                        },
+                    });
+                }
+                Err(e) => {
+                    let e = Error::Storage {
+                        source: Arc::new(redb::Error::from(e)),
+                    };
+                    return Err(on_file(Some(&path), e));
+                }
+            }
+        }
     }
 
     /// The file, or `None` in memory.
@@ -464,6 +499,29 @@ fn on_file(path: Option<&Path>, e: Error) -> Error {
     }
 }
 
+/// What stands where a redacted blob's record was: when, why, and the message the view shows
+/// in its place (the original's role and call structure, no content).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tombstone {
+    /// When it was redacted, in microseconds since the Unix epoch.
+    pub redacted_at_us: u64,
+    /// Why, as the caller gave it.
+    pub reason: String,
+    /// What the view shows instead.
+    pub placeholder: Message,
+}
+
+impl Tombstone {
+    fn decode(body: &[u8]) -> Result<Self> {
+        decode_small(body)
+    }
+}
+
+/// The tombstone of a redacted blob record, `None` for a record that is not one.
+pub(crate) fn tombstone_of(record: &[u8]) -> Option<Result<Tombstone>> {
+    codec::tombstone_body(record).map(Tombstone::decode)
+}
+
 /// The object tables, for scans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ObjectTable {
@@ -548,6 +606,10 @@ fn read_blob(
         .ok_or_else(|| damaged("blob", id.to_hex(), "its record is missing"))?;
     let rec = rec.value();
     let tokens = codec::tokens(rec).map_err(|e| decoding("blob", id.to_hex(), e))?;
+    if let Some(body) = codec::tombstone_body(rec) {
+        let t = Tombstone::decode(body).map_err(|e| decoding("blob", id.to_hex(), e))?;
+        return Ok((t.placeholder, tokens));
+    }
     let bytes = codec::decode(rec, true, |cid| {
         chunks
             .get(cid.as_bytes())?
@@ -564,6 +626,13 @@ fn read_blob(
     }
     let message = Message::decode(&bytes).map_err(|e| decoding("blob", id.to_hex(), e))?;
     Ok((message, tokens))
+}
+
+fn read_counter(meta: &impl ReadableTable<&'static str, &'static [u8]>, key: &str) -> Result<u64> {
+    Ok(meta
+        .get(key)?
+        .and_then(|g| <[u8; 8]>::try_from(g.value()).ok())
+        .map_or(0, u64::from_le_bytes))
 }
 
 fn read_head(
@@ -744,6 +813,19 @@ impl Snapshot {
             .get(id.as_bytes())?
             .map(|g| g.value().to_vec())
             .ok_or_else(|| Error::corrupt(format!("its chunk {} is missing", id.short())))
+    }
+
+    /// How many redactions the store has seen.
+    pub(crate) fn redactions(&self) -> Result<u64> {
+        read_counter(&self.meta, META_REDACTIONS)
+    }
+
+    /// A redacted blob's tombstone; `None` for a blob that is not redacted.
+    pub fn tombstone(&self, id: &BlobId) -> Result<Option<Tombstone>> {
+        match self.blobs.get(id.as_bytes())? {
+            Some(rec) => tombstone_of(rec.value()).transpose(),
+            None => Ok(None),
+        }
     }
 
     /// What `HEAD` names, as stored (not resolved).
@@ -1003,6 +1085,139 @@ impl Writer {
         };
         log.insert((name, next), encode_small(&entry)?.as_slice())?;
         Ok(())
+    }
+
+    /// Replaces blob `id`'s record with `tombstone` (whose placeholder has `tokens` payload
+    /// tokens) and removes the chunks no other blob is made of; counts the redaction so
+    /// cached views are built again, and drops the kept per-branch counts. Returns the chunks
+    /// removed.
+    pub fn redact_blob(
+        &mut self,
+        id: &BlobId,
+        tombstone: &Tombstone,
+        tokens: u32,
+    ) -> Result<Vec<ChunkId>> {
+        let mut blobs = self.txn.open_table(BLOBS)?;
+        let chunks = {
+            let rec = blobs
+                .get(id.as_bytes())?
+                .ok_or_else(|| damaged("blob", id.to_hex(), "its record is missing"))?;
+            codec::chunk_ids(rec.value(), true).map_err(|e| decoding("blob", id.to_hex(), e))?
+        };
+        let record = codec::tombstone(tokens, &encode_small(tombstone)?);
+        blobs.insert(id.as_bytes(), record.as_slice())?;
+        let mut removed = Vec::new();
+        if !chunks.is_empty() {
+            // A chunk is shared only by blobs with the same megabyte of content: rare, so one
+            // pass over the blobs that are chunked decides.
+            let mut shared = std::collections::HashSet::new();
+            for item in blobs.iter()? {
+                let (k, v) = item?;
+                if k.value() != *id.as_bytes() {
+                    shared.extend(codec::chunk_ids(v.value(), true).unwrap_or_default());
+                }
+            }
+            let mut table = self.txn.open_table(CHUNKS)?;
+            for c in chunks.into_iter().filter(|c| !shared.contains(c)) {
+                table.remove(c.as_bytes())?;
+                removed.push(c);
+            }
+        }
+        drop(blobs);
+        // Kept counts may include the blob's tokens: every branch is counted again from its
+        // view when next listed or written.
+        self.txn.delete_table(BRANCH_STATS)?;
+        self.txn.open_table(BRANCH_STATS)?;
+        let mut meta = self.txn.open_table(META)?;
+        let n = read_counter(&meta, META_REDACTIONS)? + 1;
+        meta.insert(META_REDACTIONS, n.to_le_bytes().as_slice())?;
+        Ok(removed)
+    }
+
+    /// Every key of an object table, with what `keep` makes of its record: for `gc`, which
+    /// reads the whole table inside its write transaction.
+    pub(crate) fn scan_objects<T>(
+        &self,
+        table: ObjectTable,
+        mut keep: impl FnMut([u8; 32], &[u8]) -> Result<T>,
+    ) -> Result<Vec<([u8; 32], T)>> {
+        let t = self.txn.open_table(match table {
+            ObjectTable::Commits => COMMITS,
+            ObjectTable::Blobs => BLOBS,
+            ObjectTable::Chunks => CHUNKS,
+        })?;
+        let mut out = Vec::new();
+        for item in t.iter()? {
+            let (k, v) = item?;
+            let key = k.value();
+            out.push((key, keep(key, v.value())?));
+        }
+        Ok(out)
+    }
+
+    /// Removes these objects from an object table.
+    pub(crate) fn remove_objects(&mut self, table: ObjectTable, ids: &[[u8; 32]]) -> Result<()> {
+        let mut t = self.txn.open_table(match table {
+            ObjectTable::Commits => COMMITS,
+            ObjectTable::Blobs => BLOBS,
+            ObjectTable::Chunks => CHUNKS,
+        })?;
+        for id in ids {
+            t.remove(id)?;
+        }
+        Ok(())
+    }
+
+    /// Every branch and its tip.
+    pub(crate) fn branches(&self) -> Result<Vec<(String, CommitId)>> {
+        let refs = self.txn.open_table(REFS)?;
+        let mut out = Vec::new();
+        for item in refs.iter()? {
+            let (k, v) = item?;
+            out.push((k.value().to_string(), CommitId::from_bytes(v.value())));
+        }
+        Ok(out)
+    }
+
+    /// What `HEAD` names, as stored.
+    pub(crate) fn head_ref(&self) -> Result<HeadRef> {
+        let meta = self.txn.open_table(META)?;
+        let raw = meta
+            .get(META_HEAD)?
+            .ok_or_else(|| Error::corrupt("HEAD is missing"))?;
+        decode_small(raw.value())
+    }
+
+    /// Removes the reflog entries older than `cutoff_us` and returns the commits the entries
+    /// left name.
+    pub(crate) fn expire_reflog(&mut self, cutoff_us: u64) -> Result<(u64, Vec<CommitId>)> {
+        let mut log = self.txn.open_table(REFLOG)?;
+        let mut old_keys = Vec::new();
+        let mut kept = Vec::new();
+        for item in log.iter()? {
+            let (k, v) = item?;
+            let entry: ReflogEntry = decode_small(v.value())?;
+            if entry.timestamp_us < cutoff_us {
+                let (name, n) = k.value();
+                old_keys.push((name.to_string(), n));
+            } else {
+                kept.extend(entry.old.into_iter().chain(entry.new));
+            }
+        }
+        for (name, n) in &old_keys {
+            log.remove((name.as_str(), *n))?;
+        }
+        Ok((old_keys.len() as u64, kept))
+    }
+
+    /// The names of the branches that have kept counts.
+    pub(crate) fn counted_branches(&self) -> Result<Vec<String>> {
+        let t = self.txn.open_table(BRANCH_STATS)?;
+        let mut out = Vec::new();
+        for item in t.iter()? {
+            out.push(item?.0.value().to_string());
+        }
+        Ok(out)
     }
 
     /// Makes everything durable (fsync'd) before returning.

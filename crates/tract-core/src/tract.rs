@@ -9,12 +9,14 @@ use crate::compress::{self, CompressOutcome, CompressPlan, CompressRequest};
 use crate::decision::Decision;
 use crate::error::{Error, Result};
 use crate::fsck::{self, FsckReport};
+use crate::gc::{self, GcOutcome};
 use crate::hooks::{HookRegistry, PendingToolResult, Recorder, ToolResultOutcome};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::merge::{self, MergeRequest};
 use crate::object::{Content, Message, Role, ToolCall};
 use crate::policy::{self, ToolPolicy};
+use crate::redact::{self, Redaction};
 use crate::refs::{Head, ReflogEntry};
 use crate::repo::{Bind, Repo};
 use crate::revision::{BranchName, Rev};
@@ -455,6 +457,30 @@ impl Tract {
     /// new, or a call that is not pending is an error, and nothing is committed.
     pub fn merge(&self, name: &BranchName, req: &MergeRequest<'_>) -> Result<CommitInfo> {
         merge::merge(&self.repo, name, req, self.summarizer())
+    }
+
+    /// Removes the content of the message `rev` names from the store for good: its blob's
+    /// record (and the chunks no other blob shares) becomes a tombstone keeping when and
+    /// `reason`. Every commit id stays valid; the view shows a placeholder with the message's
+    /// role and call structure (requests stay valid); search finds nothing of it; `fsck`
+    /// reports it as redacted. Every commit carrying the same content shows the placeholder.
+    pub fn redact(&self, rev: impl Into<Rev>, reason: &str) -> Result<Redaction> {
+        redact::redact(&self.repo, &rev.into(), reason)
+    }
+
+    /// Removes the objects nothing reaches: not a branch, not `HEAD`, not a reflog entry younger
+    /// than `grace` (older entries are expired; [`crate::gc::DEFAULT_GRACE`] is 14 days, zero
+    /// prunes now). One write transaction: another process's writes wait, and nothing they
+    /// add is removed. Refuses (changing nothing) when a commit it must read does not verify.
+    pub fn gc(&self, grace: std::time::Duration) -> Result<GcOutcome> {
+        gc::gc(&self.repo, grace)
+    }
+
+    /// Closes this handle and compacts the store file (see [`Store::compact`]): after `gc` or a
+    /// redaction, the file shrinks and no freed page keeps removed bytes.
+    pub fn compact(self) -> Result<()> {
+        let Tract { repo, .. } = self;
+        repo.into_store().compact()
     }
 
     /// Checks the whole store (every branch, not only this handle's): re-hashes every object

@@ -207,6 +207,88 @@ impl PyTract {
         *guard = None;
     }
 
+    /// Closes this handle and compacts the store file: it shrinks, and no freed page keeps the
+    /// bytes of what `gc` removed or `redact` replaced. Needs the only open handle on the store
+    /// in this process (forks included) and no transaction of another process under way.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        let taken = {
+            let mut guard = self.inner.write().unwrap_or_else(|e| e.into_inner());
+            guard.take()
+        };
+        let Some(arc) = taken else {
+            return Err(crate::errors::to_py(Error::InvalidOperation {
+                message: "this Tract is closed".into(),
+            }));
+        };
+        let t = Arc::try_unwrap(arc).map_err(|_| {
+            crate::errors::to_py(Error::InvalidOperation {
+                message: "a call on this handle is still running".into(),
+            })
+        })?;
+        py.detach(move || t.compact()).py()
+    }
+
+    /// Removes the content of the message `commit` names from the store for good: a tombstone
+    /// keeps when and `reason`; ids stay valid; views show a placeholder with the message's
+    /// role and call structure; search no longer finds it. Returns a dict: `commit`, `blob`,
+    /// `redacted_at` (aware datetime), `reason`, `chunks_removed`. `compact()` afterwards makes
+    /// sure no freed page of the file keeps the bytes.
+    fn redact<'py>(
+        &self,
+        py: Python<'py>,
+        commit: &Bound<'py, PyAny>,
+        reason: String,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let rev = rev_of(commit)?;
+        let r = self.with(py, move |t| t.redact(rev, &reason))?;
+        let d = PyDict::new(py);
+        d.set_item("commit", r.commit.to_hex())?;
+        d.set_item("blob", r.blob.to_hex())?;
+        d.set_item(
+            "redacted_at",
+            crate::convert::utc_datetime(py, r.redacted_at_us)?,
+        )?;
+        d.set_item("reason", r.reason)?;
+        d.set_item(
+            "chunks_removed",
+            r.chunks_removed
+                .iter()
+                .map(|c| c.to_hex())
+                .collect::<Vec<_>>(),
+        )?;
+        Ok(d)
+    }
+
+    /// Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
+    /// than `grace_days` (older entries are expired); `prune_now=True` for no grace. Returns a
+    /// dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries` removed.
+    #[pyo3(signature = (*, grace_days=14.0, prune_now=false))]
+    fn gc<'py>(
+        &self,
+        py: Python<'py>,
+        grace_days: f64,
+        prune_now: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        if !grace_days.is_finite() || grace_days < 0.0 {
+            return Err(invalid_input(format!(
+                "grace_days must be a number of days, 0 or more (got {grace_days})"
+            )));
+        }
+        let grace = if prune_now {
+            std::time::Duration::ZERO
+        } else {
+            std::time::Duration::from_secs_f64(grace_days * 86_400.0)
+        };
+        let out = self.with(py, move |t| t.gc(grace))?;
+        let d = PyDict::new(py);
+        d.set_item("commits", out.commits)?;
+        d.set_item("blobs", out.blobs)?;
+        d.set_item("chunks", out.chunks)?;
+        d.set_item("bytes", out.bytes)?;
+        d.set_item("reflog_entries", out.reflog_entries)?;
+        Ok(d)
+    }
+
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -909,6 +991,10 @@ impl PyTract {
                 .collect::<Vec<_>>(),
         )?;
         d.set_item("unreachable", unreachable)?;
+        d.set_item(
+            "redacted",
+            r.redacted.iter().map(|b| b.to_hex()).collect::<Vec<_>>(),
+        )?;
         Ok(d)
     }
 

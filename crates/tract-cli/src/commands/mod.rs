@@ -11,9 +11,11 @@ mod config;
 mod demo;
 mod edit;
 mod fsck;
+mod gc;
 mod init;
 mod log;
 mod merge;
+mod redact;
 mod reflog;
 mod repair;
 mod reset;
@@ -71,6 +73,10 @@ pub enum Command {
     /// Check the whole store: re-hash every object and chunk, check every link, ref and
     /// reflog entry and the kept counts; list what nothing reaches. Exit 1 on any problem.
     Fsck(fsck::Args),
+    /// Remove a message's content for good (a secret in a tool result); ids stay valid.
+    Redact(redact::Args),
+    /// Remove objects nothing reaches any more (after a grace period).
+    Gc(gc::Args),
     /// Where HEAD is and what the model would see.
     Status(status::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
@@ -98,6 +104,8 @@ impl Command {
             Command::Checkout(a) => checkout::run(ctx, ui, a),
             Command::Merge(a) => merge::run(ctx, ui, a),
             Command::Fsck(a) => fsck::run(ctx, ui, a),
+            Command::Redact(a) => redact::run(ctx, ui, a),
+            Command::Gc(a) => gc::run(ctx, ui, a),
             Command::Reset(a) => reset::run(ctx, ui, a),
             Command::Reflog(a) => reflog::run(ctx, ui, a),
             Command::Status(a) => status::run(ctx, ui, a),

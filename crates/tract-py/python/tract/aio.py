@@ -349,6 +349,18 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.fsck`, run in a worker thread."""
         return await self._run(self._tract.fsck)
 
+    async def redact(self, commit: Rev, reason: str) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.redact`, run in a worker thread."""
+        return await self._run(self._tract.redact, commit, reason)
+
+    async def gc(self, *, grace_days: float = 14.0, prune_now: bool = False) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.gc`, run in a worker thread."""
+        return await self._run(self._tract.gc, grace_days=grace_days, prune_now=prune_now)
+
+    async def compact(self) -> None:
+        """Awaitable twin of :meth:`Tract.compact`, run in a worker thread."""
+        return await self._run(self._tract.compact)
+
 
 # Each twin's help says what the method does, from the native method's own docstring.
 for _name, _twin in list(vars(AsyncTract).items()):

@@ -1,0 +1,53 @@
+//! `tract gc`.
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::ui::Ui;
+use std::fmt::Write;
+use std::time::Duration;
+
+/// Remove objects nothing reaches (no branch, no HEAD, no reflog entry younger than the grace
+/// period); older reflog entries are expired.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// How long reflog entries keep what they name, in days.
+    #[arg(
+        long,
+        value_name = "DAYS",
+        default_value_t = 14,
+        conflicts_with = "prune_now"
+    )]
+    grace_days: u64,
+    /// No grace period: expire every reflog entry and remove all that is unreachable now.
+    #[arg(long)]
+    prune_now: bool,
+    /// Then compact the file: it shrinks, and no freed page keeps removed bytes.
+    #[arg(long)]
+    compact: bool,
+}
+
+/// Runs `tract gc`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let t = ctx.open()?;
+    let grace = if a.prune_now {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(a.grace_days.saturating_mul(24 * 3600))
+    };
+    let out = t.gc(grace)?;
+    let _ = writeln!(
+        ui,
+        "removed {} commit(s), {} blob(s), {} chunk(s) ({} bytes); expired {} reflog entr{}",
+        out.commits,
+        out.blobs,
+        out.chunks,
+        out.bytes,
+        out.reflog_entries,
+        if out.reflog_entries == 1 { "y" } else { "ies" }
+    );
+    if a.compact {
+        t.compact()?;
+        let _ = writeln!(ui, "compacted the store file");
+    }
+    Ok(())
+}

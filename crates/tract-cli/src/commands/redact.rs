@@ -1,0 +1,47 @@
+//! `tract redact`.
+
+use super::rev;
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::ui::Ui;
+use std::fmt::Write;
+
+/// Remove a message's content from the store for good; a tombstone keeps when and why.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The commit whose message to remove (every commit carrying the same content shows the
+    /// placeholder too).
+    rev: String,
+    /// Why (kept with the tombstone; not shown to the model).
+    #[arg(long, value_name = "TEXT")]
+    reason: String,
+    /// Do not compact the file afterwards (the removed bytes may then stay in freed pages
+    /// until the store reuses them, or `tract gc --compact` runs).
+    #[arg(long)]
+    no_compact: bool,
+}
+
+/// Runs `tract redact`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let t = ctx.open()?;
+    let r = t.redact(rev(&a.rev)?, &a.reason)?;
+    let chunks = match r.chunks_removed.len() {
+        0 => String::new(),
+        n => format!(" and {n} chunk(s)"),
+    };
+    let _ = writeln!(
+        ui,
+        "redacted the message of {} (blob {}{chunks}); ids are unchanged, views show a placeholder",
+        r.commit.short(),
+        r.blob.short()
+    );
+    if !a.no_compact {
+        // The redaction is committed; compaction only makes sure no freed page keeps the bytes.
+        if let Err(e) = t.compact() {
+            ui.warning(&format!(
+                "the file was not compacted ({e}); run `tract gc --compact` when the store is not in use"
+            ));
+        }
+    }
+    Ok(())
+}
