@@ -1188,8 +1188,8 @@ impl Writer {
         decode_small(raw.value())
     }
 
-    /// Removes the reflog entries older than `cutoff_us` and returns the commits the entries
-    /// left name.
+    /// Removes the reflog entries made at `cutoff_us` or before and returns the commits the
+    /// entries left name.
     pub(crate) fn expire_reflog(&mut self, cutoff_us: u64) -> Result<(u64, Vec<CommitId>)> {
         let mut log = self.txn.open_table(REFLOG)?;
         let mut old_keys = Vec::new();
@@ -1197,7 +1197,7 @@ impl Writer {
         for item in log.iter()? {
             let (k, v) = item?;
             let entry: ReflogEntry = decode_small(v.value())?;
-            if entry.timestamp_us < cutoff_us {
+            if entry.timestamp_us <= cutoff_us {
                 let (name, n) = k.value();
                 old_keys.push((name.to_string(), n));
             } else {

@@ -476,6 +476,17 @@ impl Tract {
         gc::gc(&self.repo, grace)
     }
 
+    /// The tombstone of a redacted message's blob (`None` when `rev`'s message is not redacted,
+    /// or it has none): when and why it was redacted.
+    pub fn tombstone(&self, rev: impl Into<Rev>) -> Result<Option<crate::store::Tombstone>> {
+        let snap = self.repo.read()?;
+        let id = self.repo.resolve(&snap, &rev.into())?;
+        match snap.commit(&id)?.blob {
+            Some(b) => snap.tombstone(&b),
+            None => Ok(None),
+        }
+    }
+
     /// Closes this handle and compacts the store file (see [`Store::compact`]): after `gc` or a
     /// redaction, the file shrinks and no freed page keeps removed bytes.
     pub fn compact(self) -> Result<()> {

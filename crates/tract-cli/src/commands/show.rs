@@ -51,6 +51,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             if i > 0 {
                 let _ = writeln!(ui);
             }
+            if let Some(t) = t.tombstone(info.id)? {
+                let when = tract_core::clock::rfc3339_micros(t.redacted_at_us);
+                let _ = writeln!(ui, "redacted {when}: {}", t.reason);
+            }
             render::show(ui, info);
         }
         if let Some(into) = into {

@@ -24,6 +24,7 @@ mod init;
 mod log;
 mod merge;
 mod processes;
+mod redact;
 mod refs;
 mod repair;
 mod search;

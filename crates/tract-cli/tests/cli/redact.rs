@@ -1,0 +1,100 @@
+//! `tract redact` and `tract gc`: removing content for good, and what nothing reaches.
+
+use crate::common::Project;
+use insta::assert_snapshot;
+
+/// A secret in a tool result: redacted, the placeholder in its place, ids unchanged, the file
+/// compacted so no freed page keeps it; bad input changes nothing.
+#[test]
+fn a_redacted_secret_is_gone_from_the_file_and_ids_stay() {
+    let p = Project::new();
+    p.ok(&["add", "read the deploy config"]);
+    p.ok(&[
+        "add",
+        "--json",
+        r#"{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"cat","arguments":"{}"}]}"#,
+    ]);
+    let leaked = p.ok(&[
+        "add",
+        "--role",
+        "tool",
+        "--name",
+        "cat",
+        "--tool-call-id",
+        "c1",
+        "TOKEN=ghp_PLANTED0123456789",
+    ]);
+    let leaked = leaked.trim();
+    p.ok(&["add", "--role", "assistant", "Configured."]);
+    let ids = p.ok(&["log", "--oneline"]);
+    assert_snapshot!(p.run(&["redact", leaked, "--reason", "a GitHub token"]), @"
+        exit: 0
+        --- stdout
+        redacted the message of ba8ed54d6e (blob 981d23e81e); ids are unchanged, views show a placeholder
+        ");
+    assert_snapshot!(p.run(&["show", leaked]), @"
+        exit: 0
+        --- stdout
+        redacted 2026-01-01T00:00:00.000000Z: a GitHub token
+        commit  ba8ed54d6efd775470a2622df4b7a39c73956238fd56fe60d2b918dfbdcfcbb0
+        op      append
+        parent  c550a3f912
+        date    2026-01-01T00:00:00.000002Z
+        role    tool  name cat  tool_call_id c1
+        tokens  12
+
+        [tract] This content was redacted.
+        ");
+    assert_eq!(
+        p.ok(&["log", "--oneline"]).lines().count(),
+        ids.lines().count()
+    );
+    assert!(!String::from_utf8_lossy(&std::fs::read(p.store()).unwrap()).contains("ghp_PLANTED"));
+    assert_snapshot!(p.run(&["fsck"]), @"
+        exit: 0
+        --- stdout
+        checked 4 commits, 4 blobs, 0 chunks (463 bytes), 1 branch, 4 reflog entries; counts of 0 branches replayed
+        ");
+    assert_snapshot!(p.fails(&["redact", leaked, "--reason", "again"]), @"
+        exit: 1
+        --- stderr
+        error: invalid operation: the message of ba8ed54d6e was redacted already (a GitHub token)
+        ");
+    assert_snapshot!(p.fails(&["redact", leaked, "--reason", " "]), @"
+        exit: 1
+        --- stderr
+        error: invalid input: a redaction needs a reason (it is kept with the tombstone)
+        ");
+}
+
+/// gc keeps what the reflog still names within the grace period, and with --prune-now
+/// removes a deleted branch's commits; fsck stays clean.
+#[test]
+fn gc_removes_a_deleted_branch_after_its_grace_period() {
+    let p = Project::new();
+    p.ok(&["add", "shared"]);
+    p.ok(&["branch", "doomed"]);
+    p.ok(&["--branch", "doomed", "add", "only on the doomed branch"]);
+    p.ok(&["branch", "-d", "doomed"]);
+    assert_snapshot!(p.run(&["gc"]), @"
+        exit: 0
+        --- stdout
+        removed 0 commit(s), 0 blob(s), 0 chunk(s) (0 bytes); expired 0 reflog entries
+        ");
+    assert_snapshot!(p.run(&["gc", "--prune-now", "--compact"]), @"
+        exit: 0
+        --- stdout
+        removed 1 commit(s), 1 blob(s), 0 chunk(s) (123 bytes); expired 4 reflog entries
+        compacted the store file
+        ");
+    assert_snapshot!(p.run(&["fsck"]), @"
+        exit: 0
+        --- stdout
+        checked 1 commit, 1 blob, 0 chunks (72 bytes), 1 branch, 0 reflog entries; counts of 1 branch replayed
+        ");
+    assert_snapshot!(p.run(&["log", "--oneline"]), @"
+        exit: 0
+        --- stdout
+        1236fd4b58 shared
+        ");
+}
