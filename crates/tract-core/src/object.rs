@@ -222,9 +222,9 @@ impl Message {
         Ok(BlobId::of(&self.encode()?))
     }
 
-    /// Decodes blob bytes.
+    /// Decodes blob bytes (in their canonical encoding only).
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        decode(KIND_BLOB, bytes)
+        decode(KIND_BLOB, bytes, |_| BASE_VERSION)
     }
 }
 
@@ -337,9 +337,9 @@ impl Commit {
         Ok(CommitId::of(&self.encode()?))
     }
 
-    /// Decodes commit bytes.
+    /// Decodes commit bytes (in their canonical encoding only).
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        decode(KIND_COMMIT, bytes)
+        decode(KIND_COMMIT, bytes, |c: &Commit| c.op.version())
     }
 
     /// The first parent, the one the view folds along.
@@ -381,14 +381,46 @@ fn header(kind: u8, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(kind: u8, bytes: &[u8]) -> Result<T> {
+/// Decodes an object whose version, for the value decoded, must be `version(&value)`.
+fn decode<T: Serialize + for<'de> Deserialize<'de>>(
+    kind: u8,
+    bytes: &[u8],
+    version: impl FnOnce(&T) -> u8,
+) -> Result<T> {
     header(kind, bytes)?;
-    let (value, rest) = postcard::take_from_bytes(&bytes[HEADER_LEN..])
+    let body = &bytes[HEADER_LEN..];
+    let (value, rest) = postcard::take_from_bytes(body)
         .map_err(|e| Error::corrupt(format!("object does not decode: {e}")))?;
     if !rest.is_empty() {
         return Err(Error::corrupt("object has trailing bytes"));
     }
+    // One value, one encoding: bytes that decode but are not what `encode` writes (another
+    // version byte, an over-long varint, unsorted map keys) would give an object a second id.
+    if bytes[3] != version(&value) || !encodes_to(&value, body) {
+        return Err(Error::corrupt("object is not in its canonical encoding"));
+    }
     Ok(value)
+}
+
+/// Whether `value` encodes to exactly `bytes`, compared as it is written (nothing allocated).
+fn encodes_to<T: Serialize>(value: &T, bytes: &[u8]) -> bool {
+    struct Expect<'a>(&'a [u8]);
+    impl std::io::Write for Expect<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            match self.0.strip_prefix(buf) {
+                Some(rest) => {
+                    self.0 = rest;
+                    Ok(buf.len())
+                }
+                None => Err(std::io::Error::other("differs")),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut expect = Expect(bytes);
+    postcard::to_io(value, &mut expect).is_ok() && expect.0.is_empty()
 }
 
 #[cfg(test)]
@@ -469,6 +501,61 @@ mod tests {
         };
         assert_eq!(append.encode().unwrap()[3], 1);
         assert_eq!(fixed_message().encode().unwrap()[3], 1);
+    }
+
+    fn is_not_canonical<T: std::fmt::Debug>(result: Result<T>) -> bool {
+        matches!(result, Err(Error::Corrupt { message }) if message.contains("canonical"))
+    }
+
+    /// Found by fuzzing (object_decode): bytes that decode but differ from what `encode`
+    /// writes were accepted, so one object could be stored under a second id.
+    #[test]
+    fn only_the_canonical_encoding_decodes() {
+        let merge = Commit {
+            parents: vec![CommitId::from_bytes([1; 32]), CommitId::from_bytes([2; 32])],
+            op: Op::Merge {
+                base: CommitId::from_bytes([3; 32]),
+                branch: "sub".into(),
+                strategy: MergeStrategy::Append,
+                summarizer: None,
+            },
+            blob: None,
+            timestamp_us: 1,
+            message: None,
+        };
+        let append = Commit {
+            op: Op::Append,
+            ..merge.clone()
+        };
+        // The version byte must be the one the value is written with.
+        let mut bytes = append.encode().unwrap();
+        bytes[3] = 2;
+        assert!(is_not_canonical(Commit::decode(&bytes)));
+        let mut bytes = merge.encode().unwrap();
+        bytes[3] = 1;
+        assert!(is_not_canonical(Commit::decode(&bytes)));
+        let mut bytes = fixed_message().encode().unwrap();
+        bytes[3] = 0;
+        assert!(is_not_canonical(Message::decode(&bytes)));
+        // An over-long varint: the timestamp 1 written in two bytes.
+        let bytes = append.encode().unwrap();
+        let (head, last) = bytes.split_at(bytes.len() - 2);
+        assert_eq!(last, [1, 0], "timestamp 1, then no message");
+        let long = [head, &[0x81, 0x00, 0x00]].concat();
+        assert!(is_not_canonical(Commit::decode(&long)));
+        // Metadata keys out of order.
+        let mut m = Message::text(Role::User, "x");
+        m.metadata.insert("a".into(), "1".into());
+        m.metadata.insert("b".into(), "2".into());
+        let bytes = m.encode().unwrap();
+        let swapped = String::from_utf8_lossy(&bytes)
+            .replace("\u{1}a\u{1}1\u{1}b\u{1}2", "\u{1}b\u{1}2\u{1}a\u{1}1")
+            .into_bytes();
+        assert_ne!(swapped, bytes);
+        assert!(is_not_canonical(Message::decode(&swapped)));
+        // What encode writes still decodes.
+        assert_eq!(Commit::decode(&merge.encode().unwrap()).unwrap(), merge);
+        assert_eq!(Message::decode(&m.encode().unwrap()).unwrap(), m);
     }
 
     #[test]
