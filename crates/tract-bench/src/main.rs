@@ -364,6 +364,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
 
     let sessions = concurrent_sessions(&path).map_err(err)?;
     let many = many_branches(&path).map_err(err)?;
+    let gc = gc_cost(&path).map_err(err)?;
     let log = log_process_ms(&path)?;
     Ok(json!({
         "messages": n,
@@ -395,6 +396,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "tool_result_policy": policy,
         "concurrent_sessions": sessions,
         "many_branches": many,
+        "gc": gc,
         "tract_log_n20_process_ms": log,
         "store_bytes": store_bytes,
         "store_bytes_per_text_byte": ((store_bytes as f64 / text as f64) * 1000.0).round() / 1000.0,
@@ -455,6 +457,37 @@ fn concurrent_sessions(path: &Path) -> Result<Value, tract_core::Error> {
         );
     }
     Ok(Value::Object(out))
+}
+
+/// `gc` with nothing to remove, then after 100 sub-agent branches (20 messages each, forked
+/// from the big branch) of which half were deleted: the store's whole object tables are read
+/// in one write transaction each time.
+fn gc_cost(path: &Path) -> Result<Value, tract_core::Error> {
+    use tract_core::BranchName;
+    let t = Tract::open_existing(path)?;
+    let start = Instant::now();
+    t.gc(std::time::Duration::ZERO)?;
+    let nothing = start.elapsed();
+    for b in 0..100 {
+        let name = BranchName::new(&format!("gc-{b}"))?;
+        let sub = t.fork(&name, None)?;
+        let batch = (0..20)
+            .map(|i| Message::text(Role::User, format!("branch {b} message {i} with its own text")))
+            .collect();
+        sub.append_batch(batch)?;
+    }
+    for b in 0..50 {
+        t.delete_branch(&BranchName::new(&format!("gc-{b}"))?)?;
+    }
+    let start = Instant::now();
+    let out = t.gc(std::time::Duration::ZERO)?;
+    let pruned = start.elapsed();
+    Ok(json!({
+        "nothing_to_remove_ms": ms(nothing),
+        "half_of_100_branches_deleted_ms": ms(pruned),
+        "removed_commits": out.commits,
+        "removed_blobs": out.blobs,
+    }))
 }
 
 /// A store with 10,000 branches: listing them with their counts, and opening a handle on one
