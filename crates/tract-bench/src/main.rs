@@ -472,7 +472,12 @@ fn gc_cost(path: &Path) -> Result<Value, tract_core::Error> {
         let name = BranchName::new(&format!("gc-{b}"))?;
         let sub = t.fork(&name, None)?;
         let batch = (0..20)
-            .map(|i| Message::text(Role::User, format!("branch {b} message {i} with its own text")))
+            .map(|i| {
+                Message::text(
+                    Role::User,
+                    format!("branch {b} message {i} with its own text"),
+                )
+            })
             .collect();
         sub.append_batch(batch)?;
     }
