@@ -353,6 +353,25 @@ mod tests {
         );
     }
 
+    /// Found by fuzzing (json_messages): numbers were read with serde_json's fast float
+    /// parsing, which can miss the nearest double by one bit, so a number written back and read
+    /// again came out different and a message changed (and got a new id) on each round trip.
+    #[test]
+    fn numbers_survive_the_neutral_form() {
+        for n in [
+            "1111111111111111111111",
+            "111111111111111111111111111111111",
+            "11111111111111111111111111111111111111111111",
+            "111111111.1111111111",
+        ] {
+            let text =
+                format!(r#"{{"role":"user","content":"x","metadata":{{"n":{n}}},"x":[{n}]}}"#);
+            let m = message_from_str(&text).unwrap();
+            let again = message_from_json(&message_to_json(&m)).unwrap();
+            assert_eq!(again, m, "{n}");
+        }
+    }
+
     #[test]
     fn parts_round_trip_through_neutral_form() {
         let v = json!({"role": "user", "content": [
