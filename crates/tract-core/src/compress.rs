@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
 use crate::object::{Message, Op, Role};
+use crate::refs::HeadRef;
 use crate::repo::Repo;
 use crate::revision::Rev;
 use crate::store::Snapshot;
@@ -14,7 +15,7 @@ use crate::summarize::{
     with_default,
 };
 use crate::tokens;
-use crate::txn::AppendOptions;
+use crate::txn::{self, Step, prepare_all};
 use crate::view::View;
 use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU32;
@@ -62,6 +63,8 @@ impl CompressPlan {
 pub struct PlannedRun {
     /// The positions it replaces, in view order.
     pub sources: Vec<CommitId>,
+    /// The version of each in view when planned: the position itself, or its newest edit.
+    pub versions: Vec<CommitId>,
     /// Their tokens in view now.
     pub tokens: u64,
 }
@@ -139,6 +142,7 @@ fn plan(
             let entries: Vec<_> = run.iter().map(|&i| &v.entries()[i]).collect();
             let planned = PlannedRun {
                 sources: entries.iter().map(|e| e.position).collect(),
+                versions: entries.iter().map(|e| e.commit).collect(),
                 tokens: entries.iter().map(|e| u64::from(e.tokens)).sum(),
             };
             let messages = entries.iter().map(|e| Arc::clone(&e.message)).collect();
@@ -230,7 +234,11 @@ pub(crate) fn compress(
             tokens_after: tokens_before,
         });
     }
-    let ops = summaries
+    let runs: Vec<(Vec<CommitId>, Vec<CommitId>)> = summaries
+        .iter()
+        .map(|(run, _)| (run.sources.clone(), run.versions.clone()))
+        .collect();
+    let steps = summaries
         .into_iter()
         .map(|(run, message)| {
             let op = Op::Compress {
@@ -239,15 +247,31 @@ pub(crate) fn compress(
                 summarizer: identity.clone(),
                 params: params.clone(),
             };
-            (op, message)
+            (Step::Op(op), message)
         })
         .collect();
-    // Committed only if the branch is still where the plan was made.
-    let opts = AppendOptions {
-        expected_head: Some(head),
-        note: None,
+    let steps = prepare_all(steps)?;
+    let branch = match repo.position(&repo.read()?)? {
+        HeadRef::Branch(b) => b,
+        HeadRef::Detached(_) => "HEAD".to_string(),
     };
-    let commits = crate::append::write_ops(repo, &opts, ops)?;
+    // Other writers may have appended meanwhile (an agent going on while its history is
+    // compressed): the summaries go on top of the branch as it is now, as long as every run is
+    // still in view as it was summarized. Otherwise nothing is committed.
+    let commits = txn::write_planned(repo, |v| {
+        let intact = runs
+            .iter()
+            .all(|(sources, versions)| run_intact(v, sources, versions));
+        if intact {
+            Ok(steps)
+        } else {
+            Err(Error::HeadMoved {
+                branch,
+                expected: head,
+                actual: v.head(),
+            })
+        }
+    })?;
     let tokens_after = repo.at_head(|_, v| v.token_count())?;
     Ok(CompressOutcome {
         commits,
@@ -255,6 +279,20 @@ pub(crate) fn compress(
         warnings,
         tokens_before,
         tokens_after,
+    })
+}
+
+/// Whether `sources` are still consecutive positions of `v`, each at the version `versions`
+/// names (not edited, compressed or removed since they were summarized).
+fn run_intact(v: &View, sources: &[CommitId], versions: &[CommitId]) -> bool {
+    let mut previous: Option<usize> = None;
+    sources.iter().zip(versions).all(|(s, version)| {
+        let Some(i) = v.index_of(s) else {
+            return false;
+        };
+        let next = previous.is_none_or(|p| i == p + 1);
+        previous = Some(i);
+        next && v.entries()[i].commit == *version
     })
 }
 

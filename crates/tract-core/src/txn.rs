@@ -151,21 +151,34 @@ pub(crate) fn write_edits(
     repo: &Repo,
     plan: impl FnOnce(&View) -> Result<Vec<(CommitId, Message)>>,
 ) -> Result<Vec<CommitInfo>> {
+    write_planned(repo, |view| {
+        let edits = plan(view)?;
+        let steps = edits
+            .into_iter()
+            .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
+            .collect();
+        prepare_all(steps)
+    })
+}
+
+/// Steps planned (or checked) against the view at the handle's position under the write lock,
+/// and committed in the same transaction: nothing can change between the plan and the commit.
+/// An empty plan commits nothing.
+pub(crate) fn write_planned(
+    repo: &Repo,
+    plan: impl FnOnce(&View) -> Result<Vec<(Step, Prepared)>>,
+) -> Result<Vec<CommitInfo>> {
     let mut w = repo.store.write()?;
     let target = repo.target();
     let start = target.head_in(&w)?;
     // Read after taking the write lock: this snapshot sees exactly what the writer sees.
     let snap = repo.read()?;
-    let edits = repo.with_view(&snap, start.commit, plan)??;
-    if edits.is_empty() {
+    let steps = repo.with_view(&snap, start.commit, plan)??;
+    if steps.is_empty() {
         return Ok(Vec::new()); // dropping the writer commits nothing
     }
-    let steps = edits
-        .into_iter()
-        .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
-        .collect();
     let clock = repo.store.options().clock;
-    let (infos, detached) = write_chain(&mut w, &target, clock, &start, prepare_all(steps)?, None)?;
+    let (infos, detached) = write_chain(&mut w, &target, clock, &start, steps, None)?;
     let committed = keep_stats(&mut w, &repo.views, &start, &infos).and_then(|()| w.commit());
     settle(repo, committed.map(|()| (start, infos, detached)))
 }

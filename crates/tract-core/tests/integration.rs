@@ -613,6 +613,52 @@ fn nested_merges_edits_and_compressions_fold_the_same_cold_and_warm() {
 }
 
 #[test]
+fn a_compress_goes_on_top_of_appends_made_meanwhile_but_not_of_changed_sources() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let old: Vec<_> = (0..4)
+        .map(|i| {
+            t.user(format!("old message {i} with some detail to summarize"))
+                .unwrap()
+        })
+        .collect();
+    let sources: Vec<Rev> = old.iter().map(|c| Rev::from(c.id)).collect();
+    // Another handle (an agent going on) appends while the summary is being written.
+    let agent = open_bound(&path, Bind::Branch(branch("main")));
+    let appending = tract_core::FnSummarizer::new("appending", move |_req| {
+        agent.user("appended meanwhile")?;
+        Ok("summary".to_string())
+    });
+    let req = tract_core::CompressRequest {
+        commits: Some(sources.clone()),
+        summarizer: Some(&appending),
+        ..tract_core::CompressRequest::default()
+    };
+    let out = t.compress(&req).unwrap();
+    assert_eq!(out.commits.len(), 1);
+    assert_eq!(texts(&t), ["summary", "appended meanwhile"]);
+    // One of the sources edited meanwhile: nothing committed.
+    let t2 = open_bound(&path, Bind::Branch(branch("other")));
+    let mine: Vec<_> = (0..3)
+        .map(|i| t2.user(format!("message {i} of the other branch")).unwrap())
+        .collect();
+    let target = mine[1].id;
+    let editor = open_bound(&path, Bind::Branch(branch("other")));
+    let editing = tract_core::FnSummarizer::new("editing", move |_req| {
+        editor.edit(target, Content::Text("changed meanwhile".into()))?;
+        Ok("summary".to_string())
+    });
+    let req = tract_core::CompressRequest {
+        commits: Some(mine.iter().map(|c| Rev::from(c.id)).collect()),
+        summarizer: Some(&editing),
+        ..tract_core::CompressRequest::default()
+    };
+    assert!(matches!(t2.compress(&req), Err(Error::HeadMoved { .. })));
+    assert_eq!(texts(&t2)[1], "changed meanwhile");
+    assert_eq!(texts(&t2).len(), 3);
+}
+
+#[test]
 fn bad_merges_are_refused_and_commit_nothing() {
     let t = Tract::in_memory().unwrap();
     let sub = delegated(&t);
