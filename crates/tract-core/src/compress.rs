@@ -162,7 +162,8 @@ pub(crate) fn plan_compress(repo: &Repo, req: &CompressRequest<'_>) -> Result<Co
 }
 
 /// Replaces the selected positions with one summary per contiguous run. All or nothing: a
-/// summarizer failure, or another writer moving the branch meanwhile, commits nothing.
+/// summarizer failure, or another writer changing a selected message meanwhile, commits
+/// nothing; messages appended meanwhile stay after the summaries.
 pub(crate) fn compress(
     repo: &Repo,
     req: &CompressRequest<'_>,

@@ -376,7 +376,8 @@ impl Tract {
     /// Replaces the selected positions with one summary per contiguous run (preserved
     /// positions split runs and stay). Everything outside the selection stays as it was; the
     /// sources stay in history, linked from each compress commit. All or nothing: a summarizer
-    /// failure, or another writer moving the branch meanwhile, commits nothing.
+    /// failure, or another writer changing a selected message meanwhile (an edit, a
+    /// compression), commits nothing; messages appended meanwhile are kept after the summaries.
     pub fn compress(&self, req: &CompressRequest<'_>) -> Result<CompressOutcome> {
         compress::compress(&self.repo, req, self.summarizer())
     }
