@@ -3,7 +3,7 @@
 //!
 //! A revision is `HEAD` (or `@`), a branch name, a hex prefix of a commit id (4 to 63 digits),
 //! a full id (64 digits), or a commit id a program already holds, each optionally followed by
-//! `~N`: N first parents back (`~` alone is `~1`).
+//! `~N`: N first parents back (`~` alone is `~1`; `~2~1` is `~3`).
 
 use crate::error::{Error, Result};
 use crate::id::{CommitId, HexPrefix, MIN_PREFIX};
@@ -43,26 +43,32 @@ impl Rev {
 
     /// The revision `N` first parents before this one.
     pub fn ancestor(mut self, n: usize) -> Self {
-        self.back += n;
+        // No history is that long: a saturated count resolves to `HistoryTooShort`.
+        self.back = self.back.saturating_add(n);
         self
     }
 
-    /// Parses `HEAD`, `@`, a branch name, a hex prefix or a full id, with an optional `~N`.
+    /// Parses `HEAD`, `@`, a branch name, a hex prefix or a full id, with optional `~N`
+    /// suffixes (`main~2~1` is `main~3`, `@~~` is `HEAD~2`).
     pub fn parse(text: &str) -> Result<Self> {
-        let trimmed = text.trim();
         let invalid = |reason: &str| Error::InvalidRevision {
             rev: text.to_string(),
             reason: reason.to_string(),
         };
-        let (base, back) = match trimmed.rsplit_once('~') {
-            Some((b, "")) => (b, 1),
-            Some((b, n)) => (
-                b,
-                n.parse::<usize>()
+        // Every `~N` is taken off, so no name keeps a `~` and the revision prints as text
+        // that parses back to it.
+        let mut base = text.trim();
+        let mut back = 0usize;
+        while let Some((b, n)) = base.rsplit_once('~') {
+            let n = match n {
+                "" => 1,
+                n => n
+                    .parse::<usize>()
                     .map_err(|_| invalid("~ takes a number"))?,
-            ),
-            None => (trimmed, 0),
-        };
+            };
+            back = back.saturating_add(n);
+            base = b.trim_end();
+        }
         let base = match base {
             "" => return Err(invalid("an empty commit reference")),
             "HEAD" | "@" => Base::Head,
@@ -261,6 +267,32 @@ mod tests {
         assert_eq!(Rev::parse(&id.to_hex()).unwrap().as_commit(), Some(id));
         assert_eq!(Rev::from(id).to_string(), id.to_hex());
         assert_eq!(Rev::parse("abcd").unwrap().as_branch_name(), Some("abcd"));
+    }
+
+    /// Found by fuzzing (revision_parse): only the last `~N` was taken off, so `a~b~0` was
+    /// the name `a~b` and printed as `a~b`, which does not parse (and `x ~0` printed as `x `,
+    /// which parses as `x`).
+    #[test]
+    fn every_ancestry_suffix_is_read_and_printing_round_trips() {
+        assert_eq!(
+            Rev::parse("main~2~1").unwrap(),
+            Rev::parse("main~3").unwrap()
+        );
+        assert_eq!(Rev::parse("@~~").unwrap(), Rev::head().ancestor(2));
+        assert_eq!(Rev::parse("x ~0").unwrap().as_branch_name(), Some("x"));
+        for text in ["a~b~0", "a~~b", "x~1~y"] {
+            assert!(
+                matches!(Rev::parse(text), Err(Error::InvalidRevision { .. })),
+                "{text:?}"
+            );
+        }
+        let far = format!("main~{}~1", usize::MAX);
+        let rev = Rev::parse(&far).unwrap();
+        assert_eq!(Rev::parse(&rev.to_string()).unwrap(), rev);
+        assert_eq!(
+            Rev::head().ancestor(usize::MAX).ancestor(1),
+            Rev::head().ancestor(usize::MAX)
+        );
     }
 
     #[test]
