@@ -37,6 +37,9 @@ mod edit;
 pub mod environment;
 pub mod error;
 pub mod fsck;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gc;
 mod group;
 mod history;

@@ -2747,7 +2747,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["tools", "clear", "compress", "hooks"],
     &["tract"],
-    &["environment"],
+    &["environment", "fuzzing"],
 ];
 
 #[test]
