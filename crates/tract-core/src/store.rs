@@ -78,9 +78,40 @@ pub struct Store {
 /// What every handle on one file in this process shares: the open database (one per file and
 /// process) and the queue that groups its writes into shared transactions.
 struct Shared {
-    db: Database,
+    db: Db,
     path: Option<PathBuf>,
     group: GroupCommit<Writer>,
+}
+
+/// The open database. redb writes its allocator state when the last handle closes it, and on
+/// a damaged store that can panic; closing is guarded as opening is (the store is not made
+/// worse: the next open rebuilds that state), so dropping a handle never panics.
+struct Db(Option<Database>);
+
+impl std::ops::Deref for Db {
+    type Target = Database;
+    fn deref(&self) -> &Database {
+        match &self.0 {
+            Some(db) => db,
+            None => unreachable!("the database is taken only when it is dropped"),
+        }
+    }
+}
+
+impl std::ops::DerefMut for Db {
+    fn deref_mut(&mut self) -> &mut Database {
+        match &mut self.0 {
+            Some(db) => db,
+            None => unreachable!("the database is taken only when it is dropped"),
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let db = self.0.take();
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(db)));
+    }
 }
 
 /// The stores open in this process, by canonical path: a second open of a file shares the
@@ -938,7 +969,7 @@ impl Objects<'_> {
 impl Shared {
     fn new(db: Database, path: Option<PathBuf>) -> Arc<Self> {
         Arc::new(Shared {
-            db,
+            db: Db(Some(db)),
             path,
             group: GroupCommit::default(),
         })

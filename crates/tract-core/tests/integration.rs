@@ -2798,3 +2798,16 @@ fn modules_depend_only_on_lower_layers() {
         "LAYERS names a module that does not exist"
     );
 }
+
+/// Found by fuzzing (store_open): a store whose allocator state is damaged opens and reads,
+/// but redb panicked when the last handle closed it (it writes that state on close).
+#[test]
+fn a_damaged_store_closes_without_a_panic() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/store_open/crash-close-allocator-state");
+    let data = std::fs::read(path).unwrap();
+    let store = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default()).unwrap();
+    let t = Tract::from_store(store, &Bind::HeadAtOpen).unwrap();
+    let _ = t.log(None, Some(50));
+    drop(t);
+}
