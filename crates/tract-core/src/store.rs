@@ -363,8 +363,7 @@ impl Store {
 
     /// A consistent read snapshot of everything committed so far, by any process.
     pub fn read(&self) -> Result<Snapshot> {
-        let txn = self.shared.db.begin_read()?;
-        Snapshot::new(txn)
+        engine(|| Snapshot::new(self.shared.db.begin_read()?))
     }
 
     /// Runs `job` in a write transaction shared with the writes other threads of this
@@ -456,6 +455,16 @@ fn check_redb_magic(path: &Path) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Runs a read of the storage engine, turning a panic on a damaged page (redb indexes into
+/// the pages it reads without checking them all) into [`Error::Corrupt`], as opening does.
+fn engine<T>(read: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or_else(|_| {
+        Err(Error::corrupt(
+            "the store is damaged: the storage engine could not read it",
+        ))
+    })
 }
 
 /// Opens with redb, turning its errors (and a panic on a damaged file) into tract errors.
@@ -758,75 +767,85 @@ impl Snapshot {
 
     /// `HEAD` and the commit it names.
     pub fn head(&self) -> Result<Head> {
-        read_head(&self.meta, &self.refs)
+        engine(|| read_head(&self.meta, &self.refs))
     }
 
     /// A commit by id.
     pub fn commit(&self, id: &CommitId) -> Result<Commit> {
-        read_commit(&self.commits, id)
+        engine(|| read_commit(&self.commits, id))
     }
 
     /// Whether the store holds this commit.
     pub fn has_commit(&self, id: &CommitId) -> Result<bool> {
-        Ok(self.commits.get(id.as_bytes())?.is_some())
+        engine(|| Ok(self.commits.get(id.as_bytes())?.is_some()))
     }
 
     /// A blob's message and payload token count.
     pub fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
-        read_blob(&self.blobs, &self.chunks, id)
+        engine(|| read_blob(&self.blobs, &self.chunks, id))
     }
 
     /// A blob's message without re-hashing it: only for `fsck`'s replays, which run after its
     /// scan verified every blob record of this same snapshot.
     pub(crate) fn blob_verified_already(&self, id: &BlobId) -> Result<(Message, u32)> {
-        read_blob_checked(&self.blobs, &self.chunks, id, false)
+        engine(|| read_blob_checked(&self.blobs, &self.chunks, id, false))
     }
 
     /// The tip of a branch, `None` if the branch has no commits or does not exist.
     pub fn branch(&self, name: &str) -> Result<Option<CommitId>> {
-        Ok(self
-            .refs
-            .get(name)?
-            .map(|g| CommitId::from_bytes(g.value())))
+        engine(|| {
+            Ok(self
+                .refs
+                .get(name)?
+                .map(|g| CommitId::from_bytes(g.value())))
+        })
     }
 
     /// Every branch and its tip, by name.
     pub fn branches(&self) -> Result<Vec<(String, CommitId)>> {
-        let mut out = Vec::new();
-        for item in self.refs.iter()? {
-            let (k, v) = item?;
-            out.push((k.value().to_string(), CommitId::from_bytes(v.value())));
-        }
-        Ok(out)
+        engine(|| {
+            let mut out = Vec::new();
+            for item in self.refs.iter()? {
+                let (k, v) = item?;
+                out.push((k.value().to_string(), CommitId::from_bytes(v.value())));
+            }
+            Ok(out)
+        })
     }
 
     /// The encoding token counts in this store were made with.
     pub fn encoding(&self) -> Result<String> {
-        Ok(self
-            .meta
-            .get(META_ENCODING)?
-            .map(|g| String::from_utf8_lossy(g.value()).into_owned())
-            .unwrap_or_else(|| crate::tokens::ENCODING.to_string()))
+        engine(|| {
+            Ok(self
+                .meta
+                .get(META_ENCODING)?
+                .map(|g| String::from_utf8_lossy(g.value()).into_owned())
+                .unwrap_or_else(|| crate::tokens::ENCODING.to_string()))
+        })
     }
 
     /// A setting stored in the store (`None` when it was never set).
     pub fn setting(&self, name: &str) -> Result<Option<Vec<u8>>> {
-        let key = format!("{SETTING_PREFIX}{name}");
-        Ok(self.meta.get(key.as_str())?.map(|g| g.value().to_vec()))
+        engine(|| {
+            let key = format!("{SETTING_PREFIX}{name}");
+            Ok(self.meta.get(key.as_str())?.map(|g| g.value().to_vec()))
+        })
     }
 
     /// The commits whose id starts with `prefix` (at most `limit`).
     pub fn commits_with_prefix(&self, prefix: &HexPrefix, limit: usize) -> Result<Vec<CommitId>> {
-        let (low, high) = prefix.range();
-        let mut out = Vec::new();
-        for item in self.commits.range(low..=high)? {
-            let (k, _) = item?;
-            out.push(CommitId::from_bytes(k.value()));
-            if out.len() >= limit {
-                break;
+        engine(|| {
+            let (low, high) = prefix.range();
+            let mut out = Vec::new();
+            for item in self.commits.range(low..=high)? {
+                let (k, _) = item?;
+                out.push(CommitId::from_bytes(k.value()));
+                if out.len() >= limit {
+                    break;
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// Every record of one object table whose key starts with a byte in `first` (so callers
@@ -855,76 +874,86 @@ impl Snapshot {
 
     /// A chunk's record (a missing one is a corrupt store).
     pub(crate) fn chunk_record(&self, id: &ChunkId) -> Result<Vec<u8>> {
-        self.chunks
-            .get(id.as_bytes())?
-            .map(|g| g.value().to_vec())
-            .ok_or_else(|| Error::corrupt(format!("its chunk {} is missing", id.short())))
+        engine(|| {
+            self.chunks
+                .get(id.as_bytes())?
+                .map(|g| g.value().to_vec())
+                .ok_or_else(|| Error::corrupt(format!("its chunk {} is missing", id.short())))
+        })
     }
 
     /// How many redactions the store has seen.
     pub(crate) fn redactions(&self) -> Result<u64> {
-        read_counter(&self.meta, META_REDACTIONS)
+        engine(|| read_counter(&self.meta, META_REDACTIONS))
     }
 
     /// A redacted blob's tombstone; `None` for a blob that is not redacted.
     pub fn tombstone(&self, id: &BlobId) -> Result<Option<Tombstone>> {
-        match self.blobs.get(id.as_bytes())? {
+        engine(|| match self.blobs.get(id.as_bytes())? {
             Some(rec) => tombstone_of(rec.value()).transpose(),
             None => Ok(None),
-        }
+        })
     }
 
     /// What `HEAD` names, as stored (not resolved).
     pub(crate) fn head_ref(&self) -> Result<HeadRef> {
-        let raw = self
-            .meta
-            .get(META_HEAD)?
-            .ok_or_else(|| Error::corrupt("HEAD is missing"))?;
-        decode_small(raw.value())
+        engine(|| {
+            let raw = self
+                .meta
+                .get(META_HEAD)?
+                .ok_or_else(|| Error::corrupt("HEAD is missing"))?;
+            decode_small(raw.value())
+        })
     }
 
     /// Every reflog entry of every ref, by ref name then oldest first; an entry that does not
     /// decode is an error in its place.
     pub(crate) fn reflog_all(&self) -> Result<Vec<(String, Result<ReflogEntry>)>> {
-        let mut out = Vec::new();
-        for item in self.reflog.iter()? {
-            let (k, v) = item?;
-            out.push((k.value().0.to_string(), decode_small(v.value())));
-        }
-        Ok(out)
+        engine(|| {
+            let mut out = Vec::new();
+            for item in self.reflog.iter()? {
+                let (k, v) = item?;
+                out.push((k.value().0.to_string(), decode_small(v.value())));
+            }
+            Ok(out)
+        })
     }
 
     /// Every row of branch counts; a row that does not decode is an error in its place.
     pub(crate) fn all_branch_stats(&self) -> Result<Vec<(String, Result<BranchStats>)>> {
-        let mut out = Vec::new();
-        if let Some(t) = &self.stats {
-            for item in t.iter()? {
-                let (k, v) = item?;
-                out.push((k.value().to_string(), decode_small(v.value())));
+        engine(|| {
+            let mut out = Vec::new();
+            if let Some(t) = &self.stats {
+                for item in t.iter()? {
+                    let (k, v) = item?;
+                    out.push((k.value().to_string(), decode_small(v.value())));
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// The counts kept for a branch (at the tip they name, which may be stale).
     pub fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
-        match &self.stats {
+        engine(|| match &self.stats {
             Some(t) => t.get(name)?.map(|g| decode_small(g.value())).transpose(),
             None => Ok(None),
-        }
+        })
     }
 
     /// The moves of a ref (a branch name or `HEAD`), newest first.
     pub fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<ReflogEntry>> {
-        let mut out = Vec::new();
-        for item in self.reflog.range((name, 0)..=(name, u64::MAX))?.rev() {
-            let (_, v) = item?;
-            out.push(decode_small(v.value())?);
-            if limit.is_some_and(|l| out.len() >= l) {
-                break;
+        engine(|| {
+            let mut out = Vec::new();
+            for item in self.reflog.range((name, 0)..=(name, u64::MAX))?.rev() {
+                let (_, v) = item?;
+                out.push(decode_small(v.value())?);
+                if limit.is_some_and(|l| out.len() >= l) {
+                    break;
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 }
 

@@ -2811,3 +2811,20 @@ fn a_damaged_store_closes_without_a_panic() {
     let _ = t.log(None, Some(50));
     drop(t);
 }
+
+/// Found by fuzzing (store_open): a damaged page made redb panic in the middle of a read
+/// (a value's bounds past its page) after the store had opened; reads are guarded as opening
+/// is, so the damage is an error.
+#[test]
+fn a_damaged_page_read_after_opening_is_an_error() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/store_open/crash-read-value-out-of-bounds");
+    let data = std::fs::read(path).unwrap();
+    let store = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default()).unwrap();
+    let t = Tract::from_store(store, &Bind::HeadAtOpen).unwrap();
+    let compiled = t.compile();
+    assert!(
+        matches!(compiled, Err(Error::Corrupt { .. })),
+        "{compiled:?}"
+    );
+}
