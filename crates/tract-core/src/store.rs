@@ -177,7 +177,7 @@ impl Store {
         open.retain(|_, w| w.strong_count() > 0);
         let shared = Self::open_shared(path.as_ref(), mode, &mut open)?;
         let store = Store { shared, options };
-        store.check_format()?;
+        engine(|| store.check_format())?;
         Ok(store)
     }
 
@@ -288,7 +288,7 @@ impl Store {
             shared: Shared::new(db, None),
             options,
         };
-        store.check_format()?;
+        engine(|| store.check_format())?;
         Ok(store)
     }
 

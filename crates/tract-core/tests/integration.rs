@@ -2828,3 +2828,14 @@ fn a_damaged_page_read_after_opening_is_an_error() {
         "{compiled:?}"
     );
 }
+
+/// Found by fuzzing (store_open): a damaged page made redb panic while opening checked the
+/// format version (after the engine itself had opened the file).
+#[test]
+fn a_damaged_page_read_by_the_format_check_is_an_error() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/store_open/crash-format-check-page");
+    let data = std::fs::read(path).unwrap();
+    let opened = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default());
+    assert!(matches!(opened, Err(Error::Corrupt { .. })), "{opened:?}");
+}
