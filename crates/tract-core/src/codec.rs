@@ -306,8 +306,9 @@ mod tests {
         assert_eq!(round_trip(&zeros, None), zeros);
     }
 
-    /// Found by fuzzing (record_decode): a chunked record's total length was reserved as it
-    /// was recorded (`u64::MAX` panicked with a capacity overflow).
+    /// Found with the record_decode fuzz target (by reading the code it runs): a chunked
+    /// record's total length was reserved as recorded (`u64::MAX` panicked with a capacity
+    /// overflow).
     #[test]
     fn a_chunked_length_that_its_chunks_cannot_fill_is_refused() {
         for total in [u64::MAX, 1 << 40, (CHUNK_SIZE * 2) as u64] {
@@ -320,5 +321,45 @@ mod tests {
         let mut empty = vec![TAG_CHUNKED];
         empty.extend_from_slice(&0u64.to_le_bytes());
         assert_eq!(decode(&empty, false, |_| unreachable!()).unwrap(), b"");
+    }
+
+    /// The record_decode fuzz corpus replays as the target runs it (fuzz/fuzz_targets): a
+    /// flag byte, then u16-length-prefixed pieces, the record first and chunk records after.
+    #[test]
+    fn fuzz_corpus_replays() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/corpus/record_decode");
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries {
+            let data = std::fs::read(entry.unwrap().path()).unwrap();
+            let Some((&flags, mut rest)) = data.split_first() else {
+                continue;
+            };
+            let mut pieces = Vec::new();
+            while let [lo, hi, more @ ..] = rest {
+                let len = usize::from(u16::from_le_bytes([*lo, *hi])).min(more.len());
+                pieces.push(&more[..len]);
+                rest = &more[len..];
+            }
+            let has_tokens = flags & 1 == 1;
+            if flags & 2 == 2 {
+                let whole = &data[1..];
+                assert_eq!(round_trip(whole, has_tokens.then_some(3)), whole);
+                continue;
+            }
+            let Some((record, chunks)) = pieces.split_first() else {
+                continue;
+            };
+            let _ = tokens(record);
+            let mut chunks = chunks.iter();
+            let _ = decode(record, has_tokens, |_| {
+                chunks
+                    .next()
+                    .map(|c| c.to_vec())
+                    .ok_or_else(|| Error::corrupt("no more chunks"))
+            });
+        }
     }
 }

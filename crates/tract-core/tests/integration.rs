@@ -2799,6 +2799,80 @@ fn modules_depend_only_on_lower_layers() {
     );
 }
 
+/// The inputs of a fuzz target's corpus in `fuzz/corpus/` (the inputs that reached new code,
+/// and every input that once failed), or none where the repository's fuzz folder is absent.
+fn fuzz_corpus(target: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries
+        .map(|e| {
+            let path = e.unwrap().path();
+            let data = std::fs::read(&path).unwrap();
+            (path, data)
+        })
+        .collect()
+}
+
+/// The fuzz corpora replay as the targets run them (fuzz/fuzz_targets): nothing panics, what
+/// decodes is canonical, parsed messages and revisions survive a round trip, and a damaged
+/// store is an error.
+#[test]
+fn fuzz_corpora_replay() {
+    for (path, data) in fuzz_corpus("object_decode") {
+        if let Ok(m) = Message::decode(&data) {
+            assert_eq!(m.encode().unwrap(), data, "{}", path.display());
+        }
+        if let Ok(c) = tract_core::Commit::decode(&data) {
+            assert_eq!(c.encode().unwrap(), data, "{}", path.display());
+        }
+    }
+    for (path, data) in fuzz_corpus("json_messages") {
+        let Ok(text) = std::str::from_utf8(&data) else {
+            continue;
+        };
+        for m in tract_core::json::messages_from_text(text).unwrap_or_default() {
+            let back = tract_core::json::message_from_json(&tract_core::json::message_to_json(&m));
+            assert_eq!(back.unwrap(), m, "{}", path.display());
+        }
+    }
+    for (path, data) in fuzz_corpus("revision_parse") {
+        let Ok(text) = std::str::from_utf8(&data) else {
+            continue;
+        };
+        if let Ok(rev) = Rev::parse(text) {
+            let again = Rev::parse(&rev.to_string()).unwrap();
+            assert_eq!(again, rev, "{}", path.display());
+        }
+        let _ = BranchName::new(text);
+        let _ = tract_core::HexPrefix::new(text);
+    }
+    for (_, data) in fuzz_corpus("store_open") {
+        let options = tract_core::StoreOptions::default();
+        let Ok(store) = tract_core::Store::from_bytes(&data, options) else {
+            continue;
+        };
+        let Ok(t) = Tract::from_store(store, &Bind::HeadAtOpen) else {
+            continue;
+        };
+        let _ = t.compile();
+        let _ = t.log(None, Some(50));
+        let _ = t.branches();
+        let _ = t.status();
+        let _ = t.find_tool_turns(None);
+        let _ = t.search(&SearchQuery {
+            query: "e".into(),
+            history: true,
+            limit: Some(20),
+            ..SearchQuery::default()
+        });
+        let _ = t.log_graph(None, Some(50));
+    }
+}
+
 /// Found by fuzzing (store_open): a store whose allocator state is damaged opens and reads,
 /// but redb panicked when the last handle closed it (it writes that state on close).
 #[test]

@@ -1,0 +1,65 @@
+//! A store file's bytes, damaged in any way: opening and reading never panics, hangs or
+//! allocates without bound; damage is an error.
+//!
+//! tract-core turns a panic of the storage engine while opening into `Error::Corrupt` (it
+//! catches the unwind), so the panic hook here only remembers the message instead of
+//! aborting; a panic that escapes the library is reported as a crash with that message.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+use tract_core::{Bind, Role, SearchQuery, Store, StoreOptions, Tract};
+
+thread_local! {
+    static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+fn remember_panics() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        panic::set_hook(Box::new(|info| {
+            let trace = std::backtrace::Backtrace::capture();
+            LAST_PANIC.with(|p| *p.borrow_mut() = format!("{info}\n{trace}"));
+        }));
+    });
+}
+
+fn exercise(data: &[u8]) {
+    let Ok(store) = Store::from_bytes(data, StoreOptions::default()) else {
+        return;
+    };
+    let Ok(tract) = Tract::from_store(store, &Bind::HeadAtOpen) else {
+        return;
+    };
+    if let Ok(compiled) = tract.compile() {
+        let _ = compiled.to_openai();
+        let _ = compiled.to_anthropic();
+    }
+    let _ = tract.log(None, Some(50));
+    let _ = tract.branches();
+    let _ = tract.status();
+    let _ = tract.find_tool_turns(None);
+    let _ = tract.search(&SearchQuery {
+        query: "e".into(),
+        history: true,
+        limit: Some(20),
+        ..SearchQuery::default()
+    });
+    let _ = tract.search(&SearchQuery {
+        query: "a".into(),
+        role: Some(Role::Tool),
+        limit: Some(20),
+        ..SearchQuery::default()
+    });
+    let _ = tract.log_graph(None, Some(50));
+}
+
+fuzz_target!(|data: &[u8]| {
+    remember_panics();
+    if panic::catch_unwind(AssertUnwindSafe(|| exercise(data))).is_err() {
+        LAST_PANIC.with(|p| eprintln!("panic escaped tract-core: {}", p.borrow()));
+        std::process::abort();
+    }
+});
