@@ -312,6 +312,9 @@ class Writer:
 
     def op_side_merge(self) -> None:
         """A fork that writes a few messages while main goes on, merged back (`append`)."""
+        if self.main.head is None:  # nothing to fork yet (forking an empty branch is refused)
+            self.op_user()
+            return
         op = self.op_id()
         name = f"side/{op}"
         at = self.main.head
