@@ -1,8 +1,9 @@
-"""Concurrency soak: four writer processes (two on one branch, one on each of two others), two
-reader processes and, every second, a `tract compress` process, all on one store for
-TRACT_SOAK_SECONDS seconds. Afterwards every acknowledged append is in its branch's history
-exactly once and in its writer's order, each branch's first-parent chain is linear, every
-compression the CLI reported is there once, the views are what the histories imply, the
+"""Concurrency soak: four writer processes (two on one branch, one on each of two others; each
+now and then compresses older messages of its branch), two reader processes and, every second,
+a `tract compress` process, all on one store for TRACT_SOAK_SECONDS seconds. Afterwards every
+acknowledged append is in its branch's history exactly once and in its writer's order, each
+branch's first-parent chain is linear, every summary a writer acknowledged or the CLI reported
+is there once and no other, the views are what the histories imply, the
 readers saw nothing wrong, `tract fsck` finds the store clean, and each second's `tract
 compress` got through (run again while it fails because a writer moved the branch under it).
 
@@ -53,18 +54,22 @@ def spawn(module: str, *args: Any, stdout: Any = subprocess.DEVNULL, stderr: Any
 def compress_once(
     store: pathlib.Path, branch: str, rng: random.Random, until: float
 ) -> tuple[list[str], int]:
-    """Runs `tract --branch BRANCH compress --range A..B` on 4-8 older messages still in view,
-    as a separate process, again while it fails because other writers moved the branch under
-    it (a compress commits only if the branch has not moved since it planned), until `until`.
+    """Runs `tract --branch BRANCH compress --range A..B` on 4-8 messages still in view among
+    the 60 before the newest 20, as a separate process, again while it fails because other
+    writers moved the branch under it (a compress commits only if the branch has not moved
+    since it planned) or compressed one of those messages first, until `until`.
     Returns the short ids of the summaries it committed ([] if it never got through) and the
     number of attempts. Any other failure fails the test."""
     attempts = 0
     while time.monotonic() < until:
         with tract.Tract.open(store, branch=branch) as t:
-            log = t.log()
-        compressed = {s for c in log for s in c.sources}
+            window = t.log(limit=80)
+        # A message among the newest 80 commits can only have been compressed by a newer one.
+        compressed = {s for c in window for s in c.sources}
         cands = [
-            c.commit_hash for c in reversed(log[20:]) if c.op == "append" and c.commit_hash not in compressed
+            c.commit_hash
+            for c in reversed(window[20:])
+            if c.op == "append" and c.commit_hash not in compressed
         ]
         if len(cands) < 4:
             time.sleep(0.05)
@@ -83,7 +88,9 @@ def compress_once(
             return [
                 line.split()[0] for line in proc.stdout.splitlines() if not line.startswith("compressed")
             ], attempts
-        assert "moved" in proc.stderr, f"tract compress failed: {proc.stderr}"
+        # Lost a race: a writer moved the branch, or compressed one of these messages first.
+        lost = "moved" in proc.stderr or "not a message in the current view" in proc.stderr
+        assert lost, f"tract compress failed: {proc.stderr}"
     return [], attempts
 
 
@@ -98,6 +105,7 @@ def test_writers_readers_and_compress_soak(tmp_path: pathlib.Path) -> None:
     procs: list[subprocess.Popen] = []
     summaries: dict[str, list[str]] = collections.defaultdict(list)
     rounds = rounds_ok = attempts = 0
+    writer_stats: list[dict[str, int]] = []
     started = time.monotonic()
     errs = open(work / "stderr.txt", "w")
     try:
@@ -135,6 +143,7 @@ def test_writers_readers_and_compress_soak(tmp_path: pathlib.Path) -> None:
             assert w.returncode == 0, (
                 f"seed {SEED}: a writer failed: {(work / 'stderr.txt').read_text()[-3000:]}"
             )
+            writer_stats.append(json.loads(out))
         for r in readers:
             r.send_signal(signal.SIGTERM)
             r.wait(timeout=60)
@@ -162,7 +171,7 @@ def test_writers_readers_and_compress_soak(tmp_path: pathlib.Path) -> None:
             log = t.log(start=branch)
             problems += chain_problems(branch, log, None)
             in_log = collections.Counter(c.commit_hash for c in log if c.op == "append")
-            want = collections.Counter(a["commit"] for a in acked[branch])
+            want = collections.Counter(a["commit"] for a in acked[branch] if "commit" in a)
             if in_log != want:
                 lost = list((want - in_log).elements())[:5]
                 extra = list((in_log - want).elements())[:5]
@@ -171,14 +180,16 @@ def test_writers_readers_and_compress_soak(tmp_path: pathlib.Path) -> None:
                 )
             by_commit = {c.commit_hash: c for c in log}
             for a in acked[branch]:
+                if "commit" not in a:
+                    continue
                 c = by_commit.get(a["commit"])
                 if c is not None and not (c.content or "").startswith(f"{a['tag']} {a['n']}\n"):
                     problems.append(f"{branch}: {a['commit'][:10]} is not {a['tag']} {a['n']}")
+            # Each summary the CLI printed or a writer acknowledged, once; no other.
             got = sorted(c.short_hash for c in log if c.op == "compress")
-            if got != sorted(summaries[branch]):
-                problems.append(
-                    f"{branch}: summaries in history {got} != those tract compress made {summaries[branch]}"
-                )
+            made = summaries[branch] + [h[:10] for a in acked[branch] for h in a.get("compress", [])]
+            if got != sorted(made):
+                problems.append(f"{branch}: summaries in history {got} != those acknowledged {sorted(made)}")
             with tract.Tract.open(store, branch=branch) as b:
                 problems += view_problems(b, log)
             totals[branch] = (len(want), len(got))
@@ -188,13 +199,14 @@ def test_writers_readers_and_compress_soak(tmp_path: pathlib.Path) -> None:
     assert not problems, f"seed {SEED}:\n" + "\n".join(problems[:20])
     shutil.rmtree(work)
     compressed = sum(len(v) for v in summaries.values())
+    own, races = sum(w["compressions"] for w in writer_stats), sum(w["lost"] for w in writer_stats)
     print(
         f"concurrency soak: seed {SEED}: {elapsed:.0f} s; appends (acknowledged, each once in history) and "
         f"compressions per branch {totals}; tract compress got through in {rounds_ok} of {rounds} rounds "
-        f"({attempts} runs, {compressed} summaries); "
-        f"{iterations} reader rounds without a problem; fsck clean"
+        f"({attempts} runs, {compressed} summaries); the writers compressed their branch {own} times and "
+        f"lost {races} races; {iterations} reader rounds without a problem; fsck clean"
     )
-    assert rounds >= int(SECONDS) - 2
+    assert rounds >= int(SECONDS) // 2, f"only {rounds} rounds of tract compress in {SECONDS:.0f} s"
     # Every second's `tract compress` gets through (retrying while the branch moves under it).
     assert rounds_ok == rounds, (
         f"seed {SEED}: tract compress committed in only {rounds_ok} of {rounds} rounds ({attempts} runs): "
