@@ -32,24 +32,25 @@ impl Tally {
     /// the open call it answers as the view does. Returns whether it is a result answering no
     /// call.
     pub fn push(&mut self, m: &Message, framed: u32) -> bool {
-        self.messages += 1;
-        self.total_tokens += u64::from(framed);
+        // Saturating throughout: the counts may come from a damaged row of the store.
+        self.messages = self.messages.saturating_add(1);
+        self.total_tokens = self.total_tokens.saturating_add(u64::from(framed));
         match m.role {
             Role::Assistant => {
                 for call in &m.tool_calls {
                     // A reused call id leaves the earlier call unanswered for good.
                     self.open_calls.insert(call.id.clone());
-                    self.unanswered += 1;
+                    self.unanswered = self.unanswered.saturating_add(1);
                 }
                 false
             }
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().unwrap_or_default();
                 if self.open_calls.remove(id) {
-                    self.unanswered -= 1;
+                    self.unanswered = self.unanswered.saturating_sub(1);
                     false
                 } else {
-                    self.orphan_tokens += u64::from(framed);
+                    self.orphan_tokens = self.orphan_tokens.saturating_add(u64::from(framed));
                     true
                 }
             }
@@ -60,9 +61,13 @@ impl Tally {
     /// Counts an edit of a message in view from `old` to `new` framed tokens (`orphan`: the
     /// message is a result answering no call).
     pub fn edit(&mut self, old: u32, new: u32, orphan: bool) {
-        self.total_tokens = self.total_tokens - u64::from(old) + u64::from(new);
+        let swap = |n: u64| {
+            n.saturating_sub(u64::from(old))
+                .saturating_add(u64::from(new))
+        };
+        self.total_tokens = swap(self.total_tokens);
         if orphan {
-            self.orphan_tokens = self.orphan_tokens - u64::from(old) + u64::from(new);
+            self.orphan_tokens = swap(self.orphan_tokens);
         }
     }
 

@@ -22,9 +22,13 @@ pub const SYNTHETIC_RESULT_TOKENS: u32 = 26;
 /// Tokens of a request: its messages framed, less results that answer no call, plus a
 /// synthetic result for each call without one, plus reply priming.
 pub fn request_tokens(total: u64, orphans: u64, unanswered: u64) -> u64 {
-    total - orphans
-        + unanswered * u64::from(framed(SYNTHETIC_RESULT_TOKENS, false))
-        + u64::from(REPLY_PRIMING)
+    // Saturating: the counts may come from a damaged row of the store.
+    total
+        .saturating_sub(orphans)
+        .saturating_add(
+            unanswered.saturating_mul(u64::from(framed(SYNTHETIC_RESULT_TOKENS, false))),
+        )
+        .saturating_add(u64::from(REPLY_PRIMING))
 }
 
 /// Tokens of a piece of text (special-token text counts as ordinary text).
@@ -72,6 +76,14 @@ pub fn framed(payload: u32, has_name: bool) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing (store_open): a damaged branch-counts row with more orphan tokens than
+    /// tokens in all made listing branches subtract past zero (a panic, or a wrapped count).
+    #[test]
+    fn counts_from_a_damaged_row_do_not_overflow() {
+        assert_eq!(request_tokens(5, 10, 0), u64::from(REPLY_PRIMING));
+        assert_eq!(request_tokens(u64::MAX, 0, u64::MAX), u64::MAX);
+    }
     use crate::object::Role;
 
     #[test]
