@@ -438,13 +438,7 @@ fn unreachable(
         let Some(c) = commits.good.get(id.as_bytes()) else {
             continue;
         };
-        stack.extend(c.parents.iter().copied());
-        match &c.op {
-            Op::Edit { target } => stack.push(*target),
-            Op::Compress { sources, .. } => stack.extend(sources.iter().copied()),
-            Op::Merge { base, .. } => stack.push(*base),
-            Op::Append => {}
-        }
+        stack.extend(c.links());
         if let Some(b) = c.blob {
             blobs_seen.insert(*b.as_bytes());
         }

@@ -6,7 +6,7 @@
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::id::{CommitId, IdHasher};
-use crate::object::{Commit, Op};
+use crate::object::Commit;
 use crate::refs::HeadRef;
 use crate::repo::Repo;
 use crate::store::{self, ObjectTable};
@@ -64,13 +64,7 @@ pub(crate) fn gc(repo: &Repo, grace: Duration) -> Result<GcOutcome> {
         let Some(c) = by_id.get(id.as_bytes()) else {
             return Err(Error::MissingCommit { commit: id });
         };
-        stack.extend(c.parents.iter().copied());
-        match &c.op {
-            Op::Edit { target } => stack.push(*target),
-            Op::Compress { sources, .. } => stack.extend(sources.iter().copied()),
-            Op::Merge { base, .. } => stack.push(*base),
-            Op::Append => {}
-        }
+        stack.extend(c.links());
         if let Some(b) = c.blob {
             blobs_reached.insert(*b.as_bytes());
         }

@@ -342,6 +342,18 @@ impl Commit {
         decode(KIND_COMMIT, bytes, |c: &Commit| c.op.version())
     }
 
+    /// Every commit this one refers to: its parents, and an edit's target, a compression's
+    /// sources or a merge's base. What keeps a commit reachable (`fsck`, `gc`).
+    pub fn links(&self) -> impl Iterator<Item = CommitId> + '_ {
+        let op: &[CommitId] = match &self.op {
+            Op::Append => &[],
+            Op::Edit { target } => std::slice::from_ref(target),
+            Op::Compress { sources, .. } => sources,
+            Op::Merge { base, .. } => std::slice::from_ref(base),
+        };
+        self.parents.iter().chain(op).copied()
+    }
+
     /// The first parent, the one the view folds along.
     pub fn parent(&self) -> Option<CommitId> {
         self.parents.first().copied()
