@@ -224,6 +224,15 @@ pub enum Error {
         /// The reason the hook gave.
         reason: String,
     },
+    /// A database store could not be reached or refused a statement (the server is down or
+    /// went away, wrong credentials, a timeout); nothing of the call was committed.
+    #[error("database {store}: {reason}")]
+    Database {
+        /// The store's URL, without its password.
+        store: String,
+        /// What went wrong, as the client or the server said it (no password in it).
+        reason: String,
+    },
     /// An error from the storage engine that none of the variants above describes.
     #[error("storage error: {source}")]
     Storage {
@@ -459,6 +468,10 @@ impl Error {
             Error::Rejected {
                 reason: "holds a password".into(),
             },
+            Error::Database {
+                store: "postgresql://ann:***@db:5432/agents?schema=tract".into(),
+                reason: "the connection to the server was lost".into(),
+            },
             Error::Storage {
                 source: Arc::new(redb::Error::TransactionInProgress),
             },
@@ -492,6 +505,7 @@ impl Error {
                 | Error::Summarizer { .. }
                 | Error::Handler { .. }
                 | Error::Rejected { .. }
+                | Error::Database { .. }
                 | Error::Storage { .. } => {}
             }
         }
@@ -540,7 +554,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 27);
+        assert_eq!(all.len(), 28);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

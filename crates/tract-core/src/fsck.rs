@@ -4,12 +4,13 @@
 //! commit; the per-branch counts must equal a replay of the branch's view. Objects no branch,
 //! `HEAD` or reflog entry reaches are listed (they are not a problem).
 
+use crate::backend::ObjectTable;
 use crate::error::{Error, Result};
 use crate::id::{BlobId, ChunkId, CommitId, IdHasher};
 use crate::object::{Commit, Op};
 use crate::refs::HeadRef;
 use crate::repo::Repo;
-use crate::store::{self, ObjectTable, Snapshot};
+use crate::store::{self, Snapshot};
 use crate::view::View;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;

@@ -3,13 +3,14 @@
 //! are expired first, as git's `reflog expire` does); everything runs in one write
 //! transaction, so a writer in another process waits for it and nothing it adds can be taken.
 
+use crate::backend::ObjectTable;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::id::{CommitId, IdHasher};
 use crate::object::Commit;
 use crate::refs::HeadRef;
 use crate::repo::Repo;
-use crate::store::{self, ObjectTable};
+use crate::store;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::time::Duration;

@@ -25,6 +25,7 @@
 
 mod ancestry;
 mod append;
+mod backend;
 pub mod branch;
 mod cache;
 pub mod clear;
@@ -51,7 +52,10 @@ pub mod llm;
 pub mod merge;
 pub mod object;
 pub mod policy;
+#[cfg(feature = "postgres")]
+mod postgres_backend;
 pub mod redact;
+mod redb_backend;
 pub mod refs;
 mod repo;
 pub mod revision;

@@ -104,6 +104,31 @@ pub(crate) trait Source: Sync {
     fn parallel(&self) -> bool {
         true
     }
+    /// The commits from `head` back along first parents to `stop` (excluded), oldest first,
+    /// and whether `stop` was reached.
+    fn first_parents(
+        &self,
+        head: CommitId,
+        stop: Option<CommitId>,
+    ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+        let mut chain = Vec::new();
+        let mut cursor = Some(head);
+        while let Some(id) = cursor {
+            if Some(id) == stop {
+                break;
+            }
+            let commit = self.commit(&id)?;
+            cursor = commit.parent();
+            chain.push((id, commit));
+        }
+        chain.reverse();
+        Ok((chain, cursor.is_some() && cursor == stop))
+    }
+    /// Many blobs at once, when reading them together is cheaper than one by one from
+    /// several threads (`None`: read them one by one).
+    fn blobs(&self, _ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
+        None
+    }
 }
 
 impl Source for Snapshot {
@@ -112,6 +137,16 @@ impl Source for Snapshot {
     }
     fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         Snapshot::blob(self, id)
+    }
+    fn first_parents(
+        &self,
+        head: CommitId,
+        stop: Option<CommitId>,
+    ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+        Snapshot::first_parents(self, head, stop)
+    }
+    fn blobs(&self, ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
+        self.batched().then(|| Snapshot::blobs(self, ids))
     }
 }
 
@@ -644,18 +679,7 @@ fn first_parents(
     head: CommitId,
     stop: Option<CommitId>,
 ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
-    let mut chain = Vec::new();
-    let mut cursor = Some(head);
-    while let Some(id) = cursor {
-        if Some(id) == stop {
-            break;
-        }
-        let commit = src.commit(&id)?;
-        cursor = commit.parent();
-        chain.push((id, commit));
-    }
-    chain.reverse();
-    Ok((chain, cursor.is_some() && cursor == stop))
+    src.first_parents(head, stop)
 }
 
 /// Below this many blobs, threads cost more than they save.
@@ -666,6 +690,14 @@ type Loaded = Option<(BlobId, (Message, u32))>;
 /// The blob of each commit in `chain`, in order. Decoding (decompression, allocation) is most
 /// of a cold build, so long chains are split across the machine's cores.
 fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Loaded>> {
+    let ids: Vec<BlobId> = chain.iter().filter_map(|(_, c)| c.blob).collect();
+    if let Some(loaded) = src.blobs(&ids) {
+        let mut loaded = ids.into_iter().zip(loaded?);
+        return Ok(chain
+            .iter()
+            .map(|(_, c)| c.blob.and_then(|_| loaded.next()))
+            .collect());
+    }
     let load = |part: &[(CommitId, Commit)]| -> Result<Vec<Loaded>> {
         part.iter()
             .map(|(_, c)| c.blob.map(|b| src.blob(&b).map(|m| (b, m))).transpose())

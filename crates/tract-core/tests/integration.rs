@@ -15,10 +15,40 @@ fn call(id: &str, name: &str) -> ToolCall {
     }
 }
 
+/// Where a test's store lives: a file in a fresh directory, or, when `TRACT_TEST_POSTGRES` holds
+/// a server's URL (the test command sets it for its second run of this suite), a fresh schema
+/// of that database. The suite runs once per backend.
 fn temp_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = match postgres_url() {
+        Some(url) => {
+            static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos();
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}schema=t{}_{n}_{nanos}", std::process::id()).into()
+        }
+        None => dir.path().join("store.redb"),
+    };
+    (dir, path)
+}
+
+/// A store file in a fresh directory, whichever backend the run is for: for the tests of what
+/// happens to the file itself (its bytes changed, cut or copied; its size).
+fn file_store() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.redb");
     (dir, path)
+}
+
+/// The PostgreSQL server this run of the suite uses, if any.
+fn postgres_url() -> Option<String> {
+    std::env::var("TRACT_TEST_POSTGRES")
+        .ok()
+        .filter(|u| !u.is_empty())
 }
 
 #[test]
@@ -1194,7 +1224,7 @@ fn files_that_are_not_stores_are_refused_untouched() {
 
 #[test]
 fn a_copy_of_a_store_file_opens_in_memory_and_damaged_copies_are_errors() {
-    let (_dir, path) = temp_store();
+    let (_dir, path) = file_store();
     let t = Tract::open(&path).unwrap();
     t.system("sys").unwrap();
     t.user("hello").unwrap();
@@ -1244,7 +1274,7 @@ fn flip_in_file(path: &std::path::Path, from: &str, to: &str) {
 
 #[test]
 fn a_changed_byte_in_a_stored_message_is_never_served() {
-    let (_dir, path) = temp_store();
+    let (_dir, path) = file_store();
     let t = Tract::open(&path).unwrap();
     let batch = (0..2000)
         .map(|i| Message::text(Role::User, format!("msg {i:04}")))
@@ -1327,7 +1357,7 @@ fn fsck_passes_a_sound_store_and_names_every_kind_of_damage() {
 
     // An object written but reached by nothing is listed, and is not a problem.
     let store = t.store().clone();
-    let w = store.write().unwrap();
+    let mut w = store.write().unwrap();
     let stray = Message::text(Role::User, "stray");
     let stray_id = w
         .objects()
@@ -1383,7 +1413,7 @@ fn fsck_passes_a_sound_store_and_names_every_kind_of_damage() {
 
 #[test]
 fn fsck_finds_a_changed_byte_in_any_object() {
-    let (_dir, path) = temp_store();
+    let (_dir, path) = file_store();
     let t = Tract::open(&path).unwrap();
     let big = format!(
         "{}TARGET-CHUNK-BYTES{}",
@@ -1543,7 +1573,7 @@ fn gc_removes_only_what_nothing_reaches_and_leaves_fsck_clean() {
 
 #[test]
 fn a_redb_file_without_tract_tables_is_not_a_store() {
-    let (_d, path) = temp_store();
+    let (_d, path) = file_store();
     {
         let db = redb::Database::create(&path).unwrap();
         let txn = db.begin_write().unwrap();
@@ -1558,7 +1588,7 @@ fn a_redb_file_without_tract_tables_is_not_a_store() {
 
 #[test]
 fn a_newer_format_is_a_clear_error() {
-    let (_d, path) = temp_store();
+    let (_d, path) = file_store();
     Tract::open(&path).unwrap().user("kept").unwrap();
     {
         let mut b = redb::Database::builder();
@@ -1582,7 +1612,7 @@ fn a_newer_format_is_a_clear_error() {
 
 #[test]
 fn large_payloads_are_chunked_and_deduplicated() {
-    let (_d, path) = temp_store();
+    let (_d, path) = file_store();
     let t = Tract::open(&path).unwrap();
     // 6 MB of varied text: several chunks, poorly compressible.
     let mut big = String::with_capacity(6 << 20);
@@ -2730,6 +2760,8 @@ const LAYERS: &[&[&str]] = &[
     &["object"],
     &["tokens", "json", "codec", "refs", "group"],
     &["stats"],
+    &["backend"],
+    &["redb_backend", "postgres_backend"],
     &["store"],
     &[
         "revision",
@@ -2912,4 +2944,146 @@ fn a_damaged_page_read_by_the_format_check_is_an_error() {
     let data = std::fs::read(path).unwrap();
     let opened = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default());
     assert!(matches!(opened, Err(Error::Corrupt { .. })), "{opened:?}");
+}
+
+// ----- PostgreSQL: what only a database store has (the run with TRACT_TEST_POSTGRES) -----
+
+/// A client on the database of a test store's URL, in the store's schema, to change rows as
+/// nothing but SQL would. `None` in the run without a server.
+fn sql_on(path: &std::path::Path) -> Option<postgres::Client> {
+    postgres_url()?;
+    let url = path.to_str().unwrap();
+    let (base, schema) = url
+        .rsplit_once("&schema=")
+        .or_else(|| url.rsplit_once("?schema="))?;
+    let mut client = postgres::Client::connect(base, postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!("SET search_path TO \"{schema}\""))
+        .unwrap();
+    Some(client)
+}
+
+#[test]
+fn postgres_a_changed_row_is_never_served_and_fsck_names_it() {
+    let (_d, path) = temp_store();
+    let Some(mut sql) = sql_on(&path) else {
+        return;
+    };
+    let t = Tract::open(&path).unwrap();
+    t.system("be brief").unwrap();
+    let kept = t.user("msg 1003").unwrap();
+    t.assistant("ok", vec![]).unwrap();
+    let blob = *kept.commit.blob.unwrap().as_bytes();
+    // Change one byte of the record's payload, as a stray UPDATE would.
+    let n = sql
+        .execute(
+            "UPDATE blobs SET record = set_byte(record, length(record) - 2, \
+             get_byte(record, length(record) - 2) # 1) WHERE id = $1",
+            &[&blob.as_slice()],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let cold = Tract::open_existing(&path).unwrap();
+    match cold.compile() {
+        Err(Error::CorruptObject {
+            kind: "blob", id, ..
+        }) => {
+            assert_eq!(id, tract_core::BlobId::from_bytes(blob).to_hex())
+        }
+        other => panic!("expected CorruptObject, got {other:?}"),
+    }
+    let report = cold.fsck().unwrap();
+    assert!(!report.is_clean());
+    assert!(
+        report.problems.iter().any(|p| p
+            .subject
+            .contains(&tract_core::BlobId::from_bytes(blob).to_hex()[..10])),
+        "{report:?}"
+    );
+}
+
+#[test]
+fn postgres_a_newer_schema_format_is_a_clear_error_and_changes_nothing() {
+    let (_d, path) = temp_store();
+    let Some(mut sql) = sql_on(&path) else {
+        return;
+    };
+    Tract::open(&path).unwrap().user("kept").unwrap();
+    sql.execute(
+        "UPDATE meta SET value = $1 WHERE key = 'format'",
+        &[&99u32.to_le_bytes().as_slice()],
+    )
+    .unwrap();
+    match Tract::open(&path) {
+        Err(Error::NewerFormat { found: 99, .. }) => {}
+        other => panic!("expected NewerFormat, got {other:?}"),
+    }
+    let rows: i64 = sql
+        .query_one("SELECT count(*) FROM commits", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1);
+}
+
+#[test]
+fn postgres_bad_urls_servers_and_credentials_are_clear_errors() {
+    let Some(url) = postgres_url() else {
+        return;
+    };
+    let (_d, path) = temp_store();
+    // A schema with no store, opened as an existing store: not a store, nothing created.
+    match Tract::open_existing(&path) {
+        Err(Error::NotAStore { reason, .. }) => assert!(reason.contains("holds no tract store")),
+        other => panic!("expected NotAStore, got {other:?}"),
+    }
+    // A scheme tract does not know.
+    match Tract::open("mysql://root@localhost/db") {
+        Err(Error::InvalidInput { message }) => assert!(message.contains("unknown store scheme")),
+        other => panic!("expected InvalidInput, got {other:?}"),
+    }
+    // A schema name that is not a plain name.
+    assert!(matches!(
+        Tract::open(format!("{url}?schema=Robert');DROP")),
+        Err(Error::InvalidInput { .. })
+    ));
+    // Wrong credentials: the password never shows.
+    let wrong = url.replacen(":tract-test-password@", ":not-the-Secret-42@", 1);
+    assert_ne!(wrong, url, "the test server's URL carries its password");
+    match Tract::open(&wrong) {
+        Err(e @ Error::Database { .. }) => {
+            let text = format!("{e} {e:?}");
+            assert!(text.contains("password authentication failed"), "{text}");
+            assert!(!text.contains("not-the-Secret-42"), "{text}");
+        }
+        other => panic!("expected Database, got {other:?}"),
+    }
+    // Nothing listens: an error within the connect timeout, not a hang.
+    let start = std::time::Instant::now();
+    match Tract::open("postgresql://tract:pw-Secret-7@127.0.0.1:1/tract") {
+        Err(e @ Error::Database { .. }) => assert!(!e.to_string().contains("pw-Secret-7")),
+        other => panic!("expected Database, got {other:?}"),
+    }
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn postgres_stores_in_two_schemas_of_one_database_are_apart() {
+    let (_d, a) = temp_store();
+    let (_e, b) = temp_store();
+    if postgres_url().is_none() {
+        return;
+    }
+    let ta = Tract::open(&a).unwrap();
+    let tb = Tract::open(&b).unwrap();
+    ta.user("in a").unwrap();
+    tb.user("in b").unwrap();
+    tb.user("in b again").unwrap();
+    assert_eq!(texts(&ta), vec!["in a"]);
+    assert_eq!(texts(&tb), vec!["in b", "in b again"]);
+    // Where the store is, for status and errors, never shows the password.
+    let shown = ta.store().location();
+    assert!(
+        shown.contains("schema=") && !shown.contains("tract-test-password"),
+        "{shown}"
+    );
 }

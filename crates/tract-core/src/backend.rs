@@ -1,0 +1,138 @@
+//! The storage interface: what a backend must keep, in raw bytes, for the store to
+//! build tract's model on it.
+//!
+//! A backend knows tables, keys and records, never commits or messages: objects are records
+//! under their 32-byte ids (put, get, get-many, scans), refs are moved with the tip the writer
+//! read (compare-and-swap) and every move is logged, settings and counters are small named
+//! values, and each branch may keep a row of counts. Decoding, hashing and the checks that an
+//! object's bytes hash to its id live above it, once for every backend.
+//!
+//! A read transaction sees one consistent state of everything committed; a write transaction
+//! sees its own writes and is the only one writing the store while it runs (each backend
+//! serializes writers its own way), and nothing of it is visible until `commit` returns, when
+//! it is durable.
+
+use crate::error::Result;
+
+/// A 32-byte object id as stored.
+pub(crate) type Key = [u8; 32];
+
+/// The tables of immutable objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ObjectTable {
+    /// Commit records.
+    Commits,
+    /// Blob records (messages, or tombstones of redacted ones).
+    Blobs,
+    /// Chunks of large blobs.
+    Chunks,
+}
+
+/// An object record to store: its id, its record and, for a commit, its first parent (which a
+/// backend may keep beside the record to walk a branch in one query).
+pub(crate) struct Row<'a> {
+    /// The object's id.
+    pub key: Key,
+    /// The record, as `codec` encoded it.
+    pub record: &'a [u8],
+    /// A commit's first parent.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub parent: Option<Key>,
+}
+
+/// A record found by a scan: `f(id, record)`.
+pub(crate) type ScanFn<'f> = dyn FnMut(Key, &[u8]) -> Result<()> + 'f;
+
+/// Commit records along a branch: each id with its record.
+pub(crate) type Records = Vec<(Key, Vec<u8>)>;
+
+/// A reflog entry as stored: the ref's name, its sequence number and the encoded entry.
+pub(crate) type RawReflogEntry = (String, u64, Vec<u8>);
+
+/// Reads of one consistent state of the store.
+pub(crate) trait ReadTx: Send {
+    /// One object's record.
+    fn object(&self, table: ObjectTable, key: &Key) -> Result<Option<Vec<u8>>>;
+
+    /// Many objects' records, in the order asked (a backend across a network answers in one
+    /// round trip).
+    fn objects(&self, table: ObjectTable, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.object(table, k)).collect()
+    }
+
+    /// Whether reading many objects at once is cheaper than reading them one by one from
+    /// several threads (a backend across a network).
+    fn batched(&self) -> bool {
+        false
+    }
+
+    /// The commit records from `head` back along first parents, newest first, stopping before
+    /// `stop`; `None` when this backend has no quicker way than reading them one by one.
+    fn first_parent_records(&self, _head: &Key, _stop: Option<&Key>) -> Result<Option<Records>> {
+        Ok(None)
+    }
+
+    /// Every record of `table` with an id from `low` to `high` (inclusive), in id order, at
+    /// most `limit` of them.
+    fn scan(
+        &self,
+        table: ObjectTable,
+        low: &Key,
+        high: &Key,
+        limit: Option<usize>,
+        f: &mut ScanFn<'_>,
+    ) -> Result<()>;
+
+    /// A named value of the store's metadata (format, encoding, `HEAD`, settings, counters).
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// A branch's tip.
+    fn tip(&self, name: &str) -> Result<Option<Key>>;
+
+    /// Every branch and its tip, by name.
+    fn tips(&self) -> Result<Vec<(String, Key)>>;
+
+    /// A ref's moves, newest first, at most `limit`.
+    fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<Vec<u8>>>;
+
+    /// Every reflog entry, by ref name, then oldest first.
+    fn reflog_all(&self) -> Result<Vec<RawReflogEntry>>;
+
+    /// A branch's row of counts.
+    fn stats(&self, name: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Every row of counts, by branch name.
+    fn all_stats(&self) -> Result<Vec<(String, Vec<u8>)>>;
+}
+
+/// The one write transaction of a store. Dropped without `commit`, it changes nothing.
+pub(crate) trait WriteTx: ReadTx + Sync {
+    /// Stores records (replacing a record already stored under the same id).
+    fn put_objects(&mut self, table: ObjectTable, rows: &[Row<'_>]) -> Result<()>;
+
+    /// Removes records.
+    fn remove_objects(&mut self, table: ObjectTable, keys: &[Key]) -> Result<()>;
+
+    /// Sets a metadata value, or removes it with `None`.
+    fn set_meta(&mut self, key: &str, value: Option<&[u8]>) -> Result<()>;
+
+    /// Moves a branch from `old` (the tip this transaction read) to `new`, or removes it with
+    /// `None`. A backend that cannot hold other writers off between the read and the move
+    /// checks `old` and fails with `HeadMoved`.
+    fn set_tip(&mut self, name: &str, old: Option<Key>, new: Option<Key>) -> Result<()>;
+
+    /// Appends an encoded entry to a ref's reflog.
+    fn push_reflog(&mut self, name: &str, entry: &[u8]) -> Result<()>;
+
+    /// Removes reflog entries by ref name and sequence number.
+    fn remove_reflog(&mut self, entries: &[(String, u64)]) -> Result<()>;
+
+    /// Stores a branch's row of counts, or removes it with `None`.
+    fn set_stats(&mut self, name: &str, stats: Option<&[u8]>) -> Result<()>;
+
+    /// Removes every row of counts.
+    fn clear_stats(&mut self) -> Result<()>;
+
+    /// Makes everything durable before returning.
+    fn commit(self: Box<Self>) -> Result<()>;
+}
