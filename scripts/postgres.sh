@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the tests and the bench: `scripts/postgres.sh start DIR`
 # installs the server if it is missing (Debian's package), makes a cluster in DIR, starts it on
-# 127.0.0.1 and prints the URL of its `tract` database; `scripts/postgres.sh stop DIR` stops it.
+# 127.0.0.1 and prints the URL of its `tract` database; `stop DIR` stops it; `crash DIR` stops it
+# at once as a crash would (`-m immediate`) and `restart DIR` starts it again (for the tests of a
+# server that goes away).
 # PostgreSQL refuses to run as root, so under root the cluster belongs to the user `tractpg`.
 set -euo pipefail
 
-cmd=${1:?usage: postgres.sh start|stop DIR}
-dir=${2:?usage: postgres.sh start|stop DIR}
-port=${TRACT_PG_PORT:-54329}
+cmd=${1:?usage: postgres.sh start|stop|crash|restart DIR}
+dir=${2:?usage: postgres.sh start|stop|crash|restart DIR}
 password=tract-test-password
 
 find_bin() {
@@ -29,6 +30,11 @@ as_owner() {
     fi
 }
 
+# The server's settings, given again on every start (the port chosen at `start` is kept in DIR).
+server_options() {
+    echo "-c listen_addresses=127.0.0.1 -p $(cat "$1/port") -k $1 -c max_connections=300 -c fsync=on -c synchronous_commit=on"
+}
+
 case "$cmd" in
 start)
     bin=$(find_bin)
@@ -42,9 +48,15 @@ start)
     if [ "$(id -u)" = 0 ] && ! id tractpg >/dev/null 2>&1; then
         useradd --system --no-create-home --shell /usr/sbin/nologin tractpg
     fi
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >&2 || true
+    fi
     rm -rf "$dir"
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
+    # A free port on 127.0.0.1 (TRACT_PG_PORT to choose it).
+    port=${TRACT_PG_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+    echo "$port" >"$dir/port"
     printf '%s\n' "$password" >"$dir/pwfile"
     if [ "$(id -u)" = 0 ]; then
         chown -R tractpg "$dir"
@@ -53,10 +65,18 @@ start)
         --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
         { cat "$dir/initdb.log" >&2; exit 1; }
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=on -c synchronous_commit=on" \
+        -o "$(server_options "$dir")" \
         start >&2 || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$bin/createdb" -h "$dir" -p "$port" -U tract tract >&2
     echo "postgresql://tract:$password@127.0.0.1:$port/tract"
+    ;;
+crash)
+    as_owner "$(find_bin)/pg_ctl" -D "$dir/data" -m immediate -w stop >&2
+    ;;
+restart)
+    dir=$(cd "$dir" && pwd)
+    as_owner "$(find_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+        -o "$(server_options "$dir")" start >&2
     ;;
 stop)
     bin=$(find_bin)
@@ -65,7 +85,7 @@ stop)
     fi
     ;;
 *)
-    echo "usage: postgres.sh start|stop DIR" >&2
+    echo "usage: postgres.sh start|stop|crash|restart DIR" >&2
     exit 2
     ;;
 esac

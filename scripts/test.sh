@@ -10,8 +10,16 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "== PostgreSQL: a throwaway server on 127.0.0.1 for the database backend"
+pgdir="$PWD/target/pg"
+pg_url=$(scripts/postgres.sh start "$pgdir")
+trap 'scripts/postgres.sh stop "$pgdir"' EXIT
+
 echo "== cargo test"
 cargo test --workspace --locked
+
+echo "== cargo test: the core integration suite again, every store on PostgreSQL"
+TRACT_TEST_POSTGRES="$pg_url" cargo test -p tract-core --features postgres --locked --test integration
 
 echo "== python: build the wheel into a fresh venv"
 venv=target/test-venv
@@ -24,6 +32,8 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check target/wheels/tract_context-*.whl
 
 echo "== pytest"
-# Run from the test folder so `import tract` can only find the installed wheel.
+# Run from the test folder so `import tract` can only find the installed wheel. The tests that
+# run on both backends, and those of PostgreSQL itself, use the server started above.
+export TRACT_TEST_POSTGRES="$pg_url" TRACT_TEST_POSTGRES_DIR="$pgdir"
 cd tests/python
 "../../$venv/bin/python" -m pytest -q

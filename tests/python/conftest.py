@@ -1,6 +1,9 @@
-"""Shared fixtures: every test gets its own store file."""
+"""Shared fixtures: every test gets its own store (a file; or, for the tests that run on both
+backends, a fresh schema of the PostgreSQL server the test command starts)."""
 
+import os
 import pathlib
+import uuid
 
 import pytest
 
@@ -10,6 +13,31 @@ import tract
 @pytest.fixture
 def store_path(tmp_path: pathlib.Path) -> pathlib.Path:
     return tmp_path / "store.redb"
+
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def postgres_url() -> str | None:
+    """The server's URL (``TRACT_TEST_POSTGRES``, set by ``scripts/test.sh``), if any."""
+    return os.environ.get("TRACT_TEST_POSTGRES") or None
+
+
+def fresh_schema_url() -> str:
+    """A URL naming a schema of the test server that nothing uses yet."""
+    url = postgres_url()
+    if url is None:
+        pytest.skip("no PostgreSQL server: TRACT_TEST_POSTGRES is not set (scripts/test.sh sets it)")
+    sep = "&" if "?" in url else "?"
+    return f"{url}{sep}schema=py_{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture(params=["redb", "postgres"])
+def any_store(request, tmp_path: pathlib.Path) -> str:
+    """A new store on each backend in turn: a file, then a PostgreSQL schema."""
+    if request.param == "redb":
+        return str(tmp_path / "store.redb")
+    return fresh_schema_url()
 
 
 @pytest.fixture

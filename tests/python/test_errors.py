@@ -131,6 +131,13 @@ EXPECTED = {
     "Summarizer": (tract.SummarizerError, {"reason": "HTTP 500"}),
     "Handler": (tract.TractError, {}),
     "Rejected": (tract.RejectedError, {"reason": "holds a password"}),
+    "Database": (
+        tract.DatabaseError,
+        {
+            "store": "postgresql://ann:***@db:5432/agents?schema=tract",
+            "reason": "the connection to the server was lost",
+        },
+    ),
     "Storage": (tract.TractError, {}),
 }
 

@@ -1,4 +1,5 @@
-"""Real processes: a reader beside a writer, two writers, and a SIGKILL mid-session."""
+"""Real processes: a reader beside a writer, two writers, and a SIGKILL mid-session, on each
+backend (a store file, a PostgreSQL schema)."""
 
 import os
 import signal
@@ -29,11 +30,11 @@ def spawn_writer(path, tag: str, count: int) -> subprocess.Popen:
     )
 
 
-def test_a_reader_follows_a_live_writer(store_path) -> None:
-    tract.Tract.open(store_path).close()
-    writer = spawn_writer(store_path, "live", 400)
+def test_a_reader_follows_a_live_writer(any_store) -> None:
+    tract.Tract.open(any_store).close()
+    writer = spawn_writer(any_store, "live", 400)
     assert writer.stdout is not None
-    with tract.Tract.open(store_path) as reader:
+    with tract.Tract.open(any_store) as reader:
         acked = -1
         for line in writer.stdout:
             acked = int(line)
@@ -47,12 +48,12 @@ def test_a_reader_follows_a_live_writer(store_path) -> None:
         assert len(reader.log()) == 400
 
 
-def test_two_writers_lose_nothing_and_never_fork(store_path) -> None:
-    tract.Tract.open(store_path).close()
-    writers = [spawn_writer(store_path, tag, 150) for tag in ("a", "b")]
+def test_two_writers_lose_nothing_and_never_fork(any_store) -> None:
+    tract.Tract.open(any_store).close()
+    writers = [spawn_writer(any_store, tag, 150) for tag in ("a", "b")]
     for w in writers:
         assert w.wait() == 0
-    with tract.Tract.open(store_path) as t:
+    with tract.Tract.open(any_store) as t:
         log = t.log()
         assert len(log) == 300
         for newer, older in zip(log, log[1:]):
@@ -62,9 +63,9 @@ def test_two_writers_lose_nothing_and_never_fork(store_path) -> None:
             assert mine == [f"{tag} {i}" for i in range(150)]
 
 
-def test_sigkill_after_acknowledged_appends_loses_nothing(store_path) -> None:
-    tract.Tract.open(store_path).close()
-    writer = spawn_writer(store_path, "crash", 1_000_000)
+def test_sigkill_after_acknowledged_appends_loses_nothing(any_store) -> None:
+    tract.Tract.open(any_store).close()
+    writer = spawn_writer(any_store, "crash", 1_000_000)
     assert writer.stdout is not None
     acked = -1
     for line in writer.stdout:
@@ -74,7 +75,7 @@ def test_sigkill_after_acknowledged_appends_loses_nothing(store_path) -> None:
             break
     writer.wait()
     assert writer.returncode == -signal.SIGKILL
-    with tract.Tract.open(store_path) as t:
+    with tract.Tract.open(any_store) as t:
         contents = [c.content for c in reversed(t.log())]
     # Every acknowledged message is there, in order; at most the one in flight follows.
     assert contents[: acked + 1] == [f"crash {i}" for i in range(acked + 1)]

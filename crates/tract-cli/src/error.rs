@@ -28,6 +28,13 @@ pub struct InvalidArguments(pub String);
 pub struct NoStore(pub std::path::PathBuf);
 
 impl CommandError {
+    /// Whether the error says the store named is not a tract store.
+    pub fn is_not_a_store(&self) -> bool {
+        self.error
+            .downcast_ref::<tract_core::Error>()
+            .is_some_and(|e| matches!(e, tract_core::Error::NotAStore { .. }))
+    }
+
     /// No store here or above `dir`.
     pub fn no_store(dir: &std::path::Path) -> Self {
         CommandError {
@@ -115,7 +122,13 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::StoreLocked { .. } => {
             "another process is writing; try again, or raise TRACT_LOCK_TIMEOUT_MS"
         }
-        Error::NotAStore { .. } => "pass --store with a tract store file, or run `tract init`",
+        Error::NotAStore { .. } => {
+            "pass --store with a tract store (a file or a postgresql:// URL), or run `tract init`"
+        }
+        Error::Database { .. } => {
+            "nothing was committed; check that the server is up and the URL's host, port, user, \
+             password and database, then run it again"
+        }
         Error::HeadMoved { .. } => "another writer moved the branch; read it again and retry",
         Error::Corrupt { .. } => "the file is damaged; keep a copy before trying anything else",
         Error::CorruptObject { .. } => {

@@ -289,7 +289,7 @@ impl StatusJson {
             messages: s.messages,
             token_count: s.token_count,
             unanswered_tool_calls: s.unanswered_calls,
-            store: s.path.as_ref().map(|p| p.display().to_string()),
+            store: s.store.clone(),
         }
     }
 }

@@ -200,8 +200,8 @@ pub fn status(out: &mut impl Write, s: &Status) {
     let _ = writeln!(out, "head      {head}");
     let _ = writeln!(out, "messages  {}", s.messages);
     let _ = writeln!(out, "tokens    {}", s.token_count);
-    if let Some(p) = &s.path {
-        let _ = writeln!(out, "store     {}", p.display());
+    if let Some(p) = &s.store {
+        let _ = writeln!(out, "store     {p}");
     }
     if s.unanswered_calls > 0 {
         let _ = writeln!(

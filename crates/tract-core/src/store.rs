@@ -105,14 +105,12 @@ impl Backend {
         }
     }
 
-    /// Where the store is, for messages: a file's path, a URL without its password.
-    fn location(&self) -> String {
+    /// Where the store is: a file's path, a URL without its password; `None` in memory.
+    fn location(&self) -> Option<String> {
         match self {
-            Backend::Redb(b) => b
-                .path()
-                .map_or_else(|| "(memory)".to_string(), |p| p.display().to_string()),
+            Backend::Redb(b) => b.path().map(|p| p.display().to_string()),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(b) => b.location().to_string(),
+            Backend::Postgres(b) => Some(b.location().to_string()),
         }
     }
 
@@ -323,8 +321,9 @@ impl Store {
         self.shared.backend.path()
     }
 
-    /// Where the store is, to show: a file's path, `(memory)`, or a URL without its password.
-    pub fn location(&self) -> String {
+    /// Where the store is, to show: a file's path or a URL without its password; `None` in
+    /// memory.
+    pub fn location(&self) -> Option<String> {
         self.shared.backend.location()
     }
 
@@ -335,7 +334,7 @@ impl Store {
 
     fn check_format(&self) -> Result<()> {
         let not_a_store = |reason: &str| Error::NotAStore {
-            path: PathBuf::from(self.location()),
+            path: PathBuf::from(self.location().unwrap_or_default()),
             reason: reason.into(),
         };
         let tx = self.shared.backend.read()?;

@@ -40,8 +40,8 @@ pub struct Status {
     pub token_count: u64,
     /// Tool calls in view without a result.
     pub unanswered_calls: u64,
-    /// The store file (`None` in memory).
-    pub path: Option<PathBuf>,
+    /// Where the store is: its file, or its URL without the password; `None` in memory.
+    pub store: Option<String>,
 }
 
 /// How to open a tract.
@@ -615,7 +615,7 @@ impl Tract {
             messages,
             token_count,
             unanswered_calls,
-            path: self.store().path().map(Path::to_path_buf),
+            store: self.store().location(),
         })
     }
 }

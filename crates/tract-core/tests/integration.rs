@@ -3081,7 +3081,7 @@ fn postgres_stores_in_two_schemas_of_one_database_are_apart() {
     assert_eq!(texts(&ta), vec!["in a"]);
     assert_eq!(texts(&tb), vec!["in b", "in b again"]);
     // Where the store is, for status and errors, never shows the password.
-    let shown = ta.store().location();
+    let shown = ta.store().location().unwrap();
     assert!(
         shown.contains("schema=") && !shown.contains("tract-test-password"),
         "{shown}"

@@ -23,6 +23,7 @@ struct Classes {
     newer_format: Py<PyType>,
     summarizer: Py<PyType>,
     rejected: Py<PyType>,
+    database: Py<PyType>,
     warning: Py<PyType>,
 }
 
@@ -47,6 +48,7 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
             newer_format: get("NewerFormatError")?,
             summarizer: get("SummarizerError")?,
             rejected: get("RejectedError")?,
+            database: get("DatabaseError")?,
             warning: get("TractWarning")?,
         })
     })
@@ -168,6 +170,11 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
         Error::Rejected { reason } => {
             facts.set_item("reason", reason)?;
             &c.rejected
+        }
+        Error::Database { store, reason } => {
+            facts.set_item("store", store)?;
+            facts.set_item("reason", reason)?;
+            &c.database
         }
         Error::Io { path, source } => return Ok(os_error(path, source)),
         Error::Handler { source } => {

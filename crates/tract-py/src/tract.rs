@@ -195,10 +195,10 @@ impl PyTract {
         })
     }
 
-    /// The store file (None in memory).
+    /// Where the store is: its file, or its URL without the password (None in memory).
     #[getter]
     fn path(&self) -> PyResult<Option<String>> {
-        Ok(self.get()?.store().path().map(|p| p.display().to_string()))
+        Ok(self.get()?.store().location())
     }
 
     /// Closes the store; later calls raise InvalidOperationError.
@@ -939,7 +939,7 @@ impl PyTract {
         d.set_item("messages", s.messages)?;
         d.set_item("token_count", s.token_count)?;
         d.set_item("unanswered_tool_calls", s.unanswered_calls)?;
-        d.set_item("path", s.path.map(|p| p.display().to_string()))?;
+        d.set_item("path", s.store)?;
         Ok(d)
     }
 
@@ -1000,8 +1000,8 @@ impl PyTract {
 
     fn __repr__(&self) -> String {
         match self.get() {
-            Ok(t) => match t.store().path() {
-                Some(p) => format!("Tract({})", p.display()),
+            Ok(t) => match t.store().location() {
+                Some(p) => format!("Tract({p})"),
                 None => "Tract(<memory>)".into(),
             },
             Err(_) => "Tract(<closed>)".into(),

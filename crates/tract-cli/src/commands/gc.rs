@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     );
     if a.compact {
         t.compact()?;
-        let _ = writeln!(ui, "compacted the store file");
+        let _ = writeln!(ui, "compacted the store");
     }
     Ok(())
 }

@@ -25,13 +25,17 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         (Some(p), None) => p.to_path_buf(),
         (None, d) => Tract::init_dir(d.as_deref().unwrap_or(Path::new(".")))?,
     };
-    let existed = path.exists();
+    let existed = match path.to_str().filter(|s| tract_core::store::is_url(s)) {
+        // A database store exists when its schema holds one.
+        Some(_) => match ctx.open_at(&path, OpenMode::Existing) {
+            Ok(_) => true,
+            Err(e) if e.is_not_a_store() => false,
+            Err(e) => return Err(e),
+        },
+        None => path.exists(),
+    };
     let t = ctx.open_at(&path, OpenMode::CreateIfMissing)?;
-    let path = t
-        .store()
-        .path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
+    let path = t.store().location().unwrap_or_default();
     let verb = if existed {
         "Reinitialized existing"
     } else {

@@ -55,7 +55,7 @@ fn a_file_that_is_not_a_store_is_refused() {
         exit: 1
         --- stderr
         error: junk.bin is not a tract store: the file does not start with a redb header
-        hint: pass --store with a tract store file, or run `tract init`
+        hint: pass --store with a tract store (a file or a postgresql:// URL), or run `tract init`
         ");
     assert!(err.stderr.contains("not a tract store"), "{err}");
     assert_eq!(std::fs::read(p.path().join("junk.bin")).unwrap(), b"hello");

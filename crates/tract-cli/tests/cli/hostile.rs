@@ -131,7 +131,7 @@ fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
     assert_snapshot!(p.run(&["--store", "cut.redb", "log"]), @"
         exit: 1
         --- stderr
-        error: corrupt store: cut.redb: File truncated below stored layout: file_len=4096, layout_len=143360
+        error: corrupt store: cut.redb: File truncated below stored layout: file_len=4096, layout_len=102400
         hint: the file is damaged; keep a copy before trying anything else
         ");
 }

@@ -85,7 +85,7 @@ fn gc_removes_a_deleted_branch_after_its_grace_period() {
         exit: 0
         --- stdout
         removed 1 commit(s), 1 blob(s), 0 chunk(s) (123 bytes); expired 4 reflog entries
-        compacted the store file
+        compacted the store
         ");
     assert_snapshot!(p.run(&["fsck"]), @"
         exit: 0

@@ -39,6 +39,7 @@ from tract.errors import (
     NotFoundError,
     NotInViewError,
     RejectedError,
+    DatabaseError,
     StoreLockedError,
     SummarizerError,
     TractError,

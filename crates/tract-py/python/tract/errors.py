@@ -106,6 +106,15 @@ class RejectedError(TractError):
     reason: str = ""
 
 
+class DatabaseError(TractError):
+    """A database store could not be reached or refused a statement (the server is down or went
+    away, wrong credentials, a timeout); nothing of the call was committed. ``store`` is its URL
+    without the password, ``reason`` what the client or the server said."""
+
+    store: str = ""
+    reason: str = ""
+
+
 class TractWarning(UserWarning):
     """Something the caller should know that did not stop the call: a tool result whose
     summary failed (the original was kept), a handler that decided nothing."""
@@ -125,5 +134,6 @@ __all__ = [
     "NewerFormatError",
     "SummarizerError",
     "RejectedError",
+    "DatabaseError",
     "TractWarning",
 ]

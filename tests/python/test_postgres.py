@@ -1,0 +1,178 @@
+"""A store on a real PostgreSQL server (the one `scripts/test.sh` starts): many processes on one
+branch and on several, the server stopped in the middle of appends, credentials and passwords."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import tract
+from conftest import REPO, fresh_schema_url, postgres_url
+
+pytestmark = pytest.mark.skipif(
+    postgres_url() is None, reason="no PostgreSQL server (scripts/test.sh starts one)"
+)
+
+WRITER = textwrap.dedent(
+    """
+    import sys, tract
+    url, branch, tag, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    with tract.Tract.open(url, branch=branch) as t:
+        for i in range(count):
+            t.user(f"{tag} {i}")
+            print(i, flush=True)
+    """
+)
+
+
+def spawn(url: str, branch: str, tag: str, count: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, url, branch, tag, str(count)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def assert_linear(t: tract.Tract, branch: str) -> list[str]:
+    log = t.log(start=branch)
+    for newer, older in zip(log, log[1:]):
+        assert newer.parents == [older.commit_hash], f"{branch} is one linear branch"
+    return [c.content for c in reversed(log)]
+
+
+def test_four_processes_on_one_branch_lose_nothing_and_never_fork() -> None:
+    url = fresh_schema_url()
+    tract.Tract.open(url).close()
+    writers = [spawn(url, "main", f"w{n}", 60) for n in range(4)]
+    for w in writers:
+        assert w.wait() == 0
+    with tract.Tract.open(url) as t:
+        contents = assert_linear(t, "main")
+        assert len(contents) == 240
+        for n in range(4):
+            mine = [c for c in contents if c.startswith(f"w{n} ")]
+            assert mine == [f"w{n} {i}" for i in range(60)], "each writer's appends once, in order"
+        assert t.fsck()["clean"]
+
+
+def test_four_processes_on_four_branches_each_get_their_own() -> None:
+    url = fresh_schema_url()
+    tract.Tract.open(url).close()
+    writers = [spawn(url, f"sessions/s{n}", f"s{n}", 60) for n in range(4)]
+    for w in writers:
+        assert w.wait() == 0
+    with tract.Tract.open(url) as t:
+        for n in range(4):
+            assert assert_linear(t, f"sessions/s{n}") == [f"s{n} {i}" for i in range(60)]
+        listed = {b.name: b.messages for b in t.branches()}
+        assert all(listed[f"sessions/s{n}"] == 60 for n in range(4)), listed
+        assert t.fsck()["clean"]
+
+
+def pg_ctl(action: str) -> None:
+    """Stops (immediately, as a crash would) or starts the test server."""
+    subprocess.run(
+        ["bash", str(REPO / "scripts/postgres.sh"), action, os.environ["TRACT_TEST_POSTGRES_DIR"]],
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.mark.skipif(
+    not os.environ.get("TRACT_TEST_POSTGRES_DIR"), reason="the server's directory is not known"
+)
+def test_the_server_stopped_during_appends_is_a_clear_error_and_the_next_call_reconnects() -> None:
+    url = fresh_schema_url()
+    acked: list[str] = []
+    errors: list[BaseException] = []
+    slowest = [0.0]
+    stop = threading.Event()
+
+    def append_forever() -> None:
+        with tract.Tract.open(url) as t:
+            i = 0
+            while not stop.is_set():
+                started = time.monotonic()
+                try:
+                    t.user(f"m {i}")
+                    acked.append(f"m {i}")
+                except tract.DatabaseError as e:
+                    errors.append(e)
+                    time.sleep(0.05)
+                slowest[0] = max(slowest[0], time.monotonic() - started)
+                i += 1
+
+    writer = threading.Thread(target=append_forever)
+    writer.start()
+    try:
+        while len(acked) < 50:
+            time.sleep(0.01)
+        pg_ctl("crash")
+        time.sleep(1.0)
+        during = len(errors)
+        pg_ctl("restart")
+        deadline = time.monotonic() + 20
+        before = len(acked)
+        while len(acked) < before + 50 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        writer.join(timeout=60)
+    assert not writer.is_alive(), "an append hung"
+    assert during > 0, "appends while the server was down raised DatabaseError"
+    assert len(acked) >= before + 50, "appends go through again once the server is back"
+    assert slowest[0] < 15, f"every call returned within its bounds ({slowest[0]:.1f} s)"
+    for e in errors:
+        assert "tract-test-password" not in str(e)
+        assert e.store and "***" in e.store
+    with tract.Tract.open(url) as t:
+        contents = assert_linear(t, "main")
+        # Every acknowledged append is there exactly once; an append whose commit reached the
+        # server just before it stopped may be there without its acknowledgment.
+        assert [c for c in contents if c in set(acked)] == acked
+        assert len(contents) <= len(acked) + len(errors)
+        assert t.fsck()["clean"]
+
+
+def test_wrong_credentials_and_no_server_are_clear_errors_without_the_password() -> None:
+    url = postgres_url()
+    assert url is not None
+    wrong = url.replace(":tract-test-password@", ":Wrong-Secret-99@")
+    assert wrong != url
+    with pytest.raises(tract.DatabaseError) as e:
+        tract.Tract.open(wrong)
+    assert "password authentication failed" in e.value.reason
+    assert "Wrong-Secret-99" not in str(e.value) and "Wrong-Secret-99" not in e.value.store
+    started = time.monotonic()
+    with pytest.raises(tract.DatabaseError):
+        tract.Tract.open("postgresql://tract:Other-Secret-5@127.0.0.1:1/tract")
+    assert time.monotonic() - started < 10
+    with pytest.raises(tract.InvalidInputError, match="unknown store scheme"):
+        tract.Tract.open("mongodb://localhost/db")
+
+
+def test_the_password_never_shows_in_status_repr_or_the_cli() -> None:
+    url = fresh_schema_url()
+    with tract.Tract.open(url) as t:
+        t.user("hello")
+        assert "tract-test-password" not in (t.path or "")
+        assert "tract-test-password" not in repr(t)
+        assert "tract-test-password" not in str(t.status())
+    from test_sessions import TRACT_BIN as tract_bin
+
+    for args in (["status"], ["status", "--json"], ["log", "--json"], ["fsck", "--json"]):
+        out = subprocess.run([tract_bin, "--store", url, *args], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert "tract-test-password" not in out.stdout + out.stderr
+    bad = subprocess.run(
+        [tract_bin, "--store", url.replace(":tract-test-password@", ":Nope-Secret-1@"), "log"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode != 0
+    assert "Nope-Secret-1" not in bad.stdout + bad.stderr
+    assert "password authentication failed" in bad.stderr
