@@ -60,6 +60,13 @@ pub(crate) trait ReadTx: Send {
         keys.iter().map(|k| self.object(table, k)).collect()
     }
 
+    /// Which of these objects are stored, in the order asked.
+    fn has_objects(&self, table: ObjectTable, keys: &[Key]) -> Result<Vec<bool>> {
+        keys.iter()
+            .map(|k| Ok(self.object(table, k)?.is_some()))
+            .collect()
+    }
+
     /// Whether reading many objects at once is cheaper than reading them one by one from
     /// several threads (a backend across a network).
     fn batched(&self) -> bool {

@@ -224,6 +224,21 @@ pub enum Error {
         /// The reason the hook gave.
         reason: String,
     },
+    /// A branch of the receiver of a push or pull is not contained in the sender's history
+    /// (both moved since they last agreed); nothing was moved.
+    #[error(
+        "branch '{branch}' has diverged: the receiver is at {} and the sender at {}; neither contains the other (force to move it, the old tip stays in the reflog)",
+        receiver.short(),
+        sender.short()
+    )]
+    Diverged {
+        /// The branch.
+        branch: String,
+        /// Its tip in the receiver.
+        receiver: CommitId,
+        /// Its tip in the sender.
+        sender: CommitId,
+    },
     /// A database store could not be reached or refused a statement (the server is down or
     /// went away, wrong credentials, a timeout); nothing of the call was committed.
     #[error("database {store}: {reason}")]
@@ -468,6 +483,11 @@ impl Error {
             Error::Rejected {
                 reason: "holds a password".into(),
             },
+            Error::Diverged {
+                branch: "main".into(),
+                receiver: a,
+                sender: b,
+            },
             Error::Database {
                 store: "postgresql://ann:***@db:5432/agents?schema=tract".into(),
                 reason: "the connection to the server was lost".into(),
@@ -505,6 +525,7 @@ impl Error {
                 | Error::Summarizer { .. }
                 | Error::Handler { .. }
                 | Error::Rejected { .. }
+                | Error::Diverged { .. }
                 | Error::Database { .. }
                 | Error::Storage { .. } => {}
             }
@@ -554,7 +575,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 28);
+        assert_eq!(all.len(), 29);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

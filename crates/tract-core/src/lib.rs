@@ -63,6 +63,7 @@ pub mod search;
 pub mod stats;
 pub mod store;
 pub mod summarize;
+pub mod sync;
 pub mod tokens;
 pub mod tools;
 mod tract;
@@ -98,6 +99,7 @@ pub use summarize::{
     BRANCH_SUMMARIZE_SYSTEM, Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest,
     TOOL_SUMMARIZE_SYSTEM,
 };
+pub use sync::{BranchSync, SyncOptions, SyncReport};
 pub use tools::{CallState, ToolCallInfo, ToolTurn};
 pub use tract::{OpenOptions, Status, Tract};
 pub use txn::AppendOptions;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The store setting that holds the policy (JSON).
-const SETTING: &str = "tool_summarization";
+pub(crate) const SETTING: &str = "tool_summarization";
 
 /// Per-tool instructions, an automatic token threshold and the instructions it uses. The
 /// default `tool_result` handler applies it: a tool with instructions is summarized with them;

@@ -351,6 +351,25 @@ impl ReadTx for PgTx {
         Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
     }
 
+    fn has_objects(&self, table: ObjectTable, keys: &[Key]) -> Result<Vec<bool>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = per_table!(
+            table,
+            "SELECT id FROM commits WHERE id = ANY($1)",
+            "SELECT id FROM blobs WHERE id = ANY($1)",
+            "SELECT id FROM chunks WHERE id = ANY($1)"
+        );
+        let ids: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let rows = self.with(sql, |c, s| c.query(s, &[&ids]))?;
+        let mut found = std::collections::HashSet::with_capacity(rows.len());
+        for row in rows {
+            found.insert(key_of(row.get::<_, &[u8]>(0))?);
+        }
+        Ok(keys.iter().map(|k| found.contains(k)).collect())
+    }
+
     fn batched(&self) -> bool {
         true
     }

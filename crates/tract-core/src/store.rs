@@ -685,6 +685,40 @@ impl Snapshot {
             .is_some())
     }
 
+    /// Which of these commits the store holds, in order (one query on a database).
+    pub(crate) fn has_commits(&self, ids: &[CommitId]) -> Result<Vec<bool>> {
+        let keys: Vec<Key> = ids.iter().map(|id| *id.as_bytes()).collect();
+        self.tx.has_objects(ObjectTable::Commits, &keys)
+    }
+
+    /// Which of these blobs the store holds, in order (one query on a database).
+    pub(crate) fn has_blobs(&self, ids: &[BlobId]) -> Result<Vec<bool>> {
+        let keys: Vec<Key> = ids.iter().map(|id| *id.as_bytes()).collect();
+        self.tx.has_objects(ObjectTable::Blobs, &keys)
+    }
+
+    /// Blobs as another store receives them, verified against their ids: each payload with
+    /// its token count, or a redacted blob's tombstone record.
+    pub(crate) fn blob_copies(&self, ids: &[BlobId]) -> Result<Vec<BlobCopy>> {
+        let keys: Vec<Key> = ids.iter().map(|id| *id.as_bytes()).collect();
+        let records = self.tx.objects(ObjectTable::Blobs, &keys)?;
+        ids.iter()
+            .zip(records)
+            .map(|(id, record)| {
+                let record =
+                    record.ok_or_else(|| damaged("blob", id.to_hex(), "its record is missing"))?;
+                let tokens =
+                    codec::tokens(&record).map_err(|e| decoding("blob", id.to_hex(), e))?;
+                if let Some(t) = tombstone_of(&record) {
+                    t.map_err(|e| decoding("blob", id.to_hex(), e))?;
+                    return Ok(BlobCopy::Tombstone { record });
+                }
+                let bytes = verified_blob_bytes(id, &record, |c| chunk_from(&*self.tx, c))?;
+                Ok(BlobCopy::Payload { bytes, tokens })
+            })
+            .collect()
+    }
+
     /// A blob's message and payload token count.
     pub fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         let record = self.tx.object(ObjectTable::Blobs, id.as_bytes())?;
@@ -829,6 +863,22 @@ impl Snapshot {
     }
 }
 
+/// A blob as another store receives it.
+pub(crate) enum BlobCopy {
+    /// The message's bytes (verified) and its payload tokens.
+    Payload {
+        /// The encoded message.
+        bytes: Vec<u8>,
+        /// Its payload tokens.
+        tokens: u32,
+    },
+    /// A redacted blob: its tombstone record, as stored.
+    Tombstone {
+        /// The record.
+        record: Vec<u8>,
+    },
+}
+
 /// A blob written in this transaction, not yet handed to the backend.
 struct PendingBlob {
     record: Vec<u8>,
@@ -869,6 +919,37 @@ impl Objects<'_> {
             self.pending.blob_order.push(id);
         }
         Ok(id)
+    }
+
+    /// Stores a blob received from another store under `id`: its payload (hashed again here,
+    /// and refused unless it hashes to `id`) or its tombstone.
+    pub(crate) fn put_copy(&mut self, id: &BlobId, copy: &BlobCopy) -> Result<()> {
+        match copy {
+            BlobCopy::Payload { bytes, tokens } => {
+                if self.put_blob(bytes, *tokens)? != *id {
+                    return Err(damaged(
+                        "blob",
+                        id.to_hex(),
+                        "its bytes do not hash to its id",
+                    ));
+                }
+            }
+            BlobCopy::Tombstone { record } => {
+                tombstone_of(record)
+                    .ok_or_else(|| damaged("blob", id.to_hex(), "not a tombstone"))?
+                    .map_err(|e| decoding("blob", id.to_hex(), e))?;
+                if let std::collections::hash_map::Entry::Vacant(slot) =
+                    self.pending.blobs.entry(*id)
+                {
+                    slot.insert(PendingBlob {
+                        record: record.clone(),
+                        chunks: Vec::new(),
+                    });
+                    self.pending.blob_order.push(*id);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Stores a commit and returns its id.
@@ -967,6 +1048,9 @@ impl Writer {
             chunk_rows.extend(p.chunks.iter().map(|(c, r)| (*c, r.as_slice(), healing)));
         }
         if !chunk_rows.is_empty() {
+            // A payload of repeated text repeats its chunks: each is written once.
+            let mut once = std::collections::HashSet::new();
+            chunk_rows.retain(|(c, _, _)| once.insert(*c));
             let keys: Vec<Key> = chunk_rows.iter().map(|(c, _, _)| *c.as_bytes()).collect();
             let stored = tx.objects(ObjectTable::Chunks, &keys)?;
             let rows: Vec<Row<'_>> = chunk_rows

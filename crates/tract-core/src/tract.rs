@@ -23,6 +23,7 @@ use crate::revision::{BranchName, Rev};
 use crate::search::{self, SearchHit, SearchQuery};
 use crate::store::{DEFAULT_DIR, DEFAULT_FILE, OpenMode, Store, StoreOptions};
 use crate::summarize::Summarizer;
+use crate::sync::{self, SyncOptions, SyncReport};
 use crate::tools::{self, ToolCallInfo, ToolTurn};
 use crate::txn::AppendOptions;
 use crate::{append, edit, history};
@@ -475,6 +476,38 @@ impl Tract {
     /// add is removed. Refuses (changing nothing) when a commit it must read does not verify.
     pub fn gc(&self, grace: std::time::Duration) -> Result<GcOutcome> {
         gc::gc(&self.repo, grace)
+    }
+
+    /// Sends branches (every one, or `options.branches`) and the history they reach to the
+    /// store at `dest` (a file or a URL; it must be a tract store): only the objects it lacks,
+    /// each hashed again as it is stored; its branches move only by fast-forward
+    /// ([`Error::Diverged`] otherwise, unless `options.force`).
+    pub fn push(&self, dest: impl AsRef<Path>, options: &SyncOptions) -> Result<SyncReport> {
+        let to = Store::open_with(dest, OpenMode::Existing, self.store().options())?;
+        let reason = format!("push from {}", self.store().location().unwrap_or_default());
+        sync::transfer(self.store(), &to, options, &reason)
+    }
+
+    /// Receives branches (every one, or `options.branches`) and their history from the store
+    /// at `src` into this one, as [`Tract::push`] sends them.
+    pub fn pull(&self, src: impl AsRef<Path>, options: &SyncOptions) -> Result<SyncReport> {
+        let from = Store::open_with(src, OpenMode::Existing, self.store().options())?;
+        let reason = format!("pull from {}", from.location().unwrap_or_default());
+        sync::transfer(&from, self.store(), options, &reason)
+    }
+
+    /// Copies the store at `src` into a new store at `dest` (a file or a URL that holds no
+    /// store yet): every branch with its history, the settings, and `HEAD`. Ids are identical.
+    pub fn clone_store(
+        src: impl AsRef<Path>,
+        dest: impl AsRef<Path>,
+        options: StoreOptions,
+    ) -> Result<(Self, SyncReport)> {
+        let from = Store::open_with(src, OpenMode::Existing, options)?;
+        let to = Store::open_with(dest, OpenMode::CreateIfMissing, options)?;
+        let reason = format!("clone from {}", from.location().unwrap_or_default());
+        let report = sync::clone(&from, &to, &reason)?;
+        Ok((Self::from_store(to, &Bind::HeadAtOpen)?, report))
     }
 
     /// The tombstone of a redacted message's blob (`None` when `rev`'s message is not redacted,
