@@ -131,6 +131,7 @@ EXPECTED = {
     "Summarizer": (tract.SummarizerError, {"reason": "HTTP 500"}),
     "Handler": (tract.TractError, {}),
     "Rejected": (tract.RejectedError, {"reason": "holds a password"}),
+    "Diverged": (tract.DivergedError, {"branch": "main", "receiver": HEX, "sender": HEX}),
     "Database": (
         tract.DatabaseError,
         {

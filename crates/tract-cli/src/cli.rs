@@ -8,8 +8,9 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "tract", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// The store file (default: .tract/store.redb here or in a parent directory).
-    #[arg(long, global = true, env = "TRACT_STORE", value_name = "PATH")]
+    /// The store: a file, or a postgresql://user:password@host:port/db[?schema=NAME] URL
+    /// (default: .tract/store.redb here or in a parent directory).
+    #[arg(long, global = true, env = "TRACT_STORE", value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
     /// Work on this branch instead of the current one (HEAD), which stays where it is; the
     /// branch is created by its first message.

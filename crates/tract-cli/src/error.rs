@@ -125,6 +125,9 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::NotAStore { .. } => {
             "pass --store with a tract store (a file or a postgresql:// URL), or run `tract init`"
         }
+        Error::Diverged { .. } => {
+            "nothing was moved: merge the two first, or pass --force (the receiver's old tip stays in its reflog)"
+        }
         Error::Database { .. } => {
             "nothing was committed; check that the server is up and the URL's host, port, user, \
              password and database, then run it again"

@@ -40,6 +40,47 @@ pub struct CommitJson {
     compressed_into: Option<String>,
 }
 
+/// `tract push|pull|clone --json`.
+#[derive(Serialize)]
+pub struct SyncJson {
+    branches: Vec<BranchSyncJson>,
+    commits: u64,
+    blobs: u64,
+    settings: bool,
+}
+
+/// One branch of a sync.
+#[derive(Serialize)]
+struct BranchSyncJson {
+    name: String,
+    old: Option<String>,
+    new: String,
+    up_to_date: bool,
+    forced: bool,
+}
+
+impl SyncJson {
+    /// The JSON of a report.
+    pub fn new(r: &tract_core::SyncReport) -> Self {
+        SyncJson {
+            branches: r
+                .branches
+                .iter()
+                .map(|b| BranchSyncJson {
+                    name: b.name.clone(),
+                    old: b.old.map(|c| c.to_hex()),
+                    new: b.new.to_hex(),
+                    up_to_date: b.up_to_date(),
+                    forced: b.forced,
+                })
+                .collect(),
+            commits: r.commits,
+            blobs: r.blobs,
+            settings: r.settings,
+        }
+    }
+}
+
 /// `tract fsck --json`.
 #[derive(Serialize)]
 pub struct FsckJson {

@@ -95,14 +95,15 @@ pub(crate) fn transfer(
             Some(old) => !contains(&src, *tip, *old)?,
             None => false,
         };
-        if diverged && !options.force {
-            if let Some(old) = old {
-                return Err(Error::Diverged {
-                    branch: name.clone(),
-                    receiver: *old,
-                    sender: *tip,
-                });
-            }
+        if diverged
+            && !options.force
+            && let Some(old) = old
+        {
+            return Err(Error::Diverged {
+                branch: name.clone(),
+                receiver: *old,
+                sender: *tip,
+            });
         }
         forced.push(diverged);
     }

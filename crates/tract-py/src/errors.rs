@@ -24,6 +24,7 @@ struct Classes {
     summarizer: Py<PyType>,
     rejected: Py<PyType>,
     database: Py<PyType>,
+    diverged: Py<PyType>,
     warning: Py<PyType>,
 }
 
@@ -49,6 +50,7 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
             summarizer: get("SummarizerError")?,
             rejected: get("RejectedError")?,
             database: get("DatabaseError")?,
+            diverged: get("DivergedError")?,
             warning: get("TractWarning")?,
         })
     })
@@ -170,6 +172,16 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
         Error::Rejected { reason } => {
             facts.set_item("reason", reason)?;
             &c.rejected
+        }
+        Error::Diverged {
+            branch,
+            receiver,
+            sender,
+        } => {
+            facts.set_item("branch", branch)?;
+            facts.set_item("receiver", receiver.to_hex())?;
+            facts.set_item("sender", sender.to_hex())?;
+            &c.diverged
         }
         Error::Database { store, reason } => {
             facts.set_item("store", store)?;

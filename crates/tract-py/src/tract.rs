@@ -259,6 +259,63 @@ impl PyTract {
         Ok(d)
     }
 
+    /// Sends branches (all, or `branches`) and the history they reach to the store at `dest`
+    /// (a file or a postgresql:// URL; it must be a tract store): only the objects it lacks,
+    /// each hashed again as it is stored. Its branches move only by fast-forward
+    /// (DivergedError otherwise, unless `force`; the old tip stays in its reflog); `settings`
+    /// sends the tool-summarization policy too. Returns a dict: `branches` (each `name`,
+    /// `old`, `new`, `up_to_date`, `forced`), `commits`, `blobs`, `settings`.
+    #[pyo3(signature = (dest, branches=None, *, force=false, settings=false))]
+    fn push<'py>(
+        &self,
+        py: Python<'py>,
+        dest: PathBuf,
+        branches: Option<Vec<String>>,
+        force: bool,
+        settings: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = sync_options(branches, force, settings)?;
+        let report = self.with(py, move |t| t.push(&dest, &options))?;
+        sync_report(py, &report)
+    }
+
+    /// Receives branches (all, or `branches`) and their history from the store at `src` into
+    /// this one, as `push` sends them. Returns the same dict as `push`.
+    #[pyo3(signature = (src, branches=None, *, force=false, settings=false))]
+    fn pull<'py>(
+        &self,
+        py: Python<'py>,
+        src: PathBuf,
+        branches: Option<Vec<String>>,
+        force: bool,
+        settings: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = sync_options(branches, force, settings)?;
+        let report = self.with(py, move |t| t.pull(&src, &options))?;
+        sync_report(py, &report)
+    }
+
+    /// Copies the store at `src` into a new store at `dest` (a file that does not exist yet, or
+    /// a postgresql:// URL whose schema holds no store): every branch with its history, the
+    /// settings and HEAD, every id the same. Returns a handle on the copy.
+    #[staticmethod]
+    fn clone_store(py: Python<'_>, src: PathBuf, dest: PathBuf) -> PyResult<Self> {
+        if dest.exists() {
+            return Err(invalid_input(format!(
+                "{} exists; clone into a new file",
+                dest.display()
+            )));
+        }
+        let env = tract_core::Environment::from_process();
+        let options = env.store_options().py()?;
+        let (t, _) = py
+            .detach(|| Tract::clone_store(&src, &dest, options))
+            .py()?;
+        Ok(PyTract {
+            inner: RwLock::new(Some(Arc::new(t))),
+        })
+    }
+
     /// Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
     /// than `grace_days` (older entries are expired); `prune_now=True` for no grace. Returns a
     /// dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries` removed.
@@ -1007,4 +1064,46 @@ impl PyTract {
             Err(_) => "Tract(<closed>)".into(),
         }
     }
+}
+
+/// The core's sync options from Python's arguments.
+fn sync_options(
+    branches: Option<Vec<String>>,
+    force: bool,
+    settings: bool,
+) -> PyResult<tract_core::SyncOptions> {
+    let branches = branches
+        .map(|names| {
+            names
+                .iter()
+                .map(|n| BranchName::new(n))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()
+        .py()?;
+    Ok(tract_core::SyncOptions {
+        branches,
+        force,
+        settings,
+    })
+}
+
+/// A sync report as a dict.
+fn sync_report<'py>(py: Python<'py>, r: &tract_core::SyncReport) -> PyResult<Bound<'py, PyDict>> {
+    let branches = pyo3::types::PyList::empty(py);
+    for b in &r.branches {
+        let d = PyDict::new(py);
+        d.set_item("name", &b.name)?;
+        d.set_item("old", b.old.map(|c| c.to_hex()))?;
+        d.set_item("new", b.new.to_hex())?;
+        d.set_item("up_to_date", b.up_to_date())?;
+        d.set_item("forced", b.forced)?;
+        branches.append(d)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("branches", branches)?;
+    d.set_item("commits", r.commits)?;
+    d.set_item("blobs", r.blobs)?;
+    d.set_item("settings", r.settings)?;
+    Ok(d)
 }

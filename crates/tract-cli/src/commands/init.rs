@@ -7,7 +7,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use tract_core::{OpenMode, Tract};
 
-/// Create a store: DIR/.tract/store.redb, or the file named by --store.
+/// Create a store: DIR/.tract/store.redb, or the one --store names (a file or a
+/// postgresql:// URL).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The project directory (default: the current one).

@@ -5,6 +5,7 @@ mod add;
 mod branch;
 mod checkout;
 mod clear;
+mod clone;
 mod compile;
 mod compress;
 mod config;
@@ -15,6 +16,8 @@ mod gc;
 mod init;
 mod log;
 mod merge;
+mod pull;
+mod push;
 mod redact;
 mod reflog;
 mod repair;
@@ -33,7 +36,8 @@ use clap::Subcommand;
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create a store: DIR/.tract/store.redb, or the file named by --store.
+    /// Create a store: DIR/.tract/store.redb, or the one --store names (a file or a
+    /// postgresql:// URL).
     Init(init::Args),
     /// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
     Add(add::Args),
@@ -77,6 +81,15 @@ pub enum Command {
     Redact(redact::Args),
     /// Remove objects nothing reaches any more (after a grace period).
     Gc(gc::Args),
+    /// Send branches and their history to another store (a file or a postgresql:// URL):
+    /// only what it lacks; its branches move only by fast-forward.
+    Push(push::Args),
+    /// Receive branches and their history from another store; branches move only by
+    /// fast-forward.
+    Pull(pull::Args),
+    /// Copy a store into a new one (files or postgresql:// URLs): every branch, the settings,
+    /// HEAD; every id stays the same.
+    Clone(clone::Args),
     /// Where HEAD is and what the model would see.
     Status(status::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
@@ -108,6 +121,9 @@ impl Command {
             Command::Gc(a) => gc::run(ctx, ui, a),
             Command::Reset(a) => reset::run(ctx, ui, a),
             Command::Reflog(a) => reflog::run(ctx, ui, a),
+            Command::Push(a) => push::run(ctx, ui, a),
+            Command::Pull(a) => pull::run(ctx, ui, a),
+            Command::Clone(a) => clone::run(ctx, ui, a),
             Command::Status(a) => status::run(ctx, ui, a),
             Command::Demo(a) => demo::run(ctx, ui, a),
         }

@@ -30,4 +30,5 @@ mod repair;
 mod search;
 mod show;
 mod status;
+mod sync;
 mod tools;

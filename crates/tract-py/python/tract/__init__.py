@@ -12,6 +12,8 @@ renders what the model sees for OpenAI or Anthropic, valid by construction.
 2
 """
 
+import os
+
 from tract._tract import (
     SYNTHETIC_RESULT,
     TOOL_SUMMARIZE_SYSTEM,
@@ -40,6 +42,7 @@ from tract.errors import (
     NotInViewError,
     RejectedError,
     DatabaseError,
+    DivergedError,
     StoreLockedError,
     SummarizerError,
     TractError,
@@ -48,6 +51,7 @@ from tract.errors import (
 
 __all__ = [
     "Tract",
+    "clone",
     "BranchInfo",
     "CommitInfo",
     "Compiled",
@@ -62,3 +66,10 @@ __all__ = [
     "__version__",
     *errors.__all__,
 ]
+
+
+def clone(src: "str | os.PathLike[str]", dest: "str | os.PathLike[str]") -> Tract:
+    """Copies the store at ``src`` into a new store at ``dest`` (files or ``postgresql://``
+    URLs, either way): every branch with its history, the settings and HEAD; every id stays
+    the same. Returns a handle on the copy."""
+    return Tract.clone_store(src, dest)

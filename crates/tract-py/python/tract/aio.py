@@ -74,7 +74,7 @@ class AsyncTract:
 
     @property
     def path(self) -> Optional[str]:
-        """The store file (None in memory)."""
+        """Where the store is: its file, or its URL without the password (None in memory)."""
         return self._tract.path
 
     @property
@@ -360,6 +360,36 @@ class AsyncTract:
     async def compact(self) -> None:
         """Awaitable twin of :meth:`Tract.compact`, run in a worker thread."""
         return await self._run(self._tract.compact)
+
+    async def push(
+        self,
+        dest: Union[str, os.PathLike[str]],
+        branches: Optional[list[str]] = None,
+        *,
+        force: bool = False,
+        settings: bool = False,
+    ) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.push`, run in a worker thread."""
+        return await self._run(self._tract.push, dest, branches, force=force, settings=settings)
+
+    async def pull(
+        self,
+        src: Union[str, os.PathLike[str]],
+        branches: Optional[list[str]] = None,
+        *,
+        force: bool = False,
+        settings: bool = False,
+    ) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.pull`, run in a worker thread."""
+        return await self._run(self._tract.pull, src, branches, force=force, settings=settings)
+
+    @staticmethod
+    async def clone_store(
+        src: Union[str, os.PathLike[str]], dest: Union[str, os.PathLike[str]]
+    ) -> AsyncTract:
+        """Awaitable twin of :meth:`Tract.clone_store`, run in a worker thread: a handle on
+        the copy."""
+        return AsyncTract(await asyncio.to_thread(Tract.clone_store, src, dest))
 
 
 # Each twin's help says what the method does, from the native method's own docstring.

@@ -67,6 +67,15 @@ class HeadMovedError(InvalidOperationError):
     actual: Optional[str] = None
 
 
+class DivergedError(InvalidOperationError):
+    """A push or pull met a receiver's branch that the sender's history does not contain;
+    nothing moved. ``branch``, and the tips ``receiver`` and ``sender``."""
+
+    branch: str = ""
+    receiver: str = ""
+    sender: str = ""
+
+
 class StoreLockedError(TractError):
     """Another process held the store's write lock for longer than the wait allows: ``path``."""
 
@@ -128,6 +137,7 @@ __all__ = [
     "InvalidOperationError",
     "NotInViewError",
     "HeadMovedError",
+    "DivergedError",
     "StoreLockedError",
     "NotAStoreError",
     "CorruptStoreError",
