@@ -3,8 +3,10 @@
 //! Each size runs in its own child process so peak RSS is that size's alone. Times are medians
 //! of several runs; the machines this runs on are noisy.
 //!
-//! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`
+//! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`, or
+//! `tract-bench --backends POSTGRES_URL [--messages 10000]` for a store file beside PostgreSQL.
 
+mod backends;
 mod workload;
 
 use serde_json::{Value, json};
@@ -40,6 +42,22 @@ fn run() -> Result<Value, String> {
     let steps: usize = flag("--steps")
         .map_or(Ok(200), |s| s.parse())
         .map_err(|e| format!("--steps: {e}"))?;
+    if let Some(url) = flag("--backends") {
+        let n: usize = flag("--messages")
+            .map_or(Ok(10_000), |s| s.parse())
+            .map_err(|e| format!("--messages: {e}"))?;
+        return backends::compare(&url, n);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--sessions-worker") {
+        let arg = |k: usize| {
+            args.get(i + k)
+                .cloned()
+                .ok_or("--sessions-worker: missing argument")
+        };
+        let threads: usize = arg(3)?.parse().map_err(|e| format!("threads: {e}"))?;
+        let each: usize = arg(4)?.parse().map_err(|e| format!("each: {e}"))?;
+        return backends::sessions_worker(&arg(1)?, &arg(2)?, threads, each);
+    }
     if let Some(n) = flag("--one") {
         let n: usize = n.parse().map_err(|e| format!("--one: {e}"))?;
         return measure(n, steps);

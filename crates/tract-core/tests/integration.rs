@@ -2933,6 +2933,15 @@ fn a_damaged_page_read_after_opening_is_an_error() {
         matches!(compiled, Err(Error::Corrupt { .. })),
         "{compiled:?}"
     );
+    // Reads inside a write transaction and fsck's table scans are guarded the same way: an
+    // error, never a panic.
+    let appended = t.user("appended to a damaged store");
+    assert!(appended.is_err(), "{appended:?}");
+    let checked = t.fsck();
+    assert!(
+        checked.as_ref().map_or(true, |r| !r.is_clean()),
+        "{checked:?}"
+    );
 }
 
 /// Found by fuzzing (store_open): a damaged page made redb panic while opening checked the
