@@ -11,9 +11,16 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== PostgreSQL: a throwaway server on 127.0.0.1 for the database backend"
-pgdir="$PWD/target/pg"
+root=$PWD
+pgdir="$root/target/pg"
 pg_url=$(scripts/postgres.sh start "$pgdir")
-trap 'scripts/postgres.sh stop "$pgdir"' EXIT
+# Stopped however the run ends, keeping the run's exit status.
+stop_postgres() {
+    local rc=$?
+    "$root/scripts/postgres.sh" stop "$pgdir" || true
+    exit "$rc"
+}
+trap stop_postgres EXIT
 
 echo "== cargo test"
 cargo test --workspace --locked

@@ -559,6 +559,27 @@ fn tips(tx: &(impl ReadTx + ?Sized)) -> Result<Vec<(String, CommitId)>> {
         .collect())
 }
 
+/// Goes on from `cursor` along first parents to `stop` (excluded), after the commits already
+/// in `chain` (newest first); returns the whole chain oldest first, and whether `stop` was
+/// reached.
+pub(crate) fn walk_first_parents(
+    mut chain: Vec<(CommitId, Commit)>,
+    mut cursor: Option<CommitId>,
+    stop: Option<CommitId>,
+    commit: impl Fn(&CommitId) -> Result<Commit>,
+) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+    while let Some(id) = cursor {
+        if Some(id) == stop {
+            break;
+        }
+        let c = commit(&id)?;
+        cursor = c.parent();
+        chain.push((id, c));
+    }
+    chain.reverse();
+    Ok((chain, cursor.is_some() && cursor == stop))
+}
+
 /// What a position is resolved against: a read snapshot, or a write transaction (which also
 /// sees its own writes).
 pub(crate) trait RefReader {
@@ -665,16 +686,7 @@ impl Snapshot {
                 chain = checked;
             }
         }
-        while let Some(id) = cursor {
-            if Some(id) == stop {
-                break;
-            }
-            let commit = self.commit(&id)?;
-            cursor = commit.parent();
-            chain.push((id, commit));
-        }
-        chain.reverse();
-        Ok((chain, cursor.is_some() && cursor == stop))
+        walk_first_parents(chain, cursor, stop, |id| self.commit(id))
     }
 
     /// Whether the store holds this commit.

@@ -111,18 +111,7 @@ pub(crate) trait Source: Sync {
         head: CommitId,
         stop: Option<CommitId>,
     ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
-        let mut chain = Vec::new();
-        let mut cursor = Some(head);
-        while let Some(id) = cursor {
-            if Some(id) == stop {
-                break;
-            }
-            let commit = self.commit(&id)?;
-            cursor = commit.parent();
-            chain.push((id, commit));
-        }
-        chain.reverse();
-        Ok((chain, cursor.is_some() && cursor == stop))
+        crate::store::walk_first_parents(Vec::new(), Some(head), stop, |id| self.commit(id))
     }
     /// Many blobs at once, when reading them together is cheaper than one by one from
     /// several threads (`None`: read them one by one).

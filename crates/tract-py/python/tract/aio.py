@@ -395,5 +395,7 @@ class AsyncTract:
 # Each twin's help says what the method does, from the native method's own docstring.
 for _name, _twin in list(vars(AsyncTract).items()):
     _native = getattr(Tract, _name, None)
+    if isinstance(_twin, staticmethod):
+        _twin = _twin.__func__
     if callable(_twin) and not _name.startswith("_") and _native is not None and _native.__doc__:
         _twin.__doc__ = f"{_twin.__doc__}\n\n{_native.__doc__}"
