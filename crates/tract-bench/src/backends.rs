@@ -10,6 +10,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tract_core::{Bind, BranchName, Message, OpenOptions, Role, SyncOptions, Tract};
 
+/// Microseconds since the Unix epoch: comparable between processes.
+fn epoch_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
 /// Every figure, for a file and for PostgreSQL.
 pub fn compare(url: &str, n: usize) -> Result<Value, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -107,8 +114,8 @@ fn measure(store: &str, push_to: &str, n: usize) -> Result<Value, String> {
 }
 
 /// Runs `processes` copies of this binary, each appending `each` messages from `threads`
-/// threads (one branch each) at once; returns appends per second over the whole run and every
-/// append's latency.
+/// threads (one branch each) at once; returns appends per second from the first append to the
+/// last, and every append's latency.
 fn sessions_from_processes(
     store: &str,
     processes: usize,
@@ -116,7 +123,6 @@ fn sessions_from_processes(
     each: usize,
 ) -> Result<(f64, Vec<Duration>), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let start = Instant::now();
     // All started before any is waited for: they append at the same time.
     let children: Vec<_> = (0..processes)
         .map(|p| {
@@ -139,20 +145,36 @@ fn sessions_from_processes(
         .map(|c| c.wait_with_output())
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    let wall = start.elapsed();
     let mut latencies = Vec::new();
+    let (mut first, mut last) = (u64::MAX, 0u64);
     for out in outputs {
         if !out.status.success() {
             return Err(String::from_utf8_lossy(&out.stderr).into_owned());
         }
-        let micros: Vec<u64> = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
-        latencies.extend(micros.into_iter().map(Duration::from_micros));
+        let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+        let number = |k: &str| report[k].as_u64().ok_or(format!("worker report: no {k}"));
+        first = first.min(number("first_start_us")?);
+        last = last.max(number("last_end_us")?);
+        let micros = report["latencies_us"]
+            .as_array()
+            .ok_or("worker report: no latencies")?;
+        latencies.extend(
+            micros
+                .iter()
+                .filter_map(Value::as_u64)
+                .map(Duration::from_micros),
+        );
     }
+    // From the first append of any process to the last one's end: process start-up is not an
+    // append's cost.
+    let wall = Duration::from_micros(last.saturating_sub(first));
     Ok((latencies.len() as f64 / wall.as_secs_f64(), latencies))
 }
 
 /// One process of [`sessions_from_processes`]: `threads` handles on branches
-/// `sessions/PREFIX-K`, each appending `each` messages; prints every latency in microseconds.
+/// `sessions/PREFIX-K`, each appending `each` messages; reports every latency in microseconds
+/// and when its first append started and its last ended (microseconds since the epoch). The
+/// tokenizer is loaded first (about 140 ms once per process, not a cost of any append).
 pub fn sessions_worker(
     store: &str,
     prefix: &str,
@@ -160,10 +182,11 @@ pub fn sessions_worker(
     each: usize,
 ) -> Result<Value, String> {
     let store = Path::new(store);
+    std::hint::black_box(tract_core::tokens::count_text("warm up the tokenizer"));
     let all = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|k| {
-                s.spawn(move || -> Result<Vec<u64>, tract_core::Error> {
+                s.spawn(move || -> Result<Vec<(u64, u64)>, tract_core::Error> {
                     let options = OpenOptions {
                         bind: Bind::Branch(BranchName::new(&format!("sessions/{prefix}-{k}"))?),
                         ..OpenOptions::default()
@@ -172,9 +195,11 @@ pub fn sessions_worker(
                     let mut times = Vec::with_capacity(each);
                     for i in 0..each {
                         let m = Message::text(Role::User, format!("{prefix}-{k} message {i}"));
+                        let at = epoch_us();
                         let start = Instant::now();
                         t.append(m)?;
-                        times.push(u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX));
+                        let took = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+                        times.push((at, took));
                     }
                     Ok(times)
                 })
@@ -190,5 +215,9 @@ pub fn sessions_worker(
         }
         Ok::<_, String>(all)
     })?;
-    Ok(json!(all))
+    Ok(json!({
+        "latencies_us": all.iter().map(|(_, l)| *l).collect::<Vec<_>>(),
+        "first_start_us": all.iter().map(|(s, _)| *s).min().unwrap_or(0),
+        "last_end_us": all.iter().map(|(s, l)| s + l).max().unwrap_or(0),
+    }))
 }
