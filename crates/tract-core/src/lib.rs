@@ -1,9 +1,10 @@
 //! tract-core: version control for LLM context.
 //!
 //! Every message an agent sees or produces is a content-addressed commit (BLAKE3) in an
-//! append-only DAG stored in one redb file. Messages can be edited while the original stays in
-//! history; the *view* of a commit is what the model sees, and [`Tract::compile`] renders it
-//! for OpenAI or Anthropic, valid by construction.
+//! append-only DAG stored in one redb file (or, with the `postgres` feature, in PostgreSQL).
+//! Messages can be edited while the original stays in history; the *view* of a commit is what
+//! the model sees, and [`Tract::compile`] renders it for OpenAI or Anthropic, valid by
+//! construction.
 //!
 //! ```
 //! use tract_core::{Tract, ToolCall};
