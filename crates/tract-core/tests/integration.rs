@@ -2955,6 +2955,25 @@ fn a_damaged_page_read_by_the_format_check_is_an_error() {
     assert!(matches!(opened, Err(Error::Corrupt { .. })), "{opened:?}");
 }
 
+/// Found by fuzzing (store_open): a damaged page of redb's freed-page table made its first
+/// commit panic (a page in a region the file does not have), and finishing the table's
+/// removals while that panic unwound panicked again, which aborts the process; it happened on
+/// any append and on closing. The vendored redb skips that work while unwinding
+/// (vendor/README.md): an append is an error and closing is quiet.
+#[test]
+fn a_damaged_freed_page_table_is_an_error_not_an_abort() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/store_open/crash-close-freed-pages-double-panic");
+    let data = std::fs::read(path).unwrap();
+    let store = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default()).unwrap();
+    let t = Tract::from_store(store, &Bind::HeadAtOpen).unwrap();
+    let _ = t.log(None, Some(50));
+    let appended = t.user("appended to a damaged store");
+    assert!(appended.is_err(), "{appended:?}");
+    let _ = t.fsck();
+    drop(t);
+}
+
 // ----- PostgreSQL: what only a database store has (the run with TRACT_TEST_POSTGRES) -----
 
 /// A client on the database of a test store's URL, in the store's schema, to change rows as
