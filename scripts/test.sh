@@ -36,7 +36,9 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8" \
     "openai>=1.60,<4" "anthropic>=0.50,<3"
 "$venv/bin/maturin" build --release --locked -m crates/tract-py/Cargo.toml -o target/wheels
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check target/wheels/tract_context-*.whl
+# With the extras of the framework drop-ins: their tests run the frameworks' own packages.
+wheel=$(ls target/wheels/tract_context-*.whl)
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[openai-agents]"
 
 echo "== pytest"
 # Run from the test folder so `import tract` can only find the installed wheel. The tests that

@@ -62,3 +62,28 @@ def test_the_sessions_guide_examples_run_in_order(tmp_path) -> None:
     with tract.Tract.open(scope["store_path"]) as main:
         assert main.current_branch == "main"
         assert [c.content for c in main.log()] == ["on main"]
+
+
+def test_the_integrations_guide_examples_run_in_order(tmp_path) -> None:
+    """The OpenAI Agents SDK section, with the SDK's own Responses model talking to a scripted
+    server on 127.0.0.1 as `model`."""
+    import pytest
+
+    pytest.importorskip("agents")
+    from agents import set_tracing_disabled
+    from test_openai_agents import StubLLM, agent_on, call, response, said
+
+    set_tracing_disabled(True)
+    guide = GUIDE.with_name("integrations.md")
+    blocks = python_blocks(guide.read_text())
+    assert len(blocks) >= 4
+    stub = StubLLM([response(1, call(1, "Paris")), response(2, said(2, "Sunny in Paris."))])
+    try:
+        scope = {"store_path": tmp_path / "agent.tract", "model": agent_on(stub).model}
+        for block in blocks:
+            exec(compile(block, str(guide), "exec"), scope)
+    finally:
+        stub.close()
+    assert scope["result"].final_output == "Sunny in Paris."
+    assert scope["last"]["content"][0]["text"] == "Sunny in Paris."
+    assert scope["items"][-2]["output"] == "Paris: sunny"

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::id::CommitId;
-use crate::refs::{Head, HeadRef};
+use crate::refs::{CLEARED, Head, HeadRef};
 use crate::repo::Repo;
 use crate::revision::{BranchName, Rev};
 use crate::stats::BranchStats;
@@ -116,6 +116,91 @@ pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
     w.set_branch_stats(name.as_str(), None)?;
     w.commit()?;
     Ok(tip)
+}
+
+/// Empties the handle's branch: it has no commits again, as a new session, and its old tip
+/// stays in the reflog. Returns that tip (`None` when it was empty already).
+pub(crate) fn clear(repo: &Repo) -> Result<Option<CommitId>> {
+    let mut w = repo.store.write()?;
+    let head = repo.head_in(&w)?;
+    let HeadRef::Branch(name) = &head.target else {
+        return Err(Error::invalid_op(
+            "the handle is detached: there is no branch to clear",
+        ));
+    };
+    let Some(tip) = head.commit else {
+        return Ok(None);
+    };
+    w.set_branch(name, None, CLEARED)?;
+    w.set_branch_stats(name, None)?;
+    w.commit()?;
+    repo.written(&head.target, None);
+    Ok(Some(tip))
+}
+
+/// Moves the handle's branch back to just before its last view message was appended and
+/// returns that message as the view showed it (`None` for an empty branch). Commits made
+/// after that append (edits of earlier messages) go with it; the reflog keeps them all. The
+/// last message must be an append of this branch's own line: a summary or a merged-in message
+/// is refused, since going back before it would bring back other messages.
+pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Message>>> {
+    let snap = repo.read()?;
+    let head = repo.head(&snap)?;
+    let Some(tip) = head.commit else {
+        return Ok(None);
+    };
+    let Some((message, position)) = repo.with_view(&snap, Some(tip), |v| {
+        v.entries().last().map(|e| (e.message.clone(), e.position))
+    })?
+    else {
+        return Ok(None);
+    };
+    let origin = snap.commit(&position)?;
+    let mut cursor = Some(tip);
+    let mut on_line = false;
+    while let Some(id) = cursor {
+        if id == position {
+            on_line = true;
+            break;
+        }
+        cursor = snap.commit(&id)?.parent();
+    }
+    if !on_line || !matches!(origin.op, crate::object::Op::Append) {
+        return Err(Error::invalid_op(format!(
+            "the last message ({}) was not appended on this branch (a summary or a merge); \
+             reset the branch instead",
+            position.short()
+        )));
+    }
+    let mut w = repo.store.write()?;
+    let now = repo.head_in(&w)?;
+    if now.commit != Some(tip) {
+        return Err(Error::HeadMoved {
+            branch: match &now.target {
+                HeadRef::Branch(b) => b.clone(),
+                HeadRef::Detached(_) => "HEAD".into(),
+            },
+            expected: Some(tip),
+            actual: now.commit,
+        });
+    }
+    let reason = format!("pop: {}", position.short());
+    let detached = match (origin.parent(), &now.target) {
+        (Some(parent), _) => repo.advance(&mut w, &now, parent, &reason)?,
+        (None, HeadRef::Branch(name)) => {
+            w.set_branch(name, None, CLEARED)?;
+            w.set_branch_stats(name, None)?;
+            None
+        }
+        (None, HeadRef::Detached(_)) => {
+            return Err(Error::invalid_op(
+                "the handle is detached at the first commit: there is nothing before it",
+            ));
+        }
+    };
+    w.commit()?;
+    repo.written(&now.target, detached);
+    Ok(Some(message))
 }
 
 /// Puts the handle on branch `name`, which must exist (or be the branch it is on, still

@@ -100,6 +100,20 @@ impl Compiled {
                     e.message.tool_call_id.as_deref().unwrap_or("?")
                 ));
             }
+            if let Content::Parts(parts) = &e.message.content {
+                for kind in parts.iter().filter_map(raw_kind) {
+                    for (provider, takes) in
+                        [("OpenAI", OPENAI_PARTS), ("Anthropic", ANTHROPIC_PARTS)]
+                    {
+                        if !takes.contains(&kind.as_str()) {
+                            w.push(format!(
+                                "message {}: a '{kind}' part is left out of the {provider} rendering ({provider} cannot take it)",
+                                e.position.short()
+                            ));
+                        }
+                    }
+                }
+            }
             for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
                 if result.is_none() {
                     w.push(format!(
@@ -119,6 +133,7 @@ impl Compiled {
         Value::Array(
             self.messages()
                 .iter()
+                .filter(|m| !only_unsendable(&m.message, OPENAI_PARTS))
                 .map(|m| openai_message(&m.message))
                 .collect(),
         )
@@ -127,6 +142,12 @@ impl Compiled {
     /// Anthropic Messages request body: `{"system": ..., "messages": [...]}`.
     pub fn to_anthropic(&self) -> Value {
         anthropic(&self.messages())
+    }
+
+    /// OpenAI Responses `input` items, in view order: items added as items come back as they
+    /// were (see [`crate::responses`]).
+    pub fn to_responses(&self) -> Value {
+        Value::Array(crate::responses::items_from_view(&self.entries))
     }
 }
 
@@ -150,13 +171,13 @@ pub fn openai_message(m: &Message) -> Value {
                 "tool_call_id".into(),
                 m.tool_call_id.clone().unwrap_or_default().into(),
             );
-            o.insert("content".into(), content_value(&m.content));
+            o.insert("content".into(), openai_content(&m.content));
         }
         Role::Assistant if !m.tool_calls.is_empty() => {
-            let content = if m.content.is_empty() {
-                Value::Null
-            } else {
-                content_value(&m.content)
+            let content = match openai_content(&m.content) {
+                Value::String(s) if s.is_empty() => Value::Null,
+                Value::Array(a) if a.is_empty() => Value::Null,
+                c => c,
             };
             o.insert("content".into(), content);
             if let Some(n) = &m.name {
@@ -179,7 +200,7 @@ pub fn openai_message(m: &Message) -> Value {
             o.insert("tool_calls".into(), Value::Array(calls));
         }
         _ => {
-            o.insert("content".into(), content_value(&m.content));
+            o.insert("content".into(), openai_content(&m.content));
             if let Some(n) = &m.name {
                 o.insert("name".into(), n.clone().into());
             }
@@ -205,9 +226,80 @@ fn blocks(c: &Content) -> Vec<Value> {
             .filter_map(|p| match p {
                 ContentPart::Text(t) if t.is_empty() => None,
                 ContentPart::Text(t) => Some(text_block(t)),
-                ContentPart::Raw(raw) => Some(raw_value(raw)),
+                ContentPart::Raw(raw) => {
+                    let v = raw_value(raw);
+                    takes(&v, ANTHROPIC_PARTS).then_some(v)
+                }
             })
             .collect(),
+    }
+}
+
+/// Content part types the OpenAI chat format takes; other provider parts (Anthropic
+/// thinking, Responses items) are left out of its rendering, with a warning.
+const OPENAI_PARTS: &[&str] = &["text", "image_url", "input_audio", "file", "refusal"];
+
+/// Content block types the Anthropic Messages format takes in a message.
+const ANTHROPIC_PARTS: &[&str] = &[
+    "text",
+    "image",
+    "document",
+    "search_result",
+    "thinking",
+    "redacted_thinking",
+    "server_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "mcp_tool_use",
+    "mcp_tool_result",
+    "container_upload",
+];
+
+/// The `type` of a raw part (`None` for a text part).
+fn raw_kind(part: &ContentPart) -> Option<String> {
+    match part {
+        ContentPart::Text(_) => None,
+        ContentPart::Raw(raw) => Some(
+            raw_value(raw)
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string(),
+        ),
+    }
+}
+
+fn takes(part: &Value, kinds: &[&str]) -> bool {
+    part.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| kinds.contains(&t))
+}
+
+/// Whether a message holds nothing a provider takes: only parts it leaves out, no tool call.
+fn only_unsendable(m: &Message, kinds: &[&str]) -> bool {
+    match &m.content {
+        Content::Parts(parts) if m.tool_calls.is_empty() && m.role != Role::Tool => {
+            !parts.is_empty()
+                && parts.iter().all(|p| match p {
+                    ContentPart::Text(_) => false,
+                    ContentPart::Raw(raw) => !takes(&raw_value(raw), kinds),
+                })
+        }
+        _ => false,
+    }
+}
+
+/// Content as OpenAI chat takes it: parts it cannot take are left out.
+fn openai_content(c: &Content) -> Value {
+    match content_value(c) {
+        Value::Array(parts) => Value::Array(
+            parts
+                .into_iter()
+                .filter(|p| takes(p, OPENAI_PARTS))
+                .collect(),
+        ),
+        other => other,
     }
 }
 

@@ -59,6 +59,7 @@ pub mod redact;
 mod redb_backend;
 pub mod refs;
 mod repo;
+pub mod responses;
 pub mod revision;
 pub mod search;
 pub mod stats;

@@ -32,6 +32,10 @@ impl Head {
     }
 }
 
+/// The reflog reason of a branch emptied by `Tract::clear_branch` (or a pop of its first
+/// message): a branch whose last move is this is empty, not deleted.
+pub(crate) const CLEARED: &str = "clear: emptied";
+
 /// One move of a ref.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReflogEntry {

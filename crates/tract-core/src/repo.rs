@@ -55,8 +55,8 @@ pub(crate) enum Target {
 impl Target {
     /// The position and the commit there, as a snapshot or a write transaction sees it. A
     /// branch with no tip is new (its first commit creates it), unless its reflog ends with
-    /// its deletion and this is not a new session: a handle still bound to a deleted branch must
-    /// not start a new history there silently.
+    /// its deletion (not a clear) and this is not a new session: a handle still bound to a
+    /// deleted branch must not start a new history there silently.
     pub(crate) fn head_in(&self, refs: &impl RefReader) -> Result<Head> {
         match self {
             Target::StoreHead => refs.head(),
@@ -66,7 +66,7 @@ impl Target {
                         Some(tip) => Some(tip),
                         None if *fresh => None,
                         None => match refs.last_move(b)? {
-                            Some(e) if e.new.is_none() => {
+                            Some(e) if e.new.is_none() && e.reason != crate::refs::CLEARED => {
                                 return Err(Error::BranchDeleted { name: b.clone() });
                             }
                             _ => None,

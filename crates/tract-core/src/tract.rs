@@ -542,6 +542,20 @@ impl Tract {
         branch::delete(&self.repo, name)
     }
 
+    /// Empties this handle's branch (a session started over): the branch has no commits
+    /// again, every handle on it sees it empty, and its old tip stays in the reflog (nothing is
+    /// removed). Returns that tip, `None` when the branch was empty already.
+    pub fn clear_branch(&self) -> Result<Option<CommitId>> {
+        branch::clear(&self.repo)
+    }
+
+    /// Takes the last message off the view: moves the branch back to just before it was
+    /// appended (the reflog keeps everything) and returns it as the view showed it, `None` for
+    /// an empty branch. Refused when the last message is a summary or came from a merge.
+    pub fn pop(&self) -> Result<Option<Arc<Message>>> {
+        branch::pop(&self.repo)
+    }
+
     /// Puts this handle on branch `name` (other handles, and the store's `HEAD`, stay where
     /// they are; a handle bound to [`Bind::StoreHead`] moves `HEAD`).
     pub fn switch(&self, name: &str) -> Result<Head> {

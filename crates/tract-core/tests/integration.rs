@@ -846,6 +846,80 @@ fn a_deleted_branch_keeps_its_tip_in_the_reflog_and_stops_its_handles() {
     assert_eq!(texts(&back), ["root", "work"]);
 }
 
+#[test]
+fn a_cleared_branch_is_empty_for_every_handle_and_its_tip_stays_in_the_reflog() {
+    let (_dir, path) = temp_store();
+    let one = open_bound(&path, Bind::Branch(branch("sessions/a")));
+    let two = open_bound(&path, Bind::Branch(branch("sessions/a")));
+    assert_eq!(one.clear_branch().unwrap(), None);
+    one.user("first").unwrap();
+    let tip = one.user("second").unwrap().id;
+    assert_eq!(texts(&two), ["first", "second"]);
+    assert_eq!(two.clear_branch().unwrap(), Some(tip));
+    let moved = &one.reflog("sessions/a", Some(1)).unwrap()[0];
+    assert_eq!((moved.old, moved.new), (Some(tip), None));
+    // Both handles see a session started over (not a deleted branch) and go on from nothing.
+    assert!(texts(&one).is_empty());
+    assert!(
+        one.branches()
+            .unwrap()
+            .iter()
+            .all(|b| b.name != "sessions/a")
+    );
+    let again = one.user("again").unwrap();
+    assert!(again.commit.parents.is_empty());
+    assert_eq!(texts(&two), ["again"]);
+    // What was cleared can be brought back from the reflog.
+    two.reset(&Rev::from(tip)).unwrap();
+    assert_eq!(texts(&one), ["first", "second"]);
+    // A detached handle has no branch to clear.
+    two.checkout(&Rev::from(tip)).unwrap();
+    assert!(matches!(
+        two.clear_branch(),
+        Err(Error::InvalidOperation { .. })
+    ));
+}
+
+#[test]
+fn pop_takes_the_last_message_off_and_the_reflog_keeps_it() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("sessions/p")));
+    assert!(t.pop().unwrap().is_none());
+    t.user("one").unwrap();
+    let two = t.user("two").unwrap();
+    let three = t.user("three").unwrap();
+    t.edit(two.id, Content::Text("two, edited".into())).unwrap();
+    let tip = t.head().unwrap().commit.unwrap();
+    // The last message goes, with what was committed after it (the edit of "two").
+    assert_eq!(t.pop().unwrap().unwrap().content.text(), "three");
+    assert_eq!(texts(&t), ["one", "two"]);
+    assert_eq!(t.head().unwrap().commit, Some(two.id));
+    let moved = &t.reflog("sessions/p", Some(1)).unwrap()[0];
+    assert_eq!((moved.old, moved.new), (Some(tip), Some(two.id)));
+    assert!(moved.reason.starts_with("pop: "));
+    assert_eq!(t.get_commit(three.id).unwrap().id, three.id);
+    t.pop().unwrap();
+    // Popping the first message leaves the branch empty, not deleted.
+    assert_eq!(t.pop().unwrap().unwrap().content.text(), "one");
+    assert!(texts(&t).is_empty());
+    assert!(t.pop().unwrap().is_none());
+    t.user("again").unwrap();
+    assert_eq!(texts(&t), ["again"]);
+    // A summary at the end is not popped: going back before it would restore its sources.
+    let ids = vec![
+        Rev::from(t.user("a").unwrap().id),
+        Rev::from(t.user("b").unwrap().id),
+    ];
+    let req = tract_core::CompressRequest {
+        commits: Some(ids),
+        summarizer: Some(&tract_core::Manual("a and b".into())),
+        ..tract_core::CompressRequest::default()
+    };
+    t.compress(&req).unwrap();
+    assert!(matches!(t.pop(), Err(Error::InvalidOperation { .. })));
+    assert_eq!(texts(&t), ["again", "a and b"]);
+}
+
 /// Every branch's listed counts equal what a fresh handle's view of it holds.
 fn assert_listing_matches_views(path: &std::path::Path, t: &Tract, step: &str) {
     for b in t.branches().unwrap() {
@@ -1087,6 +1161,81 @@ fn calls_without_results_get_one_synthetic_error_and_orphans_are_not_sent() {
     // Token total is what is sent: the per-message counts plus reply priming.
     let per: u64 = c.messages().iter().map(|m| u64::from(m.tokens)).sum();
     assert_eq!(c.token_count(), per + 3);
+}
+
+/// Provider-native content: Anthropic thinking (with its signature), redacted thinking and
+/// images go back to Anthropic exactly, first in their message; the OpenAI rendering leaves
+/// out what OpenAI cannot take, with a warning, and keeps every call paired with its result.
+#[test]
+fn provider_native_parts_render_exactly_where_they_can_and_are_left_out_with_a_warning() {
+    let t = Tract::in_memory().unwrap();
+    let thinking = json!({"type": "thinking", "thinking": "grep first", "signature": "EqQBCkYIARgCIkD+/sig=="});
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"});
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}});
+    let user =
+        json!({"role": "user", "content": [{"type": "text", "text": "what is this?"}, image]});
+    t.append(tract_core::json::message_from_json(&user).unwrap())
+        .unwrap();
+    let assistant = json!({"role": "assistant",
+        "content": [thinking, redacted, {"type": "text", "text": "Let me look."}],
+        "tool_calls": [{"id": "toolu_1", "name": "grep", "arguments": "{\"q\":\"x\"}"}]});
+    t.append(tract_core::json::message_from_json(&assistant).unwrap())
+        .unwrap();
+    t.tool_result("toolu_1", "grep", "1 match", false).unwrap();
+    // A Responses reasoning item neither provider's chat format takes.
+    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": []});
+    t.append(Message {
+        content: Content::Parts(vec![tract_core::ContentPart::Raw(reasoning.to_string())]),
+        ..Message::text(Role::Assistant, "")
+    })
+    .unwrap();
+    t.assistant("An image of a cat.", vec![]).unwrap();
+    let c = t.compile().unwrap();
+
+    let anth = c.to_anthropic();
+    let msgs = anth["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["content"][1], image);
+    assert_eq!(
+        msgs[1]["content"],
+        json!([thinking, redacted, {"type": "text", "text": "Let me look."},
+               {"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"q": "x"}}])
+    );
+    assert_eq!(msgs[2]["content"][0]["tool_use_id"], "toolu_1");
+    assert_eq!(
+        msgs[3]["content"],
+        json!([{"type": "text", "text": "An image of a cat."}])
+    );
+    assert_eq!(msgs.len(), 4);
+
+    let oai = c.to_openai();
+    let oai = oai.as_array().unwrap();
+    assert_eq!(
+        oai[0]["content"],
+        json!([{"type": "text", "text": "what is this?"}])
+    );
+    assert_eq!(
+        oai[1]["content"],
+        json!([{"type": "text", "text": "Let me look."}])
+    );
+    assert_eq!(oai[1]["tool_calls"][0]["id"], "toolu_1");
+    assert_eq!(oai[2]["tool_call_id"], "toolu_1");
+    // The reasoning-only message is not sent at all; the next one follows.
+    assert_eq!(oai[3]["content"], "An image of a cat.");
+    assert_eq!(oai.len(), 4);
+    let warnings = c.warnings();
+    for wanted in [
+        "a 'image' part is left out of the OpenAI rendering",
+        "a 'thinking' part is left out of the OpenAI rendering",
+        "a 'redacted_thinking' part is left out of the OpenAI rendering",
+        "a 'reasoning' part is left out of the OpenAI rendering",
+        "a 'reasoning' part is left out of the Anthropic rendering",
+    ] {
+        assert!(
+            warnings.iter().any(|w| w.contains(wanted)),
+            "{wanted}: {warnings:?}"
+        );
+    }
+    assert_eq!(warnings.len(), 5, "{warnings:?}");
 }
 
 #[test]
@@ -2771,6 +2920,7 @@ const LAYERS: &[&[&str]] = &[
         "decision",
         "ancestry",
     ],
+    &["responses"],
     &["llm", "cache", "compile"],
     &["repo"],
     &["txn"],

@@ -57,6 +57,12 @@ impl PyCompiled {
         to_py(py, &self.inner.to_anthropic())
     }
 
+    /// OpenAI Responses `input` items in view order; items added with `append_items` come
+    /// back as they were added (with the current content where it was edited since).
+    fn to_responses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.to_responses())
+    }
+
     fn __len__(&self) -> usize {
         self.inner.messages().len()
     }

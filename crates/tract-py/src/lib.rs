@@ -10,6 +10,7 @@ mod compress;
 mod convert;
 mod errors;
 mod hooks;
+mod responses;
 mod tools;
 mod tract;
 
@@ -29,6 +30,7 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hooks::PyPendingToolResult>()?;
     m.add_class::<hooks::PyToolSummarization>()?;
     m.add_function(wrap_pyfunction!(errors::_error_examples, m)?)?;
+    m.add_function(wrap_pyfunction!(responses::responses_items, m)?)?;
     m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;
     m.add("TOOL_SUMMARIZE_SYSTEM", tract_core::TOOL_SUMMARIZE_SYSTEM)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -750,6 +750,53 @@ impl PyTract {
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
+    /// Appends OpenAI Responses input items (dicts) in one transaction, one message each:
+    /// all of them, or none. They come back as they were from `compile().to_responses()`.
+    #[pyo3(signature = (items, *, expected_head=None))]
+    fn append_items(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+        expected_head: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyCommitInfo>> {
+        let items = match from_py(items)? {
+            serde_json::Value::Array(items) => items,
+            _ => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "items must be a list of dicts",
+                ));
+            }
+        };
+        let expected = expected_head.map(rev_of).transpose()?;
+        let infos = self.with(py, move |t| {
+            // An output added after its call takes the call's tool name from the view.
+            let view = t.compile()?;
+            let calls = tract_core::responses::call_names(
+                view.messages().iter().map(|m| m.message.as_ref()),
+            );
+            let messages = tract_core::responses::messages_from_items(&items, &calls)?;
+            t.append_batch_with(messages, &options(t, expected)?)
+        })?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// Takes the last message off the view: the branch moves back to just before it was
+    /// appended (the reflog keeps everything). Returns it as a message dict, or None for an
+    /// empty branch; refused when it is a summary or came from a merge.
+    fn pop<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let popped = self.with(py, |t| t.pop())?;
+        popped
+            .map(|m| to_py(py, &tract_core::json::message_to_json(&m)))
+            .transpose()
+    }
+
+    /// Empties the handle's branch (a session started over): every handle on it sees it
+    /// empty, and the old tip stays in the reflog. Returns that tip, or None.
+    fn clear_branch(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let tip = self.with(py, |t| t.clear_branch())?;
+        Ok(tip.map(|c| c.to_hex()))
+    }
+
     /// Replaces the content of a message in the current view; the original stays in history.
     fn edit(
         &self,

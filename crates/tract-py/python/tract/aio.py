@@ -255,6 +255,20 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.append_many`, run in a worker thread."""
         return await self._run(self._tract.append_many, messages, expected_head=expected_head)
 
+    async def append_items(
+        self, items: Sequence[dict[str, Any]], *, expected_head: Optional[Rev] = None
+    ) -> list[CommitInfo]:
+        """Awaitable twin of :meth:`Tract.append_items`, run in a worker thread."""
+        return await self._run(self._tract.append_items, items, expected_head=expected_head)
+
+    async def clear_branch(self) -> Optional[str]:
+        """Awaitable twin of :meth:`Tract.clear_branch`, run in a worker thread."""
+        return await self._run(self._tract.clear_branch)
+
+    async def pop(self) -> Optional[dict[str, Any]]:
+        """Awaitable twin of :meth:`Tract.pop`, run in a worker thread."""
+        return await self._run(self._tract.pop)
+
     async def edit(self, commit: Rev, content: str) -> CommitInfo:
         """Awaitable twin of :meth:`Tract.edit`, run in a worker thread."""
         return await self._run(self._tract.edit, commit, content)
