@@ -144,10 +144,10 @@ impl Compiled {
         anthropic(&self.messages())
     }
 
-    /// OpenAI Responses `input` items, in view order: items added as items come back as they
-    /// were (see [`crate::responses`]).
-    pub fn to_responses(&self) -> Value {
-        Value::Array(crate::responses::items_from_view(&self.entries))
+    /// OpenAI Responses `input` items, in view order (with `limit`, the last `limit` of
+    /// them): items added as items come back as they were (see [`crate::responses`]).
+    pub fn to_responses(&self, limit: Option<usize>) -> Value {
+        Value::Array(crate::responses::items_from_view(&self.entries, limit))
     }
 }
 

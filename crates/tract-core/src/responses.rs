@@ -188,24 +188,37 @@ fn take_content(shell: &mut Map<String, Value>, key: &str) -> Result<Content> {
     }
 }
 
-/// The view as Responses input items, in view order: each call is followed, where its result
-/// is missing, by a marked synthetic error output (as compile does); results that answer no
-/// call are left out.
-pub(crate) fn items_from_view(entries: &[ViewEntry]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(entries.len());
-    for e in entries {
-        if e.message.role == Role::Tool && e.caller.is_none() {
-            continue;
+/// The view as Responses input items, in view order (with `limit`, only the last `limit`
+/// of them, rendered from the end): each call is followed, where its result is missing, by a
+/// marked synthetic error output (as compile does); results that answer no call are left out.
+pub(crate) fn items_from_view(entries: &[ViewEntry], limit: Option<usize>) -> Vec<Value> {
+    let Some(limit) = limit else {
+        return entries.iter().flat_map(entry_items).collect();
+    };
+    let mut tail: Vec<Value> = Vec::with_capacity(limit);
+    for e in entries.iter().rev() {
+        if tail.len() >= limit {
+            break;
         }
-        out.extend(items_from_message(&e.message));
-        for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
-            if result.is_none() {
-                let mut o = Map::new();
-                o.insert("type".into(), "function_call_output".into());
-                o.insert("call_id".into(), call.id.clone().into());
-                o.insert("output".into(), SYNTHETIC_RESULT.into());
-                out.push(Value::Object(o));
-            }
+        tail.extend(entry_items(e).into_iter().rev());
+    }
+    tail.truncate(limit);
+    tail.reverse();
+    tail
+}
+
+fn entry_items(e: &ViewEntry) -> Vec<Value> {
+    if e.message.role == Role::Tool && e.caller.is_none() {
+        return Vec::new();
+    }
+    let mut out = items_from_message(&e.message);
+    for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
+        if result.is_none() {
+            let mut o = Map::new();
+            o.insert("type".into(), "function_call_output".into());
+            o.insert("call_id".into(), call.id.clone().into());
+            o.insert("output".into(), SYNTHETIC_RESULT.into());
+            out.push(Value::Object(o));
         }
     }
     out

@@ -1238,6 +1238,41 @@ fn provider_native_parts_render_exactly_where_they_can_and_are_left_out_with_a_w
     assert_eq!(warnings.len(), 5, "{warnings:?}");
 }
 
+/// A view as Responses items: the last `limit` of them are the tail of all of them, a call
+/// with no result is followed by a marked error output, an orphan result is left out.
+#[test]
+fn a_view_renders_as_responses_items_whole_or_its_tail() {
+    let t = Tract::in_memory().unwrap();
+    let items = json!([
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "c1", "name": "grep", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "found"},
+        {"type": "function_call", "call_id": "c2", "name": "grep", "arguments": "{}"},
+    ]);
+    let messages =
+        tract_core::responses::messages_from_items(items.as_array().unwrap(), &Default::default())
+            .unwrap();
+    assert_eq!(messages[2].name.as_deref(), Some("grep"));
+    t.append_batch(messages).unwrap();
+    t.tool_result("nobody-called", "grep", "orphan", false)
+        .unwrap();
+    let c = t.compile().unwrap();
+    let all = c.to_responses(None);
+    let all = all.as_array().unwrap();
+    assert_eq!(&all[..4], items.as_array().unwrap().as_slice());
+    assert_eq!(all[4]["call_id"], "c2");
+    assert_eq!(all[4]["output"], tract_core::view::SYNTHETIC_RESULT);
+    assert_eq!(all.len(), 5);
+    for n in 0..=7 {
+        let tail = c.to_responses(Some(n));
+        assert_eq!(
+            tail.as_array().unwrap().as_slice(),
+            &all[all.len().saturating_sub(n)..],
+            "{n}"
+        );
+    }
+}
+
 #[test]
 fn the_same_view_renders_to_the_same_bytes() {
     let (_d, path) = temp_store();

@@ -57,10 +57,16 @@ impl PyCompiled {
         to_py(py, &self.inner.to_anthropic())
     }
 
-    /// OpenAI Responses `input` items in view order; items added with `append_items` come
-    /// back as they were added (with the current content where it was edited since).
-    fn to_responses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.to_responses())
+    /// OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
+    /// items added with `append_items` come back as they were added (with the current content
+    /// where it was edited since).
+    #[pyo3(signature = (limit=None))]
+    fn to_responses<'py>(
+        &self,
+        py: Python<'py>,
+        limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.to_responses(limit))
     }
 
     fn __len__(&self) -> usize {

@@ -79,11 +79,11 @@ class TractSession:
         return getattr(self.session_settings, "limit", None)
 
     def _get_items(self, limit: Optional[int]) -> list["TResponseInputItem"]:
-        items: list[Any] = self._tract.compile().to_responses()
         limit = self._limit(limit)
-        if limit is None:
-            return items
-        return items[-limit:] if limit > 0 else []
+        if limit is not None and limit <= 0:
+            return []
+        items: list[Any] = self._tract.compile().to_responses(limit)
+        return items
 
     def _pop_item(self) -> Optional["TResponseInputItem"]:
         message = self._tract.pop()
