@@ -92,6 +92,20 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A transcript that cannot be imported: its file (where it came from one), the line
+    /// (from 1) and what is wrong there. Nothing of the file is committed.
+    #[error(
+        "invalid transcript {}line {line}: {reason}",
+        path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default()
+    )]
+    InvalidTranscript {
+        /// The file.
+        path: Option<PathBuf>,
+        /// The line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Other input that cannot be understood.
     #[error("invalid input: {message}")]
     InvalidInput {
@@ -397,6 +411,22 @@ impl Error {
         }
     }
 
+    /// This error with the file it is about, when it is about a transcript's line.
+    pub fn in_file(self, file: &std::path::Path) -> Self {
+        match self {
+            Error::InvalidTranscript {
+                path: None,
+                line,
+                reason,
+            } => Error::InvalidTranscript {
+                path: Some(file.to_path_buf()),
+                line,
+                reason,
+            },
+            other => other,
+        }
+    }
+
     /// One error of every variant, with plausible facts: what a surface's error mapping is
     /// tested against, so a new variant cannot be left unmapped.
     pub fn examples() -> Vec<Error> {
@@ -434,6 +464,11 @@ impl Error {
             Error::InvalidMessage {
                 at: Some(BatchPosition::Message(2)),
                 reason: "unknown role 'robot'".into(),
+            },
+            Error::InvalidTranscript {
+                path: Some(PathBuf::from("session.jsonl")),
+                line: 7,
+                reason: "malformed JSON: expected value at line 1 column 1".into(),
             },
             Error::invalid_input("an empty search query"),
             Error::BranchExists {
@@ -510,6 +545,7 @@ impl Error {
                 | Error::InvalidRevision { .. }
                 | Error::InvalidBranchName { .. }
                 | Error::InvalidMessage { .. }
+                | Error::InvalidTranscript { .. }
                 | Error::InvalidInput { .. }
                 | Error::BranchExists { .. }
                 | Error::InvalidOperation { .. }
@@ -575,7 +611,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 29);
+        assert_eq!(all.len(), 30);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

@@ -12,6 +12,7 @@ use crate::fsck::{self, FsckReport};
 use crate::gc::{self, GcOutcome};
 use crate::hooks::{HookRegistry, PendingToolResult, Recorder, ToolResultOutcome};
 use crate::id::CommitId;
+use crate::imports::ImportReport;
 use crate::info::CommitInfo;
 use crate::merge::{self, MergeRequest};
 use crate::object::{Content, Message, Role, ToolCall};
@@ -547,6 +548,26 @@ impl Tract {
     /// removed). Returns that tip, `None` when the branch was empty already.
     pub fn clear_branch(&self) -> Result<Option<CommitId>> {
         branch::clear(&self.repo)
+    }
+
+    /// Imports a transcript (see [`crate::transcript::parse`]) onto this handle's branch, in
+    /// one transaction: only what the branch does not hold yet (importing the same transcript
+    /// twice adds nothing). Refused when the branch holds other messages at its place.
+    pub fn import(&self, transcript: crate::transcript::Transcript) -> Result<ImportReport> {
+        crate::imports::import(&self.repo, transcript)
+    }
+
+    /// Reads the transcript file at `path` (`format` `None`: detected) and imports it; a bad
+    /// line is [`Error::InvalidTranscript`] naming the file and line, and nothing is written.
+    pub fn import_file(
+        &self,
+        path: impl AsRef<Path>,
+        format: Option<crate::transcript::Format>,
+    ) -> Result<ImportReport> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.to_path_buf(), e))?;
+        let transcript = crate::transcript::parse(&text, format).map_err(|e| e.in_file(path))?;
+        self.import(transcript).map_err(|e| e.in_file(path))
     }
 
     /// Takes the last message off the view: moves the branch back to just before it was

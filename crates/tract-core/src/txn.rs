@@ -19,6 +19,7 @@ use crate::stats::{BranchStats, Tally};
 use crate::store::{Objects, Writer};
 use crate::tokens;
 use crate::view::View;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Options for one write.
@@ -36,6 +37,20 @@ pub struct AppendOptions {
 pub(crate) enum Step {
     Op(Op),
     EditOf(usize),
+    /// A compression of these positions (commits already on the branch, or written earlier
+    /// in the chain) into this step's message.
+    CompressOf {
+        sources: Vec<Source>,
+        summarizer: String,
+        params: BTreeMap<String, String>,
+    },
+}
+
+/// A position a chain step refers to: on the branch already, or the `k`-th commit of the
+/// chain.
+pub(crate) enum Source {
+    Existing(CommitId),
+    Chain(usize),
 }
 
 /// A message encoded and counted, ready to write.
@@ -46,9 +61,17 @@ pub(crate) struct Prepared {
     pub(crate) payload: u32,
     /// A note for this commit alone.
     pub(crate) note: Option<String>,
+    /// When it was written, where a transcript says (microseconds since the epoch); kept
+    /// unless it would not be newer than its parent.
+    pub(crate) timestamp_us: Option<u64>,
 }
 
 impl Prepared {
+    /// The blob bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     pub(crate) fn new(message: Message) -> Result<Self> {
         message.validate()?;
         let bytes = message.encode()?;
@@ -58,6 +81,7 @@ impl Prepared {
             bytes,
             payload,
             note: None,
+            timestamp_us: None,
         })
     }
 }
@@ -220,6 +244,24 @@ fn write_chain(
                         .map(|i| i.id)
                         .ok_or_else(|| Error::invalid_op("an edit of a later commit"))?,
                 },
+                Step::CompressOf {
+                    sources,
+                    summarizer,
+                    params,
+                } => Op::Compress {
+                    sources: sources
+                        .iter()
+                        .map(|s| match s {
+                            Source::Existing(id) => Ok(*id),
+                            Source::Chain(k) => infos.get(*k).map(|i| i.id).ok_or_else(|| {
+                                Error::invalid_op("a compression of a later commit")
+                            }),
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                    preserved: Vec::new(),
+                    summarizer,
+                    params,
+                },
             };
             let note = p.note.take().or_else(|| note.clone());
             infos.push(chain.put(&mut objects, op, p, note)?);
@@ -350,9 +392,12 @@ impl Chain {
             Some(p) => Some(w.put_blob(&p.bytes, p.payload)?),
             None => None,
         };
-        // A commit is newer than each of its parents even if the clock steps back: history
-        // walks rely on it (see `ancestry`).
-        let now = self.clock.now_us();
+        // A commit is newer than each of its parents even if the clock steps back (or a
+        // transcript's times do): history walks rely on it (see `ancestry`).
+        let now = content
+            .as_ref()
+            .and_then(|p| p.timestamp_us)
+            .unwrap_or_else(|| self.clock.now_us());
         let newest_parent = self.last_timestamp.max(merged.map(|(_, t)| t));
         let timestamp_us = newest_parent.map_or(now, |t| now.max(t + 1));
         if !self.reasons.contains(&op.name()) {

@@ -2956,11 +2956,13 @@ const LAYERS: &[&[&str]] = &[
         "ancestry",
     ],
     &["responses"],
+    &["transcript"],
     &["llm", "cache", "compile"],
     &["repo"],
     &["txn"],
     &[
         "append", "edit", "branch", "history", "search", "policy", "merge", "fsck", "redact", "gc",
+        "imports",
     ],
     &["tools", "clear", "compress", "hooks", "sync"],
     &["tract"],
@@ -3561,4 +3563,214 @@ fn sync_between_a_file_and_postgresql_in_both_directions_keeps_every_id() {
         1
     );
     assert_eq!(graph_ids(&again, "main"), graph_ids(&src, "main"));
+}
+
+// ----- transcripts: import -----
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn a_claude_code_session_imports_with_its_thinking_tools_times_and_compaction() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("sessions/cc")));
+    let file = fixture("claude-code-session.jsonl");
+    let report = t.import_file(&file, None).unwrap();
+    assert_eq!(
+        report.format,
+        Some(tract_core::transcript::Format::ClaudeCode)
+    );
+    assert_eq!((report.added, report.already), (10, 0));
+    // The snapshot, the progress line and the summary line carry no message; the retry is
+    // off the conversation's path.
+    assert_eq!((report.skipped, report.off_path), (3, 1));
+    // The view: the compaction replaced everything before it with its summary.
+    assert_eq!(
+        texts(&t),
+        [
+            "This session is being continued from a previous conversation. Summary: DATABASE_URL is read in config.py:42; one test fails.",
+            "Fix the failing test.",
+            "Fixed: the test expected the old URL."
+        ]
+    );
+    // History keeps every message, one assistant message per API response, the thinking
+    // block verbatim with its signature, tool results named after their calls.
+    let log = t.log(None, None).unwrap();
+    assert_eq!(log.len(), 10);
+    let first_answer = &log[8];
+    let m = first_answer.message.as_ref().unwrap();
+    let body = tract_core::json::message_to_json(m);
+    assert_eq!(
+        body["content"][0],
+        json!({"type": "thinking", "thinking": "I should grep for it.", "signature": "EqQBCkYIBxgCKkB4c2lnbmF0dXJl"})
+    );
+    assert_eq!(
+        body["content"][1],
+        json!({"type": "text", "text": "Let me search."})
+    );
+    assert_eq!(m.tool_calls[0].name, "Grep");
+    assert_eq!(
+        m.tool_calls[0].arguments,
+        r#"{"pattern":"DATABASE_URL","path":"."}"#
+    );
+    let results = t.find_tool_results(Some("Bash"), None, None).unwrap();
+    assert!(results.is_empty(), "compressed out of view");
+    let grep = log
+        .iter()
+        .find(|c| {
+            c.message
+                .as_ref()
+                .is_some_and(|m| m.name.as_deref() == Some("Grep"))
+        })
+        .unwrap();
+    assert_eq!(grep.message.as_ref().unwrap().role, Role::Tool);
+    let failing = &log[3];
+    assert!(failing.message.as_ref().unwrap().is_error);
+    // Times are the transcript's.
+    assert_eq!(log[9].commit.timestamp_us, 1_795_165_200_120_000);
+    let compress = &log[2];
+    assert_eq!(compress.op(), "compress");
+    match &compress.commit.op {
+        tract_core::Op::Compress {
+            sources,
+            summarizer,
+            params,
+            ..
+        } => {
+            assert_eq!(sources.len(), 7);
+            assert_eq!(summarizer, "imported:claude-code");
+            assert_eq!(
+                params.get("trigger").map(String::as_str),
+                Some("\"manual\"")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Importing it again adds nothing.
+    let again = t.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.already), (0, 10));
+    assert_eq!(t.log(None, None).unwrap().len(), 10);
+}
+
+#[test]
+fn a_grown_transcript_adds_only_its_new_part_and_another_branch_is_refused() {
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("imported")));
+    let body = |n: usize| {
+        let mut messages = vec![json!({"role": "system", "content": "be brief"})];
+        for k in 0..n {
+            messages.push(json!({"role": "user", "content": format!("q{k}")}));
+            messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("call_{k}"), "type": "function", "function": {"name": "grep", "arguments": "{}"}}]}));
+            messages.push(json!({"role": "tool", "tool_call_id": format!("call_{k}"), "content": format!("r{k}")}));
+        }
+        json!({"model": "gpt-test", "messages": messages}).to_string()
+    };
+    let file = dir.path().join("request.json");
+    std::fs::write(&file, body(1)).unwrap();
+    let first = t.import_file(&file, None).unwrap();
+    assert_eq!(first.format, Some(tract_core::transcript::Format::OpenAi));
+    assert_eq!(first.added, 4);
+    // Tool results take their call's tool name.
+    assert_eq!(
+        t.find_tool_results(Some("grep"), None, None).unwrap().len(),
+        1
+    );
+    std::fs::write(&file, body(3)).unwrap();
+    let grown = t.import_file(&file, None).unwrap();
+    assert_eq!((grown.added, grown.already), (6, 4));
+    assert_eq!(t.compile().unwrap().messages().len(), 10);
+    // A branch holding other messages at that place is refused, and keeps what it had.
+    let other = open_bound(&path, Bind::Branch(branch("other")));
+    other.user("something else").unwrap();
+    let refused = other.import_file(&file, None);
+    assert!(
+        matches!(&refused, Err(Error::InvalidOperation { message }) if message.contains("line 1")),
+        "{refused:?}"
+    );
+    assert_eq!(texts(&other), ["something else"]);
+}
+
+#[test]
+fn an_anthropic_request_renders_back_exactly_after_import() {
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("a")));
+    let body = json!({
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "system": "You are terse.",
+        "messages": [
+            {"role": "user", "content": [
+                {"type": "text", "text": "What is in this image?"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "Look closer.", "signature": "EqQBsig"},
+                {"type": "redacted_thinking", "data": "EmwKAhgB"},
+                {"type": "text", "text": "Let me zoom."},
+                {"type": "tool_use", "id": "toolu_1", "name": "zoom", "input": {"factor": 2}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "a cat"}]},
+                {"type": "text", "text": "and?"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "A cat."}]}
+        ]
+    });
+    let file = dir.path().join("body.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let report = t.import_file(&file, None).unwrap();
+    assert_eq!(
+        report.format,
+        Some(tract_core::transcript::Format::Anthropic)
+    );
+    let rendered = t.compile().unwrap().to_anthropic();
+    assert_eq!(rendered["system"], body["system"]);
+    assert_eq!(rendered["messages"], body["messages"]);
+}
+
+#[test]
+fn a_bad_transcript_line_names_its_file_and_line_and_nothing_is_committed() {
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("bad")));
+    let cases: &[(&str, &str)] = &[
+        (
+            "{\"role\": \"user\", \"content\": \"ok\"}\n{\"role\": \"user\", \"content\": \"ok\"\n",
+            "line 2: malformed JSON",
+        ),
+        (
+            "{\"role\": \"user\", \"content\": \"ok\"}\n{\"role\": \"robot\", \"content\": \"x\"}\n",
+            "line 2: unknown role 'robot'",
+        ),
+        ("", "line 1: the file is empty"),
+        ("[1, 2]", "cannot tell the format"),
+    ];
+    for (text, wanted) in cases {
+        let file = dir.path().join("t.jsonl");
+        std::fs::write(&file, text).unwrap();
+        let err = t.import_file(&file, None).unwrap_err();
+        let shown = err.to_string();
+        assert!(matches!(err, Error::InvalidTranscript { .. }), "{shown}");
+        assert!(shown.contains("t.jsonl: "), "{shown}");
+        assert!(shown.contains(wanted), "{wanted}: {shown}");
+    }
+    // A Claude Code file whose chain names a parent that is not there.
+    let broken: String = std::fs::read_to_string(fixture("claude-code-session.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"uuid\": \"u3\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = dir.path().join("broken.jsonl");
+    std::fs::write(&file, broken).unwrap();
+    let err = t.import_file(&file, None).unwrap_err().to_string();
+    assert!(
+        err.contains("the parent u3 of this line is not in the file"),
+        "{err}"
+    );
+    assert!(err.contains("broken.jsonl: line 10"), "{err}");
+    assert!(texts(&t).is_empty());
+    assert!(t.head().unwrap().commit.is_none());
+    let missing = t.import_file(dir.path().join("nope.jsonl"), None);
+    assert!(matches!(missing, Err(Error::Io { .. })), "{missing:?}");
 }

@@ -112,6 +112,13 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             }
             &c.invalid_input
         }
+        Error::InvalidTranscript { path, line, .. } => {
+            if let Some(p) = path {
+                facts.set_item("path", p.display().to_string())?;
+            }
+            facts.set_item("line", line)?;
+            &c.invalid_input
+        }
         Error::InvalidInput { .. } => &c.invalid_input,
         Error::BranchExists { name } => {
             facts.set_item("branch", name)?;
