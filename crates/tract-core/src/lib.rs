@@ -38,6 +38,7 @@ pub mod decision;
 mod edit;
 pub mod environment;
 pub mod error;
+pub mod exports;
 pub mod fsck;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -570,6 +570,13 @@ impl Tract {
         self.import(transcript).map_err(|e| e.in_file(path))
     }
 
+    /// This handle's branch written out: a provider request body of the view, tract's JSONL
+    /// (the view's messages; with `history`, every commit, which [`Tract::import`] reads back
+    /// to identical ids) or a Markdown transcript (the view; with `history`, every commit).
+    pub fn export(&self, format: crate::exports::ExportFormat, history: bool) -> Result<String> {
+        crate::exports::export(&self.repo, format, history)
+    }
+
     /// Takes the last message off the view: moves the branch back to just before it was
     /// appended (the reflog keeps everything) and returns it as the view showed it, `None` for
     /// an empty branch. Refused when the last message is a summary or came from a merge.
