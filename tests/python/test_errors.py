@@ -110,6 +110,7 @@ EXPECTED = {
     "InvalidRevision": (tract.InvalidInputError, {"rev": "HEAD~x"}),
     "InvalidBranchName": (tract.InvalidInputError, {"branch": "-x"}),
     "InvalidMessage": (tract.InvalidInputError, {"index": 2, "line": None}),
+    "InvalidTranscript": (tract.InvalidInputError, {"path": "session.jsonl", "line": 7}),
     "InvalidInput": (tract.InvalidInputError, {}),
     "BranchExists": (tract.InvalidOperationError, {"branch": "main"}),
     "InvalidOperation": (tract.InvalidOperationError, {}),

@@ -48,6 +48,20 @@ impl Context {
         self.open_at(&self.store_path()?, OpenMode::Existing)
     }
 
+    /// The branch `--branch` names, if it does.
+    pub fn branch_flag(&self) -> Option<&str> {
+        self.branch.as_deref()
+    }
+
+    /// The existing store, bound to `branch` (created by its first message).
+    pub fn open_on(&self, branch: &BranchName) -> Result<Tract, CommandError> {
+        self.open_bound(
+            &self.store_path()?,
+            OpenMode::Existing,
+            Bind::Branch(branch.clone()),
+        )
+    }
+
     /// The existing store, bound to its `HEAD` whatever `--branch` says: for the commands
     /// that move `HEAD` (`switch`, `checkout`).
     pub fn open_head(&self) -> Result<Tract, CommandError> {

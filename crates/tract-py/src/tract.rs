@@ -279,6 +279,39 @@ impl PyTract {
         sync_report(py, &report)
     }
 
+    /// Imports the transcript file at `path` onto this handle's branch (`format`: auto,
+    /// claude-code, openai, openai-responses, anthropic or jsonl), in one transaction; only
+    /// what the branch does not hold yet. Returns a dict: `format`, `added`, `already`,
+    /// `skipped`, `off_path`, `tip`. A bad line raises InvalidInputError naming the file and
+    /// line (`path`, `line`), and nothing is written.
+    #[pyo3(signature = (path, format="auto"))]
+    fn import_file<'py>(
+        &self,
+        py: Python<'py>,
+        path: PathBuf,
+        format: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let format = tract_core::transcript::Format::parse(format).py()?;
+        let r = self.with(py, move |t| t.import_file(&path, format))?;
+        let d = PyDict::new(py);
+        d.set_item("format", r.format.map(|f| f.name()))?;
+        d.set_item("added", r.added)?;
+        d.set_item("already", r.already)?;
+        d.set_item("skipped", r.skipped)?;
+        d.set_item("off_path", r.off_path)?;
+        d.set_item("tip", r.tip.map(|t| t.to_hex()))?;
+        Ok(d)
+    }
+
+    /// This handle's branch written out as text: `format` openai or anthropic (a request
+    /// body of the view, JSON), jsonl (the view's messages; with `history`, every commit,
+    /// which `import_file` reads back to identical ids) or markdown.
+    #[pyo3(signature = (format="jsonl", *, history=false))]
+    fn export(&self, py: Python<'_>, format: &str, history: bool) -> PyResult<String> {
+        let format = tract_core::exports::ExportFormat::parse(format).py()?;
+        self.with(py, move |t| t.export(format, history))
+    }
+
     /// Receives branches (all, or `branches`) and their history from the store at `src` into
     /// this one, as `push` sends them. Returns the same dict as `push`.
     #[pyo3(signature = (src, branches=None, *, force=false, settings=false))]

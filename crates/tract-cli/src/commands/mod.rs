@@ -11,8 +11,10 @@ mod compress;
 mod config;
 mod demo;
 mod edit;
+mod export;
 mod fsck;
 mod gc;
+mod import;
 mod init;
 mod log;
 mod merge;
@@ -90,6 +92,12 @@ pub enum Command {
     /// Copy a store into a new one (files or postgresql:// URLs): every branch, the settings,
     /// HEAD; every id stays the same.
     Clone(clone::Args),
+    /// Import transcripts (Claude Code, OpenAI Chat or Responses, Anthropic, tract JSONL),
+    /// each onto its own branch; what a branch already holds is not added again.
+    Import(import::Args),
+    /// Write the branch out: openai, anthropic, jsonl (with --history: every commit) or
+    /// markdown.
+    Export(export::Args),
     /// Where HEAD is and what the model would see.
     Status(status::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
@@ -124,6 +132,8 @@ impl Command {
             Command::Push(a) => push::run(ctx, ui, a),
             Command::Pull(a) => pull::run(ctx, ui, a),
             Command::Clone(a) => clone::run(ctx, ui, a),
+            Command::Import(a) => import::run(ctx, ui, a),
+            Command::Export(a) => export::run(ctx, ui, a),
             Command::Status(a) => status::run(ctx, ui, a),
             Command::Demo(a) => demo::run(ctx, ui, a),
         }

@@ -21,6 +21,7 @@ mod errors;
 mod fsck;
 mod hostile;
 mod init;
+mod interop;
 mod log;
 mod merge;
 mod processes;

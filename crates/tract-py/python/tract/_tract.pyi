@@ -387,6 +387,14 @@ class Tract:
         force: bool = False,
         settings: bool = False,
     ) -> dict[str, Any]: ...
+    def import_file(
+        self,
+        path: str | os.PathLike[str],
+        format: Literal["auto", "claude-code", "openai", "openai-responses", "anthropic", "jsonl"] = "auto",
+    ) -> dict[str, Any]: ...
+    def export(
+        self, format: Literal["openai", "anthropic", "jsonl", "markdown"] = "jsonl", *, history: bool = False
+    ) -> str: ...
     def pull(
         self,
         src: str | os.PathLike[str],

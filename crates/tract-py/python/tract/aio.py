@@ -269,6 +269,14 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.pop`, run in a worker thread."""
         return await self._run(self._tract.pop)
 
+    async def import_file(self, path: "str | os.PathLike[str]", format: str = "auto") -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.import_file`, run in a worker thread."""
+        return await self._run(self._tract.import_file, path, format)
+
+    async def export(self, format: str = "jsonl", *, history: bool = False) -> str:
+        """Awaitable twin of :meth:`Tract.export`, run in a worker thread."""
+        return await self._run(self._tract.export, format, history=history)
+
     async def edit(self, commit: Rev, content: str) -> CommitInfo:
         """Awaitable twin of :meth:`Tract.edit`, run in a worker thread."""
         return await self._run(self._tract.edit, commit, content)

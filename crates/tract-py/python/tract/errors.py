@@ -34,11 +34,13 @@ class AmbiguousPrefixError(TractError, LookupError):
 
 class InvalidInputError(TractError, ValueError):
     """Input that cannot be understood: malformed JSON, an unknown role, a bad revision or
-    branch name. For a message of a batch, ``index`` (its place in a list, from 1) or ``line``
-    (its line in JSONL); ``rev`` or ``branch`` for a bad revision or branch name."""
+    branch name, a bad transcript line. For a message of a batch, ``index`` (its place in a
+    list, from 1) or ``line`` (its line in JSONL); for a transcript, ``path`` and ``line``;
+    ``rev`` or ``branch`` for a bad revision or branch name."""
 
     index: Optional[int] = None
     line: Optional[int] = None
+    path: Optional[str] = None
     rev: Optional[str] = None
     branch: Optional[str] = None
 

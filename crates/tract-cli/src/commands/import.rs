@@ -1,0 +1,124 @@
+//! `tract import`.
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::output;
+use crate::ui::Ui;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use tract_core::BranchName;
+use tract_core::transcript::{self, Format, Transcript};
+
+/// Import transcripts: Claude Code sessions, OpenAI Chat or Responses, Anthropic request
+/// bodies, tract JSONL. Each file goes onto its own branch (`import/<session or file name>`,
+/// or --branch), in one transaction; what the branch already holds is not added again.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The transcript files.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// auto, claude-code, openai, openai-responses, anthropic or jsonl.
+    #[arg(long, default_value = "auto")]
+    format: String,
+    /// The report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct ImportJson {
+    file: String,
+    branch: String,
+    format: &'static str,
+    added: usize,
+    already: usize,
+    skipped: usize,
+    off_path: usize,
+    tip: Option<String>,
+}
+
+/// Runs `tract import`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let format = Format::parse(&a.format)?;
+    // Every file is read and checked before anything is written.
+    let mut parsed = Vec::with_capacity(a.files.len());
+    for file in &a.files {
+        let text = std::fs::read_to_string(file).map_err(|e| tract_core::Error::io(file, e))?;
+        let t = transcript::parse(&text, format).map_err(|e| e.in_file(file))?;
+        let branch = match ctx.branch_flag() {
+            Some(b) => BranchName::new(b)?,
+            None => default_branch(&t, file)?,
+        };
+        parsed.push((file, branch, t));
+    }
+    let mut reports = Vec::new();
+    for (file, branch, t) in parsed {
+        let handle = ctx.open_on(&branch)?;
+        let r = handle.import(t).map_err(|e| e.in_file(file))?;
+        let format = r.format.map_or("tract commits", Format::name);
+        if !a.json {
+            let mut line = format!(
+                "{}: {} onto {branch}: {} added",
+                file.display(),
+                format,
+                r.added
+            );
+            if r.already > 0 {
+                let _ = write!(line, ", {} already there", r.already);
+            }
+            if r.skipped > 0 {
+                let _ = write!(line, ", {} lines without a message skipped", r.skipped);
+            }
+            if r.off_path > 0 {
+                let _ = write!(line, ", {} off the conversation's path", r.off_path);
+            }
+            let _ = writeln!(ui, "{line}");
+        }
+        reports.push(ImportJson {
+            file: file.display().to_string(),
+            branch: branch.to_string(),
+            format,
+            added: r.added,
+            already: r.already,
+            skipped: r.skipped,
+            off_path: r.off_path,
+            tip: r.tip.map(|t| t.to_hex()),
+        });
+    }
+    if a.json {
+        output::print(ui, &reports, false);
+    }
+    Ok(())
+}
+
+/// `import/<session id>` for a transcript that names itself, else `import/<file name>`, with
+/// what a branch name cannot hold replaced by `-`.
+fn default_branch(t: &Transcript, file: &Path) -> Result<BranchName, CommandError> {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match t {
+        Transcript::Steps {
+            session: Some(s), ..
+        } => s.clone(),
+        _ => stem,
+    };
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    BranchName::new(&format!("import/{}", clean.trim_matches('.'))).map_err(|_| {
+        CommandError::invalid_input(format!(
+            "cannot make a branch name from {}; name one with --branch",
+            file.display()
+        ))
+    })
+}
