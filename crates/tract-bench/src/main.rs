@@ -4,9 +4,11 @@
 //! of several runs; the machines this runs on are noisy.
 //!
 //! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`, or
-//! `tract-bench --backends POSTGRES_URL [--messages 10000]` for a store file beside PostgreSQL.
+//! `tract-bench --backends POSTGRES_URL [--messages 10000]` for a store file beside PostgreSQL,
+//! or `tract-bench --transcripts [--messages 10000]` for importing and exporting transcripts.
 
 mod backends;
+mod transcripts;
 mod workload;
 
 use serde_json::{Value, json};
@@ -47,6 +49,12 @@ fn run() -> Result<Value, String> {
             .map_or(Ok(10_000), |s| s.parse())
             .map_err(|e| format!("--messages: {e}"))?;
         return backends::compare(&url, n);
+    }
+    if args.iter().any(|a| a == "--transcripts") {
+        let n: usize = flag("--messages")
+            .map_or(Ok(10_000), |s| s.parse())
+            .map_err(|e| format!("--messages: {e}"))?;
+        return transcripts::measure(n);
     }
     if let Some(i) = args.iter().position(|a| a == "--sessions-worker") {
         let arg = |k: usize| {

@@ -1,0 +1,140 @@
+//! Transcripts: `tract-bench --transcripts [--messages N]` writes the seeded workload as a
+//! Claude Code session file (one line per content block, as Claude Code writes them) and
+//! measures importing it into a new store, importing it again (nothing to add), exporting the
+//! branch's history as JSONL and importing that into another store.
+
+use crate::workload::Workload;
+use crate::{SEED, median, ms};
+use serde_json::{Value, json};
+use std::fmt::Write;
+use std::time::Instant;
+use tract_core::{Bind, BranchName, OpenOptions, Role, Tract};
+
+/// The workload's messages as a Claude Code session file.
+fn claude_code_session(n: usize) -> (String, usize) {
+    let messages = Workload::new(SEED).messages(n);
+    let mut out = String::new();
+    let mut parent: Option<String> = None;
+    let mut lines = 0usize;
+    let mut t0 = 1_795_165_200u64;
+    let mut push = |out: &mut String,
+                    parent: &mut Option<String>,
+                    kind: &str,
+                    message: Value,
+                    k: usize| {
+        let uuid = format!("00000000-0000-4000-8000-{k:012x}");
+        t0 += 1;
+        let line = json!({
+            "parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "/home/dev/app", "sessionId": "bench-session", "version": "2.1.37",
+            "type": kind, "uuid": uuid,
+            "timestamp": format!("2026-11-20T{:02}:{:02}:{:02}.000Z", (t0 / 3600) % 24, (t0 / 60) % 60, t0 % 60),
+            "message": message,
+        });
+        let _ = writeln!(out, "{line}");
+        *parent = Some(uuid);
+    };
+    for (i, m) in messages.iter().enumerate() {
+        let text = m.content.text().into_owned();
+        match m.role {
+            Role::System | Role::User => {
+                push(
+                    &mut out,
+                    &mut parent,
+                    "user",
+                    json!({"role": "user", "content": text}),
+                    lines,
+                );
+                lines += 1;
+            }
+            Role::Assistant => {
+                let id = format!("msg_{i:08}");
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for c in &m.tool_calls {
+                    let input: Value = serde_json::from_str(&c.arguments).unwrap_or(json!({}));
+                    blocks.push(
+                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}),
+                    );
+                }
+                // One line per content block, as Claude Code writes a streamed response.
+                for b in blocks {
+                    let message =
+                        json!({"id": id, "type": "message", "role": "assistant", "content": [b]});
+                    push(&mut out, &mut parent, "assistant", message, lines);
+                    lines += 1;
+                }
+            }
+            Role::Tool => {
+                let block =
+                    json!({"type": "tool_result", "tool_use_id": m.tool_call_id, "content": text});
+                push(
+                    &mut out,
+                    &mut parent,
+                    "user",
+                    json!({"role": "user", "content": [block]}),
+                    lines,
+                );
+                lines += 1;
+            }
+        }
+    }
+    (out, lines)
+}
+
+/// The figures.
+pub fn measure(n: usize) -> Result<Value, String> {
+    let err = |e: tract_core::Error| e.to_string();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (text, lines) = claude_code_session(n);
+    let file = dir.path().join("session.jsonl");
+    std::fs::write(&file, &text).map_err(|e| e.to_string())?;
+    let bind = |store: &std::path::Path| -> Result<Tract, String> {
+        let options = OpenOptions {
+            bind: Bind::Branch(BranchName::new("import").map_err(err)?),
+            ..OpenOptions::default()
+        };
+        Tract::open_with(store, &options).map_err(err)
+    };
+    let (mut first, mut again, mut export, mut reimport) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut messages = 0;
+    for run in 0..3 {
+        let t = bind(&dir.path().join(format!("a{run}.redb")))?;
+        let start = Instant::now();
+        let report = t.import_file(&file, None).map_err(err)?;
+        first.push(start.elapsed());
+        messages = report.added;
+        let start = Instant::now();
+        let report = t.import_file(&file, None).map_err(err)?;
+        again.push(start.elapsed());
+        if report.added != 0 {
+            return Err("a second import added commits".into());
+        }
+        let start = Instant::now();
+        let history = t
+            .export(tract_core::exports::ExportFormat::Jsonl, true)
+            .map_err(err)?;
+        export.push(start.elapsed());
+        let exported = dir.path().join(format!("history{run}.jsonl"));
+        std::fs::write(&exported, history).map_err(|e| e.to_string())?;
+        let copy = bind(&dir.path().join(format!("b{run}.redb")))?;
+        let start = Instant::now();
+        copy.import_file(&exported, None).map_err(err)?;
+        reimport.push(start.elapsed());
+    }
+    let per_s = |d: std::time::Duration| (messages as f64 / d.as_secs_f64()).round();
+    let first = median(first);
+    Ok(json!({
+        "messages": messages,
+        "claude_code_lines": lines,
+        "file_mb": (text.len() as f64 / 1e6 * 10.0).round() / 10.0,
+        "import_claude_code_ms": ms(first),
+        "import_claude_code_messages_per_s": per_s(first),
+        "import_again_ms": ms(median(again)),
+        "export_history_jsonl_ms": ms(median(export)),
+        "import_history_jsonl_ms": ms(median(reimport)),
+    }))
+}
