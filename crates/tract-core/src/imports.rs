@@ -16,7 +16,7 @@ use crate::object::{Message, Op};
 use crate::refs::HeadRef;
 use crate::repo::Repo;
 use crate::transcript::{Format, Step, Transcript};
-use crate::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep};
+use crate::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep, SubBranch};
 
 /// What an import did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +70,8 @@ fn import_steps(
     while let Some(id) = cursor {
         let c = snap.commit(&id)?;
         match (&c.op, c.blob) {
-            (Op::Append, Some(b)) => held.push(Key::Append(b)),
+            // A tool result that came back from a sub-agent's branch holds its place.
+            (Op::Append | Op::Merge { .. }, Some(b)) => held.push(Key::Append(b)),
             (Op::Compress { .. }, Some(b)) => held.push(Key::Compress(b)),
             _ => {}
         }
@@ -81,13 +82,16 @@ fn import_steps(
         .iter()
         .map(|s| match s {
             Step::Message { message, .. } => message.id().map(Key::Append),
+            Step::SubAgent { result, .. } => result.id().map(Key::Append),
             Step::Compact { summary, .. } => summary.id().map(Key::Compress),
         })
         .collect::<Result<Vec<_>>>()?;
     let common = held.len().min(wanted.len());
     if let Some(k) = (0..common).find(|&k| held[k] != wanted[k]) {
         let line = match &steps[k] {
-            Step::Message { line, .. } | Step::Compact { line, .. } => *line,
+            Step::Message { line, .. }
+            | Step::Compact { line, .. }
+            | Step::SubAgent { line, .. } => *line,
         };
         let branch = match &head.target {
             HeadRef::Branch(b) => b.clone(),
@@ -131,6 +135,22 @@ fn import_steps(
                 in_view.push(Source::Chain(k));
                 (TxnStep::Op(Op::Append), message, timestamp_us)
             }
+            Step::SubAgent {
+                agent,
+                steps: side,
+                result,
+                timestamp_us,
+                ..
+            } => {
+                in_view.push(Source::Chain(k));
+                let call_id = result.tool_call_id.clone().unwrap_or_default();
+                let sub = SubBranch {
+                    branch: agent_branch(&head.target, &agent)?,
+                    call_id,
+                    steps: side_steps(side, format)?,
+                };
+                (TxnStep::MergeOf(Box::new(sub)), result, timestamp_us)
+            }
             Step::Compact {
                 summary,
                 timestamp_us,
@@ -165,6 +185,73 @@ fn import_steps(
     report.added = infos.len();
     report.tip = infos.last().map(|i| i.id).or(head.commit);
     Ok(report)
+}
+
+/// The branch of a sub-agent: `<branch>/agents/<agent>` (`agents/<agent>` for a detached
+/// handle), with what a branch name cannot hold replaced by `-`.
+fn agent_branch(target: &HeadRef, agent: &str) -> Result<String> {
+    let clean: String = agent
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = match target {
+        HeadRef::Branch(b) => format!("{b}/agents/{clean}"),
+        HeadRef::Detached(_) => format!("agents/{clean}"),
+    };
+    Ok(crate::revision::BranchName::new(&name)?.to_string())
+}
+
+/// A sub-agent's steps as a chain of its own (appends, and compressions of what it holds).
+fn side_steps(steps: Vec<Step>, format: Format) -> Result<Vec<(TxnStep, Prepared)>> {
+    let mut in_view: Vec<Source> = Vec::new();
+    let mut out = Vec::with_capacity(steps.len());
+    for (k, step) in steps.into_iter().enumerate() {
+        let (op, message, timestamp_us) = match step {
+            Step::Message {
+                message,
+                timestamp_us,
+                ..
+            } => {
+                in_view.push(Source::Chain(k));
+                (TxnStep::Op(Op::Append), message, timestamp_us)
+            }
+            Step::Compact {
+                summary,
+                timestamp_us,
+                params,
+                ..
+            } => {
+                let sources = std::mem::replace(&mut in_view, vec![Source::Chain(k)]);
+                let op = if sources.is_empty() {
+                    TxnStep::Op(Op::Append)
+                } else {
+                    TxnStep::CompressOf {
+                        sources,
+                        summarizer: format!("imported:{}", format.name()),
+                        params,
+                    }
+                };
+                (op, summary, timestamp_us)
+            }
+            Step::SubAgent { line, .. } => {
+                return Err(Error::InvalidTranscript {
+                    path: None,
+                    line,
+                    reason: "a sub-agent inside a sub-agent is not imported".into(),
+                });
+            }
+        };
+        let mut p = Prepared::new(message)?;
+        p.timestamp_us = timestamp_us;
+        out.push((op, p));
+    }
+    Ok(out)
 }
 
 fn import_commits(

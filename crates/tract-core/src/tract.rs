@@ -557,16 +557,16 @@ impl Tract {
         crate::imports::import(&self.repo, transcript)
     }
 
-    /// Reads the transcript file at `path` (`format` `None`: detected) and imports it; a bad
-    /// line is [`Error::InvalidTranscript`] naming the file and line, and nothing is written.
+    /// Reads the transcript file at `path` (`format` `None`: detected; a Claude Code session
+    /// with the sub-agent files beside it) and imports it; a bad line is
+    /// [`Error::InvalidTranscript`] naming the file and line, and nothing is written.
     pub fn import_file(
         &self,
         path: impl AsRef<Path>,
         format: Option<crate::transcript::Format>,
     ) -> Result<ImportReport> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.to_path_buf(), e))?;
-        let transcript = crate::transcript::parse(&text, format).map_err(|e| e.in_file(path))?;
+        let transcript = crate::transcript::parse_file(path, format)?;
         self.import(transcript).map_err(|e| e.in_file(path))
     }
 

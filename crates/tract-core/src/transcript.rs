@@ -80,6 +80,20 @@ pub enum Step {
         /// Its line in the file (from 1; the object's line for a JSON document).
         line: usize,
     },
+    /// A sub-agent answered a tool call (a Claude Code Task): its conversation goes on a
+    /// branch of its own, forked at the call, and comes back as the call's result (a merge).
+    SubAgent {
+        /// The agent's id (its branch is named after it).
+        agent: String,
+        /// Its conversation, oldest first.
+        steps: Vec<Step>,
+        /// The result the calling conversation received.
+        result: Message,
+        /// When the result came back.
+        timestamp_us: Option<u64>,
+        /// The result's line.
+        line: usize,
+    },
     /// The conversation so far was compacted into `summary` (a Claude Code compact boundary):
     /// a compression of everything in view.
     Compact {
@@ -157,18 +171,22 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Transcript> {
         Some(f) => f,
         None => detect(&values)?,
     };
-    let steps = |steps, skipped| Transcript::Steps {
+    parse_values(values, format)
+}
+
+fn parse_values(values: Vec<(usize, Value)>, format: Format) -> Result<Transcript> {
+    let steps = |steps| Transcript::Steps {
         format,
         steps,
-        skipped,
+        skipped: 0,
         off_path: 0,
         session: None,
     };
     match format {
-        Format::ClaudeCode => claude_code(&values),
-        Format::OpenAi => Ok(steps(openai(&values)?, 0)),
-        Format::OpenAiResponses => Ok(steps(openai_responses(&values)?, 0)),
-        Format::Anthropic => Ok(steps(anthropic(&values)?, 0)),
+        Format::ClaudeCode => claude_code(&values, &[]),
+        Format::OpenAi => Ok(steps(openai(&values)?)),
+        Format::OpenAiResponses => Ok(steps(openai_responses(&values)?)),
+        Format::Anthropic => Ok(steps(anthropic(&values)?)),
         Format::Jsonl => jsonl(&values),
     }
 }
@@ -682,12 +700,122 @@ fn commit_from_line(v: &Value) -> std::result::Result<(CommitId, Commit, Option<
 
 // ----- Claude Code -----
 
+/// One conversation of a Claude Code file (the main one, or a sub-agent's).
+struct Conversation {
+    steps: Vec<Step>,
+    skipped: usize,
+    off_path: usize,
+    session: Option<String>,
+    /// Task calls whose result names the sub-agent that answered them: call id to agent id.
+    agents: HashMap<String, String>,
+}
+
 /// A Claude Code session: the conversation path that ends at the file's last message (the
 /// `parentUuid` chain, followed across compact boundaries by their `logicalParentUuid`), one
 /// assistant message per API response (its content blocks come on several lines), tool
 /// results as tool messages, thinking blocks verbatim, timestamps kept, compact boundaries as
 /// compressions. Lines without a message (snapshots, progress, summaries) are counted.
-fn claude_code(values: &[(usize, Value)]) -> Result<Transcript> {
+///
+/// Sub-agents (`isSidechain` lines, in this file or in `agent_files`, one per agent id) become
+/// [`Step::SubAgent`] in place of the result of the Task call they answered (the result names
+/// the agent: `toolUseResult.agentId`, or `agentId: ID` in its text).
+fn claude_code(
+    values: &[(usize, Value)],
+    agent_files: &[(String, Vec<(usize, Value)>)],
+) -> Result<Transcript> {
+    let is_side = |v: &Value| v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+    let main: Vec<&(usize, Value)> = values.iter().filter(|(_, v)| !is_side(v)).collect();
+    let mut groups: Vec<(String, Vec<&(usize, Value)>)> = Vec::new();
+    for lv in values.iter().filter(|(_, v)| is_side(v)) {
+        let agent =
+            lv.1.get("agentId")
+                .and_then(Value::as_str)
+                .unwrap_or("sidechain")
+                .to_string();
+        match groups.iter_mut().find(|(a, _)| *a == agent) {
+            Some((_, lines)) => lines.push(lv),
+            None => groups.push((agent, vec![lv])),
+        }
+    }
+    for (agent, lines) in agent_files {
+        groups.push((agent.clone(), lines.iter().collect()));
+    }
+    let mut conversation = conversation(&main, true)?;
+    let mut sub: HashMap<String, Vec<Step>> = HashMap::new();
+    for (agent, lines) in groups {
+        let c = conversation_of_agent(&lines).map_err(|e| match e {
+            Error::InvalidTranscript { line, reason, .. } => {
+                bad(line, format!("agent {agent}: {reason}"))
+            }
+            other => other,
+        })?;
+        sub.insert(agent, c);
+    }
+    // Each agent's conversation in place of the result of the call it answered.
+    let mut unlinked = sub.len();
+    for step in &mut conversation.steps {
+        let Step::Message {
+            message,
+            timestamp_us,
+            line,
+        } = step
+        else {
+            continue;
+        };
+        let Some(agent) = message
+            .tool_call_id
+            .as_ref()
+            .and_then(|id| conversation.agents.get(id))
+        else {
+            continue;
+        };
+        let Some(steps) = sub.remove(agent) else {
+            continue;
+        };
+        unlinked -= 1;
+        *step = Step::SubAgent {
+            agent: agent.clone(),
+            steps,
+            result: message.clone(),
+            timestamp_us: *timestamp_us,
+            line: *line,
+        };
+    }
+    if unlinked > 0 {
+        let mut names: Vec<&String> = sub.keys().collect();
+        names.sort();
+        return Err(bad(
+            1,
+            format!(
+                "sub-agent conversations that no Task result names: {}",
+                names
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    Ok(Transcript::Steps {
+        format: Format::ClaudeCode,
+        steps: conversation.steps,
+        skipped: conversation.skipped,
+        off_path: conversation.off_path,
+        session: conversation.session,
+    })
+}
+
+/// A sub-agent's conversation: its messages only (a sub-agent's own sub-agents are not
+/// linked further).
+fn conversation_of_agent(lines: &[&(usize, Value)]) -> Result<Vec<Step>> {
+    let c = conversation(lines, false)?;
+    Ok(c.steps)
+}
+
+/// The steps of the path that ends at the last message of `lines`. In the main conversation a
+/// parent that is not there is an error; a sub-agent's first message may name a parent in the
+/// main conversation.
+fn conversation(lines: &[&(usize, Value)], main: bool) -> Result<Conversation> {
     struct Line<'a> {
         line: usize,
         v: &'a Value,
@@ -697,14 +825,12 @@ fn claude_code(values: &[(usize, Value)]) -> Result<Transcript> {
     let mut last: Option<&str> = None;
     let mut skipped = 0;
     let mut session = None;
-    let mut conversational = 0usize;
-    for (line, v) in values {
+    for (line, v) in lines.iter().map(|lv| (&lv.0, &lv.1)) {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         let uuid = v.get("uuid").and_then(Value::as_str);
         let is_message = matches!(kind, "user" | "assistant")
             || (kind == "system"
                 && v.get("subtype").and_then(Value::as_str) == Some("compact_boundary"));
-        let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
         match uuid {
             Some(uuid) if is_message => {
                 if session.is_none() {
@@ -726,10 +852,7 @@ fn claude_code(values: &[(usize, Value)]) -> Result<Transcript> {
                         parent,
                     },
                 );
-                if !sidechain {
-                    last = Some(uuid);
-                    conversational += 1;
-                }
+                last = Some(uuid);
             }
             _ if is_message => return Err(bad(*line, "a message line needs a 'uuid'")),
             _ => skipped += 1,
@@ -740,6 +863,9 @@ fn claude_code(values: &[(usize, Value)]) -> Result<Transcript> {
     let mut cursor = last;
     while let Some(uuid) = cursor {
         let Some(l) = by_uuid.get(uuid) else {
+            if !main {
+                break;
+            }
             let child = path.last().map_or(0, |l: &&Line<'_>| l.line);
             return Err(bad(
                 child,
@@ -753,10 +879,11 @@ fn claude_code(values: &[(usize, Value)]) -> Result<Transcript> {
         cursor = l.parent;
     }
     path.reverse();
-    let off_path = conversational - path.len().min(conversational);
+    let off_path = by_uuid.len() - path.len();
 
     let mut steps: Vec<Step> = Vec::new();
     let mut names: HashMap<String, String> = HashMap::new();
+    let mut agents: HashMap<String, String> = HashMap::new();
     // The API message id of the assistant message being assembled from its lines.
     let mut open_response: Option<String> = None;
     let mut pending_compact: Option<(usize, Option<u64>, BTreeMap<String, String>)> = None;
@@ -807,9 +934,21 @@ fn claude_code(values: &[(usize, Value)]) -> Result<Transcript> {
         let continues =
             kind == "assistant" && response_id.is_some() && response_id == open_response;
         let parsed = anthropic_message(message, &names).map_err(|r| bad(line, r))?;
+        let named_agent = v
+            .get("toolUseResult")
+            .and_then(|r| r.get("agentId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         for mut m in parsed {
             remember_calls(&mut names, &m);
             name_result(&names, &mut m);
+            if let Some(call) = m.tool_call_id.clone()
+                && let Some(agent) = named_agent
+                    .clone()
+                    .or_else(|| agent_in_text(&m.content.text()))
+            {
+                agents.insert(call, agent);
+            }
             if continues && let Some(Step::Message { message: prev, .. }) = steps.last_mut() {
                 append_blocks(prev, m);
                 continue;
@@ -829,13 +968,65 @@ fn claude_code(values: &[(usize, Value)]) -> Result<Transcript> {
     if let Some((line, ..)) = pending_compact {
         return Err(bad(line, "a compact boundary without its summary"));
     }
-    Ok(Transcript::Steps {
-        format: Format::ClaudeCode,
+    Ok(Conversation {
         steps,
         skipped,
         off_path,
         session,
+        agents,
     })
+}
+
+/// The agent a Task result names in its text (`agentId: a1b2c3`).
+fn agent_in_text(text: &str) -> Option<String> {
+    let at = text.find("agentId: ")? + "agentId: ".len();
+    let id: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '@' | '.'))
+        .collect();
+    (!id.is_empty()).then_some(id)
+}
+
+/// Reads a transcript file; for a Claude Code session, also the sub-agent files Claude Code
+/// keeps beside it (`<session>/subagents/agent-<id>.jsonl`, its internal compaction agents
+/// left out).
+pub fn parse_file(path: &std::path::Path, format: Option<Format>) -> Result<Transcript> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.to_path_buf(), e))?;
+    let values = values(&text).map_err(|e| e.in_file(path))?;
+    let format = match format {
+        Some(f) => f,
+        None => detect(&values).map_err(|e| e.in_file(path))?,
+    };
+    if format != Format::ClaudeCode {
+        return parse_values(values, format).map_err(|e| e.in_file(path));
+    }
+    let dir = path.with_extension("").join("subagents");
+    let mut agent_files = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        let mut files: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.starts_with("agent-")
+                        && n.ends_with(".jsonl")
+                        && !n.starts_with("agent-acompact-")
+                })
+            })
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|e| Error::io(f.clone(), e))?;
+            let lines = crate::transcript::values(&text).map_err(|e| e.in_file(&f))?;
+            let agent = f
+                .file_stem()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("agent-"))
+                .unwrap_or_default()
+                .to_string();
+            agent_files.push((agent, lines));
+        }
+    }
+    claude_code(&values, &agent_files).map_err(|e| e.in_file(path))
 }
 
 /// Adds the content and calls of a later line of the same API response to its message.

@@ -44,6 +44,16 @@ pub(crate) enum Step {
         summarizer: String,
         params: BTreeMap<String, String>,
     },
+    /// A sub-agent's branch, merged back as a tool result.
+    MergeOf(Box<SubBranch>),
+}
+
+/// A branch of its own for a sub-agent: `steps` written on `branch` forked at the chain's tip,
+/// then merged back as the result of `call_id` (this step's message).
+pub(crate) struct SubBranch {
+    pub(crate) branch: String,
+    pub(crate) call_id: String,
+    pub(crate) steps: Vec<(Step, Prepared)>,
 }
 
 /// A position a chain step refers to: on the branch already, or the `k`-th commit of the
@@ -233,42 +243,93 @@ fn write_chain(
 ) -> Result<(Vec<CommitInfo>, Option<HeadRef>)> {
     let mut chain = Chain::new(start, w, clock)?;
     let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
-    {
-        let mut objects = w.objects()?;
-        for (step, mut p) in steps {
-            let op = match step {
-                Step::Op(op) => op,
-                Step::EditOf(k) => Op::Edit {
-                    target: infos
-                        .get(k)
-                        .map(|i| i.id)
-                        .ok_or_else(|| Error::invalid_op("an edit of a later commit"))?,
-                },
-                Step::CompressOf {
-                    sources,
-                    summarizer,
-                    params,
-                } => Op::Compress {
-                    sources: sources
-                        .iter()
-                        .map(|s| match s {
-                            Source::Existing(id) => Ok(*id),
-                            Source::Chain(k) => infos.get(*k).map(|i| i.id).ok_or_else(|| {
-                                Error::invalid_op("a compression of a later commit")
-                            }),
-                        })
-                        .collect::<Result<Vec<_>>>()?,
-                    preserved: Vec::new(),
-                    summarizer,
-                    params,
-                },
-            };
-            let note = p.note.take().or_else(|| note.clone());
-            infos.push(chain.put(&mut objects, op, p, note)?);
-        }
+    for (step, mut p) in steps {
+        let note = p.note.take().or_else(|| note.clone());
+        let info = match step {
+            Step::MergeOf(sub) => {
+                let base = chain
+                    .tip
+                    .ok_or_else(|| Error::invalid_op("a sub-agent before anything it answers"))?;
+                let mut side = Chain {
+                    clock: chain.clock,
+                    start: Head {
+                        target: HeadRef::Branch(sub.branch.clone()),
+                        commit: Some(base),
+                    },
+                    tip: Some(base),
+                    last_timestamp: chain.last_timestamp,
+                    reasons: Vec::new(),
+                };
+                let mut side_infos: Vec<CommitInfo> = Vec::with_capacity(sub.steps.len());
+                for (step, mut q) in sub.steps {
+                    let op = resolve(step, &side_infos)?;
+                    let note = q.note.take();
+                    side_infos.push(side.put(&mut w.objects()?, op, q, note)?);
+                }
+                let (Some(side_tip), Some(side_time)) = (side.tip, side.last_timestamp) else {
+                    return Err(Error::invalid_op("a sub-agent branch with no commit"));
+                };
+                w.set_branch(&sub.branch, Some(side_tip), "import")?;
+                w.set_branch_stats(&sub.branch, None)?;
+                let op = Op::Merge {
+                    base,
+                    branch: sub.branch,
+                    strategy: MergeStrategy::ToolResult {
+                        call_id: sub.call_id,
+                    },
+                    summarizer: None,
+                };
+                chain.put_commit(
+                    &mut w.objects()?,
+                    op,
+                    Some(p),
+                    Some((side_tip, side_time)),
+                    note,
+                )?
+            }
+            step => {
+                let op = resolve(step, &infos)?;
+                chain.put(&mut w.objects()?, op, p, note)?
+            }
+        };
+        infos.push(info);
     }
     let detached = chain.finish(target, w)?;
     Ok((infos, detached))
+}
+
+/// The operation of a chain step, its references to earlier commits of the chain (`infos`)
+/// resolved.
+fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
+    Ok(match step {
+        Step::Op(op) => op,
+        Step::EditOf(k) => Op::Edit {
+            target: infos
+                .get(k)
+                .map(|i| i.id)
+                .ok_or_else(|| Error::invalid_op("an edit of a later commit"))?,
+        },
+        Step::CompressOf {
+            sources,
+            summarizer,
+            params,
+        } => Op::Compress {
+            sources: sources
+                .iter()
+                .map(|s| match s {
+                    Source::Existing(id) => Ok(*id),
+                    Source::Chain(k) => infos
+                        .get(*k)
+                        .map(|i| i.id)
+                        .ok_or_else(|| Error::invalid_op("a compression of a later commit")),
+                })
+                .collect::<Result<Vec<_>>>()?,
+            preserved: Vec::new(),
+            summarizer,
+            params,
+        },
+        Step::MergeOf(_) => return Err(Error::invalid_op("a sub-agent inside a sub-agent")),
+    })
 }
 
 /// Updates the counts of the branch the chain `infos` was written on (from `start`): from its

@@ -3888,3 +3888,64 @@ fn markdown_and_request_body_exports() {
     ));
     assert!(tract_core::exports::ExportFormat::parse("yaml").is_err());
 }
+
+#[test]
+fn claude_code_sub_agents_come_back_as_merged_branches_of_their_own() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("review")));
+    let file = fixture("claude-code-agents.jsonl");
+    let report = t.import_file(&file, None).unwrap();
+    // One assistant message with both Task calls (one API response on two lines).
+    assert_eq!(report.added, 5, "{report:?}");
+    // The main view: the two Task results are the sub-agents' answers.
+    assert_eq!(
+        texts(&t),
+        [
+            "Review the auth module and the billing module.",
+            "",
+            "Auth: the session token is never rotated.",
+            "Billing rounds cents down in refunds.\nagentId: b4 (for resuming)",
+            "Two findings: token rotation (auth) and refund rounding (billing)."
+        ]
+    );
+    // Each sub-agent's conversation is a branch of its own (from its file beside the
+    // session, or from the session's own sidechain lines) forked at the calls, merged back
+    // as the result.
+    let auth = open_bound(&path, Bind::Branch(branch("review/agents/a1b2c3")));
+    assert_eq!(auth.log(None, None).unwrap().len(), 2 + 4);
+    assert_eq!(
+        texts(&auth)[4..],
+        [
+            "Review src/auth for bugs.",
+            "",
+            "No matches found",
+            "Auth: the session token is never rotated."
+        ]
+    );
+    let billing = open_bound(&path, Bind::Branch(branch("review/agents/b4")));
+    assert_eq!(
+        texts(&billing).last().unwrap(),
+        "Billing rounds cents down in refunds."
+    );
+    let merges: Vec<_> = t
+        .log(None, None)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.op() == "merge")
+        .collect();
+    assert_eq!(merges.len(), 2);
+    assert!(
+        t.search(&SearchQuery {
+            query: "No matches".into(),
+            history: true,
+            ..SearchQuery::default()
+        })
+        .unwrap()
+        .len()
+            == 1
+    );
+    assert!(t.fsck().unwrap().is_clean());
+    // Again: nothing new, on any branch.
+    let again = t.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.already), (0, 5));
+}

@@ -44,8 +44,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     // Every file is read and checked before anything is written.
     let mut parsed = Vec::with_capacity(a.files.len());
     for file in &a.files {
-        let text = std::fs::read_to_string(file).map_err(|e| tract_core::Error::io(file, e))?;
-        let t = transcript::parse(&text, format).map_err(|e| e.in_file(file))?;
+        let t = transcript::parse_file(file, format)?;
         let branch = match ctx.branch_flag() {
             Some(b) => BranchName::new(b)?,
             None => default_branch(&t, file)?,

@@ -143,3 +143,53 @@ fn a_bad_line_names_its_file_and_line_and_nothing_is_written() {
         ");
     assert_eq!(p.state(), before);
 }
+
+/// Sub-agents (a file beside the session, and sidechain lines in it) come back as branches
+/// merged as their Task's result.
+#[test]
+fn claude_code_sub_agents_import_as_merged_branches() {
+    let p = Project::new();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    std::fs::copy(
+        fixtures.join("claude-code-agents.jsonl"),
+        p.path().join("review.jsonl"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.path().join("review/subagents")).unwrap();
+    std::fs::copy(
+        fixtures.join("claude-code-agents/subagents/agent-a1b2c3.jsonl"),
+        p.path().join("review/subagents/agent-a1b2c3.jsonl"),
+    )
+    .unwrap();
+    assert_snapshot!(p.run(&["--branch", "review", "import", "review.jsonl"]), @"
+        exit: 0
+        --- stdout
+        review.jsonl: claude-code onto review: 5 added
+        ");
+    assert_snapshot!(p.run(&["--branch", "review", "log", "--graph"]), @r#"
+        exit: 0
+        --- stdout
+        ○  8c45cffa2c append assistant -                17  Two findings: token rotation (auth) and refund rounding (billing).  (review)
+        ◆    604d4c34d6 merge  tool      Task             20  (review/agents/b4 answers toolu_T2) Billing rounds cents down in refunds.
+        ├─╮
+        │ ○  2ec5bc4ff9 append assistant -                10  Billing rounds cents down in refunds.  (review/agents/b4)
+        │ ○  8562e85a6b append user      -                10  Review src/billing for bugs.
+        ├─╯
+        ◆    e803dfef57 merge  tool      Task             12  (review/agents/a1b2c3 answers toolu_T1) Auth: the session token is never rotated.
+        ├─╮
+        │ ○  e7ce959ef2 append assistant -                12  Auth: the session token is never rotated.  (review/agents/a1b2c3)
+        │ ○  80f705da65 append tool      Grep              6  No matches found
+        │ ○  16b2fb41fa append assistant Grep             10  Grep({"pattern":"rotate"})
+        │ ○  f8dc617770 append user      -                 9  Review src/auth for bugs.
+        ├─╯
+        ○  25ca0bb74f append assistant Task,Task        50  Task({"subagent_type":"reviewer","description":"Review auth","prompt":"Review src/auth for bugs…
+        ○  a0475eeea2 append user      -                12  Review the auth module and the billing module.
+        "#);
+    assert_snapshot!(p.run(&["branch"]), @"
+        exit: 0
+        --- stdout
+          review               8c45cffa2c      5 msgs      114 tok  2026-11-21T10:00:25Z
+          review/agents/a1b2c3 e7ce959ef2      6 msgs      160 tok  2026-11-21T10:00:19Z
+          review/agents/b4     2ec5bc4ff9      5 msgs      126 tok  2026-11-21T10:00:20Z
+        ");
+}
