@@ -32,9 +32,10 @@ echo "== python: build the wheel into a fresh venv"
 venv=target/test-venv
 rm -rf "$venv" target/wheels
 python3 -m venv "$venv"
-# The providers' SDKs: their request types check what compile produces (tests/python/providers.py).
+# The providers' SDKs: their request types check what compile produces (tests/python/providers.py);
+# the MCP client drives `tract mcp`.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8" \
-    "openai>=1.60,<4" "anthropic>=0.50,<3"
+    "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3"
 "$venv/bin/maturin" build --release --locked -m crates/tract-py/Cargo.toml -o target/wheels
 # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
 wheel=$(ls target/wheels/tract_context-*.whl)

@@ -1,5 +1,6 @@
 """The Python examples of the guides run as written."""
 
+import os
 import pathlib
 import re
 import warnings
@@ -64,7 +65,7 @@ def test_the_sessions_guide_examples_run_in_order(tmp_path) -> None:
         assert [c.content for c in main.log()] == ["on main"]
 
 
-def test_the_integrations_guide_examples_run_in_order(tmp_path) -> None:
+def test_the_integrations_guide_examples_run_in_order(tmp_path, monkeypatch, capfd) -> None:
     """The OpenAI Agents SDK section, with the SDK's own Responses model talking to a scripted
     server on 127.0.0.1 as `model`."""
     import pytest
@@ -73,7 +74,12 @@ def test_the_integrations_guide_examples_run_in_order(tmp_path) -> None:
     from agents import set_tracing_disabled
     from test_openai_agents import StubLLM, agent_on, call, response, said
 
+    pytest.importorskip("mcp")
     set_tracing_disabled(True)
+    # The guide starts `tract` by name, as a user's PATH finds it.
+    from test_sessions import TRACT_BIN
+
+    monkeypatch.setenv("PATH", f"{TRACT_BIN.parent}{os.pathsep}{os.environ['PATH']}")
     guide = GUIDE.with_name("integrations.md")
     blocks = python_blocks(guide.read_text())
     assert len(blocks) >= 4
@@ -87,3 +93,5 @@ def test_the_integrations_guide_examples_run_in_order(tmp_path) -> None:
     assert scope["result"].final_output == "Sunny in Paris."
     assert scope["last"]["content"][0]["text"] == "Sunny in Paris."
     assert scope["items"][-2]["output"] == "Paris: sunny"
+    # The MCP example found the session's messages through `tract mcp`.
+    assert '"Weather in Paris?"' in capfd.readouterr().out

@@ -41,8 +41,10 @@ where
             return ExitCode::from(usage_code(&e));
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    let mut stderr = std::io::stderr().lock();
+    // Not locked for the whole command: `tract mcp` writes its protocol to standard output
+    // from another thread.
+    let mut stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
     ExitCode::from(execute(cli, &mut stdout, &mut stderr))
 }
 

@@ -17,6 +17,7 @@ mod gc;
 mod import;
 mod init;
 mod log;
+mod mcp;
 mod merge;
 mod pull;
 mod push;
@@ -98,6 +99,10 @@ pub enum Command {
     /// Write the branch out: openai, anthropic, jsonl (with --history: every commit) or
     /// markdown.
     Export(export::Args),
+    /// Serve the store's history to an agent as MCP tools over stdio (search_history, log,
+    /// show, find_tool_results, find_tool_turns, status; edit and compress with
+    /// --allow-writes).
+    Mcp(mcp::Args),
     /// Where HEAD is and what the model would see.
     Status(status::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
@@ -134,6 +139,7 @@ impl Command {
             Command::Clone(a) => clone::run(ctx, ui, a),
             Command::Import(a) => import::run(ctx, ui, a),
             Command::Export(a) => export::run(ctx, ui, a),
+            Command::Mcp(a) => mcp::run(ctx, ui, a),
             Command::Status(a) => status::run(ctx, ui, a),
             Command::Demo(a) => demo::run(ctx, ui, a),
         }
