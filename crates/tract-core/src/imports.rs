@@ -116,7 +116,7 @@ fn import_steps(
         return Ok(report);
     }
     // Positions in view as the chain goes, for the compressions of compact boundaries.
-    let mut in_view: Vec<Source> = repo
+    let in_view: Vec<Source> = repo
         .with_view(&snap, head.commit, |v| {
             v.entries().iter().map(|e| e.position).collect::<Vec<_>>()
         })?
@@ -124,58 +124,24 @@ fn import_steps(
         .map(Source::Existing)
         .collect();
     drop(snap);
-    let mut chain = Vec::with_capacity(steps.len() - already);
-    for (k, step) in steps.into_iter().skip(already).enumerate() {
-        let (txn_step, message, timestamp_us): (TxnStep, Message, Option<u64>) = match step {
-            Step::Message {
-                message,
-                timestamp_us,
-                ..
-            } => {
-                in_view.push(Source::Chain(k));
-                (TxnStep::Op(Op::Append), message, timestamp_us)
-            }
-            Step::SubAgent {
-                agent,
-                steps: side,
-                result,
-                timestamp_us,
-                ..
-            } => {
-                in_view.push(Source::Chain(k));
-                let call_id = result.tool_call_id.clone().unwrap_or_default();
-                let sub = SubBranch {
-                    branch: agent_branch(&head.target, &agent)?,
-                    call_id,
-                    steps: side_steps(side, format)?,
-                };
-                (TxnStep::MergeOf(Box::new(sub)), result, timestamp_us)
-            }
-            Step::Compact {
-                summary,
-                timestamp_us,
-                params,
-                ..
-            } => {
-                let sources = std::mem::replace(&mut in_view, vec![Source::Chain(k)]);
-                if sources.is_empty() {
-                    // Nothing in view to compact: the summary is a message like any other.
-                    (TxnStep::Op(Op::Append), summary, timestamp_us)
-                } else {
-                    let step = TxnStep::CompressOf {
-                        sources,
-                        summarizer: format!("imported:{}", format.name()),
-                        params,
-                    };
-                    (step, summary, timestamp_us)
-                }
-            }
-        };
-        let mut prepared = Prepared::new(message)
-            .map_err(|e| e.in_batch(crate::error::BatchPosition::Message(already + k + 1)))?;
-        prepared.timestamp_us = timestamp_us;
-        chain.push((txn_step, prepared));
-    }
+    let new_steps: Vec<Step> = steps.into_iter().skip(already).collect();
+    let chain = chain_of(
+        new_steps,
+        in_view,
+        format,
+        already,
+        |agent, side, result| {
+            Ok(TxnStep::MergeOf(Box::new(SubBranch {
+                branch: agent_branch(&head.target, agent)?,
+                call_id: result.tool_call_id.clone().unwrap_or_default(),
+                steps: chain_of(side, Vec::new(), format, 0, |_, _, _| {
+                    Err(Error::invalid_input(
+                        "a sub-agent inside a sub-agent is not imported",
+                    ))
+                })?,
+            })))
+        },
+    )?;
     // Only on the branch as it was compared: a writer in between makes this HeadMoved.
     let opts = AppendOptions {
         expected_head: Some(head.commit),
@@ -207,9 +173,17 @@ fn agent_branch(target: &HeadRef, agent: &str) -> Result<String> {
     Ok(crate::revision::BranchName::new(&name)?.to_string())
 }
 
-/// A sub-agent's steps as a chain of its own (appends, and compressions of what it holds).
-fn side_steps(steps: Vec<Step>, format: Format) -> Result<Vec<(TxnStep, Prepared)>> {
-    let mut in_view: Vec<Source> = Vec::new();
+/// Transcript steps as the steps of a write chain: a message is an append, a compact
+/// boundary a compression of what is in view then (`in_view`: positions already there), a
+/// sub-agent what `sub_agent` makes of it (a merged branch). `offset` is the place of the
+/// first step in the transcript, for errors.
+fn chain_of(
+    steps: Vec<Step>,
+    mut in_view: Vec<Source>,
+    format: Format,
+    offset: usize,
+    mut sub_agent: impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep>,
+) -> Result<Vec<(TxnStep, Prepared)>> {
     let mut out = Vec::with_capacity(steps.len());
     for (k, step) in steps.into_iter().enumerate() {
         let (op, message, timestamp_us) = match step {
@@ -221,6 +195,16 @@ fn side_steps(steps: Vec<Step>, format: Format) -> Result<Vec<(TxnStep, Prepared
                 in_view.push(Source::Chain(k));
                 (TxnStep::Op(Op::Append), message, timestamp_us)
             }
+            Step::SubAgent {
+                agent,
+                steps,
+                result,
+                timestamp_us,
+                ..
+            } => {
+                in_view.push(Source::Chain(k));
+                (sub_agent(&agent, steps, &result)?, result, timestamp_us)
+            }
             Step::Compact {
                 summary,
                 timestamp_us,
@@ -229,6 +213,7 @@ fn side_steps(steps: Vec<Step>, format: Format) -> Result<Vec<(TxnStep, Prepared
             } => {
                 let sources = std::mem::replace(&mut in_view, vec![Source::Chain(k)]);
                 let op = if sources.is_empty() {
+                    // Nothing in view to compact: the summary is a message like any other.
                     TxnStep::Op(Op::Append)
                 } else {
                     TxnStep::CompressOf {
@@ -239,15 +224,9 @@ fn side_steps(steps: Vec<Step>, format: Format) -> Result<Vec<(TxnStep, Prepared
                 };
                 (op, summary, timestamp_us)
             }
-            Step::SubAgent { line, .. } => {
-                return Err(Error::InvalidTranscript {
-                    path: None,
-                    line,
-                    reason: "a sub-agent inside a sub-agent is not imported".into(),
-                });
-            }
         };
-        let mut p = Prepared::new(message)?;
+        let mut p = Prepared::new(message)
+            .map_err(|e| e.in_batch(crate::error::BatchPosition::Message(offset + k + 1)))?;
         p.timestamp_us = timestamp_us;
         out.push((op, p));
     }

@@ -195,6 +195,12 @@ pub(crate) fn raw_value(raw: &str) -> Value {
 
 /// Content as OpenAI renders it: a string, or a list of parts.
 pub(crate) fn content_value(c: &Content) -> Value {
+    content_value_with(c, "text")
+}
+
+/// Content as a string, or a list of parts whose text parts have type `text_kind` (`text`
+/// for chat, `input_text` / `output_text` for Responses items).
+pub(crate) fn content_value_with(c: &Content, text_kind: &str) -> Value {
     match c {
         Content::Text(t) => Value::String(t.clone()),
         Content::Parts(parts) => Value::Array(
@@ -203,7 +209,7 @@ pub(crate) fn content_value(c: &Content) -> Value {
                 .map(|p| match p {
                     ContentPart::Text(t) => {
                         let mut m = Map::new();
-                        m.insert("type".into(), "text".into());
+                        m.insert("type".into(), text_kind.into());
                         m.insert("text".into(), t.clone().into());
                         Value::Object(m)
                     }

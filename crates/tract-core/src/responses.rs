@@ -14,7 +14,7 @@
 //! directly) is written in the plain input form.
 
 use crate::error::{BatchPosition, Error, Result};
-use crate::json::raw_value;
+use crate::json::{content_value_with, raw_value};
 use crate::object::{Content, ContentPart, Message, Role, ToolCall};
 use crate::view::{SYNTHETIC_RESULT, ViewEntry};
 use serde_json::{Map, Value};
@@ -313,23 +313,7 @@ fn put_content(shell: &mut Map<String, Value>, key: &str, content: &Content) -> 
 }
 
 fn plain_content(content: &Content, text_kind: &str) -> Value {
-    match content {
-        Content::Text(t) => Value::String(t.clone()),
-        Content::Parts(parts) => Value::Array(
-            parts
-                .iter()
-                .map(|p| match p {
-                    ContentPart::Text(t) => {
-                        let mut o = Map::new();
-                        o.insert("type".into(), text_kind.into());
-                        o.insert("text".into(), t.clone().into());
-                        Value::Object(o)
-                    }
-                    ContentPart::Raw(raw) => raw_value(raw),
-                })
-                .collect(),
-        ),
-    }
+    content_value_with(content, text_kind)
 }
 
 /// A message that never was an item: `{"role", "content"}` for what is said, one

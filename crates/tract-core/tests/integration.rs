@@ -3949,3 +3949,45 @@ fn claude_code_sub_agents_come_back_as_merged_branches_of_their_own() {
     let again = t.import_file(&file, None).unwrap();
     assert_eq!((again.added, again.already), (0, 5));
 }
+
+#[test]
+fn each_format_is_told_apart_and_read() {
+    use tract_core::transcript::{Format, Transcript, parse};
+    let steps = |t: Transcript| match t {
+        Transcript::Steps { format, steps, .. } => (format, steps.len()),
+        Transcript::Commits(c) => panic!("commits: {}", c.len()),
+    };
+    let responses = json!({"instructions": "be brief", "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"}]});
+    assert_eq!(
+        steps(parse(&responses.to_string(), None).unwrap()),
+        (Format::OpenAiResponses, 4)
+    );
+    let items = "{\"type\": \"function_call\", \"call_id\": \"c1\", \"name\": \"f\", \"arguments\": \"{}\"}\n\
+                 {\"type\": \"function_call_output\", \"call_id\": \"c1\", \"output\": \"ok\"}\n";
+    assert_eq!(
+        steps(parse(items, None).unwrap()),
+        (Format::OpenAiResponses, 2)
+    );
+    let chat = json!([{"role": "developer", "content": "x"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "r"}]);
+    let (f, n) = steps(parse(&chat.to_string(), None).unwrap());
+    assert_eq!((f, n), (Format::OpenAi, 3));
+    let neutral =
+        "{\"role\": \"user\", \"content\": \"a\"}\n{\"role\": \"assistant\", \"content\": \"b\"}\n";
+    assert_eq!(steps(parse(neutral, None).unwrap()), (Format::Jsonl, 2));
+    let anthropic = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]});
+    assert_eq!(
+        steps(parse(&anthropic.to_string(), None).unwrap()),
+        (Format::Anthropic, 1)
+    );
+    // A format named is used as named; a value it cannot read names the line.
+    let err = parse(&chat.to_string(), Some(Format::Anthropic))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(err.to_string().contains("line 1: unknown message role 'developer'"), "{err}");
+    assert!(matches!(Format::parse("auto"), Ok(None)));
+}

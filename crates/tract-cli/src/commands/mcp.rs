@@ -63,17 +63,6 @@ struct History {
 /// A tool's failure, shown to the agent as the tool's error text.
 type Answer = Result<CallToolResult, ErrorData>;
 
-fn answer(v: &Value) -> Answer {
-    let text = serde_json::to_string_pretty(v).unwrap_or_default();
-    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
-}
-
-fn refuse(message: impl std::fmt::Display) -> Answer {
-    Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-        "error: {message}"
-    ))]))
-}
-
 /// The branch parameter every tool takes.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct BranchOnly {
@@ -208,6 +197,15 @@ fn info_json(c: &CommitInfo, full: bool) -> Value {
     o
 }
 
+/// A core error as the text a tool answers with.
+fn said(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn rev(text: &str) -> Result<Rev, String> {
+    Rev::parse(text).map_err(said)
+}
+
 #[tool_router(router = read_tools)]
 impl History {
     /// Search what the agent saw, said and got back from tools.
@@ -215,37 +213,33 @@ impl History {
         description = "Search message text, tool calls and tool results of a branch (its view, or with history=true every version ever committed). Returns the matching commits with a snippet."
     )]
     fn search_history(&self, Parameters(a): Parameters<SearchArgs>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        let role = match a.role.as_deref().map(Role::parse).transpose() {
-            Ok(r) => r,
-            Err(e) => return refuse(e),
-        };
-        let q = SearchQuery {
-            query: a.query,
-            role,
-            tool: a.tool,
-            history: a.history.unwrap_or(false),
-            limit: Some(a.limit.unwrap_or(20)),
-            ..SearchQuery::default()
-        };
-        match t.search(&q) {
-            Ok(hits) => answer(&Value::Array(
-                hits.iter()
-                    .map(|h| {
-                        let mut o = info_json(&h.info, false);
-                        o["snippet"] = h.snippet.clone().into();
-                        if let Some(map) = o.as_object_mut() {
-                            map.remove("content");
-                        }
-                        o
-                    })
-                    .collect(),
-            )),
-            Err(e) => refuse(e),
-        }
+        self.answer(a.branch.as_deref(), |t| {
+            let q = SearchQuery {
+                query: a.query,
+                role: a
+                    .role
+                    .as_deref()
+                    .map(Role::parse)
+                    .transpose()
+                    .map_err(said)?,
+                tool: a.tool,
+                history: a.history.unwrap_or(false),
+                limit: Some(a.limit.unwrap_or(20)),
+                ..SearchQuery::default()
+            };
+            let hits = t.search(&q).map_err(said)?;
+            Ok(hits
+                .iter()
+                .map(|h| {
+                    let mut o = info_json(&h.info, false);
+                    o["snippet"] = h.snippet.clone().into();
+                    if let Some(map) = o.as_object_mut() {
+                        map.remove("content");
+                    }
+                    o
+                })
+                .collect())
+        })
     }
 
     /// The branch's history, newest first.
@@ -253,16 +247,10 @@ impl History {
         description = "The history of a branch, newest first: each commit's id, operation, role, tool, tokens and content (long content truncated; show gives all of it)."
     )]
     fn log(&self, Parameters(a): Parameters<LogArgs>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        match t.log(None, Some(a.limit.unwrap_or(20))) {
-            Ok(log) => answer(&Value::Array(
-                log.iter().map(|c| info_json(c, false)).collect(),
-            )),
-            Err(e) => refuse(e),
-        }
+        self.answer(a.branch.as_deref(), |t| {
+            let log = t.log(None, Some(a.limit.unwrap_or(20))).map_err(said)?;
+            Ok(log.iter().map(|c| info_json(c, false)).collect())
+        })
     }
 
     /// One commit in full.
@@ -270,30 +258,22 @@ impl History {
         description = "One commit in full: its operation, parents, message and full content, and every version of the message when it was edited."
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        let rev = match Rev::parse(&a.id) {
-            Ok(r) => r,
-            Err(e) => return refuse(e),
-        };
-        let info = match t.get_commit(rev.clone()) {
-            Ok(i) => i,
-            Err(e) => return refuse(e),
-        };
-        let mut o = info_json(&info, true);
-        o["parents"] = info.commit.parents.iter().map(|p| p.to_hex()).collect();
-        if let Ok(versions) = t.edit_history(rev)
-            && versions.len() > 1
-        {
-            if let Some(last) = versions.last().and_then(|v| v.message.as_deref()) {
-                o["current_commit"] = versions[versions.len() - 1].id.to_hex().into();
-                o["current_content"] = last.content.text().into_owned().into();
+        self.answer(a.branch.as_deref(), |t| {
+            let rev = rev(&a.id)?;
+            let info = t.get_commit(rev.clone()).map_err(said)?;
+            let mut o = info_json(&info, true);
+            o["parents"] = info.commit.parents.iter().map(|p| p.to_hex()).collect();
+            if let Ok(versions) = t.edit_history(rev)
+                && let [_, .., last] = versions.as_slice()
+            {
+                if let Some(m) = last.message.as_deref() {
+                    o["current_commit"] = last.id.to_hex().into();
+                    o["current_content"] = m.content.text().into_owned().into();
+                }
+                o["versions"] = versions.iter().map(|v| info_json(v, true)).collect();
             }
-            o["versions"] = versions.iter().map(|v| info_json(v, true)).collect();
-        }
-        answer(&o)
+            Ok(o)
+        })
     }
 
     /// Tool results, oldest first.
@@ -301,21 +281,14 @@ impl History {
         description = "Tool results in a branch's view, oldest first (optionally of one tool, after or before a commit): which call each answers, whether it failed, and its content (long content truncated)."
     )]
     fn find_tool_results(&self, Parameters(a): Parameters<ResultsArgs>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        let bound = |s: &Option<String>| s.as_deref().map(Rev::parse).transpose();
-        let (after, before) = match (bound(&a.after), bound(&a.before)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(e), _) | (_, Err(e)) => return refuse(e),
-        };
-        match t.find_tool_results(a.name.as_deref(), after.as_ref(), before.as_ref()) {
-            Ok(found) => answer(&Value::Array(
-                found.iter().map(|c| info_json(c, false)).collect(),
-            )),
-            Err(e) => refuse(e),
-        }
+        self.answer(a.branch.as_deref(), |t| {
+            let after = a.after.as_deref().map(rev).transpose()?;
+            let before = a.before.as_deref().map(rev).transpose()?;
+            let found = t
+                .find_tool_results(a.name.as_deref(), after.as_ref(), before.as_ref())
+                .map_err(said)?;
+            Ok(found.iter().map(|c| info_json(c, false)).collect())
+        })
     }
 
     /// Tool turns: each call with its result.
@@ -323,30 +296,24 @@ impl History {
         description = "Tool turns in a branch's view: each assistant message that called tools, with every call's name, arguments, state (pending, ok, error) and result commit."
     )]
     fn find_tool_turns(&self, Parameters(a): Parameters<TurnsArgs>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        match t.find_tool_turns(a.name.as_deref()) {
-            Ok(turns) => answer(&Value::Array(
-                turns
-                    .iter()
-                    .map(|turn| {
-                        json!({
-                            "call": turn.call.id.to_hex(),
-                            "calls": turn.calls.iter().map(|c| json!({
-                                "id": c.call_id,
-                                "name": c.name,
-                                "arguments": c.arguments,
-                                "state": c.state.as_str(),
-                                "result": c.result_commit.map(|r| r.to_hex()),
-                            })).collect::<Vec<_>>(),
-                        })
+        self.answer(a.branch.as_deref(), |t| {
+            let turns = t.find_tool_turns(a.name.as_deref()).map_err(said)?;
+            Ok(turns
+                .iter()
+                .map(|turn| {
+                    json!({
+                        "call": turn.call.id.to_hex(),
+                        "calls": turn.calls.iter().map(|c| json!({
+                            "id": c.call_id,
+                            "name": c.name,
+                            "arguments": c.arguments,
+                            "state": c.state.as_str(),
+                            "result": c.result_commit.map(|r| r.to_hex()),
+                        })).collect::<Vec<_>>(),
                     })
-                    .collect(),
-            )),
-            Err(e) => refuse(e),
-        }
+                })
+                .collect())
+        })
     }
 
     /// Where a branch is and what its view holds.
@@ -354,20 +321,16 @@ impl History {
         description = "A branch's status: its head, the messages and tokens in its view, and tool calls still without a result."
     )]
     fn status(&self, Parameters(a): Parameters<BranchOnly>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        match t.status() {
-            Ok(s) => answer(&json!({
+        self.answer(a.branch.as_deref(), |t| {
+            let s = t.status().map_err(said)?;
+            Ok(json!({
                 "branch": s.head.branch(),
                 "head": s.head.commit.map(|c| c.to_hex()),
                 "messages": s.messages,
                 "tokens": s.token_count,
                 "unanswered_calls": s.unanswered_calls,
-            })),
-            Err(e) => refuse(e),
-        }
+            }))
+        })
     }
 }
 
@@ -378,18 +341,12 @@ impl History {
         description = "Replace the content of a message in a branch's view (for example a long tool result with what matters in it). The original stays in history."
     )]
     fn edit(&self, Parameters(a): Parameters<EditArgs>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        let rev = match Rev::parse(&a.id) {
-            Ok(r) => r,
-            Err(e) => return refuse(e),
-        };
-        match t.edit(rev, Content::Text(a.content)) {
-            Ok(info) => answer(&info_json(&info, false)),
-            Err(e) => refuse(e),
-        }
+        self.answer(a.branch.as_deref(), |t| {
+            let info = t
+                .edit(rev(&a.id)?, Content::Text(a.content))
+                .map_err(said)?;
+            Ok(info_json(&info, false))
+        })
     }
 
     /// Replaces consecutive messages with a summary.
@@ -397,33 +354,25 @@ impl History {
         description = "Replace consecutive messages of a branch's view with a summary you give. The originals stay in history."
     )]
     fn compress(&self, Parameters(a): Parameters<CompressArgs>) -> Answer {
-        let t = match self.on(a.branch.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return refuse(e),
-        };
-        let commits = match a
-            .commits
-            .iter()
-            .map(|c| Rev::parse(c))
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(c) => c,
-            Err(e) => return refuse(e),
-        };
-        let manual = Manual(a.summary);
-        let req = CompressRequest {
-            commits: Some(commits),
-            summarizer: Some(&manual),
-            ..CompressRequest::default()
-        };
-        match t.compress(&req) {
-            Ok(out) => answer(&json!({
+        self.answer(a.branch.as_deref(), |t| {
+            let commits = a
+                .commits
+                .iter()
+                .map(|c| rev(c))
+                .collect::<Result<Vec<_>, _>>()?;
+            let manual = Manual(a.summary);
+            let req = CompressRequest {
+                commits: Some(commits),
+                summarizer: Some(&manual),
+                ..CompressRequest::default()
+            };
+            let out = t.compress(&req).map_err(said)?;
+            Ok(json!({
                 "commits": out.commits.iter().map(|c| c.id.to_hex()).collect::<Vec<_>>(),
                 "tokens_before": out.tokens_before,
                 "tokens_after": out.tokens_after,
-            })),
-            Err(e) => refuse(e),
-        }
+            }))
+        })
     }
 }
 
@@ -442,6 +391,22 @@ impl History {
             handles: Arc::new(Mutex::new(HashMap::new())),
             tool_router,
         }
+    }
+
+    /// Runs a tool on `branch`: its JSON as the answer, its failure as the tool's error text
+    /// (the agent reads it; the server goes on).
+    fn answer(
+        &self,
+        branch: Option<&str>,
+        tool: impl FnOnce(&Tract) -> Result<Value, String>,
+    ) -> Answer {
+        let result = self.on(branch).and_then(|t| tool(&t));
+        Ok(match result {
+            Ok(v) => CallToolResult::success(vec![ContentBlock::text(
+                serde_json::to_string_pretty(&v).unwrap_or_default(),
+            )]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("error: {e}"))]),
+        })
     }
 
     /// The handle on `branch` (default: the branch the store's `HEAD` is on); a branch that
