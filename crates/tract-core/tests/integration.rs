@@ -3988,6 +3988,10 @@ fn each_format_is_told_apart_and_read() {
     let err = parse(&chat.to_string(), Some(Format::Anthropic))
         .map(|_| ())
         .unwrap_err();
-    assert!(err.to_string().contains("line 1: unknown message role 'developer'"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("line 1: unknown message role 'developer'"),
+        "{err}"
+    );
     assert!(matches!(Format::parse("auto"), Ok(None)));
 }
