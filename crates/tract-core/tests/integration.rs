@@ -3161,6 +3161,36 @@ fn a_damaged_freed_page_table_is_an_error_not_an_abort() {
     drop(t);
 }
 
+/// Found by fuzzing (store_open): a damaged page number claimed a page of 2 GiB (or 4 GiB),
+/// which redb allocated and zeroed before reading it from a 57 KB file. The vendored redb
+/// checks that a large page lies in the file first (vendor/README.md): opening is an error,
+/// at once, and nothing near that size is allocated.
+#[test]
+fn a_page_claimed_past_the_end_of_the_file_is_an_error_without_the_allocation() {
+    for name in ["oom-page-past-the-end-2GiB", "oom-page-past-the-end-4GiB"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/corpus/store_open")
+            .join(name);
+        let data = std::fs::read(path).unwrap();
+        let opened = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default())
+            .and_then(|s| Tract::from_store(s, &Bind::HeadAtOpen))
+            .and_then(|t| t.compile().map(|_| t));
+        assert!(
+            matches!(opened, Err(Error::Corrupt { .. })),
+            "{name}: {opened:?}"
+        );
+    }
+    // This process's peak resident memory stays far below the pages claimed.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(peak_kib < 1_500_000, "peak RSS {peak_kib} KiB");
+}
+
 // ----- PostgreSQL: what only a database store has (the run with TRACT_TEST_POSTGRES) -----
 
 /// A client on the database of a test store's URL, in the store's schema, to change rows as

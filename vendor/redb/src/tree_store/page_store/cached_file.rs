@@ -686,6 +686,14 @@ impl PagedCachedFile {
     // `Vec<u8>` that is then copied into an `Arc`. The buffer is zero-filled
     // because `StorageBackend::read` takes `&mut [u8]`.
     fn read_direct_into_arc(&self, offset: u64, len: usize) -> Result<Arc<[u8]>> {
+        // A damaged page number can claim a page of up to 4 GiB: check that a large page lies
+        // in the file before allocating it (small reads, the common path, skip the check).
+        const LARGE_READ: usize = 64 << 20;
+        if len > LARGE_READ && offset.saturating_add(len as u64) > self.file.len()? {
+            return Err(StorageError::Corrupted(format!(
+                "a page of {len} bytes at offset {offset} lies past the end of the file"
+            )));
+        }
         let mut arc = zero_filled_arc(len);
         self.file.read(offset, Arc::get_mut(&mut arc).unwrap())?;
         Ok(arc)
