@@ -1052,7 +1052,13 @@ fn append_blocks(into: &mut Message, more: Message) {
 /// `2026-01-20T11:57:17.716Z` (an offset is applied).
 fn parse_rfc3339_us(t: &str) -> Option<u64> {
     let b = t.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+    // ASCII only: the fields below are sliced by byte position.
+    if !t.is_ascii()
+        || b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+    {
         return None;
     }
     let num = |s: &str| s.parse::<i64>().ok();
@@ -1116,6 +1122,8 @@ mod tests {
             "2026-13-20T00:00:00Z",
             "2026-01-20T00:00:00",
             "x026-01-20T00:00:00Z",
+            "2026-01-2\u{e9}T00:00:00Z",
+            "2026-01-20T00:00:00.\u{e9}Z",
         ] {
             assert_eq!(parse_rfc3339_us(bad), None, "{bad}");
         }
