@@ -290,13 +290,20 @@ fn only_unsendable(m: &Message, kinds: &[&str]) -> bool {
     }
 }
 
-/// Content as OpenAI chat takes it: parts it cannot take are left out.
+/// Content as OpenAI chat takes it: parts it cannot take are left out, and a text part is
+/// only its text (an Anthropic `cache_control` on it is not OpenAI's).
 fn openai_content(c: &Content) -> Value {
     match content_value(c) {
         Value::Array(parts) => Value::Array(
             parts
                 .into_iter()
                 .filter(|p| takes(p, OPENAI_PARTS))
+                .map(
+                    |p| match (p.get("type").and_then(Value::as_str), p.get("text")) {
+                        (Some("text"), Some(t)) => serde_json::json!({"type": "text", "text": t}),
+                        _ => p,
+                    },
+                )
                 .collect(),
         ),
         other => other,

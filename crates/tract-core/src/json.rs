@@ -169,6 +169,12 @@ fn part_from_json(v: &Value) -> Result<ContentPart> {
         .as_object()
         .ok_or_else(|| Error::invalid_message("a content part must be an object"))?;
     match obj.get("type") {
+        // A text part with more than its text (a cache_control, citations) is kept verbatim,
+        // so nothing of it is lost and it reads back as the same part.
+        Some(Value::String(t)) if t == "text" && obj.len() > 2 => match obj.get("text") {
+            Some(Value::String(_)) => Ok(ContentPart::Raw(v.to_string())),
+            _ => Err(Error::invalid_message("a text part needs a string 'text'")),
+        },
         Some(Value::String(t)) if t == "text" => match obj.get("text") {
             Some(Value::String(s)) => Ok(ContentPart::Text(s.clone())),
             _ => Err(Error::invalid_message("a text part needs a string 'text'")),

@@ -87,11 +87,11 @@ impl Content {
         match self {
             Content::Text(t) => std::borrow::Cow::Borrowed(t),
             Content::Parts(parts) => {
-                let texts: Vec<&str> = parts
+                let texts: Vec<std::borrow::Cow<'_, str>> = parts
                     .iter()
                     .filter_map(|p| match p {
-                        ContentPart::Text(t) => Some(t.as_str()),
-                        ContentPart::Raw(_) => None,
+                        ContentPart::Text(t) => Some(std::borrow::Cow::Borrowed(t.as_str())),
+                        ContentPart::Raw(raw) => raw_text(raw).map(std::borrow::Cow::Owned),
                     })
                     .collect();
                 std::borrow::Cow::Owned(texts.join("\n"))
@@ -106,6 +106,16 @@ impl Content {
             Content::Parts(p) => p.is_empty(),
         }
     }
+}
+
+/// The text of a raw part that is a text block with more than its text (a `cache_control`,
+/// citations): what is said is still said.
+fn raw_text(raw: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(raw).ok()?;
+    if v.get("type")?.as_str()? != "text" {
+        return None;
+    }
+    v.get("text")?.as_str().map(str::to_string)
 }
 
 /// A tool call requested by an assistant message.

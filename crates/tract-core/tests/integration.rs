@@ -3069,6 +3069,31 @@ fn fuzz_corpora_replay() {
         let _ = BranchName::new(text);
         let _ = tract_core::HexPrefix::new(text);
     }
+    for (path, data) in fuzz_corpus("transcript_parse") {
+        let Ok(text) = std::str::from_utf8(&data) else {
+            continue;
+        };
+        let formats = std::iter::once(None).chain(
+            tract_core::transcript::Format::ALL
+                .iter()
+                .map(|(_, f)| Some(*f)),
+        );
+        for format in formats {
+            if let Ok(tract_core::transcript::Transcript::Steps { steps, .. }) =
+                tract_core::transcript::parse(text, format)
+            {
+                for step in &steps {
+                    if let tract_core::transcript::Step::Message { message, .. } = step {
+                        let back = tract_core::json::message_from_json(
+                            &tract_core::json::message_to_json(message),
+                        )
+                        .unwrap();
+                        assert_eq!(&back, message, "{}", path.display());
+                    }
+                }
+            }
+        }
+    }
     for (_, data) in fuzz_corpus("store_open") {
         let options = tract_core::StoreOptions::default();
         let Ok(store) = tract_core::Store::from_bytes(&data, options) else {
@@ -4024,4 +4049,32 @@ fn each_format_is_told_apart_and_read() {
         "{err}"
     );
     assert!(matches!(Format::parse("auto"), Ok(None)));
+}
+
+/// Found by fuzzing (transcript_parse, from its seeds): a text block with more than its text
+/// (Anthropic's `cache_control`) was read back from the neutral form as plain text, dropping
+/// the rest, so the message (and its id) changed on the way. It is kept verbatim; its text is
+/// still searched, and OpenAI is sent the text alone.
+#[test]
+fn a_text_block_with_cache_control_is_kept_whole_and_still_read_as_text() {
+    let t = Tract::in_memory().unwrap();
+    let block = json!({"type": "text", "text": "the long system prompt", "cache_control": {"type": "ephemeral"}});
+    let m =
+        tract_core::json::message_from_json(&json!({"role": "user", "content": [block]})).unwrap();
+    let back = tract_core::json::message_from_json(&tract_core::json::message_to_json(&m)).unwrap();
+    assert_eq!(back, m);
+    t.append(m).unwrap();
+    let c = t.compile().unwrap();
+    assert_eq!(c.to_anthropic()["messages"][0]["content"][0], block);
+    assert_eq!(
+        c.to_openai()[0]["content"][0],
+        json!({"type": "text", "text": "the long system prompt"})
+    );
+    let hits = t
+        .search(&SearchQuery {
+            query: "long system".into(),
+            ..SearchQuery::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 1);
 }
