@@ -164,7 +164,9 @@ fn tool_call_from_json(v: &Value) -> Result<ToolCall> {
     })
 }
 
-fn part_from_json(v: &Value) -> Result<ContentPart> {
+/// One content part in the neutral form: a text part, or any other part kept verbatim (every
+/// reader of provider content makes its raw parts with this, so they read back the same).
+pub(crate) fn part_from_json(v: &Value) -> Result<ContentPart> {
     let obj = v
         .as_object()
         .ok_or_else(|| Error::invalid_message("a content part must be an object"))?;

@@ -14,7 +14,7 @@
 //! directly) is written in the plain input form.
 
 use crate::error::{BatchPosition, Error, Result};
-use crate::json::{content_value_with, raw_value};
+use crate::json::{content_value_with, part_from_json, raw_value};
 use crate::object::{Content, ContentPart, Message, Role, ToolCall};
 use crate::view::{SYNTHETIC_RESULT, ViewEntry};
 use serde_json::{Map, Value};
@@ -169,7 +169,12 @@ fn take_content(shell: &mut Map<String, Value>, key: &str) -> Result<Content> {
                         templates.push(Value::Object(p));
                     }
                     Value::Object(_) => {
-                        content.push(ContentPart::Raw(part.to_string()));
+                        content.push(part_from_json(&part).map_err(|e| match e {
+                            Error::InvalidMessage { reason, .. } => {
+                                Error::invalid_message(format!("in '{key}': {reason}"))
+                            }
+                            other => other,
+                        })?);
                         templates.push(Value::Null);
                     }
                     _ => {

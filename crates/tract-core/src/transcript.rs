@@ -512,19 +512,16 @@ fn anthropic_content(blocks: &[Value]) -> std::result::Result<Content, String> {
     blocks
         .iter()
         .map(|b| {
-            if !b.is_object() {
-                return Err("a content block must be an object".to_string());
-            }
-            Ok(if plain(b) {
-                ContentPart::Text(
+            if plain(b) {
+                return Ok(ContentPart::Text(
                     b.get("text")
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .into(),
-                )
-            } else {
-                ContentPart::Raw(b.to_string())
-            })
+                ));
+            }
+            // Any other block verbatim, read as the neutral form reads a part.
+            crate::json::part_from_json(b).map_err(reason_of)
         })
         .collect::<std::result::Result<Vec<_>, _>>()
         .map(Content::Parts)
@@ -951,6 +948,8 @@ fn conversation(lines: &[&(usize, Value)], main: bool) -> Result<Conversation> {
             }
             if continues && let Some(Step::Message { message: prev, .. }) = steps.last_mut() {
                 append_blocks(prev, m);
+                // The joined message must hold together (one call id once).
+                prev.validate().map_err(|e| bad(line, reason_of(e)))?;
                 continue;
             }
             steps.push(Step::Message {

@@ -4078,3 +4078,68 @@ fn a_text_block_with_cache_control_is_kept_whole_and_still_read_as_text() {
         .unwrap();
     assert_eq!(hits.len(), 1);
 }
+
+/// Found by fuzzing (transcript_parse): a block without a string `type` inside a tool result
+/// (or a system prompt's blocks) was kept as a raw part the neutral form then refused; it is
+/// refused when read, naming its line, as a message's own blocks are.
+#[test]
+fn a_content_block_without_a_type_is_refused_anywhere() {
+    use tract_core::transcript::{Format, parse};
+    let body = json!({"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"Type": "text", "text": "r"}]}]}]});
+    let err = parse(&body.to_string(), Some(Format::Anthropic)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("line 1: a content part needs a string 'type'"),
+        "{err}"
+    );
+    let system = json!({"system": [{"text": "s"}], "messages": []});
+    assert!(parse(&system.to_string(), Some(Format::Anthropic)).is_err());
+    // Found next: a text block without its text.
+    let textless =
+        json!({"messages": [{"role": "user", "content": [{"type": "text", "txet": "q"}]}]});
+    let err = parse(&textless.to_string(), Some(Format::Anthropic)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a text part needs a string 'text'"),
+        "{err}"
+    );
+}
+
+/// Found by fuzzing (transcript_parse): two lines of one API response repeating a tool call id
+/// were joined into a message that could not be stored; the line is refused when read.
+#[test]
+fn a_response_whose_lines_repeat_a_call_is_refused_naming_the_line() {
+    let line = |uuid: &str, parent: Option<&str>| {
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "s",
+               "message": {"id": "msg_1", "role": "assistant", "content": [
+                   {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {}}]}})
+        .to_string()
+    };
+    let text = format!("{}\n{}\n", line("a", None), line("b", Some("a")));
+    let err = tract_core::transcript::parse(&text, None).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("line 2: tool call id 'toolu_1' appears twice"),
+        "{err}"
+    );
+}
+
+/// Found by fuzzing (transcript_parse): a Responses content part without a string `type` was
+/// kept raw and then refused by the neutral form; every reader now makes its raw parts as the
+/// neutral form reads them, so such a part is refused when read.
+#[test]
+fn a_responses_part_without_a_type_is_refused_when_read() {
+    let items = json!([{"role": "assistant", "type": "message",
+        "content": [{"t|pe": "output_text", "text": ":"}]}]);
+    let err = tract_core::transcript::parse(
+        &items.to_string(),
+        Some(tract_core::transcript::Format::OpenAiResponses),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("in 'content': a content part needs a string 'type'"),
+        "{err}"
+    );
+}
