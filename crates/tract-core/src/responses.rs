@@ -119,12 +119,19 @@ pub fn message_from_item(
                 ..Message::text(Role::Tool, "")
             }
         }
-        Some(_) => {
-            // Kept whole: the raw part is the item itself, the shell only says so.
+        Some(t) => {
+            // Kept whole: the raw part is the item itself (read as the neutral form reads a
+            // part, so it reads back the same), the shell only says so.
+            let part = part_from_json(item)?;
+            if !matches!(part, ContentPart::Raw(_)) {
+                return Err(Error::invalid_message(format!(
+                    "'{t}' is a content part, not an item"
+                )));
+            }
             shell = Map::new();
             shell.insert("type".into(), Value::Null);
             Message {
-                content: Content::Parts(vec![ContentPart::Raw(item.to_string())]),
+                content: Content::Parts(vec![part]),
                 ..Message::text(Role::Assistant, "")
             }
         }
@@ -459,6 +466,15 @@ mod tests {
             (
                 json!({"role": "user", "content": ["x"]}),
                 "must be an object",
+            ),
+            // Found by fuzzing (transcript_parse): an "item" that is a content part.
+            (
+                json!({"type": "text", "text": "x"}),
+                "'text' is a content part, not an item",
+            ),
+            (
+                json!({"type": "text", "uuid": "s0"}),
+                "a text part needs a string 'text'",
             ),
         ];
         for (item, wanted) in cases {
