@@ -111,6 +111,11 @@ impl Content {
 /// The text of a raw part that is a text block with more than its text (a `cache_control`,
 /// citations): what is said is still said.
 fn raw_text(raw: &str) -> Option<String> {
+    // Raw parts are stored compact; most are images or documents (often large), which are not
+    // parsed here: only a part that can be a text block is.
+    if !raw.contains(r#""type":"text""#) {
+        return None;
+    }
     let v: serde_json::Value = serde_json::from_str(raw).ok()?;
     if v.get("type")?.as_str()? != "text" {
         return None;
