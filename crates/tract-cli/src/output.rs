@@ -35,6 +35,9 @@ pub struct CommitJson {
     /// A merge: the branch merged and how.
     #[serde(skip_serializing_if = "Option::is_none")]
     merge: Option<MergeJson>,
+    /// A record: its kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record_kind: Option<String>,
     /// `show --json` of a compressed message: the summary that replaced it.
     #[serde(skip_serializing_if = "Option::is_none")]
     compressed_into: Option<String>,
@@ -201,6 +204,7 @@ impl CommitJson {
                 }),
                 _ => None,
             },
+            record_kind: info.record_kind().map(str::to_string),
             compressed_into: None,
         }
     }

@@ -133,9 +133,14 @@ pub fn show(out: &mut impl Write, info: &CommitInfo) {
         Some(t) => {
             let _ = writeln!(out, "op      edit of {}", t.short());
         }
-        None => {
-            let _ = writeln!(out, "op      {}", info.op());
-        }
+        None => match info.record_kind() {
+            Some(kind) => {
+                let _ = writeln!(out, "op      record {kind}");
+            }
+            None => {
+                let _ = writeln!(out, "op      {}", info.op());
+            }
+        },
     }
     for p in &info.commit.parents {
         let _ = writeln!(out, "parent  {}", p.short());

@@ -119,6 +119,7 @@ fn markdown_history(commits: &[(CommitId, Commit, Option<Message>)]) -> String {
             Op::Edit { target } => format!("edit of {}", target.short()),
             Op::Compress { sources, .. } => format!("compress of {} messages", sources.len()),
             Op::Merge { branch, .. } => format!("merge of {branch}"),
+            Op::Record { kind } => format!("record {kind}"),
         };
         let mut heading = format!("{} · {what}", id.short());
         if let Some(note) = &c.message {

@@ -314,6 +314,11 @@ fn check_links(
         }
         match &c.op {
             Op::Append => {}
+            Op::Record { kind } => {
+                if let Err(e) = crate::object::check_record_kind(kind) {
+                    report.problem("corrupt", subject(), e.to_string());
+                }
+            }
             Op::Edit { target } => need_commit("edit target", target, report),
             Op::Compress { sources, .. } => {
                 for s in sources {

@@ -79,7 +79,7 @@ impl CommitInfo {
     pub fn edit_target(&self) -> Option<CommitId> {
         match &self.commit.op {
             Op::Edit { target } => Some(*target),
-            Op::Append | Op::Compress { .. } | Op::Merge { .. } => None,
+            Op::Append | Op::Compress { .. } | Op::Merge { .. } | Op::Record { .. } => None,
         }
     }
 
@@ -145,6 +145,14 @@ impl CommitInfo {
         }
     }
 
+    /// For a record: its kind.
+    pub fn record_kind(&self) -> Option<&str> {
+        match &self.commit.op {
+            Op::Record { kind } => Some(kind),
+            _ => None,
+        }
+    }
+
     /// For a merge: the branch merged (its name when it was merged), its tip (the second
     /// parent) and the strategy.
     pub fn merged(&self) -> Option<(&str, CommitId, &MergeStrategy)> {
@@ -161,6 +169,9 @@ impl CommitInfo {
 
     /// The first line of the text content (or of the first tool call when there is none).
     pub fn preview(&self) -> String {
+        if let (Op::Record { kind }, Some(m)) = (&self.commit.op, &self.message) {
+            return format!("{kind} ({} bytes)", m.content.text().len());
+        }
         let Some(m) = &self.message else {
             return match self.merged() {
                 Some((branch, tip, _)) => format!("merged {branch} ({})", tip.short()),

@@ -57,6 +57,7 @@ pub mod object;
 pub mod policy;
 #[cfg(feature = "postgres")]
 mod postgres_backend;
+pub mod record;
 pub mod redact;
 mod redb_backend;
 pub mod refs;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// The newest object format version this build reads and writes. Version 2 added merge
 /// commits; every other object is still written as version 1, so its id does not change.
-pub const OBJECT_VERSION: u8 = 2;
+pub const OBJECT_VERSION: u8 = 3;
 /// The version of objects that version 1 can describe.
 const BASE_VERSION: u8 = 1;
 const MAGIC: &[u8; 2] = b"tr";
@@ -280,6 +280,34 @@ pub enum Op {
         /// Who summarized the branch into the result, when it was summarized.
         summarizer: Option<String>,
     },
+    /// Keeps data of the caller's own (a framework's checkpoint, a session store's entries) on
+    /// the branch, beside its messages: the commit's blob holds the data as a system message's
+    /// text. The view does not change; history, sync, gc and redaction treat it as any commit.
+    Record {
+        /// What the data is, as a dotted name (`langgraph.checkpoint`): how its owner finds it.
+        kind: String,
+    },
+}
+
+/// The longest record kind accepted, in bytes.
+const RECORD_KIND_MAX: usize = 128;
+
+/// Checks a record kind: 1 to 128 ASCII letters, digits and `.`, `_`, `-`, `:`, `/`, not
+/// starting or ending with `.` (kinds are dotted names, matched by prefix).
+pub fn check_record_kind(kind: &str) -> Result<()> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || "._-:/".contains(c);
+    if kind.is_empty()
+        || kind.len() > RECORD_KIND_MAX
+        || !kind.chars().all(ok_char)
+        || kind.starts_with('.')
+        || kind.ends_with('.')
+    {
+        return Err(Error::invalid_input(format!(
+            "invalid record kind '{kind}': use 1 to {RECORD_KIND_MAX} ASCII letters, digits and \
+             . _ - : /, not starting or ending with '.'"
+        )));
+    }
+    Ok(())
 }
 
 /// How a merge brings another branch's work into the view.
@@ -306,13 +334,14 @@ impl MergeStrategy {
 }
 
 impl Op {
-    /// A short name: `append`, `edit`, `compress`, `merge`.
+    /// A short name: `append`, `edit`, `compress`, `merge`, `record`.
     pub fn name(&self) -> &'static str {
         match self {
             Op::Append => "append",
             Op::Edit { .. } => "edit",
             Op::Compress { .. } => "compress",
             Op::Merge { .. } => "merge",
+            Op::Record { .. } => "record",
         }
     }
 
@@ -320,6 +349,7 @@ impl Op {
     fn version(&self) -> u8 {
         match self {
             Op::Merge { .. } => 2,
+            Op::Record { .. } => 3,
             Op::Append | Op::Edit { .. } | Op::Compress { .. } => BASE_VERSION,
         }
     }
@@ -361,7 +391,7 @@ impl Commit {
     /// sources or a merge's base. What keeps a commit reachable (`fsck`, `gc`).
     pub fn links(&self) -> impl Iterator<Item = CommitId> + '_ {
         let op: &[CommitId] = match &self.op {
-            Op::Append => &[],
+            Op::Append | Op::Record { .. } => &[],
             Op::Edit { target } => std::slice::from_ref(target),
             Op::Compress { sources, .. } => sources,
             Op::Merge { base, .. } => std::slice::from_ref(base),
@@ -528,6 +558,36 @@ mod tests {
         };
         assert_eq!(append.encode().unwrap()[3], 1);
         assert_eq!(fixed_message().encode().unwrap()[3], 1);
+    }
+
+    #[test]
+    fn record_commits_are_version_3() {
+        let record = Commit {
+            parents: vec![CommitId::from_bytes([1; 32])],
+            op: Op::Record {
+                kind: "langgraph.checkpoint".into(),
+            },
+            blob: Some(BlobId::from_bytes([2; 32])),
+            timestamp_us: 1,
+            message: None,
+        };
+        let bytes = record.encode().unwrap();
+        assert_eq!(bytes[3], 3);
+        assert_eq!(Commit::decode(&bytes).unwrap(), record);
+        assert_eq!(record.links().count(), 1, "its parent only");
+    }
+
+    #[test]
+    fn kinds_are_dotted_names() {
+        for ok in ["langgraph.checkpoint", "claude.entries", "a", "x-y_z:1/2"] {
+            assert!(check_record_kind(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".a", "a.", "has space", "é", &"k".repeat(129)] {
+            assert!(
+                matches!(check_record_kind(bad), Err(Error::InvalidInput { .. })),
+                "{bad}"
+            );
+        }
     }
 
     fn is_not_canonical<T: std::fmt::Debug>(result: Result<T>) -> bool {

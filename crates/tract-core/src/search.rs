@@ -5,7 +5,7 @@ use crate::ancestry;
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
-use crate::object::{Message, Role};
+use crate::object::{Message, Op, Role};
 use crate::repo::Repo;
 use crate::store::Snapshot;
 use regex::{Regex, RegexBuilder};
@@ -161,6 +161,10 @@ fn search_history(
     let mut hits = Vec::new();
     let heads: Vec<CommitId> = head.into_iter().collect();
     for (id, commit) in ancestry::ancestors(snap, &heads, None)? {
+        // A record's data is its owner's (a framework's state), not something said.
+        if matches!(commit.op, Op::Record { .. }) {
+            continue;
+        }
         let info = CommitInfo::with_commit(snap, id, commit)?;
         let snippet = info
             .message

@@ -603,6 +603,42 @@ impl Tract {
         branch::reset(&self.repo, rev)
     }
 
+    /// Appends `messages`, then a record of `kind` holding `data` (see [`crate::record`]), in
+    /// one transaction: durable together when this returns. Returns the record's info.
+    pub fn record(
+        &self,
+        kind: &str,
+        data: impl Into<String>,
+        messages: Vec<Message>,
+    ) -> Result<CommitInfo> {
+        crate::record::write(
+            &self.repo,
+            kind,
+            data.into(),
+            messages,
+            &AppendOptions::default(),
+        )?
+        .pop()
+        .ok_or_else(|| Error::invalid_op("the record produced no commit"))
+    }
+
+    /// The records on the first-parent line from `HEAD` (or from just before `before`),
+    /// newest first: of `kind` or a kind under it (`langgraph` takes `langgraph.checkpoint`),
+    /// at most `limit`.
+    pub fn records(
+        &self,
+        kind: Option<&str>,
+        limit: Option<usize>,
+        before: Option<&Rev>,
+    ) -> Result<Vec<crate::record::Record>> {
+        crate::record::list(&self.repo, kind, limit, before)
+    }
+
+    /// The record `rev` names (an error if it is another kind of commit).
+    pub fn get_record(&self, rev: impl Into<Rev>) -> Result<crate::record::Record> {
+        crate::record::get(&self.repo, &rev.into())
+    }
+
     /// The moves of a branch or `HEAD`, newest first.
     pub fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<ReflogEntry>> {
         self.repo.read()?.reflog(name, limit)

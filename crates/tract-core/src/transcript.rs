@@ -567,6 +567,9 @@ pub fn commit_line(id: CommitId, c: &Commit, message: Option<&Message>) -> Value
         Op::Edit { target } => {
             o.insert("target".into(), target.to_hex().into());
         }
+        Op::Record { kind } => {
+            o.insert("kind".into(), kind.clone().into());
+        }
         Op::Compress {
             sources,
             preserved,
@@ -663,6 +666,11 @@ fn commit_from_line(v: &Value) -> std::result::Result<(CommitId, Commit, Option<
             },
             summarizer: string_at("summarizer"),
         },
+        Some("record") => {
+            let kind = string_at("kind").ok_or("a record needs its 'kind'")?;
+            crate::object::check_record_kind(&kind).map_err(reason_of)?;
+            Op::Record { kind }
+        }
         Some(other) => return Err(format!("unknown op '{other}'")),
         None => return Err("'op' must be a string".into()),
     };

@@ -96,6 +96,22 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// A record's blob: validated and encoded, its tokens not counted (the model never sees
+    /// it, and a framework's state can be megabytes).
+    pub(crate) fn uncounted(message: Message) -> Result<Self> {
+        message.validate()?;
+        let bytes = message.encode()?;
+        Ok(Prepared {
+            message,
+            bytes,
+            payload: 0,
+            note: None,
+            timestamp_us: None,
+        })
+    }
+}
+
 /// Prepares each message of a batch; an invalid one is an error naming its place. (Tokenizing
 /// on several threads was measured slower for imports of large outputs on 2 cores, so this
 /// stays sequential.)
@@ -385,6 +401,8 @@ fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Resu
                 entries[j].0 = info.token_count;
                 entries.push((info.token_count, orphan));
             }
+            // A record changes nothing in view; it keeps the chain's positions aligned.
+            Op::Record { .. } => entries.push((0, false)),
             Op::Compress { .. } | Op::Merge { .. } => return Ok(None),
         }
     }

@@ -367,6 +367,8 @@ impl View {
                     self.index.insert(id, i);
                 }
             }
+            // A record keeps its owner's data on the branch; the model never sees it.
+            Op::Record { .. } => {}
             Op::Compress { sources, .. } => {
                 let (blob, (message, payload)) = content.ok_or_else(|| {
                     Error::corrupt(format!("compress {} has no blob", id.short()))

@@ -43,10 +43,16 @@ impl PyCommitInfo {
         self.inner.id.short()
     }
 
-    /// `append` or `edit`.
+    /// `append`, `edit`, `compress`, `merge` or `record`.
     #[getter]
     fn op(&self) -> &'static str {
         self.inner.op()
+    }
+
+    /// A record's kind (None for any other commit).
+    #[getter]
+    fn record_kind(&self) -> Option<&str> {
+        self.inner.record_kind()
     }
 
     /// `system`, `user`, `assistant` or `tool` (None for a commit without a message).

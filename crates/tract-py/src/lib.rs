@@ -10,6 +10,7 @@ mod compress;
 mod convert;
 mod errors;
 mod hooks;
+mod record;
 mod responses;
 mod tools;
 mod tract;
@@ -22,6 +23,7 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tract::PyTract>()?;
     m.add_class::<commit::PyCommitInfo>()?;
     m.add_class::<branch::PyBranchInfo>()?;
+    m.add_class::<record::PyRecord>()?;
     m.add_class::<compiled::PyCompiled>()?;
     m.add_class::<tools::PyToolTurn>()?;
     m.add_class::<tools::PyToolCall>()?;

@@ -813,6 +813,53 @@ impl PyTract {
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
+    /// Appends `messages` (message dicts), then a record of `kind` holding `data`, in one
+    /// transaction: all of it, or none. Records keep data of the caller's own (a framework's
+    /// checkpoints) on the branch; the view never shows them. Returns the record's commit.
+    #[pyo3(signature = (kind, data, *, messages=None))]
+    fn record(
+        &self,
+        py: Python<'_>,
+        kind: String,
+        data: String,
+        messages: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyCommitInfo> {
+        let parsed = match messages {
+            Some(m) => messages_from_list(&from_py(m)?).py()?,
+            None => Vec::new(),
+        };
+        self.with(py, move |t| t.record(&kind, data, parsed))
+            .map(Into::into)
+    }
+
+    /// The records on the branch's first-parent line from the head (or from just before the
+    /// commit `before`), newest first: of `kind` or a kind under it (`"langgraph"` takes
+    /// `"langgraph.checkpoint"`), at most `limit`.
+    #[pyo3(signature = (kind=None, *, limit=None, before=None))]
+    fn records(
+        &self,
+        py: Python<'_>,
+        kind: Option<String>,
+        limit: Option<usize>,
+        before: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<crate::record::PyRecord>> {
+        let before = before.map(rev_of).transpose()?;
+        let records = self.with(py, move |t| {
+            t.records(kind.as_deref(), limit, before.as_ref())
+        })?;
+        Ok(records.into_iter().map(Into::into).collect())
+    }
+
+    /// The record a commit holds (an InvalidInputError for any other commit).
+    fn get_record(
+        &self,
+        py: Python<'_>,
+        commit: &Bound<'_, PyAny>,
+    ) -> PyResult<crate::record::PyRecord> {
+        let rev = rev_of(commit)?;
+        self.with(py, move |t| t.get_record(rev)).map(Into::into)
+    }
+
     /// Takes the last message off the view: the branch moves back to just before it was
     /// appended (the reflog keeps everything). Returns it as a message dict, or None for an
     /// empty branch; refused when it is a summary or came from a merge.

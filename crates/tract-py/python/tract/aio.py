@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         CompressPlan,
         CompressResult,
         PendingToolResult,
+        Record,
         Rev,
         Role,
         SearchHit,
@@ -260,6 +261,22 @@ class AsyncTract:
     ) -> list[CommitInfo]:
         """Awaitable twin of :meth:`Tract.append_items`, run in a worker thread."""
         return await self._run(self._tract.append_items, items, expected_head=expected_head)
+
+    async def record(
+        self, kind: str, data: str, *, messages: Optional[Sequence[dict[str, Any]]] = None
+    ) -> CommitInfo:
+        """Awaitable twin of :meth:`Tract.record`, run in a worker thread."""
+        return await self._run(self._tract.record, kind, data, messages=messages)
+
+    async def records(
+        self, kind: Optional[str] = None, *, limit: Optional[int] = None, before: Optional[Rev] = None
+    ) -> list[Record]:
+        """Awaitable twin of :meth:`Tract.records`, run in a worker thread."""
+        return await self._run(self._tract.records, kind, limit=limit, before=before)
+
+    async def get_record(self, commit: Rev) -> Record:
+        """Awaitable twin of :meth:`Tract.get_record`, run in a worker thread."""
+        return await self._run(self._tract.get_record, commit)
 
     async def clear_branch(self) -> Optional[str]:
         """Awaitable twin of :meth:`Tract.clear_branch`, run in a worker thread."""
