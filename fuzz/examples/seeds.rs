@@ -1,6 +1,6 @@
 //! Writes the seed inputs of every fuzz target into `fuzz/corpus/<target>/`: object and record
 //! bytes, message JSON and revisions as tract writes and reads them, and small real store
-//! files (appends, a tool call, an edit, a compress, a branch and a merge). Seeds are named by
+//! files (appends, a tool call, an edit, a compress, a branch, a merge and records). Seeds are named by
 //! the BLAKE3 of their bytes, so running this again adds nothing twice.
 //!
 //! `cargo +nightly run --release --example seeds` (from `fuzz/`).
@@ -108,6 +108,13 @@ fn commits() -> Vec<Commit> {
                 summarizer: None,
             },
             blob: None,
+            ..base.clone()
+        },
+        Commit {
+            parents: vec![id(1)],
+            op: Op::Record {
+                kind: "langgraph.checkpoint".into(),
+            },
             ..base
         },
     ]
@@ -262,6 +269,15 @@ fn stores() -> Result<()> {
             summarizer: Some(&summary),
             ..CompressRequest::default()
         })?;
+        Ok(())
+    })?;
+    store("records", |t| {
+        t.user("hello")?;
+        t.record("langgraph.checkpoint", r#"{"step":1}"#, vec![])?;
+        let mut asking = Message::text(Role::Assistant, "");
+        asking.tool_calls.push(call("c1", "grep"));
+        let answer = Message::tool_result("c1", "grep", "found", false);
+        t.record("langgraph.writes", "w", vec![asking, answer])?;
         Ok(())
     })?;
     Ok(())
