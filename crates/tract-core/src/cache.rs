@@ -232,5 +232,6 @@ fn payload_of(info: &CommitInfo) -> u32 {
         .message
         .as_ref()
         .is_some_and(|m| m.name.is_some() && m.role != Role::Tool);
-    info.token_count - tokens::framed(0, named)
+    // A record's count is 0 (no framing): the view skips it anyway.
+    info.token_count.saturating_sub(tokens::framed(0, named))
 }

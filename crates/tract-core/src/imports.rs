@@ -289,7 +289,11 @@ fn import_commits(
                 continue;
             }
             if let Some(m) = message {
-                let p = Prepared::new(m.clone())?;
+                // A record's data is not tokenized, wherever it is written.
+                let p = match commit.op {
+                    Op::Record { .. } => Prepared::uncounted(m.clone())?,
+                    _ => Prepared::new(m.clone())?,
+                };
                 objects.put_blob(p.bytes(), p.payload)?;
             }
             if objects.put_commit(commit)? != *id {

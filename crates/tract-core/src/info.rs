@@ -16,7 +16,7 @@ pub struct CommitInfo {
     pub commit: Arc<Commit>,
     /// The message it carries, if its operation has content.
     pub message: Option<Arc<Message>>,
-    /// Tokens of that message with framing (0 without one).
+    /// Tokens of that message with framing (0 without one, and for a record).
     pub token_count: u32,
     /// For a view position that has been edited: the version the model sees now.
     pub current: Option<Current>,
@@ -50,6 +50,8 @@ impl CommitInfo {
 
     pub(crate) fn new(id: CommitId, commit: Commit, content: Option<(Message, u32)>) -> Self {
         let (message, token_count) = match content {
+            // A record is never sent to a model: it costs no tokens.
+            Some((m, _)) if matches!(commit.op, Op::Record { .. }) => (Some(Arc::new(m)), 0),
             Some((m, payload)) => {
                 let framed = tokens::framed(payload, m.name.is_some() && m.role != Role::Tool);
                 (Some(Arc::new(m)), framed)
@@ -65,7 +67,7 @@ impl CommitInfo {
         }
     }
 
-    /// The operation's name: `append`, `edit`, `compress` or `merge`.
+    /// The operation's name: `append`, `edit`, `compress`, `merge` or `record`.
     pub fn op(&self) -> &'static str {
         self.commit.op.name()
     }

@@ -193,3 +193,62 @@ fn claude_code_sub_agents_import_as_merged_branches() {
           review/agents/b4     2ec5bc4ff9      5 msgs      126 tok  2026-11-21T10:00:20Z
         ");
 }
+
+/// A history export holding a record (a framework's checkpoint) imports to identical ids; the
+/// record shows in `log` and `show` with its kind, and never in what the model is sent.
+#[test]
+fn a_record_imports_shows_with_its_kind_and_stays_out_of_the_view() {
+    let p = Project::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/history-with-record.jsonl");
+    std::fs::copy(fixture, p.path().join("history.jsonl")).unwrap();
+    assert_snapshot!(p.run(&["import", "history.jsonl", "--branch", "threads/t1"]), @"
+        exit: 0
+        --- stdout
+        history.jsonl: tract commits onto threads/t1: 3 added
+        ");
+    let on = ["--branch", "threads/t1"];
+    assert_snapshot!(p.run(&[on[0], on[1], "log"]), @"
+        exit: 0
+        --- stdout
+        5074fdfe1a record system    -                 0  langgraph.checkpoint (7 bytes)
+        273eadf6e4 append assistant -                 5  hello there
+        f38307ef87 append user      -                 4  hi
+        ");
+    assert_snapshot!(p.run(&[on[0], on[1], "show", "HEAD"]), @r#"
+        exit: 0
+        --- stdout
+        commit  5074fdfe1a301d69bae4011904cbc3d083c38d3fe175ca6bd1e11887c5580d81
+        op      record langgraph.checkpoint
+        parent  273eadf6e4
+        date    2026-11-24T01:50:17.014025Z
+        role    system
+        tokens  0
+
+        {"a":1}
+        "#);
+    let shown = p.run(&[on[0], on[1], "show", "HEAD", "--json"]);
+    assert!(
+        shown
+            .stdout
+            .contains(r#""record_kind": "langgraph.checkpoint""#),
+        "{}",
+        shown.stdout
+    );
+    assert_snapshot!(p.run(&[on[0], on[1], "export", "--format", "openai"]), @r#"
+        exit: 0
+        --- stdout
+        {
+          "messages": [
+            {
+              "role": "user",
+              "content": "hi"
+            },
+            {
+              "role": "assistant",
+              "content": "hello there"
+            }
+          ]
+        }
+        "#);
+}
