@@ -33,13 +33,15 @@ venv=target/test-venv
 rm -rf "$venv" target/wheels
 python3 -m venv "$venv"
 # The providers' SDKs: their request types check what compile produces (tests/python/providers.py);
-# the MCP client drives `tract mcp`.
+# the MCP client drives `tract mcp`; LangGraph and its checkpointer conformance suite test the
+# LangGraph drop-in.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8" \
-    "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3"
+    "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
+    "langgraph-checkpoint-conformance==0.0.2"
 "$venv/bin/maturin" build --release --locked -m crates/tract-py/Cargo.toml -o target/wheels
 # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
 wheel=$(ls target/wheels/tract_context-*.whl)
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[openai-agents]"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[openai-agents,langgraph,claude-agent-sdk]"
 
 echo "== pytest"
 # Run from the test folder so `import tract` can only find the installed wheel. The tests that
