@@ -1,0 +1,372 @@
+"""tract as the session store of the Claude Agent SDK (``claude-agent-sdk``).
+
+Use it where the SDK takes a session store::
+
+    from claude_agent_sdk import ClaudeAgentOptions
+    from tract.integrations.claude_agent_sdk import TractSessionStore
+
+    options = ClaudeAgentOptions(session_store=TractSessionStore("agent.tract"))
+
+Each session (``project_key``, ``session_id``) is the branch
+``claude/<project_key>/<session_id>`` of the store, and each of its sub-agent transcripts
+(``subpath``) the branch ``claude/<project_key>/<session_id>/<subpath>``. Every ``append`` is
+one *record* on that branch (a commit the view skips, see ``Tract.record``) holding the
+entries exactly as given, so ``load`` returns them deep-equal and in order; the user and
+assistant messages among them (text, thinking, tool calls and tool results) are appended to
+the branch as tract messages in the same transaction, so ``tract log``, search, the tool
+queries and compile see the session. Deleting a session deletes its branches; the reflog keeps
+them.
+
+In branch names, letters, digits, ``-`` and ``.`` are kept and any other character is written
+as ``_`` with its UTF-8 bytes in hex, so every key has a branch and the branch gives the key
+back.
+
+The module needs nothing from the SDK until a session's summary is folded (``append`` of a
+main transcript), which uses the SDK's own ``fold_session_summary``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from tract._tract import Tract
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
+
+__all__ = ["TractSessionStore"]
+
+ENTRIES = "claude.entries"
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.")
+
+
+def _segment(text: str) -> str:
+    """A key part as one branch name segment, reversibly (see `_unsegment`)."""
+    return "".join(ch if ch in _SAFE else "".join(f"_{b:02x}" for b in ch.encode()) for ch in text)
+
+
+def _unsegment(segment: str) -> Optional[str]:
+    raw = bytearray()
+    i = 0
+    try:
+        while i < len(segment):
+            if segment[i] == "_":
+                raw.append(int(segment[i + 1 : i + 3], 16))
+                i += 3
+            else:
+                raw.extend(segment[i].encode())
+                i += 1
+        return raw.decode()
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def _text(content: Any) -> str:
+    """The text of a tool result's content (a string, or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return "" if content is None else json.dumps(content)
+
+
+def _messages(entries: Iterable[Any], names: dict[str, str]) -> list[dict[str, Any]]:
+    """The tract messages a batch of Claude Code transcript lines holds, as tract's Claude Code
+    import reads them: user text, assistant text and thinking (kept as Anthropic blocks),
+    tool calls, and tool results (`names`: tool names by call id, kept across batches)."""
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        meta = {"claude.uuid": entry["uuid"]} if isinstance(entry.get("uuid"), str) else {}
+        if entry["type"] == "user":
+            if isinstance(content, str):
+                out.append({"role": "user", "content": content, "metadata": meta})
+                continue
+            texts = []
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                    result: dict[str, Any] = {
+                        "role": "tool",
+                        "tool_call_id": block["tool_use_id"],
+                        "content": _text(block.get("content")),
+                        "is_error": bool(block.get("is_error")),
+                        "metadata": meta,
+                    }
+                    if block["tool_use_id"] in names:
+                        result["name"] = names[block["tool_use_id"]]
+                    out.append(result)
+                elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                    texts.append({"type": "text", "text": block["text"]})
+            if texts:
+                out.append({"role": "user", "content": texts, "metadata": meta})
+        else:
+            parts: list[dict[str, Any]] = []
+            calls = []
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                kind = block.get("type")
+                if kind == "tool_use" and isinstance(block.get("id"), str) and block.get("name"):
+                    names[block["id"]] = str(block["name"])
+                    calls.append(
+                        {
+                            "id": block["id"],
+                            "name": str(block["name"]),
+                            "arguments": json.dumps(block.get("input", {})),
+                        }
+                    )
+                elif kind == "text" and isinstance(block.get("text"), str):
+                    parts.append({"type": "text", "text": block["text"]})
+                elif kind in ("thinking", "redacted_thinking"):
+                    parts.append(block)  # kept verbatim, signature included
+            if parts or calls:
+                msg: dict[str, Any] = {"role": "assistant", "content": parts, "metadata": meta}
+                if calls:
+                    msg["tool_calls"] = calls
+                out.append(msg)
+    return out
+
+
+class TractSessionStore:
+    """A Claude Agent SDK session store kept in a tract store (its ``SessionStore`` protocol:
+    ``append``, ``load``, ``list_sessions``, ``list_session_summaries``, ``delete``,
+    ``list_subkeys``).
+
+    Args:
+        store: A store file path or a ``postgresql://`` URL.
+        branch_prefix: Where sessions live: ``claude/`` gives
+            ``claude/<project_key>/<session_id>``.
+
+    Entries carrying a ``uuid`` are idempotent: an entry whose uuid the transcript already
+    holds is not stored again (the SDK retries a batch whose write it did not see land).
+    """
+
+    def __init__(
+        self, store: Union[str, "os.PathLike[str]"], *, branch_prefix: str = "claude/"
+    ) -> None:
+        if not branch_prefix or not branch_prefix.endswith("/"):
+            raise ValueError("branch_prefix must be a non-empty prefix ending with '/'")
+        self.store = os.fspath(store)
+        self.branch_prefix = branch_prefix
+        self._root = Tract.open(self.store)
+        # Per branch: (newest record seen, uuids stored, tool names by call id).
+        self._seen: dict[str, tuple[Optional[str], set[str], dict[str, str]]] = {}
+        self._lock = threading.Lock()
+
+    # ----- keys and branches -----
+
+    def branch_of(self, key: "SessionKey") -> str:
+        """The branch a session (or one of its sub-agent transcripts) lives on."""
+        project, session = key.get("project_key"), key.get("session_id")
+        for name, value in (("project_key", project), ("session_id", session)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"a session key needs a non-empty {name}, not {value!r}")
+        branch = f"{self.branch_prefix}{_segment(project)}/{_segment(session)}"  # type: ignore[arg-type]
+        subpath = key.get("subpath")
+        if subpath is not None:
+            if not isinstance(subpath, str) or not subpath:
+                raise ValueError("a subpath must be a non-empty string (omit it for the main transcript)")
+            branch += "/" + _segment(subpath)
+        return branch
+
+    def _branches(self) -> dict[str, Any]:
+        return {b.name: b for b in self._root.branches()}
+
+    def _tract(self, branch: str) -> Tract:
+        # Handles share the open store; one per call sees branch moves made anywhere.
+        return Tract.open(self.store, branch=branch)
+
+    # ----- the protocol (sync bodies, run in a worker thread) -----
+
+    def _known(self, t: Tract, branch: str) -> tuple[Optional[str], set[str], dict[str, str]]:
+        """The uuids and tool names the branch holds, brought up to date from its records."""
+        newest = t.records(ENTRIES, limit=1)
+        head = newest[0].commit_hash if newest else None
+        cached = self._seen.get(branch)
+        if cached is not None and cached[0] == head:
+            return cached
+        uuids: set[str] = set()
+        names: dict[str, str] = {}
+        for record in reversed(t.records(ENTRIES)):
+            entries = json.loads(record.data)["entries"]
+            uuids.update(e["uuid"] for e in entries if isinstance(e, dict) and isinstance(e.get("uuid"), str))
+            _messages(entries, names)
+        return head, uuids, names
+
+    def _append(self, key: "SessionKey", entries: list["SessionStoreEntry"]) -> None:
+        branch = self.branch_of(key)
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise TypeError("entries must be a list of JSON objects (dicts)")
+        if not entries:
+            return
+        with self._lock:
+            t = self._tract(branch)
+            _, stored, known_names = self._known(t, branch)
+            # Copies: the cache changes only once the write has landed.
+            uuids, names = set(stored), dict(known_names)
+            fresh = []
+            for e in entries:
+                uuid = e.get("uuid")
+                if isinstance(uuid, str):
+                    if uuid in uuids:
+                        continue  # a retried batch: stored already
+                    uuids.add(uuid)
+                fresh.append(e)
+            if not fresh:
+                return
+            data: dict[str, Any] = {"entries": fresh}
+            if key.get("subpath") is None:
+                from claude_agent_sdk import fold_session_summary
+
+                previous = self._summary(t, key)
+                data["summary"] = fold_session_summary(previous, key, fresh)["data"]
+            try:
+                text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"session entries must be JSON: {e}") from e
+            messages = _messages(fresh, names)
+            try:
+                info = t.record(ENTRIES, text, messages=messages)
+            except Exception:
+                if not messages:
+                    raise
+                # The mirror is a view for people and tools; the entries are what must land.
+                info = t.record(ENTRIES, text)
+            self._seen[branch] = (info.commit_hash, uuids, names)
+
+    def _summary(self, t: Tract, key: "SessionKey") -> Optional["SessionSummaryEntry"]:
+        newest = t.records(ENTRIES, limit=1)
+        if not newest:
+            return None
+        data = json.loads(newest[0].data)
+        if "summary" not in data:
+            return None
+        return {
+            "session_id": key["session_id"],
+            "mtime": int(newest[0].created_at.timestamp() * 1000),
+            "data": data["summary"],
+        }
+
+    def _load(self, key: "SessionKey") -> Optional[list["SessionStoreEntry"]]:
+        branch = self.branch_of(key)
+        records = self._tract(branch).records(ENTRIES)
+        if not records:
+            return None
+        out: list[Any] = []
+        seen: set[str] = set()
+        for record in reversed(records):
+            for e in json.loads(record.data)["entries"]:
+                uuid = e.get("uuid") if isinstance(e, dict) else None
+                if isinstance(uuid, str):
+                    if uuid in seen:
+                        continue  # two processes stored one retried entry
+                    seen.add(uuid)
+                out.append(e)
+        return out
+
+    def _sessions(self, project_key: str) -> list[tuple[str, Any]]:
+        if not isinstance(project_key, str) or not project_key:
+            raise ValueError("a project_key must be a non-empty string")
+        prefix = f"{self.branch_prefix}{_segment(project_key)}/"
+        out = []
+        for name, info in self._branches().items():
+            rest = name[len(prefix) :] if name.startswith(prefix) else None
+            if rest and "/" not in rest:
+                session = _unsegment(rest)
+                if session is not None:
+                    out.append((session, info))
+        return out
+
+    def _list_sessions(self, project_key: str) -> list["SessionStoreListEntry"]:
+        return [
+            {"session_id": session, "mtime": info.last_activity_us // 1000}
+            for session, info in self._sessions(project_key)
+        ]
+
+    def _list_session_summaries(self, project_key: str) -> list["SessionSummaryEntry"]:
+        out = []
+        for session, info in self._sessions(project_key):
+            key: SessionKey = {"project_key": project_key, "session_id": session}
+            summary = self._summary(self._tract(info.name), key)
+            if summary is not None:
+                out.append(summary)
+        return out
+
+    def _delete(self, key: "SessionKey") -> None:
+        branch = self.branch_of(key)
+        names = self._branches()
+        doomed = [branch] if key.get("subpath") is not None else [
+            n for n in names if n == branch or n.startswith(branch + "/")
+        ]
+        with self._lock:
+            for name in doomed:
+                if name in names:
+                    self._root.delete_branch(name)
+                self._seen.pop(name, None)
+
+    def _list_subkeys(self, key: "SessionListSubkeysKey") -> list[str]:
+        prefix = self.branch_of({"project_key": key["project_key"], "session_id": key["session_id"]}) + "/"
+        out = []
+        for name in self._branches():
+            if name.startswith(prefix):
+                subpath = _unsegment(name[len(prefix) :])
+                if subpath is not None:
+                    out.append(subpath)
+        return sorted(out)
+
+    async def append(self, key: "SessionKey", entries: list["SessionStoreEntry"]) -> None:
+        """Stores a batch of transcript entries in one transaction, in call order; entries
+        whose uuid is stored already are skipped. A batch that is not JSON raises and stores
+        nothing."""
+        await asyncio.to_thread(self._append, key, entries)
+
+    async def load(self, key: "SessionKey") -> Optional[list["SessionStoreEntry"]]:
+        """Every entry of the transcript, in the order appended; None when it was never
+        written (or was deleted)."""
+        return await asyncio.to_thread(self._load, key)
+
+    async def list_sessions(self, project_key: str) -> list["SessionStoreListEntry"]:
+        """The project's sessions (not their sub-agent transcripts), with the time of their
+        last write in epoch milliseconds."""
+        return await asyncio.to_thread(self._list_sessions, project_key)
+
+    async def list_session_summaries(self, project_key: str) -> list["SessionSummaryEntry"]:
+        """The SDK's summary of each of the project's sessions, folded at each append and
+        kept with it (``mtime``: that append's storage time)."""
+        return await asyncio.to_thread(self._list_session_summaries, project_key)
+
+    async def delete(self, key: "SessionKey") -> None:
+        """Deletes a sub-agent transcript, or a session with all of its sub-agent
+        transcripts: their branches are deleted, and the reflog keeps their last tips."""
+        await asyncio.to_thread(self._delete, key)
+
+    async def list_subkeys(self, key: "SessionListSubkeysKey") -> list[str]:
+        """The subpaths of a session's sub-agent transcripts."""
+        return await asyncio.to_thread(self._list_subkeys, key)
+
+    def close(self) -> None:
+        """Closes the store handle."""
+        self._root.close()
+
+    def __repr__(self) -> str:
+        return f"TractSessionStore(store={self.store!r}, branch_prefix={self.branch_prefix!r})"
