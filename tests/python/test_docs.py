@@ -75,6 +75,8 @@ def test_the_integrations_guide_examples_run_in_order(tmp_path, monkeypatch, cap
     from test_openai_agents import StubLLM, agent_on, call, response, said
 
     pytest.importorskip("mcp")
+    pytest.importorskip("langgraph.graph")
+    pytest.importorskip("claude_agent_sdk")
     set_tracing_disabled(True)
     # The guide starts `tract` by name, as a user's PATH finds it.
     from test_sessions import TRACT_BIN
@@ -94,4 +96,12 @@ def test_the_integrations_guide_examples_run_in_order(tmp_path, monkeypatch, cap
     assert scope["last"]["content"][0]["text"] == "Sunny in Paris."
     assert scope["items"][-2]["output"] == "Paris: sunny"
     # The MCP example found the session's messages through `tract mcp`.
-    assert '"Weather in Paris?"' in capfd.readouterr().out
+    out = capfd.readouterr().out
+    assert '"Weather in Paris?"' in out
+    # The LangGraph example: the graph's messages, the thread's mirror and its records.
+    assert scope["state"]["messages"][-1].content == "You said: again"
+    assert "['hello', 'You said: hello', 'again', 'You said: again']" in out
+    assert "['langgraph.checkpoint', 'langgraph.writes']" in out
+    # The Claude Agent SDK example: the entries stored once, the tool result found.
+    assert len(scope["session"].records("claude.entries")) == 1
+    assert "app.py:3: load_config()" in out
