@@ -166,3 +166,33 @@ def test_import_does_not_load_the_sdk():
     code = "import sys, tract; print('claude_agent_sdk' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_the_mirror_reads_a_transcript_as_tract_import_does(tmp_path):
+    """One message per response (Claude Code writes a line per content block; the SDK flushes
+    them together), thinking kept with its signature, an abandoned retry left out: the same view
+    `tract import` gives."""
+    store_path = tmp_path / "s.tract"
+    store = TractSessionStore(store_path)
+    key = {"project_key": "-home-dev-app", "session_id": "s1"}
+    entries = lines(FIXTURES / "claude-code-session.jsonl")
+    # Batches as the SDK flushes them (per turn, a response's lines together), one of them
+    # ending with the abandoned retry.
+    for start, end in [(0, 2), (2, 5), (5, 9), (9, 13), (13, len(entries))]:
+        asyncio.run(store.append(key, entries[start:end]))
+    with tract.Tract.open(store_path, branch=store.branch_of(key)) as t:
+        mirrored = t.compile().messages
+        thinking = t.compile().to_anthropic()["messages"][1]["content"][0]
+    imported_path = tmp_path / "i.tract"
+    with tract.Tract.open(imported_path, branch="import") as t:
+        t.import_file(FIXTURES / "claude-code-session.jsonl")
+        for c in t.log():  # the view before the compaction: the mirror has no compress commits
+            if c.op == "compress":
+                imported = t.compile(at=c.parents[0]).messages
+                break
+    assert len(imported) == 7
+    # The mirror keeps each line's uuid beside the message; the messages are the import's.
+    assert [m.pop("metadata")["claude.uuid"] for m in mirrored][:3] == ["u1", "a1", "u2"]
+    assert mirrored[: len(imported)] == imported
+    assert thinking["type"] == "thinking" and thinking["signature"]
+    assert not any("retry" in json.dumps(m) for m in mirrored), "the abandoned retry is left out"

@@ -83,13 +83,62 @@ def _text(content: Any) -> str:
     return "" if content is None else json.dumps(content)
 
 
-def _messages(entries: Iterable[Any], names: dict[str, str]) -> list[dict[str, Any]]:
+class _Mirror:
+    """What the mirror of one transcript knows between appends: the tool names by call id,
+    the uuids stored, and the conversation's current line (`tip`), so that a retried request
+    Claude Code abandoned (a line branching off an earlier one) is not mirrored as if it
+    followed the last message."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.uuids: set[str] = set()
+        self.tip: Optional[str] = None
+        self.chain: set[str] = set()  # uuids of user, assistant and system lines
+        self.off: set[str] = set()
+
+    def copy(self) -> "_Mirror":
+        other = _Mirror()
+        other.names, other.uuids = dict(self.names), set(self.uuids)
+        other.tip, other.chain, other.off = self.tip, set(self.chain), set(self.off)
+        return other
+
+    def on_line(self, entry: dict[str, Any]) -> bool:
+        """Whether a user, assistant or system line continues the conversation (and moves
+        its tip). A line whose parent is an earlier line, not the tip, starts a retry: not
+        mirrored, unless the conversation goes on from it (then the mirror follows)."""
+        uuid, parent = entry.get("uuid"), entry.get("parentUuid")
+        if not isinstance(uuid, str):
+            return True
+        # A parent that is no conversation line seen (another session's, a progress line's)
+        # does not make a retry.
+        on = parent is None or parent == self.tip or parent not in self.chain or parent in self.off
+        self.chain.add(uuid)
+        if on:
+            self.tip = uuid
+        else:
+            self.off.add(uuid)
+        return on
+
+
+def _messages(entries: Iterable[Any], state: _Mirror, sub_agent: bool) -> list[dict[str, Any]]:
     """The tract messages a batch of Claude Code transcript lines holds, as tract's Claude Code
-    import reads them: user text, assistant text and thinking (kept as Anthropic blocks),
-    tool calls, and tool results (`names`: tool names by call id, kept across batches)."""
+    import reads them: user text, assistant text and thinking (kept as Anthropic blocks; the
+    lines of one response make one message), tool calls, and tool results. `state` carries
+    what earlier batches told (and learns this one's uuids); a main transcript's sidechain
+    lines belong to sub-agents and are left to their own transcripts."""
+    names = state.names
     out: list[dict[str, Any]] = []
     for entry in entries:
-        if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("uuid"), str):
+            state.uuids.add(entry["uuid"])
+        if entry.get("isSidechain") and not sub_agent:
+            continue  # a sub-agent's line: its own chain, not the conversation's
+        mirrored = True
+        if entry.get("type") in ("user", "assistant", "system"):
+            mirrored = state.on_line(entry)
+        if not mirrored or entry.get("type") not in ("user", "assistant"):
             continue
         message = entry.get("message")
         if not isinstance(message, dict):
@@ -132,18 +181,40 @@ def _messages(entries: Iterable[Any], names: dict[str, str]) -> list[dict[str, A
                         {
                             "id": block["id"],
                             "name": str(block["name"]),
-                            "arguments": json.dumps(block.get("input", {})),
+                            "arguments": json.dumps(block.get("input", {}), separators=(",", ":"), ensure_ascii=False),
                         }
                     )
                 elif kind == "text" and isinstance(block.get("text"), str):
                     parts.append({"type": "text", "text": block["text"]})
                 elif kind in ("thinking", "redacted_thinking"):
                     parts.append(block)  # kept verbatim, signature included
-            if parts or calls:
-                msg: dict[str, Any] = {"role": "assistant", "content": parts, "metadata": meta}
+            if not (parts or calls):
+                continue
+            # Claude Code writes one line per content block of a response: the lines of one
+            # response (one message id) make one assistant message, as `tract import` does.
+            response = message.get("id")
+            last = out[-1] if out else None
+            if (
+                last is not None
+                and last["role"] == "assistant"
+                and response is not None
+                and last.get("_response") == response
+            ):
+                last["content"].extend(parts)
                 if calls:
-                    msg["tool_calls"] = calls
-                out.append(msg)
+                    last.setdefault("tool_calls", []).extend(calls)
+                continue
+            msg: dict[str, Any] = {"role": "assistant", "content": parts, "metadata": meta}
+            if calls:
+                msg["tool_calls"] = calls
+            msg["_response"] = response
+            out.append(msg)
+    for m in out:
+        m.pop("_response", None)
+        content = m.get("content")
+        # One text block is plain text, as the import writes it.
+        if isinstance(content, list) and len(content) == 1 and content[0].get("type") == "text":
+            m["content"] = content[0]["text"]
     return out
 
 
@@ -169,8 +240,8 @@ class TractSessionStore:
         self.store = os.fspath(store)
         self.branch_prefix = branch_prefix
         self._root = Tract.open(self.store)
-        # Per branch: (newest record seen, uuids stored, tool names by call id).
-        self._seen: dict[str, tuple[Optional[str], set[str], dict[str, str]]] = {}
+        # Per branch: the newest record seen, and what the mirror knew then.
+        self._seen: dict[str, tuple[Optional[str], _Mirror]] = {}
         self._lock = threading.Lock()
 
     # ----- keys and branches -----
@@ -198,20 +269,17 @@ class TractSessionStore:
 
     # ----- the protocol (sync bodies, run in a worker thread) -----
 
-    def _known(self, t: Tract, branch: str) -> tuple[Optional[str], set[str], dict[str, str]]:
-        """The uuids and tool names the branch holds, brought up to date from its records."""
+    def _known(self, t: Tract, branch: str, sub_agent: bool) -> tuple[Optional[str], _Mirror]:
+        """What the branch's mirror knows, brought up to date from its records."""
         newest = t.records(ENTRIES, limit=1)
         head = newest[0].commit_hash if newest else None
         cached = self._seen.get(branch)
         if cached is not None and cached[0] == head:
             return cached
-        uuids: set[str] = set()
-        names: dict[str, str] = {}
+        state = _Mirror()
         for record in reversed(t.records(ENTRIES)):
-            entries = json.loads(record.data)["entries"]
-            uuids.update(e["uuid"] for e in entries if isinstance(e, dict) and isinstance(e.get("uuid"), str))
-            _messages(entries, names)
-        return head, uuids, names
+            _messages(json.loads(record.data)["entries"], state, sub_agent)
+        return head, state
 
     def _append(self, key: "SessionKey", entries: list["SessionStoreEntry"]) -> None:
         branch = self.branch_of(key)
@@ -219,23 +287,24 @@ class TractSessionStore:
             raise TypeError("entries must be a list of JSON objects (dicts)")
         if not entries:
             return
+        sub_agent = key.get("subpath") is not None
         with self._lock:
             t = self._tract(branch)
-            _, stored, known_names = self._known(t, branch)
-            # Copies: the cache changes only once the write has landed.
-            uuids, names = set(stored), dict(known_names)
+            # A copy: the cache changes only once the write has landed.
+            state = self._known(t, branch, sub_agent)[1].copy()
             fresh = []
+            batch: set[str] = set()
             for e in entries:
                 uuid = e.get("uuid")
                 if isinstance(uuid, str):
-                    if uuid in uuids:
+                    if uuid in state.uuids or uuid in batch:
                         continue  # a retried batch: stored already
-                    uuids.add(uuid)
+                    batch.add(uuid)
                 fresh.append(e)
             if not fresh:
                 return
             data: dict[str, Any] = {"entries": fresh}
-            if key.get("subpath") is None:
+            if not sub_agent:
                 from claude_agent_sdk import fold_session_summary
 
                 previous = self._summary(t, key)
@@ -244,7 +313,7 @@ class TractSessionStore:
                 text = json.dumps(data, ensure_ascii=False, allow_nan=False)
             except (TypeError, ValueError) as e:
                 raise ValueError(f"session entries must be JSON: {e}") from e
-            messages = _messages(fresh, names)
+            messages = _messages(fresh, state, sub_agent)
             try:
                 info = t.record(ENTRIES, text, messages=messages)
             except Exception:
@@ -252,7 +321,7 @@ class TractSessionStore:
                     raise
                 # The mirror is a view for people and tools; the entries are what must land.
                 info = t.record(ENTRIES, text)
-            self._seen[branch] = (info.commit_hash, uuids, names)
+            self._seen[branch] = (info.commit_hash, state)
 
     def _summary(self, t: Tract, key: "SessionKey") -> Optional["SessionSummaryEntry"]:
         newest = t.records(ENTRIES, limit=1)
