@@ -2,26 +2,29 @@
 //! allocates without bound; damage is an error.
 //!
 //! tract-core turns a panic of the storage engine while opening into `Error::Corrupt` (it
-//! catches the unwind), so the panic hook here only remembers the message instead of
-//! aborting; a panic that escapes the library is reported as a crash with that message.
+//! catches the unwind), so the panic hook here only remembers the message and an unresolved
+//! backtrace instead of aborting; a panic that escapes the library is reported as a crash with
+//! both. The backtrace is resolved only then: resolving it reads the binary's debug info,
+//! which took over the timeout for some of the many panics the library catches.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use std::backtrace::Backtrace;
 use std::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 use tract_core::{Bind, Role, SearchQuery, Store, StoreOptions, Tract};
 
 thread_local! {
-    static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+    static LAST_PANIC: RefCell<Option<(String, Backtrace)>> = const { RefCell::new(None) };
 }
 
 fn remember_panics() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         panic::set_hook(Box::new(|info| {
-            let trace = std::backtrace::Backtrace::capture();
-            LAST_PANIC.with(|p| *p.borrow_mut() = format!("{info}\n{trace}"));
+            let trace = Backtrace::capture();
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some((info.to_string(), trace)));
         }));
     });
 }
@@ -59,7 +62,10 @@ fn exercise(data: &[u8]) {
 fuzz_target!(|data: &[u8]| {
     remember_panics();
     if panic::catch_unwind(AssertUnwindSafe(|| exercise(data))).is_err() {
-        LAST_PANIC.with(|p| eprintln!("panic escaped tract-core: {}", p.borrow()));
+        LAST_PANIC.with(|p| match &*p.borrow() {
+            Some((message, trace)) => eprintln!("panic escaped tract-core: {message}\n{trace}"),
+            None => eprintln!("panic escaped tract-core"),
+        });
         std::process::abort();
     }
 });

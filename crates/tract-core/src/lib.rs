@@ -54,6 +54,7 @@ pub mod json;
 pub mod llm;
 pub mod merge;
 pub mod object;
+pub mod page;
 pub mod policy;
 #[cfg(feature = "postgres")]
 mod postgres_backend;
@@ -94,6 +95,7 @@ pub use info::{CommitInfo, Current};
 pub use llm::OpenAiCompatible;
 pub use merge::MergeRequest;
 pub use object::{Commit, Content, ContentPart, MergeStrategy, Message, Op, Role, ToolCall};
+pub use page::{Mark, PageCall, PageEntry, ViewPage};
 pub use policy::ToolPolicy;
 pub use redact::Redaction;
 pub use refs::{Head, HeadRef, ReflogEntry};

@@ -110,7 +110,8 @@ pub(crate) fn entry_info(snap: &Snapshot, e: &ViewEntry) -> Result<CommitInfo> {
     Ok(info)
 }
 
-fn call_infos(view: &View, e: &ViewEntry) -> Vec<ToolCallInfo> {
+/// Each tool call of `e` with its state, result and duration in `view`.
+pub(crate) fn call_infos(view: &View, e: &ViewEntry) -> Vec<ToolCallInfo> {
     e.message
         .tool_calls
         .iter()

@@ -16,6 +16,7 @@ use crate::imports::ImportReport;
 use crate::info::CommitInfo;
 use crate::merge::{self, MergeRequest};
 use crate::object::{Content, Message, Role, ToolCall};
+use crate::page::{self, ViewPage};
 use crate::policy::{self, ToolPolicy};
 use crate::redact::{self, Redaction};
 use crate::refs::{Head, ReflogEntry};
@@ -687,6 +688,34 @@ impl Tract {
     /// a source to its summary (the summary links back with [`CommitInfo::sources`]).
     pub fn compressed_into(&self, rev: impl Into<Rev>) -> Result<Option<CommitInfo>> {
         history::compressed_into(&self.repo, &rev.into())
+    }
+
+    /// Entries `offset..offset + limit` of the view at `HEAD` as a person reads them: each
+    /// with its calls' states and results, its versions and marks (`offset` `None`: the last
+    /// page).
+    pub fn view_page(&self, offset: Option<usize>, limit: usize) -> Result<ViewPage> {
+        page::view_page(&self.repo, offset, limit)
+    }
+
+    /// The positions the compression `rev` summarized, each with the content it had then
+    /// (empty when `rev` is no compression).
+    pub fn compressed_sources(&self, rev: impl Into<Rev>) -> Result<Vec<CommitInfo>> {
+        page::compressed_sources(&self.repo, &rev.into())
+    }
+
+    /// The view index at `HEAD` of each commit (a position or an edit of one), `None` for
+    /// one not in view.
+    pub fn view_indexes(
+        &self,
+        ids: impl IntoIterator<Item = CommitId>,
+    ) -> Result<Vec<Option<usize>>> {
+        page::view_indexes(&self.repo, ids)
+    }
+
+    /// Where each other branch that shares history with this one forks from it (their merge
+    /// base), by branch name.
+    pub fn fork_points(&self) -> Result<Vec<(String, CommitId)>> {
+        page::fork_points(&self.repo)
     }
 
     /// Messages matching `q`, oldest first, each with a snippet.

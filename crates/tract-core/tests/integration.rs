@@ -2965,6 +2965,7 @@ const LAYERS: &[&[&str]] = &[
         "imports", "exports", "record",
     ],
     &["tools", "clear", "compress", "hooks", "sync"],
+    &["page"],
     &["tract"],
     &["environment", "fuzzing"],
 ];
@@ -4262,4 +4263,150 @@ fn records_travel_through_push_history_export_and_redaction() {
     let report = t.fsck().unwrap();
     assert!(report.is_clean(), "{report:?}");
     assert_eq!(texts(&t), ["hi", "hello"]);
+}
+
+/// A page of a view tells a viewer each call's state and result, what each content is, where
+/// a compressed run and a merged sub-agent came from, and where other branches fork.
+#[test]
+fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
+    use tract_core::{ClearOptions, CompressRequest, Manual, Mark, ToolPolicy};
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let sub = delegated(&t); // system, user, a pending `task` call; `sub` forked there
+    let merged = t
+        .merge(
+            &branch("sub"),
+            &MergeRequest {
+                strategy: MergeStrategy::ToolResult {
+                    call_id: "task_1".into(),
+                },
+                ..MergeRequest::default()
+            },
+        )
+        .unwrap();
+    let early = [
+        t.user("first aside").unwrap(),
+        t.user("second aside").unwrap(),
+    ];
+    let summary = t
+        .compress(&CompressRequest {
+            commits: Some(early.iter().map(|c| Rev::from(c.id)).collect()),
+            summarizer: Some(&Manual("two asides".into())),
+            ..CompressRequest::default()
+        })
+        .unwrap()
+        .commits[0]
+        .id;
+    t.assistant(
+        "",
+        vec![call("g", "grep"), call("r", "read"), call("p", "test")],
+    )
+    .unwrap();
+    let grep = t
+        .tool_result("g", "grep", "a.py:1 TODO\nb.py:2 TODO", false)
+        .unwrap();
+    t.tool_result("r", "read", "no such file", true).unwrap();
+    t.edit_tool_result(grep.id, "g", "grep", Content::Text("a.py:1".into()))
+        .unwrap();
+    // The policy summarizes the next grep; the one after is cleared, the last redacted.
+    t.set_tool_policy(&ToolPolicy {
+        instructions: [("ls".to_string(), "names only".to_string())].into(),
+        ..ToolPolicy::default()
+    })
+    .unwrap();
+    t.set_summarizer(Some(std::sync::Arc::new(Manual("src/".into()))));
+    t.assistant("", vec![call("l", "ls")]).unwrap();
+    t.tool_result("l", "ls", "src/\n".repeat(200), false)
+        .unwrap();
+    t.assistant("", vec![call("s", "secrets")]).unwrap();
+    let secret = t.tool_result("s", "secrets", "KEY=hunter2", false).unwrap();
+    t.redact(secret.id, "a leaked key").unwrap();
+    t.assistant("", vec![call("big", "cat")]).unwrap();
+    t.tool_result("big", "cat", "line\n".repeat(400), false)
+        .unwrap();
+    t.clear_tool_results(&ClearOptions {
+        keep: 0,
+        exclude_tools: vec![
+            "grep".into(),
+            "read".into(),
+            "ls".into(),
+            "secrets".into(),
+            "task".into(),
+        ],
+        ..ClearOptions::default()
+    })
+    .unwrap();
+    t.create_branch(&branch("review"), Some(&Rev::from(summary)))
+        .unwrap();
+
+    let page = t.view_page(None, 100).unwrap();
+    assert_eq!(page.total, page.entries.len());
+    assert_eq!(page.offset, 0);
+    assert_eq!(page.token_count, t.compile().unwrap().token_count());
+    let ops: Vec<&str> = page
+        .entries
+        .iter()
+        .map(|e| match &e.entry.origin.op {
+            tract_core::Op::Compress { .. } => "compress",
+            tract_core::Op::Merge { .. } => "merge",
+            _ => "append",
+        })
+        .collect();
+    assert_eq!(
+        &ops[..5],
+        ["append", "append", "append", "merge", "compress"]
+    );
+    // The sub-agent's answer is the task call's result, given by the merge.
+    let task = &page.entries[2].calls[0];
+    assert_eq!(task.info.state.as_str(), "ok");
+    assert_eq!(task.result.as_ref().unwrap().entry.position, merged.id);
+    assert_eq!(page.entries[3].caller, Some(2));
+    assert_eq!(
+        t.compressed_sources(summary)
+            .unwrap()
+            .iter()
+            .map(|c| c.id)
+            .collect::<Vec<_>>(),
+        early.iter().map(|c| c.id).collect::<Vec<_>>()
+    );
+    // Three parallel calls: ok (edited), error, pending (a synthetic result is sent).
+    let calls = &page.entries[5].calls;
+    let states: Vec<&str> = calls.iter().map(|c| c.info.state.as_str()).collect();
+    assert_eq!(states, ["ok", "error", "pending"]);
+    let g = calls[0].result.as_ref().unwrap();
+    assert_eq!(g.entry.message.content.text(), "a.py:1");
+    assert_eq!(g.entry.edits.len(), 1);
+    assert_eq!(g.marks, [Mark::Edited]);
+    assert!(calls[2].result.is_none() && calls[2].info.duration_us.is_none());
+    assert!(calls[0].info.duration_us.is_some());
+    let marks = |tool: &str| {
+        let e = page
+            .entries
+            .iter()
+            .find(|e| e.entry.message.name.as_deref() == Some(tool));
+        e.unwrap().marks.clone()
+    };
+    assert_eq!(marks("ls"), [Mark::Edited, Mark::Summarized]);
+    assert_eq!(marks("secrets"), [Mark::Redacted]);
+    assert!(marks("cat").contains(&Mark::Cleared), "{:?}", marks("cat"));
+    assert!(page.entries[0].calls.is_empty() && page.entries[0].marks.is_empty());
+    // Pages: the last by default, an offset past the end is empty.
+    let last = t.view_page(None, 3).unwrap();
+    assert_eq!(last.offset, page.total - 3);
+    assert_eq!(last.entries[0].index, page.total - 3);
+    assert!(
+        t.view_page(Some(page.total + 5), 3)
+            .unwrap()
+            .entries
+            .is_empty()
+    );
+    // Where the other branches fork; indexes of commits in view.
+    let forks = t.fork_points().unwrap();
+    let at = |name: &str| forks.iter().find(|(n, _)| n == name).map(|(_, c)| *c);
+    assert_eq!(at("review"), Some(summary));
+    assert_eq!(at("sub"), Some(sub.head().unwrap().commit.unwrap()));
+    assert_eq!(
+        t.view_indexes([summary, early[0].id, grep.id]).unwrap(),
+        [Some(4), None, Some(6)]
+    );
 }
