@@ -26,6 +26,7 @@ mod reflog;
 mod repair;
 mod reset;
 mod search;
+mod serve;
 mod show;
 mod status;
 mod switch;
@@ -103,6 +104,9 @@ pub enum Command {
     /// show, find_tool_results, find_tool_turns, status; edit and compress with
     /// --allow-writes).
     Mcp(mcp::Args),
+    /// Serve a read-only web view of the store: sessions, each view with its tool calls as
+    /// cards, history, search; and its JSON API under /api/ (127.0.0.1 unless --bind).
+    Serve(serve::Args),
     /// Where HEAD is and what the model would see.
     Status(status::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
@@ -140,6 +144,7 @@ impl Command {
             Command::Import(a) => import::run(ctx, ui, a),
             Command::Export(a) => export::run(ctx, ui, a),
             Command::Mcp(a) => mcp::run(ctx, ui, a),
+            Command::Serve(a) => serve::run(ctx, ui, a),
             Command::Status(a) => status::run(ctx, ui, a),
             Command::Demo(a) => demo::run(ctx, ui, a),
         }

@@ -1,0 +1,206 @@
+//! `tract serve`: a read-only web view of the store, served from the binary itself.
+//!
+//! The page (`serve/assets/`) is compiled in and talks to the JSON API under `/api/`
+//! (`serve/api.rs`, documented in docs/serve.md). Every response carries a
+//! Content-Security-Policy that lets the page run only its own script, so message text, which
+//! is untrusted, can never run as code even if it reached the page as markup.
+
+mod api;
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::ui::Ui;
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use tract_core::{Bind, BranchName, Tract};
+
+/// Serve a read-only web view of the store (sessions, views with tool cards, history,
+/// search) and its JSON API under /api/.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The address to listen on; anything but loopback exposes the store's history to the
+    /// network.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: IpAddr,
+    /// The port (0: any free port).
+    #[arg(long, default_value_t = 8484)]
+    port: u16,
+    /// Also open the page in the default browser.
+    #[arg(long)]
+    open: bool,
+}
+
+const INDEX_HTML: &str = include_str!("serve/assets/index.html");
+const APP_JS: &str = include_str!("serve/assets/app.js");
+const APP_CSS: &str = include_str!("serve/assets/app.css");
+
+/// Only the server's own script, styles and connections; nothing inline, nothing framed.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                   connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Runs the server until the process is stopped.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    // Opened (and checked to exist) before anything is served.
+    let head = ctx.open_head()?;
+    let state = Arc::new(State {
+        head: Arc::new(head),
+        handles: Mutex::new(HashMap::new()),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::invalid_input(format!("cannot start the server: {e}")))?;
+    runtime.block_on(async move {
+        let addr = SocketAddr::new(a.bind, a.port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| CommandError::invalid_input(format!("cannot listen on {addr}: {e}")))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| CommandError::invalid_input(format!("cannot listen on {addr}: {e}")))?;
+        let url = format!("http://{local}/");
+        // Written at once (a command's output is otherwise written when it ends). The first
+        // line is the address, for scripts that start the server on port 0.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "tract serve: {url}");
+        let _ = writeln!(
+            out,
+            "read-only view of {}; Ctrl-C stops it",
+            state.head.store().location().unwrap_or_default()
+        );
+        let _ = out.flush();
+        drop(out);
+        if a.open {
+            open_browser(&url, ui);
+        }
+        axum::serve(listener, router(state))
+            .await
+            .map_err(|e| CommandError::invalid_input(format!("the server stopped: {e}")))
+    })
+}
+
+/// The routes: the page and its assets, the API, and a JSON 404 for anything else.
+fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            "/assets/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/assets/app.css",
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+        .nest("/api", api::routes())
+        .fallback(|| async { api::ApiError::not_found("no such page or endpoint").into_response() })
+        .layer(axum::middleware::map_response(secure))
+        .with_state(state)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// The headers every response carries.
+async fn secure(r: Response) -> Response {
+    let mut r = if r.status() == StatusCode::METHOD_NOT_ALLOWED {
+        api::ApiError::method_not_allowed().into_response()
+    } else {
+        r
+    };
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        HeaderName::from_static("cross-origin-resource-policy"),
+        HeaderValue::from_static("same-origin"),
+    );
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    r
+}
+
+/// Opens `url` in the default browser, or says why it could not.
+fn open_browser(url: &str, ui: &mut Ui<'_>) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(opener)
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        ui.warning(&format!(
+            "cannot open a browser ({opener}: {e}); open {url} yourself"
+        ));
+    }
+}
+
+/// What the handlers share: the store (through the handle on its `HEAD`) and a handle per
+/// branch asked for, each keeping its branch's view cached between requests.
+struct State {
+    head: Arc<Tract>,
+    handles: Mutex<HashMap<String, Arc<Tract>>>,
+}
+
+impl State {
+    /// The handle on `branch`; a branch that does not exist is an error naming those that do.
+    fn on(&self, branch: &str) -> Result<Arc<Tract>, api::ApiError> {
+        let name = BranchName::new(branch).map_err(api::ApiError::from)?;
+        let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = handles.get(name.as_str()) {
+            return Ok(Arc::clone(t));
+        }
+        let branches = self.head.branches()?;
+        if !branches.iter().any(|b| b.name == name.as_str()) {
+            let names: Vec<&str> = branches.iter().map(|b| b.name.as_str()).collect();
+            return Err(api::ApiError::not_found(format!(
+                "no branch '{name}' (branches: {})",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        }
+        let t = Arc::new(Tract::from_store(
+            self.head.store().clone(),
+            &Bind::Branch(name.clone()),
+        )?);
+        handles.insert(name.to_string(), Arc::clone(&t));
+        Ok(t)
+    }
+
+    /// Forgets the handle on `branch` (after it was deleted), so the next request looks again.
+    fn forget(&self, branch: &str) {
+        let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
+        handles.remove(branch);
+    }
+}
