@@ -197,14 +197,20 @@ impl ViewCache {
 
 impl ViewCache {
     /// Extends the cached view with commits written on `parent` (not committed yet, read from
-    /// `src`, the write transaction) and returns its counts; `None` when the cached view is not
-    /// at `parent`.
+    /// `src`, the write transaction, which has seen `redactions`) and returns its counts;
+    /// `None` when the cached view is not at `parent`, or is older than a redaction (it would
+    /// count the removed content).
     pub(crate) fn extend_and_tally(
         &self,
         src: &impl Source,
+        redactions: u64,
         parent: Option<CommitId>,
         infos: &[CommitInfo],
     ) -> Option<Tally> {
+        if self.redactions.swap(redactions, Ordering::Relaxed) != redactions {
+            self.invalidate();
+            return None;
+        }
         if self.slot().as_ref().map(View::head) != Some(parent) {
             return None;
         }

@@ -1144,6 +1144,11 @@ impl Writer {
         self.tx.stats(name)?.map(|r| decode_small(&r)).transpose()
     }
 
+    /// How many redactions the store has seen, this transaction's included.
+    pub(crate) fn redactions(&self) -> Result<u64> {
+        read_counter(&*self.tx, META_REDACTIONS)
+    }
+
     /// Stores a branch's counts, or removes them with `None`.
     pub fn set_branch_stats(&mut self, name: &str, stats: Option<&BranchStats>) -> Result<()> {
         match stats {

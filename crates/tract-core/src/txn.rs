@@ -357,7 +357,7 @@ fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitIn
     };
     let tally = match counted(w, branch, start, infos)? {
         Some(t) => t,
-        None => match views.extend_and_tally(&*w, start.commit, infos) {
+        None => match views.extend_and_tally(&*w, w.redactions()?, start.commit, infos) {
             Some(t) => t,
             None => View::build(&*w, Some(last.id), None)?.tally(),
         },

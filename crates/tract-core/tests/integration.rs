@@ -4410,3 +4410,38 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
         [Some(4), None, Some(6)]
     );
 }
+
+/// A redaction makes a handle's cached view stale: the next write on that handle must not
+/// count the removed content into the branch's kept counts (found by the web view's tests: the
+/// sessions list and the view disagreed, and fsck reported the counts).
+#[test]
+fn the_write_after_a_redaction_keeps_counts_that_match_the_view() {
+    let (_dir, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.system("be careful").unwrap();
+    let run = [t.user("one").unwrap().id, t.user("two").unwrap().id];
+    t.compress(&tract_core::CompressRequest {
+        commits: Some(run.iter().map(Rev::from).collect()),
+        summarizer: Some(&tract_core::Manual("both".into())),
+        ..tract_core::CompressRequest::default()
+    })
+    .unwrap();
+    t.assistant("", vec![call("e", "bash")]).unwrap();
+    let leaked = t
+        .tool_result(
+            "e",
+            "bash",
+            "HOME=/home/dev\nAPI_KEY=sk-live-0123456789abcdef0123456789abcdef\n",
+            false,
+        )
+        .unwrap();
+    t.redact(leaked.id, "a leaked key").unwrap();
+    t.assistant("", vec![call("t", "task")]).unwrap();
+    t.user("and then?").unwrap();
+    let fresh = Tract::open(&path).unwrap();
+    let listed = t.branches().unwrap()[0].token_count;
+    assert_eq!(listed, fresh.compile().unwrap().token_count());
+    assert_eq!(listed, t.compile().unwrap().token_count());
+    let report = fresh.fsck().unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
