@@ -5,9 +5,11 @@
 //!
 //! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`, or
 //! `tract-bench --backends POSTGRES_URL [--messages 10000]` for a store file beside PostgreSQL,
-//! or `tract-bench --transcripts [--messages 10000]` for importing and exporting transcripts.
+//! or `tract-bench --transcripts [--messages 10000]` for importing and exporting transcripts,
+//! or `tract-bench --serve [--sizes 10000,100000]` for the web view's API over HTTP.
 
 mod backends;
+mod serve;
 mod transcripts;
 mod workload;
 
@@ -55,6 +57,18 @@ fn run() -> Result<Value, String> {
             .map_or(Ok(10_000), |s| s.parse())
             .map_err(|e| format!("--messages: {e}"))?;
         return transcripts::measure(n);
+    }
+    if args.iter().any(|a| a == "--serve") {
+        let sizes = flag("--sizes")
+            .unwrap_or_else(|| "10000,100000".into())
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse::<usize>()
+                    .map_err(|e| format!("--sizes: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return serve::measure(&sizes);
     }
     if let Some(i) = args.iter().position(|a| a == "--sessions-worker") {
         let arg = |k: usize| {

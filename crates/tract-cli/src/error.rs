@@ -67,6 +67,15 @@ impl CommandError {
         }
     }
 
+    /// A command's own failure (not the core's, not the command line's), kept with its source.
+    pub fn other(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        CommandError {
+            error: Box::new(error),
+            hint: None,
+            report: false,
+        }
+    }
+
     /// The same error with `hint` as its next step.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());

@@ -205,11 +205,16 @@ pub(crate) fn fork_points(repo: &Repo) -> Result<Vec<(String, CommitId)>> {
     Ok(out)
 }
 
-/// The view index of each commit (a position or an edit of one) at the handle's position,
-/// `None` for a commit not in view.
+/// The view index of each commit whose content the view at the handle's position shows (a
+/// position never edited, or the newest edit of one); `None` for any other commit, an earlier
+/// version included.
 pub(crate) fn view_indexes(
     repo: &Repo,
     ids: impl IntoIterator<Item = CommitId>,
 ) -> Result<Vec<Option<usize>>> {
-    repo.at_head(|_, v| ids.into_iter().map(|id| v.index_of(&id)).collect())
+    repo.at_head(|_, v| {
+        ids.into_iter()
+            .map(|id| v.index_of(&id).filter(|&i| v.entries()[i].commit == id))
+            .collect()
+    })
 }

@@ -703,8 +703,8 @@ impl Tract {
         page::compressed_sources(&self.repo, &rev.into())
     }
 
-    /// The view index at `HEAD` of each commit (a position or an edit of one), `None` for
-    /// one not in view.
+    /// The view index at `HEAD` of each commit whose content the view shows (a position never
+    /// edited, or the newest edit of one); `None` for any other, an earlier version included.
     pub fn view_indexes(
         &self,
         ids: impl IntoIterator<Item = CommitId>,

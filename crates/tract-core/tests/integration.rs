@@ -4306,7 +4306,8 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
         .tool_result("g", "grep", "a.py:1 TODO\nb.py:2 TODO", false)
         .unwrap();
     t.tool_result("r", "read", "no such file", true).unwrap();
-    t.edit_tool_result(grep.id, "g", "grep", Content::Text("a.py:1".into()))
+    let grep_edit = t
+        .edit_tool_result(grep.id, "g", "grep", Content::Text("a.py:1".into()))
         .unwrap();
     // The policy summarizes the next grep; the one after is cleared, the last redacted.
     t.set_tool_policy(&ToolPolicy {
@@ -4406,8 +4407,9 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
     assert_eq!(at("review"), Some(summary));
     assert_eq!(at("sub"), Some(sub.head().unwrap().commit.unwrap()));
     assert_eq!(
-        t.view_indexes([summary, early[0].id, grep.id]).unwrap(),
-        [Some(4), None, Some(6)]
+        t.view_indexes([summary, early[0].id, grep.id, grep_edit.id])
+            .unwrap(),
+        [Some(4), None, None, Some(6)]
     );
 }
 

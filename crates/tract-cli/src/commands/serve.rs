@@ -44,6 +44,21 @@ const APP_CSS: &str = include_str!("serve/assets/app.css");
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                    connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error("cannot start the server: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the server stopped: {0}")]
+    Stopped(#[source] std::io::Error),
+}
+
 /// Runs the server until the process is stopped.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     // Opened (and checked to exist) before anything is served.
@@ -56,15 +71,22 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CommandError::invalid_input(format!("cannot start the server: {e}")))?;
+        .map_err(|e| CommandError::other(ServeError::Runtime(e)))?;
     runtime.block_on(async move {
         let addr = SocketAddr::new(a.bind, a.port);
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| CommandError::invalid_input(format!("cannot listen on {addr}: {e}")))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| CommandError::invalid_input(format!("cannot listen on {addr}: {e}")))?;
+        let listen = |source: std::io::Error| {
+            let busy = source.kind() == std::io::ErrorKind::AddrInUse;
+            let e = CommandError::other(ServeError::Listen { addr, source });
+            if busy {
+                e.with_hint(
+                    "another program listens there: pick another --port, or --port 0 for any free one",
+                )
+            } else {
+                e
+            }
+        };
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
+        let local = listener.local_addr().map_err(listen)?;
         let url = format!("http://{local}/");
         // Written at once (a command's output is otherwise written when it ends). The first
         // line is the address, for scripts that start the server on port 0.
@@ -82,7 +104,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         }
         axum::serve(listener, router(state))
             .await
-            .map_err(|e| CommandError::invalid_input(format!("the server stopped: {e}")))
+            .map_err(|e| CommandError::other(ServeError::Stopped(e)))
     })
 }
 

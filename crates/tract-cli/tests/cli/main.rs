@@ -29,6 +29,7 @@ mod redact;
 mod refs;
 mod repair;
 mod search;
+mod serve;
 mod show;
 mod status;
 mod sync;

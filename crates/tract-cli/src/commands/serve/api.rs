@@ -321,7 +321,13 @@ fn entry_json(p: &PageEntry) -> Value {
                     "state": c.info.state.as_str(),
                     "duration_us": c.info.duration_us,
                     "synthetic": c.result.is_none(),
-                    "result": c.result.as_deref().map(entry_json),
+                    "result": c.result.as_deref().map(|r| {
+                        let mut r = entry_json(r);
+                        if let Some(o) = r.as_object_mut() {
+                            o.remove("tool_calls");
+                        }
+                        r
+                    }),
                 })
             })
             .collect();
@@ -462,12 +468,34 @@ async fn history(
         for b in t.branches()? {
             tips.entry(b.head).or_default().push(b.name);
         }
-        let forks: Vec<Value> = t
-            .fork_points()?
-            .into_iter()
-            .filter(|(name, _)| *name != branch)
-            .map(|(name, at)| json!({"branch": name, "at": at.to_hex()}))
-            .collect();
+        let oldest = commits.last().map_or(0, |c| c.commit.timestamp_us);
+        let shown: std::collections::HashMap<CommitId, &CommitInfo> =
+            commits.iter().map(|c| (c.id, c)).collect();
+        let mut forks = Vec::new();
+        for (name, base) in t.fork_points()? {
+            // A branch that holds all of this one (it merged it, or grew from its tip) forks
+            // nowhere on it.
+            if name == branch || Some(base) == head {
+                continue;
+            }
+            // The merge base may have come in through a merge (a sub-agent merged back): the
+            // fork is where its first-parent line meets this branch's line, within the page.
+            let mut cursor = Some(base);
+            while let Some(id) = cursor {
+                if line.contains(&id) {
+                    forks.push(json!({"branch": name, "at": id.to_hex()}));
+                    break;
+                }
+                let commit = match shown.get(&id) {
+                    Some(c) => c.commit.clone(),
+                    None => t.get_commit(id)?.commit,
+                };
+                if commit.timestamp_us < oldest {
+                    break;
+                }
+                cursor = commit.parent();
+            }
+        }
         let rows: Vec<Value> = commits
             .iter()
             .map(|c| {
@@ -529,8 +557,11 @@ async fn search(
             history,
             limit: Some(limit),
         })?;
-        // Where each hit is in the view, if it is there, so the page can link to its place.
-        let places = t.view_indexes(hits.iter().map(|h| h.info.id))?;
+        // Where each hit is in the view, so the page can link to its place: only a hit whose
+        // content is what the view shows (an earlier version or a compressed source is not).
+        let shown =
+            |h: &tract_core::SearchHit| h.info.current.as_ref().map_or(h.info.id, |c| c.commit);
+        let places = t.view_indexes(hits.iter().map(shown))?;
         let hits: Vec<Value> = hits
             .iter()
             .zip(places)
@@ -561,14 +592,12 @@ async fn events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let p = params(q)?;
     let branch = p.branch()?.to_string();
-    // The branch must exist when the stream starts; a deleted one later reads as empty.
-    let t = {
-        let s = Arc::clone(&s);
-        let branch = branch.clone();
-        tokio::task::spawn_blocking(move || s.on(&branch))
-            .await
-            .map_err(|e| ApiError::not_found(format!("the request failed: {e}")))??
-    };
+    // A branch that does not exist yet reads as empty until its first commit.
+    let name = tract_core::BranchName::new(&branch).map_err(ApiError::from)?;
+    let t = Arc::new(Tract::from_store(
+        s.head.store().clone(),
+        &tract_core::Bind::Branch(name),
+    )?);
     let stream = futures_util::stream::unfold(
         (t, None::<Value>, true),
         move |(t, last, first)| async move {

@@ -313,7 +313,7 @@
     const r = parseHash();
     let p;
     try {
-      if (r.name === 'sessions') p = pageSessions(ctx);
+      if (r.name === 'sessions') p = pageSessions(ctx, r.params);
       else if (r.name === 'session') p = pageSession(ctx, r.arg, r.params);
       else if (r.name === 'history') p = pageHistory(ctx, r.arg);
       else if (r.name === 'commit') p = pageCommit(ctx, r.arg);
@@ -343,8 +343,9 @@
 
   let sessionFilter = '';
 
-  async function pageSessions(ctx) {
+  async function pageSessions(ctx, params) {
     setCrumbs([{ text: 'Sessions' }]);
+    if (params && params.has('filter')) sessionFilter = params.get('filter') || '';
     const data = await api('/api/sessions');
     if (!ctx.alive()) return;
     const sessions = Array.isArray(data.sessions) ? data.sessions : [];
@@ -624,7 +625,7 @@
       h(
         'span',
         { class: 'tool-duration', testid: 'tool-duration', title: call.duration_us != null ? fmtInt(call.duration_us) + ' µs' : 'no result yet' },
-        call.duration_us != null ? humanDuration(call.duration_us) : state === 'pending' ? 'running…' : ''
+        call.duration_us != null ? humanDuration(call.duration_us) : state === 'pending' ? 'no result yet' : ''
       ),
       r ? marksOf(r, r.caller == null ? ['not-sent'] : null) : null,
       h('span', { class: 'spacer' }),
@@ -980,17 +981,21 @@
       ),
       h(
         'div',
-        { class: 'session-tools' },
-        contextBar,
+        { class: 'session-sticky' },
         h(
           'div',
-          { class: 'search' },
-          searchInput,
-          h('label', { class: 'check', for: 'search-history' }, searchHistory, ' whole history'),
-          searchBtn
-        )
+          { class: 'session-tools' },
+          contextBar,
+          h(
+            'div',
+            { class: 'search' },
+            searchInput,
+            h('label', { class: 'check', for: 'search-history' }, searchHistory, ' whole history'),
+            searchBtn
+          )
+        ),
+        searchResults
       ),
-      searchResults,
       bannerEl,
       view
     );
@@ -1598,6 +1603,7 @@
     const rows = [];
     commits.forEach((c, i) => {
       for (const f of forksAt.get(c.id) || []) {
+        const contained = Array.isArray(c.branches) && c.branches.includes(f.branch);
         rows.push(
           h(
             'div',
@@ -1609,7 +1615,7 @@
               h('span', { class: 'fork-icon', 'aria-hidden': 'true' }, '↗'),
               'branch ',
               h('a', { href: sessionHref(f.branch), class: 'branch-name', testid: 'fork-link' }, f.branch),
-              ' forks here ',
+              contained ? ' forks here (its tip: nothing since) ' : ' forks here ',
               h('a', { href: historyHref(f.branch), class: 'small-link' }, 'history')
             )
           )

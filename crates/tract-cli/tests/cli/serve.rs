@@ -1,0 +1,270 @@
+//! `tract serve`: the real server on a free port, asked over plain HTTP. The page's behaviour
+//! in a browser is tested by the Python suite (tests/python/test_serve.py, headless Chromium);
+//! here: how it starts and fails, its headers, and the API's answers on a session with fixed
+//! ids.
+
+use crate::common::{Project, json};
+use insta::assert_snapshot;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+/// A running server, stopped when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(p: &Project, extra: &[&str]) -> Server {
+        let mut args = vec!["serve", "--port", "0"];
+        args.extend_from_slice(extra);
+        let mut child = p
+            .cmd(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .trim()
+            .strip_prefix("tract serve: http://")
+            .and_then(|a| a.strip_suffix('/'))
+            .unwrap_or_else(|| panic!("first line: {first:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    /// One request; the status line, the headers (lower-cased names) and the body.
+    fn request(&self, method: &str, path: &str) -> (String, Vec<(String, String)>, String) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.addr
+        )
+        .unwrap();
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).unwrap();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        let mut lines = head.lines();
+        let status = lines.next().unwrap().to_string();
+        let headers = lines
+            .filter_map(|l| l.split_once(": "))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+            .collect();
+        (status, headers, body.to_string())
+    }
+
+    fn get(&self, path: &str) -> serde_json::Value {
+        let (status, _, body) = self.request("GET", path);
+        assert!(status.ends_with("200 OK"), "{path}: {status} {body}");
+        json(&body)
+    }
+
+    fn error(&self, method: &str, path: &str) -> String {
+        let (status, _, body) = self.request(method, path);
+        format!("{status}\n{body}")
+    }
+}
+
+/// A session with parallel calls (ok, error), an edited result and a pending call.
+fn session() -> Project {
+    let p = Project::new();
+    p.ok(&["add", "--role", "system", "You are a careful coding agent."]);
+    p.ok(&["add", "Why does the login test fail?"]);
+    p.ok(&[
+        "add",
+        "--json",
+        r#"{"role":"assistant","content":"","tool_calls":[{"id":"g","name":"grep","arguments":"{\"pattern\":\"expiry\"}"},{"id":"t","name":"bash","arguments":"{\"cmd\":\"pytest\"}"}]}"#,
+    ]);
+    let grep = p.ok(&[
+        "add",
+        "--role",
+        "tool",
+        "--name",
+        "grep",
+        "--tool-call-id",
+        "g",
+        "auth.py:12: if now > expiry + 1:\nauth.py:40: expiry = issued + ttl",
+    ]);
+    p.ok(&[
+        "add",
+        "--json",
+        r#"{"role":"tool","name":"bash","tool_call_id":"t","content":"1 failed","is_error":true}"#,
+    ]);
+    p.ok(&["edit", grep.trim(), "auth.py:12"]);
+    p.ok(&[
+        "add",
+        "--json",
+        r#"{"role":"assistant","content":"Deploying.","tool_calls":[{"id":"d","name":"deploy","arguments":"{}"}]}"#,
+    ]);
+    p
+}
+
+#[test]
+fn the_api_answers_a_session_with_its_cards_versions_and_headers() {
+    let p = session();
+    let s = Server::start(&p, &[]);
+    assert!(s.addr.starts_with("127.0.0.1:"), "loopback by default");
+
+    let (status, headers, body) = s.request("GET", "/");
+    assert!(status.ends_with("200 OK"));
+    assert!(body.contains("/assets/app.js"));
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    assert_snapshot!(header("content-security-policy"), @"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    assert_eq!(header("x-content-type-options"), "nosniff");
+
+    let view = s.get("/api/view?branch=main");
+    assert_eq!(
+        (view["total"].as_u64(), view["offset"].as_u64()),
+        (Some(6), Some(0))
+    );
+    let cards: Vec<String> = view["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["tool_calls"].as_array().unwrap().clone())
+        .map(|c| {
+            let r = &c["result"];
+            format!(
+                "{} {} synthetic={} result={} marks={} versions={}",
+                c["name"].as_str().unwrap(),
+                c["state"].as_str().unwrap(),
+                c["synthetic"],
+                r["text"],
+                r["marks"],
+                r["versions"]
+            )
+        })
+        .collect();
+    assert_snapshot!(cards.join("\n"), @r#"
+    grep ok synthetic=false result="auth.py:12" marks=["edited"] versions=2
+    bash error synthetic=false result="1 failed" marks=[] versions=1
+    deploy pending synthetic=true result=null marks=null versions=null
+    "#);
+    // Results are shown in their call's card: each names its caller.
+    let callers: Vec<String> = view["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| format!("{} {}", e["role"].as_str().unwrap(), e["caller"]))
+        .collect();
+    assert_eq!(
+        callers,
+        [
+            "system null",
+            "user null",
+            "assistant null",
+            "tool 2",
+            "tool 2",
+            "assistant null"
+        ]
+    );
+
+    // The edited result's versions: the original first, the edit current.
+    let position = view["entries"][3]["position"].as_str().unwrap().to_string();
+    let commit = s.get(&format!("/api/commit/{}", &position[..8]));
+    let versions: Vec<String> = commit["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            format!(
+                "{} current={} {:?}",
+                v["op"].as_str().unwrap(),
+                v["current"],
+                v["text"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_snapshot!(versions.join("\n"), @r#"
+    append current=false "auth.py:12: if now > expiry + 1:\nauth.py:40: expiry = issued + ttl"
+    edit current=true "auth.py:12"
+    "#);
+
+    // Search: the original only in history, and then not at a place in the view.
+    let hits = s.get("/api/search?branch=main&q=issued");
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 0);
+    let hits = s.get("/api/search?branch=main&q=issued&history=true");
+    assert_eq!(hits["hits"][0]["id"].as_str(), Some(position.as_str()));
+    assert!(hits["hits"][0]["index"].is_null());
+    let sessions = s.get("/api/sessions");
+    assert_eq!(sessions["sessions"][0]["messages"], 6);
+    assert_eq!(sessions["sessions"][0]["tokens"], view["tokens"]);
+}
+
+#[test]
+fn bad_requests_get_json_errors_and_the_server_goes_on() {
+    let p = session();
+    let s = Server::start(&p, &[]);
+    assert_snapshot!(s.error("GET", "/api/view?branch=nope"), @r#"
+    HTTP/1.1 404 Not Found
+    {"error":{"code":"not_found","message":"no branch 'nope' (branches: main)"}}
+    "#);
+    assert_snapshot!(s.error("GET", "/api/view?branch=main&limit=0"), @r#"
+    HTTP/1.1 400 Bad Request
+    {"error":{"code":"bad_request","message":"limit must be a whole number from 1 to 500, not '0'"}}
+    "#);
+    assert_snapshot!(s.error("GET", "/api/view"), @r#"
+    HTTP/1.1 400 Bad Request
+    {"error":{"code":"bad_request","message":"the branch parameter is missing"}}
+    "#);
+    assert_snapshot!(s.error("GET", "/api/commit/zzzz"), @r#"
+    HTTP/1.1 404 Not Found
+    {"error":{"code":"not_found","message":"commit or branch 'zzzz' not found"}}
+    "#);
+    assert_snapshot!(s.error("DELETE", "/api/sessions"), @r#"
+    HTTP/1.1 405 Method Not Allowed
+    {"error":{"code":"method_not_allowed","message":"the view is read-only: only GET and HEAD are served"}}
+    "#);
+    assert_snapshot!(s.error("GET", "/api/nothing"), @r#"
+    HTTP/1.1 404 Not Found
+    {"error":{"code":"not_found","message":"no such page or endpoint"}}
+    "#);
+    let before = p.state();
+    assert_eq!(s.get("/api/store")["branches"], 1);
+    assert_eq!(
+        p.state(),
+        before,
+        "nothing a request does changes the store"
+    );
+}
+
+#[test]
+fn a_missing_store_or_a_busy_port_is_one_error_line() {
+    let empty = Project::empty();
+    assert_snapshot!(empty.run(&["serve", "--port", "0"]), @"
+    exit: 1
+    --- stderr
+    error: a tract store in [DIR] or any parent directory (run `tract init`) not found
+    hint: run `tract init` to create one here, or pass --store PATH
+    ");
+    let p = session();
+    let s = Server::start(&p, &[]);
+    let port = s.addr.rsplit(':').next().unwrap().to_string();
+    assert_snapshot!(p.run(&["serve", "--port", &port]), @"
+    exit: 1
+    --- stderr
+    error: cannot listen on 127.0.0.1:[PORT]: Address already in use (os error 98)
+    hint: another program listens there: pick another --port, or --port 0 for any free one
+    ");
+}
