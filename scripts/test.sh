@@ -28,16 +28,26 @@ cargo test --workspace --locked
 echo "== cargo test: the core integration suite again, every store on PostgreSQL"
 TRACT_TEST_POSTGRES="$pg_url" cargo test -p tract-core --features postgres --locked --test integration
 
+echo "== browser: Chromium and its driver, for the tests of the page \`tract serve\` serves"
+# Debian's packages, installed when missing (CI runs as root; elsewhere through sudo).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        chromium chromium-driver >/dev/null
+fi
+
 echo "== python: build the wheel into a fresh venv"
 venv=target/test-venv
 rm -rf "$venv" target/wheels
 python3 -m venv "$venv"
 # The providers' SDKs: their request types check what compile produces (tests/python/providers.py);
 # the MCP client drives `tract mcp`; LangGraph and its checkpointer conformance suite test the
-# LangGraph drop-in.
+# LangGraph drop-in; Selenium drives the headless Chromium that tests `tract serve`'s page.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8" \
     "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
-    "langgraph-checkpoint-conformance==0.0.2"
+    "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5"
 "$venv/bin/maturin" build --release --locked -m crates/tract-py/Cargo.toml -o target/wheels
 # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
 wheel=$(ls target/wheels/tract_context-*.whl)
