@@ -14,6 +14,7 @@ use axum::Router;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
@@ -102,6 +103,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         if a.open {
             open_browser(&url, ui);
         }
+        // Small JSON answers go out at once instead of waiting for the client's ACK (Nagle).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, router(state))
             .await
             .map_err(|e| CommandError::other(ServeError::Stopped(e)))
