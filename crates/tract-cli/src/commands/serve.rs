@@ -11,7 +11,9 @@ use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
 use axum::Router;
+use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -107,7 +109,12 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        axum::serve(listener, router(state))
+        let app = if a.bind.is_loopback() {
+            router(state).layer(axum::middleware::from_fn(loopback_host_only))
+        } else {
+            router(state)
+        };
+        axum::serve(listener, app)
             .await
             .map_err(|e| CommandError::other(ServeError::Stopped(e)))
     })
@@ -136,6 +143,29 @@ fn router(state: Arc<State>) -> Router {
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
     ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// On a loopback address, only requests naming a loopback host are answered: a web page
+/// elsewhere that points its own name at 127.0.0.1 (DNS rebinding) cannot read the history.
+async fn loopback_host_only(req: Request, next: Next) -> Response {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    // The name without its port: `[::1]:8484`, `127.0.0.1:8484`, `localhost`.
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host.as_str(), |(n, _)| n),
+    };
+    let loopback = name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        next.run(req).await
+    } else {
+        secure(api::ApiError::forbidden_host(&host).into_response()).await
+    }
 }
 
 /// The headers every response carries.

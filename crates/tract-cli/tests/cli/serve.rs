@@ -48,12 +48,21 @@ impl Server {
 
     /// One request; the status line, the headers (lower-cased names) and the body.
     fn request(&self, method: &str, path: &str) -> (String, Vec<(String, String)>, String) {
+        self.request_for(&self.addr, method, path)
+    }
+
+    /// One request naming `host` in its Host header.
+    fn request_for(
+        &self,
+        host: &str,
+        method: &str,
+        path: &str,
+    ) -> (String, Vec<(String, String)>, String) {
         let mut s = TcpStream::connect(&self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         write!(
             s,
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.addr
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
         let mut raw = String::new();
@@ -240,6 +249,16 @@ fn bad_requests_get_json_errors_and_the_server_goes_on() {
     HTTP/1.1 404 Not Found
     {"error":{"code":"not_found","message":"no such page or endpoint"}}
     "#);
+    // Another name pointed at 127.0.0.1 (DNS rebinding) is refused; loopback names are not.
+    let (status, _, body) = s.request_for("attacker.example:8484", "GET", "/api/sessions");
+    assert_snapshot!(format!("{status}\n{body}"), @r#"
+    HTTP/1.1 403 Forbidden
+    {"error":{"code":"forbidden_host","message":"the server answers only requests for a loopback host, not 'attacker.example:8484' (start it with --bind to serve other addresses)"}}
+    "#);
+    for host in ["localhost:8484", "[::1]:8484", "127.0.0.1"] {
+        let (status, _, _) = s.request_for(host, "GET", "/api/sessions");
+        assert!(status.ends_with("200 OK"), "{host}: {status}");
+    }
     let before = p.state();
     assert_eq!(s.get("/api/store")["branches"], 1);
     assert_eq!(

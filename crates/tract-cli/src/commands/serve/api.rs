@@ -60,6 +60,16 @@ impl ApiError {
         }
     }
 
+    pub(super) fn forbidden_host(host: &str) -> Self {
+        ApiError {
+            status: StatusCode::FORBIDDEN,
+            code: "forbidden_host",
+            message: format!(
+                "the server answers only requests for a loopback host, not '{host}' (start it with --bind to serve other addresses)"
+            ),
+        }
+    }
+
     pub(super) fn method_not_allowed() -> Self {
         ApiError {
             status: StatusCode::METHOD_NOT_ALLOWED,
