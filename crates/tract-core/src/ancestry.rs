@@ -41,12 +41,28 @@ pub(crate) fn ancestors(
 /// `None` when their histories share nothing. Costs the commits newer than the base on both
 /// sides, not the whole history.
 pub(crate) fn merge_base(snap: &Snapshot, a: CommitId, b: CommitId) -> Result<Option<CommitId>> {
+    merge_base_since(snap, a, b, 0)
+}
+
+/// [`merge_base`], looking only at commits made at or after `since_us`: `None` when the base is
+/// older. Costs the commits of both sides since then, so asking it of many branches about a
+/// recent stretch of history does not walk their whole histories.
+pub(crate) fn merge_base_since(
+    snap: &Snapshot,
+    a: CommitId,
+    b: CommitId,
+    since_us: u64,
+) -> Result<Option<CommitId>> {
     const A: u8 = 1;
     const B: u8 = 2;
     let mut walk = Walk::default();
     walk.push(snap, a, A)?;
     walk.push(snap, b, B)?;
     while let Some((id, commit, sides)) = walk.pop() {
+        // Newest first: everything still queued is older too.
+        if commit.timestamp_us < since_us {
+            return Ok(None);
+        }
         if sides == A | B {
             return Ok(Some(id));
         }

@@ -2,7 +2,7 @@
 //! states and results, how many versions it has and what its content is (edited, summarized by
 //! a hook, cleared, redacted, repaired), without walking more of the view than the page.
 
-use crate::ancestry::merge_base;
+use crate::ancestry::merge_base_since;
 use crate::clear::CLEARED_KEY;
 use crate::error::Result;
 use crate::hooks::HOOK_SUMMARY_NOTE;
@@ -173,22 +173,23 @@ pub(crate) fn compressed_sources(repo: &Repo, rev: &Rev) -> Result<Vec<CommitInf
     let Op::Compress { sources, .. } = &commit.op else {
         return Ok(Vec::new());
     };
-    repo.with_view(&snap, commit.parent(), |before| {
-        sources
-            .iter()
-            .map(|s| match before.entry_of(s) {
-                Some(e) => entry_info(&snap, e),
-                None => CommitInfo::load(&snap, *s),
-            })
-            .collect()
-    })?
+    // Built apart from the handle's cached view, which stays at the head for the next read.
+    let before = View::build(&snap, commit.parent(), None)?;
+    sources
+        .iter()
+        .map(|s| match before.entry_of(s) {
+            Some(e) => entry_info(&snap, e),
+            None => CommitInfo::load(&snap, *s),
+        })
+        .collect()
 }
 
-/// Where each other branch that shares history with the handle's position forks from it:
-/// the branch's name and the merge base of the two tips (a commit of this history), by
-/// branch name. A branch whose tip is in this history (merged, or not moved since its fork)
-/// forks at its tip.
-pub(crate) fn fork_points(repo: &Repo) -> Result<Vec<(String, CommitId)>> {
+/// Where each other branch that shares history with the handle's position forks from it,
+/// among the commits made at or after `since_us` (0: all of them): the branch's name and the
+/// merge base of the two tips (a commit of this history), by branch name. A branch whose tip
+/// is in this history (merged, or not moved since its fork) forks at its tip. Costs each
+/// branch's commits since `since_us`, not its whole history.
+pub(crate) fn fork_points(repo: &Repo, since_us: u64) -> Result<Vec<(String, CommitId)>> {
     let snap = repo.read()?;
     let Some(head) = repo.head(&snap)?.commit else {
         return Ok(Vec::new());
@@ -198,7 +199,7 @@ pub(crate) fn fork_points(repo: &Repo) -> Result<Vec<(String, CommitId)>> {
         if tip == head {
             continue;
         }
-        if let Some(base) = merge_base(&snap, head, tip)? {
+        if let Some(base) = merge_base_since(&snap, head, tip, since_us)? {
             out.push((name, base));
         }
     }

@@ -713,9 +713,10 @@ impl Tract {
     }
 
     /// Where each other branch that shares history with this one forks from it (their merge
-    /// base), by branch name.
-    pub fn fork_points(&self) -> Result<Vec<(String, CommitId)>> {
-        page::fork_points(&self.repo)
+    /// base), by branch name, among the commits made at or after `since_us` (0: all): each
+    /// branch costs its commits since then.
+    pub fn fork_points(&self, since_us: u64) -> Result<Vec<(String, CommitId)>> {
+        page::fork_points(&self.repo, since_us)
     }
 
     /// Messages matching `q`, oldest first, each with a snippet.

@@ -4402,10 +4402,17 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
             .is_empty()
     );
     // Where the other branches fork; indexes of commits in view.
-    let forks = t.fork_points().unwrap();
+    let forks = t.fork_points(0).unwrap();
     let at = |name: &str| forks.iter().find(|(n, _)| n == name).map(|(_, c)| *c);
     assert_eq!(at("review"), Some(summary));
     assert_eq!(at("sub"), Some(sub.head().unwrap().commit.unwrap()));
+    // Only forks among recent commits: an older one is not looked for.
+    let summary_time = t.get_commit(summary).unwrap().commit.timestamp_us;
+    let recent = t.fork_points(summary_time + 1).unwrap();
+    assert!(
+        recent.iter().all(|(n, _)| n != "review" && n != "sub"),
+        "{recent:?}"
+    );
     assert_eq!(
         t.view_indexes([summary, early[0].id, grep.id, grep_edit.id])
             .unwrap(),

@@ -482,7 +482,7 @@ async fn history(
         let shown: std::collections::HashMap<CommitId, &CommitInfo> =
             commits.iter().map(|c| (c.id, c)).collect();
         let mut forks = Vec::new();
-        for (name, base) in t.fork_points()? {
+        for (name, base) in t.fork_points(oldest)? {
             // A branch that holds all of this one (it merged it, or grew from its tip) forks
             // nowhere on it.
             if name == branch || Some(base) == head {
