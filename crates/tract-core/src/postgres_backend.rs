@@ -190,7 +190,7 @@ impl PgBackend {
         Ok(Box::new(PgTx {
             backend: Arc::clone(self),
             conn: Mutex::new(Some(conn)),
-            failed: Mutex::new(false),
+            failed: Mutex::new(None),
         }))
     }
 
@@ -218,7 +218,7 @@ impl PgBackend {
         Ok(Box::new(PgTx {
             backend: Arc::clone(self),
             conn: Mutex::new(Some(conn)),
-            failed: Mutex::new(false),
+            failed: Mutex::new(None),
         }))
     }
 
@@ -238,7 +238,9 @@ impl PgBackend {
 struct PgTx {
     backend: Arc<PgBackend>,
     conn: Mutex<Option<Conn>>,
-    failed: Mutex<bool>,
+    /// The first statement error: a caller may have handled it (a read whose miss is not
+    /// fatal), but the transaction is aborted on the server, so `commit` reports it.
+    failed: Mutex<Option<Error>>,
 }
 
 impl PgTx {
@@ -261,8 +263,12 @@ impl PgTx {
         }
         .and_then(|statement| f(&mut conn.client, &statement));
         result.map_err(|e| {
-            *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = true;
-            self.backend.error(&e)
+            let error = self.backend.error(&e);
+            self.failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert_with(|| error.clone());
+            error
         })
     }
 
@@ -272,7 +278,11 @@ impl PgTx {
             return Ok(());
         };
         let result = conn.client.batch_execute(sql);
-        let failed = *self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        let failed = self
+            .failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
         if result.is_ok() && !failed {
             self.backend.give_back(conn);
         }
@@ -620,10 +630,15 @@ impl WriteTx for PgTx {
     }
 
     fn commit(self: Box<Self>) -> Result<()> {
-        if *self.failed.lock().unwrap_or_else(|e| e.into_inner()) {
-            return Err(Error::invalid_op(
-                "a statement of this transaction failed; nothing was committed",
-            ));
+        let failed = self
+            .failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(error) = failed {
+            // `end` drops the connection rather than pooling it, as the flag is still set.
+            let _ = self.end("ROLLBACK");
+            return Err(error);
         }
         self.end("COMMIT")
     }
