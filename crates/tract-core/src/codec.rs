@@ -17,7 +17,15 @@ const TAG_REDACTED: u8 = 3;
 /// Objects larger than this are split into chunks of this size, each stored once (chunks of
 /// equal content deduplicate). Kept under 1 MiB so a chunk with its page overhead does not
 /// spill into the next power-of-two allocation.
+#[cfg(not(fuzzing))]
 pub(crate) const CHUNK_SIZE: usize = 1024 * 1024 - 4096;
+/// In the fuzz targets' build (cargo-fuzz's `--cfg fuzzing`) chunks are 4 KiB: the same code,
+/// but a store file reaches the chunked path with a few kilobytes rather than a megabyte that
+/// every mutated input would decompress and hash again. Files of that build are not stores of
+/// this one (their chunk lists do not match the size), which is why it is a cfg of the fuzz
+/// build and not a feature another crate could turn on.
+#[cfg(fuzzing)]
+pub(crate) const CHUNK_SIZE: usize = 4096;
 
 /// The most bytes one byte of an LZ4 block decompresses to (a match length byte of 255).
 const LZ4_MAX_RATIO: usize = 255;
