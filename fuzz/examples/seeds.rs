@@ -3,7 +3,9 @@
 //! files (appends, a tool call, an edit, a compress, a branch, a merge and records). Seeds are named by
 //! the BLAKE3 of their bytes, so running this again adds nothing twice.
 //!
-//! `cargo +nightly run --release --example seeds` (from `fuzz/`).
+//! `cargo +nightly run --release --example seeds` (from `fuzz/`, whose `.cargo/config.toml`
+//! builds it with `--cfg fuzzing`, as cargo-fuzz builds the targets: the stores are written
+//! with the fuzz build's 4 KiB chunks).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
