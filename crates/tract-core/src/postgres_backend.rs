@@ -244,6 +244,11 @@ struct PgTx {
 }
 
 impl PgTx {
+    /// The transaction's first statement error, if one failed.
+    fn failure(&self) -> MutexGuard<'_, Option<Error>> {
+        self.failed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Runs `f` with the connection and a prepared statement for `sql`.
     fn with<T>(
         &self,
@@ -264,10 +269,7 @@ impl PgTx {
         .and_then(|statement| f(&mut conn.client, &statement));
         result.map_err(|e| {
             let error = self.backend.error(&e);
-            self.failed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert_with(|| error.clone());
+            self.failure().get_or_insert_with(|| error.clone());
             error
         })
     }
@@ -278,11 +280,7 @@ impl PgTx {
             return Ok(());
         };
         let result = conn.client.batch_execute(sql);
-        let failed = self
-            .failed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some();
+        let failed = self.failure().is_some();
         if result.is_ok() && !failed {
             self.backend.give_back(conn);
         }
@@ -630,11 +628,7 @@ impl WriteTx for PgTx {
     }
 
     fn commit(self: Box<Self>) -> Result<()> {
-        let failed = self
-            .failed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let failed = self.failure().clone();
         if let Some(error) = failed {
             // `end` drops the connection rather than pooling it, as the flag is still set.
             let _ = self.end("ROLLBACK");
