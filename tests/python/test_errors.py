@@ -100,7 +100,10 @@ HEX = re.compile("^[0-9a-f]{64}$")
 # Every variant of the core's error: the exception class it raises and the facts it carries.
 EXPECTED = {
     "UnknownRevision": (tract.NotFoundError, {"rev": "nope"}),
-    "UnknownBranch": (tract.NotFoundError, {"branch": "feature"}),
+    "UnknownBranch": (
+        tract.NotFoundError,
+        {"branch": "feature", "similar": ["features", "feature-2"]},
+    ),
     "BranchDeleted": (tract.NotFoundError, {"branch": "session-1"}),
     "UnbornBranch": (tract.NotFoundError, {"branch": "main"}),
     "HistoryTooShort": (tract.NotFoundError, {"rev": "HEAD~9"}),

@@ -63,6 +63,7 @@ def test_the_read_tools_answer_from_the_store(tmp_path: pathlib.Path) -> None:
         out["turns"] = await s.call_tool("find_tool_turns", {})
         out["status"] = await s.call_tool("status", {"branch": "side"})
         out["nope"] = await s.call_tool("log", {"branch": "nope"})
+        out["typo"] = await s.call_tool("status", {"branch": "sied"})
         out["bad_role"] = await s.call_tool("search_history", {"query": "x", "role": "robot"})
         out["bad_id"] = await s.call_tool("show", {"id": "fffffff"})
         return out
@@ -90,7 +91,8 @@ def test_the_read_tools_answer_from_the_store(tmp_path: pathlib.Path) -> None:
     status = json.loads(text(out["status"]))
     assert status["branch"] == "side" and status["messages"] == 5
     # Bad input: a tool error the agent can read, not a crash of the server.
-    assert out["nope"].is_error and "no branch 'nope' (branches: main, side)" in text(out["nope"])
+    assert out["nope"].is_error and text(out["nope"]) == "error: branch 'nope' not found"
+    assert out["typo"].is_error and text(out["typo"]) == "error: branch 'sied' not found; did you mean 'side'?"
     assert out["bad_role"].is_error and "robot" in text(out["bad_role"])
     assert out["bad_id"].is_error
 
@@ -124,7 +126,7 @@ def test_writes_only_with_allow_writes(tmp_path: pathlib.Path) -> None:
     assert tools == READ_TOOLS | {"edit", "compress"}
     assert not edited.is_error, text(edited)
     assert not compressed.is_error, text(compressed)
-    assert bad.is_error and "no branch 'nope'" in text(bad)
+    assert bad.is_error and text(bad) == "error: branch 'nope' not found"
     with tract.Tract.open(path, branch="main") as t:
         contents = [m["content"] for m in t.compile().messages]
         assert "looked it up" in contents

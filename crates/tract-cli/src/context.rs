@@ -48,6 +48,17 @@ impl Context {
         self.open_at(&self.store_path()?, OpenMode::Existing)
     }
 
+    /// The existing store, for a command that reads the branch: one `--branch` names must
+    /// exist (or be the current branch, before its first commit). Only a write creates a
+    /// branch, so reading one that is not there is a mistyped name, not an empty session.
+    pub fn open_to_read(&self) -> Result<Tract, CommandError> {
+        let t = self.open()?;
+        if let Some(name) = &self.branch {
+            t.require_branch(&BranchName::new(name)?)?;
+        }
+        Ok(t)
+    }
+
     /// The branch `--branch` names, if it does.
     pub fn branch_flag(&self) -> Option<&str> {
         self.branch.as_deref()
@@ -79,7 +90,13 @@ impl Context {
         self.open_bound(path, mode, bind)
     }
 
-    fn open_bound(&self, path: &Path, mode: OpenMode, bind: Bind) -> Result<Tract, CommandError> {
+    /// Opens the store at `path` with what the environment sets, bound as `bind` says.
+    pub fn open_bound(
+        &self,
+        path: &Path,
+        mode: OpenMode,
+        bind: Bind,
+    ) -> Result<Tract, CommandError> {
         let options = OpenOptions {
             mode,
             store: self.env.store_options()?,

@@ -123,8 +123,8 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::UnbornBranch { .. } => {
             "add a message first (`tract add`), or `tract switch` to a branch with commits"
         }
+        Error::UnknownBranch { .. } => "`tract branch` lists branches",
         Error::UnknownRevision { .. }
-        | Error::UnknownBranch { .. }
         | Error::HistoryTooShort { .. }
         | Error::MissingCommit { .. } => "`tract log` lists commits; `tract branch` lists branches",
         Error::AmbiguousPrefix { .. } => "give more hex digits of the id",

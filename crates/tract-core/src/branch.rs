@@ -101,11 +101,7 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
 /// reflog keeps the tip. Returns the tip.
 pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
     let mut w = repo.store.write()?;
-    let Some(tip) = w.branch(name.as_str())? else {
-        return Err(Error::UnknownBranch {
-            name: name.to_string(),
-        });
-    };
+    let tip = w.require_branch(name.as_str())?;
     let current = |h: crate::refs::Head| h.branch() == Some(name.as_str());
     if current(w.head()?) || current(repo.head_in(&w)?) {
         return Err(Error::invalid_op(format!(
@@ -203,17 +199,26 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
     Ok(Some(message))
 }
 
+/// Fails with [`Error::UnknownBranch`] unless `name` is a branch with commits or the branch
+/// the store's `HEAD` is on (a new store's, before its first commit). A handle bound to any
+/// other name reads it as empty, which is right for a session its first message creates but
+/// hides a mistyped name from someone reading: surfaces check a name a user gave to read.
+pub(crate) fn require(repo: &Repo, name: &BranchName) -> Result<()> {
+    let snap = repo.read()?;
+    if snap.head_ref()? == HeadRef::Branch(name.to_string()) {
+        return Ok(());
+    }
+    snap.require_branch(name.as_str()).map(drop)
+}
+
 /// Puts the handle on branch `name`, which must exist (or be the branch it is on, still
 /// without commits).
 pub(crate) fn switch(repo: &Repo, name: &str) -> Result<Head> {
     let snap = repo.read()?;
-    let exists = snap.branch(name)?.is_some();
     // Not resolved: leaving a branch that was deleted is how a handle recovers from it.
     let unborn_current = repo.position(&snap)? == HeadRef::Branch(name.to_string());
-    if !exists && !unborn_current {
-        return Err(Error::UnknownBranch {
-            name: name.to_string(),
-        });
+    if !unborn_current {
+        snap.require_branch(name)?;
     }
     repo.set_position(
         HeadRef::Branch(name.to_string()),
@@ -249,4 +254,43 @@ pub(crate) fn reset(repo: &Repo, rev: &Rev) -> Result<Head> {
     w.commit()?;
     repo.written(&head.target, detached);
     repo.head(&repo.read()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::Error;
+    use crate::repo::Bind;
+    use crate::revision::BranchName;
+    use crate::tract::Tract;
+
+    fn name(s: &str) -> BranchName {
+        BranchName::new(s).unwrap()
+    }
+
+    #[test]
+    fn a_branch_to_read_must_exist_or_be_the_current_one() {
+        let t = Tract::in_memory().unwrap();
+        // A new store's current branch has no commits yet, and reads as empty.
+        t.require_branch(&name("main")).unwrap();
+        assert!(matches!(
+            t.require_branch(&name("nope")),
+            Err(Error::UnknownBranch { name, similar }) if name == "nope" && similar.is_empty()
+        ));
+        t.user("hi").unwrap();
+        let side = Tract::from_store(t.store().clone(), &Bind::Branch(name("session-1"))).unwrap();
+        // A handle on a branch not born yet reads it as empty; its first message creates it.
+        assert!(side.compile().unwrap().messages().is_empty());
+        assert!(t.require_branch(&name("session-1")).is_err());
+        side.user("on the side").unwrap();
+        t.require_branch(&name("session-1")).unwrap();
+        assert!(matches!(
+            t.require_branch(&name("sesion-1")),
+            Err(Error::UnknownBranch { similar, .. }) if similar == ["session-1"]
+        ));
+        // The other operations that need a branch name the close ones too.
+        assert!(matches!(
+            t.switch("session1"),
+            Err(Error::UnknownBranch { similar, .. }) if similar == ["session-1"]
+        ));
+    }
 }

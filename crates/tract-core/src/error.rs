@@ -20,11 +20,14 @@ pub enum Error {
         /// The revision as given.
         rev: String,
     },
-    /// A branch that does not exist.
-    #[error("branch '{name}' not found")]
+    /// A branch that does not exist, with the existing branches whose names are close to it.
+    #[error("branch '{name}' not found{}", did_you_mean(similar))]
     UnknownBranch {
         /// Its name.
         name: String,
+        /// Existing branches with a close name (a typo away, or starting with or holding the
+        /// name given), closest first, at most 3; empty when none is close.
+        similar: Vec<String>,
     },
     /// A handle's branch was deleted (by another handle or `tract branch -d`); its last tip is
     /// in the branch's reflog.
@@ -321,6 +324,85 @@ impl std::fmt::Display for LockReason {
     }
 }
 
+/// At most this many close names are suggested for a branch that does not exist.
+const SIMILAR_BRANCHES: usize = 3;
+
+/// `; did you mean 'a', 'b' or 'c'?`, or nothing when no name is close.
+fn did_you_mean(similar: &[String]) -> String {
+    let quoted: Vec<String> = similar.iter().map(|n| format!("'{n}'")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean {one}?"),
+        [rest @ .., last] => format!("; did you mean {} or {last}?", rest.join(", ")),
+    }
+}
+
+/// The names in `existing` close to `name`, closest first (by edit distance, ignoring case,
+/// then by name), at most [`SIMILAR_BRANCHES`]: a typo away (an edit distance of a third of
+/// its length, at least 1), or, for a name of 3 characters or more, holding it (a name cut
+/// short, a session id without its `import/` prefix). Names differing only in case, when
+/// there are any, are the only ones given.
+fn similar_names<'a>(name: &str, existing: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let lower_name = name.to_lowercase();
+    let wanted: Vec<char> = lower_name.chars().collect();
+    let limit = (wanted.len() / 3).max(1);
+    let mut close: Vec<(usize, &str)> = existing
+        .into_iter()
+        .filter_map(|other| {
+            let lower = other.to_lowercase();
+            let candidate: Vec<char> = lower.chars().collect();
+            match edit_distance(&wanted, &candidate, limit) {
+                Some(d) => Some((d, other)),
+                None if wanted.len() >= 3 && lower.contains(&lower_name) => {
+                    Some((candidate.len().saturating_sub(wanted.len()), other))
+                }
+                None => None,
+            }
+        })
+        .collect();
+    close.sort_unstable();
+    // A name that differs only in case is the one meant.
+    if close.first().is_some_and(|(d, _)| *d == 0) {
+        close.retain(|(d, _)| *d == 0);
+    }
+    close
+        .into_iter()
+        .take(SIMILAR_BRANCHES)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+/// The edit distance of `a` and `b` (insertions, deletions, substitutions and swaps of two
+/// neighbours, each 1) if it is at most `limit`; `None` beyond it, found without finishing
+/// the table (a store may hold many long branch names).
+fn edit_distance(a: &[char], b: &[char], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
+    }
+    let mut before: Vec<usize> = Vec::new();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut next = Vec::with_capacity(row.len());
+        next.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let mut d = (row[j] + usize::from(ca != cb))
+                .min(row[j + 1] + 1)
+                .min(next[j] + 1);
+            if i > 0 && j > 0 && *ca == b[j - 1] && a[i - 1] == *cb {
+                d = d.min(before[j - 1] + 1);
+            }
+            next.push(d);
+        }
+        // A later entry comes from this row, or from the one before it plus a swap.
+        let least = |r: &[usize]| r.iter().min().copied().unwrap_or(usize::MAX);
+        if least(&next) > limit && least(&row).saturating_add(1) > limit {
+            return None;
+        }
+        before = std::mem::replace(&mut row, next);
+    }
+    row.last().copied().filter(|&d| d <= limit)
+}
+
 fn short_list(ids: &[CommitId]) -> String {
     ids.iter()
         .map(CommitId::short)
@@ -376,6 +458,18 @@ impl Error {
     pub(crate) fn invalid_op(message: impl Into<String>) -> Self {
         Error::InvalidOperation {
             message: message.into(),
+        }
+    }
+
+    /// Branch `name` does not exist; `existing` are the names of those that do, of which the
+    /// closest are kept as suggestions.
+    pub(crate) fn unknown_branch<'a>(
+        name: &str,
+        existing: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        Error::UnknownBranch {
+            name: name.to_string(),
+            similar: similar_names(name, existing),
         }
     }
 
@@ -437,6 +531,7 @@ impl Error {
             Error::UnknownRevision { rev: "nope".into() },
             Error::UnknownBranch {
                 name: "feature".into(),
+                similar: vec!["features".into(), "feature-2".into()],
             },
             Error::BranchDeleted {
                 name: "session-1".into(),
@@ -606,6 +701,82 @@ mod tests {
         // Only message errors get a position.
         let other = Error::invalid_input("x").in_batch(BatchPosition::Line(3));
         assert_eq!(other.to_string(), "invalid input: x");
+    }
+
+    fn similar(name: &str, existing: &[&str]) -> Vec<String> {
+        similar_names(name, existing.iter().copied())
+    }
+
+    #[test]
+    fn close_branch_names_are_suggested_closest_first() {
+        let sessions = [
+            "main",
+            "session-1",
+            "session-2",
+            "session-10",
+            "import/7f3c1a2e-5b1d",
+        ];
+        // A typo: within a third of the length (at least 1), ignoring case.
+        assert_eq!(similar("maim", &sessions), ["main"]);
+        assert_eq!(similar("MAIN", &sessions), ["main"]);
+        assert_eq!(similar("Session-2", &sessions), ["session-2"]);
+        assert_eq!(similar("mian", &sessions), ["main"]);
+        assert_eq!(
+            similar("sesion-1", &sessions),
+            ["session-1", "session-10", "session-2"]
+        );
+        assert_eq!(similar("sesion-2", &sessions), ["session-2", "session-1"]);
+        // A name cut short, or without its prefix.
+        assert_eq!(
+            similar("sess", &sessions),
+            ["session-1", "session-2", "session-10"]
+        );
+        assert_eq!(similar("7f3c1a2e", &sessions), ["import/7f3c1a2e-5b1d"]);
+        // Nothing close, and short names only match typos.
+        assert!(similar("nope", &sessions).is_empty());
+        assert!(similar("io", &sessions).is_empty());
+        assert!(similar("x", &[]).is_empty());
+        // At most three.
+        let many: Vec<String> = (0..20).map(|i| format!("agent-{i}")).collect();
+        let names: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(similar("agent-", &names).len(), 3);
+    }
+
+    #[test]
+    fn edit_distance_stops_past_its_limit() {
+        let chars = |s: &str| s.chars().collect::<Vec<_>>();
+        assert_eq!(
+            edit_distance(&chars("kitten"), &chars("sitting"), 3),
+            Some(3)
+        );
+        assert_eq!(edit_distance(&chars("kitten"), &chars("sitting"), 2), None);
+        assert_eq!(edit_distance(&chars(""), &chars("ab"), 2), Some(2));
+        assert_eq!(edit_distance(&chars("abc"), &chars("abc"), 0), Some(0));
+        assert_eq!(edit_distance(&chars("a"), &chars("abcdef"), 2), None);
+        // Two neighbours swapped are one edit.
+        assert_eq!(edit_distance(&chars("sied"), &chars("side"), 1), Some(1));
+        assert_eq!(edit_distance(&chars("ab"), &chars("ba"), 1), Some(1));
+    }
+
+    #[test]
+    fn an_unknown_branch_names_the_close_ones() {
+        let e = |similar: &[&str]| Error::UnknownBranch {
+            name: "x".into(),
+            similar: similar.iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(e(&[]).to_string(), "branch 'x' not found");
+        assert_eq!(
+            e(&["y"]).to_string(),
+            "branch 'x' not found; did you mean 'y'?"
+        );
+        assert_eq!(
+            e(&["y", "z"]).to_string(),
+            "branch 'x' not found; did you mean 'y' or 'z'?"
+        );
+        assert_eq!(
+            e(&["a", "b", "c"]).to_string(),
+            "branch 'x' not found; did you mean 'a', 'b' or 'c'?"
+        );
     }
 
     #[test]

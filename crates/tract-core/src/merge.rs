@@ -135,11 +135,7 @@ fn plan(repo: &Repo, snap: &Snapshot, name: &BranchName) -> Result<Plan> {
             "cannot merge branch '{name}' into itself"
         )));
     }
-    let theirs = snap
-        .branch(name.as_str())?
-        .ok_or_else(|| Error::UnknownBranch {
-            name: name.to_string(),
-        })?;
+    let theirs = snap.require_branch(name.as_str())?;
     let Some(ours) = head.commit else {
         return Err(Error::UnbornBranch {
             branch: head.branch().unwrap_or("HEAD").to_string(),

@@ -551,6 +551,15 @@ fn read_head(tx: &(impl ReadTx + ?Sized)) -> Result<Head> {
     Ok(Head { target, commit })
 }
 
+/// The error for branch `name`, which has no tip: the branches there are, the closest named.
+fn unknown_branch(tx: &(impl ReadTx + ?Sized), name: &str) -> Result<Error> {
+    let tips = tx.tips()?;
+    Ok(Error::unknown_branch(
+        name,
+        tips.iter().map(|(n, _)| n.as_str()),
+    ))
+}
+
 fn tips(tx: &(impl ReadTx + ?Sized)) -> Result<Vec<(String, CommitId)>> {
     Ok(tx
         .tips()?
@@ -763,6 +772,15 @@ impl Snapshot {
     /// The tip of a branch, `None` if the branch has no commits or does not exist.
     pub fn branch(&self, name: &str) -> Result<Option<CommitId>> {
         Ok(self.tx.tip(name)?.map(CommitId::from_bytes))
+    }
+
+    /// The tip of branch `name`; a branch with no commits is [`Error::UnknownBranch`], naming
+    /// the existing branches closest to it.
+    pub fn require_branch(&self, name: &str) -> Result<CommitId> {
+        match self.branch(name)? {
+            Some(tip) => Ok(tip),
+            None => Err(unknown_branch(&*self.tx, name)?),
+        }
     }
 
     /// Every branch and its tip, by name.
@@ -1109,6 +1127,15 @@ impl Writer {
     /// A branch's tip.
     pub fn branch(&self, name: &str) -> Result<Option<CommitId>> {
         Ok(self.tx.tip(name)?.map(CommitId::from_bytes))
+    }
+
+    /// A branch's tip; a branch with no commits is [`Error::UnknownBranch`], naming the
+    /// existing branches closest to it.
+    pub fn require_branch(&self, name: &str) -> Result<CommitId> {
+        match self.branch(name)? {
+            Some(tip) => Ok(tip),
+            None => Err(unknown_branch(&*self.tx, name)?),
+        }
     }
 
     /// Points a branch at `new` (or removes it with `None`), logging the move.

@@ -176,12 +176,7 @@ fn chosen_tips(src: &Snapshot, options: &SyncOptions) -> Result<Vec<(String, Com
         None => src.branches(),
         Some(names) => names
             .iter()
-            .map(|b| match src.branch(b.as_str())? {
-                Some(tip) => Ok((b.as_str().to_string(), tip)),
-                None => Err(Error::UnknownBranch {
-                    name: b.as_str().to_string(),
-                }),
-            })
+            .map(|b| Ok((b.as_str().to_string(), src.require_branch(b.as_str())?)))
             .collect(),
     }
 }

@@ -436,6 +436,16 @@ impl Tract {
         branch::branches(&self.repo)
     }
 
+    /// Checks that `name` is there to be read: a branch with commits, or the branch the
+    /// store's `HEAD` is on (a new store's, before its first commit). Any other name is
+    /// [`Error::UnknownBranch`] naming the existing branches closest to it. A handle bound to
+    /// a branch with no commits reads it as empty (its first message creates it); a surface
+    /// calls this before reading a branch a user named, so a mistyped name is an error rather
+    /// than an empty answer.
+    pub fn require_branch(&self, name: &BranchName) -> Result<()> {
+        branch::require(&self.repo, name)
+    }
+
     /// Creates a branch at `at` (default: this handle's position): a fork at any commit.
     pub fn create_branch(&self, name: &BranchName, at: Option<&Rev>) -> Result<CommitId> {
         branch::create(&self.repo, name, at.unwrap_or(&Rev::head()))

@@ -3628,7 +3628,7 @@ fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
     };
     assert!(matches!(
         dst.pull(&a, &nope),
-        Err(Error::UnknownBranch { name }) if name == "nope"
+        Err(Error::UnknownBranch { name, .. }) if name == "nope"
     ));
     // A receiver that is not a tract store, or not there at all: nothing is written.
     let dir = tempfile::tempdir().unwrap();

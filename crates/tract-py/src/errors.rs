@@ -76,9 +76,12 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("rev", rev)?;
             &c.not_found
         }
-        Error::UnknownBranch { name: branch }
-        | Error::BranchDeleted { name: branch }
-        | Error::UnbornBranch { branch } => {
+        Error::UnknownBranch { name, similar } => {
+            facts.set_item("branch", name)?;
+            facts.set_item("similar", similar)?;
+            &c.not_found
+        }
+        Error::BranchDeleted { name: branch } | Error::UnbornBranch { branch } => {
             facts.set_item("branch", branch)?;
             &c.not_found
         }

@@ -32,7 +32,7 @@ enum Format {
 
 /// Runs `tract compile`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open()?;
+    let t = ctx.open_to_read()?;
     let compiled = match &a.at {
         Some(at) => t.compile_at(&rev(at)?)?,
         None => t.compile()?,

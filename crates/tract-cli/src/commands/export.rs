@@ -21,7 +21,7 @@ pub struct Args {
 /// Runs `tract export`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let format = ExportFormat::parse(&a.format)?;
-    let t = ctx.open()?;
+    let t = ctx.open_to_read()?;
     ui.print(&t.export(format, a.history)?);
     Ok(())
 }

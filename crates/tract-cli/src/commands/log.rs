@@ -36,7 +36,7 @@ pub struct Args {
 /// Runs `tract log`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let role = a.role.as_deref().map(Role::parse).transpose()?;
-    let t = ctx.open()?;
+    let t = ctx.open_to_read()?;
     let start = a.rev.as_deref().map(rev).transpose()?;
     if a.graph {
         let infos = t.log_graph(start.as_ref(), a.limit)?;

@@ -2,7 +2,7 @@
 //!
 //! An agent recalls its past through these tools: search, the log, one commit, tool results
 //! and turns, a branch's status. Every tool names its branch (default: the branch the store's
-//! `HEAD` is on); a branch that does not exist is a tool error naming the branches there are.
+//! `HEAD` is on); a branch that does not exist is a tool error naming the closest branches.
 //! Writes (`edit`, `compress`) are served only with `--allow-writes`. Each tool answers with
 //! JSON text.
 
@@ -410,24 +410,13 @@ impl History {
     }
 
     /// The handle on `branch` (default: the branch the store's `HEAD` is on); a branch that
-    /// does not exist is an error naming those that do.
+    /// does not exist is an error naming the closest that do (as the CLI says it).
     fn on(&self, branch: Option<&str>) -> Result<Arc<Tract>, String> {
         let Some(name) = branch else {
             return Ok(Arc::clone(&self.head));
         };
-        let name = BranchName::new(name).map_err(|e| e.to_string())?;
-        let branches = self.head.branches().map_err(|e| e.to_string())?;
-        if !branches.iter().any(|b| b.name == name.as_str()) {
-            let names: Vec<&str> = branches.iter().map(|b| b.name.as_str()).collect();
-            return Err(format!(
-                "no branch '{name}' (branches: {})",
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                }
-            ));
-        }
+        let name = BranchName::new(name).map_err(said)?;
+        self.head.require_branch(&name).map_err(said)?;
         let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = handles.get(name.as_str()) {
             return Ok(Arc::clone(t));

@@ -35,7 +35,7 @@ pub struct Args {
 
 /// Runs `tract search`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open()?;
+    let t = ctx.open_to_read()?;
     let q = SearchQuery {
         query: a.query.clone(),
         regex: a.regex,

@@ -228,25 +228,15 @@ struct State {
 }
 
 impl State {
-    /// The handle on `branch`; a branch that does not exist is an error naming those that do.
+    /// The handle on `branch`; a branch that does not exist is a 404 naming the closest that
+    /// do (as the CLI says it).
     fn on(&self, branch: &str) -> Result<Arc<Tract>, api::ApiError> {
         let name = BranchName::new(branch).map_err(api::ApiError::from)?;
         let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = handles.get(name.as_str()) {
             return Ok(Arc::clone(t));
         }
-        let branches = self.head.branches()?;
-        if !branches.iter().any(|b| b.name == name.as_str()) {
-            let names: Vec<&str> = branches.iter().map(|b| b.name.as_str()).collect();
-            return Err(api::ApiError::not_found(format!(
-                "no branch '{name}' (branches: {})",
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                }
-            )));
-        }
+        self.head.require_branch(&name)?;
         let t = Arc::new(Tract::from_store(
             self.head.store().clone(),
             &Bind::Branch(name.clone()),

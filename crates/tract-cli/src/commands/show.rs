@@ -23,7 +23,7 @@ pub struct Args {
 
 /// Runs `tract show`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open()?;
+    let t = ctx.open_to_read()?;
     let target = rev(a.rev.as_deref().unwrap_or("HEAD"))?;
     let infos = if a.history {
         t.edit_history(target)?

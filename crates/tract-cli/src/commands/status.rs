@@ -16,7 +16,7 @@ pub struct Args {
 
 /// Runs `tract status`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let s = ctx.open()?.status()?;
+    let s = ctx.open_to_read()?.status()?;
     if a.json {
         output::print(ui, &StatusJson::new(&s), false);
     } else {

@@ -42,7 +42,7 @@ enum What {
 
 /// Runs `tract tools`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open()?;
+    let t = ctx.open_to_read()?;
     let name = a.name.as_deref();
     if a.what != What::Results && (a.after.is_some() || a.before.is_some()) {
         return Err(CommandError::invalid_input(

@@ -23,6 +23,7 @@ mod hostile;
 mod init;
 mod interop;
 mod log;
+mod mcp;
 mod merge;
 mod processes;
 mod redact;

@@ -221,7 +221,7 @@ fn bad_merges_are_refused_and_change_nothing() {
         exit: 1
         --- stderr
         error: branch 'ghost' not found
-        hint: `tract log` lists commits; `tract branch` lists branches
+        hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["merge", "sub", "--strategy", "tool_result"]), @"
         exit: 1

@@ -160,7 +160,7 @@ fn bad_branch_commands_change_nothing() {
         exit: 1
         --- stderr
         error: branch 'nope' not found
-        hint: `tract log` lists commits; `tract branch` lists branches
+        hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["branch", "alt"]), @"
         exit: 1
@@ -231,6 +231,152 @@ fn the_branch_option_works_on_a_session_branch_and_leaves_head() {
     assert_eq!(p.state(), before);
 }
 
+/// Main, and three sessions on branches of their own.
+fn sessions() -> Project {
+    let p = Project::new();
+    p.ok(&["add", "on main"]);
+    for b in ["session-1", "session-2", "session-10"] {
+        p.ok(&["--branch", b, "add", "hello"]);
+    }
+    p
+}
+
+/// Every command that reads the branch fails when `--branch` names one that does not exist,
+/// naming the closest that do: one error line and a hint, nothing on standard output, and
+/// nothing changes.
+#[test]
+fn reading_a_branch_that_does_not_exist_is_an_error() {
+    let p = sessions();
+    let before = p.state();
+    assert_snapshot!(p.fails(&["--branch", "sesion-1", "export"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'sesion-1' not found; did you mean 'session-1', 'session-10' or 'session-2'?
+        hint: `tract branch` lists branches
+        ");
+    let reads: &[&[&str]] = &[
+        &["export"],
+        &["export", "--format", "markdown", "--history"],
+        &["log"],
+        &["log", "--graph"],
+        &["log", "--json", "main"],
+        &["compile"],
+        &["compile", "--format", "anthropic"],
+        &["search", "hello"],
+        &["search", "--history", "hello"],
+        &["show"],
+        &["status"],
+        &["status", "--json"],
+        &["tools", "calls"],
+        &["tools", "results"],
+        &["tools", "turns", "--json"],
+    ];
+    for read in reads {
+        let args = [&["--branch", "sesion-1"], *read].concat();
+        let run = p.fails(&args);
+        assert_eq!(
+            run.to_string(),
+            "exit: 1\n--- stderr\n\
+             error: branch 'sesion-1' not found; did you mean 'session-1', 'session-10' or 'session-2'?\n\
+             hint: `tract branch` lists branches\n",
+            "tract {}",
+            args.join(" ")
+        );
+    }
+    // Nothing close: no suggestion. `TRACT_BRANCH` names a branch as `--branch` does.
+    assert_snapshot!(p.fails(&["--branch", "nope", "log"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'nope' not found
+        hint: `tract branch` lists branches
+        ");
+    assert_snapshot!(p.run_env(&["status"], None, &[("TRACT_BRANCH", "Session-2")]), @"
+        exit: 1
+        --- stderr
+        error: branch 'Session-2' not found; did you mean 'session-2'?
+        hint: `tract branch` lists branches
+        ");
+    // A name cut short, or a session id without its prefix.
+    assert_snapshot!(p.fails(&["--branch", "sess", "compile"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'sess' not found; did you mean 'session-1', 'session-2' or 'session-10'?
+        hint: `tract branch` lists branches
+        ");
+    assert_eq!(p.state(), before, "failed reads change nothing");
+    // A write still creates the branch, which can be read from then on.
+    assert_snapshot!(p.run(&["--branch", "session-3", "add", "hi"]), @"
+        exit: 0
+        --- stdout
+        99f39a9894
+        ");
+    assert_snapshot!(p.run(&["--branch", "session-3", "log", "--oneline"]), @"
+        exit: 0
+        --- stdout
+        99f39a9894 hi
+        ");
+}
+
+/// The current branch of a new store has no commits yet: reading it, named or not, shows an
+/// empty history, as without `--branch`; another name is an error.
+#[test]
+fn the_current_branch_of_a_new_store_reads_as_empty() {
+    let p = Project::new();
+    for args in [
+        &["log"][..],
+        &["--branch", "main", "log"],
+        &["--branch", "main", "export"],
+    ] {
+        assert_eq!(
+            p.run(args).to_string(),
+            "exit: 0\n",
+            "tract {}",
+            args.join(" ")
+        );
+    }
+    assert_snapshot!(p.run(&["--branch", "main", "status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      (no commits yet)
+        messages  0
+        tokens    3
+        store     [DIR]/.tract/store.redb
+        ");
+    assert_snapshot!(p.fails(&["--branch", "mian", "log"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'mian' not found
+        hint: `tract branch` lists branches
+        ");
+}
+
+/// The commands that take a branch by name say which are close when it does not exist.
+#[test]
+fn switch_merge_and_delete_name_the_close_branches() {
+    let p = sessions();
+    let before = p.state();
+    assert_snapshot!(p.fails(&["switch", "session-20"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'session-20' not found; did you mean 'session-10', 'session-2' or 'session-1'?
+        hint: `tract branch` lists branches
+        ");
+    assert_snapshot!(p.fails(&["merge", "sesion-2"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'sesion-2' not found; did you mean 'session-2' or 'session-1'?
+        hint: `tract branch` lists branches
+        ");
+    assert_snapshot!(p.fails(&["branch", "-d", "mainn"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'mainn' not found; did you mean 'main'?
+        hint: `tract branch` lists branches
+        ");
+    assert_eq!(p.state(), before);
+}
+
 /// `branch -d NAME` deletes a branch that is not the current one; the reflog keeps its tip.
 #[test]
 fn branch_delete_keeps_the_tip_in_the_reflog() {
@@ -246,7 +392,7 @@ fn branch_delete_keeps_the_tip_in_the_reflog() {
         exit: 1
         --- stderr
         error: branch 'nope' not found
-        hint: `tract log` lists commits; `tract branch` lists branches
+        hint: `tract branch` lists branches
         ");
     assert_eq!(p.state(), before);
     assert_snapshot!(p.run(&["branch", "-d", "alt"]), @"
@@ -265,8 +411,13 @@ fn branch_delete_keeps_the_tip_in_the_reflog() {
         (none) alt@{0}: branch: deleted (was 94f93972ff)
         94f93972ff alt@{1}: branch: created at 94f93972ff (was (none))
         ");
-    // A session of that name starts afresh.
-    assert_snapshot!(p.run(&["--branch", "alt", "log"]), @"exit: 0");
+    // Reading it is an error now; a session of that name starts afresh.
+    assert_snapshot!(p.fails(&["--branch", "alt", "log"]), @"
+        exit: 1
+        --- stderr
+        error: branch 'alt' not found
+        hint: `tract branch` lists branches
+        ");
     assert_snapshot!(p.run(&["--branch", "alt", "add", "new"]), @"
         exit: 0
         --- stdout

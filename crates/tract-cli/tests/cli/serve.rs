@@ -227,7 +227,7 @@ fn bad_requests_get_json_errors_and_the_server_goes_on() {
     let s = Server::start(&p, &[]);
     assert_snapshot!(s.error("GET", "/api/view?branch=nope"), @r#"
     HTTP/1.1 404 Not Found
-    {"error":{"code":"not_found","message":"no branch 'nope' (branches: main)"}}
+    {"error":{"code":"not_found","message":"branch 'nope' not found"}}
     "#);
     assert_snapshot!(s.error("GET", "/api/view?branch=main&limit=0"), @r#"
     HTTP/1.1 400 Bad Request
@@ -266,6 +266,52 @@ fn bad_requests_get_json_errors_and_the_server_goes_on() {
         before,
         "nothing a request does changes the store"
     );
+}
+
+/// Every endpoint that reads a named branch answers a 404 for one that does not exist, in the
+/// words of the CLI: the closest branches there are. The current branch of a new store, before
+/// its first commit, is an empty view.
+#[test]
+fn a_branch_that_does_not_exist_is_a_404_naming_the_close_ones() {
+    let p = session();
+    for b in ["session-1", "session-2", "session-10"] {
+        p.ok(&["--branch", b, "add", "hello"]);
+    }
+    let s = Server::start(&p, &[]);
+    let missing = "{\"error\":{\"code\":\"not_found\",\"message\":\"branch 'sesion-1' not found; \
+                   did you mean 'session-1', 'session-10' or 'session-2'?\"}}";
+    for path in [
+        "/api/view?branch=sesion-1",
+        "/api/view?branch=sesion-1&offset=0&limit=5",
+        "/api/history?branch=sesion-1",
+        "/api/search?branch=sesion-1&q=hello",
+        "/api/commit/HEAD?branch=sesion-1",
+    ] {
+        assert_eq!(
+            s.error("GET", path),
+            format!("HTTP/1.1 404 Not Found\n{missing}"),
+            "{path}"
+        );
+    }
+    assert_snapshot!(s.error("GET", "/api/history?branch=Session-2"), @r#"
+    HTTP/1.1 404 Not Found
+    {"error":{"code":"not_found","message":"branch 'Session-2' not found; did you mean 'session-2'?"}}
+    "#);
+    // Once the branch exists, it is served.
+    p.ok(&["--branch", "sesion-1", "add", "now it exists"]);
+    assert_eq!(s.get("/api/view?branch=sesion-1")["total"], 1);
+
+    let new = Project::new();
+    let s = Server::start(&new, &[]);
+    let view = s.get("/api/view?branch=main");
+    assert_eq!(
+        (view["total"].clone(), view["head"].clone()),
+        (0.into(), serde_json::Value::Null)
+    );
+    assert_snapshot!(s.error("GET", "/api/history?branch=mian"), @r#"
+    HTTP/1.1 404 Not Found
+    {"error":{"code":"not_found","message":"branch 'mian' not found"}}
+    "#);
 }
 
 #[test]

@@ -130,7 +130,7 @@ fn bad_sync_input_is_one_error_line_and_changes_nothing() {
         exit: 1
         --- stderr
         error: branch 'nope' not found
-        hint: `tract log` lists commits; `tract branch` lists branches
+        hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["push", "notes.txt"]), @"
         exit: 1

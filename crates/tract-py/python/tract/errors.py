@@ -18,11 +18,14 @@ class TractError(Exception):
 
 class NotFoundError(TractError, LookupError):
     """A commit, branch or store that does not exist. ``rev`` is the revision given, ``branch``
-    the branch named, ``commit`` the full id looked up (each None when it does not apply)."""
+    the branch named, ``commit`` the full id looked up (each None when it does not apply);
+    for a branch that does not exist, ``similar`` lists the existing branches with a close name
+    (at most 3, closest first)."""
 
     rev: Optional[str] = None
     branch: Optional[str] = None
     commit: Optional[str] = None
+    similar: List[str] = []
 
 
 class AmbiguousPrefixError(TractError, LookupError):

@@ -1,0 +1,149 @@
+//! `tract mcp`: the real server over stdio, spoken to in JSON-RPC lines. The Python suite
+//! (tests/python/test_mcp.py) drives it with the MCP client library; here: the errors it
+//! answers, exactly.
+
+use crate::common::{Project, json};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+/// A running `tract mcp`, initialized; stopped when dropped.
+struct Mcp {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Mcp {
+    fn start(p: &Project, extra: &[&str]) -> Mcp {
+        let mut args = vec!["mcp"];
+        args.extend_from_slice(extra);
+        let mut child = p
+            .cmd(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut m = Mcp {
+            input: child.stdin.take().unwrap(),
+            output: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 0,
+        };
+        m.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "tract-tests", "version": "0"},
+            }),
+        );
+        m.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.input, "{message}").unwrap();
+        self.input.flush().unwrap();
+    }
+
+    /// One request; its result (a JSON-RPC error fails the test).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert_ne!(
+                self.output.read_line(&mut line).unwrap(),
+                0,
+                "the server hung up"
+            );
+            let reply = json(&line);
+            if reply["id"] == id {
+                assert!(reply.get("error").is_none(), "{method}: {reply}");
+                return reply["result"].clone();
+            }
+        }
+    }
+
+    /// Calls `tool`: whether it failed, and its text.
+    fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let text = r["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect();
+        (r["isError"] == true, text)
+    }
+}
+
+/// Every tool that takes a branch answers a tool error for one that does not exist, in the
+/// words of the CLI (the closest branches there are), and the server goes on; a branch is read
+/// once it exists, and the current branch of a new store is empty, not an error.
+#[test]
+fn a_branch_that_does_not_exist_is_a_tool_error_naming_the_close_ones() {
+    let p = Project::new();
+    p.ok(&["add", "on main"]);
+    for b in ["session-1", "session-2", "session-10"] {
+        p.ok(&["--branch", b, "add", "hello"]);
+    }
+    let before = p.state();
+    let mut m = Mcp::start(&p, &["--allow-writes"]);
+    let missing = "error: branch 'sesion-1' not found; did you mean 'session-1', 'session-10' or \
+                   'session-2'?";
+    let calls = [
+        (
+            "search_history",
+            json!({"query": "hello", "branch": "sesion-1"}),
+        ),
+        ("log", json!({"branch": "sesion-1"})),
+        ("show", json!({"id": "HEAD", "branch": "sesion-1"})),
+        ("find_tool_results", json!({"branch": "sesion-1"})),
+        ("find_tool_turns", json!({"branch": "sesion-1"})),
+        ("status", json!({"branch": "sesion-1"})),
+        (
+            "edit",
+            json!({"id": "HEAD", "content": "x", "branch": "sesion-1"}),
+        ),
+        (
+            "compress",
+            json!({"commits": ["HEAD"], "summary": "x", "branch": "sesion-1"}),
+        ),
+    ];
+    for (tool, arguments) in calls {
+        assert_eq!(
+            m.call(tool, arguments),
+            (true, missing.to_string()),
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        m.call("log", json!({"branch": "nope"})),
+        (true, "error: branch 'nope' not found".to_string())
+    );
+    let (failed, text) = m.call("status", json!({"branch": "session-1"}));
+    assert!(!failed, "{text}");
+    assert_eq!(json(&text)["messages"], 1);
+    assert_eq!(p.state(), before, "failed calls change nothing");
+
+    let new = Project::new();
+    let mut m = Mcp::start(&new, &[]);
+    let (failed, text) = m.call("log", json!({"branch": "main"}));
+    assert_eq!((failed, text.as_str()), (false, "[]"));
+    assert_eq!(
+        m.call("log", json!({"branch": "mian"})),
+        (true, "error: branch 'mian' not found".to_string())
+    );
+}
