@@ -1,12 +1,14 @@
 //! Transcripts as `tract import` reads them (every format, and detection): parsing never
-//! panics, and every message it yields survives the neutral form and renders as Responses
-//! items.
+//! panics, every message it yields survives the neutral form and renders as Responses items,
+//! and a Claude Code session keeps what Claude Code's reader promises
+//! (`transcript::check_claude_code`: the reader's messages in the view in its order, every
+//! line in the view or kept, none twice).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tract_core::json::{message_from_json, message_to_json};
 use tract_core::responses::items_from_message;
-use tract_core::transcript::{Format, Step, Transcript, parse};
+use tract_core::transcript::{Format, Step, Transcript, check_claude_code, parse};
 
 fn check(steps: &[Step]) {
     for step in steps {
@@ -14,6 +16,7 @@ fn check(steps: &[Step]) {
             Step::Message { message, .. } => (message, None),
             Step::Compact { summary, .. } => (summary, None),
             Step::SubAgent { result, steps, .. } => (result, Some(steps)),
+            Step::Record { .. } => continue,
         };
         let back = message_from_json(&message_to_json(message)).expect("the neutral form parses");
         assert_eq!(&back, message, "the neutral form changed the message");
@@ -33,5 +36,8 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(Transcript::Steps { steps, .. }) = parse(text, format) {
             check(&steps);
         }
+    }
+    if let Err(broken) = check_claude_code(text) {
+        panic!("{broken}");
     }
 });

@@ -7,6 +7,15 @@
 //! importing the same file twice adds nothing, and importing a transcript that has grown
 //! since adds only its new part. A branch holding something else there is refused.
 //!
+//! A Claude Code session is keyed by its lines instead: every commit it writes carries the
+//! `uuid`s of the lines it holds in its note (`claude-code <uuid>…`), so a line is imported
+//! once however its content changes later (an edit, a redaction). The branch follows the
+//! conversation as Claude Code reads it: a response that grew gets its message edited, new
+//! lines are appended, and when the conversation moves to another path (a rewind) the branch
+//! moves back to where the paths part before taking the new one (the reflog keeps the old);
+//! a file that holds less than the branch moves nothing. Lines the view leaves out are
+//! records.
+//!
 //! tract's own commit export is written object for object, so every id is the exported one;
 //! the branch then moves to its last commit by fast-forward.
 
@@ -17,6 +26,7 @@ use crate::refs::HeadRef;
 use crate::repo::Repo;
 use crate::transcript::{Format, Step, Transcript};
 use crate::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep, SubBranch};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What an import did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +43,19 @@ pub struct ImportReport {
     pub off_path: usize,
     /// The branch's tip afterwards.
     pub tip: Option<CommitId>,
+    /// Lines read with something to say (not JSON, or kept as a record): line and what.
+    pub warnings: Vec<(usize, String)>,
+    /// Messages of the view edited because their API response grew (Claude Code).
+    pub edited: usize,
+    /// Whether the branch moved back to follow the conversation onto another path.
+    pub rewound: bool,
+    /// Lines kept as records (left out of the view), written by this import.
+    pub recorded: usize,
+    /// The branch is kept by the Claude Agent SDK session store (it holds the session's lines
+    /// as that store's records): nothing was imported, so the session is not there twice.
+    pub session_store: bool,
+    /// Sub-agents still running (no Task result names them yet), imported with their result.
+    pub waiting_agents: Vec<String>,
 }
 
 /// What a step puts on the first-parent line: an appended message or a compression, by blob.
@@ -44,6 +67,22 @@ enum Key {
 
 pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport> {
     match transcript {
+        Transcript::Steps {
+            format: Format::ClaudeCode,
+            steps,
+            skipped,
+            off_path,
+            warnings,
+            waiting_agents,
+            ..
+        } => {
+            let mut report = import_lines(repo, steps)?;
+            report.skipped = skipped;
+            report.off_path = off_path;
+            report.warnings = warnings;
+            report.waiting_agents = waiting_agents;
+            Ok(report)
+        }
         Transcript::Steps {
             format,
             steps,
@@ -84,15 +123,14 @@ fn import_steps(
             Step::Message { message, .. } => message.id().map(Key::Append),
             Step::SubAgent { result, .. } => result.id().map(Key::Append),
             Step::Compact { summary, .. } => summary.id().map(Key::Compress),
+            Step::Record { .. } => Err(Error::invalid_input(
+                "a record step in a transcript without line ids",
+            )),
         })
         .collect::<Result<Vec<_>>>()?;
     let common = held.len().min(wanted.len());
     if let Some(k) = (0..common).find(|&k| held[k] != wanted[k]) {
-        let line = match &steps[k] {
-            Step::Message { line, .. }
-            | Step::Compact { line, .. }
-            | Step::SubAgent { line, .. } => *line,
-        };
+        let line = steps[k].line();
         let branch = match &head.target {
             HeadRef::Branch(b) => b.clone(),
             HeadRef::Detached(_) => "HEAD".into(),
@@ -111,6 +149,12 @@ fn import_steps(
         skipped,
         off_path,
         tip: head.commit,
+        warnings: Vec::new(),
+        edited: 0,
+        rewound: false,
+        recorded: 0,
+        session_store: false,
+        waiting_agents: Vec::new(),
     };
     if wanted.len() <= held.len() {
         return Ok(report);
@@ -129,12 +173,12 @@ fn import_steps(
         new_steps,
         in_view,
         format,
-        already,
+        (already, 0),
         |agent, side, result| {
             Ok(TxnStep::MergeOf(Box::new(SubBranch {
                 branch: agent_branch(&head.target, agent)?,
                 call_id: result.tool_call_id.clone().unwrap_or_default(),
-                steps: chain_of(side, Vec::new(), format, 0, |_, _, _| {
+                steps: chain_of(side, Vec::new(), format, (0, 0), |_, _, _| {
                     Err(Error::invalid_input(
                         "a sub-agent inside a sub-agent is not imported",
                     ))
@@ -175,24 +219,26 @@ fn agent_branch(target: &HeadRef, agent: &str) -> Result<String> {
 
 /// Transcript steps as the steps of a write chain: a message is an append, a compact
 /// boundary a compression of what is in view then (`in_view`: positions already there), a
-/// sub-agent what `sub_agent` makes of it (a merged branch). `offset` is the place of the
-/// first step in the transcript, for errors.
+/// sub-agent what `sub_agent` makes of it (a merged branch), a kept line a record. Each commit
+/// notes the transcript lines it holds. `offset` is the place of the first step in the
+/// transcript, for errors; `first` the place of its first commit in the chain written.
 fn chain_of(
     steps: Vec<Step>,
     mut in_view: Vec<Source>,
     format: Format,
-    offset: usize,
+    (offset, first): (usize, usize),
     mut sub_agent: impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep>,
 ) -> Result<Vec<(TxnStep, Prepared)>> {
     let mut out = Vec::with_capacity(steps.len());
     for (k, step) in steps.into_iter().enumerate() {
+        let note = lines_note(step.lines());
         let (op, message, timestamp_us) = match step {
             Step::Message {
                 message,
                 timestamp_us,
                 ..
             } => {
-                in_view.push(Source::Chain(k));
+                in_view.push(Source::Chain(first + k));
                 (TxnStep::Op(Op::Append), message, timestamp_us)
             }
             Step::SubAgent {
@@ -202,7 +248,7 @@ fn chain_of(
                 timestamp_us,
                 ..
             } => {
-                in_view.push(Source::Chain(k));
+                in_view.push(Source::Chain(first + k));
                 (sub_agent(&agent, steps, &result)?, result, timestamp_us)
             }
             Step::Compact {
@@ -211,7 +257,7 @@ fn chain_of(
                 params,
                 ..
             } => {
-                let sources = std::mem::replace(&mut in_view, vec![Source::Chain(k)]);
+                let sources = std::mem::replace(&mut in_view, vec![Source::Chain(first + k)]);
                 let op = if sources.is_empty() {
                     // Nothing in view to compact: the summary is a message like any other.
                     TxnStep::Op(Op::Append)
@@ -224,13 +270,355 @@ fn chain_of(
                 };
                 (op, summary, timestamp_us)
             }
+            Step::Record {
+                kind,
+                data,
+                timestamp_us,
+                ..
+            } => {
+                let mut p = Prepared::record(&kind, data)?;
+                p.timestamp_us = timestamp_us;
+                p.note = note;
+                out.push((TxnStep::Op(Op::Record { kind }), p));
+                continue;
+            }
         };
         let mut p = Prepared::new(message)
             .map_err(|e| e.in_batch(crate::error::BatchPosition::Message(offset + k + 1)))?;
         p.timestamp_us = timestamp_us;
+        p.note = note;
         out.push((op, p));
     }
     Ok(out)
+}
+
+// ----- Claude Code: keyed by line -----
+
+/// The note's word before the line ids of a commit imported from Claude Code.
+const LINES_NOTE: &str = "claude-code";
+
+/// The record kind that marks where the conversation left a path (the lines it abandoned).
+const REWIND_RECORD: &str = "claude_code.rewind";
+
+/// The note naming `lines` (none for no lines).
+fn lines_note(lines: &[String]) -> Option<String> {
+    (!lines.is_empty()).then(|| format!("{LINES_NOTE} {}", lines.join(" ")))
+}
+
+/// The line ids a commit's note names.
+fn lines_of_note(note: Option<&str>) -> Option<BTreeSet<String>> {
+    let rest = note?.strip_prefix(LINES_NOTE)?.strip_prefix(' ')?;
+    Some(
+        rest.split(' ')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// A message of the branch's line, with the transcript lines it holds (`None`: not imported
+/// from Claude Code).
+struct Held {
+    commit: CommitId,
+    lines: Option<BTreeSet<String>>,
+}
+
+/// What the branch holds of a Claude Code session: its line of messages, oldest first, and
+/// every line id kept as a record.
+struct Holding {
+    held: Vec<Held>,
+    recorded: HashSet<String>,
+    /// The Claude Agent SDK session store writes this branch.
+    session_store: bool,
+}
+
+/// The record kind the Claude Agent SDK session store keeps a session's lines in
+/// (`tract.integrations.claude_agent_sdk`).
+const SESSION_STORE_RECORD: &str = "claude.entries";
+
+fn holding(snap: &crate::store::Snapshot, tip: Option<CommitId>) -> Result<Holding> {
+    let mut held = Vec::new();
+    let mut recorded = HashSet::new();
+    let mut session_store = false;
+    // Edits seen (newest first), to add their lines to what they edit.
+    let mut edits: Vec<(CommitId, CommitId, BTreeSet<String>)> = Vec::new();
+    let mut cursor = tip;
+    while let Some(id) = cursor {
+        let c = snap.commit(&id)?;
+        let lines = lines_of_note(c.message.as_deref());
+        match (&c.op, c.blob) {
+            (Op::Append | Op::Merge { .. } | Op::Compress { .. }, Some(_)) => {
+                held.push(Held { commit: id, lines });
+            }
+            (Op::Edit { target }, _) => {
+                edits.push((id, *target, lines.unwrap_or_default()));
+            }
+            (Op::Record { kind }, _) => {
+                session_store |= kind == SESSION_STORE_RECORD;
+                recorded.extend(lines.into_iter().flatten());
+            }
+            _ => {}
+        }
+        cursor = c.parent();
+    }
+    held.reverse();
+    // An edit may edit an earlier edit: its lines go to the message at the root.
+    let target_of: HashMap<CommitId, CommitId> = edits.iter().map(|(e, t, _)| (*e, *t)).collect();
+    let at: HashMap<CommitId, usize> = held
+        .iter()
+        .enumerate()
+        .map(|(k, h)| (h.commit, k))
+        .collect();
+    for (_, target, lines) in edits {
+        let mut root = target;
+        let mut hops = 0;
+        while let Some(next) = target_of.get(&root) {
+            root = *next;
+            hops += 1;
+            if hops > target_of.len() {
+                break;
+            }
+        }
+        if let Some(&k) = at.get(&root)
+            && let Some(set) = held[k].lines.as_mut()
+        {
+            set.extend(lines);
+        }
+    }
+    Ok(Holding {
+        held,
+        recorded,
+        session_store,
+    })
+}
+
+/// Imports a Claude Code session's steps, keyed by line (see the module's doc).
+fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
+    let snap = repo.read()?;
+    let head = repo.head(&snap)?;
+    let Holding {
+        held,
+        recorded,
+        session_store,
+    } = holding(&snap, head.commit)?;
+    let (view, records): (Vec<Step>, Vec<Step>) = steps
+        .into_iter()
+        .partition(|s| !matches!(s, Step::Record { .. }));
+    let wanted: Vec<BTreeSet<String>> = view
+        .iter()
+        .map(|s| s.lines().iter().cloned().collect())
+        .collect();
+    let branch = match &head.target {
+        HeadRef::Branch(b) => b.clone(),
+        HeadRef::Detached(_) => "HEAD".into(),
+    };
+    if session_store {
+        return Ok(ImportReport {
+            format: Some(Format::ClaudeCode),
+            added: 0,
+            already: 0,
+            skipped: 0,
+            off_path: 0,
+            tip: head.commit,
+            warnings: Vec::new(),
+            edited: 0,
+            rewound: false,
+            recorded: 0,
+            session_store: true,
+            waiting_agents: Vec::new(),
+        });
+    }
+    // The messages the branch and the transcript agree on (a message may have grown).
+    let mut common = 0;
+    let mut grown = Vec::new();
+    while common < held.len().min(wanted.len()) {
+        let Some(lines) = &held[common].lines else {
+            return Err(Error::invalid_op(format!(
+                "branch '{branch}' already holds other messages: its message {} was not \
+                 imported from this session; import into another branch",
+                common + 1
+            )));
+        };
+        if lines.is_empty() || !lines.is_subset(&wanted[common]) {
+            break;
+        }
+        if *lines != wanted[common] {
+            grown.push(common);
+        }
+        common += 1;
+    }
+    if let Some(k) = held.iter().position(|h| h.lines.is_none()) {
+        return Err(Error::invalid_op(format!(
+            "branch '{branch}' already holds other messages: its message {} was not imported \
+             from this session; import into another branch",
+            k + 1
+        )));
+    }
+    let mut report = ImportReport {
+        format: Some(Format::ClaudeCode),
+        added: 0,
+        already: common,
+        skipped: 0,
+        off_path: 0,
+        tip: head.commit,
+        warnings: Vec::new(),
+        edited: 0,
+        rewound: false,
+        recorded: 0,
+        session_store: false,
+        waiting_agents: Vec::new(),
+    };
+    // A transcript that holds less than the branch moves nothing back.
+    let rewind = common < held.len() && common < wanted.len();
+    let abandoned: BTreeSet<String> = if rewind {
+        let keep: HashSet<&String> = wanted.iter().flatten().collect();
+        held[common..]
+            .iter()
+            .flat_map(|h| h.lines.iter().flatten())
+            .filter(|l| !keep.contains(l))
+            .cloned()
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let known: HashSet<&String> = held
+        .iter()
+        .flat_map(|h| h.lines.iter().flatten())
+        .chain(&recorded)
+        .chain(wanted.iter().flatten())
+        .collect();
+    let new_records: Vec<Step> = records
+        .into_iter()
+        .filter(|r| r.lines().iter().any(|l| !known.contains(l)))
+        .collect();
+    let mut view = view;
+    let new_view: Vec<Step> = if common < wanted.len() && (rewind || common == held.len()) {
+        view.split_off(common)
+    } else {
+        Vec::new()
+    };
+    // The messages that grew, edited to hold the lines they gained.
+    let mut edits = Vec::new();
+    for k in grown {
+        let (Step::Message { message, lines, .. }
+        | Step::SubAgent {
+            result: message,
+            lines,
+            ..
+        }) = &view[k]
+        else {
+            continue;
+        };
+        let mut p = Prepared::new(message.clone())?;
+        p.note = lines_note(lines);
+        edits.push((
+            TxnStep::Op(Op::Edit {
+                target: held[k].commit,
+            }),
+            p,
+        ));
+    }
+    if new_view.is_empty() && new_records.is_empty() && edits.is_empty() && abandoned.is_empty() {
+        return Ok(report);
+    }
+    // Where the new messages go: after the last message both agree on.
+    let base = if rewind {
+        let c = snap.commit(&held[common].commit)?;
+        c.parent()
+    } else {
+        head.commit
+    };
+    let in_view: Vec<Source> = repo
+        .with_view(&snap, base, |v| {
+            v.entries().iter().map(|e| e.position).collect::<Vec<_>>()
+        })?
+        .into_iter()
+        .map(Source::Existing)
+        .collect();
+    drop(snap);
+    let target = head.target.clone();
+    let n_new = new_view.len();
+    report.recorded = new_records.len();
+    // Edits first: the calls a grown response gained are open when their results come.
+    report.edited = edits.len();
+    let mut chain = edits;
+    let first = chain.len();
+    chain.extend(chain_of(
+        new_view,
+        in_view,
+        Format::ClaudeCode,
+        (common, first),
+        |agent, side, result| {
+            Ok(TxnStep::MergeOf(Box::new(SubBranch {
+                branch: agent_branch(&target, agent)?,
+                call_id: result.tool_call_id.clone().unwrap_or_default(),
+                steps: chain_of(side, Vec::new(), Format::ClaudeCode, (0, 0), |_, _, _| {
+                    Err(Error::invalid_input(
+                        "a sub-agent inside a sub-agent is not imported",
+                    ))
+                })?,
+            })))
+        },
+    )?);
+    chain.extend(chain_of(
+        new_records,
+        Vec::new(),
+        Format::ClaudeCode,
+        (0, 0),
+        |_, _, _| Err(Error::invalid_input("a record is not a sub-agent")),
+    )?);
+    if rewind {
+        // The lines of the path left: named, so that they are never kept again as lines off
+        // the path (they are in history, behind the reflog's entry for the move).
+        let data = serde_json::json!({
+            "left": head.commit.map(|c| c.to_hex()),
+            "lines": abandoned.len(),
+        })
+        .to_string();
+        let mut p = Prepared::record(REWIND_RECORD, data)?;
+        p.note = lines_note(&abandoned.into_iter().collect::<Vec<_>>());
+        chain.push((
+            TxnStep::Op(Op::Record {
+                kind: REWIND_RECORD.into(),
+            }),
+            p,
+        ));
+        move_back(repo, &head, base)?;
+        report.rewound = true;
+    }
+    let opts = AppendOptions {
+        expected_head: Some(base),
+        note: None,
+    };
+    let infos = txn::write(repo, &opts, chain)?;
+    report.added = n_new;
+    report.tip = infos.last().map(|i| i.id).or(base);
+    Ok(report)
+}
+
+/// Moves the handle's branch back to `base` (the reflog keeps where it was), if it is still at
+/// `head`.
+fn move_back(repo: &Repo, head: &crate::refs::Head, base: Option<CommitId>) -> Result<()> {
+    let mut w = repo.store.write()?;
+    let now = repo.head_in(&w)?;
+    if now.commit != head.commit {
+        return Err(Error::HeadMoved {
+            branch: now.branch().unwrap_or("HEAD").to_string(),
+            expected: head.commit,
+            actual: now.commit,
+        });
+    }
+    let HeadRef::Branch(name) = &now.target else {
+        return Err(Error::invalid_op(
+            "the conversation moved to another path: import it onto a branch, not a detached \
+             handle",
+        ));
+    };
+    w.set_branch(name, base, "import: the conversation moved to another path")?;
+    w.set_branch_stats(name, None)?;
+    w.commit()?;
+    repo.written(&now.target, None);
+    Ok(())
 }
 
 fn import_commits(
@@ -247,6 +635,12 @@ fn import_commits(
         skipped: 0,
         off_path: 0,
         tip: Some(tip),
+        warnings: Vec::new(),
+        edited: 0,
+        rewound: false,
+        recorded: 0,
+        session_store: false,
+        waiting_agents: Vec::new(),
     };
     let snap = repo.read()?;
     let head = repo.head(&snap)?;

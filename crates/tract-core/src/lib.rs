@@ -29,6 +29,8 @@ mod append;
 mod backend;
 pub mod branch;
 mod cache;
+pub mod capture;
+pub mod claude_code;
 pub mod clear;
 pub mod clock;
 mod codec;

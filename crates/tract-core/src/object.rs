@@ -289,6 +289,20 @@ pub enum Op {
     },
 }
 
+/// The metadata key that marks a record's blob (its value is the kind, as JSON).
+pub const RECORD_METADATA_KEY: &str = "tract.record";
+
+/// The blob a record of `kind` with `data` carries: the data as a system message's text,
+/// marked with the kind so that it never shares a blob with a message.
+pub fn record_carrier(kind: &str, data: String) -> Message {
+    let mut m = Message::text(Role::System, data);
+    m.metadata.insert(
+        RECORD_METADATA_KEY.into(),
+        serde_json::Value::String(kind.to_string()).to_string(),
+    );
+    m
+}
+
 /// The longest record kind accepted, in bytes.
 const RECORD_KIND_MAX: usize = 128;
 

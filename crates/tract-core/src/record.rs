@@ -8,14 +8,13 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::info::CommitInfo;
 pub use crate::object::check_record_kind as check_kind;
-use crate::object::{Message, Op, Role};
+use crate::object::{Message, Op};
 use crate::repo::Repo;
 use crate::revision::Rev;
 use crate::store::Snapshot;
 use crate::txn::{self, AppendOptions, Prepared, Step};
 
-/// The metadata key that marks a record's blob (its value is the kind, as JSON).
-pub const RECORD_METADATA_KEY: &str = "tract.record";
+pub use crate::object::RECORD_METADATA_KEY;
 
 /// One record, as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,15 +36,6 @@ pub fn matches(kind: &str, filter: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
 }
 
-/// The blob a record of `kind` with `data` carries.
-fn carrier(kind: &str, data: String) -> Result<Message> {
-    let mut m = Message::text(Role::System, data);
-    let kind_json = serde_json::to_string(kind)
-        .map_err(|e| Error::invalid_input(format!("record kind: {e}")))?;
-    m.metadata.insert(RECORD_METADATA_KEY.into(), kind_json);
-    Ok(m)
-}
-
 /// Appends `messages`, then a record of `kind` holding `data`, in one transaction at the
 /// handle's position: all of it is durable when this returns, or none of it. Returns the
 /// infos of the appends and, last, the record's.
@@ -61,7 +51,7 @@ pub(crate) fn write(
     let mut steps = txn::prepare_all(appends.collect())?;
     steps.push((
         Step::Op(Op::Record { kind: kind.into() }),
-        Prepared::uncounted(carrier(kind, data)?)?,
+        Prepared::record(kind, data)?,
     ));
     txn::write(repo, opts, steps)
 }

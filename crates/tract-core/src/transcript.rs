@@ -7,13 +7,14 @@
 //! line, and nothing of the file is committed. Provider-native content (thinking blocks with
 //! their signatures, images, documents) is kept verbatim as raw parts.
 
+use crate::claude_code;
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
 use crate::json::{message_from_json, message_to_json};
 use crate::object::{Commit, Content, ContentPart, Message, Op, Role, ToolCall};
 use crate::responses;
-use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A transcript format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +80,9 @@ pub enum Step {
         timestamp_us: Option<u64>,
         /// Its line in the file (from 1; the object's line for a JSON document).
         line: usize,
+        /// The ids of the transcript lines it holds (Claude Code's `uuid`s; empty for formats
+        /// without them): what an import keys each line by, so none is imported twice.
+        lines: Vec<String>,
     },
     /// A sub-agent answered a tool call (a Claude Code Task): its conversation goes on a
     /// branch of its own, forked at the call, and comes back as the call's result (a merge).
@@ -93,6 +97,8 @@ pub enum Step {
         timestamp_us: Option<u64>,
         /// The result's line.
         line: usize,
+        /// The ids of the result's transcript lines.
+        lines: Vec<String>,
     },
     /// The conversation so far was compacted into `summary` (a Claude Code compact boundary):
     /// a compression of everything in view.
@@ -105,7 +111,45 @@ pub enum Step {
         params: BTreeMap<String, String>,
         /// The boundary's line.
         line: usize,
+        /// The ids of the boundary's and the summary's transcript lines.
+        lines: Vec<String>,
     },
+    /// A line kept in history but not in the view (a Claude Code line its reader leaves out):
+    /// a record of `kind` holding the line verbatim.
+    Record {
+        /// The record kind ([`CLAUDE_CODE_LINE_RECORD`]).
+        kind: String,
+        /// The line's JSON.
+        data: String,
+        /// The line's id.
+        lines: Vec<String>,
+        /// When it was written, where it says.
+        timestamp_us: Option<u64>,
+        /// Its line.
+        line: usize,
+    },
+}
+
+impl Step {
+    /// Its line in the file.
+    pub fn line(&self) -> usize {
+        match self {
+            Step::Message { line, .. }
+            | Step::SubAgent { line, .. }
+            | Step::Compact { line, .. }
+            | Step::Record { line, .. } => *line,
+        }
+    }
+
+    /// The ids of the transcript lines it holds.
+    pub fn lines(&self) -> &[String] {
+        match self {
+            Step::Message { lines, .. }
+            | Step::SubAgent { lines, .. }
+            | Step::Compact { lines, .. }
+            | Step::Record { lines, .. } => lines,
+        }
+    }
 }
 
 /// A transcript's messages, or a commit-level export.
@@ -123,6 +167,15 @@ pub enum Transcript {
         off_path: usize,
         /// The name the transcript gives itself (a Claude Code session id).
         session: Option<String>,
+        /// The project a Claude Code session belongs to: the key Claude Code names its folder
+        /// with, from the session's working directory.
+        project: Option<String>,
+        /// Lines read with something to say (a line that is not JSON, skipped; a line kept as
+        /// a record because it makes no message): line and what.
+        warnings: Vec<(usize, String)>,
+        /// Sub-agents whose conversations no Task result names yet (still running): imported
+        /// once their result is written.
+        waiting_agents: Vec<String>,
     },
     /// Commits written by `tract export --format jsonl`, oldest first, each with the message
     /// it carries; the last one is the branch tip.
@@ -138,40 +191,162 @@ fn bad(line: usize, reason: impl Into<String>) -> Error {
 }
 
 /// The JSON values of a text, each with its line: one document (an object, or a list of
-/// values, each at the document's first line), or JSONL.
-fn values(text: &str) -> Result<Vec<(usize, Value)>> {
-    let trimmed = text.trim_start();
-    if trimmed.is_empty() {
-        return Err(bad(1, "the file is empty"));
+/// values, each at the document's first line), or JSONL. Lines that are not JSON are returned
+/// apart (line and error): only Claude Code's format skips them, as Claude Code does.
+struct Values {
+    values: Vec<(usize, Value)>,
+    unreadable: Vec<(usize, String)>,
+    /// Read as one JSON document, not line by line.
+    document: bool,
+}
+
+impl Values {
+    fn read(text: &str) -> Result<Values> {
+        let trimmed = text.trim_start();
+        if trimmed.is_empty() {
+            return Err(bad(1, "the file is empty"));
+        }
+        let first_line = text.len() - trimmed.len();
+        let first_line = text[..first_line].matches('\n').count() + 1;
+        if let Ok(v) = serde_json::from_str::<Value>(text) {
+            let values = match v {
+                Value::Array(list) => list.into_iter().map(|v| (first_line, v)).collect(),
+                v => vec![(first_line, v)],
+            };
+            return Ok(Values {
+                values,
+                unreadable: Vec::new(),
+                document: true,
+            });
+        }
+        Ok(Values::lines(text))
     }
-    let first_line = text.len() - trimmed.len();
-    let first_line = text[..first_line].matches('\n').count() + 1;
-    if let Ok(v) = serde_json::from_str::<Value>(text) {
-        return Ok(match v {
-            Value::Array(list) => list.into_iter().map(|v| (first_line, v)).collect(),
-            v => vec![(first_line, v)],
-        });
+
+    /// The text read line by line, as Claude Code's reader reads a session: lines end at
+    /// `\n`, `\r\n` or a lone `\r` (Python's universal newlines), are trimmed as Python's
+    /// `str.strip()` trims (which also takes U+001C..U+001F for whitespace), and a lone UTF-16
+    /// surrogate escape (JavaScript writes one for a cut emoji; a Rust string cannot hold it)
+    /// reads as U+FFFD.
+    fn lines(text: &str) -> Values {
+        let mut values = Vec::new();
+        let mut unreadable = Vec::new();
+        for (i, line) in text.split('\n').enumerate() {
+            for piece in line.split('\r') {
+                let piece = piece.trim_matches(|c: char| {
+                    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+                });
+                if piece.is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<Value>(piece) {
+                    Ok(v) => values.push((i + 1, v)),
+                    Err(e) => match lone_surrogates_replaced(piece)
+                        .and_then(|fixed| serde_json::from_str::<Value>(&fixed).ok())
+                    {
+                        Some(v) => values.push((i + 1, v)),
+                        None => unreadable.push((i + 1, format!("malformed JSON: {e}"))),
+                    },
+                }
+            }
+        }
+        Values {
+            values,
+            unreadable,
+            document: false,
+        }
     }
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+
+    /// The values, for a format whose lines must all be JSON.
+    fn strict(self) -> Result<Vec<(usize, Value)>> {
+        match self.unreadable.into_iter().next() {
+            Some((line, reason)) => Err(bad(line, reason)),
+            None => Ok(self.values),
+        }
+    }
+
+    /// The format of the values, `format` when named.
+    fn format(&self, format: Option<Format>) -> Result<Format> {
+        match format {
+            Some(f) => Ok(f),
+            None if self.values.is_empty() => match self.unreadable.first() {
+                Some((line, reason)) => Err(bad(*line, reason.clone())),
+                None => Err(bad(1, "the file holds no JSON value")),
+            },
+            None => detect(&self.values),
+        }
+    }
+
+    /// The transcript in `format` (`text`: what was read, for a Claude Code session, which is
+    /// read line by line even where the whole text is one JSON document).
+    fn parse(self, format: Format, text: &str) -> Result<Transcript> {
+        if format == Format::ClaudeCode {
+            let values = if self.document {
+                Values::lines(text)
+            } else {
+                self
+            };
+            let unreadable: Vec<usize> = values.unreadable.iter().map(|(l, _)| *l).collect();
+            return claude_code(&values.values, &[], &unreadable);
+        }
+        parse_values(self.strict()?, format)
+    }
+}
+
+/// `line` with each lone UTF-16 surrogate escape (`\\ud83d` not part of a pair) written as
+/// `\\ufffd`; `None` when it holds none.
+fn lone_surrogates_replaced(line: &str) -> Option<String> {
+    let b = line.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        if b.get(at) != Some(&b'\\') || b.get(at + 1) != Some(&b'u') {
+            return None;
+        }
+        let hex = line.get(at + 2..at + 6)?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let mut out = String::with_capacity(line.len());
+    let mut changed = false;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
             continue;
         }
-        let v = serde_json::from_str::<Value>(line)
-            .map_err(|e| bad(i + 1, format!("malformed JSON: {e}")))?;
-        out.push((i + 1, v));
+        match unit(i) {
+            Some(0xD800..=0xDBFF) => {
+                if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) {
+                    i += 12;
+                } else {
+                    out.push_str(&line[copied..i]);
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    copied = i;
+                    changed = true;
+                }
+            }
+            Some(0xDC00..=0xDFFF) => {
+                out.push_str(&line[copied..i]);
+                out.push_str("\\ufffd");
+                i += 6;
+                copied = i;
+                changed = true;
+            }
+            // Any other escape: the backslash and what it escapes.
+            _ => i += 2,
+        }
     }
-    Ok(out)
+    if !changed {
+        return None;
+    }
+    out.push_str(&line[copied..]);
+    Some(out)
 }
 
 /// Reads a transcript; `format` `None` detects it.
 pub fn parse(text: &str, format: Option<Format>) -> Result<Transcript> {
-    let values = values(text)?;
-    let format = match format {
-        Some(f) => f,
-        None => detect(&values)?,
-    };
-    parse_values(values, format)
+    let values = Values::read(text)?;
+    let format = values.format(format)?;
+    values.parse(format, text)
 }
 
 fn parse_values(values: Vec<(usize, Value)>, format: Format) -> Result<Transcript> {
@@ -181,9 +356,12 @@ fn parse_values(values: Vec<(usize, Value)>, format: Format) -> Result<Transcrip
         skipped: 0,
         off_path: 0,
         session: None,
+        project: None,
+        warnings: Vec::new(),
+        waiting_agents: Vec::new(),
     };
     match format {
-        Format::ClaudeCode => claude_code(&values, &[]),
+        Format::ClaudeCode => claude_code(&values, &[], &[]),
         Format::OpenAi => Ok(steps(openai(&values)?)),
         Format::OpenAiResponses => Ok(steps(openai_responses(&values)?)),
         Format::Anthropic => Ok(steps(anthropic(&values)?)),
@@ -284,6 +462,7 @@ fn message_step(message: Message, line: usize) -> Step {
         message,
         timestamp_us: None,
         line,
+        lines: Vec::new(),
     }
 }
 
@@ -545,6 +724,9 @@ fn jsonl(values: &[(usize, Value)]) -> Result<Transcript> {
             skipped: 0,
             off_path: 0,
             session: None,
+            project: None,
+            warnings: Vec::new(),
+            waiting_agents: Vec::new(),
         });
     }
     let mut out = Vec::with_capacity(values.len());
@@ -705,64 +887,409 @@ fn commit_from_line(v: &Value) -> std::result::Result<(CommitId, Commit, Option<
 
 // ----- Claude Code -----
 
-/// One conversation of a Claude Code file (the main one, or a sub-agent's).
-struct Conversation {
-    steps: Vec<Step>,
-    skipped: usize,
-    off_path: usize,
-    session: Option<String>,
-    /// Task calls whose result names the sub-agent that answered them: call id to agent id.
-    agents: HashMap<String, String>,
+/// The record kind of a Claude Code line the reader leaves out of the conversation (a line off
+/// its path, a meta line): kept in history, verbatim, never in the view.
+pub const CLAUDE_CODE_LINE_RECORD: &str = "claude_code.line";
+
+/// What a Claude Code file without a single conversation line is refused with.
+pub const NO_CLAUDE_CODE_LINE: &str = "no Claude Code transcript line";
+
+/// A compact boundary: its line, time, parameters and uuid.
+struct Boundary {
+    line: usize,
+    timestamp_us: Option<u64>,
+    params: BTreeMap<String, String>,
+    uuid: String,
 }
 
-/// A Claude Code session: the conversation path that ends at the file's last message (the
-/// `parentUuid` chain, followed across compact boundaries by their `logicalParentUuid`), one
-/// assistant message per API response (its content blocks come on several lines), tool
-/// results as tool messages, thinking blocks verbatim, timestamps kept, compact boundaries as
-/// compressions. Lines without a message (snapshots, progress, summaries) are counted.
+/// What turns a Claude Code session's lines into steps: the tool names by call id, the
+/// sub-agents Task results name, and the response being assembled.
+#[derive(Default)]
+struct Assembler {
+    steps: Vec<Step>,
+    records: Vec<Step>,
+    names: HashMap<String, String>,
+    /// Task calls whose result names the sub-agent that answered them: call id to agent id.
+    agents: HashMap<String, String>,
+    /// The API message id of the assistant message being assembled from its lines.
+    open_response: Option<String>,
+    /// A compact boundary waiting for its summary.
+    pending_compact: Option<Boundary>,
+    skipped: usize,
+    warnings: Vec<(usize, String)>,
+}
+
+impl Assembler {
+    /// Keeps a line the view leaves out as a record.
+    fn record(&mut self, e: &claude_code::Entry<'_>) {
+        self.records.push(Step::Record {
+            kind: CLAUDE_CODE_LINE_RECORD.into(),
+            data: e.value.to_string(),
+            lines: vec![e.uuid().to_string()],
+            timestamp_us: timestamp_of(e.value),
+            line: e.line,
+        });
+    }
+
+    /// A line the reader shows: its message (or messages: tool results come apart), joined to
+    /// the message of its response where it continues one.
+    fn show(&mut self, e: &claude_code::Entry<'_>) {
+        let uuid = e.uuid().to_string();
+        let parsed = match e.value.get("message") {
+            // The common case: the message as Claude Code wrote it.
+            Some(m)
+                if m.get("role").and_then(Value::as_str) == Some(e.kind())
+                    && !misplaced_block(m, e.kind()) =>
+            {
+                anthropic_message(m, &self.names).or_else(|_| self.lenient(e, m))
+            }
+            Some(m) if m.is_object() => self.lenient(e, m),
+            _ => Err("the line has no message object".to_string()),
+        };
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(reason) => {
+                // The reader shows it; tract cannot make a message of it: kept, and said.
+                self.warnings
+                    .push((e.line, format!("kept as a record, not shown: {reason}")));
+                self.record(e);
+                return;
+            }
+        };
+        let timestamp_us = timestamp_of(e.value);
+        let response = e.response_id().map(str::to_string);
+        let continues =
+            e.kind() == "assistant" && response.is_some() && response == self.open_response;
+        let named_agent = e
+            .value
+            .get("toolUseResult")
+            .and_then(|r| r.get("agentId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        for mut m in parsed {
+            remember_calls(&mut self.names, &m);
+            name_result(&self.names, &mut m);
+            if let Some(call) = m.tool_call_id.clone()
+                && let Some(agent) = named_agent
+                    .clone()
+                    .or_else(|| agent_in_text(&m.content.text()))
+            {
+                self.agents.insert(call, agent);
+            }
+            if let Some(b) = self.pending_compact.take() {
+                // The first message after a boundary is the summary the conversation went on
+                // from.
+                self.steps.push(Step::Compact {
+                    summary: m,
+                    timestamp_us: b.timestamp_us.or(timestamp_us),
+                    params: b.params,
+                    line: b.line,
+                    lines: vec![b.uuid, uuid.clone()],
+                });
+                continue;
+            }
+            if continues
+                && let Some(Step::Message {
+                    message: prev,
+                    lines,
+                    ..
+                }) = self.steps.last_mut()
+                // Content after a tool call starts a message of its own, so that the blocks
+                // keep their order when rendered (content first, then calls).
+                && (prev.tool_calls.is_empty() || m.content.is_empty())
+                // The joined message must hold together: one call id once.
+                && !m
+                    .tool_calls
+                    .iter()
+                    .any(|c| prev.tool_calls.iter().any(|p| p.id == c.id))
+            {
+                append_blocks(prev, m);
+                if lines.last() != Some(&uuid) {
+                    lines.push(uuid.clone());
+                }
+                continue;
+            }
+            self.steps.push(Step::Message {
+                message: m,
+                timestamp_us,
+                line: e.line,
+                lines: vec![uuid.clone()],
+            });
+        }
+        self.open_response = if e.kind() == "assistant" {
+            response
+        } else {
+            None
+        };
+    }
+
+    /// A message as the reader shows it when it is not as Claude Code writes it: its role is
+    /// the line's type, and a content block tract cannot hold is left out, with a warning.
+    fn lenient(
+        &mut self,
+        e: &claude_code::Entry<'_>,
+        m: &Value,
+    ) -> std::result::Result<Vec<Message>, String> {
+        let mut m = m.clone();
+        if let Some(o) = m.as_object_mut() {
+            o.insert("role".into(), Value::String(e.kind().to_string()));
+        }
+        let mut left_out = false;
+        if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
+            let mut kept = Vec::with_capacity(blocks.len());
+            for b in blocks.drain(..) {
+                let alone = json!({"role": e.kind(), "content": [b.clone()]});
+                let fits = if misplaced_block(&alone, e.kind()) {
+                    Err(format!(
+                        "a {} line cannot hold a {} block",
+                        e.kind(),
+                        block_type(&b)
+                    ))
+                } else {
+                    anthropic_message(&alone, &self.names).map(|_| ())
+                };
+                match fits {
+                    Ok(()) => kept.push(b),
+                    Err(reason) => {
+                        left_out = true;
+                        self.warnings.push((
+                            e.line,
+                            format!(
+                                "a content block left out (the line is kept as a record): {reason}"
+                            ),
+                        ));
+                    }
+                }
+            }
+            *blocks = kept;
+        }
+        let parsed = anthropic_message(&m, &self.names)?;
+        if left_out {
+            // What the view cannot hold is kept: the line verbatim, named apart from its
+            // message.
+            self.record(e);
+            if let Some(Step::Record { lines, .. }) = self.records.last_mut()
+                && let Some(l) = lines.first_mut()
+            {
+                *l = format!("{l}#{}", e.line);
+            }
+        }
+        Ok(parsed)
+    }
+
+    /// A compact boundary at the start of a part of the conversation.
+    fn boundary(&mut self, e: &claude_code::Entry<'_>) {
+        let mut params = BTreeMap::new();
+        if let Some(meta) = e.value.get("compactMetadata").and_then(Value::as_object) {
+            for (k, x) in meta {
+                params.insert(k.clone(), x.to_string());
+            }
+        }
+        self.pending_compact = Some(Boundary {
+            line: e.line,
+            timestamp_us: timestamp_of(e.value),
+            params,
+            uuid: e.uuid().to_string(),
+        });
+        self.open_response = None;
+    }
+
+    /// The lines of a part of the conversation, in the reader's order.
+    fn part(&mut self, all: &[claude_code::Entry<'_>], part: &[usize], compacted: bool) {
+        for (k, &i) in part.iter().enumerate() {
+            let e = &all[i];
+            if k == 0 && compacted {
+                self.boundary(e);
+            } else if e.visible() {
+                self.show(e);
+            } else if matches!(e.kind(), "user" | "assistant") {
+                self.record(e);
+            } else {
+                self.skipped += 1;
+            }
+        }
+    }
+}
+
+/// Whether a message holds a block its role cannot: a `tool_result` in an assistant's, a
+/// `tool_use` in a user's (no API takes them; Claude Code never writes them).
+fn misplaced_block(m: &Value, kind: &str) -> bool {
+    let wrong = match kind {
+        "assistant" => "tool_result",
+        _ => "tool_use",
+    };
+    m.get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| blocks.iter().any(|b| block_type(b) == wrong))
+}
+
+/// A block's `type`, or empty.
+fn block_type(b: &Value) -> &str {
+    b.get("type").and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Whether a line's message holds a `tool_result` block.
+fn holds_tool_result(v: &Value) -> bool {
+    v.get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| {
+            blocks
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        })
+}
+
+fn is_compact_boundary(e: &claude_code::Entry<'_>) -> bool {
+    e.kind() == "system"
+        && e.value.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+}
+
+/// A line's time, where it gives one that reads.
+fn timestamp_of(v: &Value) -> Option<u64> {
+    v.get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(parse_rfc3339_us)
+}
+
+/// A Claude Code session, as Claude Code reads it (see [`crate::claude_code`]): the view holds
+/// the messages its reader shows, in its order, with the lines of one API response joined into
+/// one message (content, then tool calls), tool results as tool messages, thinking blocks
+/// verbatim and the times of the lines. What came before a compact boundary (the reader stops
+/// there) is followed through `logicalParentUuid` and kept in history: the boundary becomes a
+/// compression of it into the summary the conversation went on from. User and assistant lines
+/// the reader leaves out (off the conversation's path, meta lines) are kept as records; lines
+/// of other kinds are counted.
 ///
 /// Sub-agents (`isSidechain` lines, in this file or in `agent_files`, one per agent id) become
 /// [`Step::SubAgent`] in place of the result of the Task call they answered (the result names
-/// the agent: `toolUseResult.agentId`, or `agentId: ID` in its text).
+/// the agent: `toolUseResult.agentId`, or `agentId: ID` in its text); one no result names yet
+/// (still running) waits for it.
 fn claude_code(
     values: &[(usize, Value)],
     agent_files: &[(String, Vec<(usize, Value)>)],
+    unreadable: &[usize],
 ) -> Result<Transcript> {
-    let is_side = |v: &Value| v.get("isSidechain").and_then(Value::as_bool) == Some(true);
-    let main: Vec<&(usize, Value)> = values.iter().filter(|(_, v)| !is_side(v)).collect();
-    let mut groups: Vec<(String, Vec<&(usize, Value)>)> = Vec::new();
-    for lv in values.iter().filter(|(_, v)| is_side(v)) {
-        let agent =
-            lv.1.get("agentId")
+    let all = claude_code::entries(values);
+    if all.is_empty() {
+        return Err(bad(
+            values.first().map_or(1, |(l, _)| *l),
+            format!(
+                "{NO_CLAUDE_CODE_LINE} (a user, assistant, progress, system or attachment line \
+                 with a uuid)"
+            ),
+        ));
+    }
+    let session = all
+        .iter()
+        .find_map(|e| e.value.get("sessionId").and_then(Value::as_str))
+        .map(str::to_string);
+    let project = all
+        .iter()
+        .find_map(|e| e.value.get("cwd").and_then(Value::as_str))
+        .map(claude_code::project_key);
+    // The conversation the reader shows, after the parts its compact boundaries closed.
+    let mut parts = vec![claude_code::conversation(&all)];
+    let mut used: HashSet<usize> = parts[0].iter().copied().collect();
+    while let Some(&first) = parts[0].first() {
+        if !is_compact_boundary(&all[first]) {
+            break;
+        }
+        let before: Vec<usize> = claude_code::before_boundary(&all, &all[first])
+            .into_iter()
+            .filter(|i| !used.contains(i))
+            .collect();
+        if before.is_empty() {
+            break;
+        }
+        used.extend(before.iter().copied());
+        parts.insert(0, before);
+    }
+    // A boundary is a compression only with its summary: the first line the reader shows after
+    // it, a user's. Without one (not written yet, or the line after is something else), what
+    // came before is not in the view, as the reader shows it: its lines are kept as records.
+    let summarized = |part: &[usize]| {
+        part.iter()
+            .skip(1)
+            .map(|&i| &all[i])
+            .find(|e| e.visible())
+            .is_some_and(|e| {
+                e.kind() == "user"
+                    && !holds_tool_result(e.value)
+                    && e.value
+                        .get("message")
+                        .and_then(|m| m.get("content"))
+                        .is_some_and(|c| c.is_string() || c.is_array())
+            })
+    };
+    let first_shown = (1..parts.len())
+        .rev()
+        .find(|&k| !summarized(&parts[k]))
+        .unwrap_or(0);
+    let mut a = Assembler::default();
+    let mut off_path = 0;
+    for (k, part) in parts.iter().enumerate() {
+        if k < first_shown {
+            for &i in part {
+                if matches!(all[i].kind(), "user" | "assistant") {
+                    off_path += 1;
+                    a.record(&all[i]);
+                } else {
+                    a.skipped += 1;
+                }
+            }
+            continue;
+        }
+        a.part(&all, part, k > first_shown);
+    }
+    a.pending_compact = None;
+    // The rest: sub-agents' lines to their conversations, other lines off the path kept as
+    // records or counted.
+    let mut groups: Vec<(String, Vec<(usize, Value)>)> = Vec::new();
+    let on_path: HashSet<usize> = used;
+    for (i, e) in all.iter().enumerate() {
+        if on_path.contains(&i) {
+            continue;
+        }
+        if e.sidechain() {
+            let agent = e
+                .value
+                .get("agentId")
                 .and_then(Value::as_str)
                 .unwrap_or("sidechain")
                 .to_string();
-        match groups.iter_mut().find(|(a, _)| *a == agent) {
-            Some((_, lines)) => lines.push(lv),
-            None => groups.push((agent, vec![lv])),
+            let line = (e.line, e.value.clone());
+            match groups.iter_mut().find(|(g, _)| *g == agent) {
+                Some((_, lines)) => lines.push(line),
+                None => groups.push((agent, vec![line])),
+            }
+        } else if matches!(e.kind(), "user" | "assistant") {
+            off_path += 1;
+            a.record(e);
+        } else {
+            a.skipped += 1;
         }
     }
+    a.skipped += values.len() - all.len();
     for (agent, lines) in agent_files {
-        groups.push((agent.clone(), lines.iter().collect()));
+        groups.push((agent.clone(), lines.clone()));
     }
-    let mut conversation = conversation(&main, true)?;
     let mut sub: HashMap<String, Vec<Step>> = HashMap::new();
     for (agent, lines) in groups {
-        let c = conversation_of_agent(&lines).map_err(|e| match e {
-            Error::InvalidTranscript { line, reason, .. } => {
-                bad(line, format!("agent {agent}: {reason}"))
-            }
-            other => other,
-        })?;
-        sub.insert(agent, c);
+        sub.insert(agent, conversation_of_agent(&lines));
     }
-    // Each agent's conversation in place of the result of the call it answered.
-    let mut unlinked = sub.len();
-    for step in &mut conversation.steps {
+    // Each agent's conversation in place of the result of the call it answered, where that
+    // call is in the view before it.
+    let mut called: HashSet<String> = HashSet::new();
+    for step in &mut a.steps {
+        if let Step::Message { message, .. } = step {
+            called.extend(message.tool_calls.iter().map(|c| c.id.clone()));
+        }
         let Step::Message {
             message,
             timestamp_us,
             line,
+            lines,
         } = step
         else {
             continue;
@@ -770,218 +1297,232 @@ fn claude_code(
         let Some(agent) = message
             .tool_call_id
             .as_ref()
-            .and_then(|id| conversation.agents.get(id))
+            .filter(|id| called.contains(*id))
+            .and_then(|id| a.agents.get(id))
         else {
             continue;
         };
         let Some(steps) = sub.remove(agent) else {
             continue;
         };
-        unlinked -= 1;
         *step = Step::SubAgent {
             agent: agent.clone(),
             steps,
             result: message.clone(),
             timestamp_us: *timestamp_us,
             line: *line,
+            lines: std::mem::take(lines),
         };
     }
-    if unlinked > 0 {
-        let mut names: Vec<&String> = sub.keys().collect();
-        names.sort();
-        return Err(bad(
-            1,
-            format!(
-                "sub-agent conversations that no Task result names: {}",
-                names
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
+    let mut warnings: Vec<(usize, String)> = unreadable
+        .iter()
+        .map(|&l| (l, "not JSON: skipped, as Claude Code skips it".to_string()))
+        .collect();
+    warnings.append(&mut a.warnings);
+    warnings.sort();
+    // A kept line whose uuid another line of the file has too is named by its line as well,
+    // so that it is kept even where the other is in the view.
+    if !a.records.is_empty() {
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for e in &all {
+            *count.entry(e.uuid()).or_default() += 1;
+        }
+        for r in &mut a.records {
+            if let Step::Record { lines, line, .. } = r
+                && let Some(uuid) = lines.first_mut()
+                && count.get(uuid.as_str()).is_some_and(|n| *n > 1)
+            {
+                *uuid = format!("{uuid}#{line}");
+            }
+        }
     }
+    let mut steps = a.steps;
+    steps.append(&mut a.records);
     Ok(Transcript::Steps {
         format: Format::ClaudeCode,
-        steps: conversation.steps,
-        skipped: conversation.skipped,
-        off_path: conversation.off_path,
-        session: conversation.session,
-    })
-}
-
-/// A sub-agent's conversation: its messages only (a sub-agent's own sub-agents are not
-/// linked further).
-fn conversation_of_agent(lines: &[&(usize, Value)]) -> Result<Vec<Step>> {
-    let c = conversation(lines, false)?;
-    Ok(c.steps)
-}
-
-/// The steps of the path that ends at the last message of `lines`. In the main conversation a
-/// parent that is not there is an error; a sub-agent's first message may name a parent in the
-/// main conversation.
-fn conversation(lines: &[&(usize, Value)], main: bool) -> Result<Conversation> {
-    struct Line<'a> {
-        line: usize,
-        v: &'a Value,
-        parent: Option<&'a str>,
-    }
-    let mut by_uuid: HashMap<&str, Line<'_>> = HashMap::new();
-    let mut last: Option<&str> = None;
-    let mut skipped = 0;
-    let mut session = None;
-    for (line, v) in lines.iter().map(|lv| (&lv.0, &lv.1)) {
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let uuid = v.get("uuid").and_then(Value::as_str);
-        let is_message = matches!(kind, "user" | "assistant")
-            || (kind == "system"
-                && v.get("subtype").and_then(Value::as_str) == Some("compact_boundary"));
-        match uuid {
-            Some(uuid) if is_message => {
-                if session.is_none() {
-                    session = v
-                        .get("sessionId")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                }
-                let parent = match v.get("parentUuid") {
-                    Some(Value::String(p)) => Some(p.as_str()),
-                    None | Some(Value::Null) => v.get("logicalParentUuid").and_then(Value::as_str),
-                    Some(_) => return Err(bad(*line, "'parentUuid' must be a string or null")),
-                };
-                by_uuid.insert(
-                    uuid,
-                    Line {
-                        line: *line,
-                        v,
-                        parent,
-                    },
-                );
-                last = Some(uuid);
-            }
-            _ if is_message => return Err(bad(*line, "a message line needs a 'uuid'")),
-            _ => skipped += 1,
-        }
-    }
-    // The path to the last message, oldest first.
-    let mut path = Vec::new();
-    let mut cursor = last;
-    while let Some(uuid) = cursor {
-        let Some(l) = by_uuid.get(uuid) else {
-            if !main {
-                break;
-            }
-            let child = path.last().map_or(0, |l: &&Line<'_>| l.line);
-            return Err(bad(
-                child,
-                format!("the parent {uuid} of this line is not in the file (the chain is broken)"),
-            ));
-        };
-        if path.len() > by_uuid.len() {
-            return Err(bad(l.line, "the parentUuid chain loops"));
-        }
-        path.push(l);
-        cursor = l.parent;
-    }
-    path.reverse();
-    let off_path = by_uuid.len() - path.len();
-
-    let mut steps: Vec<Step> = Vec::new();
-    let mut names: HashMap<String, String> = HashMap::new();
-    let mut agents: HashMap<String, String> = HashMap::new();
-    // The API message id of the assistant message being assembled from its lines.
-    let mut open_response: Option<String> = None;
-    let mut pending_compact: Option<(usize, Option<u64>, BTreeMap<String, String>)> = None;
-    for l in path {
-        let v = l.v;
-        let line = l.line;
-        let timestamp_us = match v.get("timestamp") {
-            Some(Value::String(t)) => {
-                Some(parse_rfc3339_us(t).ok_or_else(|| bad(line, format!("bad timestamp '{t}'")))?)
-            }
-            _ => None,
-        };
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if kind == "system" {
-            let mut params = BTreeMap::new();
-            if let Some(meta) = v.get("compactMetadata").and_then(Value::as_object) {
-                for (k, x) in meta {
-                    params.insert(k.clone(), x.to_string());
-                }
-            }
-            pending_compact = Some((line, timestamp_us, params));
-            open_response = None;
-            continue;
-        }
-        let Some(message) = v.get("message") else {
-            return Err(bad(line, "a user or assistant line needs a 'message'"));
-        };
-        if let Some((cline, cts, params)) = pending_compact.take() {
-            // The first message after a boundary is the summary the conversation went on
-            // from.
-            let summary = anthropic_message(message, &names)
-                .map_err(|r| bad(line, r))?
-                .into_iter()
-                .next()
-                .ok_or_else(|| bad(line, "a compact boundary without its summary"))?;
-            steps.push(Step::Compact {
-                summary,
-                timestamp_us: cts.or(timestamp_us),
-                params,
-                line: cline,
-            });
-            continue;
-        }
-        let response_id = message
-            .get("id")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let continues =
-            kind == "assistant" && response_id.is_some() && response_id == open_response;
-        let parsed = anthropic_message(message, &names).map_err(|r| bad(line, r))?;
-        let named_agent = v
-            .get("toolUseResult")
-            .and_then(|r| r.get("agentId"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        for mut m in parsed {
-            remember_calls(&mut names, &m);
-            name_result(&names, &mut m);
-            if let Some(call) = m.tool_call_id.clone()
-                && let Some(agent) = named_agent
-                    .clone()
-                    .or_else(|| agent_in_text(&m.content.text()))
-            {
-                agents.insert(call, agent);
-            }
-            if continues && let Some(Step::Message { message: prev, .. }) = steps.last_mut() {
-                append_blocks(prev, m);
-                // The joined message must hold together (one call id once).
-                prev.validate().map_err(|e| bad(line, reason_of(e)))?;
-                continue;
-            }
-            steps.push(Step::Message {
-                message: m,
-                timestamp_us,
-                line,
-            });
-        }
-        open_response = if kind == "assistant" {
-            response_id
-        } else {
-            None
-        };
-    }
-    if let Some((line, ..)) = pending_compact {
-        return Err(bad(line, "a compact boundary without its summary"));
-    }
-    Ok(Conversation {
         steps,
-        skipped,
+        skipped: a.skipped + unreadable.len(),
         off_path,
         session,
-        agents,
+        project,
+        warnings,
+        waiting_agents: {
+            let mut w: Vec<String> = sub.into_keys().collect();
+            w.sort();
+            w
+        },
     })
+}
+
+/// A sub-agent's conversation as the reader builds it: every user and assistant line of its
+/// chain (a sub-agent's own sub-agents are not linked further).
+fn conversation_of_agent(values: &[(usize, Value)]) -> Vec<Step> {
+    let all = claude_code::entries(values);
+    let chain = claude_code::sub_agent(&all);
+    let mut a = Assembler::default();
+    for i in chain {
+        let e = &all[i];
+        if e.value.get("message").is_some_and(Value::is_object) {
+            a.show(e);
+        } else {
+            a.record(e);
+        }
+    }
+    a.steps
+}
+
+/// Checks what the Claude Code reading of `text` promises (the fuzz target's invariants):
+/// every message Claude Code's reader shows is in the view, in the reader's order; every user
+/// or assistant line of the main conversation is in the view or kept as a record (nothing is
+/// dropped silently); no line is in the view twice. `Ok` for a text that is not read as a
+/// session at all. The error says which promise broke.
+pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    let values = Values::lines(text);
+    let Ok(Transcript::Steps { steps, .. }) = values_parse_claude(&values) else {
+        return Ok(());
+    };
+    let all = claude_code::entries(&values.values);
+    let chain = claude_code::conversation(&all);
+    let shown: Vec<&str> = chain
+        .iter()
+        .map(|&i| &all[i])
+        .filter(|e| e.visible())
+        .map(|e| e.uuid())
+        .collect();
+    let mut in_view: Vec<&str> = Vec::new();
+    let mut kept: HashSet<&str> = HashSet::new();
+    for step in &steps {
+        for l in step.lines() {
+            // A kept line a uuid names twice in the file is `uuid#line`.
+            kept.insert(l.split('#').next().unwrap_or(l));
+            if !matches!(step, Step::Record { .. }) && in_view.last() != Some(&l.as_str()) {
+                in_view.push(l);
+            }
+        }
+    }
+    // The reader's messages are in the view in its order (after what came before a compact
+    // boundary, which it does not show); one tract cannot make a message of is a record.
+    let shown_set: HashSet<&str> = shown.iter().copied().collect();
+    let in_view_set: HashSet<&str> = in_view.iter().copied().collect();
+    let viewed: Vec<&str> = in_view
+        .iter()
+        .copied()
+        .filter(|u| shown_set.contains(u))
+        .collect();
+    let expected: Vec<&str> = shown
+        .iter()
+        .copied()
+        .filter(|u| in_view_set.contains(u))
+        .collect();
+    if viewed != expected {
+        return Err(format!(
+            "the view's order is not the reader's: reader {shown:?}, view {in_view:?}"
+        ));
+    }
+    if let Some(u) = shown.iter().find(|u| !kept.contains(*u)) {
+        return Err(format!(
+            "line {u}, which the reader shows, is neither in the view nor kept"
+        ));
+    }
+    let mut seen = HashSet::new();
+    for u in &in_view {
+        if !seen.insert(*u) {
+            return Err(format!("line {u} is in the view twice: {in_view:?}"));
+        }
+    }
+    for e in &all {
+        if matches!(e.kind(), "user" | "assistant") && !e.sidechain() && !kept.contains(e.uuid()) {
+            return Err(format!(
+                "line {} ({}) is neither in the view nor kept",
+                e.line,
+                e.uuid()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn values_parse_claude(values: &Values) -> Result<Transcript> {
+    let unreadable: Vec<usize> = values.unreadable.iter().map(|(l, _)| *l).collect();
+    claude_code(&values.values, &[], &unreadable)
+}
+
+/// The branch a Claude Code session lives on: `claude/<project>/<session>`, the name the
+/// Claude Agent SDK session store gives it too, so that `tract import`, `tract capture` and the
+/// session store never keep one session twice. Each part is one branch name segment, written
+/// as the session store writes it (letters, digits, `-` and `.` kept, any other character as
+/// `_` and its UTF-8 bytes in hex).
+pub fn claude_code_branch(project: &str, session: &str) -> String {
+    fn segment(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '.') {
+                out.push(c);
+            } else {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("_{b:02x}"));
+                }
+            }
+        }
+        out
+    }
+    format!("claude/{}/{}", segment(project), segment(session))
+}
+
+/// The branch a transcript read from `file` goes to by default: a Claude Code session's own
+/// ([`claude_code_branch`], its project from its working directory, else from the folder the
+/// file is in), else `import/<session id or file name>`, with what a branch name cannot hold
+/// replaced by `-`.
+pub fn default_branch(t: &Transcript, file: &std::path::Path) -> String {
+    if let Transcript::Steps {
+        format: Format::ClaudeCode,
+        session,
+        project,
+        ..
+    } = t
+    {
+        let folder = || {
+            file.parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+        };
+        let stem = || {
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        let project = project
+            .clone()
+            .or_else(folder)
+            .unwrap_or_else(|| "-".into());
+        let session = session.clone().unwrap_or_else(stem);
+        return claude_code_branch(&project, &session);
+    }
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match t {
+        Transcript::Steps {
+            session: Some(s), ..
+        } => s.clone(),
+        _ => stem,
+    };
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("import/{}", clean.trim_matches('.'))
 }
 
 /// The agent a Task result names in its text (`agentId: a1b2c3`).
@@ -999,41 +1540,72 @@ fn agent_in_text(text: &str) -> Option<String> {
 /// left out).
 pub fn parse_file(path: &std::path::Path, format: Option<Format>) -> Result<Transcript> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.to_path_buf(), e))?;
-    let values = values(&text).map_err(|e| e.in_file(path))?;
-    let format = match format {
-        Some(f) => f,
-        None => detect(&values).map_err(|e| e.in_file(path))?,
-    };
+    parse_session(path, &text, format)
+}
+
+/// Reads the text of the transcript file at `path` (its sub-agent files, for a Claude Code
+/// session, from beside it): what [`parse_file`] does with the file's text already read (up to
+/// its last complete line, for a file being written).
+pub fn parse_session(
+    path: &std::path::Path,
+    text: &str,
+    format: Option<Format>,
+) -> Result<Transcript> {
+    let values = Values::read(text).map_err(|e| e.in_file(path))?;
+    let format = values.format(format).map_err(|e| e.in_file(path))?;
     if format != Format::ClaudeCode {
-        return parse_values(values, format).map_err(|e| e.in_file(path));
+        return values.parse(format, text).map_err(|e| e.in_file(path));
     }
-    let dir = path.with_extension("").join("subagents");
+    let values = if values.document {
+        Values::lines(text)
+    } else {
+        values
+    };
     let mut agent_files = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        let mut files: Vec<std::path::PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    n.starts_with("agent-")
-                        && n.ends_with(".jsonl")
-                        && !n.starts_with("agent-acompact-")
-                })
-            })
-            .collect();
-        files.sort();
-        for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| Error::io(f.clone(), e))?;
-            let lines = crate::transcript::values(&text).map_err(|e| e.in_file(&f))?;
-            let agent = f
-                .file_stem()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix("agent-"))
-                .unwrap_or_default()
-                .to_string();
-            agent_files.push((agent, lines));
+    for f in agent_files_of(path) {
+        let text = match std::fs::read_to_string(&f) {
+            Ok(t) => t,
+            // Removed since it was listed: nothing to read.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(f.clone(), e)),
+        };
+        // A sub-agent file being written: its complete lines.
+        let complete = text.rfind('\n').map_or("", |end| &text[..=end]);
+        if complete.trim().is_empty() {
+            continue;
         }
+        let lines = Values::lines(complete).values;
+        let agent = f
+            .file_stem()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("agent-"))
+            .unwrap_or_default()
+            .to_string();
+        agent_files.push((agent, lines));
     }
-    claude_code(&values, &agent_files).map_err(|e| e.in_file(path))
+    let unreadable: Vec<usize> = values.unreadable.iter().map(|(l, _)| *l).collect();
+    claude_code(&values.values, &agent_files, &unreadable).map_err(|e| e.in_file(path))
+}
+
+/// The sub-agent files Claude Code keeps beside a session file
+/// (`<session>/subagents/agent-<id>.jsonl`), its internal compaction agents left out, sorted.
+pub fn agent_files_of(session: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let dir = session.with_extension("").join("subagents");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("agent-")
+                    && n.ends_with(".jsonl")
+                    && !n.starts_with("agent-acompact-")
+            })
+        })
+        .collect();
+    files.sort();
+    files
 }
 
 /// Adds the content and calls of a later line of the same API response to its message.

@@ -97,6 +97,12 @@ impl Prepared {
 }
 
 impl Prepared {
+    /// The blob of a record of `kind` holding `data`.
+    pub(crate) fn record(kind: &str, data: String) -> Result<Self> {
+        crate::object::check_record_kind(kind)?;
+        Prepared::uncounted(crate::object::record_carrier(kind, data))
+    }
+
     /// A record's blob: validated and encoded, its tokens not counted (the model never sees
     /// it, and a framework's state can be megabytes).
     pub(crate) fn uncounted(message: Message) -> Result<Self> {

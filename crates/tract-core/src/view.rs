@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, CommitMap};
-use crate::object::{Commit, MergeStrategy, Message, Op, Role};
+use crate::object::{Commit, MergeStrategy, Message, Op, Role, ToolCall};
 use crate::stats::Tally;
 use crate::store::Snapshot;
 use crate::tokens;
@@ -65,6 +65,20 @@ pub struct View {
     deferred_positions: CommitMap<()>,
 }
 
+/// Adds `idx` to sorted `list` once: at the end, as appends come (an edit that adds a call to
+/// an earlier entry is the rare case that searches).
+fn insert_sorted(list: &mut Vec<usize>, idx: usize) {
+    match list.last() {
+        None => list.push(idx),
+        Some(&last) if last < idx => list.push(idx),
+        Some(_) => {
+            if let Err(at) = list.binary_search(&idx) {
+                list.insert(at, idx);
+            }
+        }
+    }
+}
+
 /// View indices of entries, in order, overall and per tool name.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ToolIndex {
@@ -74,13 +88,10 @@ pub(crate) struct ToolIndex {
 
 impl ToolIndex {
     fn add(&mut self, idx: usize, name: &str) {
-        if self.all.last() != Some(&idx) {
-            self.all.push(idx);
-        }
+        insert_sorted(&mut self.all, idx);
         // Look up before inserting: most names are known, and a lookup allocates nothing.
         match self.by_name.get_mut(name) {
-            Some(list) if list.last() == Some(&idx) => {}
-            Some(list) => list.push(idx),
+            Some(list) => insert_sorted(list, idx),
             None => {
                 self.by_name.insert(name.to_string(), vec![idx]);
             }
@@ -655,11 +666,31 @@ impl View {
         if e.message.role == Role::Tool && e.caller.is_none() {
             self.orphan_tokens = self.orphan_tokens - u64::from(e.tokens) + u64::from(framed);
         }
+        // Calls an edit adds after the message's own (an imported API response that grew
+        // line by line) are open like those of an append; an edit otherwise keeps the calls.
+        let old = &e.message.tool_calls;
+        let added: Vec<ToolCall> = if message.role == Role::Assistant
+            && message.tool_calls.len() > old.len()
+            && old
+                .iter()
+                .zip(&message.tool_calls)
+                .all(|(a, b)| a.id == b.id)
+        {
+            message.tool_calls[old.len()..].to_vec()
+        } else {
+            Vec::new()
+        };
+        e.results.resize(e.results.len() + added.len(), None);
         e.commit = id;
         e.blob = blob;
         e.message = message;
         e.tokens = framed;
         e.edits.push(id);
+        for call in added {
+            self.calls.add(i, &call.name);
+            self.open_calls.insert(call.id, i);
+            self.unanswered += 1;
+        }
     }
 }
 
@@ -723,7 +754,6 @@ fn frame(m: &Message, payload: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object::ToolCall;
 
     /// A small deterministic generator (xorshift), so a failure can be replayed.
     struct Rng(u64);

@@ -281,9 +281,14 @@ impl PyTract {
 
     /// Imports the transcript file at `path` onto this handle's branch (`format`: auto,
     /// claude-code, openai, openai-responses, anthropic or jsonl), in one transaction; only
-    /// what the branch does not hold yet. Returns a dict: `format`, `added`, `already`,
-    /// `skipped`, `off_path`, `tip`. A bad line raises InvalidInputError naming the file and
-    /// line (`path`, `line`), and nothing is written.
+    /// what the branch does not hold yet (a Claude Code session is keyed by line: each line
+    /// once, a response that grew edited, a rewound conversation followed). Returns a dict:
+    /// `format`, `added`, `already`, `skipped`, `off_path`, `recorded` (lines kept as records,
+    /// out of the view), `edited`, `rewound`, `session_store` (the branch is the Claude Agent
+    /// SDK session store's: nothing imported), `waiting_agents` (sub-agents still running),
+    /// `warnings` (list of `(line, text)`: lines that are not JSON, skipped as Claude Code
+    /// skips them), `tip`. A bad line raises InvalidInputError naming the file and line
+    /// (`path`, `line`), and nothing is written.
     #[pyo3(signature = (path, format="auto"))]
     fn import_file<'py>(
         &self,
@@ -299,6 +304,12 @@ impl PyTract {
         d.set_item("already", r.already)?;
         d.set_item("skipped", r.skipped)?;
         d.set_item("off_path", r.off_path)?;
+        d.set_item("recorded", r.recorded)?;
+        d.set_item("edited", r.edited)?;
+        d.set_item("rewound", r.rewound)?;
+        d.set_item("session_store", r.session_store)?;
+        d.set_item("waiting_agents", r.waiting_agents.clone())?;
+        d.set_item("warnings", r.warnings.clone())?;
         d.set_item("tip", r.tip.map(|t| t.to_hex()))?;
         Ok(d)
     }

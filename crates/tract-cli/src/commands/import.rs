@@ -11,8 +11,9 @@ use tract_core::BranchName;
 use tract_core::transcript::{self, Format, Transcript};
 
 /// Import transcripts: Claude Code sessions, OpenAI Chat or Responses, Anthropic request
-/// bodies, tract JSONL. Each file goes onto its own branch (`import/<session or file name>`,
-/// or --branch), in one transaction; what the branch already holds is not added again.
+/// bodies, tract JSONL. Each file goes onto its own branch (a Claude Code session onto
+/// `claude/<project>/<session>`, others onto `import/<file name>`, or --branch), in one
+/// transaction; what the branch already holds is not added again.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The transcript files.
@@ -35,7 +36,18 @@ struct ImportJson {
     already: usize,
     skipped: usize,
     off_path: usize,
+    recorded: usize,
+    edited: usize,
+    rewound: bool,
+    waiting_agents: Vec<String>,
+    warnings: Vec<WarningJson>,
     tip: Option<String>,
+}
+
+#[derive(Serialize)]
+struct WarningJson {
+    line: usize,
+    warning: String,
 }
 
 /// Runs `tract import`.
@@ -56,6 +68,16 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         let handle = ctx.open_on(&branch)?;
         let r = handle.import(t).map_err(|e| e.in_file(file))?;
         let format = r.format.map_or("tract commits", Format::name);
+        if r.session_store {
+            ui.note(&format!(
+                "{}: branch {branch} is kept by the Claude Agent SDK session store, which holds \
+                 this session: nothing imported (name another branch with --branch)",
+                file.display()
+            ));
+        }
+        for (line, w) in &r.warnings {
+            ui.warning(&format!("{}: line {line}: {w}", file.display()));
+        }
         if !a.json {
             let mut line = format!(
                 "{}: {} onto {branch}: {} added",
@@ -70,7 +92,27 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 let _ = write!(line, ", {} lines without a message skipped", r.skipped);
             }
             if r.off_path > 0 {
-                let _ = write!(line, ", {} off the conversation's path", r.off_path);
+                let _ = write!(
+                    line,
+                    ", {} off the conversation's path (kept as records)",
+                    r.off_path
+                );
+            }
+            if r.edited > 0 {
+                let _ = write!(line, ", {} grown responses edited", r.edited);
+            }
+            if r.rewound {
+                let _ = write!(
+                    line,
+                    " (the conversation moved to another path: the branch followed it)"
+                );
+            }
+            if !r.waiting_agents.is_empty() {
+                let _ = write!(
+                    line,
+                    ", sub-agents still running: {}",
+                    r.waiting_agents.join(", ")
+                );
             }
             let _ = writeln!(ui, "{line}");
         }
@@ -82,6 +124,18 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             already: r.already,
             skipped: r.skipped,
             off_path: r.off_path,
+            recorded: r.recorded,
+            edited: r.edited,
+            rewound: r.rewound,
+            waiting_agents: r.waiting_agents.clone(),
+            warnings: r
+                .warnings
+                .iter()
+                .map(|(line, w)| WarningJson {
+                    line: *line,
+                    warning: w.clone(),
+                })
+                .collect(),
             tip: r.tip.map(|t| t.to_hex()),
         });
     }
@@ -91,30 +145,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     Ok(())
 }
 
-/// `import/<session id>` for a transcript that names itself, else `import/<file name>`, with
-/// what a branch name cannot hold replaced by `-`.
+/// The transcript's own branch ([`transcript::default_branch`]).
 fn default_branch(t: &Transcript, file: &Path) -> Result<BranchName, CommandError> {
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = match t {
-        Transcript::Steps {
-            session: Some(s), ..
-        } => s.clone(),
-        _ => stem,
-    };
-    let clean: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    BranchName::new(&format!("import/{}", clean.trim_matches('.'))).map_err(|_| {
+    BranchName::new(&transcript::default_branch(t, file)).map_err(|_| {
         CommandError::invalid_input(format!(
             "cannot make a branch name from {}; name one with --branch",
             file.display()

@@ -3,6 +3,7 @@
 
 mod add;
 mod branch;
+mod capture;
 mod checkout;
 mod clear;
 mod clone;
@@ -97,6 +98,9 @@ pub enum Command {
     /// Import transcripts (Claude Code, OpenAI Chat or Responses, Anthropic, tract JSONL),
     /// each onto its own branch; what a branch already holds is not added again.
     Import(import::Args),
+    /// Follow Claude Code's projects folder: import every session, with its sub-agents, onto
+    /// its own branch as Claude Code writes it (--once: what is new, then exit).
+    Capture(capture::Args),
     /// Write the branch out: openai, anthropic, jsonl (with --history: every commit) or
     /// markdown.
     Export(export::Args),
@@ -142,6 +146,7 @@ impl Command {
             Command::Pull(a) => pull::run(ctx, ui, a),
             Command::Clone(a) => clone::run(ctx, ui, a),
             Command::Import(a) => import::run(ctx, ui, a),
+            Command::Capture(a) => capture::run(ctx, ui, a),
             Command::Export(a) => export::run(ctx, ui, a),
             Command::Mcp(a) => mcp::run(ctx, ui, a),
             Command::Serve(a) => serve::run(ctx, ui, a),

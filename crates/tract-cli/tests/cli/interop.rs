@@ -17,76 +17,85 @@ fn a_claude_code_session_imports_once_and_exports_as_markdown() {
     let p = Project::new();
     with_session(&p);
     assert_snapshot!(p.run(&["import", "session.jsonl"]), @"
-        exit: 0
-        --- stdout
-        session.jsonl: claude-code onto import/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90: 10 added, 3 lines without a message skipped, 1 off the conversation's path
-        ");
+    exit: 0
+    --- stdout
+    session.jsonl: claude-code onto claude/-home-dev-app/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90: 10 added, 3 lines without a message skipped, 1 off the conversation's path (kept as records)
+    ");
     assert_snapshot!(p.run(&["import", "session.jsonl", "--json"]), @r#"
-        exit: 0
-        --- stdout
-        [
-          {
-            "file": "session.jsonl",
-            "branch": "import/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90",
-            "format": "claude-code",
-            "added": 0,
-            "already": 10,
-            "skipped": 3,
-            "off_path": 1,
-            "tip": "a21210b399dc2a4543efe712dabe2fa96c455389c1b25ab39104c21fc094367b"
-          }
-        ]
-        "#);
-    let on = ["--branch", "import/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90"];
+    exit: 0
+    --- stdout
+    [
+      {
+        "file": "session.jsonl",
+        "branch": "claude/-home-dev-app/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90",
+        "format": "claude-code",
+        "added": 0,
+        "already": 10,
+        "skipped": 3,
+        "off_path": 1,
+        "recorded": 0,
+        "edited": 0,
+        "rewound": false,
+        "waiting_agents": [],
+        "warnings": [],
+        "tip": "19a120011f04098fcafe60a43ea8852e4f4bf2b1b220dd8be4489db3d857f901"
+      }
+    ]
+    "#);
+    let on = [
+        "--branch",
+        "claude/-home-dev-app/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90",
+    ];
     assert_snapshot!(p.run(&[on[0], on[1], "log"]), @r#"
-        exit: 0
-        --- stdout
-        a21210b399 append assistant -                12  Fixed: the test expected the old URL.
-        e3d21a4b84 append user      -                 8  Fix the failing test.
-        30e43fd0f4 compress user      -                29  (summary of 7: 76af516deb..8cf0236107) This session is being continued from a previous conversa…
-        8cf0236107 append tool      Bash              9  [error] 1 failed, 41 passed
-        c3b0f7806a append assistant Bash             12  Bash({"command":"pytest -q"})
-        2b709eabe7 append user      -                10  Thanks. Now check the tests.
-        a6a866ad52 append assistant -                14  It is read in config.py, line 42.
-        0c79891133 append tool      Grep             17  config.py:42: DATABASE_URL = os.environ["DATABASE_URL"]
-        86d16f5006 append assistant Grep             56  Let me search.
-        76af516deb append user      -                 9  Where is DATABASE_URL read?
-        "#);
+    exit: 0
+    --- stdout
+    19a120011f record system    -                 0  claude_code.line (490 bytes)
+    31ed95fff9 append assistant -                12  Fixed: the test expected the old URL.
+    b44c805087 append user      -                 8  Fix the failing test.
+    b52fc595b7 compress user      -                29  (summary of 7: 2c20ef8126..7fa1e52328) This session is being continued from a previous conversa…
+    7fa1e52328 append tool      Bash              9  [error] 1 failed, 41 passed
+    f967270300 append assistant Bash             12  Bash({"command":"pytest -q"})
+    71d1c4a213 append user      -                10  Thanks. Now check the tests.
+    84c93feb31 append assistant -                14  It is read in config.py, line 42.
+    d94b76d923 append tool      Grep             17  config.py:42: DATABASE_URL = os.environ["DATABASE_URL"]
+    e5cd8ba6c1 append assistant Grep             56  Let me search.
+    2c20ef8126 append user      -                 9  Where is DATABASE_URL read?
+    "#);
     assert_snapshot!(p.run(&[on[0], on[1], "export", "--format", "markdown"]), @"
-        exit: 0
-        --- stdout
-        ## User
+    exit: 0
+    --- stdout
+    ## User
 
-        This session is being continued from a previous conversation. Summary: DATABASE_URL is read in config.py:42; one test fails.
+    This session is being continued from a previous conversation. Summary: DATABASE_URL is read in config.py:42; one test fails.
 
-        ## User
+    ## User
 
-        Fix the failing test.
+    Fix the failing test.
 
-        ## Assistant
+    ## Assistant
 
-        Fixed: the test expected the old URL.
-        ");
+    Fixed: the test expected the old URL.
+    ");
     assert_snapshot!(p.run(&[on[0], on[1], "export", "--format", "openai"]), @r#"
-        exit: 0
-        --- stdout
+    exit: 0
+    --- stdout
+    {
+      "messages": [
         {
-          "messages": [
-            {
-              "role": "user",
-              "content": "This session is being continued from a previous conversation. Summary: DATABASE_URL is read in config.py:42; one test fails."
-            },
-            {
-              "role": "user",
-              "content": "Fix the failing test."
-            },
-            {
-              "role": "assistant",
-              "content": "Fixed: the test expected the old URL."
-            }
-          ]
+          "role": "user",
+          "content": "This session is being continued from a previous conversation. Summary: DATABASE_URL is read in config.py:42; one test fails."
+        },
+        {
+          "role": "user",
+          "content": "Fix the failing test."
+        },
+        {
+          "role": "assistant",
+          "content": "Fixed: the test expected the old URL."
         }
-        "#);
+      ]
+    }
+    "#);
 }
 
 /// `export --history` in jsonl is read back by `import` into another store with every id the
@@ -167,31 +176,31 @@ fn claude_code_sub_agents_import_as_merged_branches() {
         review.jsonl: claude-code onto review: 5 added
         ");
     assert_snapshot!(p.run(&["--branch", "review", "log", "--graph"]), @r#"
-        exit: 0
-        --- stdout
-        ○  8c45cffa2c append assistant -                17  Two findings: token rotation (auth) and refund rounding (billing).  (review)
-        ◆    604d4c34d6 merge  tool      Task             20  (review/agents/b4 answers toolu_T2) Billing rounds cents down in refunds.
-        ├─╮
-        │ ○  2ec5bc4ff9 append assistant -                10  Billing rounds cents down in refunds.  (review/agents/b4)
-        │ ○  8562e85a6b append user      -                10  Review src/billing for bugs.
-        ├─╯
-        ◆    e803dfef57 merge  tool      Task             12  (review/agents/a1b2c3 answers toolu_T1) Auth: the session token is never rotated.
-        ├─╮
-        │ ○  e7ce959ef2 append assistant -                12  Auth: the session token is never rotated.  (review/agents/a1b2c3)
-        │ ○  80f705da65 append tool      Grep              6  No matches found
-        │ ○  16b2fb41fa append assistant Grep             10  Grep({"pattern":"rotate"})
-        │ ○  f8dc617770 append user      -                 9  Review src/auth for bugs.
-        ├─╯
-        ○  25ca0bb74f append assistant Task,Task        50  Task({"subagent_type":"reviewer","description":"Review auth","prompt":"Review src/auth for bugs…
-        ○  a0475eeea2 append user      -                12  Review the auth module and the billing module.
-        "#);
+    exit: 0
+    --- stdout
+    ○  d83e3914e2 append assistant -                17  Two findings: token rotation (auth) and refund rounding (billing).  (review)
+    ◆    e8aad3c35f merge  tool      Task             20  (review/agents/b4 answers toolu_T2) Billing rounds cents down in refunds.
+    ├─╮
+    │ ○  96390de389 append assistant -                10  Billing rounds cents down in refunds.  (review/agents/b4)
+    │ ○  e6d6586318 append user      -                10  Review src/billing for bugs.
+    ├─╯
+    ◆    0a7aa3ff17 merge  tool      Task             12  (review/agents/a1b2c3 answers toolu_T1) Auth: the session token is never rotated.
+    ├─╮
+    │ ○  007e1e917a append assistant -                12  Auth: the session token is never rotated.  (review/agents/a1b2c3)
+    │ ○  63eff1e27d append tool      Grep              6  No matches found
+    │ ○  0249e3d8ab append assistant Grep             10  Grep({"pattern":"rotate"})
+    │ ○  5ec5a5169a append user      -                 9  Review src/auth for bugs.
+    ├─╯
+    ○  77fcdf0e1d append assistant Task,Task        50  Task({"subagent_type":"reviewer","description":"Review auth","prompt":"Review src/auth for bugs…
+    ○  9dbf65542d append user      -                12  Review the auth module and the billing module.
+    "#);
     assert_snapshot!(p.run(&["branch"]), @"
-        exit: 0
-        --- stdout
-          review               8c45cffa2c      5 msgs      114 tok  2026-11-21T10:00:25Z
-          review/agents/a1b2c3 e7ce959ef2      6 msgs      160 tok  2026-11-21T10:00:19Z
-          review/agents/b4     2ec5bc4ff9      5 msgs      126 tok  2026-11-21T10:00:20Z
-        ");
+    exit: 0
+    --- stdout
+      review               d83e3914e2      5 msgs      114 tok  2026-11-21T10:00:25Z
+      review/agents/a1b2c3 007e1e917a      6 msgs      160 tok  2026-11-21T10:00:19Z
+      review/agents/b4     96390de389      5 msgs      126 tok  2026-11-21T10:00:20Z
+    ");
 }
 
 /// A history export holding a record (a framework's checkpoint) imports to identical ids; the
@@ -251,4 +260,64 @@ fn a_record_imports_shows_with_its_kind_and_stays_out_of_the_view() {
           ]
         }
         "#);
+}
+
+/// A projects folder as Claude Code keeps it, with two real sessions of the shared fixtures
+/// (one with its sub-agents' folder).
+fn with_projects(p: &Project) -> std::path::PathBuf {
+    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/claude-code-real");
+    let folder = p.path().join("projects").join("-home-USER-spotter");
+    std::fs::create_dir_all(folder.join("v2.1.39-task-subagent/subagents")).unwrap();
+    for name in [
+        "v1.0.98-init-command.jsonl",
+        "v2.1.39-task-subagent.jsonl",
+        "v2.1.39-task-subagent/subagents/agent-aac57f5.jsonl",
+    ] {
+        std::fs::copy(real.join(name), folder.join(name)).unwrap();
+    }
+    p.path().join("projects")
+}
+
+/// `tract capture --once` imports every session of a projects folder onto its own branch, then
+/// nothing the second time; a folder that is not there is a clear error.
+#[test]
+fn capture_once_imports_every_session_once() {
+    let p = Project::new();
+    with_projects(&p);
+    fn capture(dir: &str) -> [&str; 5] {
+        ["--store", ".tract/store.redb", "capture", "--once", dir]
+    }
+    assert_snapshot!(p.run(&capture("projects")), @"
+    exit: 0
+    --- stdout
+    claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a: 20 added, 1 lines kept as records
+    claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04: 30 added, 1 lines kept as records
+    2 sessions, 50 messages imported, 2 lines kept as records
+    ");
+    assert_snapshot!(p.run(&capture("projects")), @"
+    exit: 0
+    --- stdout
+    2 sessions, 0 messages imported, 0 lines kept as records
+    ");
+    assert_snapshot!(p.run(&["branch"]), @"
+    exit: 0
+    --- stdout
+      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                c47228c69e     30 msgs     6897 tok  2026-02-12T14:13:18Z
+      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 7762ffbb81     29 msgs     7220 tok  2026-02-12T14:13:05Z
+      claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    a2394f1e00     20 msgs     1062 tok  2025-09-03T00:47:52Z
+    ");
+    let before = p.state();
+    assert_snapshot!(p.fails(&capture("no-such-folder")), @"
+    exit: 1
+    --- stderr
+    error: no-such-folder: No such file or directory (os error 2)
+    ");
+    assert_eq!(p.state(), before);
+    // Without --store, and with no home to keep the per-user store in.
+    assert_snapshot!(p.fails(&["capture", "--once", "projects"]), @"
+    exit: 1
+    --- stderr
+    error: invalid input: neither XDG_DATA_HOME nor HOME is set: name a store with --store
+    ");
 }

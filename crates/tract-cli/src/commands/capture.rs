@@ -1,0 +1,216 @@
+//! `tract capture`.
+
+use crate::context::Context;
+use crate::error::CommandError;
+use crate::ui::Ui;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+use tract_core::capture::{self, Capture, Pass};
+use tract_core::{Bind, OpenMode};
+
+/// Follow Claude Code's sessions: import every session of a projects folder (default
+/// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`), with its sub-agents, onto its
+/// own branch `claude/<project>/<session>` as Claude Code writes it, and keep it there after
+/// Claude Code deletes the file. Each line is imported once, whenever capture runs or
+/// restarts. The store is --store (TRACT_STORE), else the per-user store
+/// `$XDG_DATA_HOME/tract/store.redb` (`~/.local/share/tract/store.redb`), created if missing.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Claude Code's projects folder.
+    #[arg(value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Import what is new once and exit (for cron or a Claude Code hook).
+    #[arg(long)]
+    once: bool,
+    /// How often to look for new lines, in milliseconds.
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    interval: u64,
+    /// JSON lines instead of text: one object per import (and, with --once, the totals last).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct ImportJson<'a> {
+    file: String,
+    branch: &'a str,
+    added: usize,
+    edited: usize,
+    recorded: usize,
+    rewound: bool,
+    waiting_agents: &'a [String],
+    tip: Option<String>,
+}
+
+#[derive(Serialize)]
+struct StatusJson {
+    store: String,
+    projects: String,
+    sessions: usize,
+    messages: usize,
+    records: usize,
+    last_import: Option<String>,
+}
+
+/// The per-user store: `$XDG_DATA_HOME/tract/store.redb`, else
+/// `~/.local/share/tract/store.redb`.
+fn user_store() -> Result<PathBuf, CommandError> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".local").join("share"))
+        })
+        .ok_or_else(|| {
+            CommandError::invalid_input(
+                "neither XDG_DATA_HOME nor HOME is set: name a store with --store",
+            )
+        })?;
+    let dir = data.join("tract");
+    std::fs::create_dir_all(&dir).map_err(|e| tract_core::Error::io(dir.clone(), e))?;
+    Ok(dir.join("store.redb"))
+}
+
+/// Runs `tract capture`.
+pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    let projects = match &a.dir {
+        Some(d) => d.clone(),
+        None => capture::default_projects_dir().ok_or_else(|| {
+            CommandError::invalid_input(
+                "cannot tell where Claude Code keeps its sessions (HOME is not set): name the projects folder",
+            )
+        })?,
+    };
+    let store_path = match ctx.store_flag() {
+        Some(p) => p.to_path_buf(),
+        None => user_store()?,
+    };
+    let t = ctx.open_bound(&store_path, OpenMode::CreateIfMissing, Bind::StoreHead)?;
+    let location = t.store().location().unwrap_or_default();
+    let mut capture = Capture::new(t.store().clone(), &projects)?;
+    if !a.once {
+        let mut out = std::io::stdout().lock();
+        if !a.json {
+            let _ = writeln!(
+                out,
+                "tract capture: following {} into {location}; Ctrl-C stops it",
+                projects.display()
+            );
+        }
+        let _ = out.flush();
+    }
+    let interval = Duration::from_millis(a.interval.max(1));
+    loop {
+        let pass = capture.pass()?;
+        report(ui, &pass, a.json, !a.once);
+        if a.once {
+            let s = capture.status();
+            let status = StatusJson {
+                store: location.clone(),
+                projects: projects.display().to_string(),
+                sessions: s.sessions,
+                messages: s.messages,
+                records: s.records,
+                last_import: s.last_import.as_ref().map(|(t, _)| time(*t)),
+            };
+            use std::fmt::Write as _;
+            if a.json {
+                // JSON lines: one object per import, then the totals.
+                let _ = writeln!(ui, "{}", serde_json::to_string(&status).unwrap_or_default());
+            } else {
+                let _ = writeln!(
+                    ui,
+                    "{} sessions, {} messages imported, {} lines kept as records",
+                    status.sessions, status.messages, status.records
+                );
+            }
+            if let Some((file, e)) = pass.failed.into_iter().next() {
+                return Err(CommandError::from(e).with_hint(format!(
+                    "while importing {}; the other sessions were imported",
+                    file.display()
+                )));
+            }
+            return Ok(());
+        }
+        std::thread::sleep(interval);
+    }
+}
+
+/// What a pass did: one line per session imported, a warning per failure. Following, each
+/// line is written at once (a command's output is otherwise written when it ends).
+fn report(ui: &mut Ui<'_>, pass: &Pass, json: bool, now: bool) {
+    let mut lines = Vec::new();
+    for i in &pass.imported {
+        let r = &i.report;
+        if json {
+            let j = ImportJson {
+                file: i.file.display().to_string(),
+                branch: &i.branch,
+                added: r.added,
+                edited: r.edited,
+                recorded: r.recorded,
+                rewound: r.rewound,
+                waiting_agents: &r.waiting_agents,
+                tip: r.tip.map(|t| t.to_hex()),
+            };
+            lines.push(serde_json::to_string(&j).unwrap_or_default());
+        } else {
+            let mut line = format!("{}: {} added", i.branch, r.added);
+            if r.edited > 0 {
+                line.push_str(&format!(", {} grown responses edited", r.edited));
+            }
+            if r.recorded > 0 {
+                line.push_str(&format!(", {} lines kept as records", r.recorded));
+            }
+            if r.rewound {
+                line.push_str(" (moved to the conversation's new path)");
+            }
+            if !r.waiting_agents.is_empty() {
+                line.push_str(&format!(
+                    ", sub-agents running: {}",
+                    r.waiting_agents.join(", ")
+                ));
+            }
+            lines.push(line);
+        }
+    }
+    for (file, e) in &pass.failed {
+        ui.warning(&format!(
+            "{}: {e} (tried again on the next pass)",
+            file.display()
+        ));
+    }
+    for (file, branch) in &pass.session_store {
+        ui.note(&format!(
+            "{}: its branch {branch} is kept by the Claude Agent SDK session store: left to it",
+            file.display()
+        ));
+    }
+    for (file, branch) in &pass.deleted {
+        ui.note(&format!(
+            "{}: its branch {branch} was deleted in tract: not imported again",
+            file.display()
+        ));
+    }
+    if now {
+        let mut out = std::io::stdout().lock();
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        let _ = out.flush();
+    } else {
+        use std::fmt::Write as _;
+        for l in lines {
+            let _ = writeln!(ui, "{l}");
+        }
+    }
+}
+
+/// A time as RFC 3339 UTC.
+fn time(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}

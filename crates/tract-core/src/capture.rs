@@ -1,0 +1,338 @@
+//! Following Claude Code's projects folder (`~/.claude/projects`): every session file, with
+//! its sub-agents' files, imported onto its own branch ([`crate::transcript::claude_code_branch`])
+//! as Claude Code writes it, so that the history outlives the files Claude Code deletes.
+//!
+//! A pass looks at every session file and imports those that changed since the last pass, up to
+//! their last complete line (a line being written waits for its end). Importing is keyed by
+//! line ([`crate::imports`]), so a pass that repeats one, a capture restarted after `kill -9`,
+//! or `tract import` of the same file never imports a line twice, and what the store holds is
+//! where a new capture resumes. A file that shrinks (rewritten, or pruned) moves nothing back;
+//! a file that disappears leaves its branch as it is; a branch deleted in tract is not brought
+//! back, and one the Claude Agent SDK session store writes is left to it (the session is never
+//! kept twice).
+//!
+//! Changes are found by polling file sizes and times: it works on every file system and costs a
+//! few `stat` calls a pass.
+
+use crate::error::{Error, Result};
+use crate::imports::ImportReport;
+use crate::repo::Bind;
+use crate::revision::BranchName;
+use crate::store::Store;
+use crate::tract::Tract;
+use crate::transcript::{self, Format};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The folder Claude Code keeps its sessions in: `$CLAUDE_CONFIG_DIR/projects`, else
+/// `~/.claude/projects`.
+pub fn default_projects_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("projects"));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".claude").join("projects"))
+}
+
+/// What a pass found in one session file.
+#[derive(Debug)]
+pub struct Imported {
+    /// The session file.
+    pub file: PathBuf,
+    /// Its branch.
+    pub branch: String,
+    /// What the import did.
+    pub report: ImportReport,
+    /// How far the file was read: its bytes up to its last complete line.
+    pub read: u64,
+}
+
+/// What one pass did.
+#[derive(Debug, Default)]
+pub struct Pass {
+    /// The sessions that had something new, with what was imported.
+    pub imported: Vec<Imported>,
+    /// Files that could not be read or imported this pass (tried again the next), with why.
+    pub failed: Vec<(PathBuf, Error)>,
+    /// Session files whose branch was deleted in tract: left alone.
+    pub deleted: Vec<(PathBuf, String)>,
+    /// Session files whose branch the Claude Agent SDK session store keeps: left to it.
+    pub session_store: Vec<(PathBuf, String)>,
+}
+
+/// The totals a status line shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Status {
+    /// Session files followed.
+    pub sessions: usize,
+    /// Messages imported since the capture started.
+    pub messages: usize,
+    /// Lines kept as records since the capture started.
+    pub records: usize,
+    /// When the last import committed, and onto which branch.
+    pub last_import: Option<(SystemTime, String)>,
+}
+
+/// The size and time of a file, and of the sub-agent files beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Signature {
+    files: Vec<(PathBuf, u64, Option<SystemTime>)>,
+}
+
+/// What capture knows of one session file.
+#[derive(Debug, Default)]
+struct Seen {
+    /// The signature at the last import (or the last look, for a file that shrank).
+    signature: Signature,
+    /// Its size then.
+    len: u64,
+    /// Left alone: its branch was deleted in tract, or the session store keeps it.
+    left: bool,
+}
+
+/// A capture of one projects folder into one store.
+pub struct Capture {
+    store: Store,
+    projects: PathBuf,
+    seen: HashMap<PathBuf, Seen>,
+    handles: HashMap<String, Tract>,
+    status: Status,
+}
+
+impl Capture {
+    /// A capture of `projects` (Claude Code's projects folder) into `store`. A folder that does
+    /// not exist or cannot be read is an error.
+    pub fn new(store: Store, projects: impl Into<PathBuf>) -> Result<Capture> {
+        let projects = projects.into();
+        let meta = std::fs::metadata(&projects).map_err(|e| Error::io(projects.clone(), e))?;
+        if !meta.is_dir() {
+            return Err(Error::invalid_input(format!(
+                "{} is not a folder: name Claude Code's projects folder (~/.claude/projects)",
+                projects.display()
+            )));
+        }
+        std::fs::read_dir(&projects).map_err(|e| Error::io(projects.clone(), e))?;
+        Ok(Capture {
+            store,
+            projects,
+            seen: HashMap::new(),
+            handles: HashMap::new(),
+            status: Status::default(),
+        })
+    }
+
+    /// The folder followed.
+    pub fn projects(&self) -> &Path {
+        &self.projects
+    }
+
+    /// The totals so far.
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
+    /// The session files of the folder: `<project>/<session>.jsonl`, sorted.
+    fn session_files(&self) -> Result<Vec<PathBuf>> {
+        let read = |dir: &Path| -> Result<Vec<PathBuf>> {
+            let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir.to_path_buf(), e))?;
+            Ok(entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        };
+        let mut files = Vec::new();
+        for project in read(&self.projects)? {
+            if !project.is_dir() {
+                continue;
+            }
+            // A project folder removed between the two reads has no sessions.
+            let Ok(entries) = read(&project) else {
+                continue;
+            };
+            files.extend(entries.into_iter().filter(|p| {
+                p.extension().is_some_and(|x| x == "jsonl")
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| !n.starts_with("agent-"))
+                    && p.is_file()
+            }));
+        }
+        files.sort();
+        Ok(files)
+    }
+
+    /// Imports what is new in every session file. The sessions that changed are read one
+    /// after another and imported side by side, so their commits share fsyncs (group commit).
+    pub fn pass(&mut self) -> Result<Pass> {
+        let mut pass = Pass::default();
+        let files = self.session_files()?;
+        self.status.sessions = files.len();
+        let mut ready = Vec::new();
+        for file in files {
+            match self.read(&file) {
+                Ok(Some(Read::Session(r))) => ready.push(*r),
+                Ok(Some(Read::Deleted(branch))) => pass.deleted.push((file, branch)),
+                Ok(None) => {}
+                Err(e) => pass.failed.push((file, e)),
+            }
+        }
+        // A few threads are enough to share fsyncs; more only compete for the cores.
+        let threads = ready.len().clamp(1, 8);
+        let mut chunks: Vec<Vec<Ready>> = (0..threads).map(|_| Vec::new()).collect();
+        for (k, r) in ready.into_iter().enumerate() {
+            chunks[k % threads].push(r);
+        }
+        let handles = &self.handles;
+        let done: Vec<(Ready, Result<ImportReport>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = chunks
+                .into_iter()
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        chunk
+                            .into_iter()
+                            .map(|mut r| {
+                                let result = match (handles.get(&r.branch), r.transcript.take()) {
+                                    (Some(h), Some(t)) => {
+                                        h.import(t).map_err(|e| e.in_file(&r.file))
+                                    }
+                                    _ => {
+                                        Err(Error::invalid_op("no handle for the session's branch"))
+                                    }
+                                };
+                                (r, result)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        for (r, result) in done {
+            let report = match result {
+                Ok(report) => report,
+                Err(e) => {
+                    pass.failed.push((r.file, e));
+                    continue;
+                }
+            };
+            let seen = self.seen.entry(r.file.clone()).or_default();
+            seen.signature = r.signature;
+            seen.len = r.len;
+            if report.session_store {
+                seen.left = true;
+                pass.session_store.push((r.file, r.branch));
+                continue;
+            }
+            self.status.records += report.recorded;
+            if report.added == 0 && report.edited == 0 && report.recorded == 0 && !report.rewound {
+                continue;
+            }
+            self.status.messages += report.added;
+            self.status.last_import = Some((SystemTime::now(), r.branch.clone()));
+            pass.imported.push(Imported {
+                file: r.file,
+                branch: r.branch,
+                report,
+                read: r.read,
+            });
+        }
+        Ok(pass)
+    }
+
+    /// Reads what is new in one session file, ready to import (and its branch's handle
+    /// opened).
+    fn read(&mut self, file: &Path) -> Result<Option<Read>> {
+        let signature = signature_of(file);
+        let seen = self.seen.entry(file.to_path_buf()).or_default();
+        if seen.left || seen.signature == signature {
+            return Ok(None);
+        }
+        let text = match std::fs::read(file) {
+            Ok(bytes) => bytes,
+            // Gone since it was listed: its branch stays as it is.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(file.to_path_buf(), e)),
+        };
+        let len = text.len() as u64;
+        if len < seen.len {
+            // Rewritten or pruned: tract keeps what it has; later lines are read again.
+            seen.signature = signature;
+            seen.len = len;
+            return Ok(None);
+        }
+        // Up to the last complete line: a line being written waits for its end.
+        let complete = text
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(&text[..0], |end| &text[..=end]);
+        let read = complete.len() as u64;
+        let complete = String::from_utf8_lossy(complete);
+        if complete.trim().is_empty() {
+            return Ok(None);
+        }
+        let transcript = match transcript::parse_session(file, &complete, Some(Format::ClaudeCode))
+        {
+            Ok(t) => t,
+            // No conversation line yet (a new file holding a snapshot): wait for one.
+            Err(Error::InvalidTranscript { reason, .. })
+                if reason.starts_with(transcript::NO_CLAUDE_CODE_LINE) =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let branch = transcript::default_branch(&transcript, file);
+        let name = BranchName::new(&branch)?;
+        if !self.handles.contains_key(&branch) {
+            let t = Tract::from_store(self.store.clone(), &Bind::Branch(name))?;
+            // A session whose branch the user deleted stays deleted.
+            let exists = t.branches()?.iter().any(|b| b.name == branch);
+            if !exists && !t.reflog(&branch, Some(1))?.is_empty() {
+                seen.left = true;
+                return Ok(Some(Read::Deleted(branch)));
+            }
+            self.handles.insert(branch.clone(), t);
+        }
+        Ok(Some(Read::Session(Box::new(Ready {
+            file: file.to_path_buf(),
+            branch,
+            transcript: Some(transcript),
+            signature,
+            len,
+            read,
+        }))))
+    }
+}
+
+/// A session file read, waiting for its import.
+struct Ready {
+    file: PathBuf,
+    branch: String,
+    transcript: Option<crate::transcript::Transcript>,
+    signature: Signature,
+    len: u64,
+    read: u64,
+}
+
+enum Read {
+    Session(Box<Ready>),
+    Deleted(String),
+}
+
+/// The size and time of `file` and of its sub-agent files.
+fn signature_of(file: &Path) -> Signature {
+    let one = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .map(|m| (p.to_path_buf(), m.len(), m.modified().ok()))
+    };
+    let mut files: Vec<_> = one(file).into_iter().collect();
+    files.extend(
+        transcript::agent_files_of(file)
+            .iter()
+            .filter_map(|p| one(p)),
+    );
+    Signature { files }
+}
