@@ -6,9 +6,12 @@
 //! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`, or
 //! `tract-bench --backends POSTGRES_URL [--messages 10000]` for a store file beside PostgreSQL,
 //! or `tract-bench --transcripts [--messages 10000]` for importing and exporting transcripts,
-//! or `tract-bench --serve [--sizes 10000,100000]` for the web view's API over HTTP.
+//! or `tract-bench --serve [--sizes 10000,100000]` for the web view's API over HTTP,
+//! or `tract-bench --capture [--sessions 20] [--seconds 20] [--rate 10]` for the delay of
+//! `tract capture` from a line written to it committed.
 
 mod backends;
+mod capture;
 mod serve;
 mod transcripts;
 mod workload;
@@ -57,6 +60,18 @@ fn run() -> Result<Value, String> {
             .map_or(Ok(10_000), |s| s.parse())
             .map_err(|e| format!("--messages: {e}"))?;
         return transcripts::measure(n);
+    }
+    if args.iter().any(|a| a == "--capture") {
+        let number = |name: &str, default: u64| {
+            flag(name)
+                .map_or(Ok(default), |s| s.parse::<u64>())
+                .map_err(|e| format!("{name}: {e}"))
+        };
+        return capture::measure(
+            number("--sessions", 20)? as usize,
+            number("--seconds", 20)?,
+            number("--rate", 10)?,
+        );
     }
     if args.iter().any(|a| a == "--serve") {
         let sizes = flag("--sizes")

@@ -6,32 +6,39 @@
 use crate::workload::Workload;
 use crate::{SEED, median, ms};
 use serde_json::{Value, json};
-use std::fmt::Write;
 use std::time::Instant;
 use tract_core::{Bind, BranchName, OpenOptions, Role, Tract};
 
 /// The workload's messages as a Claude Code session file.
 fn claude_code_session(n: usize) -> (String, usize) {
-    let messages = Workload::new(SEED).messages(n);
-    let mut out = String::new();
+    let lines = claude_code_lines(n, SEED, "bench-session");
+    let count = lines.len();
+    (lines.concat(), count)
+}
+
+/// The messages of the workload seeded `seed` as the lines of Claude Code session `session`
+/// (one per content block, as Claude Code streams a response), each ending in a newline.
+pub fn claude_code_lines(n: usize, seed: u64, session: &str) -> Vec<String> {
+    let messages = Workload::new(seed).messages(n);
+    let mut out: Vec<String> = Vec::new();
     let mut parent: Option<String> = None;
     let mut lines = 0usize;
     let mut t0 = 1_795_165_200u64;
-    let mut push = |out: &mut String,
+    let mut push = |out: &mut Vec<String>,
                     parent: &mut Option<String>,
                     kind: &str,
                     message: Value,
                     k: usize| {
-        let uuid = format!("00000000-0000-4000-8000-{k:012x}");
+        let uuid = format!("{:08x}-0000-4000-8000-{k:012x}", seed as u32);
         t0 += 1;
         let line = json!({
             "parentUuid": parent, "isSidechain": false, "userType": "external",
-            "cwd": "/home/dev/app", "sessionId": "bench-session", "version": "2.1.37",
+            "cwd": "/home/dev/app", "sessionId": session, "version": "2.1.37",
             "type": kind, "uuid": uuid,
             "timestamp": format!("2026-11-20T{:02}:{:02}:{:02}.000Z", (t0 / 3600) % 24, (t0 / 60) % 60, t0 % 60),
             "message": message,
         });
-        let _ = writeln!(out, "{line}");
+        out.push(format!("{line}\n"));
         *parent = Some(uuid);
     };
     for (i, m) in messages.iter().enumerate() {
@@ -81,7 +88,7 @@ fn claude_code_session(n: usize) -> (String, usize) {
             }
         }
     }
-    (out, lines)
+    out
 }
 
 /// The figures.
