@@ -244,7 +244,8 @@ pub fn conversation(entries: &[Entry<'_>]) -> Vec<usize> {
         return Vec::new();
     }
     let index = Index::new(entries);
-    let parents: HashSet<&str> = entries.iter().filter_map(|e| e.parent()).collect();
+    let mut parents: HashSet<&str> = HashSet::with_capacity(entries.len());
+    parents.extend(entries.iter().filter_map(|e| e.parent()));
     // From each line no one names as parent, back to its nearest user or assistant line.
     let mut leaves = Vec::new();
     for (t, terminal) in entries.iter().enumerate() {
@@ -310,7 +311,7 @@ fn recover_parallel<'a>(
         .filter(|&i| entries[i].kind() == "assistant")
         .collect();
     // The last line on the chain of each response.
-    let mut anchor: HashMap<&str, usize> = HashMap::new();
+    let mut anchor: HashMap<&str, usize> = HashMap::with_capacity(chain_assistants.len());
     for &i in &chain_assistants {
         if let Some(id) = entries[i].response_id() {
             anchor.insert(id, i);
@@ -321,8 +322,8 @@ fn recover_parallel<'a>(
     }
     // Every line by response, and which line made each call (None when two responses claim
     // one call id); the tool result lines.
-    let mut siblings: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut call_owner: HashMap<&str, Option<usize>> = HashMap::new();
+    let mut siblings: HashMap<&str, Vec<usize>> = HashMap::with_capacity(anchor.len());
+    let mut call_owner: HashMap<&str, Option<usize>> = HashMap::with_capacity(anchor.len());
     let mut results: Vec<usize> = Vec::new();
     for uuid in &index.order {
         let Some(i) = index.get(uuid) else { continue };
@@ -375,7 +376,7 @@ fn recover_parallel<'a>(
     // Only needed to place strays, which are rare: built on first use.
     let mut answered_on_chain: Option<HashSet<&str>> = None;
     let mut file_position: Option<HashMap<&str, usize>> = None;
-    let mut processed: HashSet<&str> = HashSet::new();
+    let mut processed: HashSet<&str> = HashSet::with_capacity(anchor.len());
     let mut inserts: HashMap<&str, Vec<usize>> = HashMap::new();
     for &a in &chain_assistants {
         let Some(id) = entries[a].response_id() else {

@@ -1396,8 +1396,11 @@ pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
     let mut kept: HashSet<&str> = HashSet::new();
     for step in &steps {
         for l in step.lines() {
-            // A kept line a uuid names twice in the file is `uuid#line`.
-            kept.insert(l.split('#').next().unwrap_or(l));
+            kept.insert(l);
+            // A kept line whose uuid another line has too is `uuid#line`.
+            if let Some((uuid, _)) = l.rsplit_once('#') {
+                kept.insert(uuid);
+            }
             if !matches!(step, Step::Record { .. }) && in_view.last() != Some(&l.as_str()) {
                 in_view.push(l);
             }
