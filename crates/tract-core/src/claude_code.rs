@@ -134,18 +134,7 @@ impl<'a> Entry<'a> {
 
     /// A user line with a parent that carries a `tool_result` block.
     fn is_tool_result(&self) -> bool {
-        self.kind() == "user"
-            && self.parent().is_some()
-            && self
-                .value
-                .get("message")
-                .and_then(|m| m.get("content"))
-                .and_then(Value::as_array)
-                .is_some_and(|blocks| {
-                    blocks
-                        .iter()
-                        .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-                })
+        self.kind() == "user" && self.parent().is_some() && holds_tool_result(self.value)
     }
 
     /// Written by the same (sub-)agent as `other`.
@@ -160,6 +149,18 @@ impl<'a> Entry<'a> {
             .and_then(Value::as_str)
             .unwrap_or_default()
     }
+}
+
+/// Whether a line's message holds a `tool_result` block.
+pub fn holds_tool_result(line: &Value) -> bool {
+    line.get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| {
+            blocks
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        })
 }
 
 /// Python's truth value of a JSON value.

@@ -29,7 +29,7 @@ use crate::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep, SubBran
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What an import did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportReport {
     /// The format read (`None` for tract's commit export).
     pub format: Option<Format>,
@@ -144,17 +144,11 @@ fn import_steps(
     let already = common;
     let mut report = ImportReport {
         format: Some(format),
-        added: 0,
         already,
         skipped,
         off_path,
         tip: head.commit,
-        warnings: Vec::new(),
-        edited: 0,
-        rewound: false,
-        recorded: 0,
-        session_store: false,
-        waiting_agents: Vec::new(),
+        ..ImportReport::default()
     };
     if wanted.len() <= held.len() {
         return Ok(report);
@@ -415,29 +409,18 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     if session_store {
         return Ok(ImportReport {
             format: Some(Format::ClaudeCode),
-            added: 0,
-            already: 0,
-            skipped: 0,
-            off_path: 0,
             tip: head.commit,
-            warnings: Vec::new(),
-            edited: 0,
-            rewound: false,
-            recorded: 0,
             session_store: true,
-            waiting_agents: Vec::new(),
+            ..ImportReport::default()
         });
     }
     // The messages the branch and the transcript agree on (a message may have grown).
     let mut common = 0;
     let mut grown = Vec::new();
     while common < held.len().min(wanted.len()) {
+        // A message not imported from the session is refused below.
         let Some(lines) = &held[common].lines else {
-            return Err(Error::invalid_op(format!(
-                "branch '{branch}' already holds other messages: its message {} was not \
-                 imported from this session; import into another branch",
-                common + 1
-            )));
+            break;
         };
         if lines.is_empty() || !lines.is_subset(&wanted[common]) {
             break;
@@ -456,17 +439,9 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     }
     let mut report = ImportReport {
         format: Some(Format::ClaudeCode),
-        added: 0,
         already: common,
-        skipped: 0,
-        off_path: 0,
         tip: head.commit,
-        warnings: Vec::new(),
-        edited: 0,
-        rewound: false,
-        recorded: 0,
-        session_store: false,
-        waiting_agents: Vec::new(),
+        ..ImportReport::default()
     };
     // A transcript that holds less than the branch moves nothing back.
     let rewind = common < held.len() && common < wanted.len();
@@ -629,18 +604,8 @@ fn import_commits(
         return Err(Error::invalid_input("the export holds no commit"));
     };
     let mut report = ImportReport {
-        format: None,
-        added: 0,
-        already: 0,
-        skipped: 0,
-        off_path: 0,
         tip: Some(tip),
-        warnings: Vec::new(),
-        edited: 0,
-        rewound: false,
-        recorded: 0,
-        session_store: false,
-        waiting_agents: Vec::new(),
+        ..ImportReport::default()
     };
     let snap = repo.read()?;
     let head = repo.head(&snap)?;

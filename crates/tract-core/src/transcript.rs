@@ -1128,18 +1128,6 @@ fn block_type(b: &Value) -> &str {
     b.get("type").and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Whether a line's message holds a `tool_result` block.
-fn holds_tool_result(v: &Value) -> bool {
-    v.get("message")
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_array)
-        .is_some_and(|blocks| {
-            blocks
-                .iter()
-                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-        })
-}
-
 fn is_compact_boundary(e: &claude_code::Entry<'_>) -> bool {
     e.kind() == "system"
         && e.value.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
@@ -1215,7 +1203,7 @@ fn claude_code(
             .find(|e| e.visible())
             .is_some_and(|e| {
                 e.kind() == "user"
-                    && !holds_tool_result(e.value)
+                    && !claude_code::holds_tool_result(e.value)
                     && e.value
                         .get("message")
                         .and_then(|m| m.get("content"))
