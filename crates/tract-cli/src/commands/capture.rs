@@ -107,16 +107,30 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     loop {
         let pass = capture.pass()?;
         report(ui, &pass, a.json, !a.once);
+        let s = capture.status();
+        let status = StatusJson {
+            store: location.clone(),
+            projects: projects.display().to_string(),
+            sessions: s.sessions,
+            messages: s.messages,
+            records: s.records,
+            last_import: s.last_import.as_ref().map(|(t, _)| time(*t)),
+        };
+        if !a.once && !pass.imported.is_empty() {
+            // Following, the status after each pass that imported something, on standard
+            // error (standard output is the imports, one a line).
+            if a.json {
+                ui.note(&serde_json::to_string(&status).unwrap_or_default());
+            } else {
+                ui.note(&format!(
+                    "{} sessions, {} messages imported, last import {}",
+                    status.sessions,
+                    status.messages,
+                    status.last_import.as_deref().unwrap_or("-")
+                ));
+            }
+        }
         if a.once {
-            let s = capture.status();
-            let status = StatusJson {
-                store: location.clone(),
-                projects: projects.display().to_string(),
-                sessions: s.sessions,
-                messages: s.messages,
-                records: s.records,
-                last_import: s.last_import.as_ref().map(|(t, _)| time(*t)),
-            };
             use std::fmt::Write as _;
             if a.json {
                 // JSON lines: one object per import, then the totals.
