@@ -1383,6 +1383,10 @@ pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
     let mut in_view: Vec<&str> = Vec::new();
     let mut kept: HashSet<&str> = HashSet::new();
     for step in &steps {
+        // A compaction replaces what is in view with its summary: what came before is history.
+        if matches!(step, Step::Compact { .. }) {
+            in_view.clear();
+        }
         for l in step.lines() {
             kept.insert(l);
             // A kept line whose uuid another line has too is `uuid#line`.
@@ -1394,8 +1398,8 @@ pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
             }
         }
     }
-    // The reader's messages are in the view in its order (after what came before a compact
-    // boundary, which it does not show); one tract cannot make a message of is a record.
+    // The reader's messages are the view, in its order; one tract cannot make a message of is
+    // a record.
     let shown_set: HashSet<&str> = shown.iter().copied().collect();
     let in_view_set: HashSet<&str> = in_view.iter().copied().collect();
     let viewed: Vec<&str> = in_view
