@@ -237,14 +237,52 @@ impl<'e, 'a> Index<'e, 'a> {
     }
 }
 
-/// The conversation as the reader builds it: indices into `entries`, oldest first, every line
-/// of the chain (shown or not) with the parallel calls and results put back. Empty when no
-/// user or assistant line ends a chain.
-pub fn conversation(entries: &[Entry<'_>]) -> Vec<usize> {
+/// A session's lines indexed by uuid, as the reader's dictionary holds them: what its chains
+/// are built from, once for the conversation and every compact boundary before it.
+pub struct Session<'e, 'a> {
+    index: Index<'e, 'a>,
+}
+
+impl<'e, 'a> Session<'e, 'a> {
+    /// The session of `entries` (the lines [`entries`] returns).
+    pub fn new(entries: &'e [Entry<'a>]) -> Self {
+        Session {
+            index: Index::new(entries),
+        }
+    }
+
+    /// The conversation as the reader builds it: indices into the entries, oldest first, every
+    /// line of the chain (shown or not) with the parallel calls and results put back. Empty
+    /// when no user or assistant line ends a chain.
+    pub fn conversation(&self) -> Vec<usize> {
+        conversation(&self.index)
+    }
+
+    /// The chain before a compact boundary: from the line its `logicalParentUuid` names, walked
+    /// and put back together as the reader does the conversation (empty when that line is not
+    /// in the file). The reader itself stops at the boundary; tract keeps what came before in
+    /// history.
+    pub fn before_boundary(&self, boundary: &Entry<'_>) -> Vec<usize> {
+        let index = &self.index;
+        let Some(start) = boundary
+            .value
+            .get("logicalParentUuid")
+            .and_then(Value::as_str)
+            .and_then(|u| index.get(u))
+        else {
+            return Vec::new();
+        };
+        let mut seen = HashSet::new();
+        let chain = index.walk(start, &mut seen);
+        recover_parallel(index, chain, &mut seen)
+    }
+}
+
+fn conversation(index: &Index<'_, '_>) -> Vec<usize> {
+    let entries = index.entries;
     if entries.is_empty() {
         return Vec::new();
     }
-    let index = Index::new(entries);
     let mut parents: HashSet<&str> = HashSet::with_capacity(entries.len());
     parents.extend(entries.iter().filter_map(|e| e.parent()));
     // From each line no one names as parent, back to its nearest user or assistant line.
@@ -294,7 +332,7 @@ pub fn conversation(entries: &[Entry<'_>]) -> Vec<usize> {
     };
     let mut seen = HashSet::new();
     let chain = index.walk(leaf, &mut seen);
-    recover_parallel(&index, chain, &mut seen)
+    recover_parallel(index, chain, &mut seen)
 }
 
 /// Puts back the lines of parallel tool calls the walk skipped: for each response on the
@@ -476,24 +514,6 @@ fn recover_parallel<'a>(
     out
 }
 
-/// The chain before a compact boundary: from the line its `logicalParentUuid` names, walked
-/// and put back together as the reader does the conversation (empty when that line is not in
-/// the file). The reader itself stops at the boundary; tract keeps what came before in history.
-pub fn before_boundary(entries: &[Entry<'_>], boundary: &Entry<'_>) -> Vec<usize> {
-    let index = Index::new(entries);
-    let Some(start) = boundary
-        .value
-        .get("logicalParentUuid")
-        .and_then(Value::as_str)
-        .and_then(|u| index.get(u))
-    else {
-        return Vec::new();
-    };
-    let mut seen = HashSet::new();
-    let chain = index.walk(start, &mut seen);
-    recover_parallel(&index, chain, &mut seen)
-}
-
 /// A sub-agent's conversation as the reader builds it (`_build_subagent_chain`): from its last
 /// user or assistant line back along `parentUuid`; the user and assistant lines of it.
 pub fn sub_agent(entries: &[Entry<'_>]) -> Vec<usize> {
@@ -573,7 +593,7 @@ mod tests {
         let es = entries(&v);
         // The progress line is a terminal; walked back it ends at b, the main leaf, and the
         // chain runs from there (the sidechain line is left out, the progress line too).
-        assert_eq!(uuids(&v, &conversation(&es)), ["a", "b"]);
+        assert_eq!(uuids(&v, &Session::new(&es).conversation()), ["a", "b"]);
     }
 
     #[test]
@@ -590,7 +610,7 @@ mod tests {
         ]);
         let es = entries(&v);
         assert_eq!(
-            uuids(&v, &conversation(&es)),
+            uuids(&v, &Session::new(&es).conversation()),
             ["u", "a1", "a2", "r1", "r2", "z"]
         );
     }

@@ -153,14 +153,7 @@ fn import_steps(
     if wanted.len() <= held.len() {
         return Ok(report);
     }
-    // Positions in view as the chain goes, for the compressions of compact boundaries.
-    let in_view: Vec<Source> = repo
-        .with_view(&snap, head.commit, |v| {
-            v.entries().iter().map(|e| e.position).collect::<Vec<_>>()
-        })?
-        .into_iter()
-        .map(Source::Existing)
-        .collect();
+    let in_view = view_sources(repo, &snap, head.commit)?;
     drop(snap);
     let new_steps: Vec<Step> = steps.into_iter().skip(already).collect();
     let chain = chain_of(
@@ -168,17 +161,7 @@ fn import_steps(
         in_view,
         format,
         (already, 0),
-        |agent, side, result| {
-            Ok(TxnStep::MergeOf(Box::new(SubBranch {
-                branch: agent_branch(&head.target, agent)?,
-                call_id: result.tool_call_id.clone().unwrap_or_default(),
-                steps: chain_of(side, Vec::new(), format, (0, 0), |_, _, _| {
-                    Err(Error::invalid_input(
-                        "a sub-agent inside a sub-agent is not imported",
-                    ))
-                })?,
-            })))
-        },
+        merged_sub_agent(&head.target, format),
     )?;
     // Only on the branch as it was compared: a writer in between makes this HeadMoved.
     let opts = AppendOptions {
@@ -189,6 +172,45 @@ fn import_steps(
     report.added = infos.len();
     report.tip = infos.last().map(|i| i.id).or(head.commit);
     Ok(report)
+}
+
+/// The positions in the view at `at`, as the sources a compact boundary's compression may
+/// take before the chain adds its own.
+fn view_sources(
+    repo: &Repo,
+    snap: &crate::store::Snapshot,
+    at: Option<CommitId>,
+) -> Result<Vec<Source>> {
+    Ok(repo
+        .with_view(snap, at, |v| {
+            v.entries().iter().map(|e| e.position).collect::<Vec<_>>()
+        })?
+        .into_iter()
+        .map(Source::Existing)
+        .collect())
+}
+
+/// A sub-agent's conversation as a branch of its own (`<branch>/agents/<agent>`), merged back
+/// as the result of the call it answered.
+fn merged_sub_agent(
+    target: &HeadRef,
+    format: Format,
+) -> impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep> + '_ {
+    move |agent, side, result| {
+        Ok(TxnStep::MergeOf(Box::new(SubBranch {
+            branch: agent_branch(target, agent)?,
+            call_id: result.tool_call_id.clone().unwrap_or_default(),
+            steps: chain_of(side, Vec::new(), format, (0, 0), no_sub_agent)?,
+        })))
+    }
+}
+
+/// For a chain with no place for a sub-agent (a sub-agent's own: its sub-agents are not
+/// linked further).
+fn no_sub_agent(_: &str, _: Vec<Step>, _: &Message) -> Result<TxnStep> {
+    Err(Error::invalid_input(
+        "a sub-agent inside a sub-agent is not imported",
+    ))
 }
 
 /// The branch of a sub-agent: `<branch>/agents/<agent>` (`agents/<agent>` for a detached
@@ -503,15 +525,8 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     } else {
         head.commit
     };
-    let in_view: Vec<Source> = repo
-        .with_view(&snap, base, |v| {
-            v.entries().iter().map(|e| e.position).collect::<Vec<_>>()
-        })?
-        .into_iter()
-        .map(Source::Existing)
-        .collect();
+    let in_view = view_sources(repo, &snap, base)?;
     drop(snap);
-    let target = head.target.clone();
     let n_new = new_view.len();
     report.recorded = new_records.len();
     // Edits first: the calls a grown response gained are open when their results come.
@@ -523,24 +538,15 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         in_view,
         Format::ClaudeCode,
         (common, first),
-        |agent, side, result| {
-            Ok(TxnStep::MergeOf(Box::new(SubBranch {
-                branch: agent_branch(&target, agent)?,
-                call_id: result.tool_call_id.clone().unwrap_or_default(),
-                steps: chain_of(side, Vec::new(), Format::ClaudeCode, (0, 0), |_, _, _| {
-                    Err(Error::invalid_input(
-                        "a sub-agent inside a sub-agent is not imported",
-                    ))
-                })?,
-            })))
-        },
+        merged_sub_agent(&head.target, Format::ClaudeCode),
     )?);
+    // Records hold lines, never a sub-agent.
     chain.extend(chain_of(
         new_records,
         Vec::new(),
         Format::ClaudeCode,
         (0, 0),
-        |_, _, _| Err(Error::invalid_input("a record is not a sub-agent")),
+        no_sub_agent,
     )?);
     if rewind {
         // The lines of the path left: named, so that they are never kept again as lines off

@@ -280,15 +280,25 @@ impl Values {
     /// read line by line even where the whole text is one JSON document).
     fn parse(self, format: Format, text: &str) -> Result<Transcript> {
         if format == Format::ClaudeCode {
-            let values = if self.document {
-                Values::lines(text)
-            } else {
-                self
-            };
-            let unreadable: Vec<usize> = values.unreadable.iter().map(|(l, _)| *l).collect();
-            return claude_code(&values.values, &[], &unreadable);
+            return self.into_session(text).session(&[]);
         }
         parse_values(self.strict()?, format)
+    }
+
+    /// The values as Claude Code reads a session: line by line, even where the whole text
+    /// (`text`, what was read) is one JSON document.
+    fn into_session(self, text: &str) -> Values {
+        if self.document {
+            Values::lines(text)
+        } else {
+            self
+        }
+    }
+
+    /// The Claude Code session these lines hold, with its sub-agents' files.
+    fn session(&self, agent_files: &[(String, Vec<(usize, Value)>)]) -> Result<Transcript> {
+        let unreadable: Vec<usize> = self.unreadable.iter().map(|(l, _)| *l).collect();
+        claude_code(&self.values, agent_files, &unreadable)
     }
 }
 
@@ -1177,13 +1187,15 @@ fn claude_code(
         .find_map(|e| e.value.get("cwd").and_then(Value::as_str))
         .map(claude_code::project_key);
     // The conversation the reader shows, after the parts its compact boundaries closed.
-    let mut parts = vec![claude_code::conversation(&all)];
+    let reading = claude_code::Session::new(&all);
+    let mut parts = vec![reading.conversation()];
     let mut used: HashSet<usize> = parts[0].iter().copied().collect();
     while let Some(&first) = parts[0].first() {
         if !is_compact_boundary(&all[first]) {
             break;
         }
-        let before: Vec<usize> = claude_code::before_boundary(&all, &all[first])
+        let before: Vec<usize> = reading
+            .before_boundary(&all[first])
             .into_iter()
             .filter(|i| !used.contains(i))
             .collect();
@@ -1369,11 +1381,11 @@ pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
         return Ok(());
     }
     let values = Values::lines(text);
-    let Ok(Transcript::Steps { steps, .. }) = values_parse_claude(&values) else {
+    let Ok(Transcript::Steps { steps, .. }) = values.session(&[]) else {
         return Ok(());
     };
     let all = claude_code::entries(&values.values);
-    let chain = claude_code::conversation(&all);
+    let chain = claude_code::Session::new(&all).conversation();
     let shown: Vec<&str> = chain
         .iter()
         .map(|&i| &all[i])
@@ -1438,11 +1450,6 @@ pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn values_parse_claude(values: &Values) -> Result<Transcript> {
-    let unreadable: Vec<usize> = values.unreadable.iter().map(|(l, _)| *l).collect();
-    claude_code(&values.values, &[], &unreadable)
 }
 
 /// The branch a Claude Code session lives on: `claude/<project>/<session>`, the name the
@@ -1551,11 +1558,7 @@ pub fn parse_session(
     if format != Format::ClaudeCode {
         return values.parse(format, text).map_err(|e| e.in_file(path));
     }
-    let values = if values.document {
-        Values::lines(text)
-    } else {
-        values
-    };
+    let values = values.into_session(text);
     let mut agent_files = Vec::new();
     for f in agent_files_of(path) {
         let text = match std::fs::read_to_string(&f) {
@@ -1578,8 +1581,7 @@ pub fn parse_session(
             .to_string();
         agent_files.push((agent, lines));
     }
-    let unreadable: Vec<usize> = values.unreadable.iter().map(|(l, _)| *l).collect();
-    claude_code(&values.values, &agent_files, &unreadable).map_err(|e| e.in_file(path))
+    values.session(&agent_files).map_err(|e| e.in_file(path))
 }
 
 /// The sub-agent files Claude Code keeps beside a session file
