@@ -21,12 +21,21 @@ stop_postgres() {
     exit "$rc"
 }
 trap stop_postgres EXIT
+# The URLs (direct and through PgBouncer), the certificates and the server's directory, as
+# written by postgres.sh. The Rust suites are given TRACT_TEST_POSTGRES explicitly below and
+# pytest gets both at the end, so these two stay out of the environment until then.
+# shellcheck source=/dev/null
+source "$pgdir/env"
+export -n TRACT_TEST_POSTGRES TRACT_TEST_POSTGRES_DIR
 
 echo "== cargo test"
 cargo test --workspace --locked
 
-echo "== cargo test: the core integration suite again, every store on PostgreSQL"
-TRACT_TEST_POSTGRES="$pg_url" cargo test -p tract-core --features postgres --locked --test integration
+echo "== cargo test: the core integration suite again, every store on PostgreSQL through PgBouncer"
+# As production runs it: TLS to a pooler in transaction mode. The tests that change rows behind
+# tract's back reach the server directly. (The Python suite uses the server directly.)
+TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
+    cargo test -p tract-core --features postgres --locked --test integration
 
 echo "== browser: Chromium and its driver, for the tests of the page \`tract serve\` serves"
 # Debian's packages, installed when missing (CI runs as root; elsewhere through sudo).
@@ -56,6 +65,6 @@ wheel=$(ls target/wheels/tract_context-*.whl)
 echo "== pytest"
 # Run from the test folder so `import tract` can only find the installed wheel. The tests that
 # run on both backends, and those of PostgreSQL itself, use the server started above.
-export TRACT_TEST_POSTGRES="$pg_url" TRACT_TEST_POSTGRES_DIR="$pgdir"
+export TRACT_TEST_POSTGRES TRACT_TEST_POSTGRES_DIR
 cd tests/python
 "../../$venv/bin/python" -m pytest -q

@@ -40,6 +40,32 @@ pub(crate) struct Row<'a> {
     pub parent: Option<Key>,
 }
 
+/// What a write transaction may move, so a backend that lets writers run side by side knows
+/// which of them must wait for each other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WriteScope {
+    /// Anything: store-wide work (gc, redaction, sync, settings) waits for every writer.
+    Store,
+    /// These refs (branch names, or `HEAD`); writers of other refs go on beside it.
+    Refs(Vec<String>),
+}
+
+impl WriteScope {
+    /// The scope of a group of writes: every ref any of them moves, or the store.
+    pub(crate) fn union<'a>(scopes: impl IntoIterator<Item = &'a WriteScope>) -> WriteScope {
+        let mut names = Vec::new();
+        for s in scopes {
+            match s {
+                WriteScope::Store => return WriteScope::Store,
+                WriteScope::Refs(n) => names.extend(n.iter().cloned()),
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        WriteScope::Refs(names)
+    }
+}
+
 /// A record found by a scan: `f(id, record)`.
 pub(crate) type ScanFn<'f> = dyn FnMut(Key, &[u8]) -> Result<()> + 'f;
 

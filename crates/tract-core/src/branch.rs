@@ -68,7 +68,7 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
     let target = repo.resolve(&snap, at)?;
     let position = repo.position(&snap)?;
     drop(snap);
-    let mut w = repo.store.write()?;
+    let mut w = repo.store.write_refs(&[name.as_str()])?;
     if w.branch(name.as_str())?.is_some() {
         return Err(Error::BranchExists {
             name: name.to_string(),
@@ -100,7 +100,7 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
 /// Deletes branch `name`, which must not be where this handle or the store's `HEAD` is; its
 /// reflog keeps the tip. Returns the tip.
 pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
-    let mut w = repo.store.write()?;
+    let mut w = repo.store.write_refs(&[name.as_str()])?;
     let tip = w.require_branch(name.as_str())?;
     let current = |h: crate::refs::Head| h.branch() == Some(name.as_str());
     if current(w.head()?) || current(repo.head_in(&w)?) {
@@ -117,7 +117,7 @@ pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
 /// Empties the handle's branch: it has no commits again, as a new session, and its old tip
 /// stays in the reflog. Returns that tip (`None` when it was empty already).
 pub(crate) fn clear(repo: &Repo) -> Result<Option<CommitId>> {
-    let mut w = repo.store.write()?;
+    let mut w = repo.write()?;
     let head = repo.head_in(&w)?;
     let HeadRef::Branch(name) = &head.target else {
         return Err(Error::invalid_op(
@@ -168,7 +168,7 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
             position.short()
         )));
     }
-    let mut w = repo.store.write()?;
+    let mut w = repo.write()?;
     let now = repo.head_in(&w)?;
     if now.commit != Some(tip) {
         return Err(Error::HeadMoved {
@@ -247,7 +247,7 @@ pub(crate) fn checkout(repo: &Repo, rev: &Rev) -> Result<Head> {
 /// Moves the handle's branch (or its detached position) to `rev`.
 pub(crate) fn reset(repo: &Repo, rev: &Rev) -> Result<Head> {
     let target = repo.resolve(&repo.read()?, rev)?;
-    let mut w = repo.store.write()?;
+    let mut w = repo.write()?;
     let head = repo.head_in(&w)?;
     let reason = format!("reset: moving to {}", target.short());
     let detached = repo.advance(&mut w, &head, target, &reason)?;

@@ -7,6 +7,7 @@
 //! once its own writes are durable. A job refused before it wrote anything (a compare-and-swap
 //! that failed) fails alone; a failure of the transaction itself fails every job of the group.
 
+use crate::backend::WriteScope;
 use crate::error::{Error, Result};
 use std::any::Any;
 use std::collections::VecDeque;
@@ -54,8 +55,11 @@ impl Slot {
     }
 }
 
+/// A queued job: where its outcome goes, what it may move, and the job.
+type Queued<W> = (Arc<Slot>, WriteScope, Job<W>);
+
 struct State<W> {
-    queue: VecDeque<(Arc<Slot>, Job<W>)>,
+    queue: VecDeque<Queued<W>>,
     /// Whether a group is being written (or handed to its next leader) now.
     running: bool,
 }
@@ -90,18 +94,20 @@ impl<W> GroupCommit<W> {
     }
 
     /// Runs `job` in a write transaction shared with the jobs queued beside it: `begin` starts
-    /// the transaction, `commit` makes it durable. Returns when this job's writes are durable.
+    /// the transaction for what the group may move (every job's `scope`), `commit` makes it
+    /// durable. Returns when this job's writes are durable.
     pub(crate) fn submit<T: Send + 'static>(
         &self,
         job: impl FnOnce(&mut W) -> Result<T, JobError> + Send + 'static,
-        begin: &dyn Fn() -> Result<W>,
+        scope: WriteScope,
+        begin: &dyn Fn(&WriteScope) -> Result<W>,
         commit: &dyn Fn(W) -> Result<()>,
     ) -> Result<T> {
         let job: Job<W> = Box::new(move |w| job(w).map(|t| Box::new(t) as Output));
         let slot = Arc::new(Slot::default());
         let leads_now = {
             let mut st = self.lock();
-            st.queue.push_back((Arc::clone(&slot), job));
+            st.queue.push_back((Arc::clone(&slot), scope, job));
             !std::mem::replace(&mut st.running, true)
         };
         let mut leads = leads_now;
@@ -129,15 +135,16 @@ impl<W> GroupCommit<W> {
 
     /// Writes every queued job as one group, hands out the outcomes, and passes the lead to
     /// the oldest writer that queued meanwhile (or marks the queue idle).
-    fn lead(&self, begin: &dyn Fn() -> Result<W>, commit: &dyn Fn(W) -> Result<()>) {
-        let batch: Vec<(Arc<Slot>, Job<W>)> = self.lock().queue.drain(..).collect();
-        let (slots, jobs): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-        for (slot, outcome) in slots.iter().zip(run(jobs, begin, commit)) {
+    fn lead(&self, begin: &dyn Fn(&WriteScope) -> Result<W>, commit: &dyn Fn(W) -> Result<()>) {
+        let batch: Vec<Queued<W>> = self.lock().queue.drain(..).collect();
+        let scope = WriteScope::union(batch.iter().map(|(_, s, _)| s));
+        let (slots, jobs): (Vec<_>, Vec<_>) = batch.into_iter().map(|(s, _, j)| (s, j)).unzip();
+        for (slot, outcome) in slots.iter().zip(run(jobs, &|| begin(&scope), commit)) {
             slot.finish(outcome);
         }
         let mut st = self.lock();
         match st.queue.front() {
-            Some((next, _)) => next.lead(),
+            Some((next, _, _)) => next.lead(),
             None => st.running = false,
         }
     }
@@ -196,7 +203,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..50u32 {
                         let v = t * 1000 + i;
-                        let begin = || Ok(Vec::new());
+                        let begin = |_: &WriteScope| Ok(Vec::new());
                         let commit = |w: Vec<u32>| {
                             std::thread::sleep(std::time::Duration::from_micros(200));
                             fake.commits.fetch_add(1, Ordering::SeqCst);
@@ -210,7 +217,7 @@ mod tests {
                             w.push(v);
                             Ok(v * 2)
                         };
-                        match group.submit(job, &begin, &commit) {
+                        match group.submit(job, WriteScope::Store, &begin, &commit) {
                             Ok(doubled) => assert_eq!(doubled, v * 2),
                             Err(_) => assert_eq!(v % 7, 3),
                         }
@@ -238,25 +245,32 @@ mod tests {
     #[test]
     fn a_failed_commit_fails_every_job_of_the_group() {
         let group = GroupCommit::<()>::default();
-        let begin = || Ok(());
+        let begin = |_: &WriteScope| Ok(());
         let commit = |_: ()| Err(Error::corrupt("disk gone"));
-        let out = group.submit(|_| Ok(1), &begin, &commit);
+        let out = group.submit(|_| Ok(1), WriteScope::Store, &begin, &commit);
         assert!(matches!(out, Err(Error::Corrupt { .. })));
         // The queue is usable again afterwards.
-        let ok = group.submit(|_| Ok(2), &begin, &|_| Ok(()));
+        let ok = group.submit(|_| Ok(2), WriteScope::Store, &begin, &|_| Ok(()));
         assert_eq!(ok.unwrap(), 2);
         let fatal = group.submit(
             |_| Err::<u8, _>(JobError::Fatal(Error::corrupt("half written"))),
+            WriteScope::Store,
             &begin,
             &|_| Ok(()),
         );
         assert!(fatal.is_err());
         let panicked = group.submit(
             |_| -> Result<u8, JobError> { panic!("bug") },
+            WriteScope::Store,
             &begin,
             &|_| Ok(()),
         );
         assert!(panicked.is_err());
-        assert_eq!(group.submit(|_| Ok(3), &begin, &|_| Ok(())).unwrap(), 3);
+        assert_eq!(
+            group
+                .submit(|_| Ok(3), WriteScope::Store, &begin, &|_| Ok(()))
+                .unwrap(),
+            3
+        );
     }
 }

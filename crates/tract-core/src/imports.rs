@@ -580,7 +580,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
 /// Moves the handle's branch back to `base` (the reflog keeps where it was), if it is still at
 /// `head`.
 fn move_back(repo: &Repo, head: &crate::refs::Head, base: Option<CommitId>) -> Result<()> {
-    let mut w = repo.store.write()?;
+    let mut w = repo.write()?;
     let now = repo.head_in(&w)?;
     if now.commit != head.commit {
         return Err(Error::HeadMoved {
@@ -646,7 +646,7 @@ fn import_commits(
         });
     }
     drop(snap);
-    let mut w = repo.store.write()?;
+    let mut w = repo.write()?;
     {
         let mut objects = w.objects()?;
         for ((id, commit, message), present) in commits.iter().zip(&present) {

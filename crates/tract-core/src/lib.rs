@@ -60,6 +60,8 @@ pub mod page;
 pub mod policy;
 #[cfg(feature = "postgres")]
 mod postgres_backend;
+#[cfg(feature = "postgres")]
+mod postgres_connect;
 pub mod record;
 pub mod redact;
 mod redb_backend;

@@ -53,6 +53,22 @@ pub(crate) enum Target {
 }
 
 impl Target {
+    /// The refs a write at this position moves: the store's `HEAD` (and, locked when first
+    /// touched, the branch it names), a branch, or none for a detached handle.
+    pub(crate) fn refs(&self) -> Vec<String> {
+        match self {
+            Target::StoreHead => vec!["HEAD".to_string()],
+            Target::Own {
+                target: HeadRef::Branch(b),
+                ..
+            } => vec![b.clone()],
+            Target::Own {
+                target: HeadRef::Detached(_),
+                ..
+            } => Vec::new(),
+        }
+    }
+
     /// The position and the commit there, as a snapshot or a write transaction sees it. A
     /// branch with no tip is new (its first commit creates it), unless its reflog ends with
     /// its deletion (not a clear) and this is not a new session: a handle still bound to a
@@ -172,6 +188,13 @@ impl Repo {
         }
     }
 
+    /// A write transaction for what this handle's position moves (see [`Target::refs`]).
+    pub(crate) fn write(&self) -> Result<Writer> {
+        let refs = self.target().refs();
+        let names: Vec<&str> = refs.iter().map(String::as_str).collect();
+        self.store.write_refs(&names)
+    }
+
     /// The handle's position and the commit there, inside a write transaction.
     pub(crate) fn head_in(&self, w: &Writer) -> Result<Head> {
         self.target().head_in(w)
@@ -194,7 +217,7 @@ impl Repo {
     pub(crate) fn set_position(&self, target: HeadRef, reason: &str) -> Result<()> {
         match &self.position {
             Position::StoreHead => {
-                let mut w = self.store.write()?;
+                let mut w = self.store.write_refs(&["HEAD"])?;
                 w.set_head(&target, reason)?;
                 w.commit()
             }

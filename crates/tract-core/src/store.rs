@@ -9,7 +9,7 @@
 //! backend, and writes arriving together share one transaction (group commit, see
 //! [`crate::group`]).
 
-use crate::backend::{Key, ObjectTable, ReadTx, Row, WriteTx};
+use crate::backend::{Key, ObjectTable, ReadTx, Row, WriteScope, WriteTx};
 use crate::clock::Clock;
 use crate::codec;
 use crate::error::{Error, Result};
@@ -89,11 +89,12 @@ impl Backend {
         }
     }
 
-    fn write(&self, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+    fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
         match self {
+            // One writer at a time in a file, whatever it moves.
             Backend::Redb(b) => b.write(lock_timeout),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(b) => b.write(lock_timeout),
+            Backend::Postgres(b) => b.write(scope, lock_timeout),
         }
     }
 
@@ -360,20 +361,44 @@ impl Store {
     /// Runs `job` in a write transaction shared with the writes other threads of this
     /// process make at the same moment (group commit: one durable commit for all); returns
     /// once the job's writes are durable. A job refused before writing fails alone.
+    /// `refs` are the refs the job may move (see [`Store::write_refs`]).
     pub(crate) fn write_grouped<T: Send + 'static>(
         &self,
+        refs: Vec<String>,
         job: impl FnOnce(&mut Writer) -> Result<T, JobError> + Send + 'static,
     ) -> Result<T> {
         self.shared
             .group
-            .submit(job, &|| self.write(), &|w: Writer| w.commit())
+            .submit(
+                job,
+                WriteScope::Refs(refs),
+                &|scope| self.write_scoped(scope),
+                &|w: Writer| w.commit(),
+            )
             .map_err(|e| self.shared.backend.at_commit(e))
     }
 
-    /// Starts the one write transaction, waiting a bounded time for another process's.
+    /// Starts a write transaction for store-wide work (gc, redaction, sync, settings): it
+    /// waits a bounded time for every other writer, in any process, and they for it.
     pub fn write(&self) -> Result<Writer> {
+        self.write_scoped(&WriteScope::Store)
+    }
+
+    /// Starts a write transaction that moves only `refs` (branch names, or `HEAD`): on a
+    /// database, writers of other refs go on beside it, while writers of the same refs wait
+    /// a bounded time for each other. A ref it moves without naming it here is locked when
+    /// first touched. In a file, every write waits for the one before it.
+    pub fn write_refs(&self, refs: &[&str]) -> Result<Writer> {
+        let names = refs.iter().map(|r| r.to_string()).collect();
+        self.write_scoped(&WriteScope::Refs(names))
+    }
+
+    fn write_scoped(&self, scope: &WriteScope) -> Result<Writer> {
         Ok(Writer {
-            tx: self.shared.backend.write(self.options.lock_timeout)?,
+            tx: self
+                .shared
+                .backend
+                .write(scope, self.options.lock_timeout)?,
             clock: self.options.clock,
             pending: Pending::default(),
         })
@@ -391,7 +416,7 @@ impl Shared {
 
 /// Writes the metadata of a new store (format, token encoding, `HEAD`), once.
 fn initialize(backend: &Backend) -> Result<()> {
-    let mut w = backend.write(DEFAULT_LOCK_TIMEOUT)?;
+    let mut w = backend.write(&WriteScope::Store, DEFAULT_LOCK_TIMEOUT)?;
     if w.meta(META_FORMAT)?.is_none() {
         w.set_meta(META_FORMAT, Some(FORMAT_VERSION.to_le_bytes().as_slice()))?;
         w.set_meta(META_ENCODING, Some(crate::tokens::ENCODING.as_bytes()))?;

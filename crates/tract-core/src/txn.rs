@@ -187,7 +187,8 @@ fn write_grouped(
     let target = repo.target();
     let clock = repo.store.options().clock;
     let views = Arc::clone(&repo.views);
-    let written = repo.store.write_grouped(move |w| {
+    let refs = target.refs();
+    let written = repo.store.write_grouped(refs, move |w| {
         let start = target.head_in(w).map_err(JobError::Refused)?;
         if let Some(expected) = expected {
             check_expected(&start, expected).map_err(JobError::Refused)?;
@@ -224,7 +225,7 @@ pub(crate) fn write_planned(
     repo: &Repo,
     plan: impl FnOnce(&View) -> Result<Vec<(Step, Prepared)>>,
 ) -> Result<Vec<CommitInfo>> {
-    let mut w = repo.store.write()?;
+    let mut w = repo.write()?;
     let target = repo.target();
     let start = target.head_in(&w)?;
     // Read after taking the write lock: this snapshot sees exactly what the writer sees.
