@@ -131,6 +131,9 @@ impl PgBackend {
     fn prepare_schema(&self, create: bool, lock_timeout: Duration) -> Result<bool> {
         let schema = self.settings().schema.clone();
         let mut conn = Some(self.pool.get()?);
+        // Looked at inside a transaction of its own, so a pooler that cannot carry one
+        // (statement mode) is refused here, before anything is made.
+        self.batch(&mut conn, &self.begin(" READ ONLY", None))?;
         let exists = {
             let Some(c) = conn.as_ref() else {
                 return Err(Error::invalid_op("no connection"));
@@ -142,12 +145,19 @@ impl PgBackend {
                     &[(&schema, Type::TEXT)],
                 ),
             );
-            match found {
-                Ok(rows) => rows.first().is_some_and(|r| r.get::<_, bool>(0)),
-                Err(RunError::Server(e)) => return Err(self.settings().error(&e)),
-                Err(RunError::Lost(e)) => return Err(e),
+            let failed = match found {
+                Ok(rows) => Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0))),
+                Err(RunError::Server(e)) => Err(self.settings().error(&e)),
+                Err(RunError::Lost(e)) => Err(e),
+            };
+            if failed.is_err()
+                && let Some(c) = conn.take()
+            {
+                Pooled::take(c).discard();
             }
+            failed?
         };
+        self.batch(&mut conn, "COMMIT")?;
         if exists {
             return Ok(false);
         }

@@ -598,7 +598,12 @@ fn describe(e: &tokio_postgres::Error) -> String {
     // A TLS problem is the innermost source: the certificate, the host name, the handshake.
     let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(s) = source {
-        if let Some(tls) = s.downcast_ref::<rustls::Error>() {
+        // An I/O error carries the TLS error inside it, not as its source.
+        let inner = s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|e| e as &(dyn std::error::Error + 'static));
+        if let Some(tls) = inner.unwrap_or(s).downcast_ref::<rustls::Error>() {
             return format!("TLS: {}", describe_tls(tls));
         }
         source = s.source();
