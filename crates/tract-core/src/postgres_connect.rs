@@ -67,10 +67,16 @@ static RUNTIME: LazyLock<std::result::Result<tokio::runtime::Runtime, String>> =
             .map_err(|e| e.to_string())
     });
 
-/// Runs `f` to completion on the connections' runtime, from a synchronous caller.
+/// Runs `f` to completion from a synchronous caller. The caller's thread polls `f` (so `f`
+/// may borrow), inside the runtime's context (so timers and spawned connections belong to
+/// it, and its threads drive them); this works from a thread that drives another runtime
+/// too, such as the MCP server's handlers, where the runtime's own `block_on` may not run.
 pub(crate) fn block_on<F: Future>(f: F) -> Result<F::Output> {
     match &*RUNTIME {
-        Ok(rt) => Ok(rt.block_on(f)),
+        Ok(rt) => {
+            let _context = rt.enter();
+            Ok(futures_executor::block_on(f))
+        }
         Err(e) => Err(Error::invalid_op(format!(
             "cannot start the PostgreSQL client's runtime: {e}"
         ))),
