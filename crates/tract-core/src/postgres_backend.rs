@@ -72,6 +72,12 @@ impl PgBackend {
         Ok((backend, key, created))
     }
 
+    /// How many write transactions a process runs at once (its groups of writes to different
+    /// branches commit side by side): half the pool, so reads always find connections too.
+    pub(crate) fn concurrent_writes(&self) -> usize {
+        (self.settings().pool_size / 2).clamp(1, 8)
+    }
+
     /// The URL without its password.
     pub(crate) fn location(&self) -> &str {
         &self.pool.settings().location

@@ -407,9 +407,14 @@ impl Store {
 
 impl Shared {
     fn new(backend: Backend) -> Arc<Self> {
+        let groups = match &backend {
+            Backend::Redb(_) => 1,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.concurrent_writes(),
+        };
         Arc::new(Shared {
             backend,
-            group: GroupCommit::default(),
+            group: GroupCommit::new(groups),
         })
     }
 }
