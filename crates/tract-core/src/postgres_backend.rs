@@ -209,6 +209,7 @@ impl PgBackend {
             failed: Mutex::new(None),
             scope: None,
             locked: Mutex::default(),
+            tips: Mutex::default(),
         }))
     }
 
@@ -255,6 +256,7 @@ impl PgBackend {
             failed: Mutex::new(None),
             scope: Some(scope.clone()),
             locked: Mutex::new(locked),
+            tips: Mutex::default(),
         }))
     }
 
@@ -329,6 +331,9 @@ struct PgTx {
     scope: Option<WriteScope>,
     /// The refs whose locks this transaction holds.
     locked: Mutex<HashSet<String>>,
+    /// The tips a write transaction has read or set: under their locks nobody else moves
+    /// them, so each is read once.
+    tips: Mutex<HashMap<String, Option<Key>>>,
 }
 
 impl PgTx {
@@ -404,6 +409,21 @@ impl PgTx {
             .unwrap_or_else(|e| e.into_inner())
             .insert(name.to_string());
         Ok(())
+    }
+
+    fn known_tips(&self) -> MutexGuard<'_, HashMap<String, Option<Key>>> {
+        self.tips.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A branch's tip as the database holds it now.
+    fn stored_tip(&self, name: &str) -> Result<Option<Key>> {
+        let rows = self.query(
+            "SELECT tip FROM @.refs WHERE name = $1",
+            &[(&name, Type::TEXT)],
+        )?;
+        rows.first()
+            .map(|r| key_of(r.get::<_, &[u8]>(0)))
+            .transpose()
     }
 
     fn end(&self, sql: &str) -> Result<()> {
@@ -588,16 +608,16 @@ impl ReadTx for PgTx {
     }
 
     fn tip(&self, name: &str) -> Result<Option<Key>> {
-        if self.scope.is_some() {
-            self.lock_ref(name)?;
+        if self.scope.is_none() {
+            return self.stored_tip(name);
         }
-        let rows = self.query(
-            "SELECT tip FROM @.refs WHERE name = $1",
-            &[(&name, Type::TEXT)],
-        )?;
-        rows.first()
-            .map(|r| key_of(r.get::<_, &[u8]>(0)))
-            .transpose()
+        if let Some(tip) = self.known_tips().get(name) {
+            return Ok(*tip);
+        }
+        self.lock_ref(name)?;
+        let tip = self.stored_tip(name)?;
+        self.known_tips().insert(name.to_string(), tip);
+        Ok(tip)
     }
 
     fn tips(&self) -> Result<Vec<(String, Key)>> {
@@ -735,9 +755,10 @@ impl WriteTx for PgTx {
             (None, None) => return Ok(()),
         };
         if moved == 1 {
+            self.known_tips().insert(name.to_string(), new);
             return Ok(());
         }
-        let actual = self.tip(name)?;
+        let actual = self.stored_tip(name)?;
         Err(Error::HeadMoved {
             branch: name.to_string(),
             expected: old.map(crate::id::CommitId::from_bytes),
