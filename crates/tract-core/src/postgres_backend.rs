@@ -78,6 +78,12 @@ impl PgBackend {
         (self.settings().pool_size / 2).clamp(1, 8)
     }
 
+    /// Whether this backend was opened by the process this one forked from (its connections
+    /// are not this process's to use).
+    pub(crate) fn forked(&self) -> bool {
+        self.pool.forked()
+    }
+
     /// The URL without its password.
     pub(crate) fn location(&self) -> &str {
         &self.pool.settings().location

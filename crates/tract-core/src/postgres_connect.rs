@@ -32,7 +32,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_postgres::config::{Host, SslMode as WireSslMode};
 use tokio_postgres::{Client, Config, NoTls};
@@ -55,24 +55,37 @@ const POOL_SIZE: usize = 8;
 const SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// One runtime per process drives every PostgreSQL connection: two threads, whatever the
-/// number of stores and connections. (A process that forks without exec keeps no threads:
-/// such a child must open its stores again after the fork, as with any client library.)
-static RUNTIME: LazyLock<std::result::Result<tokio::runtime::Runtime, String>> =
-    LazyLock::new(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("tract-postgres")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    });
+/// number of stores and connections. A child forked without exec has none of its parent's
+/// threads, so it gets a runtime of its own (the parent's is left alone, never dropped), and
+/// the stores it opens again get connections of their own.
+static RUNTIME: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
+
+/// This process's runtime, made on first use.
+fn runtime() -> std::result::Result<&'static tokio::runtime::Runtime, String> {
+    let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    match *slot {
+        Some((owner, rt)) if owner == pid => Ok(rt),
+        _ => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("tract-postgres")
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            let rt: &'static tokio::runtime::Runtime = Box::leak(Box::new(rt));
+            *slot = Some((pid, rt));
+            Ok(rt)
+        }
+    }
+}
 
 /// Runs `f` to completion from a synchronous caller. The caller's thread polls `f` (so `f`
 /// may borrow), inside the runtime's context (so timers and spawned connections belong to
 /// it, and its threads drive them); this works from a thread that drives another runtime
 /// too, such as the MCP server's handlers, where the runtime's own `block_on` may not run.
 pub(crate) fn block_on<F: Future>(f: F) -> Result<F::Output> {
-    match &*RUNTIME {
+    match runtime() {
         Ok(rt) => {
             let _context = rt.enter();
             Ok(futures_executor::block_on(f))
@@ -496,6 +509,8 @@ pub(crate) struct Pool {
     pool: managed::Pool<Manager>,
     settings: Arc<Settings>,
     wait: Duration,
+    /// The process that made it: a child forked from it must not use its connections.
+    pid: u32,
 }
 
 /// A connection taken from the pool; given back when dropped, unless discarded.
@@ -518,7 +533,13 @@ impl Pool {
             pool,
             settings,
             wait,
+            pid: std::process::id(),
         })
+    }
+
+    /// Whether this pool was made by the process this one forked from.
+    pub(crate) fn forked(&self) -> bool {
+        self.pid != std::process::id()
     }
 
     /// What the pool connects with.
@@ -528,6 +549,12 @@ impl Pool {
 
     /// A connection: an idle one, or a new one if the pool is not full.
     pub(crate) fn get(&self) -> Result<Pooled> {
+        if self.forked() {
+            // Its sockets are the parent's too: using them would mix two processes' traffic.
+            return Err(self.settings.failure(
+                "this store was opened before the process forked: open it again in the child",
+            ));
+        }
         block_on(self.pool.get())?.map_err(|e| match e {
             PoolError::Backend(e) => e,
             PoolError::Timeout(TimeoutType::Wait) => self.settings.failure(format!(

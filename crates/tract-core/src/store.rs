@@ -217,7 +217,11 @@ impl Store {
                     mode == OpenMode::CreateIfMissing,
                     options.lock_timeout,
                 )?;
-                if let Some(shared) = open.get(&key).and_then(Weak::upgrade) {
+                let reused = open
+                    .get(&key)
+                    .and_then(Weak::upgrade)
+                    .filter(|s| !matches!(&s.backend, Backend::Postgres(b) if b.forked()));
+                if let Some(shared) = reused {
                     return Ok(shared);
                 }
                 let shared = Shared::new(Backend::Postgres(Arc::new(backend)));
