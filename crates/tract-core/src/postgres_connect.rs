@@ -399,6 +399,15 @@ impl Settings {
                         other => other,
                     }
                 }
+                // libpq: TLS is for TCP; a Unix socket is local and never negotiates it.
+                _ if self
+                    .config
+                    .get_hosts()
+                    .iter()
+                    .all(|h| !matches!(h, Host::Tcp(_))) =>
+                {
+                    self.connect_with(WireSslMode::Disable, None).await
+                }
                 (_, tls) => {
                     self.connect_with(self.config.get_ssl_mode(), tls.as_ref())
                         .await
@@ -445,19 +454,24 @@ impl Settings {
     /// pooler.
     fn login_error(&self, e: &tokio_postgres::Error) -> Error {
         let mut reason = describe(e);
-        if let Some(db) = e.as_db_error() {
-            if db.code().code() == "28000" && db.message().contains("no encryption") {
-                reason.push_str(&format!(
-                    " (this connection was made without TLS, sslmode={}: the server accepts \
-                     this role only with TLS; use sslmode=require or stronger)",
-                    self.sslmode.name()
-                ));
-            }
-            if db.code().code() == "28P01"
-                && let Some(note) = &self.pgpass_note
-            {
-                reason.push_str(&format!(" ({note})"));
-            }
+        if let Some(db) = e.as_db_error()
+            && db.code().code() == "28000"
+            && db.message().contains("no encryption")
+        {
+            reason.push_str(&format!(
+                " (this connection was made without TLS, sslmode={}: the server accepts \
+                 this role only with TLS; use sslmode=require or stronger)",
+                self.sslmode.name()
+            ));
+        }
+        // No password at all fails in the client, a wrong one on the server: either way, a
+        // password file passed over is why.
+        let password_refused = e
+            .as_db_error()
+            .is_some_and(|db| db.code().code() == "28P01")
+            || reason.contains("password missing");
+        if password_refused && let Some(note) = &self.pgpass_note {
+            reason.push_str(&format!(" ({note})"));
         }
         self.failure(reason)
     }

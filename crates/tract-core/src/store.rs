@@ -198,7 +198,20 @@ impl Store {
             None => Self::open_file(path, mode, &mut open)?,
         };
         let store = Store { shared, options };
-        store.check_format()?;
+        match store.check_format() {
+            // A database store whose creator stopped between making the tables and recording
+            // the format (two transactions, as the format is written through the store's own
+            // write path): completed now, under the store's lock, as its creator would have.
+            Err(Error::NotAStore { .. })
+                if mode == OpenMode::CreateIfMissing
+                    && store.shared.backend.path().is_none()
+                    && store.shared.backend.location().is_some() =>
+            {
+                initialize(&store.shared.backend)?;
+                store.check_format()?;
+            }
+            other => other?,
+        }
         Ok(store)
     }
 
