@@ -4,7 +4,8 @@
 //! of several runs; the machines this runs on are noisy.
 //!
 //! Usage: `tract-bench [--sizes 1000,10000,100000] [--steps 200]`, or
-//! `tract-bench --backends POSTGRES_URL [--messages 10000]` for a store file beside PostgreSQL,
+//! `tract-bench --backends POSTGRES_URL [--pgbouncer URL] [--messages 10000]` for a store file
+//! beside PostgreSQL, with PostgreSQL's sessions and TLS figures (also through a PgBouncer),
 //! or `tract-bench --transcripts [--messages 10000]` for importing and exporting transcripts,
 //! or `tract-bench --serve [--sizes 10000,100000]` for the web view's API over HTTP,
 //! or `tract-bench --capture [--sessions 20] [--seconds 20] [--rate 10]` for the delay of
@@ -53,7 +54,7 @@ fn run() -> Result<Value, String> {
         let n: usize = flag("--messages")
             .map_or(Ok(10_000), |s| s.parse())
             .map_err(|e| format!("--messages: {e}"))?;
-        return backends::compare(&url, n);
+        return backends::compare(&url, flag("--pgbouncer").as_deref(), n);
     }
     if args.iter().any(|a| a == "--transcripts") {
         let n: usize = flag("--messages")
@@ -92,8 +93,8 @@ fn run() -> Result<Value, String> {
                 .ok_or("--sessions-worker: missing argument")
         };
         let threads: usize = arg(3)?.parse().map_err(|e| format!("threads: {e}"))?;
-        let each: usize = arg(4)?.parse().map_err(|e| format!("each: {e}"))?;
-        return backends::sessions_worker(&arg(1)?, &arg(2)?, threads, each);
+        let span = backends::Span::parse(&arg(4)?)?;
+        return backends::sessions_worker(&arg(1)?, &arg(2)?, threads, span);
     }
     if let Some(n) = flag("--one") {
         let n: usize = n.parse().map_err(|e| format!("--one: {e}"))?;
