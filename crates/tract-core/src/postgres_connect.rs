@@ -850,16 +850,23 @@ fn tls_connector(
                     .unwrap_or_else(|| "~/.postgresql/root.crt".into())
             ));
         }
-        (_, None) => Arc::new(Unverified(Arc::clone(&provider))),
-        (mode, Some(roots)) => {
-            let webpki =
-                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+        (mode, roots) => {
+            let chain = roots
+                .map(|roots| {
+                    WebPkiServerVerifier::builder_with_provider(
+                        Arc::new(roots),
+                        Arc::clone(&provider),
+                    )
                     .build()
-                    .map_err(|e| format!("sslrootcert: {e}"))?;
-            if mode == SslMode::VerifyFull {
-                webpki
-            } else {
-                Arc::new(ChainOnly(webpki))
+                    .map_err(|e| format!("sslrootcert: {e}"))
+                })
+                .transpose()?;
+            match chain {
+                Some(full) if mode == SslMode::VerifyFull => full,
+                chain => Arc::new(NameUnchecked {
+                    provider: Arc::clone(&provider),
+                    chain,
+                }),
             }
         }
     };
@@ -956,62 +963,17 @@ fn client_identity(
     Ok((chain, key))
 }
 
-/// Accepts any server certificate (`sslmode=prefer`/`require` without a root certificate, as
-/// libpq does: encrypted, not authenticated), still checking the handshake's signatures.
+/// The verifier of the modes that do not check the host name: the chain to a trusted root
+/// when there is a root certificate (`verify-ca`, and `require` with one), nothing otherwise
+/// (`prefer`/`require` without one, as libpq does: encrypted, not authenticated). The
+/// handshake's signatures are checked either way.
 #[derive(Debug)]
-struct Unverified(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct NameUnchecked {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Arc<WebPkiServerVerifier>>,
 }
 
-/// Checks the chain to a trusted root but not the host name (`verify-ca`, and `require` with a
-/// root certificate).
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for NameUnchecked {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -1020,10 +982,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -1037,7 +999,12 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -1046,11 +1013,18 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -89,12 +89,22 @@ impl Backend {
         }
     }
 
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
         match self {
             // One writer at a time in a file, whatever it moves.
             Backend::Redb(b) => b.write(lock_timeout),
             #[cfg(feature = "postgres")]
             Backend::Postgres(b) => b.write(scope, lock_timeout),
+        }
+    }
+
+    /// Whether the store is in a database (where its creation takes two transactions).
+    fn is_database(&self) -> bool {
+        match self {
+            Backend::Redb(_) => false,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => true,
         }
     }
 
@@ -203,9 +213,7 @@ impl Store {
             // the format (two transactions, as the format is written through the store's own
             // write path): completed now, under the store's lock, as its creator would have.
             Err(Error::NotAStore { .. })
-                if mode == OpenMode::CreateIfMissing
-                    && store.shared.backend.path().is_none()
-                    && store.shared.backend.location().is_some() =>
+                if mode == OpenMode::CreateIfMissing && store.shared.backend.is_database() =>
             {
                 initialize(&store.shared.backend)?;
                 store.check_format()?;
