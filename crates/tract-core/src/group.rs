@@ -49,16 +49,9 @@ impl Slot {
         self.wake.notify_one();
     }
 
-    /// Hands this writer the lead, unless another leader already did (a writer leads one
-    /// group at a time); returns whether it took it.
-    fn lead(&self) -> bool {
-        let mut s = self.lock();
-        if s.lead {
-            return false;
-        }
-        s.lead = true;
+    fn lead(&self) {
+        self.lock().lead = true;
         self.wake.notify_one();
-        true
     }
 }
 
@@ -67,34 +60,22 @@ type Queued<W> = (Arc<Slot>, WriteScope, Job<W>);
 
 struct State<W> {
     queue: VecDeque<Queued<W>>,
-    /// How many groups are being written (or handed to their next leader) now.
-    leaders: usize,
+    /// Whether a group is being written (or handed to its next leader) now.
+    running: bool,
 }
 
 /// The queue of one store's writes in this process. `W` is the write transaction.
 pub(crate) struct GroupCommit<W> {
     state: Mutex<State<W>>,
-    /// How many groups may be written at once: one where the backend has one writer at a time
-    /// (a file); more where writers of different refs commit side by side (PostgreSQL), so a
-    /// process's groups overlap their round trips and the server's flushes.
-    max_leaders: usize,
 }
 
 impl<W> Default for GroupCommit<W> {
     fn default() -> Self {
-        Self::new(1)
-    }
-}
-
-impl<W> GroupCommit<W> {
-    /// A queue writing up to `max_leaders` groups at once.
-    pub(crate) fn new(max_leaders: usize) -> Self {
         GroupCommit {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
-                leaders: 0,
+                running: false,
             }),
-            max_leaders: max_leaders.max(1),
         }
     }
 }
@@ -127,9 +108,7 @@ impl<W> GroupCommit<W> {
         let leads_now = {
             let mut st = self.lock();
             st.queue.push_back((Arc::clone(&slot), scope, job));
-            let free = st.leaders < self.max_leaders;
-            st.leaders += usize::from(free);
-            free
+            !std::mem::replace(&mut st.running, true)
         };
         let mut leads = leads_now;
         loop {
@@ -139,12 +118,6 @@ impl<W> GroupCommit<W> {
             let mut s = slot.lock();
             loop {
                 if let Some(outcome) = s.outcome.take() {
-                    // Handed the lead while another leader already took this job into its
-                    // group: the lead goes on to the next writer.
-                    if std::mem::take(&mut s.lead) {
-                        drop(s);
-                        self.pass_on();
-                    }
                     return outcome.and_then(|b| {
                         b.downcast::<T>().map(|t| *t).map_err(|_| {
                             Error::invalid_op("a grouped write returned the wrong type")
@@ -161,27 +134,18 @@ impl<W> GroupCommit<W> {
     }
 
     /// Writes every queued job as one group, hands out the outcomes, and passes the lead to
-    /// the oldest writer that queued meanwhile (or gives its place up).
+    /// the oldest writer that queued meanwhile (or marks the queue idle).
     fn lead(&self, begin: &dyn Fn(&WriteScope) -> Result<W>, commit: &dyn Fn(W) -> Result<()>) {
         let batch: Vec<Queued<W>> = self.lock().queue.drain(..).collect();
-        if batch.is_empty() {
-            // Another leader took every queued job meanwhile.
-            return self.pass_on();
-        }
         let scope = WriteScope::union(batch.iter().map(|(_, s, _)| s));
         let (slots, jobs): (Vec<_>, Vec<_>) = batch.into_iter().map(|(s, _, j)| (s, j)).unzip();
         for (slot, outcome) in slots.iter().zip(run(jobs, &|| begin(&scope), commit)) {
             slot.finish(outcome);
         }
-        self.pass_on();
-    }
-
-    /// Hands this leader's place to the oldest queued writer not handed one yet, or gives it
-    /// up.
-    fn pass_on(&self) {
         let mut st = self.lock();
-        if !st.queue.iter().any(|(next, _, _)| next.lead()) {
-            st.leaders -= 1;
+        match st.queue.front() {
+            Some((next, _, _)) => next.lead(),
+            None => st.running = false,
         }
     }
 }
@@ -276,59 +240,6 @@ mod tests {
         );
         let commits = fake.commits.load(Ordering::SeqCst);
         assert!(commits < expected, "{commits} commits for {expected} jobs");
-    }
-
-    #[test]
-    fn several_groups_at_once_still_write_every_job_exactly_once() {
-        let group = Arc::new(GroupCommit::<Vec<u32>>::new(3));
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let busy = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
-        let threads: Vec<_> = (0..12u32)
-            .map(|t| {
-                let (group, log) = (Arc::clone(&group), Arc::clone(&log));
-                let (busy, most) = (Arc::clone(&busy), Arc::clone(&most));
-                std::thread::spawn(move || {
-                    for i in 0..40u32 {
-                        let begin = |_: &WriteScope| {
-                            let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
-                            most.fetch_max(now, Ordering::SeqCst);
-                            Ok(Vec::new())
-                        };
-                        let commit = |w: Vec<u32>| {
-                            std::thread::sleep(std::time::Duration::from_micros(300));
-                            log.lock().unwrap().extend(w);
-                            busy.fetch_sub(1, Ordering::SeqCst);
-                            Ok(())
-                        };
-                        let v = t * 1000 + i;
-                        let job = move |w: &mut Vec<u32>| {
-                            w.push(v);
-                            Ok(v)
-                        };
-                        assert_eq!(
-                            group
-                                .submit(job, WriteScope::Refs(vec![t.to_string()]), &begin, &commit)
-                                .unwrap(),
-                            v
-                        );
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        let mut log = log.lock().unwrap().clone();
-        log.sort_unstable();
-        let expected: Vec<u32> = (0..12u32)
-            .flat_map(|t| (0..40u32).map(move |i| t * 1000 + i))
-            .collect();
-        assert_eq!(log, expected, "every job written exactly once");
-        let most = most.load(Ordering::SeqCst);
-        assert!(most <= 3, "at most three groups at once, saw {most}");
-        assert!(most >= 2, "groups overlapped ({most})");
-        assert_eq!(group.lock().leaders, 0, "every leader gave its place up");
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub mod policy;
 mod postgres_backend;
 #[cfg(feature = "postgres")]
 mod postgres_connect;
+#[cfg(feature = "postgres")]
+mod postgres_writes;
 pub mod record;
 pub mod redact;
 mod redb_backend;

@@ -14,6 +14,11 @@
 //! writers never wait for each other in a cycle. Commits are synchronous
 //! (`synchronous_commit = on`): an append is durable when it returns.
 //!
+//! A transaction sends nothing until it needs an answer: its `BEGIN` goes with its first
+//! statement, and a write transaction's writes are held back ([`crate::postgres_writes`]) and
+//! sent with its next read or its `COMMIT`, in one round trip. A group of appends so costs the
+//! round trips and statements of one.
+//!
 //! Nothing outlives a transaction, so the store works through a pooler in transaction mode
 //! (PgBouncer): every statement is unnamed (parsed with its parameters' types, never prepared
 //! by name), every table is named with its schema (no `search_path`), settings are `SET LOCAL`
@@ -26,6 +31,8 @@ use crate::backend::{
 };
 use crate::error::{Error, LockReason, Result};
 use crate::postgres_connect::{Pool, Pooled, RunError, Settings};
+use crate::postgres_writes::Writes;
+use futures_util::future::{LocalBoxFuture, join_all};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -70,12 +77,6 @@ impl PgBackend {
         let created = backend.prepare_schema(create, lock_timeout)?;
         let key = backend.location().to_string();
         Ok((backend, key, created))
-    }
-
-    /// How many write transactions a process runs at once (its groups of writes to different
-    /// branches commit side by side): half the pool, so reads always find connections too.
-    pub(crate) fn concurrent_writes(&self) -> usize {
-        (self.settings().pool_size / 2).clamp(1, 8)
     }
 
     /// Whether this backend was opened by the process this one forked from (its connections
@@ -202,21 +203,16 @@ impl PgBackend {
         Ok(true)
     }
 
-    /// A read transaction: one consistent state.
+    /// A read transaction: one consistent state. Its `BEGIN` goes with its first statement.
     pub(crate) fn read(self: &Arc<Self>) -> Result<Box<dyn ReadTx + Sync>> {
-        let mut conn = Some(self.pool.get()?);
-        self.batch(
-            &mut conn,
-            &self.begin(" ISOLATION LEVEL REPEATABLE READ READ ONLY", None),
-        )?;
-        Ok(Box::new(PgTx {
-            backend: Arc::clone(self),
-            conn: Mutex::new(conn),
-            failed: Mutex::new(None),
-            scope: None,
-            locked: Mutex::default(),
-            tips: Mutex::default(),
-        }))
+        let begin = self.begin(" ISOLATION LEVEL REPEATABLE READ READ ONLY", None);
+        Ok(Box::new(PgTx::new(
+            self,
+            begin,
+            None,
+            None,
+            HashSet::new(),
+        )?))
     }
 
     /// A write transaction holding the locks `scope` needs, each waited for up to
@@ -226,7 +222,6 @@ impl PgBackend {
         scope: &WriteScope,
         lock_timeout: Duration,
     ) -> Result<Box<dyn WriteTx>> {
-        let mut conn = Some(self.pool.get()?);
         let mut sql = self.begin("", Some(lock_timeout));
         let mut locked = HashSet::new();
         match scope {
@@ -254,16 +249,9 @@ impl PgBackend {
                 locked.extend(names.iter().cloned());
             }
         }
-        self.batch(&mut conn, &sql)
-            .map_err(|e| self.lock_error(e, lock_timeout))?;
-        Ok(Box::new(PgTx {
-            backend: Arc::clone(self),
-            conn: Mutex::new(conn),
-            failed: Mutex::new(None),
-            scope: Some(scope.clone()),
-            locked: Mutex::new(locked),
-            tips: Mutex::default(),
-        }))
+        // Sent with the transaction's first statement.
+        PgTx::new(self, sql, Some(lock_timeout), Some(scope.clone()), locked)
+            .map(|tx| Box::new(tx) as Box<dyn WriteTx>)
     }
 
     /// A lock not had within the lock timeout is a busy store, as redb's.
@@ -327,9 +315,19 @@ fn explain_create(e: Error, schema: &str) -> Error {
 
 /// A transaction on one connection (reading, or writing). Its connection goes back to the
 /// pool when it ends, unless a statement failed on it.
+///
+/// Nothing is sent until the transaction needs an answer: its `BEGIN` (with its settings and
+/// locks) and the writes it holds back ([`Writes`]) go in the round trip of its next read or
+/// of its `COMMIT`. A write transaction keeps what it read under its locks (tips, counts, the
+/// tips' commits), which nobody else can change before it ends.
 struct PgTx {
     backend: Arc<PgBackend>,
     conn: Mutex<Option<Pooled>>,
+    /// The `BEGIN` batch, until it is sent; a transaction that sent nothing ends without a
+    /// round trip.
+    begin: Mutex<Option<String>>,
+    /// A write transaction's lock timeout, to name a lock not had in time.
+    lock_timeout: Option<Duration>,
     /// The first statement error: a caller may have handled it (a read whose miss is not
     /// fatal), but the transaction is aborted on the server, so `commit` reports it.
     failed: Mutex<Option<Error>>,
@@ -340,16 +338,74 @@ struct PgTx {
     /// The tips a write transaction has read or set: under their locks nobody else moves
     /// them, so each is read once.
     tips: Mutex<HashMap<String, Option<Key>>>,
+    /// Writes held back until the next round trip.
+    writes: Mutex<Writes>,
+    /// What a write transaction read, or wrote, of its locked refs' counts and commits.
+    known: Mutex<Known>,
+}
+
+/// A write transaction's reads that need no round trip again.
+#[derive(Default)]
+struct Known {
+    /// Whether the tips, counts and tip commits of the scope's refs were read.
+    fetched: bool,
+    /// The counts of locked refs (`None`: it has none).
+    stats: HashMap<String, Option<Vec<u8>>>,
+    /// Commit records read (immutable under their ids).
+    commits: HashMap<Key, Vec<u8>>,
+}
+
+/// What a round trip asks after the `BEGIN` and the held-back writes.
+enum Ask<'a> {
+    /// Nothing more: the writes are sent, their outcome checked.
+    Nothing,
+    /// A statement's rows.
+    Rows(&'a str, &'a Params<'a>),
+    /// The `COMMIT`.
+    Commit,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl PgTx {
+    fn new(
+        backend: &Arc<PgBackend>,
+        begin: String,
+        lock_timeout: Option<Duration>,
+        scope: Option<WriteScope>,
+        locked: HashSet<String>,
+    ) -> Result<Self> {
+        Ok(PgTx {
+            conn: Mutex::new(Some(backend.pool.get()?)),
+            backend: Arc::clone(backend),
+            begin: Mutex::new(Some(begin)),
+            lock_timeout,
+            failed: Mutex::new(None),
+            scope,
+            locked: Mutex::new(locked),
+            tips: Mutex::default(),
+            writes: Mutex::default(),
+            known: Mutex::default(),
+        })
+    }
+
     /// The transaction's first statement error, if one failed.
     fn failure(&self) -> MutexGuard<'_, Option<Error>> {
-        self.failed.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.failed)
     }
 
     fn conn(&self) -> MutexGuard<'_, Option<Pooled>> {
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.conn)
+    }
+
+    fn writes(&self) -> MutexGuard<'_, Writes> {
+        lock(&self.writes)
+    }
+
+    fn known(&self) -> MutexGuard<'_, Known> {
+        lock(&self.known)
     }
 
     /// An error of this transaction: the first one is kept for `commit`; a lost connection
@@ -368,29 +424,104 @@ impl PgTx {
         error
     }
 
-    /// Runs one statement (`@.` naming the schema) and returns its rows.
-    fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<PgRow>> {
-        let sql = self.backend.sql(sql);
+    /// One round trip: the `BEGIN` if not sent yet, the held-back writes, then what `ask`
+    /// asks, all sent before any answer is awaited. Returns the rows asked for. A held-back
+    /// ref move that did not happen is `HeadMoved`, and fails the transaction.
+    fn round_trip(&self, ask: Ask<'_>) -> Result<Vec<PgRow>> {
+        let begin = lock(&self.begin).take();
+        let statements = std::mem::take(&mut *self.writes()).statements();
+        if begin.is_none() && statements.is_empty() && matches!(ask, Ask::Nothing) {
+            return Ok(Vec::new());
+        }
+        let sqls: Vec<String> = statements.iter().map(|s| self.backend.sql(s.sql)).collect();
+        let params: Vec<Vec<(&(dyn ToSql + Sync), Type)>> = statements
+            .iter()
+            .map(|s| {
+                s.params
+                    .iter()
+                    .map(|(v, t)| (&**v as &(dyn ToSql + Sync), t.clone()))
+                    .collect()
+            })
+            .collect();
+        let asked = match &ask {
+            Ask::Rows(sql, params) => Some((self.backend.sql(sql), *params)),
+            _ => None,
+        };
         let mut guard = self.conn();
         let Some(c) = guard.as_ref() else {
             return Err(Error::invalid_op("the transaction has ended"));
         };
-        let result = self.backend.pool.run(c, c.client.query_typed(&sql, params));
-        result.map_err(|e| self.failed_with(&mut guard, e))
+        let client = &c.client;
+        type Answer<'f> =
+            LocalBoxFuture<'f, std::result::Result<Vec<PgRow>, tokio_postgres::Error>>;
+        let mut futures: Vec<Answer<'_>> = Vec::with_capacity(statements.len() + 2);
+        if let Some(b) = &begin {
+            futures.push(Box::pin(async move {
+                client.batch_execute(b).await.map(|()| Vec::new())
+            }));
+        }
+        for (sql, p) in sqls.iter().zip(&params) {
+            futures.push(Box::pin(client.query_typed(sql, p)));
+        }
+        if let Some((sql, p)) = &asked {
+            futures.push(Box::pin(client.query_typed(sql, p)));
+        }
+        if let Ask::Commit = ask {
+            futures.push(Box::pin(async move {
+                client.batch_execute("COMMIT").await.map(|()| Vec::new())
+            }));
+        }
+        // Pipelined: `join_all` polls its futures in order (fewer than 30 of them here), and
+        // each sends its request on its first poll. After a failed statement the server
+        // refuses the rest (the transaction is aborted; a `COMMIT` rolls back), so the first
+        // error in order is the one to report.
+        let result = self.backend.pool.run(c, async move {
+            join_all(futures)
+                .await
+                .into_iter()
+                .collect::<std::result::Result<Vec<_>, _>>()
+        });
+        let mut answers = match result {
+            Ok(a) => a,
+            Err(e) => {
+                let e = self.failed_with(&mut guard, e);
+                // A lock not had in time (the `BEGIN`'s, or a ref's taken later) is a busy
+                // store.
+                return Err(match self.lock_timeout {
+                    Some(t) => self.backend.lock_error(e, t),
+                    None => e,
+                });
+            }
+        };
+        drop(guard);
+        let rows = match ask {
+            Ask::Rows(..) => answers.pop().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let skip = usize::from(begin.is_some());
+        for (s, answer) in statements.iter().zip(answers.iter().skip(skip)) {
+            if s.moves.is_empty() {
+                continue;
+            }
+            let moved: HashSet<&str> = answer.iter().map(|r| r.get::<_, &str>(0)).collect();
+            if let Some((name, old)) = s.moves.iter().find(|(n, _)| !moved.contains(n.as_str())) {
+                let actual = self.stored_tip(name)?;
+                let error = Error::HeadMoved {
+                    branch: name.clone(),
+                    expected: old.map(crate::id::CommitId::from_bytes),
+                    actual: actual.map(crate::id::CommitId::from_bytes),
+                };
+                self.failure().get_or_insert_with(|| error.clone());
+                return Err(error);
+            }
+        }
+        Ok(rows)
     }
 
-    /// Runs one statement and returns how many rows it changed.
-    fn execute(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
-        let sql = self.backend.sql(sql);
-        let mut guard = self.conn();
-        let Some(c) = guard.as_ref() else {
-            return Err(Error::invalid_op("the transaction has ended"));
-        };
-        let result = self
-            .backend
-            .pool
-            .run(c, c.client.execute_typed(&sql, params));
-        result.map_err(|e| self.failed_with(&mut guard, e))
+    /// Runs one statement (`@.` naming the schema), after what is held back, and returns its
+    /// rows.
+    fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<PgRow>> {
+        self.round_trip(Ask::Rows(sql, params))
     }
 
     /// In a write transaction scoped to some refs, takes the lock of a ref it had not named
@@ -400,25 +531,17 @@ impl PgTx {
         let Some(WriteScope::Refs(_)) = &self.scope else {
             return Ok(());
         };
-        if self
-            .locked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(name)
-        {
+        if lock(&self.locked).contains(name) {
             return Ok(());
         }
         let key = lock_key(&self.backend.settings().schema, Some(name));
         self.query("SELECT pg_advisory_xact_lock($1)", &[(&key, Type::INT8)])?;
-        self.locked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(name.to_string());
+        lock(&self.locked).insert(name.to_string());
         Ok(())
     }
 
     fn known_tips(&self) -> MutexGuard<'_, HashMap<String, Option<Key>>> {
-        self.tips.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.tips)
     }
 
     /// A branch's tip as the database holds it now.
@@ -432,9 +555,44 @@ impl PgTx {
             .transpose()
     }
 
+    /// In a write transaction scoped to refs, reads each one's tip, counts and tip commit
+    /// once, in one statement: what a group of appends reads before it writes.
+    fn fetch_scope(&self) -> Result<()> {
+        let Some(WriteScope::Refs(names)) = &self.scope else {
+            return Ok(());
+        };
+        if std::mem::replace(&mut self.known().fetched, true) || names.is_empty() {
+            return Ok(());
+        }
+        let rows = self.query(
+            "SELECT n.name, r.tip, s.stats, c.record FROM unnest($1::text[]) AS n(name)
+             LEFT JOIN @.refs r ON r.name = n.name
+             LEFT JOIN @.branch_stats s ON s.name = n.name
+             LEFT JOIN @.commits c ON c.id = r.tip",
+            &[(names, Type::TEXT_ARRAY)],
+        )?;
+        let mut tips = self.known_tips();
+        let mut known = self.known();
+        for row in rows {
+            let name: String = row.get(0);
+            let tip = row.get::<_, Option<&[u8]>>(1).map(key_of).transpose()?;
+            if let (Some(tip), Some(record)) = (tip, row.get::<_, Option<Vec<u8>>>(3)) {
+                known.commits.insert(tip, record);
+            }
+            known
+                .stats
+                .entry(name.clone())
+                .or_insert_with(|| row.get(2));
+            tips.entry(name).or_insert(tip);
+        }
+        Ok(())
+    }
+
+    /// Ends the transaction with `sql` (`COMMIT` or `ROLLBACK`); one that sent nothing just
+    /// gives its connection back.
     fn end(&self, sql: &str) -> Result<()> {
-        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if conn.is_none() {
+        let mut conn = self.conn().take();
+        if conn.is_none() || lock(&self.begin).take().is_some() {
             return Ok(());
         }
         let result = self.backend.batch(&mut conn, sql);
@@ -488,6 +646,10 @@ fn key_of(bytes: &[u8]) -> Result<Key> {
 
 impl ReadTx for PgTx {
     fn object(&self, table: ObjectTable, key: &Key) -> Result<Option<Vec<u8>>> {
+        let remember = self.scope.is_some() && table == ObjectTable::Commits;
+        if remember && let Some(record) = self.known().commits.get(key) {
+            return Ok(Some(record.clone()));
+        }
         let sql = per_table!(
             table,
             "SELECT record FROM @.commits WHERE id = $1",
@@ -495,7 +657,11 @@ impl ReadTx for PgTx {
             "SELECT record FROM @.chunks WHERE id = $1"
         );
         let rows = self.query(sql, &[(&key.as_slice(), Type::BYTEA)])?;
-        Ok(rows.first().map(|r| r.get(0)))
+        let record: Option<Vec<u8>> = rows.first().map(|r| r.get(0));
+        if remember && let Some(r) = &record {
+            self.known().commits.insert(*key, r.clone());
+        }
+        Ok(record)
     }
 
     fn objects(&self, table: ObjectTable, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
@@ -620,6 +786,10 @@ impl ReadTx for PgTx {
         if let Some(tip) = self.known_tips().get(name) {
             return Ok(*tip);
         }
+        self.fetch_scope()?;
+        if let Some(tip) = self.known_tips().get(name) {
+            return Ok(*tip);
+        }
         self.lock_ref(name)?;
         let tip = self.stored_tip(name)?;
         self.known_tips().insert(name.to_string(), tip);
@@ -657,6 +827,12 @@ impl ReadTx for PgTx {
     }
 
     fn stats(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        if self.scope.is_some() {
+            self.fetch_scope()?;
+            if let Some(stats) = self.known().stats.get(name) {
+                return Ok(stats.clone());
+            }
+        }
         let rows = self.query(
             "SELECT stats FROM @.branch_stats WHERE name = $1",
             &[(&name, Type::TEXT)],
@@ -672,47 +848,15 @@ impl ReadTx for PgTx {
 
 impl WriteTx for PgTx {
     fn put_objects(&mut self, table: ObjectTable, rows: &[Row<'_>]) -> Result<()> {
-        if rows.is_empty() {
-            return Ok(());
+        let mut known = self.known();
+        let mut writes = self.writes();
+        for r in rows {
+            if table == ObjectTable::Commits {
+                known.commits.remove(&r.key);
+            }
+            writes.put_object(table, r.key, r.record, r.parent);
         }
-        // In id order: two writers storing the same objects wait for each other's rows in
-        // one order, never in a cycle.
-        let mut rows: Vec<&Row<'_>> = rows.iter().collect();
-        rows.sort_unstable_by_key(|r| r.key);
-        rows.dedup_by_key(|r| r.key);
-        let ids: Vec<&[u8]> = rows.iter().map(|r| r.key.as_slice()).collect();
-        let records: Vec<&[u8]> = rows.iter().map(|r| r.record).collect();
-        if table == ObjectTable::Commits {
-            let parents: Vec<Option<&[u8]>> = rows
-                .iter()
-                .map(|r| r.parent.as_ref().map(|p| p.as_slice()))
-                .collect();
-            return self
-                .execute(
-                    "INSERT INTO @.commits (id, parent, record)
-                     SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[])
-                     ON CONFLICT (id) DO UPDATE SET parent = excluded.parent, record = excluded.record",
-                    &[
-                        (&ids, Type::BYTEA_ARRAY),
-                        (&parents, Type::BYTEA_ARRAY),
-                        (&records, Type::BYTEA_ARRAY),
-                    ],
-                )
-                .map(|_| ());
-        }
-        let sql = per_table!(
-            table,
-            "",
-            "INSERT INTO @.blobs (id, record) SELECT * FROM unnest($1::bytea[], $2::bytea[])
-             ON CONFLICT (id) DO UPDATE SET record = excluded.record",
-            "INSERT INTO @.chunks (id, record) SELECT * FROM unnest($1::bytea[], $2::bytea[])
-             ON CONFLICT (id) DO UPDATE SET record = excluded.record"
-        );
-        self.execute(
-            sql,
-            &[(&ids, Type::BYTEA_ARRAY), (&records, Type::BYTEA_ARRAY)],
-        )
-        .map(|_| ())
+        Ok(())
     }
 
     fn remove_objects(&mut self, table: ObjectTable, keys: &[Key]) -> Result<()> {
@@ -726,60 +870,40 @@ impl WriteTx for PgTx {
             "DELETE FROM @.chunks WHERE id = ANY($1)"
         );
         let ids: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
-        self.execute(sql, &[(&ids, Type::BYTEA_ARRAY)]).map(|_| ())
+        self.query(sql, &[(&ids, Type::BYTEA_ARRAY)])?;
+        let mut known = self.known();
+        for k in keys {
+            known.commits.remove(k);
+        }
+        Ok(())
     }
 
     fn set_meta(&mut self, key: &str, value: Option<&[u8]>) -> Result<()> {
-        match value {
-            Some(v) => self.execute(
-                "INSERT INTO @.meta (key, value) VALUES ($1, $2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[(&key, Type::TEXT), (&v, Type::BYTEA)],
-            ),
-            None => self.execute("DELETE FROM @.meta WHERE key = $1", &[(&key, Type::TEXT)]),
-        }
-        .map(|_| ())
+        self.writes().set_meta(key, value);
+        Ok(())
     }
 
     fn set_tip(&mut self, name: &str, old: Option<Key>, new: Option<Key>) -> Result<()> {
         self.lock_ref(name)?;
-        let old_s = old.as_ref().map(|k| k.as_slice());
-        let new_s = new.as_ref().map(|k| k.as_slice());
-        let moved = match (old_s, new_s) {
-            (Some(o), Some(n)) => self.execute(
-                "UPDATE @.refs SET tip = $2 WHERE name = $1 AND tip = $3",
-                &[(&name, Type::TEXT), (&n, Type::BYTEA), (&o, Type::BYTEA)],
-            )?,
-            (None, Some(n)) => self.execute(
-                "INSERT INTO @.refs (name, tip) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-                &[(&name, Type::TEXT), (&n, Type::BYTEA)],
-            )?,
-            (Some(o), None) => self.execute(
-                "DELETE FROM @.refs WHERE name = $1 AND tip = $2",
-                &[(&name, Type::TEXT), (&o, Type::BYTEA)],
-            )?,
-            (None, None) => return Ok(()),
-        };
-        if moved == 1 {
-            self.known_tips().insert(name.to_string(), new);
-            return Ok(());
+        // Read under the ref's lock: what the held-back move replaces, checked again by the
+        // statement that makes it.
+        let actual = self.tip(name)?;
+        if actual != old {
+            return Err(Error::HeadMoved {
+                branch: name.to_string(),
+                expected: old.map(crate::id::CommitId::from_bytes),
+                actual: actual.map(crate::id::CommitId::from_bytes),
+            });
         }
-        let actual = self.stored_tip(name)?;
-        Err(Error::HeadMoved {
-            branch: name.to_string(),
-            expected: old.map(crate::id::CommitId::from_bytes),
-            actual: actual.map(crate::id::CommitId::from_bytes),
-        })
+        self.writes().move_ref(name, old, new);
+        self.known_tips().insert(name.to_string(), new);
+        Ok(())
     }
 
     fn push_reflog(&mut self, name: &str, entry: &[u8]) -> Result<()> {
         self.lock_ref(name)?;
-        self.execute(
-            "INSERT INTO @.reflog (name, seq, entry)
-             SELECT $1, COALESCE(MAX(seq) + 1, 0), $2 FROM @.reflog WHERE name = $1",
-            &[(&name, Type::TEXT), (&entry, Type::BYTEA)],
-        )
-        .map(|_| ())
+        self.writes().log(name, entry);
+        Ok(())
     }
 
     fn remove_reflog(&mut self, entries: &[(String, u64)]) -> Result<()> {
@@ -791,7 +915,7 @@ impl WriteTx for PgTx {
             .iter()
             .map(|(_, s)| i64::try_from(*s).unwrap_or(i64::MAX))
             .collect();
-        self.execute(
+        self.query(
             "DELETE FROM @.reflog r USING unnest($1::text[], $2::bigint[]) AS d(name, seq)
              WHERE r.name = d.name AND r.seq = d.seq",
             &[(&names, Type::TEXT_ARRAY), (&seqs, Type::INT8_ARRAY)],
@@ -800,22 +924,17 @@ impl WriteTx for PgTx {
     }
 
     fn set_stats(&mut self, name: &str, stats: Option<&[u8]>) -> Result<()> {
-        match stats {
-            Some(v) => self.execute(
-                "INSERT INTO @.branch_stats (name, stats) VALUES ($1, $2)
-                 ON CONFLICT (name) DO UPDATE SET stats = excluded.stats",
-                &[(&name, Type::TEXT), (&v, Type::BYTEA)],
-            ),
-            None => self.execute(
-                "DELETE FROM @.branch_stats WHERE name = $1",
-                &[(&name, Type::TEXT)],
-            ),
-        }
-        .map(|_| ())
+        self.writes().set_stats(name, stats);
+        self.known()
+            .stats
+            .insert(name.to_string(), stats.map(<[u8]>::to_vec));
+        Ok(())
     }
 
     fn clear_stats(&mut self) -> Result<()> {
-        self.execute("DELETE FROM @.branch_stats", &[]).map(|_| ())
+        self.query("DELETE FROM @.branch_stats", &[])?;
+        self.known().stats.clear();
+        Ok(())
     }
 
     fn commit(self: Box<Self>) -> Result<()> {
@@ -825,6 +944,16 @@ impl WriteTx for PgTx {
             let _ = self.end("ROLLBACK");
             return Err(error);
         }
-        self.end("COMMIT")
+        if lock(&self.begin).is_some() && self.writes().is_empty() {
+            return self.end("COMMIT"); // nothing was sent: nothing to commit
+        }
+        // A write that may be refused is checked before the `COMMIT` goes.
+        if self.writes().may_be_refused() {
+            self.round_trip(Ask::Nothing)?;
+        }
+        self.round_trip(Ask::Commit)?;
+        // Committed: the connection goes back to the pool.
+        drop(self.conn().take());
+        Ok(())
     }
 }

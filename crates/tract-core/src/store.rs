@@ -432,14 +432,9 @@ impl Store {
 
 impl Shared {
     fn new(backend: Backend) -> Arc<Self> {
-        let groups = match &backend {
-            Backend::Redb(_) => 1,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(b) => b.concurrent_writes(),
-        };
         Arc::new(Shared {
             backend,
-            group: GroupCommit::new(groups),
+            group: GroupCommit::default(),
         })
     }
 }

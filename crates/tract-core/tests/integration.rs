@@ -2945,6 +2945,7 @@ const LAYERS: &[&[&str]] = &[
     &["tokens", "json", "codec", "refs"],
     &["stats"],
     &["backend", "postgres_connect"],
+    &["postgres_writes"],
     &["group", "redb_backend", "postgres_backend"],
     &["store"],
     &[
@@ -3281,6 +3282,75 @@ fn postgres_a_changed_row_is_never_served_and_fsck_names_it() {
             .subject
             .contains(&tract_core::BlobId::from_bytes(blob).to_hex()[..10])),
         "{report:?}"
+    );
+}
+
+/// A branch moved behind a writer's back by something that takes no lock (a stray `UPDATE`):
+/// the writer's move, held back until its commit, names the tip it replaces, so it is
+/// `HeadMoved` and nothing of its transaction is committed.
+#[test]
+fn postgres_a_ref_moved_behind_the_lock_is_head_moved_and_commits_nothing() {
+    let (_d, path) = temp_store();
+    let Some(mut sql) = sql_on(&path) else {
+        return;
+    };
+    let t = Tract::open(&path).unwrap();
+    let first = t.user("one").unwrap();
+    let second = t.user("two").unwrap();
+    let reflog = |sql: &mut postgres::Client| -> i64 {
+        sql.query_one("SELECT count(*) FROM reflog", &[])
+            .unwrap()
+            .get(0)
+    };
+    let logged = reflog(&mut sql);
+    let store = t.store().clone();
+    let mut w = store.write_refs(&["main"]).unwrap();
+    assert_eq!(w.branch("main").unwrap(), Some(second.id));
+    let n = sql
+        .execute(
+            "UPDATE refs SET tip = $1 WHERE name = 'main'",
+            &[&first.id.as_bytes().as_slice()],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let stray = Message::text(Role::User, "stray");
+    let blob = w
+        .objects()
+        .unwrap()
+        .put_blob(&stray.encode().unwrap(), 1)
+        .unwrap();
+    // Read under the lock, the tip is still `second`: the move is accepted and held back.
+    w.set_branch("branch-b", Some(second.id), "test").unwrap();
+    w.set_branch("main", Some(first.id), "test").unwrap();
+    match w.commit() {
+        Err(Error::HeadMoved {
+            branch,
+            expected,
+            actual,
+        }) => {
+            assert_eq!(branch, "main");
+            assert_eq!(expected, Some(second.id));
+            assert_eq!(actual, Some(first.id));
+        }
+        other => panic!("expected HeadMoved, got {other:?}"),
+    }
+    assert_eq!(reflog(&mut sql), logged, "no reflog entry committed");
+    let found: i64 = sql
+        .query_one(
+            "SELECT count(*) FROM blobs WHERE id = $1",
+            &[&blob.as_bytes().as_slice()],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(found, 0, "no object committed");
+    assert_eq!(
+        Tract::open_existing(&path)
+            .unwrap()
+            .branches()
+            .unwrap()
+            .len(),
+        1,
+        "branch-b not created"
     );
 }
 
