@@ -34,8 +34,10 @@ cargo test --workspace --locked
 echo "== cargo test: the core integration suite again, every store on PostgreSQL through PgBouncer"
 # As production runs it: TLS to a pooler in transaction mode. The tests that change rows behind
 # tract's back reach the server directly. (The Python suite uses the server directly.)
+# `--workspace` resolves features as the run above did, so its test binary is reused, not built
+# again (tract-core's PostgreSQL backend is already on: the CLI enables it).
 TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
-    cargo test -p tract-core --features postgres --locked --test integration
+    cargo test --workspace --locked --test integration
 
 echo "== browser: Chromium and its driver, for the tests of the page \`tract serve\` serves"
 # Debian's packages, installed when missing (CI runs as root; elsewhere through sudo).
@@ -53,11 +55,16 @@ rm -rf "$venv" target/wheels
 python3 -m venv "$venv"
 # The providers' SDKs: their request types check what compile produces (tests/python/providers.py);
 # the MCP client drives `tract mcp`; LangGraph and its checkpointer conformance suite test the
-# LangGraph drop-in; Selenium drives the headless Chromium that tests `tract serve`'s page.
+# LangGraph drop-in; Selenium drives the headless Chromium that tests `tract serve`'s page;
+# pytest-xdist runs the suite on two workers.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8" \
+    "pytest-xdist>=3.5,<4" \
     "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
     "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5"
-"$venv/bin/maturin" build --release --locked -m crates/tract-py/Cargo.toml -o target/wheels
+# The dev profile (dependencies optimized, as `cargo test` built them above, so only the
+# bindings and the core are compiled again): a release build would compile every dependency
+# a second time for a suite that spends its time waiting on processes and servers.
+"$venv/bin/maturin" build --locked -m crates/tract-py/Cargo.toml -o target/wheels
 # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
 wheel=$(ls target/wheels/tract_context-*.whl)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[openai-agents,langgraph,claude-agent-sdk]"
@@ -67,4 +74,4 @@ echo "== pytest"
 # run on both backends, and those of PostgreSQL itself, use the server started above.
 export TRACT_TEST_POSTGRES TRACT_TEST_POSTGRES_DIR
 cd tests/python
-"../../$venv/bin/python" -m pytest -q
+"../../$venv/bin/python" -m pytest -q -n 2
