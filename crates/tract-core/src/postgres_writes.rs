@@ -174,41 +174,18 @@ impl Writes {
             .into_iter()
             .filter(|(_, old, new)| old != new)
             .collect();
-        if !moves.is_empty() {
-            let names: Vec<String> = moves.iter().map(|(n, _, _)| n.clone()).collect();
-            let olds: Vec<Option<Vec<u8>>> = moves
-                .iter()
-                .map(|(_, o, _)| o.map(|k| k.to_vec()))
-                .collect();
-            let news: Vec<Option<Vec<u8>>> = moves
-                .iter()
-                .map(|(_, _, n)| n.map(|k| k.to_vec()))
-                .collect();
-            let mut s = Statement::new(
-                // Each kind of move names the tip it replaces; the names returned are the
-                // refs that moved.
-                "WITH d AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS d(name, old, new)),
-                 updated AS (UPDATE @.refs r SET tip = d.new FROM d
-                     WHERE r.name = d.name AND d.old IS NOT NULL AND d.new IS NOT NULL AND r.tip = d.old
-                     RETURNING r.name),
-                 created AS (INSERT INTO @.refs (name, tip)
-                     SELECT name, new FROM d WHERE old IS NULL AND new IS NOT NULL
-                     ON CONFLICT (name) DO NOTHING RETURNING name),
-                 deleted AS (DELETE FROM @.refs r USING d
-                     WHERE r.name = d.name AND d.new IS NULL AND r.tip = d.old
-                     RETURNING r.name)
-                 SELECT name FROM updated UNION ALL SELECT name FROM created
-                 UNION ALL SELECT name FROM deleted",
+        out.extend(ref_moves(moves));
+        if let [(name, entry)] = self.reflog.as_slice() {
+            // One entry (an append's): the plain statement, cheaper to plan.
+            out.push(Statement::new(
+                "INSERT INTO @.reflog (name, seq, entry)
+                 SELECT $1, COALESCE(MAX(seq) + 1, 0), $2 FROM @.reflog WHERE name = $1",
                 vec![
-                    param(names, Type::TEXT_ARRAY),
-                    param(olds, Type::BYTEA_ARRAY),
-                    param(news, Type::BYTEA_ARRAY),
+                    param(name.clone(), Type::TEXT),
+                    param(entry.clone(), Type::BYTEA),
                 ],
-            );
-            s.moves = moves.into_iter().map(|(n, old, _)| (n, old)).collect();
-            out.push(s);
-        }
-        if !self.reflog.is_empty() {
+            ));
+        } else if !self.reflog.is_empty() {
             let (names, entries): (Vec<String>, Vec<Vec<u8>>) = self.reflog.into_iter().unzip();
             out.push(Statement::new(
                 // Numbered after each ref's last entry, in the order they were logged.
@@ -262,6 +239,102 @@ impl Writes {
     }
 }
 
+/// The statements of ref moves (each from the tip it names), one per kind of move; each
+/// returns the names of the refs it moved. A single update (an append's) has a plain
+/// statement: planning a join on arrays costs the server more than the update itself.
+fn ref_moves(moves: Vec<(String, Option<Key>, Option<Key>)>) -> Vec<Statement> {
+    let (mut updated, mut created, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, old, new) in moves {
+        match (old, new) {
+            (Some(o), Some(n)) => updated.push((name, o, n)),
+            (None, Some(n)) => created.push((name, n)),
+            (Some(o), None) => deleted.push((name, o)),
+            (None, None) => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let [(name, old, new)] = updated.as_slice() {
+        let mut s = Statement::new(
+            "UPDATE @.refs SET tip = $3 WHERE name = $1 AND tip = $2 RETURNING name",
+            vec![
+                param(name.clone(), Type::TEXT),
+                param(old.to_vec(), Type::BYTEA),
+                param(new.to_vec(), Type::BYTEA),
+            ],
+        );
+        s.moves = vec![(name.clone(), Some(*old))];
+        out.push(s);
+    } else if !updated.is_empty() {
+        let mut s = Statement::new(
+            "UPDATE @.refs r SET tip = d.new
+             FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS d(name, old, new)
+             WHERE r.name = d.name AND r.tip = d.old RETURNING r.name",
+            vec![
+                param(
+                    updated
+                        .iter()
+                        .map(|(n, _, _)| n.clone())
+                        .collect::<Vec<_>>(),
+                    Type::TEXT_ARRAY,
+                ),
+                param(
+                    updated
+                        .iter()
+                        .map(|(_, o, _)| o.to_vec())
+                        .collect::<Vec<_>>(),
+                    Type::BYTEA_ARRAY,
+                ),
+                param(
+                    updated
+                        .iter()
+                        .map(|(_, _, n)| n.to_vec())
+                        .collect::<Vec<_>>(),
+                    Type::BYTEA_ARRAY,
+                ),
+            ],
+        );
+        s.moves = updated.into_iter().map(|(n, o, _)| (n, Some(o))).collect();
+        out.push(s);
+    }
+    if !created.is_empty() {
+        let mut s = Statement::new(
+            "INSERT INTO @.refs (name, tip) SELECT * FROM unnest($1::text[], $2::bytea[])
+             ON CONFLICT (name) DO NOTHING RETURNING name",
+            vec![
+                param(
+                    created.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+                    Type::TEXT_ARRAY,
+                ),
+                param(
+                    created.iter().map(|(_, t)| t.to_vec()).collect::<Vec<_>>(),
+                    Type::BYTEA_ARRAY,
+                ),
+            ],
+        );
+        s.moves = created.into_iter().map(|(n, _)| (n, None)).collect();
+        out.push(s);
+    }
+    if !deleted.is_empty() {
+        let mut s = Statement::new(
+            "DELETE FROM @.refs r USING unnest($1::text[], $2::bytea[]) AS d(name, old)
+             WHERE r.name = d.name AND r.tip = d.old RETURNING r.name",
+            vec![
+                param(
+                    deleted.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+                    Type::TEXT_ARRAY,
+                ),
+                param(
+                    deleted.iter().map(|(_, o)| o.to_vec()).collect::<Vec<_>>(),
+                    Type::BYTEA_ARRAY,
+                ),
+            ],
+        );
+        s.moves = deleted.into_iter().map(|(n, o)| (n, Some(o))).collect();
+        out.push(s);
+    }
+    out
+}
+
 /// Values set (names and values) and names removed.
 type Split = ((Vec<String>, Vec<Vec<u8>>), Vec<String>);
 
@@ -296,6 +369,26 @@ mod tests {
         let s = w.statements();
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].moves, vec![("main".to_string(), Some(a))]);
+    }
+
+    #[test]
+    fn each_kind_of_ref_move_is_checked_by_name() {
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let mut w = Writes::default();
+        w.move_ref("up1", Some(a), Some(b));
+        w.move_ref("up2", Some(b), Some(a));
+        w.move_ref("new", None, Some(a));
+        w.move_ref("gone", Some(b), None);
+        let s = w.statements();
+        let moves: Vec<_> = s.iter().map(|s| s.moves.clone()).collect();
+        assert_eq!(
+            moves,
+            vec![
+                vec![("up1".to_string(), Some(a)), ("up2".to_string(), Some(b))],
+                vec![("new".to_string(), None)],
+                vec![("gone".to_string(), Some(b))],
+            ]
+        );
     }
 
     #[test]
