@@ -9,8 +9,9 @@ compress` got through (run again while it fails because a writer moved the branc
 
     TRACT_SOAK_SECONDS=60 TRACT_SOAK_SEED=7 pytest -q -s test_soak.py
 
-TRACT_SOAK_SECONDS defaults to 10; TRACT_SOAK_SEED (default: random, printed) fixes the
-writers' choices and the compressions' ranges.
+TRACT_SOAK_SECONDS defaults to 5 (the smoke the test command runs; scripts/soak.sh runs 60);
+TRACT_SOAK_SEED (default: random, printed) fixes the writers' choices and the compressions'
+ranges.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import tract
 from torture.common import TESTS_DIR, TRACT_BIN, ReaderReport, clean_env, fsck, view_problems
 from torture.soak_reader import chain_problems
 
-SECONDS = float(os.environ.get("TRACT_SOAK_SECONDS", "10"))
+SECONDS = float(os.environ.get("TRACT_SOAK_SECONDS", "5"))
 SEED = int(os.environ.get("TRACT_SOAK_SEED", str(random.SystemRandom().randrange(1_000_000))))
 # (tag, branch) of each writer: two share a branch.
 WRITERS = [("w1", "shared"), ("w2", "shared"), ("w3", "alpha"), ("w4", "beta")]

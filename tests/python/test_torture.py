@@ -7,7 +7,8 @@ state. The writer then starts again on the same store and carries on.
 
     TRACT_TORTURE_KILLS=1000 TRACT_TORTURE_SEED=7 pytest -q -s test_torture.py
 
-TRACT_TORTURE_KILLS (default 50) is the number of kills; TRACT_TORTURE_SEED (default: a random
+TRACT_TORTURE_KILLS (default 12: the smoke the test command runs; scripts/soak.sh runs 1,000)
+is the number of kills; TRACT_TORTURE_SEED (default: a random
 one, printed) fixes the writer's choices and the kill schedule. The processes are in
 tests/python/torture/.
 """
@@ -32,7 +33,7 @@ import pytest
 import tract
 from torture.common import TESTS_DIR, TRACT_BIN, AckReader, ReaderReport, clean_env, fsck, view_problems
 
-KILLS = int(os.environ.get("TRACT_TORTURE_KILLS", "50"))
+KILLS = int(os.environ.get("TRACT_TORTURE_KILLS", "12"))
 SEED = int(os.environ.get("TRACT_TORTURE_SEED", str(random.SystemRandom().randrange(1_000_000))))
 
 
