@@ -96,6 +96,8 @@ pub struct FsckJson {
     reflog_entries: u64,
     counts_replayed: u64,
     problems: Vec<ProblemJson>,
+    /// Blobs whose payload was redacted (their ids and commits stay valid).
+    redacted: Vec<String>,
     unreachable: UnreachableJson,
 }
 
@@ -136,6 +138,7 @@ impl FsckJson {
                     detail: p.detail.clone(),
                 })
                 .collect(),
+            redacted: r.redacted.iter().map(|b| b.to_hex()).collect(),
             unreachable: UnreachableJson {
                 commits: r.unreachable_commits.iter().map(|c| c.to_hex()).collect(),
                 blobs: r.unreachable_blobs.iter().map(|c| c.to_hex()).collect(),

@@ -55,6 +55,14 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 listed.join(", ")
             );
         }
+        if !r.redacted.is_empty() {
+            let ids: Vec<String> = r.redacted.iter().map(|b| b.short()).collect();
+            let _ = writeln!(
+                ui,
+                "redacted (payload removed for good, ids kept): {}",
+                ids.join(", ")
+            );
+        }
         for p in &r.problems {
             let _ = writeln!(ui, "{:<11} {}: {}", p.kind, p.subject, p.detail);
         }

@@ -50,6 +50,7 @@ fn a_sound_store_passes() {
           "reflog_entries": 5,
           "counts_replayed": 2,
           "problems": [],
+          "redacted": [],
           "unreachable": {
             "commits": [],
             "blobs": [],

@@ -54,7 +54,12 @@ fn a_redacted_secret_is_gone_from_the_file_and_ids_stay() {
         exit: 0
         --- stdout
         checked 4 commits, 4 blobs, 0 chunks (463 bytes), 1 branch, 4 reflog entries; counts of 0 branches replayed
+        redacted (payload removed for good, ids kept): 981d23e81e
         ");
+    let report = crate::common::json(&p.ok(&["fsck", "--json"]));
+    let redacted = report["redacted"].as_array().unwrap();
+    assert_eq!(redacted.len(), 1);
+    assert!(redacted[0].as_str().unwrap().starts_with("981d23e81e"));
     assert_snapshot!(p.fails(&["redact", leaked, "--reason", "again"]), @"
         exit: 1
         --- stderr
