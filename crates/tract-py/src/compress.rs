@@ -8,6 +8,11 @@ use pyo3::types::PyDict;
 use std::sync::Arc;
 use tract_core::{CompressOutcome, Error, FnSummarizer, Summarizer, SummaryRequest};
 
+/// `target_tokens` from Python: positive, or an error (the core's rule).
+pub(crate) fn positive(n: Option<i64>) -> PyResult<Option<std::num::NonZeroU32>> {
+    n.map(tract_core::decision::target_tokens).transpose().py()
+}
+
 /// The summarizer a Python object stands for: an `OpenAICompatible`, or a callable
 /// `summarizer(messages) -> str` given OpenAI-style messages (system first).
 pub fn summarizer_of(py: Python<'_>, f: Py<PyAny>) -> Arc<dyn Summarizer> {

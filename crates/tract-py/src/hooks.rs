@@ -71,7 +71,7 @@ impl PyPendingToolResult {
     /// history keeps the original). `instructions` follow the tool prompt.
     #[pyo3(signature = (instructions=None, target_tokens=None))]
     fn summarize(&self, instructions: Option<String>, target_tokens: Option<i64>) -> PyResult<()> {
-        let target_tokens = crate::tract::positive(target_tokens)?;
+        let target_tokens = crate::compress::positive(target_tokens)?;
         self.decide(Decision::Summarize {
             instructions,
             target_tokens,

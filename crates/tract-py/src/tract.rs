@@ -2,7 +2,7 @@
 
 use crate::commit::PyCommitInfo;
 use crate::compiled::PyCompiled;
-use crate::compress::{outcome_dict, summarizer_of};
+use crate::compress::{outcome_dict, positive, summarizer_of};
 use crate::convert::{from_py, to_py};
 use crate::errors::IntoPyResult;
 use crate::hooks::PyPendingToolResult;
@@ -77,11 +77,6 @@ fn invalid_input(message: impl Into<String>) -> PyErr {
     crate::errors::to_py(Error::InvalidInput {
         message: message.into(),
     })
-}
-
-/// `target_tokens` from Python: positive, or an error (the core's rule).
-pub(crate) fn positive(n: Option<i64>) -> PyResult<Option<std::num::NonZeroU32>> {
-    n.map(tract_core::decision::target_tokens).transpose().py()
 }
 
 /// The summarizer a call names: its `content` (a summary written by the caller), else its
