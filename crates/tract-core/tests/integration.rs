@@ -3020,6 +3020,97 @@ fn modules_depend_only_on_lower_layers() {
     );
 }
 
+/// The other crates of the workspace have no cycle among their top-level modules either: each
+/// module's `crate::...` uses (in its file, or in its folder for a module with submodules) form
+/// a graph without a cycle.
+#[test]
+fn the_other_crates_modules_have_no_cycle() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let use_of = regex::Regex::new(r"crate::(?:(\w+)|\{([^}]*)\})").unwrap();
+    for krate in ["tract-cli", "tract-py", "tract-bench"] {
+        let src = crates.join(krate).join("src");
+        let mut deps: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            Default::default();
+        let mut files = vec![src.clone()];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            // The top-level module a file belongs to: its own name, or its folder's.
+            let rel = path.strip_prefix(&src).unwrap();
+            let first = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_str()
+                .unwrap();
+            let module = first.trim_end_matches(".rs").to_string();
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let entry = deps.entry(module.clone()).or_default();
+            for cap in use_of.captures_iter(code) {
+                let names: Vec<&str> = match (cap.get(1), cap.get(2)) {
+                    (Some(one), _) => vec![one.as_str()],
+                    (None, Some(group)) => group
+                        .as_str()
+                        .split(',')
+                        .filter_map(|p| p.trim().split("::").next())
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                entry.extend(
+                    names
+                        .into_iter()
+                        .filter(|d| !d.is_empty() && *d != module)
+                        .map(str::to_string),
+                );
+            }
+        }
+        // Depth-first search: a module met again while on the current path closes a cycle.
+        fn visit(
+            m: &str,
+            deps: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+            path: &mut Vec<String>,
+            done: &mut std::collections::BTreeSet<String>,
+        ) -> Option<Vec<String>> {
+            if let Some(i) = path.iter().position(|p| p == m) {
+                let mut cycle = path[i..].to_vec();
+                cycle.push(m.to_string());
+                return Some(cycle);
+            }
+            if done.contains(m) {
+                return None;
+            }
+            path.push(m.to_string());
+            for d in deps.get(m).into_iter().flatten() {
+                if deps.contains_key(d)
+                    && let Some(c) = visit(d, deps, path, done)
+                {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            done.insert(m.to_string());
+            None
+        }
+        let mut done = Default::default();
+        for m in deps.keys() {
+            if let Some(cycle) = visit(m, &deps, &mut Vec::new(), &mut done) {
+                panic!("{krate}: modules in a cycle: {}", cycle.join(" -> "));
+            }
+        }
+        assert!(!deps.is_empty(), "{krate}: no module found in {src:?}");
+    }
+}
+
 /// The inputs of a fuzz target's corpus in `fuzz/corpus/` (the inputs that reached new code,
 /// and every input that once failed), or none where the repository's fuzz folder is absent.
 fn fuzz_corpus(target: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
