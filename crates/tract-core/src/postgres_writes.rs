@@ -201,40 +201,18 @@ impl Writes {
                 ],
             ));
         }
-        let (set, removed) = split(self.stats);
-        if !set.0.is_empty() {
-            out.push(Statement::new(
-                "INSERT INTO @.branch_stats (name, stats) SELECT * FROM unnest($1::text[], $2::bytea[])
-                 ON CONFLICT (name) DO UPDATE SET stats = excluded.stats",
-                vec![
-                    param(set.0, Type::TEXT_ARRAY),
-                    param(set.1, Type::BYTEA_ARRAY),
-                ],
-            ));
-        }
-        if !removed.is_empty() {
-            out.push(Statement::new(
-                "DELETE FROM @.branch_stats WHERE name = ANY($1)",
-                vec![param(removed, Type::TEXT_ARRAY)],
-            ));
-        }
-        let (set, removed) = split(self.meta);
-        if !set.0.is_empty() {
-            out.push(Statement::new(
-                "INSERT INTO @.meta (key, value) SELECT * FROM unnest($1::text[], $2::bytea[])
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                vec![
-                    param(set.0, Type::TEXT_ARRAY),
-                    param(set.1, Type::BYTEA_ARRAY),
-                ],
-            ));
-        }
-        if !removed.is_empty() {
-            out.push(Statement::new(
-                "DELETE FROM @.meta WHERE key = ANY($1)",
-                vec![param(removed, Type::TEXT_ARRAY)],
-            ));
-        }
+        out.extend(named_values(
+            self.stats,
+            "INSERT INTO @.branch_stats (name, stats) SELECT * FROM unnest($1::text[], $2::bytea[])
+             ON CONFLICT (name) DO UPDATE SET stats = excluded.stats",
+            "DELETE FROM @.branch_stats WHERE name = ANY($1)",
+        ));
+        out.extend(named_values(
+            self.meta,
+            "INSERT INTO @.meta (key, value) SELECT * FROM unnest($1::text[], $2::bytea[])
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            "DELETE FROM @.meta WHERE key = ANY($1)",
+        ));
         out
     }
 }
@@ -335,22 +313,40 @@ fn ref_moves(moves: Vec<(String, Option<Key>, Option<Key>)>) -> Vec<Statement> {
     out
 }
 
-/// Values set (names and values) and names removed.
-type Split = ((Vec<String>, Vec<Vec<u8>>), Vec<String>);
-
-fn split(values: BTreeMap<String, Option<Vec<u8>>>) -> Split {
-    let mut set = (Vec::new(), Vec::new());
-    let mut removed = Vec::new();
+/// The statements of named values (a branch's counts, a setting): `upsert` (names and values)
+/// for those set, `delete` (names) for those removed (`None`).
+fn named_values(
+    values: BTreeMap<String, Option<Vec<u8>>>,
+    upsert: &'static str,
+    delete: &'static str,
+) -> Vec<Statement> {
+    let (mut names, mut set, mut removed) = (Vec::new(), Vec::new(), Vec::new());
     for (name, value) in values {
         match value {
             Some(v) => {
-                set.0.push(name);
-                set.1.push(v);
+                names.push(name);
+                set.push(v);
             }
             None => removed.push(name),
         }
     }
-    (set, removed)
+    let mut out = Vec::new();
+    if !names.is_empty() {
+        out.push(Statement::new(
+            upsert,
+            vec![
+                param(names, Type::TEXT_ARRAY),
+                param(set, Type::BYTEA_ARRAY),
+            ],
+        ));
+    }
+    if !removed.is_empty() {
+        out.push(Statement::new(
+            delete,
+            vec![param(removed, Type::TEXT_ARRAY)],
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
