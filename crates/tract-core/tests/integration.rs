@@ -2975,7 +2975,6 @@ const LAYERS: &[&[&str]] = &[
 fn modules_depend_only_on_lower_layers() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let layer_of = |m: &str| LAYERS.iter().position(|l| l.contains(&m));
-    let use_of = regex::Regex::new(r"crate::(?:(\w+)|\{([^}]*)\})").unwrap();
     let mut seen = Vec::new();
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
@@ -2988,26 +2987,15 @@ fn modules_depend_only_on_lower_layers() {
         let text = std::fs::read_to_string(&path).unwrap();
         // Unit tests may reach anywhere.
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for cap in use_of.captures_iter(code) {
-            let names: Vec<&str> = match (cap.get(1), cap.get(2)) {
-                (Some(one), _) => vec![one.as_str()],
-                (None, Some(group)) => group
-                    .as_str()
-                    .split(',')
-                    .filter_map(|p| p.trim().split("::").next())
-                    .collect(),
-                _ => Vec::new(),
-            };
-            for dep in names {
-                if dep == module {
-                    continue;
-                }
-                if let Some(dl) = layer_of(dep) {
-                    assert!(
-                        dl < layer,
-                        "{module} (layer {layer}) uses {dep} (layer {dl}): dependencies point down"
-                    );
-                }
+        for dep in crate_uses(code) {
+            if dep == module {
+                continue;
+            }
+            if let Some(dl) = layer_of(dep) {
+                assert!(
+                    dl < layer,
+                    "{module} (layer {layer}) uses {dep} (layer {dl}): dependencies point down"
+                );
             }
         }
         seen.push(module);
@@ -3020,13 +3008,30 @@ fn modules_depend_only_on_lower_layers() {
     );
 }
 
+/// The modules a crate's source names with `crate::...` (`crate::a::b`, `crate::{a, b::c}`).
+fn crate_uses(code: &str) -> Vec<&str> {
+    static USE_OF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let use_of = USE_OF.get_or_init(|| regex::Regex::new(r"crate::(?:(\w+)|\{([^}]*)\})").unwrap());
+    use_of
+        .captures_iter(code)
+        .flat_map(|cap| match (cap.get(1), cap.get(2)) {
+            (Some(one), _) => vec![one.as_str()],
+            (None, Some(group)) => group
+                .as_str()
+                .split(',')
+                .filter_map(|p| p.trim().split("::").next())
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
 /// The other crates of the workspace have no cycle among their top-level modules either: each
 /// module's `crate::...` uses (in its file, or in its folder for a module with submodules) form
 /// a graph without a cycle.
 #[test]
 fn the_other_crates_modules_have_no_cycle() {
     let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let use_of = regex::Regex::new(r"crate::(?:(\w+)|\{([^}]*)\})").unwrap();
     for krate in ["tract-cli", "tract-py", "tract-bench"] {
         let src = crates.join(krate).join("src");
         let mut deps: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
@@ -3055,24 +3060,12 @@ fn the_other_crates_modules_have_no_cycle() {
             }
             let text = std::fs::read_to_string(&path).unwrap();
             let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            let entry = deps.entry(module.clone()).or_default();
-            for cap in use_of.captures_iter(code) {
-                let names: Vec<&str> = match (cap.get(1), cap.get(2)) {
-                    (Some(one), _) => vec![one.as_str()],
-                    (None, Some(group)) => group
-                        .as_str()
-                        .split(',')
-                        .filter_map(|p| p.trim().split("::").next())
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                entry.extend(
-                    names
-                        .into_iter()
-                        .filter(|d| !d.is_empty() && *d != module)
-                        .map(str::to_string),
-                );
-            }
+            deps.entry(module.clone()).or_default().extend(
+                crate_uses(code)
+                    .into_iter()
+                    .filter(|d| !d.is_empty() && *d != module)
+                    .map(str::to_string),
+            );
         }
         // Depth-first search: a module met again while on the current path closes a cycle.
         fn visit(
