@@ -1,0 +1,96 @@
+//! Appending messages: what reopening keeps, blobs shared by identical payloads, token counts,
+//! batches, compare-and-swap, and the JSON input forms.
+
+use crate::support::temp_store;
+use serde_json::{Value, json};
+use tract_core::{AppendOptions, Error, Message, Role, Tract};
+
+#[test]
+fn messages_survive_reopening_and_compile_the_same() {
+    let (_d, path) = temp_store();
+    let before = {
+        let t = Tract::open(&path).unwrap();
+        t.system("be brief").unwrap();
+        t.user("hello").unwrap();
+        t.assistant("hi", vec![]).unwrap();
+        t.compile().unwrap().to_openai().to_string()
+    };
+    let t = Tract::open_existing(&path).unwrap();
+    let after = t.compile().unwrap().to_openai().to_string();
+    assert_eq!(before, after);
+    assert_eq!(t.log(None, None).unwrap().len(), 3);
+}
+
+#[test]
+fn identical_payloads_share_one_blob() {
+    let t = Tract::in_memory().unwrap();
+    let a = t.user("same words").unwrap();
+    let b = t.user("same words").unwrap();
+    assert_ne!(a.id, b.id);
+    assert_eq!(a.commit.blob, b.commit.blob);
+}
+
+#[test]
+fn token_counts_follow_the_cookbook_framing() {
+    let t = Tract::in_memory().unwrap();
+    let info = t.user("hello world").unwrap();
+    assert_eq!(info.token_count, 2 + 3);
+    assert_eq!(t.compile().unwrap().token_count(), 5 + 3);
+}
+
+#[test]
+fn a_batch_with_one_bad_message_commits_nothing() {
+    let t = Tract::in_memory().unwrap();
+    t.user("before").unwrap();
+    let head = t.head().unwrap();
+    let mut bad = Message::text(Role::Tool, "no call id");
+    bad.tool_call_id = None;
+    let err = t
+        .append_batch(vec![Message::text(Role::User, "ok"), bad])
+        .unwrap_err();
+    assert!(err.to_string().contains("message 2"), "{err}");
+    // A long batch: the error still names the right message.
+    let mut long: Vec<Message> = (0..400)
+        .map(|i| Message::text(Role::User, format!("m{i}")))
+        .collect();
+    long[299].tool_call_id = Some("not on a user message".into());
+    let err = t.append_batch(long).unwrap_err();
+    assert!(err.to_string().contains("message 300"), "{err}");
+    assert_eq!(t.head().unwrap(), head);
+    assert_eq!(t.log(None, None).unwrap().len(), 1);
+}
+
+#[test]
+fn compare_and_swap_append() {
+    let t = Tract::in_memory().unwrap();
+    let a = t.user("a").unwrap();
+    let opts = AppendOptions {
+        expected_head: Some(Some(a.id)),
+        note: None,
+    };
+    let b = t
+        .append_with(Message::text(Role::User, "b"), &opts)
+        .unwrap();
+    let err = t
+        .append_with(Message::text(Role::User, "c"), &opts)
+        .unwrap_err();
+    assert!(matches!(err, Error::HeadMoved { .. }), "{err}");
+    assert_eq!(t.head().unwrap().commit, Some(b.id));
+}
+
+#[test]
+fn json_input_forms_and_metadata() {
+    let t = Tract::in_memory().unwrap();
+    let m = tract_core::json::message_from_json(&json!({
+        "role": "assistant", "content": null, "refusal": null,
+        "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "grep", "arguments": "{\"a\": 1}"}}]
+    }))
+    .unwrap();
+    let info = t.append(m).unwrap();
+    let meta = info.metadata();
+    assert_eq!(meta["tool_calls"][0]["name"], "grep");
+    assert_eq!(meta["refusal"], Value::Null);
+    assert_eq!(info.content_type(), Some("tool_call"));
+    assert_eq!(info.op(), "append");
+}

@@ -1,0 +1,410 @@
+//! Claude Code sessions, keyed by line: imported whole or as they are written, rewound,
+//! redacted, followed by capture, and their sub-agents brought back as merged branches.
+
+use crate::support::{branch, fixture, open_bound, temp_store, texts};
+use serde_json::{Value, json};
+use tract_core::{Bind, Error, Role, SearchQuery};
+
+#[test]
+fn a_claude_code_session_imports_with_its_thinking_tools_times_and_compaction() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("sessions/cc")));
+    let file = fixture("claude-code-session.jsonl");
+    let report = t.import_file(&file, None).unwrap();
+    assert_eq!(
+        report.format,
+        Some(tract_core::transcript::Format::ClaudeCode)
+    );
+    assert_eq!((report.added, report.already), (10, 0));
+    // The snapshot, the progress line and the summary line carry no message; the retry is
+    // off the conversation's path.
+    assert_eq!((report.skipped, report.off_path), (3, 1));
+    // The view: the compaction replaced everything before it with its summary.
+    assert_eq!(
+        texts(&t),
+        [
+            "This session is being continued from a previous conversation. Summary: DATABASE_URL is read in config.py:42; one test fails.",
+            "Fix the failing test.",
+            "Fixed: the test expected the old URL."
+        ]
+    );
+    // History keeps every message, one assistant message per API response, the thinking
+    // block verbatim with its signature, tool results named after their calls.
+    // The retry the reader leaves out is kept as a record, the line verbatim.
+    let records = t.records(Some("claude_code.line"), None, None).unwrap();
+    assert_eq!(records.len(), 1);
+    assert!(
+        records[0].data.contains("\"uuid\":\"r1\""),
+        "{}",
+        records[0].data
+    );
+    let log: Vec<_> = t
+        .log(None, None)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.op() != "record")
+        .collect();
+    assert_eq!(log.len(), 10);
+    // Each commit names the lines it holds.
+    assert_eq!(log[0].commit.message.as_deref(), Some("claude-code a6"));
+    let first_answer = &log[8];
+    let m = first_answer.message.as_ref().unwrap();
+    let body = tract_core::json::message_to_json(m);
+    assert_eq!(
+        body["content"][0],
+        json!({"type": "thinking", "thinking": "I should grep for it.", "signature": "EqQBCkYIBxgCKkB4c2lnbmF0dXJl"})
+    );
+    assert_eq!(
+        body["content"][1],
+        json!({"type": "text", "text": "Let me search."})
+    );
+    assert_eq!(m.tool_calls[0].name, "Grep");
+    assert_eq!(
+        m.tool_calls[0].arguments,
+        r#"{"pattern":"DATABASE_URL","path":"."}"#
+    );
+    let results = t.find_tool_results(Some("Bash"), None, None).unwrap();
+    assert!(results.is_empty(), "compressed out of view");
+    let grep = log
+        .iter()
+        .find(|c| {
+            c.message
+                .as_ref()
+                .is_some_and(|m| m.name.as_deref() == Some("Grep"))
+        })
+        .unwrap();
+    assert_eq!(grep.message.as_ref().unwrap().role, Role::Tool);
+    let failing = &log[3];
+    assert!(failing.message.as_ref().unwrap().is_error);
+    // Times are the transcript's.
+    assert_eq!(log[9].commit.timestamp_us, 1_795_165_200_120_000);
+    let compress = &log[2];
+    assert_eq!(compress.op(), "compress");
+    match &compress.commit.op {
+        tract_core::Op::Compress {
+            sources,
+            summarizer,
+            params,
+            ..
+        } => {
+            assert_eq!(sources.len(), 7);
+            assert_eq!(summarizer, "imported:claude-code");
+            assert_eq!(
+                params.get("trigger").map(String::as_str),
+                Some("\"manual\"")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Importing it again adds nothing.
+    let again = t.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.already, again.recorded), (0, 10, 0));
+    assert_eq!(t.log(None, None).unwrap().len(), 11);
+}
+
+/// A user line of a Claude Code session.
+fn cc_user(uuid: &str, parent: Option<&str>, content: Value) -> String {
+    json!({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "5e55e55e-0000-4000-8000-000000000001",
+           "cwd": "/work/app", "isSidechain": false, "timestamp": "2026-11-20T10:00:00.000Z",
+           "message": {"role": "user", "content": content}})
+    .to_string()
+}
+
+/// An assistant line of a Claude Code session: one block of response `response`.
+fn cc_assistant(uuid: &str, parent: &str, response: &str, block: Value) -> String {
+    json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "5e55e55e-0000-4000-8000-000000000001",
+           "cwd": "/work/app", "isSidechain": false, "timestamp": "2026-11-20T10:00:01.000Z",
+           "message": {"id": response, "role": "assistant", "content": [block]}})
+    .to_string()
+}
+
+/// A session with a response of two parallel tool calls whose results fan out.
+fn cc_parallel_session() -> Vec<String> {
+    let call =
+        |id: &str| json!({"type": "tool_use", "id": id, "name": "Read", "input": {"file": id}});
+    let result = |id: &str| json!([{"type": "tool_result", "tool_use_id": id, "content": format!("text of {id}")}]);
+    vec![
+        cc_user("u1", None, json!("Read both files.")),
+        cc_assistant(
+            "a1",
+            "u1",
+            "msg_1",
+            json!({"type": "thinking", "thinking": "Both at once.", "signature": "c2ln"}),
+        ),
+        cc_assistant("a2", "a1", "msg_1", call("t1")),
+        cc_assistant("a3", "a2", "msg_1", call("t2")),
+        cc_user("r1", Some("a2"), result("t1")),
+        cc_user("r2", Some("a3"), result("t2")),
+        cc_assistant(
+            "a4",
+            "r2",
+            "msg_2",
+            json!({"type": "text", "text": "Both read."}),
+        ),
+    ]
+}
+
+#[test]
+fn a_claude_code_session_imported_as_it_is_written_ends_as_one_import_of_the_whole_file() {
+    let (dir, path) = temp_store();
+    let lines = cc_parallel_session();
+    let file = dir.path().join("s.jsonl");
+    let live = open_bound(&path, Bind::Branch(branch("live")));
+    let mut edited = 0;
+    for k in 1..=lines.len() {
+        std::fs::write(&file, lines[..k].join("\n") + "\n").unwrap();
+        let r = live.import_file(&file, None).unwrap();
+        edited += r.edited;
+        // After every line, the view is what one import of the file so far makes.
+        let once = open_bound(&path, Bind::Branch(branch(&format!("once-{k}"))));
+        once.import_file(&file, None).unwrap();
+        assert_eq!(texts(&live), texts(&once), "after line {k}");
+    }
+    // The response grew twice (its call lines came after its thinking line).
+    assert_eq!(edited, 2);
+    let view = live.compile().unwrap();
+    let ms = view.messages();
+    assert_eq!(ms.len(), 5);
+    let joined = tract_core::json::message_to_json(&ms[1].message);
+    assert_eq!(joined["content"][0]["signature"], "c2ln");
+    assert_eq!(ms[1].message.tool_calls.len(), 2);
+    assert_eq!(
+        texts(&live)[2..],
+        ["text of t1", "text of t2", "Both read."]
+    );
+    // Every line is in history once: a second import of the whole file adds nothing.
+    let again = live.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.edited, again.recorded), (0, 0, 0));
+    assert!(live.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn a_rewound_conversation_moves_the_branch_and_the_old_path_stays_in_history() {
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("s")));
+    let file = dir.path().join("s.jsonl");
+    let mut lines = vec![
+        cc_user("u1", None, json!("Name a colour.")),
+        cc_assistant(
+            "a1",
+            "u1",
+            "msg_1",
+            json!({"type": "text", "text": "Blue."}),
+        ),
+        cc_user("u2", Some("a1"), json!("Another.")),
+        cc_assistant(
+            "a2",
+            "u2",
+            "msg_2",
+            json!({"type": "text", "text": "Green."}),
+        ),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    t.import_file(&file, None).unwrap();
+    let old_tip = t.head().unwrap().commit.unwrap();
+    // The user goes back to after "Blue." and asks something else (Claude Code's rewind).
+    lines.push(cc_user("u3", Some("a1"), json!("Why blue?")));
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let r = t.import_file(&file, None).unwrap();
+    assert!(r.rewound);
+    assert_eq!(r.added, 1);
+    assert_eq!(texts(&t), ["Name a colour.", "Blue.", "Why blue?"]);
+    // The old path is where the reflog says; its lines are not kept again as records.
+    let moves = t.reflog("s", None).unwrap();
+    assert!(moves.iter().any(|m| m.old == Some(old_tip)), "{moves:?}");
+    assert!(
+        t.records(Some("claude_code.line"), None, None)
+            .unwrap()
+            .is_empty()
+    );
+    let again = t.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.recorded, again.rewound), (0, 0, false));
+    // A file that holds less than the branch (pruned) moves nothing back.
+    std::fs::write(&file, lines[..2].join("\n") + "\n").unwrap();
+    let head = t.head().unwrap().commit;
+    t.import_file(&file, None).unwrap();
+    assert_eq!(t.head().unwrap().commit, head);
+    assert!(t.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn a_redacted_line_is_never_imported_again() {
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("s")));
+    let file = dir.path().join("s.jsonl");
+    let lines = [
+        cc_user("u1", None, json!("My key is sk-live-123.")),
+        cc_assistant(
+            "a1",
+            "u1",
+            "msg_1",
+            json!({"type": "text", "text": "Noted."}),
+        ),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    t.import_file(&file, None).unwrap();
+    let first = t
+        .log(None, None)
+        .unwrap()
+        .into_iter()
+        .find(|c| c.commit.message.as_deref() == Some("claude-code u1"))
+        .unwrap();
+    t.redact(first.id, "a secret").unwrap();
+    let r = t.import_file(&file, None).unwrap();
+    assert_eq!((r.added, r.already), (0, 2));
+    assert!(t.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn capture_follows_a_projects_folder_line_by_line_and_resumes_from_the_store() {
+    use std::io::Write as _;
+    use tract_core::capture::Capture;
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let projects = dir.path().join("projects");
+    let folder = projects.join("-work-app");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("5e55e55e-0000-4000-8000-000000000001.jsonl");
+    let lines = cc_parallel_session();
+    let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
+    let expected_branch = "claude/-work-app/5e55e55e-0000-4000-8000-000000000001";
+    // A line being written waits for its end.
+    let mut f = std::fs::File::create(&file).unwrap();
+    write!(f, "{}\n{}", lines[0], &lines[1][..20]).unwrap();
+    f.flush().unwrap();
+    let pass = capture.pass().unwrap();
+    assert_eq!(pass.imported.len(), 1);
+    assert_eq!(pass.imported[0].branch, expected_branch);
+    assert_eq!(pass.imported[0].report.added, 1);
+    writeln!(f, "{}", &lines[1][20..]).unwrap();
+    for l in &lines[2..4] {
+        writeln!(f, "{l}").unwrap();
+    }
+    f.flush().unwrap();
+    let pass = capture.pass().unwrap();
+    assert_eq!(pass.imported[0].report.added, 1);
+    assert_eq!(pass.imported[0].report.edited, 0);
+    // Nothing new: nothing imported.
+    assert!(capture.pass().unwrap().imported.is_empty());
+    // A new capture (a restart) resumes from what the store holds.
+    for l in &lines[4..] {
+        writeln!(f, "{l}").unwrap();
+    }
+    f.flush().unwrap();
+    let mut restarted = Capture::new(t.store().clone(), &projects).unwrap();
+    let pass = restarted.pass().unwrap();
+    assert_eq!(pass.imported[0].report.added, 3);
+    assert_eq!(pass.imported[0].report.already, 2);
+    assert_eq!(restarted.status().sessions, 1);
+    let session = open_bound(&path, Bind::Branch(branch(expected_branch)));
+    assert_eq!(
+        texts(&session)[2..],
+        ["text of t1", "text of t2", "Both read."]
+    );
+    // A file Claude Code deletes leaves the branch as it is.
+    std::fs::remove_file(&file).unwrap();
+    assert!(restarted.pass().unwrap().imported.is_empty());
+    assert_eq!(texts(&session).len(), 5);
+    // A branch deleted in tract is not brought back.
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    t.delete_branch(&branch(expected_branch)).unwrap();
+    let mut third = Capture::new(t.store().clone(), &projects).unwrap();
+    let pass = third.pass().unwrap();
+    assert!(pass.imported.is_empty());
+    assert_eq!(pass.deleted.len(), 1);
+    assert!(
+        !t.branches()
+            .unwrap()
+            .iter()
+            .any(|b| b.name == expected_branch)
+    );
+    // A folder that is not there is an error.
+    let missing = Capture::new(t.store().clone(), dir.path().join("nope"));
+    assert!(
+        matches!(missing, Err(Error::Io { .. })),
+        "{:?}",
+        missing.err()
+    );
+}
+
+#[test]
+fn claude_code_sub_agents_come_back_as_merged_branches_of_their_own() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("review")));
+    let file = fixture("claude-code-agents.jsonl");
+    let report = t.import_file(&file, None).unwrap();
+    // One assistant message with both Task calls (one API response on two lines).
+    assert_eq!(report.added, 5, "{report:?}");
+    // The main view: the two Task results are the sub-agents' answers.
+    assert_eq!(
+        texts(&t),
+        [
+            "Review the auth module and the billing module.",
+            "",
+            "Auth: the session token is never rotated.",
+            "Billing rounds cents down in refunds.\nagentId: b4 (for resuming)",
+            "Two findings: token rotation (auth) and refund rounding (billing)."
+        ]
+    );
+    // Each sub-agent's conversation is a branch of its own (from its file beside the
+    // session, or from the session's own sidechain lines) forked at the calls, merged back
+    // as the result.
+    let auth = open_bound(&path, Bind::Branch(branch("review/agents/a1b2c3")));
+    assert_eq!(auth.log(None, None).unwrap().len(), 2 + 4);
+    assert_eq!(
+        texts(&auth)[4..],
+        [
+            "Review src/auth for bugs.",
+            "",
+            "No matches found",
+            "Auth: the session token is never rotated."
+        ]
+    );
+    let billing = open_bound(&path, Bind::Branch(branch("review/agents/b4")));
+    assert_eq!(
+        texts(&billing).last().unwrap(),
+        "Billing rounds cents down in refunds."
+    );
+    let merges: Vec<_> = t
+        .log(None, None)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.op() == "merge")
+        .collect();
+    assert_eq!(merges.len(), 2);
+    assert!(
+        t.search(&SearchQuery {
+            query: "No matches".into(),
+            history: true,
+            ..SearchQuery::default()
+        })
+        .unwrap()
+        .len()
+            == 1
+    );
+    assert!(t.fsck().unwrap().is_clean());
+    // Again: nothing new, on any branch.
+    let again = t.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.already), (0, 5));
+}
+
+/// Found by fuzzing (transcript_parse): two lines of one API response repeating a tool call id
+/// were joined into a message that could not be stored. Claude Code's reader shows both lines,
+/// so each is a message of its own (a joined message must hold together).
+#[test]
+fn a_response_whose_lines_repeat_a_call_keeps_each_line_as_a_message() {
+    let line = |uuid: &str, parent: Option<&str>| {
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "s",
+               "message": {"id": "msg_1", "role": "assistant", "content": [
+                   {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {}}]}})
+        .to_string()
+    };
+    let text = format!("{}\n{}\n", line("a", None), line("b", Some("a")));
+    let Ok(tract_core::transcript::Transcript::Steps { steps, .. }) =
+        tract_core::transcript::parse(&text, None)
+    else {
+        panic!("not read");
+    };
+    let lines: Vec<&[String]> = steps.iter().map(|s| s.lines()).collect();
+    assert_eq!(lines, [["a".to_string()], ["b".to_string()]]);
+}

@@ -1,0 +1,27 @@
+//! The Rust API end to end, against real store files: one test binary, one module per concept.
+//! Every test runs once per backend: on store files, and again with every store on PostgreSQL
+//! when `TRACT_TEST_POSTGRES` names a server (`support::temp_store`).
+
+mod support;
+
+mod append;
+mod branch;
+mod claude_code;
+mod compress;
+mod edit;
+mod exports;
+mod fsck;
+mod fuzz;
+mod history;
+mod imports;
+mod layers;
+mod merge;
+mod policy;
+mod postgres;
+mod records;
+mod redact;
+mod sessions;
+mod store;
+mod sync;
+mod tools;
+mod view;

@@ -1,0 +1,264 @@
+//! Sync: push, pull and clone by hash (on this run's backend, and across backends).
+
+use crate::support::{branch, call, file_store, open_bound, postgres_url, temp_store};
+use tract_core::{Bind, Content, Error, MergeRequest, Rev, SearchQuery, Tract};
+
+/// A store with the history sync must carry: tool calls and results, a large chunked result,
+/// an edit, a sub-agent merged back, a compression and a redaction, on two branches.
+fn rich_history(path: &std::path::Path) -> Tract {
+    let t = open_bound(path, Bind::Branch(branch("main")));
+    t.system("sys").unwrap();
+    t.user("find the bug").unwrap();
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    t.tool_result("c1", "grep", "x".repeat(3 << 20), false)
+        .unwrap();
+    let sub = t.fork(&branch("sub"), None).unwrap();
+    sub.user("sub task").unwrap();
+    sub.assistant("sub answer", vec![]).unwrap();
+    t.user("meanwhile").unwrap();
+    t.merge(&branch("sub"), &MergeRequest::default()).unwrap();
+    let secret = t.user("my password is hunter2").unwrap();
+    t.redact(secret.id, "a password").unwrap();
+    t.assistant("", vec![call("c2", "read_file")]).unwrap();
+    t.tool_result("c2", "read_file", "fn main() {}", false)
+        .unwrap();
+    let found = t.find_tool_results(Some("read_file"), None, None).unwrap();
+    t.edit(
+        found[0].id,
+        Content::Text("fn main() { /* edited */ }".into()),
+    )
+    .unwrap();
+    let ids: Vec<Rev> = t
+        .find_tool_turns(Some("grep"))
+        .unwrap()
+        .iter()
+        .flat_map(|turn| turn.all_hashes())
+        .map(Rev::from)
+        .collect();
+    t.compress(&tract_core::CompressRequest {
+        commits: Some(ids),
+        summarizer: Some(&tract_core::Manual("grep found it".into())),
+        ..tract_core::CompressRequest::default()
+    })
+    .unwrap();
+    t.assistant("done", vec![]).unwrap();
+    t
+}
+
+fn graph_ids(t: &Tract, name: &str) -> Vec<tract_core::CommitId> {
+    t.log_graph(Some(&Rev::parse(name).unwrap()), None)
+        .unwrap()
+        .iter()
+        .map(|c| c.id)
+        .collect()
+}
+
+fn all_branches(t: &Tract) -> Vec<(String, tract_core::CommitId)> {
+    t.branches()
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.name.to_string(), b.head))
+        .collect()
+}
+
+#[test]
+fn push_sends_only_what_the_receiver_lacks_and_clones_of_clones_keep_every_id() {
+    let (_a, a) = temp_store();
+    let (_b, b) = temp_store();
+    let src = rich_history(&a);
+    Tract::open(&b).unwrap();
+    let options = tract_core::SyncOptions::default();
+    let first = src.push(&b, &options).unwrap();
+    let commits = src.log_graph(None, None).unwrap().len() as u64;
+    assert_eq!(first.commits, commits, "every commit of both branches once");
+    assert_eq!(first.branches.len(), 2);
+    assert!(first.branches.iter().all(|s| s.old.is_none() && !s.forced));
+    let dst = open_bound(&b, Bind::Branch(branch("main")));
+    assert_eq!(all_branches(&dst), all_branches(&src));
+    assert_eq!(graph_ids(&dst, "main"), graph_ids(&src, "main"));
+    assert_eq!(
+        dst.compile().unwrap().to_openai(),
+        src.compile().unwrap().to_openai()
+    );
+    assert!(dst.fsck().unwrap().is_clean());
+    // The redaction travelled as a tombstone: the text is nowhere in the receiver.
+    let hits = dst
+        .search(&SearchQuery {
+            query: "hunter2".into(),
+            history: true,
+            ..SearchQuery::default()
+        })
+        .unwrap();
+    assert!(hits.is_empty());
+    // Nothing new: nothing travels.
+    let again = src.push(&b, &options).unwrap();
+    assert_eq!((again.commits, again.blobs), (0, 0));
+    assert!(again.branches.iter().all(|s| s.up_to_date()));
+    // Two new messages: two commits travel, and the branch fast-forwards.
+    src.user("one more").unwrap();
+    src.assistant("and done", vec![]).unwrap();
+    let more = src.push(&b, &options).unwrap();
+    assert_eq!((more.commits, more.blobs), (2, 2));
+    assert_eq!(
+        dst.compile().unwrap().to_openai(),
+        src.compile().unwrap().to_openai()
+    );
+    // A clone of a clone has identical ids, branches, HEAD and view.
+    let (_c, c) = temp_store();
+    let (_d, d) = temp_store();
+    let (cloned, _) = Tract::clone_store(&b, &c, tract_core::StoreOptions::default()).unwrap();
+    let (twice, report) = Tract::clone_store(&c, &d, tract_core::StoreOptions::default()).unwrap();
+    assert_eq!(report.commits, commits + 2);
+    for t in [&cloned, &twice] {
+        assert_eq!(all_branches(t), all_branches(&src));
+        assert_eq!(graph_ids(t, "main"), graph_ids(&src, "main"));
+        assert_eq!(
+            t.store_head().unwrap().target,
+            src.store_head().unwrap().target
+        );
+        assert!(t.fsck().unwrap().is_clean());
+    }
+    assert_eq!(
+        twice.compile().unwrap().to_openai(),
+        src.compile().unwrap().to_openai()
+    );
+}
+
+#[test]
+fn a_diverged_branch_is_refused_unless_forced_and_its_old_tip_stays_in_the_reflog() {
+    let (_a, a) = temp_store();
+    let (_b, b) = temp_store();
+    let src = open_bound(&a, Bind::Branch(branch("main")));
+    src.user("shared").unwrap();
+    let (dst, _) = Tract::clone_store(&a, &b, tract_core::StoreOptions::default()).unwrap();
+    let ours = dst.user("only in the receiver").unwrap().id;
+    let theirs = src.user("only in the sender").unwrap().id;
+    match src.push(&b, &tract_core::SyncOptions::default()) {
+        Err(Error::Diverged {
+            branch,
+            receiver,
+            sender,
+        }) => assert_eq!((branch.as_str(), receiver, sender), ("main", ours, theirs)),
+        other => panic!("expected Diverged, got {other:?}"),
+    }
+    assert_eq!(dst.resolve(&Rev::parse("main").unwrap()).unwrap(), ours);
+    // The receiver pulling from the sender diverges the same way.
+    assert!(matches!(
+        dst.pull(&a, &tract_core::SyncOptions::default()),
+        Err(Error::Diverged { .. })
+    ));
+    let forced = src
+        .push(
+            &b,
+            &tract_core::SyncOptions {
+                force: true,
+                ..tract_core::SyncOptions::default()
+            },
+        )
+        .unwrap();
+    assert!(forced.branches[0].forced);
+    let dst = Tract::open_existing(&b).unwrap();
+    assert_eq!(dst.resolve(&Rev::parse("main").unwrap()).unwrap(), theirs);
+    let moves = dst.reflog("main", None).unwrap();
+    assert_eq!(
+        moves[0].old,
+        Some(ours),
+        "the old tip is kept in the reflog"
+    );
+    assert!(dst.get_commit(ours).is_ok());
+}
+
+#[test]
+fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
+    let (_a, a) = temp_store();
+    let (_b, b) = temp_store();
+    let src = open_bound(&a, Bind::Branch(branch("main")));
+    src.user("on main").unwrap();
+    src.fork(&branch("side"), None)
+        .unwrap()
+        .user("on side")
+        .unwrap();
+    let policy = tract_core::ToolPolicy {
+        auto_threshold: Some(500),
+        ..tract_core::ToolPolicy::default()
+    };
+    src.set_tool_policy(&policy).unwrap();
+    let dst = Tract::open(&b).unwrap();
+    let only_side = tract_core::SyncOptions {
+        branches: Some(vec![branch("side")]),
+        settings: true,
+        ..tract_core::SyncOptions::default()
+    };
+    let report = dst.pull(&a, &only_side).unwrap();
+    assert!(report.settings);
+    assert_eq!(
+        all_branches(&dst)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>(),
+        ["side"]
+    );
+    assert_eq!(dst.tool_policy().unwrap(), policy);
+    // A branch the sender does not have.
+    let nope = tract_core::SyncOptions {
+        branches: Some(vec![branch("nope")]),
+        ..tract_core::SyncOptions::default()
+    };
+    assert!(matches!(
+        dst.pull(&a, &nope),
+        Err(Error::UnknownBranch { name, .. }) if name == "nope"
+    ));
+    // A receiver that is not a tract store, or not there at all: nothing is written.
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_store = dir.path().join("notes.txt");
+    std::fs::write(&not_a_store, "hello").unwrap();
+    assert!(matches!(
+        src.push(&not_a_store, &tract_core::SyncOptions::default()),
+        Err(Error::NotAStore { .. })
+    ));
+    assert_eq!(std::fs::read_to_string(&not_a_store).unwrap(), "hello");
+    let missing = dir.path().join("missing.redb");
+    assert!(
+        src.push(&missing, &tract_core::SyncOptions::default())
+            .is_err()
+    );
+    assert!(!missing.exists());
+    // Cloning into a store that already has branches.
+    assert!(matches!(
+        Tract::clone_store(&a, &b, tract_core::StoreOptions::default()),
+        Err(Error::InvalidOperation { .. })
+    ));
+}
+
+#[test]
+fn sync_between_a_file_and_postgresql_in_both_directions_keeps_every_id() {
+    if postgres_url().is_none() {
+        return;
+    }
+    let (_a, pg) = temp_store();
+    let (_f, file) = file_store();
+    let (_g, back) = file_store();
+    let src = rich_history(&file);
+    let (on_pg, _) = Tract::clone_store(&file, &pg, tract_core::StoreOptions::default()).unwrap();
+    let (again, _) = Tract::clone_store(&pg, &back, tract_core::StoreOptions::default()).unwrap();
+    for t in [&on_pg, &again] {
+        assert_eq!(all_branches(t), all_branches(&src));
+        assert_eq!(graph_ids(t, "main"), graph_ids(&src, "main"));
+        assert!(t.fsck().unwrap().is_clean());
+    }
+    src.user("later").unwrap();
+    assert_eq!(
+        src.push(&pg, &tract_core::SyncOptions::default())
+            .unwrap()
+            .commits,
+        1
+    );
+    assert_eq!(
+        again
+            .pull(&pg, &tract_core::SyncOptions::default())
+            .unwrap()
+            .commits,
+        1
+    );
+    assert_eq!(graph_ids(&again, "main"), graph_ids(&src, "main"));
+}

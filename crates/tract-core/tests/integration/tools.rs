@@ -1,0 +1,117 @@
+//! Tool calls and results: queries over the view, turns with their lifecycle, and repair of
+//! pending calls.
+
+use crate::support::{call, temp_store, tool_session};
+use tract_core::{BranchName, Content, Error, Rev, Tract};
+
+#[test]
+fn tool_queries_follow_the_view() {
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let grep = t.find_tool_results(Some("grep"), None, None).unwrap();
+    assert_eq!(
+        grep.iter().map(|i| i.id).collect::<Vec<_>>(),
+        [c[4].id, c[8].id]
+    );
+    assert_eq!(t.find_tool_results(None, None, None).unwrap().len(), 4);
+    let after = t
+        .find_tool_results(Some("grep"), Some(&Rev::from(c[4].id)), None)
+        .unwrap();
+    assert_eq!(after.len(), 1);
+    let before = t
+        .find_tool_results(None, None, Some(&Rev::from(c[6].id)))
+        .unwrap();
+    assert_eq!(before.len(), 2);
+    assert!(
+        t.find_tool_results(Some("nope"), None, None)
+            .unwrap()
+            .is_empty()
+    );
+    // An edited result is returned once, as its position, with the current version reachable.
+    let e = t
+        .edit_tool_result(c[4].id, "g1", "grep", Content::Text("config.py:42".into()))
+        .unwrap();
+    let grep = t.find_tool_results(Some("grep"), None, None).unwrap();
+    assert_eq!(grep.len(), 2);
+    assert_eq!(grep[0].id, c[4].id);
+    let current = grep[0].current.as_ref().unwrap();
+    assert_eq!(current.commit, e.id);
+    assert_eq!(current.message.content.text(), "config.py:42");
+    assert!(
+        grep[0]
+            .message
+            .as_ref()
+            .unwrap()
+            .content
+            .text()
+            .starts_with("config.py:42: DATABASE_URL")
+    );
+    // After/before outside the view are errors.
+    t.create_branch(&BranchName::new("side").unwrap(), Some(&Rev::from(c[1].id)))
+        .unwrap();
+    t.switch("side").unwrap();
+    let other = t.user("elsewhere").unwrap();
+    t.switch("main").unwrap();
+    assert!(matches!(
+        t.find_tool_results(None, Some(&Rev::from(other.id)), None),
+        Err(Error::NotInView { .. })
+    ));
+    let calls = t.find_tool_calls(Some("grep")).unwrap();
+    assert_eq!(
+        calls.iter().map(|i| i.id).collect::<Vec<_>>(),
+        [c[2].id, c[7].id]
+    );
+    assert_eq!(t.find_tool_calls(None).unwrap().len(), 4);
+}
+
+#[test]
+fn turns_carry_results_in_call_order_and_lifecycle() {
+    let t = Tract::in_memory().unwrap();
+    let c = tool_session(&t);
+    let turns = t.find_tool_turns(None).unwrap();
+    assert_eq!(turns.len(), 4);
+    let first = &turns[0];
+    assert_eq!(first.call.id, c[2].id);
+    assert_eq!(
+        first.result_hashes(),
+        [c[4].id, c[3].id],
+        "call order, not record order"
+    );
+    assert_eq!(first.tool_names(), ["grep", "read_file"]);
+    assert_eq!(first.all_hashes(), [c[2].id, c[4].id, c[3].id]);
+    use tract_core::CallState;
+    assert_eq!(first.calls[0].state, CallState::Ok);
+    assert!(first.calls[0].duration_us.is_some());
+    assert_eq!(first.calls[0].arguments, r#"{"q":"g1"}"#);
+    assert_eq!(turns[1].calls[0].state, CallState::Error);
+    assert_eq!(turns[3].calls[0].state, CallState::Pending);
+    assert!(turns[3].results.is_empty());
+    assert_eq!(t.find_tool_turns(Some("grep")).unwrap().len(), 2);
+    assert!(t.find_tool_turns(Some("nope")).unwrap().is_empty());
+}
+
+#[test]
+fn repair_answers_every_pending_call_once() {
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let c = tool_session(&t);
+    t.assistant("", vec![call("p1", "bash"), call("p2", "grep")])
+        .unwrap();
+    assert_eq!(t.pending_tool_calls().unwrap().len(), 3);
+    let repaired = t.repair().unwrap();
+    assert_eq!(repaired.len(), 3);
+    assert!(
+        repaired
+            .iter()
+            .all(|r| r.message.as_ref().unwrap().is_error)
+    );
+    assert!(t.pending_tool_calls().unwrap().is_empty());
+    assert!(t.repair().unwrap().is_empty(), "repair is idempotent");
+    let reopened = Tract::open_existing(&path).unwrap();
+    let compiled = reopened.compile().unwrap();
+    assert!(compiled.warnings().is_empty(), "{:?}", compiled.warnings());
+    let turns = reopened.find_tool_turns(Some("edit_file")).unwrap();
+    assert_eq!(turns[0].results.len(), 1);
+    assert_eq!(turns[0].calls[0].state, tract_core::CallState::Error);
+    assert_eq!(turns[0].call.id, c[9].id);
+}
