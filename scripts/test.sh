@@ -26,21 +26,33 @@ timings() {
 }
 # The PostgreSQL server is stopped however the run ends, keeping the run's exit status.
 pgdir=""
+python_pid=""
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
 on_exit() {
     local rc=$?
+    if [ -n "$python_pid" ]; then kill_tree "$python_pid"; fi
     if [ -n "$pgdir" ]; then "$root/scripts/postgres.sh" stop "$pgdir" || true; fi
     timings
     exit "$rc"
 }
 trap on_exit EXIT
 
-phase "cargo fmt --check"
-cargo fmt --all -- --check
+# Lints ride on the test build: cargo runs clippy's driver (rustc with clippy's lints, the
+# compiler `cargo clippy` itself runs) on the workspace's own crates, so one build both lints
+# and compiles them and the dependencies are compiled once, for the tests. Exported, so every
+# cargo run below (and maturin's) sees the same compiler and reuses what the first one built.
+RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver)
+CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings"
+export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 
-phase "cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-
-phase "PostgreSQL: a throwaway server on 127.0.0.1 for the database backend"
+phase "system packages: PostgreSQL, PgBouncer, Chromium and its driver, when missing"
+# A throwaway PostgreSQL on 127.0.0.1 for the database backend (with TLS, and a PgBouncer), and
+# the browser that tests `tract serve`'s page: Debian's packages (CI runs as root; elsewhere
+# through sudo).
 pgdir="$root/target/pg"
 pg_url=$(scripts/postgres.sh start "$pgdir")
 # The URLs (direct and through PgBouncer), the certificates and the server's directory, as
@@ -49,20 +61,6 @@ pg_url=$(scripts/postgres.sh start "$pgdir")
 # shellcheck source=/dev/null
 source "$pgdir/env"
 export -n TRACT_TEST_POSTGRES TRACT_TEST_POSTGRES_DIR
-
-phase "cargo test"
-cargo test --workspace --locked
-
-phase "cargo test: the core integration suite again, every store on PostgreSQL through PgBouncer"
-# As production runs it: TLS to a pooler in transaction mode. The tests that change rows behind
-# tract's back reach the server directly. (The Python suite uses the server directly.)
-# `--workspace` resolves features as the run above did, so its test binary is reused, not built
-# again (tract-core's PostgreSQL backend is already on: the CLI enables it).
-TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
-    cargo test --workspace --locked --test integration
-
-phase "browser: Chromium and its driver, for the tests of the page \`tract serve\` serves"
-# Debian's packages, installed when missing (CI runs as root; elsewhere through sudo).
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -70,26 +68,69 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
         chromium chromium-driver >/dev/null
 fi
+# cargo-nextest runs every test binary's tests side by side in one pool, each test in its own
+# process; most wait on processes, fsyncs and servers, so more run at once than there are cores.
+if ! cargo nextest --version >/dev/null 2>&1; then
+    cargo install --locked cargo-nextest
+fi
 
-phase "python: build the wheel into a fresh venv"
+# The Python side is made in the background while cargo builds: a fresh virtual environment
+# with the suite's packages, then the wheel (which waits for the build's lock, and compiles
+# while the Rust tests run: they mostly wait).
 venv=target/test-venv
-rm -rf "$venv" target/wheels
-python3 -m venv "$venv"
-# The providers' SDKs: their request types check what compile produces (tests/python/providers.py);
-# the MCP client drives `tract mcp`; LangGraph and its checkpointer conformance suite test the
-# LangGraph drop-in; Selenium drives the headless Chromium that tests `tract serve`'s page;
-# pytest-xdist runs the suite on two workers.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=8" \
-    "pytest-xdist>=3.5,<4" \
-    "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
-    "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5"
-# The dev profile (dependencies optimized, as `cargo test` built them above, so only the
-# bindings and the core are compiled again): a release build would compile every dependency
-# a second time for a suite that spends its time waiting on processes and servers.
-"$venv/bin/maturin" build --locked -m crates/tract-py/Cargo.toml -o target/wheels
-# With the extras of the framework drop-ins: their tests run the frameworks' own packages.
-wheel=$(ls target/wheels/tract_context-*.whl)
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${wheel}[openai-agents,langgraph,claude-agent-sdk]"
+logs=target/test-logs
+rm -rf "$venv" target/wheels "$logs"
+mkdir -p "$logs"
+python_side() {
+    python3 -m venv "$venv"
+    # The providers' SDKs: their request types check what compile produces
+    # (tests/python/providers.py); the MCP client drives `tract mcp`; LangGraph and its
+    # checkpointer conformance suite test the LangGraph drop-in; Selenium drives the headless
+    # Chromium that tests `tract serve`'s page; pytest-xdist runs the suite on two workers.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" \
+        "pytest>=8" "pytest-xdist>=3.5,<4" \
+        "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
+        "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5"
+    # The dev profile: its dependencies are the ones the Rust tests use, so mostly only the
+    # bindings are compiled; the suite spends its time waiting on processes, servers and a
+    # browser (docs/development.md).
+    "$venv/bin/maturin" build --locked -m crates/tract-py/Cargo.toml -o target/wheels
+    # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
+    local wheel
+    wheel=$(ls target/wheels/tract_context-*.whl)
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "${wheel}[openai-agents,langgraph,claude-agent-sdk]"
+}
+python_side >"$logs/python.log" 2>&1 &
+python_pid=$!
+
+phase "cargo fmt --check"
+cargo fmt --all -- --check
+
+phase "build: every crate and target, with clippy's lints (-D warnings)"
+cargo test --workspace --locked --no-run
+
+phase "Rust tests: unit, the core's integration suite, the CLI end to end, doc tests"
+cargo nextest run --workspace --locked --no-fail-fast --test-threads 6
+cargo test --workspace --locked --doc
+
+phase "Rust: the core integration suite again, every store on PostgreSQL through PgBouncer"
+# As production runs it: TLS to a pooler in transaction mode. The tests that change rows behind
+# tract's back reach the server directly. (The Python suite uses the server directly.)
+# `--workspace` resolves features as the build above did, so its test binary is reused.
+TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
+    cargo nextest run --workspace --locked --no-fail-fast --test-threads 4 --test integration
+
+phase "python: the virtual environment and the wheel (made in the background since the start)"
+rc=0
+wait "$python_pid" || rc=$?
+python_pid=""
+if [ "$rc" -ne 0 ]; then
+    cat "$logs/python.log"
+    echo "test.sh: the Python environment or the wheel failed (above)" >&2
+    exit 1
+fi
+grep -v '^\s*$' "$logs/python.log" | tail -n 5 || true
 
 phase "pytest"
 # Run from the test folder so `import tract` can only find the installed wheel. The tests that
