@@ -7,8 +7,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use tract_core::json::{message_from_json, message_to_json};
-use tract_core::responses::items_from_message;
-use tract_core::transcript::{Format, Step, Transcript, check_claude_code, parse};
+use tract_core::formats::responses::items_from_message;
+use tract_core::formats::transcript::{Format, Step, Transcript, check_claude_code, parse};
 
 fn check(steps: &[Step]) {
     for step in steps {

@@ -122,7 +122,7 @@ pub fn measure(n: usize) -> Result<Value, String> {
         }
         let start = Instant::now();
         let history = t
-            .export(tract_core::exports::ExportFormat::Jsonl, true)
+            .export(tract_core::formats::exports::ExportFormat::Jsonl, true)
             .map_err(err)?;
         export.push(start.elapsed());
         let exported = dir.path().join(format!("history{run}.jsonl"));

@@ -1,10 +1,10 @@
 //! Following Claude Code's projects folder (`~/.claude/projects`): every session file, with
-//! its sub-agents' files, imported onto its own branch ([`crate::transcript::claude_code_branch`])
+//! its sub-agents' files, imported onto its own branch ([`crate::formats::transcript::claude_code_branch`])
 //! as Claude Code writes it, so that the history outlives the files Claude Code deletes.
 //!
 //! A pass looks at every session file and imports those that changed since the last pass, up to
 //! their last complete line (a line being written waits for its end). Importing is keyed by
-//! line ([`crate::imports`]), so a pass that repeats one, a capture restarted after `kill -9`,
+//! line ([`crate::formats::imports`]), so a pass that repeats one, a capture restarted after `kill -9`,
 //! or `tract import` of the same file never imports a line twice, and what the store holds is
 //! where a new capture resumes. A file that shrinks (rewritten, or pruned) moves nothing back;
 //! a file that disappears leaves its branch as it is; a branch deleted in tract is not brought
@@ -15,12 +15,12 @@
 //! few `stat` calls a pass.
 
 use crate::error::{Error, Result};
-use crate::imports::ImportReport;
+use crate::formats::imports::ImportReport;
+use crate::formats::transcript::{self, Format};
 use crate::repo::Bind;
-use crate::revision::BranchName;
-use crate::store::Store;
+use crate::storage::store::Store;
 use crate::tract::Tract;
-use crate::transcript::{self, Format};
+use crate::view::revision::BranchName;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -310,7 +310,7 @@ impl Capture {
 struct Ready {
     file: PathBuf,
     branch: String,
-    transcript: Option<crate::transcript::Transcript>,
+    transcript: Option<crate::formats::transcript::Transcript>,
     signature: Signature,
     len: u64,
     read: u64,

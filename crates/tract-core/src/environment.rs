@@ -6,8 +6,8 @@
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::llm::OpenAiCompatible;
-use crate::store::StoreOptions;
+use crate::storage::store::StoreOptions;
+use crate::summarize::llm::OpenAiCompatible;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

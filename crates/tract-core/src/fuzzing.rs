@@ -2,9 +2,9 @@
 //! wrappers over internals that are not public API, so the fuzzers reach the exact code the
 //! store runs. Nothing here is stable.
 
-use crate::codec;
 use crate::error::Result;
 use crate::id::{ChunkId, HexPrefix};
+use crate::storage::codec;
 
 /// Objects larger than this are stored as chunks of this size.
 pub const CHUNK_SIZE: usize = codec::CHUNK_SIZE;

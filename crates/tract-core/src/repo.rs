@@ -7,13 +7,13 @@
 //! Only a handle bound to [`Bind::StoreHead`] (the command line's) reads and moves the store's
 //! `HEAD`.
 
-use crate::cache::ViewCache;
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::refs::{Head, HeadRef};
-use crate::revision::{BranchName, Rev};
-use crate::store::{RefReader, Snapshot, Store, Writer};
+use crate::storage::store::{RefReader, Snapshot, Store, Writer};
 use crate::view::View;
+use crate::view::cache::ViewCache;
+use crate::view::revision::{BranchName, Rev};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 

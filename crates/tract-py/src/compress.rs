@@ -10,7 +10,9 @@ use tract_core::{CompressOutcome, Error, FnSummarizer, Summarizer, SummaryReques
 
 /// `target_tokens` from Python: positive, or an error (the core's rule).
 pub(crate) fn positive(n: Option<i64>) -> PyResult<Option<std::num::NonZeroU32>> {
-    n.map(tract_core::decision::target_tokens).transpose().py()
+    n.map(tract_core::tools::decision::target_tokens)
+        .transpose()
+        .py()
 }
 
 /// The summarizer a Python object stands for: an `OpenAICompatible`, or a callable

@@ -1,7 +1,7 @@
 //! `tract.Record`: data of the caller's own kept on a branch, as `Tract.records()` reads it.
 
 use pyo3::prelude::*;
-use tract_core::record::Record;
+use tract_core::write::record::Record;
 
 /// A record: its commit, its kind and its data, exactly as written.
 #[pyclass(name = "Record", module = "tract", frozen, eq)]

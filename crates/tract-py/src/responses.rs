@@ -12,7 +12,7 @@ pub fn responses_items<'py>(
     message: &Bound<'py, PyAny>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let message = tract_core::json::message_from_json(&from_py(message)?).py()?;
-    tract_core::responses::items_from_message(&message)
+    tract_core::formats::responses::items_from_message(&message)
         .iter()
         .map(|item| to_py(py, item))
         .collect()

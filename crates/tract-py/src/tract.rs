@@ -291,7 +291,7 @@ impl PyTract {
         path: PathBuf,
         format: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let format = tract_core::transcript::Format::parse(format).py()?;
+        let format = tract_core::formats::transcript::Format::parse(format).py()?;
         let r = self.with(py, move |t| t.import_file(&path, format))?;
         let d = PyDict::new(py);
         d.set_item("format", r.format.map(|f| f.name()))?;
@@ -314,7 +314,7 @@ impl PyTract {
     /// which `import_file` reads back to identical ids) or markdown.
     #[pyo3(signature = (format="jsonl", *, history=false))]
     fn export(&self, py: Python<'_>, format: &str, history: bool) -> PyResult<String> {
-        let format = tract_core::exports::ExportFormat::parse(format).py()?;
+        let format = tract_core::formats::exports::ExportFormat::parse(format).py()?;
         self.with(py, move |t| t.export(format, history))
     }
 
@@ -810,10 +810,10 @@ impl PyTract {
         let infos = self.with(py, move |t| {
             // An output added after its call takes the call's tool name from the view.
             let view = t.compile()?;
-            let calls = tract_core::responses::call_names(
+            let calls = tract_core::formats::responses::call_names(
                 view.messages().iter().map(|m| m.message.as_ref()),
             );
-            let messages = tract_core::responses::messages_from_items(&items, &calls)?;
+            let messages = tract_core::formats::responses::messages_from_items(&items, &calls)?;
             t.append_batch_with(messages, &options(t, expected)?)
         })?;
         Ok(infos.into_iter().map(Into::into).collect())

@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
-use tract_core::exports::ExportFormat;
+use tract_core::formats::exports::ExportFormat;
 
 /// Write the branch out: a provider request body (openai, anthropic), tract JSONL or a
 /// Markdown transcript, to standard output.

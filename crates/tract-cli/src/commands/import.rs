@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use tract_core::BranchName;
-use tract_core::transcript::{self, Format, Transcript};
+use tract_core::formats::transcript::{self, Format, Transcript};
 
 /// Import transcripts: Claude Code sessions, OpenAI Chat or Responses, Anthropic request
 /// bodies, tract JSONL. Each file goes onto its own branch (a Claude Code session onto

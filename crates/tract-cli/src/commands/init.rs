@@ -26,7 +26,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         (Some(p), None) => p.to_path_buf(),
         (None, d) => Tract::init_dir(d.as_deref().unwrap_or(Path::new(".")))?,
     };
-    let existed = match path.to_str().filter(|s| tract_core::store::is_url(s)) {
+    let existed = match path
+        .to_str()
+        .filter(|s| tract_core::storage::store::is_url(s))
+    {
         // A database store exists when its schema holds one.
         Some(_) => match ctx.open_at(&path, OpenMode::Existing) {
             Ok(_) => true,

@@ -13,7 +13,7 @@ fn a_claude_code_session_imports_with_its_thinking_tools_times_and_compaction() 
     let report = t.import_file(&file, None).unwrap();
     assert_eq!(
         report.format,
-        Some(tract_core::transcript::Format::ClaudeCode)
+        Some(tract_core::formats::transcript::Format::ClaudeCode)
     );
     assert_eq!((report.added, report.already), (10, 0));
     // The snapshot, the progress line and the summary line carry no message; the retry is
@@ -400,8 +400,8 @@ fn a_response_whose_lines_repeat_a_call_keeps_each_line_as_a_message() {
         .to_string()
     };
     let text = format!("{}\n{}\n", line("a", None), line("b", Some("a")));
-    let Ok(tract_core::transcript::Transcript::Steps { steps, .. }) =
-        tract_core::transcript::parse(&text, None)
+    let Ok(tract_core::formats::transcript::Transcript::Steps { steps, .. }) =
+        tract_core::formats::transcript::parse(&text, None)
     else {
         panic!("not read");
     };

@@ -278,7 +278,7 @@ fn compress_refuses_bad_requests_and_failed_summaries_commit_nothing() {
     }
     // A zero target length cannot be asked for: it is refused where a surface's number
     // becomes a target.
-    assert!(tract_core::decision::target_tokens(0).is_err());
+    assert!(tract_core::tools::decision::target_tokens(0).is_err());
     assert_eq!(t.head().unwrap(), head, "nothing committed");
 }
 

@@ -22,7 +22,7 @@ fn a_history_export_imports_back_to_identical_ids_and_the_view_exports_as_messag
     sub.user("sub-agent work").unwrap();
     t.merge(&branch("sub"), &MergeRequest::default()).unwrap();
     let history = t
-        .export(tract_core::exports::ExportFormat::Jsonl, true)
+        .export(tract_core::formats::exports::ExportFormat::Jsonl, true)
         .unwrap();
     assert_eq!(
         history.lines().count(),
@@ -58,14 +58,14 @@ fn a_history_export_imports_back_to_identical_ids_and_the_view_exports_as_messag
 
     // The view as messages: importing it into an empty branch gives the same view.
     let view = t
-        .export(tract_core::exports::ExportFormat::Jsonl, false)
+        .export(tract_core::formats::exports::ExportFormat::Jsonl, false)
         .unwrap();
     let file = dir.path().join("view.jsonl");
     std::fs::write(&file, &view).unwrap();
     let fresh = open_bound(&other, Bind::Branch(branch("view")));
     assert_eq!(
         fresh.import_file(&file, None).unwrap().format,
-        Some(tract_core::transcript::Format::Jsonl)
+        Some(tract_core::formats::transcript::Format::Jsonl)
     );
     assert_eq!(texts(&fresh), texts(&t));
 }
@@ -88,7 +88,7 @@ fn markdown_and_request_body_exports() {
         .unwrap();
     t.assistant("In config.py.", vec![]).unwrap();
     let md = t
-        .export(tract_core::exports::ExportFormat::Markdown, false)
+        .export(tract_core::formats::exports::ExportFormat::Markdown, false)
         .unwrap();
     assert_eq!(
         md,
@@ -97,24 +97,24 @@ fn markdown_and_request_body_exports() {
          ## Tool result: grep (c1)\n\n````\nconfig.py:42: ```\n````\n\n## Assistant\n\nIn config.py.\n\n"
     );
     let history = t
-        .export(tract_core::exports::ExportFormat::Markdown, true)
+        .export(tract_core::formats::exports::ExportFormat::Markdown, true)
         .unwrap();
     assert_eq!(history.matches("· append").count(), 5);
     let openai: Value = serde_json::from_str(
-        &t.export(tract_core::exports::ExportFormat::OpenAi, false)
+        &t.export(tract_core::formats::exports::ExportFormat::OpenAi, false)
             .unwrap(),
     )
     .unwrap();
     assert_eq!(openai["messages"], t.compile().unwrap().to_openai());
     let anthropic: Value = serde_json::from_str(
-        &t.export(tract_core::exports::ExportFormat::Anthropic, false)
+        &t.export(tract_core::formats::exports::ExportFormat::Anthropic, false)
             .unwrap(),
     )
     .unwrap();
     assert_eq!(anthropic, t.compile().unwrap().to_anthropic());
     assert!(matches!(
-        t.export(tract_core::exports::ExportFormat::OpenAi, true),
+        t.export(tract_core::formats::exports::ExportFormat::OpenAi, true),
         Err(Error::InvalidInput { .. })
     ));
-    assert!(tract_core::exports::ExportFormat::parse("yaml").is_err());
+    assert!(tract_core::formats::exports::ExportFormat::parse("yaml").is_err());
 }

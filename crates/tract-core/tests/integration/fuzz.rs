@@ -62,20 +62,20 @@ fn fuzz_corpora_replay() {
         let Ok(text) = std::str::from_utf8(&data) else {
             continue;
         };
-        if let Err(broken) = tract_core::transcript::check_claude_code(text) {
+        if let Err(broken) = tract_core::formats::transcript::check_claude_code(text) {
             panic!("{}: {broken}", path.display());
         }
         let formats = std::iter::once(None).chain(
-            tract_core::transcript::Format::ALL
+            tract_core::formats::transcript::Format::ALL
                 .iter()
                 .map(|(_, f)| Some(*f)),
         );
         for format in formats {
-            if let Ok(tract_core::transcript::Transcript::Steps { steps, .. }) =
-                tract_core::transcript::parse(text, format)
+            if let Ok(tract_core::formats::transcript::Transcript::Steps { steps, .. }) =
+                tract_core::formats::transcript::parse(text, format)
             {
                 for step in &steps {
-                    if let tract_core::transcript::Step::Message { message, .. } = step {
+                    if let tract_core::formats::transcript::Step::Message { message, .. } = step {
                         let back = tract_core::json::message_from_json(
                             &tract_core::json::message_to_json(message),
                         )

@@ -22,7 +22,10 @@ fn a_grown_transcript_adds_only_its_new_part_and_another_branch_is_refused() {
     let file = dir.path().join("request.json");
     std::fs::write(&file, body(1)).unwrap();
     let first = t.import_file(&file, None).unwrap();
-    assert_eq!(first.format, Some(tract_core::transcript::Format::OpenAi));
+    assert_eq!(
+        first.format,
+        Some(tract_core::formats::transcript::Format::OpenAi)
+    );
     assert_eq!(first.added, 4);
     // Tool results take their call's tool name.
     assert_eq!(
@@ -72,7 +75,7 @@ fn an_anthropic_request_renders_back_exactly_after_import() {
     let report = t.import_file(&file, None).unwrap();
     assert_eq!(
         report.format,
-        Some(tract_core::transcript::Format::Anthropic)
+        Some(tract_core::formats::transcript::Format::Anthropic)
     );
     let rendered = t.compile().unwrap().to_anthropic();
     assert_eq!(rendered["system"], body["system"]);
@@ -141,7 +144,7 @@ fn a_bad_transcript_line_names_its_file_and_line_and_nothing_is_committed() {
 
 #[test]
 fn each_format_is_told_apart_and_read() {
-    use tract_core::transcript::{Format, Transcript, parse};
+    use tract_core::formats::transcript::{Format, Transcript, parse};
     let steps = |t: Transcript| match t {
         Transcript::Steps { format, steps, .. } => (format, steps.len()),
         Transcript::Commits(c) => panic!("commits: {}", c.len()),
@@ -218,7 +221,7 @@ fn a_text_block_with_cache_control_is_kept_whole_and_still_read_as_text() {
 /// refused when read, naming its line, as a message's own blocks are.
 #[test]
 fn a_content_block_without_a_type_is_refused_anywhere() {
-    use tract_core::transcript::{Format, parse};
+    use tract_core::formats::transcript::{Format, parse};
     let body = json!({"messages": [{"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t1", "content": [{"Type": "text", "text": "r"}]}]}]});
     let err = parse(&body.to_string(), Some(Format::Anthropic)).unwrap_err();
@@ -247,9 +250,9 @@ fn a_content_block_without_a_type_is_refused_anywhere() {
 fn a_responses_part_without_a_type_is_refused_when_read() {
     let items = json!([{"role": "assistant", "type": "message",
         "content": [{"t|pe": "output_text", "text": ":"}]}]);
-    let err = tract_core::transcript::parse(
+    let err = tract_core::formats::transcript::parse(
         &items.to_string(),
-        Some(tract_core::transcript::Format::OpenAiResponses),
+        Some(tract_core::formats::transcript::Format::OpenAiResponses),
     )
     .unwrap_err();
     assert!(

@@ -1,169 +1,326 @@
-//! The architecture: the core's modules in layers, and no module cycle in the other crates.
+//! The architecture: the core's files in layers, folders without cycles, and no cycle among the
+//! files of any crate of the workspace.
 
-/// The layers of tract-core, lowest first (docs/architecture.md). A module may use only
-/// modules of lower layers: no cycles, and nothing low reaches up to operations or the handle.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers of tract-core, lowest first, each file named by its path under `src/` without
+/// `.rs` (a folder's `mod.rs` by the folder's path). A file may use only files of lower layers:
+/// no cycles, and nothing low reaches up to operations or the handle. docs/architecture.md
+/// draws its table from this one (`the_architecture_page_draws_the_same_layers`).
 const LAYERS: &[&[&str]] = &[
     &["clock", "id"],
     &["error"],
     &["object"],
-    &["tokens", "json", "codec", "refs"],
+    &["tokens", "json", "storage/codec", "refs"],
     &["stats"],
-    &["backend", "postgres_connect"],
-    &["postgres_writes"],
-    &["group", "redb_backend", "postgres_backend"],
-    &["store"],
+    &["storage/backend", "storage/postgres/connect"],
+    &["storage/postgres/writes"],
     &[
-        "revision",
+        "storage/group",
+        "storage/redb_backend",
+        "storage/postgres/backend",
+    ],
+    &["storage/store"],
+    &[
+        "view/revision",
         "view",
-        "info",
+        "view/info",
         "summarize",
-        "decision",
-        "ancestry",
+        "tools/decision",
+        "view/ancestry",
     ],
-    &["responses", "claude_code"],
-    &["transcript"],
-    &["llm", "cache", "compile"],
+    &["formats/responses", "formats/claude_code"],
+    &["formats/transcript"],
+    &["summarize/llm", "view/cache", "formats/compile"],
     &["repo"],
-    &["txn"],
+    &["write/txn"],
     &[
-        "append", "edit", "branch", "history", "search", "policy", "merge", "fsck", "redact", "gc",
-        "imports", "exports", "record",
+        "write/append",
+        "write/edit",
+        "write/record",
+        "ops/branch",
+        "ops/history",
+        "ops/search",
+        "ops/merge",
+        "ops/fsck",
+        "ops/redact",
+        "ops/gc",
+        "tools/policy",
+        "formats/imports",
+        "formats/exports",
     ],
-    &["tools", "clear", "compress", "hooks", "sync"],
-    &["page"],
+    &[
+        "tools",
+        "tools/clear",
+        "tools/hooks",
+        "summarize/compress",
+        "ops/sync",
+    ],
+    &["ops/page"],
     &["tract"],
     &["environment", "fuzzing", "capture"],
 ];
 
 #[test]
-fn modules_depend_only_on_lower_layers() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+fn files_depend_only_on_lower_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let layer_of = |m: &str| LAYERS.iter().position(|l| l.contains(&m));
-    let mut seen = Vec::new();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        let module = path.file_stem().unwrap().to_str().unwrap().to_string();
-        if module == "lib" {
+    let sources = sources(&src);
+    let modules: BTreeSet<&str> = sources.keys().map(String::as_str).collect();
+    let mut placed = BTreeSet::new();
+    for (module, code) in &sources {
+        if module.is_empty() || declares_only(code) {
             continue;
         }
-        let layer = layer_of(&module)
-            .unwrap_or_else(|| panic!("module {module} has no layer in LAYERS: place it"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        // Unit tests may reach anywhere.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for dep in crate_uses(code) {
-            if dep == module {
+        let layer = layer_of(module)
+            .unwrap_or_else(|| panic!("{module}.rs has no layer in LAYERS: place it"));
+        for dep in uses(code, &modules) {
+            if dep == module.as_str() {
                 continue;
             }
-            if let Some(dl) = layer_of(dep) {
-                assert!(
-                    dl < layer,
-                    "{module} (layer {layer}) uses {dep} (layer {dl}): dependencies point down"
-                );
-            }
+            let dl = layer_of(dep).unwrap_or_else(|| panic!("{module} uses {dep}, in no layer"));
+            assert!(
+                dl < layer,
+                "{module} (layer {layer}) uses {dep} (layer {dl}): dependencies point down"
+            );
         }
-        seen.push(module);
+        placed.insert(module.as_str());
     }
-    let listed: usize = LAYERS.iter().map(|l| l.len()).sum();
-    assert_eq!(
-        seen.len(),
-        listed,
-        "LAYERS names a module that does not exist"
+    let listed: BTreeSet<&str> = LAYERS.iter().flat_map(|l| l.iter().copied()).collect();
+    let missing: Vec<_> = listed.difference(&placed).collect();
+    assert!(
+        missing.is_empty(),
+        "LAYERS names files that do not exist: {missing:?}"
     );
 }
 
-/// The modules a crate's source names with `crate::...` (`crate::a::b`, `crate::{a, b::c}`).
-fn crate_uses(code: &str) -> Vec<&str> {
-    static USE_OF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let use_of = USE_OF.get_or_init(|| regex::Regex::new(r"crate::(?:(\w+)|\{([^}]*)\})").unwrap());
-    use_of
-        .captures_iter(code)
-        .flat_map(|cap| match (cap.get(1), cap.get(2)) {
-            (Some(one), _) => vec![one.as_str()],
-            (None, Some(group)) => group
-                .as_str()
-                .split(',')
-                .filter_map(|p| p.trim().split("::").next())
-                .collect(),
-            _ => Vec::new(),
-        })
-        .collect()
+/// A folder is one concept: the folders (and the files at the top) use each other without a
+/// cycle, so a folder can be read knowing only those below it.
+#[test]
+fn the_core_folders_have_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let sources = sources(&src);
+    let modules: BTreeSet<&str> = sources.keys().map(String::as_str).collect();
+    let folder = |m: &str| m.split('/').next().unwrap_or(m).to_string();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, code) in &sources {
+        let from = folder(module);
+        let deps = uses(code, &modules).into_iter().map(folder);
+        let entry = graph.entry(from.clone()).or_default();
+        entry.extend(deps.filter(|d| *d != from));
+    }
+    if let Some(cycle) = cycle(&graph) {
+        panic!("tract-core: folders in a cycle: {}", cycle.join(" -> "));
+    }
 }
 
-/// The other crates of the workspace have no cycle among their top-level modules either: each
-/// module's `crate::...` uses (in its file, or in its folder for a module with submodules) form
-/// a graph without a cycle.
+/// Every crate of the workspace: its files (each a node, `lib.rs` and `main.rs` included) use
+/// each other through `crate::` paths without a cycle.
 #[test]
-fn the_other_crates_modules_have_no_cycle() {
-    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for krate in ["tract-cli", "tract-py", "tract-bench"] {
-        let src = crates.join(krate).join("src");
-        let mut deps: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
-            Default::default();
-        let mut files = vec![src.clone()];
-        while let Some(path) = files.pop() {
-            if path.is_dir() {
-                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            // The top-level module a file belongs to: its own name, or its folder's.
-            let rel = path.strip_prefix(&src).unwrap();
-            let first = rel
-                .components()
-                .next()
-                .unwrap()
-                .as_os_str()
-                .to_str()
-                .unwrap();
-            let module = first.trim_end_matches(".rs").to_string();
-            if module == "lib" || module == "main" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            deps.entry(module.clone()).or_default().extend(
-                crate_uses(code)
-                    .into_iter()
-                    .filter(|d| !d.is_empty() && *d != module)
-                    .map(str::to_string),
+fn no_crate_has_a_cycle_among_its_files() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let src = entry.unwrap().path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let sources = sources(&src);
+        let modules: BTreeSet<&str> = sources.keys().map(String::as_str).collect();
+        let graph: BTreeMap<String, BTreeSet<String>> = sources
+            .iter()
+            .map(|(m, code)| {
+                let deps = uses(code, &modules).into_iter().filter(|d| d != m);
+                (m.clone(), deps.map(str::to_string).collect())
+            })
+            .collect();
+        if let Some(cycle) = cycle(&graph) {
+            panic!(
+                "{}: files in a cycle: {}",
+                src.display(),
+                cycle.join(" -> ")
             );
         }
-        // Depth-first search: a module met again while on the current path closes a cycle.
-        fn visit(
-            m: &str,
-            deps: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
-            path: &mut Vec<String>,
-            done: &mut std::collections::BTreeSet<String>,
-        ) -> Option<Vec<String>> {
-            if let Some(i) = path.iter().position(|p| p == m) {
-                let mut cycle = path[i..].to_vec();
-                cycle.push(m.to_string());
-                return Some(cycle);
-            }
-            if done.contains(m) {
-                return None;
-            }
-            path.push(m.to_string());
-            for d in deps.get(m).into_iter().flatten() {
-                if deps.contains_key(d)
-                    && let Some(c) = visit(d, deps, path, done)
-                {
-                    return Some(c);
-                }
-            }
-            path.pop();
-            done.insert(m.to_string());
-            None
-        }
-        let mut done = Default::default();
-        for m in deps.keys() {
-            if let Some(cycle) = visit(m, &deps, &mut Vec::new(), &mut done) {
-                panic!("{krate}: modules in a cycle: {}", cycle.join(" -> "));
-            }
-        }
-        assert!(!deps.is_empty(), "{krate}: no module found in {src:?}");
+        checked += 1;
     }
+    assert!(checked >= 5, "found only {checked} crates under {crates:?}");
+}
+
+/// docs/architecture.md's table of the core's layers lists the same files in the same layers,
+/// in the same order, as `LAYERS`: the page cannot drift from the code.
+#[test]
+fn the_architecture_page_draws_the_same_layers() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
+    let text = std::fs::read_to_string(page).unwrap();
+    let table = text
+        .split("| layer | files | what they hold |")
+        .nth(1)
+        .expect("docs/architecture.md has the layer table");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|row| {
+            let files = row.split('|').nth(2).unwrap_or_default();
+            files.split('`').skip(1).step_by(2).collect()
+        })
+        .collect();
+    let layers: Vec<Vec<&str>> = LAYERS.iter().map(|l| l.to_vec()).collect();
+    assert_eq!(
+        rows, layers,
+        "docs/architecture.md's layer table and LAYERS differ"
+    );
+}
+
+/// Each Rust file under `src` by module path (`storage/store`, a folder's `mod.rs` by the
+/// folder's path, `lib.rs` and `main.rs` as the empty path), with its code before its unit
+/// tests (those may reach anywhere).
+fn sources(src: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut todo: Vec<PathBuf> = vec![src.to_path_buf()];
+    while let Some(path) = todo.pop() {
+        if path.is_dir() {
+            todo.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = path.strip_prefix(src).unwrap().with_extension("");
+        let mut module = rel.to_str().unwrap().replace('\\', "/");
+        if let Some(folder) = module.strip_suffix("/mod") {
+            module = folder.to_string();
+        }
+        if module == "lib" || module == "main" {
+            module = String::new();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        out.entry(module).or_insert_with(String::new).push_str(code);
+    }
+    out
+}
+
+/// A folder's file that holds only docs, attributes and `mod` lines: it has no layer of its own.
+fn declares_only(code: &str) -> bool {
+    code.lines().map(str::trim).all(|l| {
+        l.is_empty()
+            || l.starts_with("//")
+            || l.starts_with("#[")
+            || (l.ends_with(';') && l.split_whitespace().any(|w| w == "mod"))
+    })
+}
+
+/// The files a source names through `crate::` paths (`crate::a::b::Item`,
+/// `crate::{a::{b, c}, d}`), each resolved to the longest module path it starts with.
+fn uses<'a>(code: &str, modules: &BTreeSet<&'a str>) -> BTreeSet<&'a str> {
+    let mut found = BTreeSet::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        let glued = rest[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        rest = &rest[i + "crate::".len()..];
+        if glued {
+            continue;
+        }
+        for path in use_tree(rest, Vec::new()).1 {
+            let module = (1..=path.len())
+                .rev()
+                .map(|n| path[..n].join("/"))
+                .find_map(|p| modules.get(p.as_str()).copied());
+            found.extend(module);
+        }
+    }
+    found
+}
+
+/// The paths of the use tree at the start of `s` (after `crate::`), each under `prefix`, and
+/// the text after the tree.
+fn use_tree(s: &str, mut prefix: Vec<String>) -> (&str, Vec<Vec<String>>) {
+    let mut s = s.trim_start();
+    loop {
+        if let Some(group) = s.strip_prefix('{') {
+            let (mut g, mut paths) = (group, Vec::new());
+            loop {
+                g = g.trim_start();
+                if let Some(after) = g.strip_prefix('}') {
+                    return (after, paths);
+                }
+                let Some(first) = g.chars().next() else {
+                    return (g, paths);
+                };
+                if first == ',' {
+                    g = &g[1..];
+                    continue;
+                }
+                let (after, more) = use_tree(g, prefix.clone());
+                paths.extend(more);
+                // Something that is no path (`as x`, `*`): step over it.
+                g = if after.len() == g.len() {
+                    &g[first.len_utf8()..]
+                } else {
+                    after
+                };
+            }
+        }
+        let end = s
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        if end == 0 {
+            return (s, vec![prefix]);
+        }
+        if &s[..end] != "self" {
+            prefix.push(s[..end].to_string());
+        }
+        s = &s[end..];
+        match s.strip_prefix("::") {
+            Some(after) => s = after,
+            None => return (s, vec![prefix]),
+        }
+    }
+}
+
+/// A cycle in a graph, as the nodes along it (the first repeated at the end), if there is one.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    // Depth-first search: a node met again while on the current path closes a cycle.
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == m) {
+            let mut cycle = path[i..].to_vec();
+            cycle.push(m.to_string());
+            return Some(cycle);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        path.push(m.to_string());
+        for d in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(d, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(m.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn use_trees_resolve_to_the_longest_module_path() {
+    let modules: BTreeSet<&str> = ["a", "a/b", "c", "d/e"].into_iter().collect();
+    let code = "use crate::a::b::Item;\nuse crate::{c::{self, X as Y}, d::e::{f, g}, a::Z};\n\
+                let x = my_crate::c::Q; crate::d::e::*;";
+    let found: Vec<&str> = uses(code, &modules).into_iter().collect();
+    assert_eq!(found, ["a", "a/b", "c", "d/e"]);
 }

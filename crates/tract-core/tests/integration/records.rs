@@ -104,7 +104,7 @@ fn records_travel_through_push_history_export_and_redaction() {
     );
     // A history export names the record and imports back to identical ids.
     let history = t
-        .export(tract_core::exports::ExportFormat::Jsonl, true)
+        .export(tract_core::formats::exports::ExportFormat::Jsonl, true)
         .unwrap();
     assert!(history.contains(r#""kind":"claude.entries""#), "{history}");
     let file = dir.path().join("history.jsonl");

@@ -48,7 +48,7 @@ fn a_redacted_result_is_gone_from_views_search_and_chunks_and_ids_stay_valid() {
         assert!(!text.contains("AKIA"), "{text}");
         assert_eq!(oai[3]["role"], "tool");
         assert_eq!(oai[3]["tool_call_id"], "c1");
-        assert_eq!(oai[3]["content"], tract_core::redact::REDACTED_TEXT);
+        assert_eq!(oai[3]["content"], tract_core::ops::redact::REDACTED_TEXT);
         assert!(c.warnings().is_empty(), "{:?}", c.warnings());
     }
     for history in [false, true] {
@@ -101,7 +101,7 @@ fn gc_removes_only_what_nothing_reaches_and_leaves_fsck_clean() {
     drop(doomed);
     t.delete_branch(&branch("doomed")).unwrap();
     // Within the grace period the reflog keeps the deleted branch's commits.
-    let first = t.gc(tract_core::gc::DEFAULT_GRACE).unwrap();
+    let first = t.gc(tract_core::ops::gc::DEFAULT_GRACE).unwrap();
     assert_eq!((first.commits, first.blobs, first.chunks), (0, 0, 0));
     let report = t.fsck().unwrap();
     assert!(report.is_clean() && report.unreachable_commits.is_empty());

@@ -162,9 +162,11 @@ fn a_view_renders_as_responses_items_whole_or_its_tail() {
         {"type": "function_call_output", "call_id": "c1", "output": "found"},
         {"type": "function_call", "call_id": "c2", "name": "grep", "arguments": "{}"},
     ]);
-    let messages =
-        tract_core::responses::messages_from_items(items.as_array().unwrap(), &Default::default())
-            .unwrap();
+    let messages = tract_core::formats::responses::messages_from_items(
+        items.as_array().unwrap(),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(messages[2].name.as_deref(), Some("grep"));
     t.append_batch(messages).unwrap();
     t.tool_result("nobody-called", "grep", "orphan", false)

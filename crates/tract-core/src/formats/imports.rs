@@ -1,0 +1,720 @@
+//! Importing a transcript onto the handle's branch, idempotently.
+//!
+//! A transcript's messages are appended in one transaction (all or nothing), with the times
+//! the transcript gives; a compact boundary becomes a compression of everything in view at
+//! that point. Importing is a no-op for what the branch holds already: the branch's
+//! first-parent line of appends and compressions is compared with the transcript's steps, so
+//! importing the same file twice adds nothing, and importing a transcript that has grown
+//! since adds only its new part. A branch holding something else there is refused.
+//!
+//! A Claude Code session is keyed by its lines instead: every commit it writes carries the
+//! `uuid`s of the lines it holds in its note (`claude-code <uuid>…`), so a line is imported
+//! once however its content changes later (an edit, a redaction). The branch follows the
+//! conversation as Claude Code reads it: a response that grew gets its message edited, new
+//! lines are appended, and when the conversation moves to another path (a rewind) the branch
+//! moves back to where the paths part before taking the new one (the reflog keeps the old);
+//! a file that holds less than the branch moves nothing. Lines the view leaves out are
+//! records.
+//!
+//! tract's own commit export is written object for object, so every id is the exported one;
+//! the branch then moves to its last commit by fast-forward.
+
+use crate::error::{Error, Result};
+use crate::formats::transcript::{Format, Step, Transcript};
+use crate::id::{BlobId, CommitId};
+use crate::object::{Message, Op};
+use crate::refs::HeadRef;
+use crate::repo::Repo;
+use crate::write::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep, SubBranch};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The format read (`None` for tract's commit export).
+    pub format: Option<Format>,
+    /// Commits written.
+    pub added: usize,
+    /// Steps of the transcript the branch held already.
+    pub already: usize,
+    /// Lines without a message (snapshots, progress, metadata), skipped.
+    pub skipped: usize,
+    /// Lines on the file's other conversation paths (abandoned retries), not imported.
+    pub off_path: usize,
+    /// The branch's tip afterwards.
+    pub tip: Option<CommitId>,
+    /// Lines read with something to say (not JSON, or kept as a record): line and what.
+    pub warnings: Vec<(usize, String)>,
+    /// Messages of the view edited because their API response grew (Claude Code).
+    pub edited: usize,
+    /// Whether the branch moved back to follow the conversation onto another path.
+    pub rewound: bool,
+    /// Lines kept as records (left out of the view), written by this import.
+    pub recorded: usize,
+    /// The branch is kept by the Claude Agent SDK session store (it holds the session's lines
+    /// as that store's records): nothing was imported, so the session is not there twice.
+    pub session_store: bool,
+    /// Sub-agents still running (no Task result names them yet), imported with their result.
+    pub waiting_agents: Vec<String>,
+}
+
+/// What a step puts on the first-parent line: an appended message or a compression, by blob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Append(BlobId),
+    Compress(BlobId),
+}
+
+pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport> {
+    match transcript {
+        Transcript::Steps {
+            format: Format::ClaudeCode,
+            steps,
+            skipped,
+            off_path,
+            warnings,
+            waiting_agents,
+            ..
+        } => {
+            let mut report = import_lines(repo, steps)?;
+            report.skipped = skipped;
+            report.off_path = off_path;
+            report.warnings = warnings;
+            report.waiting_agents = waiting_agents;
+            Ok(report)
+        }
+        Transcript::Steps {
+            format,
+            steps,
+            skipped,
+            off_path,
+            ..
+        } => import_steps(repo, format, steps, skipped, off_path),
+        Transcript::Commits(commits) => import_commits(repo, commits),
+    }
+}
+
+fn import_steps(
+    repo: &Repo,
+    format: Format,
+    steps: Vec<Step>,
+    skipped: usize,
+    off_path: usize,
+) -> Result<ImportReport> {
+    let snap = repo.read()?;
+    let head = repo.head(&snap)?;
+    // What the branch's line holds, oldest first.
+    let mut held = Vec::new();
+    let mut cursor = head.commit;
+    while let Some(id) = cursor {
+        let c = snap.commit(&id)?;
+        match (&c.op, c.blob) {
+            // A tool result that came back from a sub-agent's branch holds its place.
+            (Op::Append | Op::Merge { .. }, Some(b)) => held.push(Key::Append(b)),
+            (Op::Compress { .. }, Some(b)) => held.push(Key::Compress(b)),
+            _ => {}
+        }
+        cursor = c.parent();
+    }
+    held.reverse();
+    let wanted = steps
+        .iter()
+        .map(|s| match s {
+            Step::Message { message, .. } => message.id().map(Key::Append),
+            Step::SubAgent { result, .. } => result.id().map(Key::Append),
+            Step::Compact { summary, .. } => summary.id().map(Key::Compress),
+            Step::Record { .. } => Err(Error::invalid_input(
+                "a record step in a transcript without line ids",
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let common = held.len().min(wanted.len());
+    if let Some(k) = (0..common).find(|&k| held[k] != wanted[k]) {
+        let line = steps[k].line();
+        let branch = match &head.target {
+            HeadRef::Branch(b) => b.clone(),
+            HeadRef::Detached(_) => "HEAD".into(),
+        };
+        return Err(Error::invalid_op(format!(
+            "branch '{branch}' already holds other messages: its message {} differs from the \
+             transcript's line {line}; import into another branch",
+            k + 1
+        )));
+    }
+    let already = common;
+    let mut report = ImportReport {
+        format: Some(format),
+        already,
+        skipped,
+        off_path,
+        tip: head.commit,
+        ..ImportReport::default()
+    };
+    if wanted.len() <= held.len() {
+        return Ok(report);
+    }
+    let in_view = view_sources(repo, &snap, head.commit)?;
+    drop(snap);
+    let new_steps: Vec<Step> = steps.into_iter().skip(already).collect();
+    let chain = chain_of(
+        new_steps,
+        in_view,
+        format,
+        (already, 0),
+        merged_sub_agent(&head.target, format),
+    )?;
+    // Only on the branch as it was compared: a writer in between makes this HeadMoved.
+    let opts = AppendOptions {
+        expected_head: Some(head.commit),
+        note: None,
+    };
+    let infos = txn::write(repo, &opts, chain)?;
+    report.added = infos.len();
+    report.tip = infos.last().map(|i| i.id).or(head.commit);
+    Ok(report)
+}
+
+/// The positions in the view at `at`, as the sources a compact boundary's compression may
+/// take before the chain adds its own.
+fn view_sources(
+    repo: &Repo,
+    snap: &crate::storage::store::Snapshot,
+    at: Option<CommitId>,
+) -> Result<Vec<Source>> {
+    Ok(repo
+        .with_view(snap, at, |v| {
+            v.entries().iter().map(|e| e.position).collect::<Vec<_>>()
+        })?
+        .into_iter()
+        .map(Source::Existing)
+        .collect())
+}
+
+/// A sub-agent's conversation as a branch of its own (`<branch>/agents/<agent>`), merged back
+/// as the result of the call it answered.
+fn merged_sub_agent(
+    target: &HeadRef,
+    format: Format,
+) -> impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep> + '_ {
+    move |agent, side, result| {
+        Ok(TxnStep::MergeOf(Box::new(SubBranch {
+            branch: agent_branch(target, agent)?,
+            call_id: result.tool_call_id.clone().unwrap_or_default(),
+            steps: chain_of(side, Vec::new(), format, (0, 0), no_sub_agent)?,
+        })))
+    }
+}
+
+/// For a chain with no place for a sub-agent (a sub-agent's own: its sub-agents are not
+/// linked further).
+fn no_sub_agent(_: &str, _: Vec<Step>, _: &Message) -> Result<TxnStep> {
+    Err(Error::invalid_input(
+        "a sub-agent inside a sub-agent is not imported",
+    ))
+}
+
+/// The branch of a sub-agent: `<branch>/agents/<agent>` (`agents/<agent>` for a detached
+/// handle), with what a branch name cannot hold replaced by `-`.
+fn agent_branch(target: &HeadRef, agent: &str) -> Result<String> {
+    let clean: String = agent
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = match target {
+        HeadRef::Branch(b) => format!("{b}/agents/{clean}"),
+        HeadRef::Detached(_) => format!("agents/{clean}"),
+    };
+    Ok(crate::view::revision::BranchName::new(&name)?.to_string())
+}
+
+/// Transcript steps as the steps of a write chain: a message is an append, a compact
+/// boundary a compression of what is in view then (`in_view`: positions already there), a
+/// sub-agent what `sub_agent` makes of it (a merged branch), a kept line a record. Each commit
+/// notes the transcript lines it holds. `offset` is the place of the first step in the
+/// transcript, for errors; `first` the place of its first commit in the chain written.
+fn chain_of(
+    steps: Vec<Step>,
+    mut in_view: Vec<Source>,
+    format: Format,
+    (offset, first): (usize, usize),
+    mut sub_agent: impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep>,
+) -> Result<Vec<(TxnStep, Prepared)>> {
+    let mut out = Vec::with_capacity(steps.len());
+    for (k, step) in steps.into_iter().enumerate() {
+        let note = lines_note(step.lines());
+        let (op, message, timestamp_us) = match step {
+            Step::Message {
+                message,
+                timestamp_us,
+                ..
+            } => {
+                in_view.push(Source::Chain(first + k));
+                (TxnStep::Op(Op::Append), message, timestamp_us)
+            }
+            Step::SubAgent {
+                agent,
+                steps,
+                result,
+                timestamp_us,
+                ..
+            } => {
+                in_view.push(Source::Chain(first + k));
+                (sub_agent(&agent, steps, &result)?, result, timestamp_us)
+            }
+            Step::Compact {
+                summary,
+                timestamp_us,
+                params,
+                ..
+            } => {
+                let sources = std::mem::replace(&mut in_view, vec![Source::Chain(first + k)]);
+                let op = if sources.is_empty() {
+                    // Nothing in view to compact: the summary is a message like any other.
+                    TxnStep::Op(Op::Append)
+                } else {
+                    TxnStep::CompressOf {
+                        sources,
+                        summarizer: format!("imported:{}", format.name()),
+                        params,
+                    }
+                };
+                (op, summary, timestamp_us)
+            }
+            Step::Record {
+                kind,
+                data,
+                timestamp_us,
+                ..
+            } => {
+                let mut p = Prepared::record(&kind, data)?;
+                p.timestamp_us = timestamp_us;
+                p.note = note;
+                out.push((TxnStep::Op(Op::Record { kind }), p));
+                continue;
+            }
+        };
+        let mut p = Prepared::new(message)
+            .map_err(|e| e.in_batch(crate::error::BatchPosition::Message(offset + k + 1)))?;
+        p.timestamp_us = timestamp_us;
+        p.note = note;
+        out.push((op, p));
+    }
+    Ok(out)
+}
+
+// ----- Claude Code: keyed by line -----
+
+/// The note's word before the line ids of a commit imported from Claude Code.
+const LINES_NOTE: &str = "claude-code";
+
+/// The record kind that marks where the conversation left a path (the lines it abandoned).
+const REWIND_RECORD: &str = "claude_code.rewind";
+
+/// The note naming `lines` (none for no lines).
+fn lines_note(lines: &[String]) -> Option<String> {
+    (!lines.is_empty()).then(|| format!("{LINES_NOTE} {}", lines.join(" ")))
+}
+
+/// The line ids a commit's note names.
+fn lines_of_note(note: Option<&str>) -> Option<BTreeSet<String>> {
+    let rest = note?.strip_prefix(LINES_NOTE)?.strip_prefix(' ')?;
+    Some(
+        rest.split(' ')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// A message of the branch's line, with the transcript lines it holds (`None`: not imported
+/// from Claude Code).
+struct Held {
+    commit: CommitId,
+    lines: Option<BTreeSet<String>>,
+}
+
+/// What the branch holds of a Claude Code session: its line of messages, oldest first, and
+/// every line id kept as a record.
+struct Holding {
+    held: Vec<Held>,
+    recorded: HashSet<String>,
+    /// The Claude Agent SDK session store writes this branch.
+    session_store: bool,
+}
+
+/// The record kind the Claude Agent SDK session store keeps a session's lines in
+/// (`tract.integrations.claude_agent_sdk`).
+const SESSION_STORE_RECORD: &str = "claude.entries";
+
+fn holding(snap: &crate::storage::store::Snapshot, tip: Option<CommitId>) -> Result<Holding> {
+    let mut held = Vec::new();
+    let mut recorded = HashSet::new();
+    let mut session_store = false;
+    // Edits seen (newest first), to add their lines to what they edit.
+    let mut edits: Vec<(CommitId, CommitId, BTreeSet<String>)> = Vec::new();
+    let mut cursor = tip;
+    while let Some(id) = cursor {
+        let c = snap.commit(&id)?;
+        let lines = lines_of_note(c.message.as_deref());
+        match (&c.op, c.blob) {
+            (Op::Append | Op::Merge { .. } | Op::Compress { .. }, Some(_)) => {
+                held.push(Held { commit: id, lines });
+            }
+            (Op::Edit { target }, _) => {
+                edits.push((id, *target, lines.unwrap_or_default()));
+            }
+            (Op::Record { kind }, _) => {
+                session_store |= kind == SESSION_STORE_RECORD;
+                recorded.extend(lines.into_iter().flatten());
+            }
+            _ => {}
+        }
+        cursor = c.parent();
+    }
+    held.reverse();
+    // An edit may edit an earlier edit: its lines go to the message at the root.
+    let target_of: HashMap<CommitId, CommitId> = edits.iter().map(|(e, t, _)| (*e, *t)).collect();
+    let at: HashMap<CommitId, usize> = held
+        .iter()
+        .enumerate()
+        .map(|(k, h)| (h.commit, k))
+        .collect();
+    for (_, target, lines) in edits {
+        let mut root = target;
+        let mut hops = 0;
+        while let Some(next) = target_of.get(&root) {
+            root = *next;
+            hops += 1;
+            if hops > target_of.len() {
+                break;
+            }
+        }
+        if let Some(&k) = at.get(&root)
+            && let Some(set) = held[k].lines.as_mut()
+        {
+            set.extend(lines);
+        }
+    }
+    Ok(Holding {
+        held,
+        recorded,
+        session_store,
+    })
+}
+
+/// Imports a Claude Code session's steps, keyed by line (see the module's doc).
+fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
+    let snap = repo.read()?;
+    let head = repo.head(&snap)?;
+    let Holding {
+        held,
+        recorded,
+        session_store,
+    } = holding(&snap, head.commit)?;
+    let (view, records): (Vec<Step>, Vec<Step>) = steps
+        .into_iter()
+        .partition(|s| !matches!(s, Step::Record { .. }));
+    let wanted: Vec<BTreeSet<String>> = view
+        .iter()
+        .map(|s| s.lines().iter().cloned().collect())
+        .collect();
+    let branch = match &head.target {
+        HeadRef::Branch(b) => b.clone(),
+        HeadRef::Detached(_) => "HEAD".into(),
+    };
+    if session_store {
+        return Ok(ImportReport {
+            format: Some(Format::ClaudeCode),
+            tip: head.commit,
+            session_store: true,
+            ..ImportReport::default()
+        });
+    }
+    // The messages the branch and the transcript agree on (a message may have grown).
+    let mut common = 0;
+    let mut grown = Vec::new();
+    while common < held.len().min(wanted.len()) {
+        // A message not imported from the session is refused below.
+        let Some(lines) = &held[common].lines else {
+            break;
+        };
+        if lines.is_empty() || !lines.is_subset(&wanted[common]) {
+            break;
+        }
+        if *lines != wanted[common] {
+            grown.push(common);
+        }
+        common += 1;
+    }
+    if let Some(k) = held.iter().position(|h| h.lines.is_none()) {
+        return Err(Error::invalid_op(format!(
+            "branch '{branch}' already holds other messages: its message {} was not imported \
+             from this session; import into another branch",
+            k + 1
+        )));
+    }
+    let mut report = ImportReport {
+        format: Some(Format::ClaudeCode),
+        already: common,
+        tip: head.commit,
+        ..ImportReport::default()
+    };
+    // A transcript that holds less than the branch moves nothing back.
+    let rewind = common < held.len() && common < wanted.len();
+    let abandoned: BTreeSet<String> = if rewind {
+        let keep: HashSet<&String> = wanted.iter().flatten().collect();
+        held[common..]
+            .iter()
+            .flat_map(|h| h.lines.iter().flatten())
+            .filter(|l| !keep.contains(l))
+            .cloned()
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let known: HashSet<&String> = held
+        .iter()
+        .flat_map(|h| h.lines.iter().flatten())
+        .chain(&recorded)
+        .chain(wanted.iter().flatten())
+        .collect();
+    let new_records: Vec<Step> = records
+        .into_iter()
+        .filter(|r| r.lines().iter().any(|l| !known.contains(l)))
+        .collect();
+    let mut view = view;
+    let new_view: Vec<Step> = if common < wanted.len() && (rewind || common == held.len()) {
+        view.split_off(common)
+    } else {
+        Vec::new()
+    };
+    // The messages that grew, edited to hold the lines they gained.
+    let mut edits = Vec::new();
+    for k in grown {
+        let (Step::Message { message, lines, .. }
+        | Step::SubAgent {
+            result: message,
+            lines,
+            ..
+        }) = &view[k]
+        else {
+            continue;
+        };
+        let mut p = Prepared::new(message.clone())?;
+        p.note = lines_note(lines);
+        edits.push((
+            TxnStep::Op(Op::Edit {
+                target: held[k].commit,
+            }),
+            p,
+        ));
+    }
+    if new_view.is_empty() && new_records.is_empty() && edits.is_empty() && abandoned.is_empty() {
+        return Ok(report);
+    }
+    // Where the new messages go: after the last message both agree on.
+    let base = if rewind {
+        let c = snap.commit(&held[common].commit)?;
+        c.parent()
+    } else {
+        head.commit
+    };
+    let in_view = view_sources(repo, &snap, base)?;
+    drop(snap);
+    let n_new = new_view.len();
+    report.recorded = new_records.len();
+    // Edits first: the calls a grown response gained are open when their results come.
+    report.edited = edits.len();
+    let mut chain = edits;
+    let first = chain.len();
+    chain.extend(chain_of(
+        new_view,
+        in_view,
+        Format::ClaudeCode,
+        (common, first),
+        merged_sub_agent(&head.target, Format::ClaudeCode),
+    )?);
+    // Records hold lines, never a sub-agent.
+    chain.extend(chain_of(
+        new_records,
+        Vec::new(),
+        Format::ClaudeCode,
+        (0, 0),
+        no_sub_agent,
+    )?);
+    if rewind {
+        // The lines of the path left: named, so that they are never kept again as lines off
+        // the path (they are in history, behind the reflog's entry for the move).
+        let data = serde_json::json!({
+            "left": head.commit.map(|c| c.to_hex()),
+            "lines": abandoned.len(),
+        })
+        .to_string();
+        let mut p = Prepared::record(REWIND_RECORD, data)?;
+        p.note = lines_note(&abandoned.into_iter().collect::<Vec<_>>());
+        chain.push((
+            TxnStep::Op(Op::Record {
+                kind: REWIND_RECORD.into(),
+            }),
+            p,
+        ));
+        move_back(repo, &head, base)?;
+        report.rewound = true;
+    }
+    let opts = AppendOptions {
+        expected_head: Some(base),
+        note: None,
+    };
+    let infos = txn::write(repo, &opts, chain)?;
+    report.added = n_new;
+    report.tip = infos.last().map(|i| i.id).or(base);
+    Ok(report)
+}
+
+/// Moves the handle's branch back to `base` (the reflog keeps where it was), if it is still at
+/// `head`.
+fn move_back(repo: &Repo, head: &crate::refs::Head, base: Option<CommitId>) -> Result<()> {
+    let mut w = repo.write()?;
+    let now = repo.head_in(&w)?;
+    if now.commit != head.commit {
+        return Err(Error::HeadMoved {
+            branch: now.branch().unwrap_or("HEAD").to_string(),
+            expected: head.commit,
+            actual: now.commit,
+        });
+    }
+    let HeadRef::Branch(name) = &now.target else {
+        return Err(Error::invalid_op(
+            "the conversation moved to another path: import it onto a branch, not a detached \
+             handle",
+        ));
+    };
+    w.set_branch(name, base, "import: the conversation moved to another path")?;
+    w.set_branch_stats(name, None)?;
+    w.commit()?;
+    repo.written(&now.target, None);
+    Ok(())
+}
+
+fn import_commits(
+    repo: &Repo,
+    commits: Vec<(CommitId, crate::object::Commit, Option<Message>)>,
+) -> Result<ImportReport> {
+    let Some(tip) = commits.last().map(|(id, ..)| *id) else {
+        return Err(Error::invalid_input("the export holds no commit"));
+    };
+    let mut report = ImportReport {
+        tip: Some(tip),
+        ..ImportReport::default()
+    };
+    let snap = repo.read()?;
+    let head = repo.head(&snap)?;
+    // Every link must be in the file before it, or in the store.
+    let mut in_file = std::collections::HashSet::new();
+    for (k, (id, c, _)) in commits.iter().enumerate() {
+        for link in c.links() {
+            if !in_file.contains(&link) && !snap.has_commit(&link)? {
+                return Err(Error::InvalidTranscript {
+                    path: None,
+                    line: k + 1,
+                    reason: format!(
+                        "commit {} links to {}, which is neither earlier in the file nor in the store",
+                        id.short(),
+                        link.short()
+                    ),
+                });
+            }
+        }
+        in_file.insert(*id);
+    }
+    let present = snap.has_commits(&commits.iter().map(|(id, ..)| *id).collect::<Vec<_>>())?;
+    report.already = present.iter().filter(|p| **p).count();
+    if let Some(current) = head.commit
+        && !reaches(&snap, &commits, tip, current)?
+    {
+        let branch = head.branch().unwrap_or("HEAD").to_string();
+        return Err(Error::Diverged {
+            branch,
+            receiver: current,
+            sender: tip,
+        });
+    }
+    drop(snap);
+    let mut w = repo.write()?;
+    {
+        let mut objects = w.objects()?;
+        for ((id, commit, message), present) in commits.iter().zip(&present) {
+            if *present {
+                continue;
+            }
+            if let Some(m) = message {
+                // A record's data is not tokenized, wherever it is written.
+                let p = match commit.op {
+                    Op::Record { .. } => Prepared::uncounted(m.clone())?,
+                    _ => Prepared::new(m.clone())?,
+                };
+                objects.put_blob(p.bytes(), p.payload)?;
+            }
+            if objects.put_commit(commit)? != *id {
+                return Err(Error::invalid_input(format!(
+                    "commit {} does not hash to its id",
+                    id.short()
+                )));
+            }
+            report.added += 1;
+        }
+    }
+    let now = repo.head_in(&w)?;
+    if now.commit != head.commit {
+        return Err(Error::HeadMoved {
+            branch: now.branch().unwrap_or("HEAD").to_string(),
+            expected: head.commit,
+            actual: now.commit,
+        });
+    }
+    let detached = if now.commit == Some(tip) {
+        None
+    } else {
+        let moved = repo.advance(&mut w, &now, tip, "import")?;
+        if let HeadRef::Branch(b) = &now.target {
+            w.set_branch_stats(b, None)?;
+        }
+        moved
+    };
+    w.commit()?;
+    repo.written(&now.target, detached);
+    Ok(report)
+}
+
+/// Whether `target` is `tip` or one of its ancestors, through the file's commits and then the
+/// store's.
+fn reaches(
+    snap: &crate::storage::store::Snapshot,
+    commits: &[(CommitId, crate::object::Commit, Option<Message>)],
+    tip: CommitId,
+    target: CommitId,
+) -> Result<bool> {
+    let in_file: std::collections::HashMap<CommitId, &crate::object::Commit> =
+        commits.iter().map(|(id, c, _)| (*id, c)).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![tip];
+    while let Some(id) = stack.pop() {
+        if id == target {
+            return Ok(true);
+        }
+        if !seen.insert(id) {
+            continue;
+        }
+        match in_file.get(&id) {
+            Some(c) => stack.extend(c.links()),
+            None => stack.extend(snap.commit(&id)?.links()),
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,547 @@
+//! `fsck`: checks everything a store holds against what it claims. Every object and chunk is
+//! re-hashed; every link a commit makes (parents, blob, edit target, compress sources, merge
+//! base) must point at an object of the right kind; every branch, `HEAD` and reflog entry at a
+//! commit; the per-branch counts must equal a replay of the branch's view. Objects no branch,
+//! `HEAD` or reflog entry reaches are listed (they are not a problem).
+
+use crate::error::{Error, Result};
+use crate::id::{BlobId, ChunkId, CommitId, IdHasher};
+use crate::object::{Commit, Op};
+use crate::refs::HeadRef;
+use crate::repo::Repo;
+use crate::storage::backend::ObjectTable;
+use crate::storage::store::{self, Snapshot};
+use crate::view::View;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+/// Maps and sets keyed by raw ids: they are uniformly random, so a cheap hash of their first
+/// bytes does (SipHash over 32 bytes was a tenth of fsck's time).
+type IdMap<V> = HashMap<[u8; 32], V, BuildHasherDefault<IdHasher>>;
+type IdSet = HashSet<[u8; 32], BuildHasherDefault<IdHasher>>;
+
+/// One thing found wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// `corrupt` (an object that does not verify), `missing` (a link to an object the store
+    /// lacks), `ref` (a branch, `HEAD` or reflog entry), `bookkeeping` (per-branch counts that
+    /// differ from a replay) or `order` (a commit not newer than its parent).
+    pub kind: &'static str,
+    /// What it is about: `commit <id>`, `blob <id>`, `chunk <id>`, `branch <name>`, `HEAD`,
+    /// `reflog <name>`.
+    pub subject: String,
+    /// What is wrong.
+    pub detail: String,
+}
+
+/// What `fsck` checked and found.
+#[derive(Debug, Clone, Default)]
+pub struct FsckReport {
+    /// Commits checked.
+    pub commits: u64,
+    /// Blobs checked.
+    pub blobs: u64,
+    /// Chunks checked.
+    pub chunks: u64,
+    /// Bytes of object records read and re-hashed.
+    pub bytes: u64,
+    /// Branches checked.
+    pub branches: u64,
+    /// Reflog entries checked.
+    pub reflog_entries: u64,
+    /// Branches whose kept counts were compared with a replay of their view.
+    pub counts_replayed: u64,
+    /// Everything found wrong; empty for a sound store.
+    pub problems: Vec<Problem>,
+    /// Blobs whose content was redacted (a tombstone in their place; not a problem).
+    pub redacted: Vec<BlobId>,
+    /// Commits no branch, `HEAD` or reflog entry reaches.
+    pub unreachable_commits: Vec<CommitId>,
+    /// Blobs no reachable commit carries.
+    pub unreachable_blobs: Vec<BlobId>,
+    /// Chunks no reachable blob is made of.
+    pub unreachable_chunks: Vec<ChunkId>,
+}
+
+impl FsckReport {
+    /// Whether nothing is wrong.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    fn problem(&mut self, kind: &'static str, subject: String, detail: impl Into<String>) {
+        self.problems.push(Problem {
+            kind,
+            subject,
+            detail: detail.into(),
+        });
+    }
+}
+
+/// What one pass over an object table found.
+#[derive(Default)]
+struct Scanned<T> {
+    /// The objects that verified, by id.
+    good: IdMap<T>,
+    /// The ids present whether they verified or not.
+    present: IdSet,
+    /// The ones that did not verify, with why.
+    bad: Vec<([u8; 32], String)>,
+    bytes: u64,
+}
+
+impl<T> Scanned<T> {
+    fn merge(&mut self, other: Scanned<T>) {
+        self.good.extend(other.good);
+        self.present.extend(other.present);
+        self.bad.extend(other.bad);
+        self.bytes += other.bytes;
+    }
+}
+
+/// Scans one object table on the machine's cores (split by the ids' first byte), keeping
+/// what `check` makes of each record.
+fn scan<T: Send>(
+    snap: &Snapshot,
+    table: ObjectTable,
+    check: impl Fn([u8; 32], &[u8]) -> Result<T> + Sync,
+) -> Result<Scanned<T>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8));
+    let step = 256 / threads;
+    let ranges: Vec<std::ops::RangeInclusive<u8>> = (0..threads)
+        .map(|k| {
+            let lo = (k * step) as u8;
+            let hi = if k + 1 == threads {
+                u8::MAX
+            } else {
+                ((k + 1) * step - 1) as u8
+            };
+            lo..=hi
+        })
+        .collect();
+    let check = &check;
+    let parts = std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .into_iter()
+            .map(|range| {
+                scope.spawn(move || -> Result<Scanned<T>> {
+                    let mut part = Scanned {
+                        good: IdMap::default(),
+                        present: IdSet::default(),
+                        bad: Vec::new(),
+                        bytes: 0,
+                    };
+                    snap.scan(table, range, |id, record| {
+                        part.bytes += record.len() as u64;
+                        part.present.insert(id);
+                        match check(id, record) {
+                            Ok(v) => {
+                                part.good.insert(id, v);
+                            }
+                            // A record that does not verify is a finding, not a failure of fsck;
+                            // the storage engine failing is.
+                            Err(e @ (Error::Corrupt { .. } | Error::CorruptObject { .. })) => {
+                                part.bad.push((id, reason(&e)));
+                            }
+                            Err(Error::NewerFormat { found, .. }) => {
+                                part.bad
+                                    .push((id, format!("written in object format {found}")));
+                            }
+                            Err(e) => return Err(e),
+                        }
+                        Ok(())
+                    })?;
+                    Ok(part)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| Error::corrupt("a record could not be checked"))?
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let mut all = Scanned {
+        good: IdMap::default(),
+        present: IdSet::default(),
+        bad: Vec::new(),
+        bytes: 0,
+    };
+    for p in parts {
+        all.merge(p);
+    }
+    Ok(all)
+}
+
+/// The reason of a corrupt-object error, without the "corrupt store:" lead.
+fn reason(e: &Error) -> String {
+    match e {
+        Error::CorruptObject { reason, .. } => reason.clone(),
+        Error::Corrupt { message } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn hex(id: &[u8; 32]) -> String {
+    CommitId::from_bytes(*id).to_hex()
+}
+
+/// Checks the whole store the handle is open on (every branch, not only the handle's).
+pub(crate) fn fsck(repo: &Repo) -> Result<FsckReport> {
+    let snap = repo.read()?;
+    let mut report = FsckReport::default();
+
+    let chunks = scan(&snap, ObjectTable::Chunks, |id, record| {
+        codec_chunk(&ChunkId::from_bytes(id), record)
+    })?;
+    // A blob keeps the ids of its chunks, for reachability; a redacted one its tombstone's
+    // mark (its content is gone, so there is nothing to hash).
+    let blobs = scan(&snap, ObjectTable::Blobs, |id, record| {
+        let id = BlobId::from_bytes(id);
+        if let Some(t) = store::tombstone_of(record) {
+            t.map_err(|e| store::damaged("blob", id.to_hex(), reason(&e)))?;
+            return Ok(None);
+        }
+        let bytes = store::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;
+        crate::object::check_header(&bytes, false)
+            .map_err(|e| store::damaged("blob", id.to_hex(), e.to_string()))?;
+        crate::storage::codec::chunk_ids(record, true).map(Some)
+    })?;
+    let mut redacted: Vec<BlobId> = blobs
+        .good
+        .iter()
+        .filter(|(_, chunks)| chunks.is_none())
+        .map(|(id, _)| BlobId::from_bytes(*id))
+        .collect();
+    redacted.sort();
+    report.redacted = redacted;
+    let commits = scan(&snap, ObjectTable::Commits, |id, record| {
+        store::verified_commit(&CommitId::from_bytes(id), record)
+    })?;
+    report.chunks = chunks.present.len() as u64;
+    report.blobs = blobs.present.len() as u64;
+    report.commits = commits.present.len() as u64;
+    report.bytes = chunks.bytes + blobs.bytes + commits.bytes;
+    for (kind, bad) in [
+        ("chunk", &chunks.bad),
+        ("blob", &blobs.bad),
+        ("commit", &commits.bad),
+    ] {
+        let mut bad = bad.clone();
+        bad.sort();
+        for (id, why) in bad {
+            report.problem("corrupt", format!("{kind} {}", hex(&id)), why);
+        }
+    }
+
+    check_links(&mut report, &commits, &blobs, &chunks);
+    let roots = check_refs(&mut report, &snap, &commits.present)?;
+    unreachable(&mut report, &roots, &commits, &blobs, &chunks);
+    // Replays read blobs without hashing them again, so only over objects that all verified
+    // (with damage, the damage is the finding; counts are checked once it is repaired).
+    if chunks.bad.is_empty() && blobs.bad.is_empty() && commits.bad.is_empty() {
+        let src = Checked {
+            snap: &snap,
+            commits: &commits.good,
+        };
+        check_counts(&mut report, &snap, &src)?;
+    }
+    Ok(report)
+}
+
+/// What replays read: the commits the scan decoded and verified (no second read of each),
+/// the blobs from the snapshot.
+struct Checked<'a> {
+    snap: &'a Snapshot,
+    commits: &'a IdMap<Commit>,
+}
+
+impl crate::view::Source for Checked<'_> {
+    fn commit(&self, id: &CommitId) -> Result<Commit> {
+        self.commits
+            .get(id.as_bytes())
+            .cloned()
+            .ok_or(Error::MissingCommit { commit: *id })
+    }
+
+    fn blob(&self, id: &BlobId) -> Result<(crate::object::Message, u32)> {
+        // The scan hashed every blob record of this snapshot; a damaged one is reported there.
+        self.snap.blob_verified_already(id)
+    }
+}
+
+fn codec_chunk(id: &ChunkId, record: &[u8]) -> Result<()> {
+    crate::storage::codec::chunk_bytes(id, record)
+        .map(|_| ())
+        .map_err(|e| store::damaged("chunk", id.to_hex(), reason(&e)))
+}
+
+/// Every link of every commit that verified points at an object of the right kind, and every
+/// commit is newer than its parents (history walks rely on it).
+fn check_links(
+    report: &mut FsckReport,
+    commits: &Scanned<Commit>,
+    blobs: &Scanned<Option<Vec<ChunkId>>>,
+    chunks: &Scanned<()>,
+) {
+    let mut ids: Vec<&[u8; 32]> = commits.good.keys().collect();
+    ids.sort();
+    for id in ids {
+        let c = &commits.good[id];
+        let subject = || format!("commit {}", hex(id));
+        let need_commit = |what: &str, target: &CommitId, report: &mut FsckReport| {
+            if !commits.present.contains(target.as_bytes()) {
+                report.problem(
+                    "missing",
+                    subject(),
+                    format!("its {what} {} is not in the store", target.to_hex()),
+                );
+            }
+        };
+        for p in &c.parents {
+            need_commit("parent", p, report);
+            if let Some(parent) = commits.good.get(p.as_bytes())
+                && parent.timestamp_us >= c.timestamp_us
+            {
+                report.problem(
+                    "order",
+                    subject(),
+                    format!("it is not newer than its parent {}", p.to_hex()),
+                );
+            }
+        }
+        match &c.op {
+            Op::Append => {}
+            Op::Record { kind } => {
+                if let Err(e) = crate::object::check_record_kind(kind) {
+                    report.problem("corrupt", subject(), e.to_string());
+                }
+            }
+            Op::Edit { target } => need_commit("edit target", target, report),
+            Op::Compress { sources, .. } => {
+                for s in sources {
+                    need_commit("compress source", s, report);
+                }
+            }
+            Op::Merge { base, .. } => {
+                need_commit("merge base", base, report);
+                if c.parents.len() != 2 {
+                    report.problem("corrupt", subject(), "a merge without two parents");
+                }
+            }
+        }
+        let needs_blob = !matches!(
+            c.op,
+            Op::Merge {
+                strategy: crate::object::MergeStrategy::Append,
+                ..
+            }
+        );
+        match &c.blob {
+            Some(b) if !blobs.present.contains(b.as_bytes()) => report.problem(
+                "missing",
+                subject(),
+                format!("its blob {} is not in the store", b.to_hex()),
+            ),
+            None if needs_blob => report.problem(
+                "corrupt",
+                subject(),
+                format!("a {} without a blob", c.op.name()),
+            ),
+            _ => {}
+        }
+    }
+    let mut ids: Vec<&[u8; 32]> = blobs.good.keys().collect();
+    ids.sort();
+    for id in ids {
+        for chunk in blobs.good[id].iter().flatten() {
+            if !chunks.present.contains(chunk.as_bytes()) {
+                report.problem(
+                    "missing",
+                    format!("blob {}", hex(id)),
+                    format!("its chunk {} is not in the store", chunk.to_hex()),
+                );
+            }
+        }
+    }
+}
+
+/// Every branch tip, a detached `HEAD` and every reflog entry name a commit the store holds.
+/// Returns those commits: what reachability starts from.
+fn check_refs(report: &mut FsckReport, snap: &Snapshot, commits: &IdSet) -> Result<Vec<CommitId>> {
+    let mut roots = Vec::new();
+    let branches = snap.branches()?;
+    report.branches = branches.len() as u64;
+    for (name, tip) in branches {
+        if !commits.contains(tip.as_bytes()) {
+            report.problem(
+                "ref",
+                format!("branch {name}"),
+                format!("its tip {} is not in the store", tip.to_hex()),
+            );
+        }
+        roots.push(tip);
+    }
+    match snap.head_ref() {
+        Ok(HeadRef::Detached(id)) => {
+            if !commits.contains(id.as_bytes()) {
+                report.problem(
+                    "ref",
+                    "HEAD".into(),
+                    format!("it names {}, which is not in the store", id.to_hex()),
+                );
+            }
+            roots.push(id);
+        }
+        Ok(HeadRef::Branch(_)) => {}
+        Err(e) => report.problem("ref", "HEAD".into(), reason(&e)),
+    }
+    for (name, entry) in snap.reflog_all()? {
+        report.reflog_entries += 1;
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                report.problem("ref", format!("reflog {name}"), reason(&e));
+                continue;
+            }
+        };
+        for id in entry.old.iter().chain(entry.new.iter()) {
+            if !commits.contains(id.as_bytes()) {
+                report.problem(
+                    "ref",
+                    format!("reflog {name}"),
+                    format!(
+                        "an entry ({}) names {}, which is not in the store",
+                        entry.reason,
+                        id.to_hex()
+                    ),
+                );
+            }
+            roots.push(*id);
+        }
+    }
+    Ok(roots)
+}
+
+/// Lists the objects nothing reaches: commits through every link from the roots, their blobs,
+/// those blobs' chunks.
+fn unreachable(
+    report: &mut FsckReport,
+    roots: &[CommitId],
+    commits: &Scanned<Commit>,
+    blobs: &Scanned<Option<Vec<ChunkId>>>,
+    chunks: &Scanned<()>,
+) {
+    let mut seen = IdSet::default();
+    let mut blobs_seen = IdSet::default();
+    let mut stack: Vec<CommitId> = roots.to_vec();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(*id.as_bytes()) {
+            continue;
+        }
+        let Some(c) = commits.good.get(id.as_bytes()) else {
+            continue;
+        };
+        stack.extend(c.links());
+        if let Some(b) = c.blob {
+            blobs_seen.insert(*b.as_bytes());
+        }
+    }
+    let chunks_seen: IdSet = blobs_seen
+        .iter()
+        .filter_map(|b| blobs.good.get(b))
+        .flatten()
+        .flatten()
+        .map(|c| *c.as_bytes())
+        .collect();
+    let sorted = |present: &IdSet, seen: &IdSet| {
+        let mut out: Vec<[u8; 32]> = present.difference(seen).copied().collect();
+        out.sort();
+        out
+    };
+    report.unreachable_commits = sorted(&commits.present, &seen)
+        .into_iter()
+        .map(CommitId::from_bytes)
+        .collect();
+    report.unreachable_blobs = sorted(&blobs.present, &blobs_seen)
+        .into_iter()
+        .map(BlobId::from_bytes)
+        .collect();
+    report.unreachable_chunks = sorted(&chunks.present, &chunks_seen)
+        .into_iter()
+        .map(ChunkId::from_bytes)
+        .collect();
+}
+
+/// The counts kept for each branch at its tip equal the counts of its view, replayed. A row
+/// kept for an older tip is stale by design (counted again when listed) and not compared; a
+/// row for a branch that does not exist is a problem.
+fn check_counts(
+    report: &mut FsckReport,
+    snap: &Snapshot,
+    src: &impl crate::view::Source,
+) -> Result<()> {
+    let tips: HashMap<String, CommitId> = snap.branches()?.into_iter().collect();
+    let mut replayed: HashMap<CommitId, crate::stats::Tally> = HashMap::new();
+    for (name, row) in snap.all_branch_stats()? {
+        let subject = format!("branch {name}");
+        let stats = match row {
+            Ok(s) => s,
+            Err(e) => {
+                report.problem(
+                    "bookkeeping",
+                    subject,
+                    format!("its counts do not decode: {}", reason(&e)),
+                );
+                continue;
+            }
+        };
+        let Some(tip) = tips.get(&name) else {
+            report.problem(
+                "bookkeeping",
+                subject,
+                "counts are kept for a branch that does not exist",
+            );
+            continue;
+        };
+        if stats.tip != *tip {
+            continue;
+        }
+        let tally = match replayed.get(tip) {
+            Some(t) => t.clone(),
+            None => match View::build(src, Some(*tip), None) {
+                Ok(v) => {
+                    let t = v.tally();
+                    replayed.insert(*tip, t.clone());
+                    t
+                }
+                // Damaged objects on the way are reported by the object checks.
+                Err(
+                    Error::CorruptObject { .. }
+                    | Error::Corrupt { .. }
+                    | Error::MissingCommit { .. },
+                ) => {
+                    continue;
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        report.counts_replayed += 1;
+        if tally != stats.tally {
+            report.problem(
+                "bookkeeping",
+                subject,
+                format!(
+                    "its kept counts ({} messages, {} tokens) differ from its view ({} messages, {} tokens)",
+                    stats.tally.messages,
+                    stats.tally.token_count(),
+                    tally.messages,
+                    tally.token_count()
+                ),
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! Operations over a repository: branches, history and search, merges, integrity (fsck),
+//! redaction and garbage collection, sync between stores, and a view's page as a person reads
+//! it.
+
+pub mod branch;
+pub mod fsck;
+pub mod gc;
+pub(crate) mod history;
+pub mod merge;
+pub mod page;
+pub mod redact;
+pub mod search;
+pub mod sync;

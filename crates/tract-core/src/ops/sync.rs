@@ -1,0 +1,271 @@
+//! Sync by hash: `push`, `pull` and `clone` between any two stores (files, PostgreSQL).
+//!
+//! Only what the receiver lacks travels: from each branch tip it lacks, the walk follows a
+//! commit's links (parents, edit target, compressed sources, merge base) and stops at commits
+//! the receiver has (a store that holds a commit holds everything it reaches). Every object is
+//! read through verified reads and hashed again as the receiver stores it. Objects go in
+//! batches, oldest first, each batch one transaction, so an interrupted transfer leaves the
+//! receiver valid (what it received reaches only what it had or received before) and a second
+//! run sends only the rest. Branches move last, in one transaction, and only by fast-forward:
+//! a receiver's tip that the sender's history does not contain is refused as
+//! [`Error::Diverged`], unless forced (the old tip stays in the reflog).
+
+use crate::error::{Error, Result};
+use crate::id::{BlobId, CommitId, IdHasher};
+use crate::object::Commit;
+use crate::refs::HeadRef;
+use crate::storage::store::{Snapshot, Store};
+use crate::tools::policy;
+use crate::view::ancestry;
+use crate::view::revision::BranchName;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+/// Commits written per transaction.
+const BATCH: usize = 2000;
+
+/// What to send.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// The branches to send (`None`: every branch of the sender).
+    pub branches: Option<Vec<BranchName>>,
+    /// Move a receiver's branch that has diverged (its old tip stays in the reflog).
+    pub force: bool,
+    /// Send the store's settings (the tool-summarization policy) too.
+    pub settings: bool,
+}
+
+/// What one branch did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchSync {
+    /// The branch.
+    pub name: String,
+    /// Its tip in the receiver before (`None`: it had no such branch).
+    pub old: Option<CommitId>,
+    /// Its tip now.
+    pub new: CommitId,
+    /// Whether it was moved although it had diverged (`force`).
+    pub forced: bool,
+}
+
+impl BranchSync {
+    /// Whether the receiver already had this tip.
+    pub fn up_to_date(&self) -> bool {
+        self.old == Some(self.new)
+    }
+}
+
+/// What a transfer sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Every branch sent, by name.
+    pub branches: Vec<BranchSync>,
+    /// Commits the receiver did not have.
+    pub commits: u64,
+    /// Blobs the receiver did not have.
+    pub blobs: u64,
+    /// Whether the settings were sent.
+    pub settings: bool,
+}
+
+type IdSet = HashSet<CommitId, BuildHasherDefault<IdHasher>>;
+
+/// Sends branches (and their history) from `from` to `to`. `reason` goes into the receiver's
+/// reflog (`push from ...`).
+pub(crate) fn transfer(
+    from: &Store,
+    to: &Store,
+    options: &SyncOptions,
+    reason: &str,
+) -> Result<SyncReport> {
+    let src = from.read()?;
+    let tips = chosen_tips(&src, options)?;
+    let (missing, before) = {
+        let dst = to.read()?;
+        let before: Vec<Option<CommitId>> = tips
+            .iter()
+            .map(|(name, _)| dst.branch(name))
+            .collect::<Result<_>>()?;
+        (missing_commits(&src, &dst, &tips)?, before)
+    };
+    // A diverged branch is refused before anything travels.
+    let mut forced = Vec::with_capacity(tips.len());
+    for ((name, tip), old) in tips.iter().zip(&before) {
+        let diverged = match old {
+            Some(old) => !contains(&src, *tip, *old)?,
+            None => false,
+        };
+        if diverged
+            && !options.force
+            && let Some(old) = old
+        {
+            return Err(Error::Diverged {
+                branch: name.clone(),
+                receiver: *old,
+                sender: *tip,
+            });
+        }
+        forced.push(diverged);
+    }
+    let mut report = SyncReport::default();
+    for batch in missing.chunks(BATCH) {
+        report.blobs += send_batch(&src, to, batch)?;
+        report.commits += batch.len() as u64;
+    }
+    // The branches, in one transaction, each only if it is still where it was read.
+    let setting = if options.settings {
+        Some(src.setting(policy::SETTING)?)
+    } else {
+        None
+    };
+    let mut w = to.write()?;
+    for (((name, tip), old), forced) in tips.iter().zip(&before).zip(forced) {
+        let now = w.branch(name)?;
+        if now != *old {
+            return Err(Error::HeadMoved {
+                branch: name.clone(),
+                expected: *old,
+                actual: now,
+            });
+        }
+        if *old != Some(*tip) {
+            w.set_branch(name, Some(*tip), reason)?;
+            w.set_branch_stats(name, None)?;
+        }
+        report.branches.push(BranchSync {
+            name: name.clone(),
+            old: *old,
+            new: *tip,
+            forced,
+        });
+    }
+    if let Some(value) = &setting {
+        w.set_setting(policy::SETTING, value.as_deref())?;
+        report.settings = true;
+    }
+    w.commit()?;
+    Ok(report)
+}
+
+/// Copies a store into a new one at `to` (which must not hold a store yet): every branch, the
+/// settings, and `HEAD` on the branch the source's `HEAD` names.
+pub(crate) fn clone(from: &Store, to: &Store, reason: &str) -> Result<SyncReport> {
+    if !to.read()?.branches()?.is_empty() {
+        return Err(Error::invalid_op(format!(
+            "{} already holds a store with branches; clone into a new one, or pull",
+            to.location().unwrap_or_else(|| "the receiver".into())
+        )));
+    }
+    let options = SyncOptions {
+        branches: None,
+        force: false,
+        settings: true,
+    };
+    let report = transfer(from, to, &options, reason)?;
+    if let HeadRef::Branch(b) = from.read()?.head_ref()? {
+        let mut w = to.write()?;
+        w.set_head(&HeadRef::Branch(b), reason)?;
+        w.commit()?;
+    }
+    Ok(report)
+}
+
+/// The branches to send and their tips in the sender.
+fn chosen_tips(src: &Snapshot, options: &SyncOptions) -> Result<Vec<(String, CommitId)>> {
+    match &options.branches {
+        None => src.branches(),
+        Some(names) => names
+            .iter()
+            .map(|b| Ok((b.as_str().to_string(), src.require_branch(b.as_str())?)))
+            .collect(),
+    }
+}
+
+/// Whether `old` is `tip` or one of its ancestors in the sender.
+fn contains(src: &Snapshot, tip: CommitId, old: CommitId) -> Result<bool> {
+    if tip == old {
+        return Ok(true);
+    }
+    if !src.has_commit(&old)? {
+        return Ok(false);
+    }
+    Ok(ancestry::merge_base(src, old, tip)? == Some(old))
+}
+
+/// The commits reachable from `tips` that the receiver lacks, oldest first (every commit is
+/// newer than everything it links to, so parents come before children).
+fn missing_commits(
+    src: &Snapshot,
+    dst: &Snapshot,
+    tips: &[(String, CommitId)],
+) -> Result<Vec<(CommitId, Commit)>> {
+    let mut seen = IdSet::default();
+    let mut out = Vec::new();
+    let mut frontier: Vec<CommitId> = tips.iter().map(|(_, t)| *t).collect();
+    let mut walked_chains = false;
+    while !frontier.is_empty() {
+        frontier.retain(|id| seen.insert(*id));
+        let present = dst.has_commits(&frontier)?;
+        let lacking: Vec<CommitId> = frontier
+            .iter()
+            .zip(present)
+            .filter(|(_, p)| !p)
+            .map(|(id, _)| *id)
+            .collect();
+        if !walked_chains && !lacking.is_empty() && src.batched() {
+            // A database sender reads each lacking tip's first-parent chain in one query;
+            // the walk below then finds those commits without a round trip each.
+            for tip in &lacking {
+                src.first_parents(*tip, None)?;
+            }
+            walked_chains = true;
+        }
+        let mut next = Vec::new();
+        for id in lacking {
+            let commit = src.commit(&id)?;
+            next.extend(commit.links());
+            out.push((id, commit));
+        }
+        frontier = next;
+    }
+    out.sort_by_key(|(id, c)| (c.timestamp_us, *id.as_bytes()));
+    Ok(out)
+}
+
+/// Writes one batch of commits and the blobs the receiver lacks in one transaction; returns
+/// how many blobs it sent.
+fn send_batch(src: &Snapshot, to: &Store, batch: &[(CommitId, Commit)]) -> Result<u64> {
+    let mut blob_ids: Vec<BlobId> = batch.iter().filter_map(|(_, c)| c.blob).collect();
+    blob_ids.sort_by_key(|b| *b.as_bytes());
+    blob_ids.dedup();
+    let lacking: Vec<BlobId> = {
+        let dst = to.read()?;
+        let present = dst.has_blobs(&blob_ids)?;
+        blob_ids
+            .into_iter()
+            .zip(present)
+            .filter(|(_, p)| !p)
+            .map(|(id, _)| id)
+            .collect()
+    };
+    let copies = src.blob_copies(&lacking)?;
+    let mut w = to.write()?;
+    {
+        let mut objects = w.objects()?;
+        for (id, copy) in lacking.iter().zip(&copies) {
+            objects.put_copy(id, copy)?;
+        }
+        for (id, commit) in batch {
+            // Encoded again here: a commit is stored only under the id its bytes hash to.
+            if objects.put_commit(commit)? != *id {
+                return Err(crate::storage::store::damaged(
+                    "commit",
+                    id.to_hex(),
+                    "its bytes do not hash to its id",
+                ));
+            }
+        }
+    }
+    w.commit()?;
+    Ok(lacking.len() as u64)
+}

@@ -1,0 +1,11 @@
+//! Storage: what a backend keeps (raw bytes by id, branch tips, the reflog, settings, counts),
+//! the backends (one redb file or memory; PostgreSQL with the `postgres` feature), the record
+//! layout they store, group commit, and [`store::Store`]: tract's model on a backend.
+
+pub(crate) mod backend;
+pub(crate) mod codec;
+pub(crate) mod group;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+pub(crate) mod redb_backend;
+pub mod store;

@@ -1,0 +1,272 @@
+//! Tool calls and results: queries over the current view, turns, lifecycle, provenance edits
+//! and repair. Queries read the view's tool indexes, so they cost the number of matches.
+
+pub mod clear;
+pub mod decision;
+pub mod hooks;
+pub mod policy;
+
+use crate::error::{Error, Result};
+use crate::id::CommitId;
+use crate::object::{Content, Message, Role};
+use crate::repo::Repo;
+use crate::storage::store::Snapshot;
+use crate::view::info::{CommitInfo, Current};
+use crate::view::revision::Rev;
+use crate::view::{SYNTHETIC_RESULT, View, ViewEntry};
+use crate::write::txn::AppendOptions;
+
+/// Where a tool call is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallState {
+    /// No result recorded yet (running, or the agent stopped before the tool returned).
+    Pending,
+    /// A result that is not an error.
+    Ok,
+    /// A result marked `is_error`.
+    Error,
+}
+
+impl CallState {
+    /// `pending`, `ok` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallState::Pending => "pending",
+            CallState::Ok => "ok",
+            CallState::Error => "error",
+        }
+    }
+}
+
+/// One tool call with its lifecycle: input, state, result and duration.
+#[derive(Debug, Clone)]
+pub struct ToolCallInfo {
+    /// The provider's call id.
+    pub call_id: String,
+    /// The tool.
+    pub name: String,
+    /// The arguments as the model wrote them (verbatim JSON text).
+    pub arguments: String,
+    /// Pending, ok or error.
+    pub state: CallState,
+    /// The assistant commit that made the call (its view position).
+    pub call_commit: CommitId,
+    /// The result's view position, once there is one.
+    pub result_commit: Option<CommitId>,
+    /// From the call's commit to the result's, in microseconds.
+    pub duration_us: Option<u64>,
+    /// Tokens of the result as it is in view (framing included).
+    pub result_tokens: Option<u32>,
+    /// Bytes of the result's text as it is in view.
+    pub result_bytes: Option<usize>,
+}
+
+/// An assistant tool-call commit with its results, matched by call id.
+#[derive(Debug, Clone)]
+pub struct ToolTurn {
+    /// The assistant message with tool calls.
+    pub call: CommitInfo,
+    /// Its results in call order (a call without a result contributes none).
+    pub results: Vec<CommitInfo>,
+    /// Each call's lifecycle, in call order.
+    pub calls: Vec<ToolCallInfo>,
+}
+
+impl ToolTurn {
+    /// The names of the tools called, in call order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.calls.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// The call commit and the result commits.
+    pub fn all_hashes(&self) -> Vec<CommitId> {
+        std::iter::once(self.call.id)
+            .chain(self.results.iter().map(|r| r.id))
+            .collect()
+    }
+
+    /// The result commits.
+    pub fn result_hashes(&self) -> Vec<CommitId> {
+        self.results.iter().map(|r| r.id).collect()
+    }
+}
+
+/// The position an entry stands for, with its current version when it has been edited.
+pub(crate) fn entry_info(snap: &Snapshot, e: &ViewEntry) -> Result<CommitInfo> {
+    if e.edits.is_empty() {
+        return Ok(CommitInfo {
+            id: e.position,
+            commit: e.origin.clone(),
+            message: Some(e.message.clone()),
+            token_count: e.tokens,
+            current: None,
+        });
+    }
+    let original = match &e.origin.blob {
+        Some(b) => Some(snap.blob(b)?),
+        None => None,
+    };
+    let mut info = CommitInfo::new(e.position, (*e.origin).clone(), original);
+    info.current = Some(Current {
+        commit: e.commit,
+        message: e.message.clone(),
+        token_count: e.tokens,
+    });
+    Ok(info)
+}
+
+/// Each tool call of `e` with its state, result and duration in `view`.
+pub(crate) fn call_infos(view: &View, e: &ViewEntry) -> Vec<ToolCallInfo> {
+    e.message
+        .tool_calls
+        .iter()
+        .zip(&e.results)
+        .map(|(call, result)| {
+            let r = result.and_then(|i| view.entries().get(i));
+            ToolCallInfo {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                state: match r {
+                    None => CallState::Pending,
+                    Some(r) if r.message.is_error => CallState::Error,
+                    Some(_) => CallState::Ok,
+                },
+                call_commit: e.position,
+                result_commit: r.map(|r| r.position),
+                duration_us: r.map(|r| r.origin.timestamp_us.saturating_sub(e.origin.timestamp_us)),
+                result_tokens: r.map(|r| r.tokens),
+                result_bytes: r.map(|r| r.message.content.text().len()),
+            }
+        })
+        .collect()
+}
+
+/// The calls in view that have no result.
+fn pending(v: &View) -> Vec<ToolCallInfo> {
+    v.call_entries(None)
+        .iter()
+        .flat_map(|&i| call_infos(v, &v.entries()[i]))
+        .filter(|c| c.state == CallState::Pending)
+        .collect()
+}
+
+/// Tool results in the view at `HEAD`, in view order, each position once: of tool `name` if
+/// given, strictly after `after` and before `before` (commits in view) if given.
+pub(crate) fn find_results(
+    repo: &Repo,
+    name: Option<&str>,
+    after: Option<&Rev>,
+    before: Option<&Rev>,
+) -> Result<Vec<CommitInfo>> {
+    repo.at_head(|snap, v| {
+        let lo = after
+            .map(|a| repo.position_in_view(v, snap, a, Some("after")))
+            .transpose()?;
+        let hi = before
+            .map(|b| repo.position_in_view(v, snap, b, Some("before")))
+            .transpose()?;
+        let all = v.result_entries(name);
+        // Indexes are in view order: the bounds are two binary searches.
+        let start = lo.map_or(0, |lo| all.partition_point(|&i| i <= lo));
+        let end = hi.map_or(all.len(), |hi| all.partition_point(|&i| i < hi));
+        all.get(start..end.max(start))
+            .unwrap_or_default()
+            .iter()
+            .map(|&i| entry_info(snap, &v.entries()[i]))
+            .collect()
+    })?
+}
+
+/// Assistant commits in the view at `HEAD` that call tools (`name`: that tool).
+pub(crate) fn find_calls(repo: &Repo, name: Option<&str>) -> Result<Vec<CommitInfo>> {
+    repo.at_head(|snap, v| {
+        v.call_entries(name)
+            .iter()
+            .map(|&i| entry_info(snap, &v.entries()[i]))
+            .collect()
+    })?
+}
+
+/// Tool-call commits paired with their results (`name`: turns that call that tool).
+pub(crate) fn find_turns(repo: &Repo, name: Option<&str>) -> Result<Vec<ToolTurn>> {
+    repo.at_head(|snap, v| {
+        v.call_entries(name)
+            .iter()
+            .map(|&i| {
+                let e = &v.entries()[i];
+                let results = e
+                    .results
+                    .iter()
+                    .flatten()
+                    .map(|&r| entry_info(snap, &v.entries()[r]))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(ToolTurn {
+                    call: entry_info(snap, e)?,
+                    results,
+                    calls: call_infos(v, e),
+                })
+            })
+            .collect()
+    })?
+}
+
+/// Every tool call in the view at `HEAD` without a result, in view order.
+pub(crate) fn pending_calls(repo: &Repo) -> Result<Vec<ToolCallInfo>> {
+    repo.at_head(|_, v| pending(v))
+}
+
+/// Edits a tool result: `target` must be a tool result in view answering `call_id` from tool
+/// `name`.
+pub(crate) fn edit_result(
+    repo: &Repo,
+    target: &Rev,
+    call_id: &str,
+    name: &str,
+    content: Content,
+) -> Result<CommitInfo> {
+    crate::write::edit::edit(repo, target, content, |m| {
+        if m.role != Role::Tool {
+            return Err(Error::invalid_op(format!(
+                "'{target}' is a {} message, not a tool result",
+                m.role
+            )));
+        }
+        let have = m.tool_call_id.as_deref().unwrap_or_default();
+        if have != call_id {
+            return Err(Error::invalid_op(format!(
+                "'{target}' answers tool call '{have}', not '{call_id}'"
+            )));
+        }
+        match m.name.as_deref() {
+            Some(n) if n != name => Err(Error::invalid_op(format!(
+                "'{target}' is a result of tool '{n}', not '{name}'"
+            ))),
+            _ => Ok(()),
+        }
+    })
+}
+
+/// Commits a marked synthetic error result for every tool call in view that has none, in one
+/// transaction.
+pub(crate) fn repair(repo: &Repo) -> Result<Vec<CommitInfo>> {
+    let (head, pending) = repo.at_head(|_, v| (v.head(), pending(v)))?;
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let results: Vec<Message> = pending
+        .into_iter()
+        .map(|c| {
+            let mut m = Message::tool_result(c.call_id, c.name, SYNTHETIC_RESULT, true);
+            m.metadata.insert("tract_repair".into(), "true".into());
+            m
+        })
+        .collect();
+    // If another writer moved the branch since the calls were read, fail rather than answer
+    // a call twice.
+    let opts = AppendOptions {
+        expected_head: Some(head),
+        note: Some("repair: synthetic result for a call with none".into()),
+    };
+    crate::write::append::append_batch(repo, results, &opts)
+}

@@ -1,0 +1,243 @@
+//! The view a handle keeps in memory: built once, then extended by each commit the handle
+//! writes, so an agent step costs O(1) instead of a fold of the whole history.
+//!
+//! All the views cached in a process share one memory budget ([`set_view_cache_budget`]): when
+//! their estimated size passes it, the views used least recently are dropped (a handle whose
+//! view was dropped builds it again on its next read), so one process can serve many sessions.
+
+use crate::error::Result;
+use crate::id::{BlobId, CommitId};
+use crate::object::{Commit, Message, Role};
+use crate::stats::Tally;
+use crate::storage::store::Snapshot;
+use crate::tokens;
+use crate::view::info::CommitInfo;
+use crate::view::{Source, View};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+
+/// The budget when none is set: 1 GiB of cached views per process.
+pub const DEFAULT_VIEW_CACHE_BUDGET: usize = 1 << 30;
+
+/// Every view cache of this process, and what they hold together.
+struct Budget {
+    limit: AtomicUsize,
+    total: AtomicUsize,
+    clock: AtomicU64,
+    caches: Mutex<Vec<Weak<ViewCache>>>,
+}
+
+static BUDGET: LazyLock<Budget> = LazyLock::new(|| Budget {
+    limit: AtomicUsize::new(DEFAULT_VIEW_CACHE_BUDGET),
+    total: AtomicUsize::new(0),
+    clock: AtomicU64::new(0),
+    caches: Mutex::new(Vec::new()),
+});
+
+/// Sets how many bytes the views cached in this process may take together (estimated).
+pub fn set_view_cache_budget(bytes: usize) {
+    BUDGET.limit.store(bytes, Ordering::Relaxed);
+}
+
+/// The estimated bytes of the views cached in this process now.
+pub fn view_cache_bytes() -> usize {
+    BUDGET.total.load(Ordering::Relaxed)
+}
+
+/// The cached view of one head.
+#[derive(Debug)]
+pub(crate) struct ViewCache {
+    slot: Mutex<Option<View>>,
+    /// The cached view's estimated size, counted in the process's budget.
+    bytes: AtomicUsize,
+    /// When it was last used (a tick of the budget's clock), to drop the oldest first.
+    used: AtomicU64,
+    /// The store's redaction count the cached view was built under: a redaction since (by any
+    /// process) may have replaced a message it holds.
+    redactions: AtomicU64,
+}
+
+impl Drop for ViewCache {
+    fn drop(&mut self) {
+        BUDGET
+            .total
+            .fetch_sub(*self.bytes.get_mut(), Ordering::Relaxed);
+    }
+}
+
+impl ViewCache {
+    /// An empty cache, counted in the process's budget.
+    pub(crate) fn new() -> Arc<Self> {
+        let cache = Arc::new(ViewCache {
+            slot: Mutex::new(None),
+            bytes: AtomicUsize::new(0),
+            used: AtomicU64::new(0),
+            redactions: AtomicU64::new(0),
+        });
+        let mut caches = BUDGET.caches.lock().unwrap_or_else(|e| e.into_inner());
+        caches.retain(|c| c.strong_count() > 0);
+        caches.push(Arc::downgrade(&cache));
+        cache
+    }
+
+    /// The estimated bytes of the view this cache holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Option<View>> {
+        // A panic while holding the lock leaves at worst a stale view, which is rebuilt.
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts what the slot holds now in the budget, and drops other caches' views (oldest
+    /// use first) while the budget is exceeded.
+    fn account(&self, view: Option<&View>) {
+        let new = view.map_or(0, View::estimated_bytes);
+        let old = self.bytes.swap(new, Ordering::Relaxed);
+        if new >= old {
+            BUDGET.total.fetch_add(new - old, Ordering::Relaxed);
+        } else {
+            BUDGET.total.fetch_sub(old - new, Ordering::Relaxed);
+        }
+        self.used.store(
+            BUDGET.clock.fetch_add(1, Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        if view_cache_bytes() > BUDGET.limit.load(Ordering::Relaxed) {
+            self.make_room();
+        }
+    }
+
+    fn make_room(&self) {
+        let mut others: Vec<Arc<ViewCache>> = {
+            let caches = BUDGET.caches.lock().unwrap_or_else(|e| e.into_inner());
+            caches
+                .iter()
+                .filter_map(Weak::upgrade)
+                .filter(|c| !std::ptr::eq(Arc::as_ptr(c), self))
+                .filter(|c| c.bytes.load(Ordering::Relaxed) > 0)
+                .collect()
+        };
+        others.sort_by_key(|c| c.used.load(Ordering::Relaxed));
+        for c in others {
+            if view_cache_bytes() <= BUDGET.limit.load(Ordering::Relaxed) {
+                break;
+            }
+            // Never wait for another handle's view: a busy one is in use, so not the oldest.
+            if let Ok(mut slot) = c.slot.try_lock() {
+                *slot = None;
+                let freed = c.bytes.swap(0, Ordering::Relaxed);
+                BUDGET.total.fetch_sub(freed, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Runs `f` on the view at `head`, from the cache, extending or rebuilding it as needed.
+    pub(crate) fn with_view<R>(
+        &self,
+        snap: &Snapshot,
+        head: Option<CommitId>,
+        f: impl FnOnce(&View) -> R,
+    ) -> Result<R> {
+        let mut guard = self.slot();
+        let redactions = snap.redactions()?;
+        if self.redactions.swap(redactions, Ordering::Relaxed) != redactions {
+            *guard = None;
+        }
+        let view = match guard.take() {
+            Some(v) if v.head() == head => v,
+            base => View::build(snap, head, base)?,
+        };
+        let out = f(&view);
+        self.account(Some(&view));
+        *guard = Some(view);
+        Ok(out)
+    }
+
+    /// Applies freshly committed commits to the cached view when it is at their parent;
+    /// otherwise drops it (it is rebuilt on the next read).
+    pub(crate) fn extend(&self, parent: Option<CommitId>, infos: &[CommitInfo]) {
+        self.extend_with(parent, infos, |view, id, commit, content| {
+            view.apply(id, commit, content)
+        });
+    }
+
+    /// [`ViewCache::extend`], applying each commit with `apply`.
+    fn extend_with(
+        &self,
+        parent: Option<CommitId>,
+        infos: &[CommitInfo],
+        mut apply: impl FnMut(&mut View, CommitId, Arc<Commit>, Content) -> Result<()>,
+    ) {
+        let mut guard = self.slot();
+        let Some(view) = guard.as_mut() else { return };
+        if view.head().is_some() && view.head() == infos.last().map(|i| i.id) {
+            return; // extended already, inside the write transaction
+        }
+        if view.head() != parent {
+            *guard = None;
+            return;
+        }
+        for info in infos {
+            let content = match (&info.commit.blob, &info.message) {
+                (Some(b), Some(m)) => Some((*b, ((**m).clone(), payload_of(info)))),
+                _ => None,
+            };
+            if apply(view, info.id, info.commit.clone(), content).is_err() {
+                *guard = None;
+                self.account(None);
+                return;
+            }
+        }
+        view.flush();
+        self.account(guard.as_ref());
+    }
+}
+
+impl ViewCache {
+    /// Extends the cached view with commits written on `parent` (not committed yet, read from
+    /// `src`, the write transaction, which has seen `redactions`) and returns its counts;
+    /// `None` when the cached view is not at `parent`, or is older than a redaction (it would
+    /// count the removed content).
+    pub(crate) fn extend_and_tally(
+        &self,
+        src: &impl Source,
+        redactions: u64,
+        parent: Option<CommitId>,
+        infos: &[CommitInfo],
+    ) -> Option<Tally> {
+        if self.redactions.swap(redactions, Ordering::Relaxed) != redactions {
+            self.invalidate();
+            return None;
+        }
+        if self.slot().as_ref().map(View::head) != Some(parent) {
+            return None;
+        }
+        self.extend_with(parent, infos, |view, id, commit, content| {
+            view.apply_from(src, id, commit, content)
+        });
+        let guard = self.slot();
+        let view = guard.as_ref()?;
+        (view.head() == infos.last().map(|i| i.id)).then(|| view.tally())
+    }
+
+    /// Forgets the cached view (a write it was extended with did not commit).
+    pub(crate) fn invalidate(&self) {
+        *self.slot() = None;
+        self.account(None);
+    }
+}
+
+/// What a commit carries for the view: its blob and message with payload tokens.
+type Content = Option<(BlobId, (Message, u32))>;
+
+/// Payload tokens back from a framed count.
+fn payload_of(info: &CommitInfo) -> u32 {
+    let named = info
+        .message
+        .as_ref()
+        .is_some_and(|m| m.name.is_some() && m.role != Role::Tool);
+    // A record's count is 0 (no framing): the view skips it anyway.
+    info.token_count.saturating_sub(tokens::framed(0, named))
+}

@@ -1,0 +1,1009 @@
+//! The view: the ordered messages the model sees at a commit, folded along first parents.
+//!
+//! A view is built once per head and then extended in place by each new commit, so an agent
+//! step costs O(1) rather than O(history). Alongside the entries it keeps which tool calls
+//! have results, so token totals and provider-valid rendering need no extra pass.
+
+pub mod ancestry;
+pub(crate) mod cache;
+pub(crate) mod info;
+pub mod revision;
+
+use crate::error::{Error, Result};
+use crate::id::{BlobId, CommitId, CommitMap};
+use crate::object::{Commit, MergeStrategy, Message, Op, Role, ToolCall};
+use crate::stats::Tally;
+use crate::storage::store::Snapshot;
+use crate::tokens;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The text of the synthetic result that stands in for a tool call with no recorded result.
+pub const SYNTHETIC_RESULT: &str = "[tract] No result was recorded for this tool call: the agent stopped before the tool returned. Treat the call as failed.";
+pub(crate) use crate::tokens::SYNTHETIC_RESULT_TOKENS;
+
+/// One position of the view.
+#[derive(Debug, Clone)]
+pub struct ViewEntry {
+    /// The commit that created this position (an append).
+    pub position: CommitId,
+    /// The commit whose content is current: the position itself or its newest edit.
+    pub commit: CommitId,
+    /// The current blob.
+    pub blob: BlobId,
+    /// The current message.
+    pub message: Arc<Message>,
+    /// Tokens of the message with its framing.
+    pub tokens: u32,
+    /// The position's own commit (the append), as stored.
+    pub origin: Arc<Commit>,
+    /// The edits of the position on this branch, oldest first (empty, and unallocated, for
+    /// the many positions never edited).
+    pub edits: Vec<CommitId>,
+    /// For an assistant entry: the view index of the result of each tool call, in call order.
+    pub(crate) results: Vec<Option<usize>>,
+    /// For a tool entry: the view index of the call it answers (unpaired results are not
+    /// sent).
+    pub(crate) caller: Option<usize>,
+}
+
+/// The view at one commit.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    head: Option<CommitId>,
+    entries: Arc<Vec<ViewEntry>>,
+    /// Position and edit commit ids to their entry index.
+    index: CommitMap<usize>,
+    /// Call ids with no result yet, to the entry that made the call.
+    open_calls: HashMap<String, usize>,
+    total_tokens: u64,
+    orphan_tokens: u64,
+    unanswered: u64,
+    /// Entries that call tools, and tool results, in view order; overall and by tool name.
+    /// Kept as commits are applied, so queries cost the number of matches, not the history.
+    calls: ToolIndex,
+    results: ToolIndex,
+    /// Compress commits applied but not yet spliced in: consecutive ones are spliced in one
+    /// pass (see [`View::flush`]), so a compress of many runs costs O(view) once, not per run.
+    deferred: Vec<(Vec<CommitId>, ViewEntry)>,
+    /// The positions of the deferred summaries, to notice a compress of one of them.
+    deferred_positions: CommitMap<()>,
+}
+
+/// Adds `idx` to sorted `list` once: at the end, as appends come (an edit that adds a call to
+/// an earlier entry is the rare case that searches).
+fn insert_sorted(list: &mut Vec<usize>, idx: usize) {
+    match list.last() {
+        None => list.push(idx),
+        Some(&last) if last < idx => list.push(idx),
+        Some(_) => {
+            if let Err(at) = list.binary_search(&idx) {
+                list.insert(at, idx);
+            }
+        }
+    }
+}
+
+/// View indices of entries, in order, overall and per tool name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolIndex {
+    pub all: Vec<usize>,
+    pub by_name: HashMap<String, Vec<usize>>,
+}
+
+impl ToolIndex {
+    fn add(&mut self, idx: usize, name: &str) {
+        insert_sorted(&mut self.all, idx);
+        // Look up before inserting: most names are known, and a lookup allocates nothing.
+        match self.by_name.get_mut(name) {
+            Some(list) => insert_sorted(list, idx),
+            None => {
+                self.by_name.insert(name.to_string(), vec![idx]);
+            }
+        }
+    }
+
+    /// The entries for `name` (every entry without one), in view order.
+    pub fn get(&self, name: Option<&str>) -> &[usize] {
+        match name {
+            None => &self.all,
+            Some(n) => self.by_name.get(n).map_or(&[], Vec::as_slice),
+        }
+    }
+}
+
+/// Where the contents of commits come from while folding.
+pub(crate) trait Source: Sync {
+    fn commit(&self, id: &CommitId) -> Result<Commit>;
+    fn blob(&self, id: &BlobId) -> Result<(Message, u32)>;
+    /// Whether blobs may be read from several threads at once.
+    fn parallel(&self) -> bool {
+        true
+    }
+    /// The commits from `head` back along first parents to `stop` (excluded), oldest first,
+    /// and whether `stop` was reached.
+    fn first_parents(
+        &self,
+        head: CommitId,
+        stop: Option<CommitId>,
+    ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+        crate::storage::store::walk_first_parents(Vec::new(), Some(head), stop, |id| {
+            self.commit(id)
+        })
+    }
+    /// Many blobs at once, when reading them together is cheaper than one by one from
+    /// several threads (`None`: read them one by one).
+    fn blobs(&self, _ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
+        None
+    }
+}
+
+impl Source for Snapshot {
+    fn commit(&self, id: &CommitId) -> Result<Commit> {
+        Snapshot::commit(self, id)
+    }
+    fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
+        Snapshot::blob(self, id)
+    }
+    fn first_parents(
+        &self,
+        head: CommitId,
+        stop: Option<CommitId>,
+    ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+        Snapshot::first_parents(self, head, stop)
+    }
+    fn blobs(&self, ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
+        self.batched().then(|| Snapshot::blobs(self, ids))
+    }
+}
+
+impl Source for crate::storage::store::Writer {
+    fn commit(&self, id: &CommitId) -> Result<Commit> {
+        self.commit_object(id)
+    }
+    fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
+        crate::storage::store::Writer::blob(self, id)
+    }
+    // A write transaction opens its tables one user at a time.
+    fn parallel(&self) -> bool {
+        false
+    }
+}
+
+impl ViewEntry {
+    /// Every version of the position, oldest first: the append, then each edit.
+    pub fn versions(&self) -> Vec<CommitId> {
+        std::iter::once(self.position)
+            .chain(self.edits.iter().copied())
+            .collect()
+    }
+}
+
+impl View {
+    /// The commit this view is of (`None` for an empty branch).
+    pub fn head(&self) -> Option<CommitId> {
+        self.head
+    }
+
+    /// The positions, in order.
+    pub fn entries(&self) -> &[ViewEntry] {
+        &self.entries
+    }
+
+    /// Shares the entries without copying them.
+    pub(crate) fn shared_entries(&self) -> Arc<Vec<ViewEntry>> {
+        Arc::clone(&self.entries)
+    }
+
+    /// How many messages are in view.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the view is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry a position or edit commit id belongs to.
+    pub fn entry_of(&self, id: &CommitId) -> Option<&ViewEntry> {
+        self.index.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// The view index of a position or edit commit id.
+    pub fn index_of(&self, id: &CommitId) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// Tokens of what compile sends: every entry framed, less results that answer no call,
+    /// plus a synthetic result for every call without one, plus reply priming.
+    pub fn token_count(&self) -> u64 {
+        tokens::request_tokens(self.total_tokens, self.orphan_tokens, self.unanswered)
+    }
+
+    /// Roughly how many bytes the view takes in memory: its entries and their text (about
+    /// four bytes a token). O(1): what the view counts anyway.
+    pub fn estimated_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<ViewEntry>() + std::mem::size_of::<Message>() + 64;
+        let text = usize::try_from(self.total_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
+        self.entries
+            .len()
+            .saturating_mul(entry)
+            .saturating_add(text)
+    }
+
+    /// What the view holds, in the counts a branch listing keeps.
+    pub fn tally(&self) -> Tally {
+        Tally {
+            messages: self.entries.len() as u64,
+            total_tokens: self.total_tokens,
+            orphan_tokens: self.orphan_tokens,
+            unanswered: self.unanswered,
+            open_calls: self.open_calls.keys().cloned().collect(),
+        }
+    }
+
+    /// View indices of entries that call tools (`name`: that tool), in view order.
+    pub(crate) fn call_entries(&self, name: Option<&str>) -> &[usize] {
+        self.calls.get(name)
+    }
+
+    /// View indices of tool results (`name`: of that tool), in view order.
+    pub(crate) fn result_entries(&self, name: Option<&str>) -> &[usize] {
+        self.results.get(name)
+    }
+
+    /// The entry whose tool call `call_id` still waits for its result.
+    pub(crate) fn open_call(&self, call_id: &str) -> Option<&ViewEntry> {
+        self.open_calls.get(call_id).map(|&i| &self.entries[i])
+    }
+
+    /// Tool calls in view that have no result.
+    pub fn unanswered_calls(&self) -> u64 {
+        self.unanswered
+    }
+
+    /// The view at `head`, extending `base` when `head` descends from it.
+    pub(crate) fn build(
+        src: &impl Source,
+        head: Option<CommitId>,
+        base: Option<View>,
+    ) -> Result<View> {
+        let Some(head) = head else {
+            return Ok(View::default());
+        };
+        let stop = base.as_ref().and_then(|b| b.head);
+        let (chain, reached_base) = first_parents(src, head, stop)?;
+        let view = if reached_base {
+            base.unwrap_or_default()
+        } else {
+            View::default()
+        };
+        view.fold(src, chain)
+    }
+
+    /// The messages `tip` added after `base` on its first-parent line, as a view of their own:
+    /// what an append merge of `tip` brings in. Edits and compressions of messages from
+    /// before `base` change nothing here (those messages are not in it). `None` when `base` is
+    /// not on `tip`'s first-parent line.
+    pub(crate) fn since(src: &impl Source, tip: CommitId, base: CommitId) -> Result<Option<View>> {
+        let (chain, reached_base) = first_parents(src, tip, Some(base))?;
+        if !reached_base {
+            return Ok(None);
+        }
+        View::default().fold(src, chain).map(Some)
+    }
+
+    /// Applies `chain` (oldest first) on top of this view.
+    fn fold(mut self, src: &impl Source, chain: Vec<(CommitId, Commit)>) -> Result<View> {
+        let contents = load_blobs(src, &chain)?;
+        for ((id, commit), content) in chain.into_iter().zip(contents) {
+            self.apply_from(src, id, Arc::new(commit), content)?;
+        }
+        self.flush();
+        Ok(self)
+    }
+
+    /// Applies one commit whose first parent is this view's head, reading the messages an
+    /// append merge brings in from `src`.
+    pub(crate) fn apply_from(
+        &mut self,
+        src: &impl Source,
+        id: CommitId,
+        commit: Arc<Commit>,
+        content: Option<(BlobId, (Message, u32))>,
+    ) -> Result<()> {
+        let Op::Merge {
+            base,
+            strategy: MergeStrategy::Append,
+            ..
+        } = &commit.op
+        else {
+            return self.apply(id, commit, content);
+        };
+        let other =
+            commit.parents.get(1).copied().ok_or_else(|| {
+                Error::corrupt(format!("merge {} has no second parent", id.short()))
+            })?;
+        let merged = View::since(src, other, *base)?.ok_or_else(|| {
+            Error::corrupt(format!(
+                "merge {}: its base {} is not on the first-parent line of {}",
+                id.short(),
+                base.short(),
+                other.short()
+            ))
+        })?;
+        self.flush();
+        let entries = Arc::unwrap_or_clone(merged.entries);
+        Arc::make_mut(&mut self.entries).reserve(entries.len());
+        for e in entries {
+            self.push_entry(e);
+        }
+        self.head = Some(id);
+        Ok(())
+    }
+
+    /// Applies one commit whose first parent is this view's head. An append merge needs the
+    /// messages it brings in: see [`View::apply_from`].
+    pub(crate) fn apply(
+        &mut self,
+        id: CommitId,
+        commit: Arc<Commit>,
+        content: Option<(BlobId, (Message, u32))>,
+    ) -> Result<()> {
+        if !self.deferred.is_empty() && !matches!(commit.op, Op::Compress { .. }) {
+            self.flush();
+        }
+        match &commit.op {
+            Op::Append
+            | Op::Merge {
+                strategy: MergeStrategy::ToolResult { .. },
+                ..
+            } => {
+                let (blob, (message, payload)) = content.ok_or_else(|| {
+                    Error::corrupt(format!("{} {} has no blob", commit.op.name(), id.short()))
+                })?;
+                self.push(id, commit, blob, Arc::new(message), payload);
+                self.head = Some(id);
+                return Ok(());
+            }
+            Op::Merge {
+                strategy: MergeStrategy::Append,
+                ..
+            } => {
+                return Err(Error::invalid_op(format!(
+                    "merge {} needs the merged branch's messages to apply",
+                    id.short()
+                )));
+            }
+            Op::Edit { target } => {
+                let (blob, (message, payload)) = content
+                    .ok_or_else(|| Error::corrupt(format!("edit {} has no blob", id.short())))?;
+                // An edit whose target left the view (another branch) changes nothing here.
+                if let Some(&i) = self.index.get(target) {
+                    self.replace(i, id, blob, Arc::new(message), payload);
+                    self.index.insert(id, i);
+                }
+            }
+            // A record keeps its owner's data on the branch; the model never sees it.
+            Op::Record { .. } => {}
+            Op::Compress { sources, .. } => {
+                let (blob, (message, payload)) = content.ok_or_else(|| {
+                    Error::corrupt(format!("compress {} has no blob", id.short()))
+                })?;
+                // A compress of a summary still waiting to be spliced needs it spliced first.
+                if sources
+                    .iter()
+                    .any(|s| self.deferred_positions.contains_key(s))
+                {
+                    self.flush();
+                }
+                let message = Arc::new(message);
+                let tokens = frame(&message, payload);
+                let sources = sources.clone();
+                let summary = ViewEntry {
+                    position: id,
+                    commit: id,
+                    blob,
+                    results: Vec::new(),
+                    message,
+                    tokens,
+                    origin: commit,
+                    edits: Vec::new(),
+                    caller: None,
+                };
+                self.deferred_positions.insert(id, ());
+                self.deferred.push((sources, summary));
+                self.head = Some(id);
+                return Ok(());
+            }
+        }
+        self.head = Some(id);
+        Ok(())
+    }
+
+    fn push(
+        &mut self,
+        id: CommitId,
+        commit: Arc<Commit>,
+        blob: BlobId,
+        message: Arc<Message>,
+        payload: u32,
+    ) {
+        let tokens = frame(&message, payload);
+        self.push_entry(ViewEntry {
+            position: id,
+            commit: id,
+            blob,
+            results: vec![None; message.tool_calls.len()],
+            message,
+            tokens,
+            origin: commit,
+            edits: Vec::new(),
+            caller: None,
+        });
+    }
+
+    /// Adds an entry at the end, pairing tool calls and results and updating the indexes.
+    fn push_entry(&mut self, mut entry: ViewEntry) {
+        let idx = self.entries.len();
+        let framed = entry.tokens;
+        let message = Arc::clone(&entry.message);
+        entry.results = vec![None; message.tool_calls.len()];
+        entry.caller = None;
+        self.total_tokens += u64::from(framed);
+        self.index.insert(entry.position, idx);
+        for e in &entry.edits {
+            self.index.insert(*e, idx);
+        }
+        let entries = Arc::make_mut(&mut self.entries);
+        match message.role {
+            Role::Assistant => {
+                for call in &message.tool_calls {
+                    self.calls.add(idx, &call.name);
+                    // A reused call id leaves the earlier call unanswered for good.
+                    self.open_calls.insert(call.id.clone(), idx);
+                    self.unanswered += 1;
+                }
+            }
+            Role::Tool => {
+                self.results
+                    .add(idx, message.name.as_deref().unwrap_or_default());
+                let call_id = message.tool_call_id.as_deref().unwrap_or_default();
+                match self.open_calls.remove(call_id) {
+                    Some(caller) => {
+                        let slot = entries[caller]
+                            .message
+                            .tool_calls
+                            .iter()
+                            .position(|c| c.id == call_id);
+                        if let Some(k) = slot {
+                            entries[caller].results[k] = Some(idx);
+                            entry.caller = Some(caller);
+                            self.unanswered -= 1;
+                        }
+                    }
+                    None => self.orphan_tokens += u64::from(framed),
+                }
+            }
+            Role::System | Role::User => {}
+        }
+        entries.push(entry);
+    }
+
+    /// Splices every deferred compress into the entries in one pass. Callers that apply
+    /// commits call this before reading the view.
+    pub(crate) fn flush(&mut self) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let runs = self.deferred_runs();
+        self.deferred_positions.clear();
+        if self.splice_keeps_pairing(&runs) {
+            self.splice_in_place(runs);
+        } else {
+            self.splice_and_replay(runs);
+        }
+    }
+
+    /// The deferred compresses as `(first, last, summary)` spans of view indices, in view
+    /// order, without overlaps.
+    fn deferred_runs(&mut self) -> Vec<(usize, usize, ViewEntry)> {
+        let mut runs: Vec<(usize, usize, ViewEntry)> = std::mem::take(&mut self.deferred)
+            .into_iter()
+            .filter_map(|(sources, summary)| {
+                // Sources are a contiguous run when written; on another branch some may be
+                // missing, and then the span of those in view is replaced.
+                let found = sources.iter().filter_map(|s| self.index.get(s).copied());
+                let (lo, hi) = found.fold((usize::MAX, 0), |(lo, hi), i| (lo.min(i), hi.max(i)));
+                (lo <= hi).then_some((lo, hi, summary))
+            })
+            .collect();
+        runs.sort_by_key(|r| r.0);
+        // Runs never overlap when written; a later overlapping one is dropped.
+        let mut covered_to: Option<usize> = None;
+        runs.retain(|&(lo, hi, _)| {
+            let keep = covered_to.is_none_or(|c| lo > c);
+            if keep {
+                covered_to = Some(hi);
+            }
+            keep
+        });
+        runs
+    }
+
+    /// Whether removing the spans leaves every remaining call paired as a replay of the
+    /// remaining entries would pair it: no call is removed without its results or the other
+    /// way round, and no removed call could have taken a call id over from an earlier call
+    /// still waiting for its result. Compressing whole tool turns always qualifies.
+    fn splice_keeps_pairing(&self, runs: &[(usize, usize, ViewEntry)]) -> bool {
+        let Some(last) = runs.last().map(|r| r.1) else {
+            return true;
+        };
+        let inside = |i: usize, lo: usize, hi: usize| (lo..=hi).contains(&i);
+        for &(lo, hi, _) in runs {
+            for e in &self.entries[lo..=hi] {
+                if e.results.iter().flatten().any(|&r| !inside(r, lo, hi))
+                    || e.caller.is_some_and(|c| !inside(c, lo, hi))
+                    || e.results.iter().any(Option::is_none)
+                {
+                    return false;
+                }
+            }
+        }
+        // An unanswered call before the last span may be reopened by removing a later call
+        // that reused its id; replaying decides that exactly.
+        self.unanswered == 0
+            || !self
+                .calls
+                .all
+                .iter()
+                .take_while(|&&i| i <= last)
+                .any(|&i| self.entries[i].results.iter().any(Option::is_none))
+    }
+
+    /// Replaces each span with its summary and shifts every index after it, keeping the
+    /// pairing and the indexes without replaying the view.
+    fn splice_in_place(&mut self, runs: Vec<(usize, usize, ViewEntry)>) {
+        const GONE: usize = usize::MAX;
+        let entries = Arc::make_mut(&mut self.entries);
+        for &(lo, hi, ref summary) in &runs {
+            self.total_tokens += u64::from(summary.tokens);
+            for e in &entries[lo..=hi] {
+                self.total_tokens -= u64::from(e.tokens);
+                if e.message.role == Role::Tool && e.caller.is_none() {
+                    self.orphan_tokens -= u64::from(e.tokens);
+                }
+                for id in std::iter::once(&e.position).chain(&e.edits) {
+                    self.index.remove(id);
+                }
+            }
+        }
+        // Compact in place (a new vector of the whole view would cost more in page faults
+        // than the moves): kept entries slide down over removed ones, which gather past the
+        // write cursor and are dropped at the end.
+        let n = entries.len();
+        let mut remap = vec![GONE; n];
+        let mut summaries = Vec::with_capacity(runs.len());
+        let mut swapped_out = Vec::with_capacity(runs.len());
+        let (mut w, mut r) = (0, 0);
+        for (lo, hi, mut summary) in runs {
+            while r < lo {
+                entries.swap(w, r);
+                remap[r] = w;
+                (w, r) = (w + 1, r + 1);
+            }
+            summaries.push((summary.position, w));
+            std::mem::swap(&mut entries[w], &mut summary);
+            swapped_out.push(summary);
+            (w, r) = (w + 1, hi + 1);
+        }
+        while r < n {
+            entries.swap(w, r);
+            remap[r] = w;
+            (w, r) = (w + 1, r + 1);
+        }
+        entries.truncate(w);
+        drop(swapped_out);
+        for e in entries.iter_mut() {
+            for r in e.results.iter_mut().flatten() {
+                *r = remap[*r];
+            }
+            if let Some(c) = &mut e.caller {
+                *c = remap[*c];
+            }
+        }
+        for i in self.index.values_mut() {
+            *i = remap[*i];
+        }
+        self.index.extend(summaries);
+        for i in self.open_calls.values_mut() {
+            *i = remap[*i];
+        }
+        for index in [&mut self.calls, &mut self.results] {
+            for list in std::iter::once(&mut index.all).chain(index.by_name.values_mut()) {
+                list.retain_mut(|i| {
+                    *i = remap[*i];
+                    *i != GONE
+                });
+            }
+            index.by_name.retain(|_, list| !list.is_empty());
+        }
+    }
+
+    /// Replaces each span with its summary and rebuilds pairing and indexes by replaying
+    /// the remaining entries in order.
+    fn splice_and_replay(&mut self, runs: Vec<(usize, usize, ViewEntry)>) {
+        let old = std::mem::take(Arc::make_mut(&mut self.entries));
+        let mut kept = Vec::with_capacity(old.len());
+        let mut runs = runs.into_iter().peekable();
+        let mut skip_to = None;
+        for (i, e) in old.into_iter().enumerate() {
+            if let Some((_, hi, summary)) = runs.next_if(|r| r.0 == i) {
+                kept.push(summary);
+                skip_to = Some(hi);
+            }
+            if skip_to.is_some_and(|hi| i <= hi) {
+                continue;
+            }
+            kept.push(e);
+        }
+        let head = self.head;
+        *self = View::default();
+        self.head = head;
+        Arc::make_mut(&mut self.entries).reserve(kept.len());
+        self.index.reserve(kept.len());
+        for e in kept {
+            self.push_entry(e);
+        }
+    }
+
+    fn replace(
+        &mut self,
+        i: usize,
+        id: CommitId,
+        blob: BlobId,
+        message: Arc<Message>,
+        payload: u32,
+    ) {
+        let framed = frame(&message, payload);
+        let entries = Arc::make_mut(&mut self.entries);
+        let e = &mut entries[i];
+        self.total_tokens = self.total_tokens - u64::from(e.tokens) + u64::from(framed);
+        if e.message.role == Role::Tool && e.caller.is_none() {
+            self.orphan_tokens = self.orphan_tokens - u64::from(e.tokens) + u64::from(framed);
+        }
+        // Calls an edit adds after the message's own (an imported API response that grew
+        // line by line) are open like those of an append; an edit otherwise keeps the calls.
+        let old = &e.message.tool_calls;
+        let added: Vec<ToolCall> = if message.role == Role::Assistant
+            && message.tool_calls.len() > old.len()
+            && old
+                .iter()
+                .zip(&message.tool_calls)
+                .all(|(a, b)| a.id == b.id)
+        {
+            message.tool_calls[old.len()..].to_vec()
+        } else {
+            Vec::new()
+        };
+        e.results.resize(e.results.len() + added.len(), None);
+        e.commit = id;
+        e.blob = blob;
+        e.message = message;
+        e.tokens = framed;
+        e.edits.push(id);
+        for call in added {
+            self.calls.add(i, &call.name);
+            self.open_calls.insert(call.id, i);
+            self.unanswered += 1;
+        }
+    }
+}
+
+/// The commits from `head` back along first parents to `stop` (excluded), oldest first, and
+/// whether `stop` was reached.
+fn first_parents(
+    src: &impl Source,
+    head: CommitId,
+    stop: Option<CommitId>,
+) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+    src.first_parents(head, stop)
+}
+
+/// Below this many blobs, threads cost more than they save.
+const PARALLEL_MIN: usize = 2048;
+
+type Loaded = Option<(BlobId, (Message, u32))>;
+
+/// The blob of each commit in `chain`, in order. Decoding (decompression, allocation) is most
+/// of a cold build, so long chains are split across the machine's cores.
+fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Loaded>> {
+    let ids: Vec<BlobId> = chain.iter().filter_map(|(_, c)| c.blob).collect();
+    if let Some(loaded) = src.blobs(&ids) {
+        let mut loaded = ids.into_iter().zip(loaded?);
+        return Ok(chain
+            .iter()
+            .map(|(_, c)| c.blob.and_then(|_| loaded.next()))
+            .collect());
+    }
+    let load = |part: &[(CommitId, Commit)]| -> Result<Vec<Loaded>> {
+        part.iter()
+            .map(|(_, c)| c.blob.map(|b| src.blob(&b).map(|m| (b, m))).transpose())
+            .collect()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if threads < 2 || chain.len() < PARALLEL_MIN || !src.parallel() {
+        return load(chain);
+    }
+    let size = chain.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chain
+            .chunks(size)
+            .map(|part| scope.spawn(move || load(part)))
+            .collect();
+        let mut out = Vec::with_capacity(chain.len());
+        for h in handles {
+            let part = h
+                .join()
+                .map_err(|_| Error::corrupt("a blob could not be decoded"))??;
+            out.extend(part);
+        }
+        Ok(out)
+    })
+}
+
+/// Framed tokens of a message: tool messages are sent without their name.
+fn frame(m: &Message, payload: u32) -> u32 {
+    tokens::framed(payload, m.name.is_some() && m.role != Role::Tool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift), so a failure can be replayed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    struct Builder {
+        view: View,
+        next: u64,
+    }
+
+    impl Builder {
+        fn commit(&mut self, op: Op, message: Message) -> CommitId {
+            self.next += 1;
+            let id = CommitId::of(&self.next.to_le_bytes());
+            let bytes = message.encode().unwrap();
+            let payload = tokens::count_message(&message);
+            let commit = Commit {
+                parents: self.view.head().into_iter().collect(),
+                op,
+                blob: Some(BlobId::of(&bytes)),
+                timestamp_us: self.next,
+                message: None,
+            };
+            let blob = BlobId::of(&bytes);
+            self.view
+                .apply(id, Arc::new(commit), Some((blob, (message, payload))))
+                .unwrap();
+            id
+        }
+
+        fn append(&mut self, message: Message) -> CommitId {
+            self.commit(Op::Append, message)
+        }
+    }
+
+    fn assistant(calls: &[(&str, &str)]) -> Message {
+        let mut m = Message::text(Role::Assistant, "let me look");
+        m.tool_calls = calls
+            .iter()
+            .map(|(id, name)| ToolCall {
+                id: (*id).to_string(),
+                name: (*name).to_string(),
+                arguments: "{}".into(),
+            })
+            .collect();
+        m
+    }
+
+    /// Everything a view derives from its entries, in a comparable form.
+    fn fingerprint(v: &View) -> String {
+        let entries: Vec<_> = v
+            .entries()
+            .iter()
+            .map(|e| {
+                (
+                    e.position.short(),
+                    e.commit.short(),
+                    &e.results,
+                    e.caller,
+                    e.tokens,
+                )
+            })
+            .collect();
+        let sorted = |mut list: Vec<String>| {
+            list.sort();
+            list
+        };
+        let index = sorted(
+            v.index
+                .iter()
+                .map(|(k, i)| format!("{}={i}", k.short()))
+                .collect(),
+        );
+        let open = sorted(
+            v.open_calls
+                .iter()
+                .map(|(k, i)| format!("{k}={i}"))
+                .collect(),
+        );
+        let names = |t: &ToolIndex| {
+            sorted(
+                t.by_name
+                    .iter()
+                    .map(|(k, l)| format!("{k}={l:?}"))
+                    .collect(),
+            )
+        };
+        format!(
+            "{entries:?}\n{} {} {}\n{index:?}\n{open:?}\n{:?} {:?}\n{:?} {:?}",
+            v.total_tokens,
+            v.orphan_tokens,
+            v.unanswered,
+            v.calls.all,
+            names(&v.calls),
+            v.results.all,
+            names(&v.results),
+        )
+    }
+
+    /// A transcript with parallel calls, orphan results, reused call ids, edits and (with
+    /// `missing`) calls without results; ends with a turn whose call still waits for its result.
+    fn transcript(rng: &mut Rng, missing: bool) -> Builder {
+        let mut b = Builder {
+            view: View::default(),
+            next: 0,
+        };
+        b.append(Message::text(Role::System, "you are an agent"));
+        for turn in 0..30 {
+            b.append(Message::text(Role::User, format!("task {turn}")));
+            let calls: Vec<(String, &str)> = (0..rng.below(3))
+                .map(|k| {
+                    let id = if rng.below(12) == 0 {
+                        "reused".to_string()
+                    } else {
+                        format!("c{turn}.{k}")
+                    };
+                    (id, ["grep", "bash"][k as usize % 2])
+                })
+                .collect();
+            let refs: Vec<(&str, &str)> = calls.iter().map(|(i, n)| (i.as_str(), *n)).collect();
+            b.append(assistant(&refs));
+            for (id, name) in &calls {
+                if !missing || rng.below(10) != 0 {
+                    b.append(Message::tool_result(
+                        id.as_str(),
+                        *name,
+                        format!("out {id}"),
+                        false,
+                    ));
+                }
+            }
+            if rng.below(15) == 0 {
+                b.append(Message::tool_result("nobody", "grep", "stray", false));
+            }
+            if rng.below(4) == 0 {
+                let i = rng.below(b.view.len() as u64) as usize;
+                // Edits change content only, as every edit the API makes.
+                let e = &b.view.entries()[i];
+                let (target, mut edited) = (e.position, (*e.message).clone());
+                edited.content = crate::object::Content::Text("edited".into());
+                b.commit(Op::Edit { target }, edited);
+            }
+            b.append(Message::text(Role::Assistant, format!("answer {turn}")));
+        }
+        b.append(assistant(&[("last", "grep")]));
+        b
+    }
+
+    /// Queues a compress of each span (view index ranges) without splicing it.
+    fn queue(b: &mut Builder, spans: &[(usize, usize)]) {
+        for &(lo, hi) in spans {
+            let sources = b.view.entries()[lo..=hi]
+                .iter()
+                .map(|e| e.position)
+                .collect();
+            let op = Op::Compress {
+                sources,
+                preserved: Vec::new(),
+                summarizer: "test".into(),
+                params: Default::default(),
+            };
+            b.commit(
+                op,
+                Message::text(Role::User, format!("summary of {lo}..{hi}")),
+            );
+        }
+    }
+
+    #[test]
+    fn splicing_in_place_matches_a_replay() {
+        let mut in_place = 0;
+        for seed in 1..200u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut b = transcript(&mut rng, seed % 4 != 0);
+            let n = b.view.len();
+            // Whole turns (user .. answer) or arbitrary spans, a few per compress.
+            let whole_turns = seed % 2 == 0;
+            let starts: Vec<usize> = if whole_turns {
+                (1..n)
+                    .filter(|&i| b.view.entries()[i].message.role == Role::User)
+                    .collect()
+            } else {
+                (1..n).collect()
+            };
+            let mut spans = Vec::new();
+            let mut from = 0;
+            for _ in 0..1 + rng.below(4) {
+                let candidates: Vec<usize> = starts.iter().copied().filter(|&s| s > from).collect();
+                if candidates.len() < 2 {
+                    break;
+                }
+                let lo = candidates[rng.below(candidates.len() as u64 - 1) as usize];
+                let ends: Vec<usize> = starts.iter().copied().filter(|&s| s > lo).collect();
+                let hi = ends[rng.below(ends.len().min(3) as u64) as usize] - 1;
+                spans.push((lo, hi));
+                from = hi;
+            }
+            queue(&mut b, &spans);
+            let mut replayed = b.view.clone();
+            let runs = replayed.deferred_runs();
+            replayed.splice_and_replay(runs);
+            let mut spliced = b.view.clone();
+            spliced.flush();
+            let runs = b.view.deferred_runs();
+            if b.view.splice_keeps_pairing(&runs) {
+                in_place += 1;
+            }
+            assert_eq!(fingerprint(&spliced), fingerprint(&replayed), "seed {seed}");
+            // Later commits pair with what the splice left open, as after a replay.
+            for v in [&mut spliced, &mut replayed] {
+                let mut later = Builder {
+                    view: std::mem::take(v),
+                    next: 10_000,
+                };
+                later.append(Message::tool_result("last", "grep", "late", false));
+                later.append(Message::tool_result("reused", "grep", "late", false));
+                *v = later.view;
+            }
+            assert_eq!(
+                fingerprint(&spliced),
+                fingerprint(&replayed),
+                "seed {seed}, later"
+            );
+        }
+        assert!(
+            in_place > 50,
+            "only {in_place} cases took the in-place path"
+        );
+    }
+
+    #[test]
+    fn synthetic_token_constant_matches_the_tokenizer() {
+        assert_eq!(
+            tokens::count_text(SYNTHETIC_RESULT),
+            SYNTHETIC_RESULT_TOKENS
+        );
+    }
+}

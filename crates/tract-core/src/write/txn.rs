@@ -1,0 +1,523 @@
+//! The write path: every commit tract makes goes through [`write`] (or [`write_edits`]).
+//!
+//! Slow work (validating, encoding, counting tokens) happens before the write transaction
+//! starts ([`Prepared`]). Inside it, the tip of the handle's branch is read, the commits are
+//! written as one chain on top of it, the branch moves once (one reflog entry per write), the
+//! transaction commits durably (shared with other threads' writes: group commit), and the
+//! handle's cached view is extended.
+
+use crate::clock::Clock;
+use crate::error::{BatchPosition, Error, Result};
+use crate::id::CommitId;
+use crate::object::{Commit, MergeStrategy, Message, Op};
+use crate::refs::{Head, HeadRef};
+use crate::repo::{Repo, Target};
+use crate::stats::{BranchStats, Tally};
+use crate::storage::group::JobError;
+use crate::storage::store::{Objects, Writer};
+use crate::tokens;
+use crate::view::View;
+use crate::view::cache::ViewCache;
+use crate::view::info::CommitInfo;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Options for one write.
+#[derive(Debug, Clone, Default)]
+pub struct AppendOptions {
+    /// Compare-and-swap: fail with [`Error::HeadMoved`] unless `HEAD` is at this commit
+    /// (`Some(None)`: unless the branch has no commits yet).
+    pub expected_head: Option<Option<CommitId>>,
+    /// A note stored on each commit that has none of its own.
+    pub note: Option<String>,
+}
+
+/// What one commit of a chain does: an operation, or an edit of the commit written `k`-th in
+/// the same chain (its id is known only once it is written).
+pub(crate) enum Step {
+    Op(Op),
+    EditOf(usize),
+    /// A compression of these positions (commits already on the branch, or written earlier
+    /// in the chain) into this step's message.
+    CompressOf {
+        sources: Vec<Source>,
+        summarizer: String,
+        params: BTreeMap<String, String>,
+    },
+    /// A sub-agent's branch, merged back as a tool result.
+    MergeOf(Box<SubBranch>),
+}
+
+/// A branch of its own for a sub-agent: `steps` written on `branch` forked at the chain's tip,
+/// then merged back as the result of `call_id` (this step's message).
+pub(crate) struct SubBranch {
+    pub(crate) branch: String,
+    pub(crate) call_id: String,
+    pub(crate) steps: Vec<(Step, Prepared)>,
+}
+
+/// A position a chain step refers to: on the branch already, or the `k`-th commit of the
+/// chain.
+pub(crate) enum Source {
+    Existing(CommitId),
+    Chain(usize),
+}
+
+/// A message encoded and counted, ready to write.
+pub(crate) struct Prepared {
+    pub(crate) message: Message,
+    bytes: Vec<u8>,
+    /// Payload tokens (without framing).
+    pub(crate) payload: u32,
+    /// A note for this commit alone.
+    pub(crate) note: Option<String>,
+    /// When it was written, where a transcript says (microseconds since the epoch); kept
+    /// unless it would not be newer than its parent.
+    pub(crate) timestamp_us: Option<u64>,
+}
+
+impl Prepared {
+    /// The blob bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub(crate) fn new(message: Message) -> Result<Self> {
+        message.validate()?;
+        let bytes = message.encode()?;
+        let payload = tokens::count_message(&message);
+        Ok(Prepared {
+            message,
+            bytes,
+            payload,
+            note: None,
+            timestamp_us: None,
+        })
+    }
+}
+
+impl Prepared {
+    /// The blob of a record of `kind` holding `data`.
+    pub(crate) fn record(kind: &str, data: String) -> Result<Self> {
+        crate::object::check_record_kind(kind)?;
+        Prepared::uncounted(crate::object::record_carrier(kind, data))
+    }
+
+    /// A record's blob: validated and encoded, its tokens not counted (the model never sees
+    /// it, and a framework's state can be megabytes).
+    pub(crate) fn uncounted(message: Message) -> Result<Self> {
+        message.validate()?;
+        let bytes = message.encode()?;
+        Ok(Prepared {
+            message,
+            bytes,
+            payload: 0,
+            note: None,
+            timestamp_us: None,
+        })
+    }
+}
+
+/// Prepares each message of a batch; an invalid one is an error naming its place. (Tokenizing
+/// on several threads was measured slower for imports of large outputs on 2 cores, so this
+/// stays sequential.)
+pub(crate) fn prepare_all(steps: Vec<(Step, Message)>) -> Result<Vec<(Step, Prepared)>> {
+    steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, (step, m))| {
+            Prepared::new(m)
+                .map(|p| (step, p))
+                .map_err(|e| e.in_batch(BatchPosition::Message(i + 1)))
+        })
+        .collect()
+}
+
+/// Writes prepared steps on top of the handle's position, after the optional
+/// compare-and-swap check, in a transaction shared with the writes other threads make at the
+/// same moment (group commit). Returns one info per step, in order, once they are durable.
+pub(crate) fn write(
+    repo: &Repo,
+    opts: &AppendOptions,
+    steps: Vec<(Step, Prepared)>,
+) -> Result<Vec<CommitInfo>> {
+    let note = opts.note.clone();
+    write_grouped(repo, opts.expected_head, move |w, target, clock, start| {
+        write_chain(w, target, clock, start, steps, note)
+    })
+}
+
+/// Writes a merge commit on top of the handle's position, if it is still at `expected`: its
+/// second parent is `other`, its blob (a tool result merge's) `content`. Durable when this
+/// returns.
+pub(crate) fn write_merge(
+    repo: &Repo,
+    expected: Option<CommitId>,
+    op: Op,
+    other: CommitId,
+    content: Option<Prepared>,
+    note: Option<String>,
+) -> Result<CommitInfo> {
+    let infos = write_grouped(repo, Some(expected), move |w, target, clock, start| {
+        let other_time = w.commit_object(&other)?.timestamp_us;
+        let mut chain = Chain::new(start, w, clock)?;
+        let info = {
+            let mut objects = w.objects()?;
+            chain.put_commit(&mut objects, op, content, Some((other, other_time)), note)?
+        };
+        Ok((vec![info], chain.finish(target, w)?))
+    })?;
+    infos
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::invalid_op("the merge produced no commit"))
+}
+
+/// Runs `put` (which writes commits on top of the position it is given and moves it) in a
+/// transaction shared with the writes other threads make at the same moment (group commit),
+/// after the optional compare-and-swap check; keeps the branch's counts and settles the
+/// handle. Returns once the commits are durable.
+fn write_grouped(
+    repo: &Repo,
+    expected: Option<Option<CommitId>>,
+    put: impl FnOnce(&mut Writer, &Target, Clock, &Head) -> Result<(Vec<CommitInfo>, Option<HeadRef>)>
+    + Send
+    + 'static,
+) -> Result<Vec<CommitInfo>> {
+    let target = repo.target();
+    let clock = repo.store.options().clock;
+    let views = Arc::clone(&repo.views);
+    let refs = target.refs();
+    let written = repo.store.write_grouped(refs, move |w| {
+        let start = target.head_in(w).map_err(JobError::Refused)?;
+        if let Some(expected) = expected {
+            check_expected(&start, expected).map_err(JobError::Refused)?;
+        }
+        // Past this point the job has written: a failure abandons the whole group.
+        let (infos, detached) = put(w, &target, clock, &start).map_err(JobError::Fatal)?;
+        keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
+        Ok((start, infos, detached))
+    });
+    settle(repo, written)
+}
+
+/// Edits planned from the view at the handle's position and committed in one transaction:
+/// `plan` sees the view under the write lock (nothing can change between planning and
+/// committing) and returns each target with its new message.
+pub(crate) fn write_edits(
+    repo: &Repo,
+    plan: impl FnOnce(&View) -> Result<Vec<(CommitId, Message)>>,
+) -> Result<Vec<CommitInfo>> {
+    write_planned(repo, |view| {
+        let edits = plan(view)?;
+        let steps = edits
+            .into_iter()
+            .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
+            .collect();
+        prepare_all(steps)
+    })
+}
+
+/// Steps planned (or checked) against the view at the handle's position under the write lock,
+/// and committed in the same transaction: nothing can change between the plan and the commit.
+/// An empty plan commits nothing.
+pub(crate) fn write_planned(
+    repo: &Repo,
+    plan: impl FnOnce(&View) -> Result<Vec<(Step, Prepared)>>,
+) -> Result<Vec<CommitInfo>> {
+    let mut w = repo.write()?;
+    let target = repo.target();
+    let start = target.head_in(&w)?;
+    // Read after taking the write lock: this snapshot sees exactly what the writer sees.
+    let snap = repo.read()?;
+    let steps = repo.with_view(&snap, start.commit, plan)??;
+    if steps.is_empty() {
+        return Ok(Vec::new()); // dropping the writer commits nothing
+    }
+    let clock = repo.store.options().clock;
+    let (infos, detached) = write_chain(&mut w, &target, clock, &start, steps, None)?;
+    let committed = keep_stats(&mut w, &repo.views, &start, &infos).and_then(|()| w.commit());
+    settle(repo, committed.map(|()| (start, infos, detached)))
+}
+
+/// After a write: the handle takes its new position and its cached view the new commits; a
+/// write that did not commit drops the cached view (it may have been extended inside the
+/// transaction, see [`keep_stats`]).
+fn settle(
+    repo: &Repo,
+    written: Result<(Head, Vec<CommitInfo>, Option<HeadRef>)>,
+) -> Result<Vec<CommitInfo>> {
+    let (start, infos, detached) = written.inspect_err(|_| repo.views.invalidate())?;
+    repo.written(&start.target, detached);
+    repo.views.extend(start.commit, &infos);
+    Ok(infos)
+}
+
+/// Writes `steps` as a chain on top of `start` and moves the position once (not committed
+/// yet). `note` goes on every commit that has none. Returns the infos, and the detached
+/// position the handle takes once committed.
+fn write_chain(
+    w: &mut Writer,
+    target: &Target,
+    clock: Clock,
+    start: &Head,
+    steps: Vec<(Step, Prepared)>,
+    note: Option<String>,
+) -> Result<(Vec<CommitInfo>, Option<HeadRef>)> {
+    let mut chain = Chain::new(start, w, clock)?;
+    let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
+    for (step, mut p) in steps {
+        let note = p.note.take().or_else(|| note.clone());
+        let info = match step {
+            Step::MergeOf(sub) => {
+                let base = chain
+                    .tip
+                    .ok_or_else(|| Error::invalid_op("a sub-agent before anything it answers"))?;
+                let mut side = Chain {
+                    clock: chain.clock,
+                    start: Head {
+                        target: HeadRef::Branch(sub.branch.clone()),
+                        commit: Some(base),
+                    },
+                    tip: Some(base),
+                    last_timestamp: chain.last_timestamp,
+                    reasons: Vec::new(),
+                };
+                let mut side_infos: Vec<CommitInfo> = Vec::with_capacity(sub.steps.len());
+                for (step, mut q) in sub.steps {
+                    let op = resolve(step, &side_infos)?;
+                    let note = q.note.take();
+                    side_infos.push(side.put(&mut w.objects()?, op, q, note)?);
+                }
+                let (Some(side_tip), Some(side_time)) = (side.tip, side.last_timestamp) else {
+                    return Err(Error::invalid_op("a sub-agent branch with no commit"));
+                };
+                w.set_branch(&sub.branch, Some(side_tip), "import")?;
+                w.set_branch_stats(&sub.branch, None)?;
+                let op = Op::Merge {
+                    base,
+                    branch: sub.branch,
+                    strategy: MergeStrategy::ToolResult {
+                        call_id: sub.call_id,
+                    },
+                    summarizer: None,
+                };
+                chain.put_commit(
+                    &mut w.objects()?,
+                    op,
+                    Some(p),
+                    Some((side_tip, side_time)),
+                    note,
+                )?
+            }
+            step => {
+                let op = resolve(step, &infos)?;
+                chain.put(&mut w.objects()?, op, p, note)?
+            }
+        };
+        infos.push(info);
+    }
+    let detached = chain.finish(target, w)?;
+    Ok((infos, detached))
+}
+
+/// The operation of a chain step, its references to earlier commits of the chain (`infos`)
+/// resolved.
+fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
+    Ok(match step {
+        Step::Op(op) => op,
+        Step::EditOf(k) => Op::Edit {
+            target: infos
+                .get(k)
+                .map(|i| i.id)
+                .ok_or_else(|| Error::invalid_op("an edit of a later commit"))?,
+        },
+        Step::CompressOf {
+            sources,
+            summarizer,
+            params,
+        } => Op::Compress {
+            sources: sources
+                .iter()
+                .map(|s| match s {
+                    Source::Existing(id) => Ok(*id),
+                    Source::Chain(k) => infos
+                        .get(*k)
+                        .map(|i| i.id)
+                        .ok_or_else(|| Error::invalid_op("a compression of a later commit")),
+                })
+                .collect::<Result<Vec<_>>>()?,
+            preserved: Vec::new(),
+            summarizer,
+            params,
+        },
+        Step::MergeOf(_) => return Err(Error::invalid_op("a sub-agent inside a sub-agent")),
+    })
+}
+
+/// Updates the counts of the branch the chain `infos` was written on (from `start`): from its
+/// stored counts when the chain only appends (and edits what it appended), else from the
+/// handle's cached view (extended with the chain), else from a view built in the transaction.
+fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitInfo]) -> Result<()> {
+    let (HeadRef::Branch(branch), Some(last)) = (&start.target, infos.last()) else {
+        return Ok(());
+    };
+    let tally = match counted(w, branch, start, infos)? {
+        Some(t) => t,
+        None => match views.extend_and_tally(&*w, w.redactions()?, start.commit, infos) {
+            Some(t) => t,
+            None => View::build(&*w, Some(last.id), None)?.tally(),
+        },
+    };
+    let stats = BranchStats {
+        tip: last.id,
+        last_activity_us: last.commit.timestamp_us,
+        tally,
+    };
+    w.set_branch_stats(branch, Some(&stats))
+}
+
+/// The branch's counts after `infos`, from its stored counts at `start`, when every commit
+/// appends or edits a message appended earlier in the chain; `None` otherwise.
+fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Result<Option<Tally>> {
+    let mut tally = match start.commit {
+        None => Tally::default(),
+        Some(tip) => match w.branch_stats(branch)? {
+            Some(s) if s.tip == tip => s.tally,
+            _ => return Ok(None),
+        },
+    };
+    // Per commit of the chain: its tokens in view now, and whether it answers no call.
+    let mut entries: Vec<(u32, bool)> = Vec::with_capacity(infos.len());
+    for (k, info) in infos.iter().enumerate() {
+        let Some(m) = &info.message else {
+            return Ok(None);
+        };
+        match &info.commit.op {
+            Op::Append
+            | Op::Merge {
+                strategy: MergeStrategy::ToolResult { .. },
+                ..
+            } => entries.push((info.token_count, tally.push(m, info.token_count))),
+            Op::Edit { target } => {
+                let Some(j) = infos[..k].iter().position(|i| i.id == *target) else {
+                    return Ok(None);
+                };
+                let (old, orphan) = entries[j];
+                tally.edit(old, info.token_count, orphan);
+                entries[j].0 = info.token_count;
+                entries.push((info.token_count, orphan));
+            }
+            // A record changes nothing in view; it keeps the chain's positions aligned.
+            Op::Record { .. } => entries.push((0, false)),
+            Op::Compress { .. } | Op::Merge { .. } => return Ok(None),
+        }
+    }
+    Ok(Some(tally))
+}
+
+fn check_expected(head: &Head, expected: Option<CommitId>) -> Result<()> {
+    if head.commit == expected {
+        return Ok(());
+    }
+    Err(Error::HeadMoved {
+        branch: head.branch().unwrap_or("HEAD").to_string(),
+        expected,
+        actual: head.commit,
+    })
+}
+
+/// Commits written one after another on the branch in one transaction. The branch moves
+/// once, at the end: one transaction is one ref move (one reflog entry), which also keeps bulk
+/// writes (imports, compressions of many runs) from writing a ref and a reflog row per commit.
+struct Chain {
+    clock: Clock,
+    start: Head,
+    tip: Option<CommitId>,
+    last_timestamp: Option<u64>,
+    reasons: Vec<&'static str>,
+}
+
+impl Chain {
+    fn new(start: &Head, w: &Writer, clock: Clock) -> Result<Self> {
+        let last_timestamp = match start.commit {
+            Some(parent) => Some(w.commit_object(&parent)?.timestamp_us),
+            None => None,
+        };
+        Ok(Chain {
+            clock,
+            start: start.clone(),
+            tip: start.commit,
+            last_timestamp,
+            reasons: Vec::new(),
+        })
+    }
+
+    /// Writes one commit on top of the previous one.
+    fn put(
+        &mut self,
+        w: &mut Objects<'_>,
+        op: Op,
+        p: Prepared,
+        note: Option<String>,
+    ) -> Result<CommitInfo> {
+        self.put_commit(w, op, Some(p), None, note)
+    }
+
+    /// Writes one commit on top of the previous one, carrying `content` if given, with
+    /// `merged` (a commit and its timestamp) as its second parent if given.
+    fn put_commit(
+        &mut self,
+        w: &mut Objects<'_>,
+        op: Op,
+        content: Option<Prepared>,
+        merged: Option<(CommitId, u64)>,
+        note: Option<String>,
+    ) -> Result<CommitInfo> {
+        let blob = match &content {
+            Some(p) => Some(w.put_blob(&p.bytes, p.payload)?),
+            None => None,
+        };
+        // A commit is newer than each of its parents even if the clock steps back (or a
+        // transcript's times do): history walks rely on it (see `ancestry`).
+        let now = content
+            .as_ref()
+            .and_then(|p| p.timestamp_us)
+            .unwrap_or_else(|| self.clock.now_us());
+        let newest_parent = self.last_timestamp.max(merged.map(|(_, t)| t));
+        let timestamp_us = newest_parent.map_or(now, |t| now.max(t + 1));
+        if !self.reasons.contains(&op.name()) {
+            self.reasons.push(op.name());
+        }
+        let commit = Commit {
+            parents: self
+                .tip
+                .into_iter()
+                .chain(merged.map(|(id, _)| id))
+                .collect(),
+            op,
+            blob,
+            timestamp_us,
+            message: note,
+        };
+        let id = w.put_commit(&commit)?;
+        self.tip = Some(id);
+        self.last_timestamp = Some(timestamp_us);
+        Ok(CommitInfo::new(
+            id,
+            commit,
+            content.map(|p| (p.message, p.payload)),
+        ))
+    }
+
+    /// Moves the handle's branch (or its detached position) to the last commit written;
+    /// returns the detached position to take once committed.
+    fn finish(self, target: &Target, w: &mut Writer) -> Result<Option<HeadRef>> {
+        match self.tip {
+            Some(tip) if Some(tip) != self.start.commit => {
+                target.advance(w, &self.start, tip, &self.reasons.join("+"))
+            }
+            _ => Ok(None),
+        }
+    }
+}
