@@ -1,5 +1,5 @@
 """The stub `_tract.pyi` describes exactly what the native module exports: names, kinds of
-member, parameters and their defaults."""
+member, parameters and their defaults, docstrings."""
 
 import ast
 import inspect
@@ -138,6 +138,26 @@ def test_parameters_kinds_and_defaults_match_the_binarys() -> None:
                 assert (type(stub_default), stub_default) == (type(default), default), f"{name}({param})"
         checked += 1
     assert checked > 60
+
+
+def test_docstrings_are_the_binarys() -> None:
+    """The stub carries each native class's, method's and property's docstring as the binary has
+    it (IDEs read docstrings from the stub). Dunder methods keep the protocol's."""
+    nodes = [(f.name, f, getattr(native, f.name)) for f in stub_tree().body if isinstance(f, ast.FunctionDef)]
+    for cls in stub_classes():
+        runtime_cls = getattr(native, cls.name)
+        nodes.append((cls.name, cls, runtime_cls))
+        nodes += [
+            (f"{cls.name}.{f.name}", f, getattr(runtime_cls, f.name))
+            for f in cls.body
+            if isinstance(f, ast.FunctionDef) and not f.name.startswith("__")
+        ]
+    differ = [name for name, node, target in nodes if ast.get_docstring(node) != inspect.cleandoc(target.__doc__ or "")]
+    assert len(nodes) > 100
+    assert not differ, (
+        f"the stub's docstrings of {differ} are not the binary's: install a wheel built from this "
+        "checkout, then run `target/test-venv/bin/python scripts/gen_aio.py --stub-docs`"
+    )
 
 
 def test_every_public_item_has_a_docstring() -> None:
