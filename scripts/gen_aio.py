@@ -33,10 +33,11 @@ import argparse
 import ast
 import builtins
 import difflib
+import importlib
 import pathlib
 import sys
 from types import ModuleType
-from typing import Optional
+from typing import Optional, Union
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "crates" / "tract-py" / "python" / "tract"
@@ -263,7 +264,7 @@ def annotation_names(node: ast.expr) -> set[str]:
     return names
 
 
-def annotations(tree: ast.Module) -> list[ast.expr]:
+def annotation_nodes(tree: ast.Module) -> list[ast.expr]:
     out: list[ast.expr] = []
     for n in ast.walk(tree):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -394,7 +395,7 @@ def generate(
         body += member
     with_members = ast.parse(assemble([], body))
     used: set[str] = set()
-    for annotation in annotations(with_members):
+    for annotation in annotation_nodes(with_members):
         used |= annotation_names(annotation)
     needed = used - bound(with_members.body) - set(dir(builtins))
     text = assemble(imports(needed, stub_tree), body)
@@ -407,12 +408,13 @@ def stub_with_docs(stub_text: str, native: ModuleType) -> str:
     carrying that object's docstring (dunder methods and TypedDicts are left as they are)."""
     tree = ast.parse(stub_text)
     lines = stub_text.split("\n")
-    edits: list[tuple[ast.AST, ast.stmt, str]] = []  # (node, first body statement, docstring)
+    Documented = Union[ast.ClassDef, ast.FunctionDef]
+    edits: list[tuple[Documented, str]] = []
 
-    def wanted(node: ast.AST, runtime: object) -> None:
+    def wanted(node: Documented, runtime: object) -> None:
         doc = getattr(runtime, "__doc__", None)
         if doc:
-            edits.append((node, node.body[0], doc))  # type: ignore[attr-defined]
+            edits.append((node, doc))
 
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and hasattr(native, node.name):
@@ -423,9 +425,9 @@ def stub_with_docs(stub_text: str, native: ModuleType) -> str:
             for f in node.body:
                 if isinstance(f, ast.FunctionDef) and not f.name.startswith("__") and f.name in vars(cls):
                     wanted(f, getattr(cls, f.name))
-    for node, first, doc in sorted(edits, key=lambda e: -e[1].lineno):
-        indent = " " * (node.col_offset + 4)  # type: ignore[attr-defined]
-        new = docstring_lines(doc, indent)
+    for node, doc in sorted(edits, key=lambda e: -e[0].body[0].lineno):
+        first = node.body[0]
+        new = docstring_lines(doc, " " * (node.col_offset + 4))
         start, end = first.lineno - 1, first.end_lineno or first.lineno
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
             lines[start:end] = new
@@ -433,7 +435,7 @@ def stub_with_docs(stub_text: str, native: ModuleType) -> str:
             # `def f(...) -> T: ...` on one line (the `...` after the colon): the docstring
             # becomes the body.
             before = lines[start][: first.col_offset].rstrip()
-            after = lines[start][first.end_col_offset :].strip()  # type: ignore[misc]
+            after = lines[start][first.end_col_offset or len(lines[start]) :].strip()
             lines[start:end] = [before, *new] + ([after] if after else [])
         else:
             # A body of its own lines (`...`): the docstring replaces it.
@@ -442,7 +444,7 @@ def stub_with_docs(stub_text: str, native: ModuleType) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if aio.py is not what the stub gives")
     parser.add_argument(
         "--stub-docs",
@@ -452,8 +454,7 @@ def main() -> int:
     args = parser.parse_args()
     try:
         if args.stub_docs:
-            import tract._tract as native
-
+            native = importlib.import_module("tract._tract")
             stub = stub_with_docs(STUB.read_text(), native)
             if stub != STUB.read_text():
                 STUB.write_text(stub)
