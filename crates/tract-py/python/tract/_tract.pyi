@@ -1,4 +1,8 @@
-"""Type stubs of the native module ``tract._tract`` (re-exported by ``tract``)."""
+"""Type stubs of the native module ``tract._tract`` (re-exported by ``tract``): the one
+declaration of the synchronous Python API. tests/python/test_stubs.py checks its names,
+parameters, defaults and docstrings against the built module (``scripts/gen_aio.py
+--stub-docs`` copies the docstrings over); ``scripts/gen_aio.py`` writes the twins of
+``tract.aio.AsyncTract`` from its ``Tract``."""
 
 import datetime
 import os
@@ -10,13 +14,13 @@ SYNTHETIC_RESULT: str
 TOOL_SUMMARIZE_SYSTEM: str
 
 def responses_items(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The OpenAI Responses input items of one message dict: the item it was added as (see
-    ``Tract.append_items``), or its plain input form."""
+    """The Responses input items of one message dict (the neutral form, as `Tract.pop` returns
+    it): the item it was added as, or its plain input form."""
     ...
 
 def _error_examples() -> list[tuple[str, BaseException]]:
-    """One exception per variant of the core's error, as (variant, exception): what the test
-    of the error mapping checks."""
+    """One exception per variant of the core's error, as `(variant, exception)`: what the test of
+    the mapping raises."""
     ...
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -30,7 +34,9 @@ class ClearResult(TypedDict):
     tokens_after: int
 
 class OpenAICompatible:
-    """A summarizer that asks an OpenAI-compatible chat-completions server."""
+    """A summarizer that asks an OpenAI-compatible chat-completions server (OpenAI, vLLM,
+    Ollama, llama.cpp server). Pass it as `summarizer=` to `compress`, `compress_tool_calls`
+    or `Tract.open`. Retries 429 and 5xx replies with backoff."""
 
     def __init__(
         self,
@@ -41,10 +47,14 @@ class OpenAICompatible:
         retries: int = 3,
         backoff: float = 1.0,
     ) -> None: ...
+
     @property
-    def base_url(self) -> str: ...
+    def base_url(self) -> str:
+        """The base URL requests go to, without a user and password it may hold."""
+
     @property
-    def model(self) -> str: ...
+    def model(self) -> str:
+        """The model asked."""
 
 Summarizer = Union[Callable[[list[dict[str, Any]]], str], OpenAICompatible]
 
@@ -65,193 +75,349 @@ class CompressPlan(TypedDict):
     tokens: list[int]
 
 class ToolSummarization:
-    """The store's tool-summarization policy (`Tract.tool_summarization()`)."""
+    """The store's tool-summarization policy, as `Tract.tool_summarization()` returns it."""
 
     @property
-    def instructions(self) -> dict[str, str]: ...
+    def instructions(self) -> dict[str, str]:
+        """Tool name to the instructions its results are summarized with."""
+
     @property
-    def auto_threshold(self) -> Optional[int]: ...
+    def auto_threshold(self) -> Optional[int]:
+        """Results over this many tokens are summarized (None: no threshold)."""
+
     @property
-    def default_instructions(self) -> Optional[str]: ...
+    def default_instructions(self) -> Optional[str]:
+        """The instructions used for results over the threshold (None: the tool prompt alone)."""
 
 class PendingToolResult:
-    """A tool result waiting for a `tool_result` handler's decision: call exactly one of
-    `approve()`, `summarize()`, `edit()` or `reject()` (none: approved, with a warning)."""
+    """A tool result waiting for a `tool_result` handler's decision. Call exactly one of
+    `approve()`, `summarize()`, `edit()` or `reject()`; a handler that calls none approves
+    (with a `TractWarning`)."""
 
     @property
-    def tool_name(self) -> str: ...
+    def tool_name(self) -> str:
+        """The tool that produced the result."""
+
     @property
-    def tool_call_id(self) -> str: ...
+    def tool_call_id(self) -> str:
+        """The call the result answers."""
+
     @property
-    def content(self) -> str: ...
+    def content(self) -> str:
+        """The result's text."""
+
     @property
-    def is_error(self) -> bool: ...
+    def is_error(self) -> bool:
+        """Whether the tool reported a failure."""
+
     @property
-    def token_count(self) -> int: ...
+    def token_count(self) -> int:
+        """The result's tokens (without message framing)."""
+
     @property
-    def tract(self) -> "Tract": ...
+    def tract(self) -> "Tract":
+        """The Tract the result is for."""
+
     @property
-    def decision(self) -> Optional[Literal["approve", "summarize", "edit", "reject"]]: ...
-    def approve(self) -> None: ...
+    def decision(self) -> Optional[Literal["approve", "summarize", "edit", "reject"]]:
+        """`"approve"`, `"summarize"`, `"edit"`, `"reject"`, or None before a decision."""
+
+    def approve(self) -> None:
+        """Record the result unchanged."""
+
     def summarize(
         self, instructions: Optional[str] = None, target_tokens: Optional[int] = None
-    ) -> None: ...
-    def edit(self, text: str) -> None: ...
-    def reject(self, reason: str) -> None: ...
+    ) -> None:
+        """Record the result, then its summary as an edit of it (the model sees the summary;
+        history keeps the original). `instructions` follow the tool prompt."""
+
+    def edit(self, text: str) -> None:
+        """Record the result, then `text` as an edit of it."""
+
+    def reject(self, reason: str) -> None:
+        """Record nothing: `tool_result()` raises `RejectedError` with `reason`."""
 
 class CommitInfo:
     """One commit: its id, operation, message fields and provenance."""
 
     @property
-    def commit_hash(self) -> str: ...
+    def commit_hash(self) -> str:
+        """The commit's id: 64 hex digits."""
+
     @property
-    def short_hash(self) -> str: ...
+    def short_hash(self) -> str:
+        """The first 10 hex digits of the id."""
+
     @property
-    def op(self) -> Literal["append", "edit", "compress", "merge", "record"]: ...
+    def op(self) -> Literal["append", "edit", "compress", "merge", "record"]:
+        """`append`, `edit`, `compress`, `merge` or `record`."""
+
     @property
-    def record_kind(self) -> Optional[str]: ...
+    def record_kind(self) -> Optional[str]:
+        """A record's kind (None for any other commit)."""
+
     @property
-    def role(self) -> Optional[Role]: ...
+    def role(self) -> Optional[Role]:
+        """`system`, `user`, `assistant` or `tool` (None for a commit without a message)."""
+
     @property
-    def content_type(self) -> Optional[Literal["instruction", "dialogue", "tool_call", "tool_result"]]: ...
+    def content_type(self) -> Optional[Literal["instruction", "dialogue", "tool_call", "tool_result"]]:
+        """`instruction`, `dialogue`, `tool_call` or `tool_result`."""
+
     @property
-    def name(self) -> Optional[str]: ...
+    def name(self) -> Optional[str]:
+        """The tool name of a tool result (or a participant name)."""
+
     @property
-    def metadata(self) -> dict[str, Any]: ...
+    def metadata(self) -> dict[str, Any]:
+        """`name`, `tool_call_id`, `tool_calls`, `is_error` where they apply, and extra fields."""
+
     @property
-    def content(self) -> Optional[str]: ...
+    def content(self) -> Optional[str]:
+        """The message's text (text parts joined by newlines)."""
+
     @property
-    def message(self) -> Optional[dict[str, Any]]: ...
+    def message(self) -> Optional[dict[str, Any]]:
+        """The full message as a dict (role, content, name, tool_calls, tool_call_id, …)."""
+
     @property
-    def token_count(self) -> int: ...
+    def token_count(self) -> int:
+        """Tokens of the message with its framing (o200k_base)."""
+
     @property
-    def parents(self) -> list[str]: ...
+    def parents(self) -> list[str]:
+        """Parent commit ids."""
+
     @property
-    def edit_target(self) -> Optional[str]: ...
+    def edit_target(self) -> Optional[str]:
+        """The commit an edit replaces."""
+
     @property
-    def is_error(self) -> bool: ...
+    def is_error(self) -> bool:
+        """Whether this tool result reports an error."""
+
     @property
-    def created_at(self) -> datetime.datetime: ...
+    def created_at(self) -> datetime.datetime:
+        """When it was committed (timezone-aware, UTC)."""
+
     @property
-    def note(self) -> Optional[str]: ...
+    def note(self) -> Optional[str]:
+        """The note stored on the commit, if any."""
+
     @property
-    def sources(self) -> list[str]: ...
+    def sources(self) -> list[str]:
+        """For a compress commit: the positions its summary replaced."""
+
     @property
-    def summarizer(self) -> Optional[str]: ...
+    def summarizer(self) -> Optional[str]:
+        """For a compress commit or a summarized merge: who summarized (`extractive`, `manual`,
+        `callable:…`, `openai:…`)."""
+
     @property
-    def merged_branch(self) -> Optional[str]: ...
+    def merged_branch(self) -> Optional[str]:
+        """For a merge: the branch merged (its name when it was merged; its tip is the second
+        parent)."""
+
     @property
-    def merge_strategy(self) -> Optional[Literal["append", "tool_result"]]: ...
+    def merge_strategy(self) -> Optional[Literal["append", "tool_result"]]:
+        """For a merge: `append` or `tool_result`."""
+
     @property
-    def current_hash(self) -> str: ...
+    def current_hash(self) -> str:
+        """The commit whose content is in view: the newest edit of this position when a query
+        returned an edited one, otherwise this commit."""
+
     @property
-    def current_content(self) -> Optional[str]: ...
-    def __eq__(self, value: object) -> bool: ...
+    def current_content(self) -> Optional[str]:
+        """The text the model sees for this position (the newest edit's, when edited)."""
+
+    def __eq__(self, value: object, /) -> bool: ...
+
     def __hash__(self) -> int: ...
 
 class ToolCall:
     """One tool call with its lifecycle: input, state, result and duration."""
 
     @property
-    def call_id(self) -> str: ...
+    def call_id(self) -> str:
+        """The provider's call id."""
+
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The tool's name."""
+
     @property
-    def arguments(self) -> str: ...
+    def arguments(self) -> str:
+        """The arguments as the model wrote them (JSON text, verbatim)."""
+
     @property
-    def state(self) -> Literal["pending", "ok", "error"]: ...
+    def state(self) -> Literal["pending", "ok", "error"]:
+        """`pending`, `ok` or `error`."""
+
     @property
-    def call_hash(self) -> str: ...
+    def call_hash(self) -> str:
+        """The assistant commit that made the call."""
+
     @property
-    def result_hash(self) -> Optional[str]: ...
+    def result_hash(self) -> Optional[str]:
+        """The result's commit (its view position), None while pending."""
+
     @property
-    def duration_ms(self) -> Optional[float]: ...
+    def duration_ms(self) -> Optional[float]:
+        """Milliseconds from the call's commit to the result's, None while pending."""
+
     @property
-    def result_tokens(self) -> Optional[int]: ...
+    def result_tokens(self) -> Optional[int]:
+        """Tokens of the result as it is in view."""
+
     @property
-    def result_bytes(self) -> Optional[int]: ...
+    def result_bytes(self) -> Optional[int]:
+        """Bytes of the result's text as it is in view."""
 
 class ToolTurn:
     """An assistant tool-call commit with its result commits, matched by call id."""
 
     @property
-    def call(self) -> CommitInfo: ...
+    def call(self) -> CommitInfo:
+        """The assistant message with tool calls."""
+
     @property
-    def results(self) -> list[CommitInfo]: ...
+    def results(self) -> list[CommitInfo]:
+        """The tool results, in call order (a call without a result contributes none)."""
+
     @property
-    def tool_names(self) -> list[str]: ...
+    def tool_names(self) -> list[str]:
+        """Names of the tools called in this turn, in call order."""
+
     @property
-    def all_hashes(self) -> list[str]: ...
+    def all_hashes(self) -> list[str]:
+        """All commit hashes in this turn (call + results)."""
+
     @property
-    def result_hashes(self) -> list[str]: ...
+    def result_hashes(self) -> list[str]:
+        """Just the result commit hashes."""
+
     @property
-    def calls(self) -> list[ToolCall]: ...
-    def __eq__(self, value: object) -> bool: ...
+    def calls(self) -> list[ToolCall]:
+        """Each call's lifecycle (state, input, result, duration), in call order."""
+
+    def __eq__(self, value: object, /) -> bool: ...
+
     def __hash__(self) -> int: ...
 
 class SearchHit:
     """One search match: the commit and a snippet of the matching line."""
 
     @property
-    def commit(self) -> CommitInfo: ...
+    def commit(self) -> CommitInfo:
+        """The commit whose message matched."""
+
     @property
-    def commit_hash(self) -> str: ...
+    def commit_hash(self) -> str:
+        """Its hash."""
+
     @property
-    def snippet(self) -> str: ...
+    def snippet(self) -> str:
+        """The matching line, cut around the match."""
 
 class Compiled:
     """What the model would see at a commit, valid by construction."""
 
     @property
-    def messages(self) -> list[dict[str, Any]]: ...
+    def messages(self) -> list[dict[str, Any]]:
+        """The messages in sending order, in tract's neutral form (dicts with role, content and,
+        where they apply, name, tool_calls, tool_call_id, is_error)."""
+
     @property
-    def message_token_counts(self) -> list[int]: ...
+    def message_token_counts(self) -> list[int]:
+        """Tokens of each message in `messages`, framing included."""
+
     @property
-    def token_count(self) -> int: ...
+    def token_count(self) -> int:
+        """Total tokens of the request (framing and reply priming included)."""
+
     @property
-    def head(self) -> Optional[str]: ...
+    def head(self) -> Optional[str]:
+        """The commit compiled (None for an empty branch)."""
+
     @property
-    def warnings(self) -> list[str]: ...
-    def to_openai(self) -> list[dict[str, Any]]: ...
-    def to_anthropic(self) -> dict[str, Any]: ...
-    def to_responses(self, limit: Optional[int] = None) -> list[dict[str, Any]]: ...
+    def warnings(self) -> list[str]:
+        """Problems repaired while compiling: calls without results, results without calls."""
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        """OpenAI chat-completions `messages`."""
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """Anthropic Messages body: `{"system": ..., "messages": [...]}`."""
+
+    def to_responses(self, limit: Optional[int] = None) -> list[dict[str, Any]]:
+        """OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
+        items added with `append_items` come back as they were added (with the current content
+        where it was edited since)."""
+
     def __len__(self) -> int: ...
 
 class Record:
-    """Data of the caller's own kept on a branch (`Tract.record`); the view never shows it."""
+    """A record: its commit, its kind and its data, exactly as written."""
 
     @property
-    def commit_hash(self) -> str: ...
+    def commit_hash(self) -> str:
+        """The record's commit: a full hash."""
+
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """What the data is (`langgraph.checkpoint`)."""
+
     @property
-    def data(self) -> str: ...
+    def data(self) -> str:
+        """The data, exactly as written."""
+
     @property
-    def created_at(self) -> datetime.datetime: ...
-    def __eq__(self, value: object) -> bool: ...
+    def created_at(self) -> datetime.datetime:
+        """When it was written (UTC)."""
+
+    def __eq__(self, value: object, /) -> bool: ...
 
 class BranchInfo:
-    """A branch: name, tip, messages and tokens in view, last activity; unpacks as (name, head)."""
+    """A branch: its name and tip, the messages and tokens in its view, when it last moved, and
+    whether this handle is on it. Unpacks as `(name, head)`, so `dict(t.branches())` maps
+    names to tips."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The branch's name."""
+
     @property
-    def head(self) -> str: ...
+    def head(self) -> str:
+        """Its tip: a full commit hash."""
+
     @property
-    def current(self) -> bool: ...
+    def current(self) -> bool:
+        """Whether this handle is on it."""
+
     @property
-    def messages(self) -> int: ...
+    def messages(self) -> int:
+        """Messages in its view."""
+
     @property
-    def token_count(self) -> int: ...
+    def token_count(self) -> int:
+        """Tokens compile would send for it."""
+
     @property
-    def last_activity_us(self) -> int: ...
+    def last_activity_us(self) -> int:
+        """When its tip was committed, in microseconds since the Unix epoch."""
+
     @property
-    def last_activity(self) -> datetime.datetime: ...
+    def last_activity(self) -> datetime.datetime:
+        """When its tip was committed (timezone-aware, UTC)."""
+
     def __iter__(self) -> Iterator[str]: ...
-    def __eq__(self, value: object) -> bool: ...
+
+    def __eq__(self, value: object, /) -> bool: ...
 
 class Tract:
-    """A tract store; every append is durable when the call returns."""
+    """A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
+    context manager; every append is durable when the call returns."""
 
     @staticmethod
     def open(
@@ -259,26 +425,47 @@ class Tract:
         summarizer: Optional[Summarizer] = None,
         *,
         branch: Optional[str] = None,
-    ) -> Tract: ...
+    ) -> Tract:
+        """Opens the store file at `path` (created if missing; its directory must exist), or a new
+        in-memory store when `path` is None. The handle works on `branch` (created by its first
+        message), else on the branch `HEAD` names now; other handles and `tract switch` never
+        move it. `summarizer` is used when a call names none (else the LLM the `TRACT_LLM_*`
+        environment names, else the built-in extractive one)."""
+
     @property
-    def path(self) -> Optional[str]: ...
-    def close(self) -> None: ...
+    def path(self) -> Optional[str]:
+        """Where the store is: its file, or its URL without the password (None in memory)."""
+
+    def close(self) -> None:
+        """Closes the store; later calls raise InvalidOperationError."""
+
     def __enter__(self) -> Tract: ...
+
     def __exit__(
         self,
         exc_type: Optional[type[BaseException]],
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> bool: ...
-    def system(self, text: str, *, expected_head: Optional[Rev] = None) -> CommitInfo: ...
-    def user(self, text: str, *, expected_head: Optional[Rev] = None) -> CommitInfo: ...
+
+    def system(self, text: str, *, expected_head: Optional[Rev] = None) -> CommitInfo:
+        """Appends a system message. With `expected_head` (a commit), only if the handle's
+        branch is still there (else `HeadMovedError`, nothing committed); the same on every
+        append."""
+
+    def user(self, text: str, *, expected_head: Optional[Rev] = None) -> CommitInfo:
+        """Appends a user message."""
+
     def assistant(
         self,
         text: Optional[str] = None,
         tool_calls: Optional[Sequence[dict[str, Any]]] = None,
         *,
         expected_head: Optional[Rev] = None,
-    ) -> CommitInfo: ...
+    ) -> CommitInfo:
+        """Appends an assistant message. `tool_calls` is a list of `{"id", "name", "arguments"}`
+        (arguments a dict or a JSON string) or OpenAI `{"id", "type", "function": {...}}`."""
+
     def tool_result(
         self,
         call_id: str,
@@ -286,30 +473,68 @@ class Tract:
         content: str,
         is_error: bool = False,
         edit: Optional[Rev] = None,
-    ) -> CommitInfo: ...
-    def on(self, event: Literal["tool_result"], handler: Callable[["PendingToolResult"], Any]) -> None: ...
-    def off(self, event: Literal["tool_result"]) -> None: ...
+    ) -> CommitInfo:
+        """Records the result of tool call `call_id` from tool `name`. The `tool_result` handler
+        registered with `on` decides what the model sees, else the store's tool-summarization
+        policy; a summarized or edited result is committed first and its new text as an edit
+        of it. Returns the recorded position (with its original content). With `edit=hash`,
+        replaces the content of that tool result instead (it must answer `call_id` from
+        `name`); no handler runs then."""
+
+    def on(self, event: Literal["tool_result"], handler: Callable[["PendingToolResult"], Any]) -> None:
+        """Registers `handler` for `event` (`"tool_result"`), replacing the default handler (the
+        store's tool-summarization policy) and any handler registered before. The handler is
+        called with a `PendingToolResult` and decides with its methods; an exception it raises
+        propagates and nothing is committed."""
+
+    def off(self, event: Literal["tool_result"]) -> None:
+        """Removes the handler registered for `event`: the store's policy applies again."""
+
     def configure_tool_summarization(
         self,
         instructions: Optional[dict[str, str]] = None,
         *,
         auto_threshold: Optional[int] = None,
         default_instructions: Optional[str] = None,
-    ) -> None: ...
-    def tool_summarization(self) -> ToolSummarization: ...
+    ) -> None:
+        """Sets the store's tool-summarization policy (replacing the stored one; every process
+        and the CLI apply it). `instructions`: tool name to instructions, whose results are
+        summarized with them; `auto_threshold`: results over this many tokens are summarized
+        with `default_instructions` (or the tool prompt alone). Called with nothing, it
+        clears the policy."""
+
+    def tool_summarization(self) -> ToolSummarization:
+        """The store's tool-summarization policy (empty when none is configured)."""
+
     @property
-    def _tool_summarization_config(self) -> Optional[ToolSummarization]: ...
+    def _tool_summarization_config(self) -> Optional[ToolSummarization]:
+        """The policy as the default handler reads it, None when nothing is configured (so a
+        handler written as `if config and ...` works as in the documentation)."""
+
     def find_tool_results(
         self,
         name: Optional[str] = None,
         after: Optional[Rev] = None,
         before: Optional[Rev] = None,
-    ) -> list[CommitInfo]: ...
-    def find_tool_calls(self, name: Optional[str] = None) -> list[CommitInfo]: ...
-    def find_tool_turns(self, name: Optional[str] = None) -> list[ToolTurn]: ...
-    def pending_tool_calls(self) -> list[ToolCall]: ...
-    def edit_history(self, commit: Rev) -> list[CommitInfo]: ...
-    def repair(self) -> list[CommitInfo]: ...
+    ) -> list[CommitInfo]:
+        """Tool result commits in the current view, in view order, each position once."""
+
+    def find_tool_calls(self, name: Optional[str] = None) -> list[CommitInfo]:
+        """Assistant commits in the current view that call tools (`name`: that tool)."""
+
+    def find_tool_turns(self, name: Optional[str] = None) -> list[ToolTurn]:
+        """Tool-call commits paired with their results, matched by tool_call_id."""
+
+    def pending_tool_calls(self) -> list[ToolCall]:
+        """Tool calls in the current view that have no result yet."""
+
+    def edit_history(self, commit: Rev) -> list[CommitInfo]:
+        """Every version of a message in view, oldest first: the original, then each edit."""
+
+    def repair(self) -> list[CommitInfo]:
+        """Commits a marked synthetic error result for every tool call left without one (after a
+        crash), in one transaction; returns them."""
+
     def clear_tool_results(
         self,
         keep: int = 3,
@@ -317,7 +542,14 @@ class Tract:
         clear_at_least: int = 0,
         placeholder: Optional[str] = None,
         dry_run: bool = False,
-    ) -> ClearResult: ...
+    ) -> ClearResult:
+        """Replaces the results of all but the last `keep` tool turns with a short placeholder
+        naming the original commit (`{tool}`, `{commit}`, `{tokens}`, `{bytes}` are filled in),
+        as edits in one transaction; results of `exclude_tools` stay; nothing is cleared unless
+        at least `clear_at_least` tokens are freed. With `dry_run=True` nothing is committed and
+        `cleared` lists the positions that would be. Returns a dict: `cleared`,
+        `tokens_before`, `tokens_after`."""
+
     def compress(
         self,
         commits: Optional[Sequence[Rev]] = None,
@@ -328,7 +560,14 @@ class Tract:
         content: Optional[str] = None,
         summarizer: Optional[Summarizer] = None,
         dry_run: bool = False,
-    ) -> Union[CompressResult, CompressPlan]: ...
+    ) -> Union[CompressResult, CompressPlan]:
+        """Replaces the selected positions (default: the whole view but system messages) with one
+        summary per contiguous run; `preserve` positions stay and split runs. The summary comes
+        from `content` (written by you), `summarizer` (a callable `fn(messages) -> str` given
+        OpenAI-style messages, system prompt first), the one given to `Tract.open`, or the
+        built-in extractive summarizer. All or nothing. Returns a dict: `commits`, `sources`,
+        `tokens_before`, `tokens_after` (with `dry_run=True`: the runs, nothing committed)."""
+
     def compress_tool_calls(
         self,
         commits: Optional[Sequence[Rev]] = None,
@@ -340,7 +579,12 @@ class Tract:
         preserve_answer: bool = True,
         content: Optional[str] = None,
         summarizer: Optional[Summarizer] = None,
-    ) -> CompressResult: ...
+    ) -> CompressResult:
+        """Compresses whole tool turns with `TOOL_SUMMARIZE_SYSTEM` by default: `commits` (any
+        part of a turn takes the whole turn) or every turn (of tool `name`). The final answer
+        (the last assistant message without tool calls in the selection) is kept unless
+        `preserve_answer=False`."""
+
     def search(
         self,
         query: str,
@@ -349,39 +593,97 @@ class Tract:
         history: bool = False,
         regex: bool = False,
         limit: Optional[int] = None,
-    ) -> list[SearchHit]: ...
-    def append(self, message: dict[str, Any], *, expected_head: Optional[Rev] = None) -> CommitInfo: ...
+    ) -> list[SearchHit]:
+        """Searches message text, tool-call names and arguments, and tool results (case-insensitive
+        substring, or a regular expression with `regex=True`), in the current view or, with
+        `history=True`, every version including originals of edited messages. Oldest first."""
+
+    def append(self, message: dict[str, Any], *, expected_head: Optional[Rev] = None) -> CommitInfo:
+        """Appends one message given as a dict (`role`, `content`, `tool_calls`, …)."""
+
     def append_many(
         self, messages: Sequence[dict[str, Any]], *, expected_head: Optional[Rev] = None
-    ) -> list[CommitInfo]: ...
+    ) -> list[CommitInfo]:
+        """Appends several message dicts in one transaction: all of them, or none. With
+        `expected_head`, only if the handle's branch is still at that commit."""
+
     def append_items(
         self, items: Sequence[dict[str, Any]], *, expected_head: Optional[Rev] = None
-    ) -> list[CommitInfo]: ...
+    ) -> list[CommitInfo]:
+        """Appends OpenAI Responses input items (dicts) in one transaction, one message each:
+        all of them, or none. They come back as they were from `compile().to_responses()`."""
+
     def record(
         self, kind: str, data: str, *, messages: Optional[Sequence[dict[str, Any]]] = None
-    ) -> CommitInfo: ...
+    ) -> CommitInfo:
+        """Appends `messages` (message dicts), then a record of `kind` holding `data`, in one
+        transaction: all of it, or none. Records keep data of the caller's own (a framework's
+        checkpoints) on the branch; the view never shows them. Returns the record's commit."""
+
     def records(
         self, kind: Optional[str] = None, *, limit: Optional[int] = None, before: Optional[Rev] = None
-    ) -> list[Record]: ...
-    def get_record(self, commit: Rev) -> Record: ...
-    def clear_branch(self) -> Optional[str]: ...
-    def pop(self) -> Optional[dict[str, Any]]: ...
-    def edit(self, commit: Rev, content: str) -> CommitInfo: ...
-    def compile(self, at: Optional[Rev] = None) -> Compiled: ...
+    ) -> list[Record]:
+        """The records on the branch's first-parent line from the head (or from just before the
+        commit `before`), newest first: of `kind` or a kind under it (`"langgraph"` takes
+        `"langgraph.checkpoint"`), at most `limit`."""
+
+    def get_record(self, commit: Rev) -> Record:
+        """The record a commit holds (an InvalidInputError for any other commit)."""
+
+    def clear_branch(self) -> Optional[str]:
+        """Empties the handle's branch (a session started over): every handle on it sees it
+        empty, and the old tip stays in the reflog. Returns that tip, or None."""
+
+    def pop(self) -> Optional[dict[str, Any]]:
+        """Takes the last message off the view: the branch moves back to just before it was
+        appended (the reflog keeps everything). Returns it as a message dict, or None for an
+        empty branch; refused when it is a summary or came from a merge."""
+
+    def edit(self, commit: Rev, content: str) -> CommitInfo:
+        """Replaces the content of a message in the current view; the original stays in history."""
+
+    def compile(self, at: Optional[Rev] = None) -> Compiled:
+        """Compiles the view at HEAD (or at commit `at`)."""
+
     def log(
         self, limit: Optional[int] = None, start: Optional[Rev] = None, *, graph: bool = False
-    ) -> list[CommitInfo]: ...
-    def get_commit(self, commit: Rev) -> CommitInfo: ...
-    def get_content(self, commit: Rev) -> Union[str, list[dict[str, Any]], None]: ...
-    def resolve(self, rev: Rev) -> str: ...
-    def compressed_into(self, commit: Rev) -> Optional[CommitInfo]: ...
+    ) -> list[CommitInfo]:
+        """History from `start` (default HEAD) back along first parents, newest first. With
+        `graph=True`, every commit reachable through both parents of merges (a merged branch's
+        commits too), newest first."""
+
+    def get_commit(self, commit: Rev) -> CommitInfo:
+        """One commit by hash (a unique prefix works), branch name or `HEAD~N`."""
+
+    def get_content(self, commit: Rev) -> Union[str, list[dict[str, Any]], None]:
+        """The content stored in that commit: a string, or a list of part dicts."""
+
+    def resolve(self, rev: Rev) -> str:
+        """Resolves a reference to a full commit hash."""
+
+    def compressed_into(self, commit: Rev) -> Optional[CommitInfo]:
+        """The compress commit whose summary replaced this message, if any."""
+
     @property
-    def head(self) -> Optional[str]: ...
+    def head(self) -> Optional[str]:
+        """The commit this handle is at (None on a branch with no commits yet)."""
+
     @property
-    def current_branch(self) -> Optional[str]: ...
-    def branches(self) -> list[BranchInfo]: ...
-    def branch(self, name: str, at: Optional[Rev] = None) -> str: ...
-    def fork(self, name: str, at: Optional[Rev] = None) -> Tract: ...
+    def current_branch(self) -> Optional[str]:
+        """The branch this handle is on (None when detached)."""
+
+    def branches(self) -> list[BranchInfo]:
+        """Every branch (every session) with its tip, messages and tokens in view and last
+        activity, as kept while it moved (nothing is compiled). Each unpacks as `(name, head)`."""
+
+    def branch(self, name: str, at: Optional[Rev] = None) -> str:
+        """Creates branch `name` at `at` (default HEAD); returns the commit it starts at."""
+
+    def fork(self, name: str, at: Optional[Rev] = None) -> Tract:
+        """A new branch `name` at this handle's position (or at `at`), returned as a handle bound
+        to it, on the same store, with this handle's hooks and default summarizer. Nothing is
+        copied: a fork costs the same at any history size."""
+
     def merge(
         self,
         branch: str,
@@ -392,15 +694,49 @@ class Tract:
         summarizer: Optional[Summarizer] = None,
         target_tokens: Optional[int] = None,
         note: Optional[str] = None,
-    ) -> CommitInfo: ...
-    def delete_branch(self, name: str) -> str: ...
-    def switch(self, name: str) -> None: ...
-    def checkout(self, rev: Rev) -> None: ...
-    def reset(self, rev: Rev) -> None: ...
-    def reflog(self, name: str = "HEAD", limit: Optional[int] = None) -> list[dict[str, Any]]: ...
-    def status(self) -> dict[str, Any]: ...
-    def fsck(self) -> dict[str, Any]: ...
-    def redact(self, commit: Rev, reason: str) -> dict[str, Any]: ...
+    ) -> CommitInfo:
+        """Merges branch `name` into this handle's branch with a commit of two parents (the
+        branch's whole history stays reachable). `strategy="append"`: the view continues with
+        the branch's messages since it forked. `strategy="tool_result", call_id=ID`: the branch's
+        final assistant answer (or, with `summarize=True`, a summary of its work by `summarizer`,
+        the handle's, or the extractive one) becomes the result of that pending call. A branch
+        merged into itself, one with no common history or nothing new, or a call that is not
+        pending raises, and nothing is committed. Returns the merge commit."""
+
+    def delete_branch(self, name: str) -> str:
+        """Deletes branch `name` (not the one this handle or the store's HEAD is on); its reflog
+        keeps the tip, which this returns. A handle still bound to it raises NotFoundError
+        rather than start a new history there."""
+
+    def switch(self, name: str) -> None:
+        """Puts this handle on branch `name` (other handles and the store's HEAD stay put)."""
+
+    def checkout(self, rev: Rev) -> None:
+        """Puts this handle on a branch, or detaches it at a commit (time travel)."""
+
+    def reset(self, rev: Rev) -> None:
+        """Moves this handle's branch to `rev`; the old head stays in the reflog."""
+
+    def reflog(self, name: str = "HEAD", limit: Optional[int] = None) -> list[dict[str, Any]]:
+        """The moves of a ref, newest first: dicts with `old`, `new`, `reason`, `timestamp_us`."""
+
+    def status(self) -> dict[str, Any]:
+        """Branch, head, message and token counts of the current view."""
+
+    def fsck(self) -> dict[str, Any]:
+        """Checks the whole store (every branch): re-hashes every object and chunk, checks every
+        link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
+        Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
+        `branches`, `reflog_entries`, `counts_replayed`), `problems` (dicts with `kind`,
+        `subject`, `detail`) and `unreachable` (`commits`, `blobs`, `chunks`: full ids)."""
+
+    def redact(self, commit: Rev, reason: str) -> dict[str, Any]:
+        """Removes the content of the message `commit` names from the store for good: a tombstone
+        keeps when and `reason`; ids stay valid; views show a placeholder with the message's
+        role and call structure; search no longer finds it. Returns a dict: `commit`, `blob`,
+        `redacted_at` (aware datetime), `reason`, `chunks_removed`. `compact()` afterwards makes
+        sure no freed page of the file keeps the bytes."""
+
     def push(
         self,
         dest: str | os.PathLike[str],
@@ -408,15 +744,37 @@ class Tract:
         *,
         force: bool = False,
         settings: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Sends branches (all, or `branches`) and the history they reach to the store at `dest`
+        (a file or a postgresql:// URL; it must be a tract store): only the objects it lacks,
+        each hashed again as it is stored. Its branches move only by fast-forward
+        (DivergedError otherwise, unless `force`; the old tip stays in its reflog); `settings`
+        sends the tool-summarization policy too. Returns a dict: `branches` (each `name`,
+        `old`, `new`, `up_to_date`, `forced`), `commits`, `blobs`, `settings`."""
+
     def import_file(
         self,
         path: str | os.PathLike[str],
         format: Literal["auto", "claude-code", "openai", "openai-responses", "anthropic", "jsonl"] = "auto",
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Imports the transcript file at `path` onto this handle's branch (`format`: auto,
+        claude-code, openai, openai-responses, anthropic or jsonl), in one transaction; only
+        what the branch does not hold yet (a Claude Code session is keyed by line: each line
+        once, a response that grew edited, a rewound conversation followed). Returns a dict:
+        `format`, `added`, `already`, `skipped`, `off_path`, `recorded` (lines kept as records,
+        out of the view), `edited`, `rewound`, `session_store` (the branch is the Claude Agent
+        SDK session store's: nothing imported), `waiting_agents` (sub-agents still running),
+        `warnings` (list of `(line, text)`: lines that are not JSON, skipped as Claude Code
+        skips them), `tip`. A bad line raises InvalidInputError naming the file and line
+        (`path`, `line`), and nothing is written."""
+
     def export(
         self, format: Literal["openai", "anthropic", "jsonl", "markdown"] = "jsonl", *, history: bool = False
-    ) -> str: ...
+    ) -> str:
+        """This handle's branch written out as text: `format` openai or anthropic (a request
+        body of the view, JSON), jsonl (the view's messages; with `history`, every commit,
+        which `import_file` reads back to identical ids) or markdown."""
+
     def pull(
         self,
         src: str | os.PathLike[str],
@@ -424,8 +782,22 @@ class Tract:
         *,
         force: bool = False,
         settings: bool = False,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Receives branches (all, or `branches`) and their history from the store at `src` into
+        this one, as `push` sends them. Returns the same dict as `push`."""
+
     @staticmethod
-    def clone_store(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Tract: ...
-    def gc(self, *, grace_days: float = 14.0, prune_now: bool = False) -> dict[str, Any]: ...
-    def compact(self) -> None: ...
+    def clone_store(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Tract:
+        """Copies the store at `src` into a new store at `dest` (a file that does not exist yet, or
+        a postgresql:// URL whose schema holds no store): every branch with its history, the
+        settings and HEAD, every id the same. Returns a handle on the copy."""
+
+    def gc(self, *, grace_days: float = 14.0, prune_now: bool = False) -> dict[str, Any]:
+        """Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
+        than `grace_days` (older entries are expired); `prune_now=True` for no grace. Returns a
+        dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries` removed."""
+
+    def compact(self) -> None:
+        """Closes this handle and compacts the store file: it shrinks, and no freed page keeps the
+        bytes of what `gc` removed or `redact` replaced. Needs the only open handle on the store
+        in this process (forks included) and no transaction of another process under way."""
