@@ -40,8 +40,23 @@ pub struct Args {
 }
 
 const INDEX_HTML: &str = include_str!("serve/assets/index.html");
-const APP_JS: &str = include_str!("serve/assets/app.js");
-const APP_CSS: &str = include_str!("serve/assets/app.css");
+
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+/// `(name, content type, content)` for each file in `serve/assets/`.
+macro_rules! assets {
+    ($($name:literal: $content_type:expr),* $(,)?) => {
+        &[$(($name, $content_type, include_str!(concat!("serve/assets/", $name)))),*]
+    };
+}
+
+/// The files served under `/assets/`: the page's stylesheet and script. A new file is a line
+/// here.
+const ASSETS: &[(&str, &str, &str)] = assets![
+    "app.css": CSS,
+    "app.js": JS,
+];
 
 /// Only the server's own script, styles and connections; nothing inline, nothing framed.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -122,20 +137,17 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
 
 /// The routes: the page and its assets, the API, and a JSON 404 for anything else.
 fn router(state: Arc<State>) -> Router {
-    Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
-        )
-        .route(
-            "/assets/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
-        )
-        .route(
-            "/assets/app.css",
-            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
-        )
-        .nest("/api", api::routes())
+    let mut page = Router::new().route(
+        "/",
+        get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+    );
+    for &(name, content_type, body) in ASSETS {
+        page = page.route(
+            &format!("/assets/{name}"),
+            get(move || async move { asset(content_type, body) }),
+        );
+    }
+    page.nest("/api", api::routes())
         .fallback(|| async { api::ApiError::not_found("no such page or endpoint").into_response() })
         .layer(axum::middleware::map_response(secure))
         .with_state(state)
