@@ -1,9 +1,10 @@
 //! `tract serve`: a read-only web view of the store, served from the binary itself.
 //!
-//! The page (`serve/assets/`) is compiled in and talks to the JSON API under `/api/`
-//! (`serve/api.rs`, documented in docs/serve.md). Every response carries a
-//! Content-Security-Policy that lets the page run only its own script, so message text, which
-//! is untrusted, can never run as code even if it reached the page as markup.
+//! The page (`serve/assets/`: its HTML, its stylesheet and its script's ES modules) is compiled
+//! in and talks to the JSON API under `/api/` (`serve/api.rs`, documented in docs/serve.md).
+//! Every response carries a Content-Security-Policy that lets the page run only its own script,
+//! so message text, which is untrusted, can never run as code even if it reached the page as
+//! markup.
 
 mod api;
 
@@ -51,11 +52,28 @@ macro_rules! assets {
     };
 }
 
-/// The files served under `/assets/`: the page's stylesheet and script. A new file is a line
-/// here.
+/// The files served under `/assets/`: the stylesheet and the script's ES modules, which the
+/// page's `app.js` and the modules it imports name by these paths. A new module is a line here
+/// (tests/cli/serve.rs fails on a module the page imports that is not).
 const ASSETS: &[(&str, &str, &str)] = assets![
     "app.css": CSS,
     "app.js": JS,
+    "api.js": JS,
+    "commit.js": JS,
+    "context-bar.js": JS,
+    "dom.js": JS,
+    "entry.js": JS,
+    "entry-list.js": JS,
+    "errors.js": JS,
+    "format.js": JS,
+    "graph.js": JS,
+    "history.js": JS,
+    "provenance.js": JS,
+    "routes.js": JS,
+    "search.js": JS,
+    "session.js": JS,
+    "session-list.js": JS,
+    "topbar.js": JS,
 ];
 
 /// Only the server's own script, styles and connections; nothing inline, nothing framed.
