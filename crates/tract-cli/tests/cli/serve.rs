@@ -343,12 +343,13 @@ const MODULE_LINES: usize = 400;
 
 /// The page's script is ES modules: the one index.html loads and every module a served module
 /// imports are served, as JavaScript, as they are in `serve/assets/`; every module there is
-/// one the page imports; none is longer than MODULE_LINES.
+/// one the page imports, and the page names them all to be fetched at once; none is longer
+/// than MODULE_LINES.
 #[test]
 fn the_page_s_modules_are_all_served_and_short() {
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands/serve/assets");
     let s = Server::start(&Project::new(), &[]);
-    let (_, _, index) = s.request("GET", "/");
+    let (_, index_headers, index) = s.request("GET", "/");
     let script = Regex::new(r#"<script\b[^>]*\bsrc="([^"]+)""#).unwrap();
     // `import ... from "x"`, `export ... from "x"` and `import "x"`.
     let import =
@@ -397,6 +398,15 @@ fn the_page_s_modules_are_all_served_and_short() {
         served, modules,
         "every module in the folder is one the page imports"
     );
+    let (_, link) = index_headers.iter().find(|(k, _)| k == "link").unwrap();
+    let preloaded: BTreeSet<String> = link
+        .split(", ")
+        .map(|l| {
+            let module = l.strip_suffix(">; rel=modulepreload").unwrap();
+            module.strip_prefix('<').unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(preloaded, modules, "the page preloads every module");
     let (status, _, _) = s.request("GET", "/assets/nope.js");
     assert!(status.ends_with("404 Not Found"), "{status}");
 }
