@@ -1,9 +1,10 @@
 //! `tract serve`: a read-only web view of the store, served from the binary itself.
 //!
-//! The page (`serve/assets/`) is compiled in and talks to the JSON API under `/api/`
-//! (`serve/api.rs`, documented in docs/serve.md). Every response carries a
-//! Content-Security-Policy that lets the page run only its own script, so message text, which
-//! is untrusted, can never run as code even if it reached the page as markup.
+//! The page (`serve/assets/`: its HTML, its stylesheet and its script's ES modules) is compiled
+//! in and talks to the JSON API under `/api/` (`serve/api.rs`, documented in docs/serve.md).
+//! Every response carries a Content-Security-Policy that lets the page run only its own script,
+//! so message text, which is untrusted, can never run as code even if it reached the page as
+//! markup.
 
 mod api;
 
@@ -40,8 +41,40 @@ pub struct Args {
 }
 
 const INDEX_HTML: &str = include_str!("serve/assets/index.html");
-const APP_JS: &str = include_str!("serve/assets/app.js");
-const APP_CSS: &str = include_str!("serve/assets/app.css");
+
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+/// `(name, content type, content)` for each file in `serve/assets/`.
+macro_rules! assets {
+    ($($name:literal: $content_type:expr),* $(,)?) => {
+        &[$(($name, $content_type, include_str!(concat!("serve/assets/", $name)))),*]
+    };
+}
+
+/// The files served under `/assets/`: the stylesheet and the script's ES modules, which the
+/// page's `app.js` and the modules it imports name by these paths. A new module is a line here
+/// (tests/cli/serve.rs fails on a module the page imports that is not).
+const ASSETS: &[(&str, &str, &str)] = assets![
+    "app.css": CSS,
+    "app.js": JS,
+    "api.js": JS,
+    "commit.js": JS,
+    "context-bar.js": JS,
+    "dom.js": JS,
+    "entry.js": JS,
+    "entry-list.js": JS,
+    "errors.js": JS,
+    "format.js": JS,
+    "graph.js": JS,
+    "history.js": JS,
+    "provenance.js": JS,
+    "routes.js": JS,
+    "search.js": JS,
+    "session.js": JS,
+    "session-list.js": JS,
+    "topbar.js": JS,
+];
 
 /// Only the server's own script, styles and connections; nothing inline, nothing framed.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -122,20 +155,28 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
 
 /// The routes: the page and its assets, the API, and a JSON 404 for anything else.
 fn router(state: Arc<State>) -> Router {
-    Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
-        )
-        .route(
-            "/assets/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
-        )
-        .route(
-            "/assets/app.css",
-            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
-        )
-        .nest("/api", api::routes())
+    // Every module, named with the page so the browser fetches them all at once rather than
+    // one level of imports after another.
+    let modules: Vec<String> = ASSETS
+        .iter()
+        .filter(|&&(_, content_type, _)| content_type == JS)
+        .map(|(name, ..)| format!("</assets/{name}>; rel=modulepreload"))
+        .collect();
+    let preload = HeaderValue::from_str(&modules.join(", ")).expect("asset names are ASCII");
+    let mut page = Router::new().route(
+        "/",
+        get(|| async move {
+            let html = asset("text/html; charset=utf-8", INDEX_HTML);
+            ([(header::LINK, preload)], html).into_response()
+        }),
+    );
+    for &(name, content_type, body) in ASSETS {
+        page = page.route(
+            &format!("/assets/{name}"),
+            get(move || async move { asset(content_type, body) }),
+        );
+    }
+    page.nest("/api", api::routes())
         .fallback(|| async { api::ApiError::not_found("no such page or endpoint").into_response() })
         .layer(axum::middleware::map_response(secure))
         .with_state(state)

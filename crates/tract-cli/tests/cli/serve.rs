@@ -5,8 +5,11 @@
 
 use crate::common::{Project, json};
 use insta::assert_snapshot;
+use regex::Regex;
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -332,4 +335,98 @@ fn a_missing_store_or_a_busy_port_is_one_error_line() {
     error: cannot listen on 127.0.0.1:[PORT]: Address already in use (os error 98)
     hint: another program listens there: pick another --port, or --port 0 for any free one
     ");
+}
+
+/// The most lines a module of the page may have: each is one part of the page, short enough
+/// to read at once.
+const MODULE_LINES: usize = 400;
+
+/// The page's script is ES modules: the one index.html loads and every module a served module
+/// imports are served, as JavaScript, as they are in `serve/assets/`; every module there is
+/// one the page imports, and the page names them all to be fetched at once; none is longer
+/// than MODULE_LINES.
+#[test]
+fn the_page_s_modules_are_all_served_and_short() {
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands/serve/assets");
+    let s = Server::start(&Project::new(), &[]);
+    let (_, index_headers, index) = s.request("GET", "/");
+    let script = Regex::new(r#"<script\b[^>]*\bsrc="([^"]+)""#).unwrap();
+    // `import ... from "x"`, `export ... from "x"` and `import "x"`.
+    let import =
+        Regex::new(r#"(?m)^\s*(?:import\s*|(?:import|export)\s[^'";]*?\bfrom\s*)['"]([^'"]+)['"]"#)
+            .unwrap();
+    let mut todo: Vec<String> = script
+        .captures_iter(&index)
+        .map(|c| c[1].to_string())
+        .collect();
+    assert_eq!(todo, ["/assets/app.js"], "index.html loads one script");
+    let mut served = BTreeSet::new();
+    while let Some(path) = todo.pop() {
+        if !served.insert(path.clone()) {
+            continue;
+        }
+        let (status, headers, body) = s.request("GET", &path);
+        assert!(
+            status.ends_with("200 OK"),
+            "{path} is imported but not served: {status}"
+        );
+        let content_type = headers.iter().find(|(k, _)| k == "content-type");
+        assert_eq!(
+            content_type.map(|(_, v)| v.as_str()),
+            Some("text/javascript; charset=utf-8"),
+            "{path}"
+        );
+        let name = path.strip_prefix("/assets/").unwrap();
+        let file = std::fs::read_to_string(assets.join(name)).unwrap();
+        assert_eq!(body, file, "{path} is served as it is in the assets folder");
+        let lines = file.lines().count();
+        assert!(
+            lines <= MODULE_LINES,
+            "{path} has {lines} lines, more than {MODULE_LINES}: split it"
+        );
+        for c in import.captures_iter(&body) {
+            todo.push(resolve(&path, &c[1]));
+        }
+    }
+    let modules: BTreeSet<String> = std::fs::read_dir(&assets)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".js"))
+        .map(|name| format!("/assets/{name}"))
+        .collect();
+    assert_eq!(
+        served, modules,
+        "every module in the folder is one the page imports"
+    );
+    let (_, link) = index_headers.iter().find(|(k, _)| k == "link").unwrap();
+    let preloaded: BTreeSet<String> = link
+        .split(", ")
+        .map(|l| {
+            let module = l.strip_suffix(">; rel=modulepreload").unwrap();
+            module.strip_prefix('<').unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(preloaded, modules, "the page preloads every module");
+    let (status, _, _) = s.request("GET", "/assets/nope.js");
+    assert!(status.ends_with("404 Not Found"), "{status}");
+}
+
+/// The path of the module that `spec` names when imported from the module at `from`.
+fn resolve(from: &str, spec: &str) -> String {
+    assert!(
+        spec.starts_with("./") || spec.starts_with("../"),
+        "{from} imports {spec:?}: the page has no import map, so only relative paths load"
+    );
+    let mut path: Vec<&str> = from.split('/').collect();
+    path.pop();
+    for part in spec.split('/') {
+        match part {
+            "." => {}
+            ".." => {
+                path.pop();
+            }
+            _ => path.push(part),
+        }
+    }
+    path.join("/")
 }
