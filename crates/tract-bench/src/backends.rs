@@ -264,12 +264,12 @@ fn measure(store: &str, push_to: &str, n: usize) -> Result<Value, String> {
     // Push the whole store into an empty one, then again with nothing new.
     Tract::open(push_to).map_err(err)?;
     let start = Instant::now();
-    let report = t.push(push_to, &SyncOptions::default()).map_err(err)?;
+    let report = tract_core::push(t.store(), push_to, &SyncOptions::default()).map_err(err)?;
     let push_s = start.elapsed().as_secs_f64();
     let mut noop = Vec::new();
     for _ in 0..5 {
         let start = Instant::now();
-        let r = t.push(push_to, &SyncOptions::default()).map_err(err)?;
+        let r = tract_core::push(t.store(), push_to, &SyncOptions::default()).map_err(err)?;
         noop.push(start.elapsed());
         if r.commits != 0 {
             return Err("a push with nothing new sent commits".into());

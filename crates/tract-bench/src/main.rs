@@ -522,7 +522,7 @@ fn gc_cost(path: &Path) -> Result<Value, tract_core::Error> {
     use tract_core::BranchName;
     let t = Tract::open_existing(path)?;
     let start = Instant::now();
-    t.gc(std::time::Duration::ZERO)?;
+    tract_core::gc(t.store(), std::time::Duration::ZERO)?;
     let nothing = start.elapsed();
     for b in 0..100 {
         let name = BranchName::new(&format!("gc-{b}"))?;
@@ -541,7 +541,7 @@ fn gc_cost(path: &Path) -> Result<Value, tract_core::Error> {
         t.delete_branch(&BranchName::new(&format!("gc-{b}"))?)?;
     }
     let start = Instant::now();
-    let out = t.gc(std::time::Duration::ZERO)?;
+    let out = tract_core::gc(t.store(), std::time::Duration::ZERO)?;
     let pruned = start.elapsed();
     Ok(json!({
         "nothing_to_remove_ms": ms(nothing),
@@ -669,7 +669,7 @@ fn fsck_cost(path: &Path, store_bytes: u64) -> Result<Value, String> {
     for _ in 0..3 {
         let start = Instant::now();
         let t = Tract::open_existing(path).map_err(|e| e.to_string())?;
-        let report = t.fsck().map_err(|e| e.to_string())?;
+        let report = tract_core::fsck(t.store()).map_err(|e| e.to_string())?;
         times.push(start.elapsed());
         if !report.is_clean() {
             return Err(format!("fsck found problems: {:?}", report.problems));

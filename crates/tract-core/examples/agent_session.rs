@@ -43,7 +43,10 @@ fn main() -> tract_core::Result<()> {
         compiled.token_count()
     );
     println!("{}", compiled.to_anthropic());
-    for info in t.log(None, Some(3))? {
+    for info in t.log(&tract_core::LogQuery {
+        limit: Some(3),
+        ..Default::default()
+    })? {
         println!("{} {:<6} {}", info.id.short(), info.op(), info.preview());
     }
     Ok(())

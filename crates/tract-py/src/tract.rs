@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, messages_from_list, tool_calls_from_json};
 use tract_core::{
-    AppendOptions, Bind, BranchName, ClearOptions, CompressRequest, Content, Error, Manual,
-    MergeRequest, MergeStrategy, Message, OpenOptions, Rev, Role, SearchQuery, Summarizer, Tract,
+    AppendOptions, Bind, BranchName, ClearOptions, CompressRequest, Content, Error, LogQuery,
+    Manual, MergeRequest, MergeStrategy, Message, OpenOptions, Rev, Role, SearchQuery, Summarizer,
+    Tract,
 };
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
@@ -220,7 +221,7 @@ impl PyTract {
                 message: "a call on this handle is still running".into(),
             })
         })?;
-        py.detach(move || t.compact()).py()
+        py.detach(move || t.into_store().compact()).py()
     }
 
     /// Removes the content of the message `commit` names from the store for good: a tombstone
@@ -270,7 +271,7 @@ impl PyTract {
         settings: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = sync_options(branches, force, settings)?;
-        let report = self.with(py, move |t| t.push(&dest, &options))?;
+        let report = self.with(py, move |t| tract_core::push(t.store(), &dest, &options))?;
         sync_report(py, &report)
     }
 
@@ -330,7 +331,7 @@ impl PyTract {
         settings: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = sync_options(branches, force, settings)?;
-        let report = self.with(py, move |t| t.pull(&src, &options))?;
+        let report = self.with(py, move |t| tract_core::pull(t.store(), &src, &options))?;
         sync_report(py, &report)
     }
 
@@ -347,8 +348,11 @@ impl PyTract {
         }
         let env = tract_core::Environment::from_process();
         let options = env.store_options().py()?;
-        let (t, _) = py
-            .detach(|| Tract::clone_store(&src, &dest, options))
+        let t = py
+            .detach(|| {
+                let (store, _) = tract_core::clone_store(&src, &dest, options)?;
+                Tract::from_store(store, &Bind::HeadAtOpen)
+            })
             .py()?;
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(t))),
@@ -375,7 +379,7 @@ impl PyTract {
         } else {
             std::time::Duration::from_secs_f64(grace_days * 86_400.0)
         };
-        let out = self.with(py, move |t| t.gc(grace))?;
+        let out = self.with(py, move |t| tract_core::gc(t.store(), grace))?;
         let d = PyDict::new(py);
         d.set_item("commits", out.commits)?;
         d.set_item("blobs", out.blobs)?;
@@ -918,10 +922,13 @@ impl PyTract {
         graph: bool,
     ) -> PyResult<Vec<PyCommitInfo>> {
         let start = start.map(rev_of).transpose()?;
-        let infos = self.with(py, move |t| match graph {
-            true => t.log_graph(start.as_ref(), limit),
-            false => t.log(start.as_ref(), limit),
-        })?;
+        let query = LogQuery {
+            start,
+            limit,
+            graph,
+            ..LogQuery::default()
+        };
+        let infos = self.with(py, move |t| t.log(&query))?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
@@ -1139,7 +1146,7 @@ impl PyTract {
     /// `branches`, `reflog_entries`, `counts_replayed`), `problems` (dicts with `kind`,
     /// `subject`, `detail`) and `unreachable` (`commits`, `blobs`, `chunks`: full ids).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.with(py, |t| t.fsck())?;
+        let r = self.with(py, |t| tract_core::fsck(t.store()))?;
         let d = PyDict::new(py);
         d.set_item("clean", r.is_clean())?;
         d.set_item("commits", r.commits)?;

@@ -5,7 +5,6 @@ use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
 use std::path::PathBuf;
-use tract_core::Tract;
 
 /// Copy a store into a new one (files or postgresql:// URLs, either way): every branch with its
 /// history, the settings and HEAD; every id stays the same.
@@ -28,7 +27,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             a.dest.display()
         )));
     }
-    let (_, report) = Tract::clone_store(&a.src, &a.dest, ctx.env().store_options()?)?;
+    let (_, report) = tract_core::clone_store(&a.src, &a.dest, ctx.env().store_options()?)?;
     print_report(ui, &report, a.json);
     Ok(())
 }

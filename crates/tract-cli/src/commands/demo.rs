@@ -124,7 +124,7 @@ pub fn run(ctx: &Context, out: &mut Ui<'_>, a: &Args) -> Result<(), CommandError
     let _ = writeln!(out, "demo store: {}", store.display());
     let _ = writeln!(out, "(try: tract --store {} log)\n", store.display());
     let _ = writeln!(out, "$ tract log");
-    for info in t.log(None, None)? {
+    for info in t.log(&tract_core::LogQuery::default())? {
         render::log_line(out, &info);
     }
     let _ = writeln!(out, "\n$ tract status");

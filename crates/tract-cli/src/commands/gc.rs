@@ -34,7 +34,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     } else {
         Duration::from_secs(a.grace_days.saturating_mul(24 * 3600))
     };
-    let out = t.gc(grace)?;
+    let out = tract_core::gc(t.store(), grace)?;
     let _ = writeln!(
         ui,
         "removed {} commit(s), {} blob(s), {} chunk(s) ({} bytes); expired {} reflog entr{}",
@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         if out.reflog_entries == 1 { "y" } else { "ies" }
     );
     if a.compact {
-        t.compact()?;
+        t.into_store().compact()?;
         let _ = writeln!(ui, "compacted the store");
     }
     Ok(())

@@ -6,7 +6,7 @@ use crate::error::CommandError;
 use crate::output::{self, CommitJson};
 use crate::render;
 use crate::ui::Ui;
-use tract_core::Role;
+use tract_core::{LogQuery, Role};
 
 /// Show history, newest first.
 #[derive(Debug, clap::Args)]
@@ -37,16 +37,18 @@ pub struct Args {
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let role = a.role.as_deref().map(Role::parse).transpose()?;
     let t = ctx.open_to_read()?;
-    let start = a.rev.as_deref().map(rev).transpose()?;
+    let query = LogQuery {
+        start: a.rev.as_deref().map(rev).transpose()?,
+        limit: a.limit,
+        graph: a.graph,
+        role,
+        tool: a.tool.clone(),
+    };
+    let infos = t.log(&query)?;
     if a.graph {
-        let infos = t.log_graph(start.as_ref(), a.limit)?;
         render::graph(ui, &infos, &t.branches()?);
         return Ok(());
     }
-    let tool = a.tool.as_deref();
-    let infos = t.log_where(start.as_ref(), a.limit, |i| {
-        role.is_none_or(|r| i.role() == Some(r)) && tool.is_none_or(|t| i.tool_names().contains(&t))
-    })?;
     if a.json {
         let list: Vec<_> = infos.iter().map(CommitJson::new).collect();
         output::print(ui, &list, false);

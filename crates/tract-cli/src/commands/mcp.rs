@@ -248,7 +248,12 @@ impl History {
     )]
     fn log(&self, Parameters(a): Parameters<LogArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let log = t.log(None, Some(a.limit.unwrap_or(20))).map_err(said)?;
+            let log = t
+                .log(&tract_core::LogQuery {
+                    limit: Some(a.limit.unwrap_or(20)),
+                    ..Default::default()
+                })
+                .map_err(said)?;
             Ok(log.iter().map(|c| info_json(c, false)).collect())
         })
     }

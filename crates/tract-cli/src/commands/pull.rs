@@ -19,7 +19,7 @@ pub struct Args {
 /// Runs `tract pull`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
-    let report = t.pull(&a.src, &a.sync.options()?)?;
+    let report = tract_core::pull(t.store(), &a.src, &a.sync.options()?)?;
     print_report(ui, &report, a.sync.json);
     Ok(())
 }

@@ -59,7 +59,7 @@ impl SyncArgs {
 /// Runs `tract push`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
-    let report = t.push(&a.dest, &a.sync.options()?)?;
+    let report = tract_core::push(t.store(), &a.dest, &a.sync.options()?)?;
     print_report(ui, &report, a.sync.json);
     Ok(())
 }

@@ -37,7 +37,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     );
     if !a.no_compact {
         // The redaction is committed; compaction only makes sure no freed page keeps the bytes.
-        if let Err(e) = t.compact() {
+        if let Err(e) = t.into_store().compact() {
             ui.warning(&format!(
                 "the file was not compacted ({e}); run `tract gc --compact` when the store is not in use"
             ));

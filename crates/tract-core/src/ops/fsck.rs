@@ -8,9 +8,9 @@ use crate::error::{Error, Result};
 use crate::id::{BlobId, ChunkId, CommitId, IdHasher};
 use crate::object::{Commit, Op};
 use crate::refs::HeadRef;
-use crate::repo::Repo;
+
 use crate::storage::backend::ObjectTable;
-use crate::storage::store::{self, Snapshot};
+use crate::storage::store::{self, Snapshot, Store};
 use crate::view::View;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -188,9 +188,11 @@ fn hex(id: &[u8; 32]) -> String {
     CommitId::from_bytes(*id).to_hex()
 }
 
-/// Checks the whole store the handle is open on (every branch, not only the handle's).
-pub(crate) fn fsck(repo: &Repo) -> Result<FsckReport> {
-    let snap = repo.read()?;
+/// Checks the whole store (every branch): re-hashes every object and chunk, checks every link,
+/// ref and reflog entry and the kept per-branch counts, and lists what nothing reaches. Reads
+/// only.
+pub fn fsck(store: &Store) -> Result<FsckReport> {
+    let snap = store.read()?;
     let mut report = FsckReport::default();
 
     let chunks = scan(&snap, ObjectTable::Chunks, |id, record| {

@@ -7,10 +7,10 @@ use crate::error::{Error, Result};
 use crate::id::{CommitId, IdHasher};
 use crate::object::Commit;
 use crate::refs::HeadRef;
-use crate::repo::Repo;
 use crate::storage::backend::ObjectTable;
 use crate::storage::codec;
 use crate::storage::store;
+use crate::storage::store::Store;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::time::Duration;
@@ -35,11 +35,13 @@ pub struct GcOutcome {
 
 type IdSet = HashSet<[u8; 32], BuildHasherDefault<IdHasher>>;
 
-/// Removes what no branch, `HEAD` or reflog entry younger than `grace` reaches. Refuses to run
-/// on a store where an object it must read does not verify (`fsck` first): a damaged commit
-/// could hide what it reaches.
-pub(crate) fn gc(repo: &Repo, grace: Duration) -> Result<GcOutcome> {
-    let mut w = repo.store.write()?;
+/// Removes the objects nothing reaches: not a branch, not `HEAD`, not a reflog entry younger
+/// than `grace` (older entries are expired; [`DEFAULT_GRACE`] is 14 days, zero prunes now). One
+/// write transaction: another process's writes wait, and nothing they add is removed. Refuses
+/// (changing nothing) on a store where an object it must read does not verify (`fsck` first):
+/// a damaged commit could hide what it reaches.
+pub fn gc(store: &Store, grace: Duration) -> Result<GcOutcome> {
+    let mut w = store.write()?;
     let now = w.clock().now_us();
     let cutoff = now.saturating_sub(u64::try_from(grace.as_micros()).unwrap_or(u64::MAX));
     let mut out = GcOutcome::default();

@@ -3,56 +3,79 @@
 
 use crate::error::{Error, Result};
 use crate::id::CommitId;
-use crate::object::Op;
+use crate::object::{Op, Role};
 use crate::repo::Repo;
 use crate::view::ancestry;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 
-/// Commits from `start` (default `HEAD`) back along first parents, newest first, keeping the
-/// ones `keep` accepts (`limit` counts those).
-pub(crate) fn log(
-    repo: &Repo,
-    start: Option<&Rev>,
-    limit: Option<usize>,
-    keep: impl Fn(&CommitInfo) -> bool,
-) -> Result<Vec<CommitInfo>> {
+/// Which commits [`crate::Tract::log`] lists: where it starts, how many, along which parents,
+/// and which it keeps.
+#[derive(Debug, Clone, Default)]
+pub struct LogQuery {
+    /// Where to start (default: `HEAD`, the handle's position).
+    pub start: Option<Rev>,
+    /// At most this many commits (of those kept).
+    pub limit: Option<usize>,
+    /// Through every parent of merges (a merged branch's commits included), as a graph of the
+    /// history draws it; otherwise along first parents.
+    pub graph: bool,
+    /// Only commits whose message has this role.
+    pub role: Option<Role>,
+    /// Only results of this tool and messages that call it.
+    pub tool: Option<String>,
+}
+
+impl LogQuery {
+    fn keeps(&self, info: &CommitInfo) -> bool {
+        self.role.is_none_or(|r| info.role() == Some(r))
+            && self
+                .tool
+                .as_deref()
+                .is_none_or(|t| info.tool_names().contains(&t))
+    }
+
+    fn filters(&self) -> bool {
+        self.role.is_some() || self.tool.is_some()
+    }
+}
+
+/// The commits `q` names, newest first.
+pub(crate) fn log(repo: &Repo, q: &LogQuery) -> Result<Vec<CommitInfo>> {
     let snap = repo.read()?;
-    let mut cursor = match start {
+    let start = match &q.start {
         Some(rev) => Some(repo.resolve(&snap, rev)?),
         None => repo.head(&snap)?.commit,
     };
+    if q.graph {
+        let heads: Vec<CommitId> = start.into_iter().collect();
+        // A filter keeps fewer than it reads, so the limit applies after it.
+        let read_limit = if q.filters() { None } else { q.limit };
+        let mut out = Vec::new();
+        for (id, commit) in ancestry::ancestors(&snap, &heads, read_limit)? {
+            if q.limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+            let info = CommitInfo::with_commit(&snap, id, commit)?;
+            if q.keeps(&info) {
+                out.push(info);
+            }
+        }
+        return Ok(out);
+    }
+    let mut cursor = start;
     let mut out = Vec::new();
     while let Some(id) = cursor {
-        if limit.is_some_and(|l| out.len() >= l) {
+        if q.limit.is_some_and(|l| out.len() >= l) {
             break;
         }
         let info = CommitInfo::load(&snap, id)?;
         cursor = info.commit.parent();
-        if keep(&info) {
+        if q.keeps(&info) {
             out.push(info);
         }
     }
     Ok(out)
-}
-
-/// Commits reachable from `start` (default `HEAD`) through every parent of merges, newest
-/// first; at most `limit`. What a graph of the history draws.
-pub(crate) fn graph(
-    repo: &Repo,
-    start: Option<&Rev>,
-    limit: Option<usize>,
-) -> Result<Vec<CommitInfo>> {
-    let snap = repo.read()?;
-    let start = match start {
-        Some(rev) => Some(repo.resolve(&snap, rev)?),
-        None => repo.head(&snap)?.commit,
-    };
-    let heads: Vec<CommitId> = start.into_iter().collect();
-    ancestry::ancestors(&snap, &heads, limit)?
-        .into_iter()
-        .map(|(id, commit)| CommitInfo::with_commit(&snap, id, commit))
-        .collect()
 }
 
 /// One commit with its message.

@@ -5,7 +5,7 @@
 pub mod branch;
 pub mod fsck;
 pub mod gc;
-pub(crate) mod history;
+pub mod history;
 pub mod merge;
 pub mod page;
 pub mod redact;

@@ -14,12 +14,13 @@ use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, IdHasher};
 use crate::object::Commit;
 use crate::refs::HeadRef;
-use crate::storage::store::{Snapshot, Store};
+use crate::storage::store::{OpenMode, Snapshot, Store, StoreOptions};
 use crate::tools::policy;
 use crate::view::ancestry;
 use crate::view::revision::BranchName;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
+use std::path::Path;
 
 /// Commits written per transaction.
 const BATCH: usize = 2000;
@@ -69,6 +70,39 @@ pub struct SyncReport {
 }
 
 type IdSet = HashSet<CommitId, BuildHasherDefault<IdHasher>>;
+
+/// Sends branches (every one, or `options.branches`) of `from` and the history they reach to
+/// the store at `dest` (a file or a URL; it must be a tract store): only the objects it lacks,
+/// each hashed again as it is stored; its branches move only by fast-forward
+/// ([`Error::Diverged`] otherwise, unless `options.force`). `dest` opens with `from`'s options.
+pub fn push(from: &Store, dest: impl AsRef<Path>, options: &SyncOptions) -> Result<SyncReport> {
+    let to = Store::open_with(dest, OpenMode::Existing, from.options())?;
+    let reason = format!("push from {}", from.location().unwrap_or_default());
+    transfer(from, &to, options, &reason)
+}
+
+/// Receives branches (every one, or `options.branches`) and their history from the store at
+/// `src` into `into`, as [`push`] sends them.
+pub fn pull(into: &Store, src: impl AsRef<Path>, options: &SyncOptions) -> Result<SyncReport> {
+    let from = Store::open_with(src, OpenMode::Existing, into.options())?;
+    let reason = format!("pull from {}", from.location().unwrap_or_default());
+    transfer(&from, into, options, &reason)
+}
+
+/// Copies the store at `src` into a new store at `dest` (a file or a URL that holds no store
+/// yet): every branch with its history, the settings, and `HEAD`. Ids are identical. Returns
+/// the new store.
+pub fn clone_store(
+    src: impl AsRef<Path>,
+    dest: impl AsRef<Path>,
+    options: StoreOptions,
+) -> Result<(Store, SyncReport)> {
+    let from = Store::open_with(src, OpenMode::Existing, options)?;
+    let to = Store::open_with(dest, OpenMode::CreateIfMissing, options)?;
+    let reason = format!("clone from {}", from.location().unwrap_or_default());
+    let report = clone(&from, &to, &reason)?;
+    Ok((to, report))
+}
 
 /// Sends branches (and their history) from `from` to `to`. `reason` goes into the receiver's
 /// reflog (`push from ...`).

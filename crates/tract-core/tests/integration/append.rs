@@ -18,7 +18,7 @@ fn messages_survive_reopening_and_compile_the_same() {
     let t = Tract::open_existing(&path).unwrap();
     let after = t.compile().unwrap().to_openai().to_string();
     assert_eq!(before, after);
-    assert_eq!(t.log(None, None).unwrap().len(), 3);
+    assert_eq!(t.log(&tract_core::LogQuery::default()).unwrap().len(), 3);
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn a_batch_with_one_bad_message_commits_nothing() {
     let err = t.append_batch(long).unwrap_err();
     assert!(err.to_string().contains("message 300"), "{err}");
     assert_eq!(t.head().unwrap(), head);
-    assert_eq!(t.log(None, None).unwrap().len(), 1);
+    assert_eq!(t.log(&tract_core::LogQuery::default()).unwrap().len(), 1);
 }
 
 #[test]

@@ -39,7 +39,7 @@ fn a_claude_code_session_imports_with_its_thinking_tools_times_and_compaction() 
         records[0].data
     );
     let log: Vec<_> = t
-        .log(None, None)
+        .log(&tract_core::LogQuery::default())
         .unwrap()
         .into_iter()
         .filter(|c| c.op() != "record")
@@ -99,7 +99,7 @@ fn a_claude_code_session_imports_with_its_thinking_tools_times_and_compaction() 
     // Importing it again adds nothing.
     let again = t.import_file(&file, None).unwrap();
     assert_eq!((again.added, again.already, again.recorded), (0, 10, 0));
-    assert_eq!(t.log(None, None).unwrap().len(), 11);
+    assert_eq!(t.log(&tract_core::LogQuery::default()).unwrap().len(), 11);
 }
 
 /// A user line of a Claude Code session.
@@ -175,7 +175,7 @@ fn a_claude_code_session_imported_as_it_is_written_ends_as_one_import_of_the_who
     // Every line is in history once: a second import of the whole file adds nothing.
     let again = live.import_file(&file, None).unwrap();
     assert_eq!((again.added, again.edited, again.recorded), (0, 0, 0));
-    assert!(live.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(live.store()).unwrap().is_clean());
 }
 
 #[test]
@@ -224,7 +224,7 @@ fn a_rewound_conversation_moves_the_branch_and_the_old_path_stays_in_history() {
     let head = t.head().unwrap().commit;
     t.import_file(&file, None).unwrap();
     assert_eq!(t.head().unwrap().commit, head);
-    assert!(t.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
 }
 
 #[test]
@@ -244,7 +244,7 @@ fn a_redacted_line_is_never_imported_again() {
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     t.import_file(&file, None).unwrap();
     let first = t
-        .log(None, None)
+        .log(&tract_core::LogQuery::default())
         .unwrap()
         .into_iter()
         .find(|c| c.commit.message.as_deref() == Some("claude-code u1"))
@@ -252,7 +252,7 @@ fn a_redacted_line_is_never_imported_again() {
     t.redact(first.id, "a secret").unwrap();
     let r = t.import_file(&file, None).unwrap();
     assert_eq!((r.added, r.already), (0, 2));
-    assert!(t.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
 }
 
 #[test]
@@ -350,7 +350,10 @@ fn claude_code_sub_agents_come_back_as_merged_branches_of_their_own() {
     // session, or from the session's own sidechain lines) forked at the calls, merged back
     // as the result.
     let auth = open_bound(&path, Bind::Branch(branch("review/agents/a1b2c3")));
-    assert_eq!(auth.log(None, None).unwrap().len(), 2 + 4);
+    assert_eq!(
+        auth.log(&tract_core::LogQuery::default()).unwrap().len(),
+        2 + 4
+    );
     assert_eq!(
         texts(&auth)[4..],
         [
@@ -366,7 +369,7 @@ fn claude_code_sub_agents_come_back_as_merged_branches_of_their_own() {
         "Billing rounds cents down in refunds."
     );
     let merges: Vec<_> = t
-        .log(None, None)
+        .log(&tract_core::LogQuery::default())
         .unwrap()
         .into_iter()
         .filter(|c| c.op() == "merge")
@@ -382,7 +385,7 @@ fn claude_code_sub_agents_come_back_as_merged_branches_of_their_own() {
         .len()
             == 1
     );
-    assert!(t.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     // Again: nothing new, on any branch.
     let again = t.import_file(&file, None).unwrap();
     assert_eq!((again.added, again.already), (0, 5));

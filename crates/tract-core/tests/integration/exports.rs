@@ -12,7 +12,7 @@ fn a_history_export_imports_back_to_identical_ids_and_the_view_exports_as_messag
     t.import_file(fixture("claude-code-session.jsonl"), None)
         .unwrap();
     let last = t
-        .log(None, None)
+        .log(&tract_core::LogQuery::default())
         .unwrap()
         .into_iter()
         .find(|c| c.op() == "append")
@@ -26,7 +26,12 @@ fn a_history_export_imports_back_to_identical_ids_and_the_view_exports_as_messag
         .unwrap();
     assert_eq!(
         history.lines().count(),
-        t.log_graph(None, None).unwrap().len()
+        t.log(&tract_core::LogQuery {
+            graph: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .len()
     );
     let file = dir.path().join("history.jsonl");
     std::fs::write(&file, &history).unwrap();
@@ -38,7 +43,7 @@ fn a_history_export_imports_back_to_identical_ids_and_the_view_exports_as_messag
     assert_eq!(report.tip, t.head().unwrap().commit);
     assert_eq!(copy.head().unwrap().commit, t.head().unwrap().commit);
     assert_eq!(texts(&copy), texts(&t));
-    assert!(copy.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(copy.store()).unwrap().is_clean());
     // Again: nothing new.
     let again = copy.import_file(&file, None).unwrap();
     assert_eq!(again.added, 0);

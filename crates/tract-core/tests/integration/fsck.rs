@@ -54,7 +54,9 @@ fn a_changed_byte_in_a_stored_message_is_never_served() {
     assert!(is_damaged_blob(&e), "{e}");
     assert!(e.to_string().contains(&blob[..10]), "{e}");
     assert!(is_damaged_blob(&t.get_commit(damaged.id).unwrap_err()));
-    assert!(is_damaged_blob(&t.log(None, None).unwrap_err()));
+    assert!(is_damaged_blob(
+        &t.log(&tract_core::LogQuery::default()).unwrap_err()
+    ));
     let q = SearchQuery {
         query: "msg 1103".into(),
         history: true,
@@ -99,7 +101,7 @@ fn fsck_passes_a_sound_store_and_names_every_kind_of_damage() {
         .unwrap();
     sub.user("more work on the side").unwrap();
     t.delete_branch(&branch("sub")).unwrap(); // its reflog keeps the tip reachable
-    let report = t.fsck().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert!(
         report.chunks >= 2 && report.commits >= 12 && report.blobs >= 12,
@@ -119,7 +121,7 @@ fn fsck_passes_a_sound_store_and_names_every_kind_of_damage() {
         .put_blob(&stray.encode().unwrap(), 1)
         .unwrap();
     w.commit().unwrap();
-    let report = t.fsck().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.is_clean());
     assert_eq!(report.unreachable_blobs, [stray_id]);
 
@@ -141,7 +143,7 @@ fn fsck_passes_a_sound_store_and_names_every_kind_of_damage() {
     };
     let orphan_id = w.objects().unwrap().put_commit(&orphan).unwrap();
     w.commit().unwrap();
-    let report = t.fsck().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
     let kinds: Vec<(&str, &str)> = report
         .problems
         .iter()
@@ -189,7 +191,7 @@ fn fsck_finds_a_changed_byte_in_any_object() {
     flip_in_file(&path, "msg 1003", "msg 1103");
     flip_in_file(&path, "note-QQQQ", "note-QQQR");
     flip_in_file(&path, "TARGET-CHUNK-BYTES", "TARGET-CHUNK-BYTEZ");
-    let report = Tract::open(&path).unwrap().fsck().unwrap();
+    let report = tract_core::fsck(Tract::open(&path).unwrap().store()).unwrap();
     let corrupt: Vec<&str> = report
         .problems
         .iter()

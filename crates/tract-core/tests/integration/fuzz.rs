@@ -95,7 +95,10 @@ fn fuzz_corpora_replay() {
             continue;
         };
         let _ = t.compile();
-        let _ = t.log(None, Some(50));
+        let _ = t.log(&tract_core::LogQuery {
+            limit: Some(50),
+            ..Default::default()
+        });
         let _ = t.branches();
         let _ = t.status();
         let _ = t.find_tool_turns(None);
@@ -105,7 +108,11 @@ fn fuzz_corpora_replay() {
             limit: Some(20),
             ..SearchQuery::default()
         });
-        let _ = t.log_graph(None, Some(50));
+        let _ = t.log(&tract_core::LogQuery {
+            limit: Some(50),
+            graph: true,
+            ..Default::default()
+        });
     }
 }
 
@@ -118,7 +125,10 @@ fn a_damaged_store_closes_without_a_panic() {
     let data = std::fs::read(path).unwrap();
     let store = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default()).unwrap();
     let t = Tract::from_store(store, &Bind::HeadAtOpen).unwrap();
-    let _ = t.log(None, Some(50));
+    let _ = t.log(&tract_core::LogQuery {
+        limit: Some(50),
+        ..Default::default()
+    });
     drop(t);
 }
 
@@ -141,7 +151,7 @@ fn a_damaged_page_read_after_opening_is_an_error() {
     // error, never a panic.
     let appended = t.user("appended to a damaged store");
     assert!(appended.is_err(), "{appended:?}");
-    let checked = t.fsck();
+    let checked = tract_core::fsck(t.store());
     assert!(
         checked.as_ref().map_or(true, |r| !r.is_clean()),
         "{checked:?}"
@@ -171,10 +181,13 @@ fn a_damaged_freed_page_table_is_an_error_not_an_abort() {
     let data = std::fs::read(path).unwrap();
     let store = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default()).unwrap();
     let t = Tract::from_store(store, &Bind::HeadAtOpen).unwrap();
-    let _ = t.log(None, Some(50));
+    let _ = t.log(&tract_core::LogQuery {
+        limit: Some(50),
+        ..Default::default()
+    });
     let appended = t.user("appended to a damaged store");
     assert!(appended.is_err(), "{appended:?}");
-    let _ = t.fsck();
+    let _ = tract_core::fsck(t.store());
     drop(t);
 }
 

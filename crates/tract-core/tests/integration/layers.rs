@@ -58,7 +58,16 @@ const LAYERS: &[&[&str]] = &[
         "ops/sync",
     ],
     &["ops/page"],
-    &["tract"],
+    &[
+        "tract",
+        "tract/branches",
+        "tract/compress",
+        "tract/history",
+        "tract/tools",
+        "tract/transcripts",
+        "tract/view",
+        "tract/write",
+    ],
     &["environment", "fuzzing", "capture"],
 ];
 

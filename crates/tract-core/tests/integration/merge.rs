@@ -59,9 +59,19 @@ fn a_tool_result_merge_answers_the_call_with_the_sub_agents_answer() {
     };
     assert!(t.search(&in_view).unwrap().is_empty());
     // `log` follows first parents; the graph walks both.
-    let log: Vec<_> = t.log(None, None).unwrap().iter().map(|i| i.id).collect();
+    let log: Vec<_> = t
+        .log(&tract_core::LogQuery::default())
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
     assert_eq!(log.len(), 4);
-    let graph = t.log_graph(None, None).unwrap();
+    let graph = t
+        .log(&tract_core::LogQuery {
+            graph: true,
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(graph.len(), 8, "4 on main + 4 on the sub-agent's branch");
     assert_eq!(graph[0].id, m.id);
     // A cold open folds the same view; the listing counts it.
@@ -188,7 +198,12 @@ fn nested_merges_edits_and_compressions_fold_the_same_cold_and_warm() {
     assert_eq!(texts(&cold), warm);
     assert_listing_matches_views(&path, &cold, "nested merges");
     assert_eq!(
-        cold.log_graph(None, None).unwrap().len(),
+        cold.log(&tract_core::LogQuery {
+            graph: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .len(),
         12,
         "6 + 4 + 2 commits"
     );
@@ -304,5 +319,10 @@ fn a_merge_is_committed_only_if_the_branch_did_not_move() {
         Err(Error::HeadMoved { expected, .. }) if expected == head_then
     ));
     assert_eq!(texts(&t).last().unwrap(), "answered meanwhile");
-    assert!(t.log(None, None).unwrap().iter().all(|i| i.op() != "merge"));
+    assert!(
+        t.log(&tract_core::LogQuery::default())
+            .unwrap()
+            .iter()
+            .all(|i| i.op() != "merge")
+    );
 }

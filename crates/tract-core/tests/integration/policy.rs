@@ -89,12 +89,15 @@ fn the_stored_policy_summarizes_per_tool_and_over_the_threshold() {
     assert_eq!(info.message.unwrap().content.text(), big_output(200));
     // Under it: unchanged, one commit.
     pending_call(&t, "b2", "bash");
-    let before = t.log(None, None).unwrap().len();
+    let before = t.log(&tract_core::LogQuery::default()).unwrap().len();
     let out = t
         .record_tool_result(Message::tool_result("b2", "bash", "ok", false), None, None)
         .unwrap();
     assert!(out.replacement.is_none() && out.decision == Decision::Approve);
-    assert_eq!(t.log(None, None).unwrap().len(), before + 1);
+    assert_eq!(
+        t.log(&tract_core::LogQuery::default()).unwrap().len(),
+        before + 1
+    );
 }
 
 #[test]

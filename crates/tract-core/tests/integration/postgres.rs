@@ -33,7 +33,7 @@ fn postgres_a_changed_row_is_never_served_and_fsck_names_it() {
         }
         other => panic!("expected CorruptObject, got {other:?}"),
     }
-    let report = cold.fsck().unwrap();
+    let report = tract_core::fsck(cold.store()).unwrap();
     assert!(!report.is_clean());
     assert!(
         report.problems.iter().any(|p| p
@@ -180,7 +180,7 @@ fn postgres_connections_cut_mid_append_are_database_errors_and_lose_nothing() {
     let kept: Vec<&String> = shown.iter().filter(|c| acked.contains(c)).collect();
     assert_eq!(kept, acked.iter().collect::<Vec<_>>());
     assert!(shown.len() <= acked.len() + refused);
-    assert!(cold.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(cold.store()).unwrap().is_clean());
 }
 
 #[test]

@@ -73,7 +73,7 @@ fn records_stay_out_of_the_view_and_come_back_exactly() {
         cold.compile().unwrap().to_openai(),
         t.compile().unwrap().to_openai()
     );
-    assert!(t.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     // A bad kind is refused and nothing is written, the messages with it included.
     let head = t.head().unwrap().commit;
     for bad in ["", "has space", ".x", "x."] {
@@ -96,7 +96,7 @@ fn records_travel_through_push_history_export_and_redaction() {
         .unwrap();
     t.assistant("hello", vec![]).unwrap();
     Tract::open(&b).unwrap();
-    t.push(&b, &tract_core::SyncOptions::default()).unwrap();
+    tract_core::push(t.store(), &b, &tract_core::SyncOptions::default()).unwrap();
     let dst = open_bound(&b, Bind::Branch(branch("main")));
     assert_eq!(
         dst.records(None, None, None).unwrap(),
@@ -118,7 +118,7 @@ fn records_travel_through_push_history_export_and_redaction() {
     t.redact(rec.id, "personal data").unwrap();
     let redacted = t.get_record(rec.id).unwrap();
     assert!(!redacted.data.contains("u1"), "{}", redacted.data);
-    let report = t.fsck().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.is_clean(), "{report:?}");
     assert_eq!(texts(&t), ["hi", "hello"]);
 }

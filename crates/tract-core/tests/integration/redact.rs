@@ -30,9 +30,14 @@ fn a_redacted_result_is_gone_from_views_search_and_chunks_and_ids_stay_valid() {
     t.assistant("done", vec![]).unwrap();
     let side = t.fork(&branch("side"), None).unwrap();
     side.user("on the side").unwrap();
-    let before = t.fsck().unwrap();
+    let before = tract_core::fsck(t.store()).unwrap();
     assert!(before.is_clean() && before.chunks >= 2);
-    let ids: Vec<_> = t.log(None, None).unwrap().iter().map(|i| i.id).collect();
+    let ids: Vec<_> = t
+        .log(&tract_core::LogQuery::default())
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
 
     let r = t.redact(result.id, "an AWS key in a tool result").unwrap();
     assert_eq!((r.commit, r.blob), (result.id, result.commit.blob.unwrap()));
@@ -60,14 +65,19 @@ fn a_redacted_result_is_gone_from_views_search_and_chunks_and_ids_stay_valid() {
         assert!(t.search(&q).unwrap().is_empty());
     }
     // Every id is still valid; the call's arguments stayed (only the result was named).
-    let after: Vec<_> = t.log(None, None).unwrap().iter().map(|i| i.id).collect();
+    let after: Vec<_> = t
+        .log(&tract_core::LogQuery::default())
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
     assert_eq!(after, ids);
     let call_message = t.get_commit(asked.id).unwrap().message.unwrap();
     assert_eq!(call_message.tool_calls[0].arguments, r#"{"path":".env"}"#);
     let shown = t.get_commit(result.id).unwrap();
     assert_eq!(shown.message.unwrap().tool_call_id.as_deref(), Some("c1"));
     // fsck: redacted, not corrupt; counts listed match the views again.
-    let report = t.fsck().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.redacted.len(), 2);
     assert_listing_matches_views(&path, &t, "after redaction");
@@ -101,21 +111,21 @@ fn gc_removes_only_what_nothing_reaches_and_leaves_fsck_clean() {
     drop(doomed);
     t.delete_branch(&branch("doomed")).unwrap();
     // Within the grace period the reflog keeps the deleted branch's commits.
-    let first = t.gc(tract_core::ops::gc::DEFAULT_GRACE).unwrap();
+    let first = tract_core::gc(t.store(), tract_core::ops::gc::DEFAULT_GRACE).unwrap();
     assert_eq!((first.commits, first.blobs, first.chunks), (0, 0, 0));
-    let report = t.fsck().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.is_clean() && report.unreachable_commits.is_empty());
     // Pruning now: the deleted branch's two commits, blobs and chunks go; the rest stays.
-    let pruned = t.gc(std::time::Duration::ZERO).unwrap();
+    let pruned = tract_core::gc(t.store(), std::time::Duration::ZERO).unwrap();
     assert_eq!((pruned.commits, pruned.blobs), (2, 2), "{pruned:?}");
     assert!(pruned.chunks >= 2 && pruned.bytes > 0 && pruned.reflog_entries > 0);
-    let report = t.fsck().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
     assert!(report.unreachable_commits.is_empty() && report.unreachable_chunks.is_empty());
     assert_eq!(texts(&kept), ["shared", "on a kept branch"]);
     assert_eq!(texts(&t), ["shared"]);
     assert_eq!(
-        t.gc(std::time::Duration::ZERO).unwrap(),
+        tract_core::gc(t.store(), std::time::Duration::ZERO).unwrap(),
         tract_core::GcOutcome::default()
     );
 }
@@ -151,6 +161,6 @@ fn the_write_after_a_redaction_keeps_counts_that_match_the_view() {
     let listed = t.branches().unwrap()[0].token_count;
     assert_eq!(listed, fresh.compile().unwrap().token_count());
     assert_eq!(listed, t.compile().unwrap().token_count());
-    let report = fresh.fsck().unwrap();
+    let report = tract_core::fsck(fresh.store()).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
 }

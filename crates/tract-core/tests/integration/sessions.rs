@@ -121,7 +121,7 @@ fn a_detached_handle_grows_alone_and_a_command_line_handle_moves_head() {
 /// Checks that `branch` is one linear chain holding exactly `expected` (in any order).
 fn assert_linear_with(path: &std::path::Path, name: &str, expected: &[String]) {
     let t = open_bound(path, Bind::Branch(branch(name)));
-    let log = t.log(None, None).unwrap();
+    let log = t.log(&tract_core::LogQuery::default()).unwrap();
     for pair in log.windows(2) {
         assert_eq!(
             pair[0].commit.parents,

@@ -46,11 +46,15 @@ fn rich_history(path: &std::path::Path) -> Tract {
 }
 
 fn graph_ids(t: &Tract, name: &str) -> Vec<tract_core::CommitId> {
-    t.log_graph(Some(&Rev::parse(name).unwrap()), None)
-        .unwrap()
-        .iter()
-        .map(|c| c.id)
-        .collect()
+    t.log(&tract_core::LogQuery {
+        start: Some(Rev::parse(name).unwrap()),
+        graph: true,
+        ..Default::default()
+    })
+    .unwrap()
+    .iter()
+    .map(|c| c.id)
+    .collect()
 }
 
 fn all_branches(t: &Tract) -> Vec<(String, tract_core::CommitId)> {
@@ -68,8 +72,14 @@ fn push_sends_only_what_the_receiver_lacks_and_clones_of_clones_keep_every_id() 
     let src = rich_history(&a);
     Tract::open(&b).unwrap();
     let options = tract_core::SyncOptions::default();
-    let first = src.push(&b, &options).unwrap();
-    let commits = src.log_graph(None, None).unwrap().len() as u64;
+    let first = tract_core::push(src.store(), &b, &options).unwrap();
+    let commits = src
+        .log(&tract_core::LogQuery {
+            graph: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .len() as u64;
     assert_eq!(first.commits, commits, "every commit of both branches once");
     assert_eq!(first.branches.len(), 2);
     assert!(first.branches.iter().all(|s| s.old.is_none() && !s.forced));
@@ -80,7 +90,7 @@ fn push_sends_only_what_the_receiver_lacks_and_clones_of_clones_keep_every_id() 
         dst.compile().unwrap().to_openai(),
         src.compile().unwrap().to_openai()
     );
-    assert!(dst.fsck().unwrap().is_clean());
+    assert!(tract_core::fsck(dst.store()).unwrap().is_clean());
     // The redaction travelled as a tombstone: the text is nowhere in the receiver.
     let hits = dst
         .search(&SearchQuery {
@@ -91,13 +101,13 @@ fn push_sends_only_what_the_receiver_lacks_and_clones_of_clones_keep_every_id() 
         .unwrap();
     assert!(hits.is_empty());
     // Nothing new: nothing travels.
-    let again = src.push(&b, &options).unwrap();
+    let again = tract_core::push(src.store(), &b, &options).unwrap();
     assert_eq!((again.commits, again.blobs), (0, 0));
     assert!(again.branches.iter().all(|s| s.up_to_date()));
     // Two new messages: two commits travel, and the branch fast-forwards.
     src.user("one more").unwrap();
     src.assistant("and done", vec![]).unwrap();
-    let more = src.push(&b, &options).unwrap();
+    let more = tract_core::push(src.store(), &b, &options).unwrap();
     assert_eq!((more.commits, more.blobs), (2, 2));
     assert_eq!(
         dst.compile().unwrap().to_openai(),
@@ -116,7 +126,7 @@ fn push_sends_only_what_the_receiver_lacks_and_clones_of_clones_keep_every_id() 
             t.store_head().unwrap().target,
             src.store_head().unwrap().target
         );
-        assert!(t.fsck().unwrap().is_clean());
+        assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     }
     assert_eq!(
         twice.compile().unwrap().to_openai(),
@@ -133,7 +143,7 @@ fn a_diverged_branch_is_refused_unless_forced_and_its_old_tip_stays_in_the_reflo
     let (dst, _) = Tract::clone_store(&a, &b, tract_core::StoreOptions::default()).unwrap();
     let ours = dst.user("only in the receiver").unwrap().id;
     let theirs = src.user("only in the sender").unwrap().id;
-    match src.push(&b, &tract_core::SyncOptions::default()) {
+    match tract_core::push(src.store(), &b, &tract_core::SyncOptions::default()) {
         Err(Error::Diverged {
             branch,
             receiver,
@@ -144,18 +154,18 @@ fn a_diverged_branch_is_refused_unless_forced_and_its_old_tip_stays_in_the_reflo
     assert_eq!(dst.resolve(&Rev::parse("main").unwrap()).unwrap(), ours);
     // The receiver pulling from the sender diverges the same way.
     assert!(matches!(
-        dst.pull(&a, &tract_core::SyncOptions::default()),
+        tract_core::pull(dst.store(), &a, &tract_core::SyncOptions::default()),
         Err(Error::Diverged { .. })
     ));
-    let forced = src
-        .push(
-            &b,
-            &tract_core::SyncOptions {
-                force: true,
-                ..tract_core::SyncOptions::default()
-            },
-        )
-        .unwrap();
+    let forced = tract_core::push(
+        src.store(),
+        &b,
+        &tract_core::SyncOptions {
+            force: true,
+            ..tract_core::SyncOptions::default()
+        },
+    )
+    .unwrap();
     assert!(forced.branches[0].forced);
     let dst = Tract::open_existing(&b).unwrap();
     assert_eq!(dst.resolve(&Rev::parse("main").unwrap()).unwrap(), theirs);
@@ -189,7 +199,7 @@ fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
         settings: true,
         ..tract_core::SyncOptions::default()
     };
-    let report = dst.pull(&a, &only_side).unwrap();
+    let report = tract_core::pull(dst.store(), &a, &only_side).unwrap();
     assert!(report.settings);
     assert_eq!(
         all_branches(&dst)
@@ -205,7 +215,7 @@ fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
         ..tract_core::SyncOptions::default()
     };
     assert!(matches!(
-        dst.pull(&a, &nope),
+        tract_core::pull(dst.store(), &a, &nope),
         Err(Error::UnknownBranch { name, .. }) if name == "nope"
     ));
     // A receiver that is not a tract store, or not there at all: nothing is written.
@@ -213,15 +223,16 @@ fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
     let not_a_store = dir.path().join("notes.txt");
     std::fs::write(&not_a_store, "hello").unwrap();
     assert!(matches!(
-        src.push(&not_a_store, &tract_core::SyncOptions::default()),
+        tract_core::push(
+            src.store(),
+            &not_a_store,
+            &tract_core::SyncOptions::default()
+        ),
         Err(Error::NotAStore { .. })
     ));
     assert_eq!(std::fs::read_to_string(&not_a_store).unwrap(), "hello");
     let missing = dir.path().join("missing.redb");
-    assert!(
-        src.push(&missing, &tract_core::SyncOptions::default())
-            .is_err()
-    );
+    assert!(tract_core::push(src.store(), &missing, &tract_core::SyncOptions::default()).is_err());
     assert!(!missing.exists());
     // Cloning into a store that already has branches.
     assert!(matches!(
@@ -244,18 +255,17 @@ fn sync_between_a_file_and_postgresql_in_both_directions_keeps_every_id() {
     for t in [&on_pg, &again] {
         assert_eq!(all_branches(t), all_branches(&src));
         assert_eq!(graph_ids(t, "main"), graph_ids(&src, "main"));
-        assert!(t.fsck().unwrap().is_clean());
+        assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     }
     src.user("later").unwrap();
     assert_eq!(
-        src.push(&pg, &tract_core::SyncOptions::default())
+        tract_core::push(src.store(), &pg, &tract_core::SyncOptions::default())
             .unwrap()
             .commits,
         1
     );
     assert_eq!(
-        again
-            .pull(&pg, &tract_core::SyncOptions::default())
+        tract_core::pull(again.store(), &pg, &tract_core::SyncOptions::default())
             .unwrap()
             .commits,
         1

@@ -462,7 +462,11 @@ async fn history(
         let t = s.on(&branch)?;
         let head = t.head()?.commit;
         // One more than asked tells whether the history goes on.
-        let mut commits = t.log_graph(None, Some(limit + 1))?;
+        let mut commits = t.log(&tract_core::LogQuery {
+            limit: Some(limit + 1),
+            graph: true,
+            ..Default::default()
+        })?;
         let more = commits.len() > limit;
         commits.truncate(limit);
         // The branch's own line: first parents from its tip.

@@ -1,0 +1,77 @@
+//! Reading history through a handle: revisions, commits, the log, versions of a position,
+//! records, tombstones and search.
+
+use crate::error::Result;
+use crate::id::CommitId;
+use crate::ops::history::{self, LogQuery};
+use crate::ops::search::{self, SearchHit, SearchQuery};
+use crate::view::info::CommitInfo;
+use crate::view::revision::Rev;
+
+use super::Tract;
+
+impl Tract {
+    /// The commit `rev` names (`HEAD` is this handle's position).
+    pub fn resolve(&self, rev: &Rev) -> Result<CommitId> {
+        self.repo.resolve(&self.repo.read()?, rev)
+    }
+
+    /// One commit with its message.
+    pub fn get_commit(&self, rev: impl Into<Rev>) -> Result<CommitInfo> {
+        history::get(&self.repo, &rev.into())
+    }
+
+    /// The commits `q` names, newest first: from `HEAD` (or `q.start`) back along first
+    /// parents, or through every parent of merges with `q.graph`, filtered by role or tool.
+    pub fn log(&self, q: &LogQuery) -> Result<Vec<CommitInfo>> {
+        history::log(&self.repo, q)
+    }
+
+    /// Every version of the view position `rev` belongs to, oldest first: the original
+    /// message, then each edit on this branch.
+    pub fn edit_history(&self, rev: impl Into<Rev>) -> Result<Vec<CommitInfo>> {
+        history::edit_history(&self.repo, &rev.into())
+    }
+
+    /// The compress commit on this branch whose summary replaced `rev`, if any: the link from
+    /// a source to its summary (the summary links back with [`CommitInfo::sources`]).
+    pub fn compressed_into(&self, rev: impl Into<Rev>) -> Result<Option<CommitInfo>> {
+        history::compressed_into(&self.repo, &rev.into())
+    }
+
+    /// The records on the first-parent line from `HEAD` (or from just before `before`),
+    /// newest first: of `kind` or a kind under it (`langgraph` takes `langgraph.checkpoint`),
+    /// at most `limit`.
+    pub fn records(
+        &self,
+        kind: Option<&str>,
+        limit: Option<usize>,
+        before: Option<&Rev>,
+    ) -> Result<Vec<crate::write::record::Record>> {
+        crate::write::record::list(&self.repo, kind, limit, before)
+    }
+
+    /// The record `rev` names (an error if it is another kind of commit).
+    pub fn get_record(&self, rev: impl Into<Rev>) -> Result<crate::write::record::Record> {
+        crate::write::record::get(&self.repo, &rev.into())
+    }
+
+    /// The tombstone of a redacted message's blob (`None` when `rev`'s message is not redacted,
+    /// or it has none): when and why it was redacted.
+    pub fn tombstone(
+        &self,
+        rev: impl Into<Rev>,
+    ) -> Result<Option<crate::storage::store::Tombstone>> {
+        let snap = self.repo.read()?;
+        let id = self.repo.resolve(&snap, &rev.into())?;
+        match snap.commit(&id)?.blob {
+            Some(b) => snap.tombstone(&b),
+            None => Ok(None),
+        }
+    }
+
+    /// Messages matching `q`, oldest first, each with a snippet.
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+        search::search(&self.repo, q)
+    }
+}

@@ -1,0 +1,126 @@
+//! Tool calls and results through a handle: the `tool_result` hook and the stored policy,
+//! tool queries, result edits and repair.
+
+use crate::error::Result;
+use crate::object::{Content, Message};
+use crate::summarize::Summarizer;
+use crate::tools::decision::Decision;
+use crate::tools::hooks::{PendingToolResult, ToolResultOutcome};
+use crate::tools::policy::{self, ToolPolicy};
+use crate::tools::{self, ToolCallInfo, ToolTurn};
+use crate::view::info::CommitInfo;
+use crate::view::revision::Rev;
+use std::sync::Arc;
+
+use super::Tract;
+
+impl Tract {
+    /// Registers the `tool_result` handler of this handle, replacing the default one (the
+    /// store's policy) and any handler registered before.
+    pub fn on_tool_result(
+        &self,
+        handler: impl Fn(&mut PendingToolResult) -> Result<()> + Send + Sync + 'static,
+    ) {
+        self.hooks_mut().tool_result = Some(Arc::new(handler));
+    }
+
+    /// Removes the `tool_result` handler: the store's policy applies again.
+    pub fn off_tool_result(&self) {
+        self.hooks_mut().tool_result = None;
+    }
+
+    /// Records the result of tool call `call_id` from tool `name`, through the `tool_result`
+    /// handler (or the store's policy). Returns the recorded position (its original content);
+    /// see [`Tract::record_tool_result`] for the summary and warnings.
+    pub fn tool_result(
+        &self,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Result<CommitInfo> {
+        let message = Message::tool_result(call_id, name, content, is_error);
+        Ok(self.record_tool_result(message, None, None)?.original)
+    }
+
+    /// Records a tool result. `decision` given: it is applied as is; `None`: the registered
+    /// handler decides, else the store's policy. A summary is made by `summarizer`, else the
+    /// handle's, else the extractive one; if that fails, the original is recorded unchanged
+    /// and the failure is in the warnings: a result is never lost because summarizing it
+    /// failed. A rejection or a handler's error commits nothing.
+    pub fn record_tool_result(
+        &self,
+        message: Message,
+        decision: Option<Decision>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<ToolResultOutcome> {
+        self.recorder(summarizer).record(message, decision)
+    }
+
+    /// Appends messages in one transaction, each tool result through the `tool_result`
+    /// handler or the store's policy as [`Tract::record_tool_result`] does. All or nothing:
+    /// an invalid message, a rejection or a handler's error commits none of them. Returns one
+    /// outcome per message, in order (other messages are simply approved).
+    pub fn append_batch_with_policy(
+        &self,
+        messages: Vec<Message>,
+        summarizer: Option<&dyn Summarizer>,
+    ) -> Result<Vec<ToolResultOutcome>> {
+        self.recorder(summarizer).record_batch(messages)
+    }
+
+    /// The store's tool-summarization policy (empty when none was configured).
+    pub fn tool_policy(&self) -> Result<ToolPolicy> {
+        policy::load(&self.repo)
+    }
+
+    /// Replaces the store's tool-summarization policy (durably; every process sees it on its
+    /// next tool result). An invalid policy is refused and the stored one kept.
+    pub fn set_tool_policy(&self, policy: &ToolPolicy) -> Result<()> {
+        policy::store(&self.repo, policy)
+    }
+
+    /// Edits a tool result: `target` must be a tool result in view answering `call_id` from
+    /// tool `name`. The edit keeps role, `tool_call_id` and name; the original stays in history.
+    pub fn edit_tool_result(
+        &self,
+        target: impl Into<Rev>,
+        call_id: &str,
+        name: &str,
+        content: Content,
+    ) -> Result<CommitInfo> {
+        tools::edit_result(&self.repo, &target.into(), call_id, name, content)
+    }
+
+    /// Tool results in the current view, in view order, each position once: of tool `name`
+    /// if given, strictly after `after` and before `before` (commits in view) if given.
+    pub fn find_tool_results(
+        &self,
+        name: Option<&str>,
+        after: Option<&Rev>,
+        before: Option<&Rev>,
+    ) -> Result<Vec<CommitInfo>> {
+        tools::find_results(&self.repo, name, after, before)
+    }
+
+    /// Assistant commits in the current view that call tools (`name`: that tool), in view order.
+    pub fn find_tool_calls(&self, name: Option<&str>) -> Result<Vec<CommitInfo>> {
+        tools::find_calls(&self.repo, name)
+    }
+
+    /// Tool-call commits paired with their results (`name`: turns that call that tool).
+    pub fn find_tool_turns(&self, name: Option<&str>) -> Result<Vec<ToolTurn>> {
+        tools::find_turns(&self.repo, name)
+    }
+
+    /// Every tool call in view without a result, in view order.
+    pub fn pending_tool_calls(&self) -> Result<Vec<ToolCallInfo>> {
+        tools::pending_calls(&self.repo)
+    }
+
+    /// Commits a marked synthetic error result for every tool call in view that has none, in
+    /// one transaction, so a session a crash left mid-tool resumes valid. Returns them.
+    pub fn repair(&self) -> Result<Vec<CommitInfo>> {
+        tools::repair(&self.repo)
+    }
+}

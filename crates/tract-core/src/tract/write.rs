@@ -1,0 +1,94 @@
+//! Writing through a handle: appends (one message, a batch, the role shorthands), edits,
+//! records, and redaction.
+
+use crate::error::{Error, Result};
+use crate::object::{Content, Message, Role, ToolCall};
+use crate::ops::redact::{self, Redaction};
+use crate::view::info::CommitInfo;
+use crate::view::revision::Rev;
+use crate::write::txn::AppendOptions;
+use crate::{write::append, write::edit};
+
+use super::Tract;
+
+impl Tract {
+    /// Appends a message at `HEAD`; durable when this returns.
+    pub fn append(&self, message: Message) -> Result<CommitInfo> {
+        self.append_with(message, &AppendOptions::default())
+    }
+
+    /// Appends with options (compare-and-swap, note).
+    pub fn append_with(&self, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
+        append::append(&self.repo, message, opts)
+    }
+
+    /// Appends several messages in one transaction: all of them, or none if any is invalid.
+    pub fn append_batch(&self, messages: Vec<Message>) -> Result<Vec<CommitInfo>> {
+        self.append_batch_with(messages, &AppendOptions::default())
+    }
+
+    /// Appends several messages in one transaction with options: compare-and-swap on the
+    /// head before the first, and a note on each commit.
+    pub fn append_batch_with(
+        &self,
+        messages: Vec<Message>,
+        opts: &AppendOptions,
+    ) -> Result<Vec<CommitInfo>> {
+        append::append_batch(&self.repo, messages, opts)
+    }
+
+    /// Appends a system message.
+    pub fn system(&self, text: impl Into<String>) -> Result<CommitInfo> {
+        self.append(Message::text(Role::System, text))
+    }
+
+    /// Appends a user message.
+    pub fn user(&self, text: impl Into<String>) -> Result<CommitInfo> {
+        self.append(Message::text(Role::User, text))
+    }
+
+    /// Appends an assistant message, with tool calls if any.
+    pub fn assistant(
+        &self,
+        text: impl Into<String>,
+        tool_calls: Vec<ToolCall>,
+    ) -> Result<CommitInfo> {
+        let mut m = Message::text(Role::Assistant, text);
+        m.tool_calls = tool_calls;
+        self.append(m)
+    }
+
+    /// Replaces the content of a message in the current view. Role, name, tool calls and
+    /// `tool_call_id` are kept; the original stays in history.
+    pub fn edit(&self, target: impl Into<Rev>, content: Content) -> Result<CommitInfo> {
+        edit::edit(&self.repo, &target.into(), content, |_| Ok(()))
+    }
+
+    /// Appends `messages`, then a record of `kind` holding `data` (see [`crate::write::record`]), in
+    /// one transaction: durable together when this returns. Returns the record's info.
+    pub fn record(
+        &self,
+        kind: &str,
+        data: impl Into<String>,
+        messages: Vec<Message>,
+    ) -> Result<CommitInfo> {
+        crate::write::record::write(
+            &self.repo,
+            kind,
+            data.into(),
+            messages,
+            &AppendOptions::default(),
+        )?
+        .pop()
+        .ok_or_else(|| Error::invalid_op("the record produced no commit"))
+    }
+
+    /// Removes the content of the message `rev` names from the store for good: its blob's
+    /// record (and the chunks no other blob shares) becomes a tombstone keeping when and
+    /// `reason`. Every commit id stays valid; the view shows a placeholder with the message's
+    /// role and call structure (requests stay valid); search finds nothing of it; `fsck`
+    /// reports it as redacted. Every commit carrying the same content shows the placeholder.
+    pub fn redact(&self, rev: impl Into<Rev>, reason: &str) -> Result<Redaction> {
+        redact::redact(&self.repo, &rev.into(), reason)
+    }
+}
