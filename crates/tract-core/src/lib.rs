@@ -91,7 +91,7 @@ pub use compile::{Compiled, CompiledMessage};
 pub use compress::{CompressOutcome, CompressPlan, CompressRequest, PlannedRun};
 pub use decision::{Decision, DecisionSlot};
 pub use environment::Environment;
-pub use error::{BatchPosition, Error, LockReason, Result};
+pub use error::{BatchPosition, Error, ErrorCategory, LockReason, Result};
 pub use fsck::{FsckReport, Problem};
 pub use gc::GcOutcome;
 pub use hooks::{HookEvent, PendingToolResult, ToolResultHandler, ToolResultOutcome};
