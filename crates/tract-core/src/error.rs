@@ -305,8 +305,9 @@ pub enum ErrorCategory {
     Corrupt,
     /// Something the request needs is busy or out of reach for now: the store's lock is held by
     /// another writer, the database server or the summarizer's server cannot be reached or
-    /// failed, the disk is full. Nothing was committed; retry later (after freeing space, or
-    /// once the server is back or its settings are fixed).
+    /// failed, the disk is full or a file reached the size the system allows. Nothing was
+    /// committed; retry later (after freeing space or raising the limit, or once the server is
+    /// back or its settings are fixed).
     Unavailable,
     /// None of the above: an operating-system error of another kind (permissions, a failing
     /// disk), an unexpected error of the storage engine, a handler of the caller's that
@@ -336,6 +337,30 @@ impl ErrorCategory {
             ErrorCategory::Corrupt => "corrupt",
             ErrorCategory::Unavailable => "unavailable",
             ErrorCategory::Internal => "internal",
+        }
+    }
+
+    /// The category of an operating-system error, by its kind: the kinds whose meaning is
+    /// plain (a missing file, a full disk, a busy port, ...); the others (a permission, a
+    /// failing disk) are [`ErrorCategory::Internal`]. What [`Error::Io`] falls in, and what a
+    /// surface uses for an OS error of its own.
+    pub fn of_io(kind: std::io::ErrorKind) -> ErrorCategory {
+        use std::io::ErrorKind as K;
+        match kind {
+            K::NotFound => ErrorCategory::NotFound,
+            K::AlreadyExists => ErrorCategory::Conflict,
+            K::NotADirectory | K::IsADirectory | K::InvalidFilename | K::AddrNotAvailable => {
+                ErrorCategory::InvalidInput
+            }
+            K::StorageFull
+            | K::QuotaExceeded
+            | K::FileTooLarge
+            | K::ResourceBusy
+            | K::AddrInUse
+            | K::WouldBlock
+            | K::TimedOut
+            | K::Interrupted => ErrorCategory::Unavailable,
+            _ => ErrorCategory::Internal,
         }
     }
 }
@@ -475,25 +500,6 @@ fn edit_distance(a: &[char], b: &[char], limit: usize) -> Option<usize> {
     row.last().copied().filter(|&d| d <= limit)
 }
 
-/// The category of an operating-system error, by its kind: the kinds whose meaning is
-/// plain (a missing file, a full disk, ...); the others (a permission, a failing disk) are
-/// [`ErrorCategory::Internal`].
-fn io_category(kind: std::io::ErrorKind) -> ErrorCategory {
-    use std::io::ErrorKind as K;
-    match kind {
-        K::NotFound => ErrorCategory::NotFound,
-        K::AlreadyExists => ErrorCategory::Conflict,
-        K::NotADirectory | K::IsADirectory | K::InvalidFilename => ErrorCategory::InvalidInput,
-        K::StorageFull
-        | K::QuotaExceeded
-        | K::ResourceBusy
-        | K::WouldBlock
-        | K::TimedOut
-        | K::Interrupted => ErrorCategory::Unavailable,
-        _ => ErrorCategory::Internal,
-    }
-}
-
 fn short_list(ids: &[CommitId]) -> String {
     ids.iter()
         .map(CommitId::short)
@@ -617,7 +623,7 @@ impl Error {
             Error::StoreLocked { .. } | Error::Database { .. } | Error::Summarizer { .. } => {
                 Unavailable
             }
-            Error::Io { source, .. } => io_category(source.kind()),
+            Error::Io { source, .. } => ErrorCategory::of_io(source.kind()),
             Error::Handler { .. } | Error::Storage { .. } => Internal,
         }
     }
@@ -956,7 +962,12 @@ mod tests {
         assert_eq!(category(K::AlreadyExists), ErrorCategory::Conflict);
         assert_eq!(category(K::NotADirectory), ErrorCategory::InvalidInput);
         assert_eq!(category(K::StorageFull), ErrorCategory::Unavailable);
+        assert_eq!(category(K::FileTooLarge), ErrorCategory::Unavailable);
         assert_eq!(category(K::TimedOut), ErrorCategory::Unavailable);
+        assert_eq!(
+            ErrorCategory::of_io(K::AddrInUse),
+            ErrorCategory::Unavailable
+        );
         assert_eq!(category(K::PermissionDenied), ErrorCategory::Internal);
         assert_eq!(category(K::Other), ErrorCategory::Internal);
     }
