@@ -14,9 +14,9 @@ def responses_items(message: dict[str, Any]) -> list[dict[str, Any]]:
     ``Tract.append_items``), or its plain input form."""
     ...
 
-def _error_examples() -> list[tuple[str, BaseException]]:
-    """One exception per variant of the core's error, as (variant, exception): what the test
-    of the error mapping checks."""
+def _error_examples() -> list[tuple[str, str, BaseException]]:
+    """One exception per variant of the core's error, as (variant, category, exception): what
+    the test of the error mapping checks."""
     ...
 
 Role = Literal["system", "user", "assistant", "tool"]
