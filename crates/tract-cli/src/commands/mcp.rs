@@ -211,10 +211,6 @@ fn info_json(c: &CommitInfo, full: bool) -> Value {
     o
 }
 
-fn rev(text: &str) -> tract_core::Result<Rev> {
-    Rev::parse(text)
-}
-
 #[tool_router(router = read_tools)]
 impl History {
     /// Search what the agent saw, said and got back from tools.
@@ -263,7 +259,7 @@ impl History {
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let rev = rev(&a.id)?;
+            let rev = Rev::parse(&a.id)?;
             let info = t.get_commit(rev.clone())?;
             let mut o = info_json(&info, true);
             o["parents"] = info.commit.parents.iter().map(|p| p.to_hex()).collect();
@@ -286,8 +282,8 @@ impl History {
     )]
     fn find_tool_results(&self, Parameters(a): Parameters<ResultsArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let after = a.after.as_deref().map(rev).transpose()?;
-            let before = a.before.as_deref().map(rev).transpose()?;
+            let after = a.after.as_deref().map(Rev::parse).transpose()?;
+            let before = a.before.as_deref().map(Rev::parse).transpose()?;
             let found = t.find_tool_results(a.name.as_deref(), after.as_ref(), before.as_ref())?;
             Ok(found.iter().map(|c| info_json(c, false)).collect())
         })
@@ -344,7 +340,7 @@ impl History {
     )]
     fn edit(&self, Parameters(a): Parameters<EditArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let info = t.edit(rev(&a.id)?, Content::Text(a.content))?;
+            let info = t.edit(Rev::parse(&a.id)?, Content::Text(a.content))?;
             Ok(info_json(&info, false))
         })
     }
@@ -358,7 +354,7 @@ impl History {
             let commits = a
                 .commits
                 .iter()
-                .map(|c| rev(c))
+                .map(|c| Rev::parse(c))
                 .collect::<Result<Vec<_>, _>>()?;
             let manual = Manual(a.summary);
             let req = CompressRequest {
