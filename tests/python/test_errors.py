@@ -12,6 +12,17 @@ def snapshot(t: tract.Tract):
     return [c.commit_hash for c in t.log()], t.branches(), t.reflog()
 
 
+# The category classes, by the core's category names.
+CATEGORIES = {
+    "not_found": tract.NotFoundError,
+    "invalid_input": tract.InvalidInputError,
+    "conflict": tract.ConflictError,
+    "corrupt": tract.CorruptError,
+    "unavailable": tract.UnavailableError,
+    "internal": tract.InternalError,
+}
+
+
 def test_the_error_hierarchy() -> None:
     for cls in (
         tract.NotFoundError,
@@ -23,10 +34,18 @@ def test_the_error_hierarchy() -> None:
         tract.NewerFormatError,
         tract.NotAStoreError,
         tract.SummarizerError,
+        *CATEGORIES.values(),
     ):
         assert issubclass(cls, tract.TractError)
     assert issubclass(tract.InvalidInputError, ValueError)
     assert issubclass(tract.NotFoundError, LookupError)
+    assert issubclass(tract.AmbiguousPrefixError, LookupError)
+    # The classes that were there before their categories still derive from what they did.
+    for cls in (tract.NotInViewError, tract.HeadMovedError, tract.DivergedError):
+        assert issubclass(cls, tract.InvalidOperationError)
+    for name, cls in CATEGORIES.items():
+        assert cls.category == name
+        assert getattr(tract.errors, cls.__name__) is cls and cls.__name__ in tract.__all__
 
 
 def test_unknown_and_ambiguous_references(t: tract.Tract) -> None:
@@ -133,7 +152,7 @@ EXPECTED = {
     "NewerFormat": (tract.NewerFormatError, {"found": 9, "supported": 1}),
     "Io": (FileNotFoundError, {"filename": "/tmp/store.redb"}),
     "Summarizer": (tract.SummarizerError, {"reason": "HTTP 500"}),
-    "Handler": (tract.TractError, {}),
+    "Handler": (tract.InternalError, {}),
     "Rejected": (tract.RejectedError, {"reason": "holds a password"}),
     "Diverged": (tract.DivergedError, {"branch": "main", "receiver": HEX, "sender": HEX}),
     "Database": (
@@ -143,12 +162,12 @@ EXPECTED = {
             "reason": "the connection to the server was lost",
         },
     ),
-    "Storage": (tract.TractError, {}),
+    "Storage": (tract.InternalError, {}),
 }
 
 
 def test_every_core_error_maps_to_its_exception_with_its_facts() -> None:
-    examples = dict(tract._tract._error_examples())
+    examples = {variant: exc for variant, _, exc in tract._tract._error_examples()}
     # A variant added to the core without a mapping checked here fails this line.
     assert set(examples) == set(EXPECTED)
     for variant, exc in examples.items():
@@ -164,6 +183,43 @@ def test_every_core_error_maps_to_its_exception_with_its_facts() -> None:
     ambiguous = examples["AmbiguousPrefix"]
     assert len(ambiguous.candidates) == 2 and all(HEX.match(c) for c in ambiguous.candidates)
     assert all(isinstance(e, tract.TractError) for v, e in examples.items() if v != "Io")
+
+
+def test_every_core_error_is_of_its_categorys_class() -> None:
+    examples = tract._tract._error_examples()
+    # Every category is reached, and the core names no other.
+    assert {category for _, category, _ in examples} == set(CATEGORIES)
+    for variant, category, exc in examples:
+        if variant == "Io":
+            # OS errors stay Python's own OSError subclasses, whatever their category.
+            assert isinstance(exc, OSError), (variant, type(exc))
+            continue
+        assert isinstance(exc, CATEGORIES[category]), (variant, category, type(exc))
+        assert exc.category == category, (variant, exc.category)
+        others = [name for name, cls in CATEGORIES.items() if name != category and isinstance(exc, cls)]
+        # NotInViewError was an InvalidOperationError before categories, and stays one.
+        assert others == (["conflict"] if variant == "NotInView" else []), (variant, others)
+
+
+def test_a_category_catches_what_it_names(t: tract.Tract) -> None:
+    first = t.user("hello")
+    t.user("again")
+    t.branch("side")
+    t.switch("side")
+    on_side = t.user("only on side")
+    t.switch("main")
+    with pytest.raises(tract.NotFoundError):
+        t.get_commit("no-such-branch")
+    with pytest.raises(tract.NotFoundError) as not_in_view:
+        t.find_tool_results(after=on_side)
+    assert isinstance(not_in_view.value, tract.NotInViewError)
+    with pytest.raises(tract.ConflictError):
+        t.branch("side")
+    with pytest.raises(tract.ConflictError) as moved:
+        t.user("late", expected_head=first)
+    assert isinstance(moved.value, tract.HeadMovedError)
+    with pytest.raises(tract.InvalidInputError):
+        t.get_commit("HEAD~x")
 
 
 def test_errors_carry_their_facts(t: tract.Tract) -> None:

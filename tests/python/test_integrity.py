@@ -84,7 +84,8 @@ def test_an_api_key_never_reaches_the_store_an_error_or_any_output(store_path, t
         failed = tract_cli(
             "compress", "--strategy", "llm", "--range", f"{first}..HEAD~1", "--system-prompt", "x"
         )
-        assert failed.returncode == 1 and "HTTP 400" in failed.stderr, failed.stderr
+        # 7: a summarizer error is of the unavailable category (docs/cli.md, "Exit codes").
+        assert failed.returncode == 7 and "HTTP 400" in failed.stderr, failed.stderr
         assert "[redacted]" in failed.stderr  # the echoed secrets were there, and scrubbed
         outputs.append(failed.stdout + failed.stderr)
         ok = tract_cli("compress", "--strategy", "llm", "--range", f"{first}..HEAD~1")

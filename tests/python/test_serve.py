@@ -74,14 +74,22 @@ def api(base: str, path: str):
     return r.json()
 
 
+# The error category each code the tests meet belongs to (docs/serve.md).
+CATEGORY_OF_CODE = {
+    "not_found": "not_found",
+    "bad_request": "invalid_input",
+}
+
+
 def api_error(base: str, path: str, status: int, code: str, method: str = "GET") -> str:
     """Asserts the documented error shape; returns its message."""
     r = request(base, path, method=method)
     assert r.status == status, (method, path, r)
     assert r.headers.get("Content-Type", "").startswith("application/json"), (path, r.headers.get("Content-Type"))
     body = r.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "category", "message"}, body
     assert body["error"]["code"] == code, body
+    assert body["error"]["category"] == CATEGORY_OF_CODE[code], body
     assert isinstance(body["error"]["message"], str) and body["error"]["message"], body
     return body["error"]["message"]
 

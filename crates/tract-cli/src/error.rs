@@ -1,14 +1,45 @@
-//! [`CommandError`]: what a failed command prints, one `error:` line and maybe a `hint:` line.
+//! [`CommandError`]: what a failed command prints, one `error:` line and maybe a `hint:` line,
+//! and the exit code it ends with: one per [`ErrorCategory`], defined here once
+//! ([`exit_code`]; docs/cli.md, "Exit codes").
 
-use tract_core::Error;
+use tract_core::{Error, ErrorCategory};
 
-/// A command's failure: the error, and a next step for the user where one is obvious.
+/// The command did what it was asked.
+pub const EXIT_OK: u8 = 0;
+/// A check ran to the end and found problems (`tract fsck`); its report is printed.
+pub const EXIT_CHECK_FAILED: u8 = 1;
+/// The command line itself did not parse (clap's own code).
+pub const EXIT_USAGE: u8 = 2;
+
+/// The exit code of a command that failed with an error of `category`: after the three
+/// above, one code per category, so a script can tell what to do from the code alone.
+pub fn exit_code(category: ErrorCategory) -> u8 {
+    match category {
+        ErrorCategory::NotFound => 3,
+        ErrorCategory::InvalidInput => 4,
+        ErrorCategory::Conflict => 5,
+        ErrorCategory::Corrupt => 6,
+        ErrorCategory::Unavailable => 7,
+        ErrorCategory::Internal => 8,
+    }
+}
+
+/// A command's failure: the error, what kind of failure it is, and a next step for the user
+/// where one is obvious.
 #[derive(Debug)]
 pub struct CommandError {
     error: Box<dyn std::error::Error + Send + Sync>,
     hint: Option<String>,
+    outcome: Outcome,
+}
+
+/// How a command failed, which decides its exit code.
+#[derive(Debug, Clone, Copy)]
+enum Outcome {
     /// A check that ran and found problems: its report (standard output) is still printed.
-    report: bool,
+    CheckFailed,
+    /// An error of this category.
+    Failed(ErrorCategory),
 }
 
 /// A check that ran to the end and found problems (the report says which).
@@ -40,7 +71,7 @@ impl CommandError {
         CommandError {
             error: Box::new(NoStore(dir.to_path_buf())),
             hint: Some("run `tract init` to create one here, or pass --store PATH".into()),
-            report: false,
+            outcome: Outcome::Failed(ErrorCategory::NotFound),
         }
     }
 
@@ -49,13 +80,13 @@ impl CommandError {
         CommandError {
             error: Box::new(CheckFailed(message.into())),
             hint: None,
-            report: true,
+            outcome: Outcome::CheckFailed,
         }
     }
 
     /// Whether standard output (a report) is printed although the command failed.
     pub fn keeps_report(&self) -> bool {
-        self.report
+        matches!(self.outcome, Outcome::CheckFailed)
     }
 
     /// Input the command line refuses.
@@ -63,16 +94,20 @@ impl CommandError {
         CommandError {
             error: Box::new(InvalidArguments(message.into())),
             hint: None,
-            report: false,
+            outcome: Outcome::Failed(ErrorCategory::InvalidInput),
         }
     }
 
-    /// A command's own failure (not the core's, not the command line's), kept with its source.
-    pub fn other(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+    /// A command's own failure (not the core's, not the command line's), of `category`, kept
+    /// with its source.
+    pub fn other(
+        category: ErrorCategory,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         CommandError {
             error: Box::new(error),
             hint: None,
-            report: false,
+            outcome: Outcome::Failed(category),
         }
     }
 
@@ -91,19 +126,31 @@ impl CommandError {
     pub fn hint(&self) -> Option<&str> {
         self.hint.as_deref()
     }
+
+    /// The category of the failure; `None` for a check that found problems.
+    pub fn category(&self) -> Option<ErrorCategory> {
+        match self.outcome {
+            Outcome::CheckFailed => None,
+            Outcome::Failed(c) => Some(c),
+        }
+    }
+
+    /// The code the process exits with.
+    pub fn exit_code(&self) -> u8 {
+        self.category().map_or(EXIT_CHECK_FAILED, exit_code)
+    }
 }
 
 impl From<Error> for CommandError {
     fn from(e: Error) -> Self {
         let hint = hint(&e).map(str::to_string);
         CommandError {
+            outcome: Outcome::Failed(e.category()),
             error: Box::new(e),
             hint,
-            report: false,
         }
     }
 }
-
 /// A next step for the user, by the kind of error.
 fn hint(e: &Error) -> Option<&'static str> {
     use std::io::ErrorKind;
@@ -148,4 +195,41 @@ fn hint(e: &Error) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_category_has_its_own_exit_code_after_the_fixed_ones() {
+        let mut codes: Vec<u8> = ErrorCategory::ALL.into_iter().map(exit_code).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), ErrorCategory::ALL.len());
+        for fixed in [EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE] {
+            assert!(!codes.contains(&fixed), "{fixed} is taken");
+        }
+    }
+
+    #[test]
+    fn a_core_error_exits_with_its_categorys_code() {
+        for e in Error::examples() {
+            let category = e.category();
+            let failed = CommandError::from(e);
+            assert_eq!(failed.category(), Some(category));
+            assert_eq!(failed.exit_code(), exit_code(category));
+            assert!(!failed.keeps_report());
+        }
+        let check = CommandError::check_failed("2 problems");
+        assert_eq!((check.exit_code(), check.keeps_report()), (1, true));
+        assert_eq!(
+            CommandError::no_store(std::path::Path::new("/x")).exit_code(),
+            exit_code(ErrorCategory::NotFound)
+        );
+        assert_eq!(
+            CommandError::invalid_input("x").exit_code(),
+            exit_code(ErrorCategory::InvalidInput)
+        );
+    }
 }

@@ -26,8 +26,8 @@ pub use error::CommandError;
 pub use ui::Ui;
 
 /// Runs `tract` with `args` (the program name first) on the process's standard output and
-/// error, and returns its exit code: 0 on success, 1 when the command failed, 2 for a usage
-/// error.
+/// error, and returns its exit code: 0 on success, 1 when a check found problems, 2 for a usage
+/// error, and one code per category of error otherwise (`error::exit_code`).
 pub fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
@@ -67,7 +67,11 @@ where
 
 /// 2 for a usage error, 0 for `--help` and `--version`.
 fn usage_code(e: &clap::Error) -> u8 {
-    if e.use_stderr() { 2 } else { 0 }
+    if e.use_stderr() {
+        error::EXIT_USAGE
+    } else {
+        error::EXIT_OK
+    }
 }
 
 fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
@@ -78,7 +82,7 @@ fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
             // A closed pipe (`tract log | head`) is not an error worth reporting.
             let _ = stdout.write_all(ui.stdout().as_bytes());
             let _ = stdout.flush();
-            0
+            error::EXIT_OK
         }
         Err(e) => {
             if e.keeps_report() {
@@ -86,7 +90,7 @@ fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
                 let _ = stdout.flush();
             }
             ui.error(&e);
-            1
+            e.exit_code()
         }
     }
 }

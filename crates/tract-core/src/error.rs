@@ -2,7 +2,9 @@
 //!
 //! Each frequent failure is its own variant carrying the facts a caller acts on (the
 //! revision, the candidates, the path, the commit), and errors from below (the OS, the storage
-//! engine, a hook) are kept as their `source`. Surfaces decide by variant, never by text.
+//! engine, a hook) are kept as their `source`. Every variant falls in one [`ErrorCategory`],
+//! what its caller can do about it; surfaces map the category once (exit codes, HTTP statuses,
+//! exception classes) and the variant where they say more (a hint, the facts), never the text.
 
 use crate::id::CommitId;
 use std::path::PathBuf;
@@ -274,6 +276,101 @@ pub enum Error {
     },
 }
 
+/// What kind of failure an [`Error`] is, and so what its caller can do about it: the one
+/// vocabulary every surface maps from (the CLI's exit codes, the web API's HTTP statuses, MCP
+/// tool errors, Python's exception classes), each in one place. [`Error::category`] places
+/// every variant.
+///
+/// Not `#[non_exhaustive]` on purpose: a new category must be placed by every surface's
+/// mapping, and a wildcard arm there would hide it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorCategory {
+    /// What the request names does not exist where it was looked for: a commit, a branch, a
+    /// revision past the start of history, a commit outside the view, a file. Name something
+    /// that exists (list what does: `log`, `branch`); retrying as it is cannot succeed.
+    NotFound,
+    /// The request cannot be used as given: malformed text or JSON, a bad revision or branch
+    /// name, an ambiguous id prefix, a message a hook rejected, a file that is not a store (or
+    /// is one in a newer format than this build reads). Fix the input (or, for a newer format,
+    /// upgrade tract); retrying it unchanged cannot succeed.
+    InvalidInput,
+    /// A well-formed request that the store's current state refuses: the branch moved since
+    /// it was read, a branch already exists, histories diverged or share nothing, a call is
+    /// not pending. Read the state again and decide anew (retry after re-reading, merge,
+    /// force); nothing was changed.
+    Conflict,
+    /// Stored bytes are damaged: they do not decode or do not hash to their id. Retrying will
+    /// not help and writing may make it worse: keep a copy of the store, run `tract fsck` to
+    /// list the damage, restore from a backup or another store (`tract pull`).
+    Corrupt,
+    /// Something the request needs is busy or out of reach for now: the store's lock is held by
+    /// another writer, the database server or the summarizer's server cannot be reached or
+    /// failed, the disk is full or a file reached the size the system allows. Nothing was
+    /// committed; retry later (after freeing space or raising the limit, or once the server is
+    /// back or its settings are fixed).
+    Unavailable,
+    /// None of the above: an operating-system error of another kind (permissions, a failing
+    /// disk), an unexpected error of the storage engine, a handler of the caller's that
+    /// failed. Nothing was committed; the error's message and source say what happened, and
+    /// retrying it unchanged rarely helps.
+    Internal,
+}
+
+impl ErrorCategory {
+    /// Every category, in declaration order.
+    pub const ALL: [ErrorCategory; 6] = [
+        ErrorCategory::NotFound,
+        ErrorCategory::InvalidInput,
+        ErrorCategory::Conflict,
+        ErrorCategory::Corrupt,
+        ErrorCategory::Unavailable,
+        ErrorCategory::Internal,
+    ];
+
+    /// Its name as surfaces print it: `not_found`, `invalid_input`, `conflict`, `corrupt`,
+    /// `unavailable`, `internal`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCategory::NotFound => "not_found",
+            ErrorCategory::InvalidInput => "invalid_input",
+            ErrorCategory::Conflict => "conflict",
+            ErrorCategory::Corrupt => "corrupt",
+            ErrorCategory::Unavailable => "unavailable",
+            ErrorCategory::Internal => "internal",
+        }
+    }
+
+    /// The category of an operating-system error, by its kind: the kinds whose meaning is
+    /// plain (a missing file, a full disk, a busy port, ...); the others (a permission, a
+    /// failing disk) are [`ErrorCategory::Internal`]. What [`Error::Io`] falls in, and what a
+    /// surface uses for an OS error of its own.
+    pub fn of_io(kind: std::io::ErrorKind) -> ErrorCategory {
+        use std::io::ErrorKind as K;
+        match kind {
+            K::NotFound => ErrorCategory::NotFound,
+            K::AlreadyExists => ErrorCategory::Conflict,
+            K::NotADirectory | K::IsADirectory | K::InvalidFilename | K::AddrNotAvailable => {
+                ErrorCategory::InvalidInput
+            }
+            K::StorageFull
+            | K::QuotaExceeded
+            | K::FileTooLarge
+            | K::ResourceBusy
+            | K::AddrInUse
+            | K::WouldBlock
+            | K::TimedOut
+            | K::Interrupted => ErrorCategory::Unavailable,
+            _ => ErrorCategory::Internal,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCategory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A message's place in a batch: the n-th message of a list, or the message on line n of
 /// JSONL, counted from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -491,6 +588,43 @@ impl Error {
     pub fn handler(source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
         Error::Handler {
             source: Arc::from(source.into()),
+        }
+    }
+
+    /// What kind of failure this is (see [`ErrorCategory`]): what surfaces map to exit
+    /// codes, HTTP statuses and exception classes.
+    pub fn category(&self) -> ErrorCategory {
+        use ErrorCategory::*;
+        // No wildcard: a new variant does not compile until it is placed.
+        match self {
+            Error::UnknownRevision { .. }
+            | Error::UnknownBranch { .. }
+            | Error::BranchDeleted { .. }
+            | Error::UnbornBranch { .. }
+            | Error::HistoryTooShort { .. }
+            | Error::MissingCommit { .. }
+            | Error::NotInView { .. } => NotFound,
+            Error::AmbiguousPrefix { .. }
+            | Error::InvalidRevision { .. }
+            | Error::InvalidBranchName { .. }
+            | Error::InvalidMessage { .. }
+            | Error::InvalidTranscript { .. }
+            | Error::InvalidInput { .. }
+            | Error::Rejected { .. }
+            | Error::NotAStore { .. }
+            | Error::NewerFormat { .. } => InvalidInput,
+            Error::BranchExists { .. }
+            | Error::InvalidOperation { .. }
+            | Error::NoMergeBase { .. }
+            | Error::CallNotPending { .. }
+            | Error::HeadMoved { .. }
+            | Error::Diverged { .. } => Conflict,
+            Error::Corrupt { .. } | Error::CorruptObject { .. } => Corrupt,
+            Error::StoreLocked { .. } | Error::Database { .. } | Error::Summarizer { .. } => {
+                Unavailable
+            }
+            Error::Io { source, .. } => ErrorCategory::of_io(source.kind()),
+            Error::Handler { .. } | Error::Storage { .. } => Internal,
         }
     }
 
@@ -777,6 +911,65 @@ mod tests {
             e(&["a", "b", "c"]).to_string(),
             "branch 'x' not found; did you mean 'a', 'b' or 'c'?"
         );
+    }
+
+    #[test]
+    fn the_examples_reach_every_category_and_no_other() {
+        use std::collections::BTreeSet;
+        let reached: BTreeSet<ErrorCategory> =
+            Error::examples().iter().map(Error::category).collect();
+        let all: BTreeSet<ErrorCategory> = ErrorCategory::ALL.into_iter().collect();
+        assert_eq!(reached, all);
+        assert_eq!(all.len(), ErrorCategory::ALL.len(), "ALL lists each once");
+        let names: BTreeSet<&str> = ErrorCategory::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), ErrorCategory::ALL.len());
+        assert!(
+            names
+                .iter()
+                .all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        );
+    }
+
+    #[test]
+    fn variants_fall_in_the_category_their_caller_acts_on() {
+        let by_variant: std::collections::BTreeMap<String, ErrorCategory> = Error::examples()
+            .iter()
+            .map(|e| {
+                let name = format!("{e:?}");
+                let variant = name.split([' ', '{', '(']).next().unwrap_or_default();
+                (variant.to_string(), e.category())
+            })
+            .collect();
+        let of = |v: &str| by_variant[v];
+        // What the surfaces' tests and docs rely on.
+        assert_eq!(of("NotInView"), ErrorCategory::NotFound);
+        assert_eq!(of("AmbiguousPrefix"), ErrorCategory::InvalidInput);
+        assert_eq!(of("NewerFormat"), ErrorCategory::InvalidInput);
+        assert_eq!(of("HeadMoved"), ErrorCategory::Conflict);
+        assert_eq!(of("Diverged"), ErrorCategory::Conflict);
+        assert_eq!(of("CorruptObject"), ErrorCategory::Corrupt);
+        assert_eq!(of("StoreLocked"), ErrorCategory::Unavailable);
+        assert_eq!(of("Database"), ErrorCategory::Unavailable);
+        assert_eq!(of("Handler"), ErrorCategory::Internal);
+        assert_eq!(of("Storage"), ErrorCategory::Internal);
+    }
+
+    #[test]
+    fn an_os_error_is_placed_by_its_kind() {
+        use std::io::ErrorKind as K;
+        let category = |kind: K| Error::io("/tmp/x", std::io::Error::from(kind)).category();
+        assert_eq!(category(K::NotFound), ErrorCategory::NotFound);
+        assert_eq!(category(K::AlreadyExists), ErrorCategory::Conflict);
+        assert_eq!(category(K::NotADirectory), ErrorCategory::InvalidInput);
+        assert_eq!(category(K::StorageFull), ErrorCategory::Unavailable);
+        assert_eq!(category(K::FileTooLarge), ErrorCategory::Unavailable);
+        assert_eq!(category(K::TimedOut), ErrorCategory::Unavailable);
+        assert_eq!(
+            ErrorCategory::of_io(K::AddrInUse),
+            ErrorCategory::Unavailable
+        );
+        assert_eq!(category(K::PermissionDenied), ErrorCategory::Internal);
+        assert_eq!(category(K::Other), ErrorCategory::Internal);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub mod write;
 
 pub use clock::Clock;
 pub use environment::Environment;
-pub use error::{BatchPosition, Error, LockReason, Result};
+pub use error::{BatchPosition, Error, ErrorCategory, LockReason, Result};
 pub use formats::compile::{Compiled, CompiledMessage};
 pub use formats::imports::ImportReport;
 pub use id::{BlobId, ChunkId, CommitId, HexPrefix};

@@ -1,19 +1,26 @@
 //! tract errors as Python exceptions: the typed hierarchy under `tract.TractError` (defined in
 //! `tract/errors.py`, looked up once), each carrying the error's facts as attributes; OS
 //! errors as the matching `OSError` subclass; a handler's own exception re-raised as itself.
+//!
+//! A variant with a class of its own (`HeadMovedError`, ...) raises it; that class derives
+//! from its category's class in `errors.py`. Any other variant raises its category's class,
+//! taken from the core's `Error::category` ([`category_class`]).
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
-use tract_core::{BatchPosition, CommitId, Error};
+use tract_core::{BatchPosition, CommitId, Error, ErrorCategory};
 
 /// The exception classes of `tract.errors`, imported on first use.
 struct Classes {
-    tract_error: Py<PyType>,
     not_found: Py<PyType>,
-    ambiguous_prefix: Py<PyType>,
     invalid_input: Py<PyType>,
+    conflict: Py<PyType>,
+    corrupt: Py<PyType>,
+    unavailable: Py<PyType>,
+    internal: Py<PyType>,
+    ambiguous_prefix: Py<PyType>,
     invalid_operation: Py<PyType>,
     not_in_view: Py<PyType>,
     head_moved: Py<PyType>,
@@ -36,10 +43,13 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
         let get =
             |name: &str| -> PyResult<Py<PyType>> { Ok(m.getattr(name)?.cast_into()?.unbind()) };
         Ok(Classes {
-            tract_error: get("TractError")?,
             not_found: get("NotFoundError")?,
-            ambiguous_prefix: get("AmbiguousPrefixError")?,
             invalid_input: get("InvalidInputError")?,
+            conflict: get("ConflictError")?,
+            corrupt: get("CorruptError")?,
+            unavailable: get("UnavailableError")?,
+            internal: get("InternalError")?,
+            ambiguous_prefix: get("AmbiguousPrefixError")?,
             invalid_operation: get("InvalidOperationError")?,
             not_in_view: get("NotInViewError")?,
             head_moved: get("HeadMovedError")?,
@@ -54,6 +64,19 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
             warning: get("TractWarning")?,
         })
     })
+}
+
+/// The class of a category: what an error without a class of its own raises, and the base of
+/// those with one.
+fn category_class(c: &Classes, category: ErrorCategory) -> &Py<PyType> {
+    match category {
+        ErrorCategory::NotFound => &c.not_found,
+        ErrorCategory::InvalidInput => &c.invalid_input,
+        ErrorCategory::Conflict => &c.conflict,
+        ErrorCategory::Corrupt => &c.corrupt,
+        ErrorCategory::Unavailable => &c.unavailable,
+        ErrorCategory::Internal => &c.internal,
+    }
 }
 
 fn hex(id: &CommitId) -> String {
@@ -71,41 +94,42 @@ pub fn to_py(e: Error) -> PyErr {
 fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
     let c = classes(py)?;
     let facts = PyDict::new(py);
-    let class = match &e {
+    // A class of the variant's own, or None: its category's.
+    let own = match &e {
         Error::UnknownRevision { rev } | Error::HistoryTooShort { rev } => {
             facts.set_item("rev", rev)?;
-            &c.not_found
+            None
         }
         Error::UnknownBranch { name, similar } => {
             facts.set_item("branch", name)?;
             facts.set_item("similar", similar)?;
-            &c.not_found
+            None
         }
         Error::BranchDeleted { name: branch } | Error::UnbornBranch { branch } => {
             facts.set_item("branch", branch)?;
-            &c.not_found
+            None
         }
         Error::MissingCommit { commit } => {
             facts.set_item("commit", hex(commit))?;
-            &c.not_found
+            None
         }
         Error::AmbiguousPrefix { prefix, candidates } => {
             facts.set_item("prefix", prefix)?;
             facts.set_item("candidates", candidates.iter().map(hex).collect::<Vec<_>>())?;
-            &c.ambiguous_prefix
+            Some(&c.ambiguous_prefix)
         }
         Error::NotInView { commit, argument } => {
             facts.set_item("commit", hex(commit))?;
             facts.set_item("argument", argument)?;
-            &c.not_in_view
+            Some(&c.not_in_view)
         }
         Error::InvalidRevision { rev, .. } => {
             facts.set_item("rev", rev)?;
-            &c.invalid_input
+            None
         }
         Error::InvalidBranchName { name } => {
             facts.set_item("branch", name)?;
-            &c.invalid_input
+            None
         }
         Error::InvalidMessage { at, .. } => {
             match at {
@@ -113,21 +137,21 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
                 Some(BatchPosition::Line(n)) => facts.set_item("line", n)?,
                 None => {}
             }
-            &c.invalid_input
+            None
         }
         Error::InvalidTranscript { path, line, .. } => {
             if let Some(p) = path {
                 facts.set_item("path", p.display().to_string())?;
             }
             facts.set_item("line", line)?;
-            &c.invalid_input
+            None
         }
-        Error::InvalidInput { .. } => &c.invalid_input,
+        Error::InvalidInput { .. } => None,
         Error::BranchExists { name } => {
             facts.set_item("branch", name)?;
-            &c.invalid_operation
+            Some(&c.invalid_operation)
         }
-        Error::InvalidOperation { .. } => &c.invalid_operation,
+        Error::InvalidOperation { .. } => Some(&c.invalid_operation),
         Error::NoMergeBase {
             branch,
             head,
@@ -136,12 +160,12 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("branch", branch)?;
             facts.set_item("head", hex(head))?;
             facts.set_item("other", hex(other))?;
-            &c.invalid_operation
+            Some(&c.invalid_operation)
         }
         Error::CallNotPending { call_id, pending } => {
             facts.set_item("call_id", call_id)?;
             facts.set_item("pending", pending)?;
-            &c.invalid_operation
+            Some(&c.invalid_operation)
         }
         Error::HeadMoved {
             branch,
@@ -151,37 +175,37 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("branch", branch)?;
             facts.set_item("expected", expected.as_ref().map(hex))?;
             facts.set_item("actual", actual.as_ref().map(hex))?;
-            &c.head_moved
+            Some(&c.head_moved)
         }
         Error::StoreLocked { path, .. } => {
             facts.set_item("path", path.display().to_string())?;
-            &c.store_locked
+            Some(&c.store_locked)
         }
         Error::NotAStore { path, reason } => {
             facts.set_item("path", path.display().to_string())?;
             facts.set_item("reason", reason)?;
-            &c.not_a_store
+            Some(&c.not_a_store)
         }
-        Error::Corrupt { .. } => &c.corrupt_store,
+        Error::Corrupt { .. } => Some(&c.corrupt_store),
         Error::CorruptObject { kind, id, reason } => {
             facts.set_item("kind", kind)?;
             facts.set_item("id", id)?;
             facts.set_item("reason", reason)?;
-            &c.corrupt_store
+            Some(&c.corrupt_store)
         }
         Error::NewerFormat { found, supported } => {
             facts.set_item("found", found)?;
             facts.set_item("supported", supported)?;
-            &c.newer_format
+            Some(&c.newer_format)
         }
         Error::Summarizer { summarizer, reason } => {
             facts.set_item("summarizer", summarizer)?;
             facts.set_item("reason", reason)?;
-            &c.summarizer
+            Some(&c.summarizer)
         }
         Error::Rejected { reason } => {
             facts.set_item("reason", reason)?;
-            &c.rejected
+            Some(&c.rejected)
         }
         Error::Diverged {
             branch,
@@ -191,12 +215,12 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("branch", branch)?;
             facts.set_item("receiver", receiver.to_hex())?;
             facts.set_item("sender", sender.to_hex())?;
-            &c.diverged
+            Some(&c.diverged)
         }
         Error::Database { store, reason } => {
             facts.set_item("store", store)?;
             facts.set_item("reason", reason)?;
-            &c.database
+            Some(&c.database)
         }
         Error::Io { path, source } => return Ok(os_error(path, source)),
         Error::Handler { source } => {
@@ -204,12 +228,13 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             if let Some(original) = source.downcast_ref::<PyErr>() {
                 return Ok(original.clone_ref(py));
             }
-            let message = format!("the tool_result handler failed: {source}");
-            return Ok(PyErr::from_value(c.tract_error.bind(py).call1((message,))?));
+            None
         }
-        Error::Storage { .. } => &c.tract_error,
-        _ => &c.tract_error,
+        Error::Storage { .. } => None,
+        // Variants added later: their category's class.
+        _ => None,
     };
+    let class = own.unwrap_or_else(|| category_class(c, e.category()));
     let exc = class.bind(py).call((e.to_string(),), Some(&facts))?;
     Ok(PyErr::from_value(exc))
 }
@@ -256,10 +281,10 @@ pub fn warn(py: Python<'_>, message: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// One exception per variant of the core's error, as `(variant, exception)`: what the test of
-/// the mapping raises.
+/// One exception per variant of the core's error, as `(variant, category, exception)`: what
+/// the test of the mapping raises.
 #[pyfunction]
-pub fn _error_examples(py: Python<'_>) -> Vec<(String, Py<PyAny>)> {
+pub fn _error_examples(py: Python<'_>) -> Vec<(String, &'static str, Py<PyAny>)> {
     Error::examples()
         .into_iter()
         .map(|e| {
@@ -269,7 +294,8 @@ pub fn _error_examples(py: Python<'_>) -> Vec<(String, Py<PyAny>)> {
                 .next()
                 .unwrap_or_default()
                 .to_string();
-            (variant, to_py(e).into_value(py).into_any())
+            let category = e.category().as_str();
+            (variant, category, to_py(e).into_value(py).into_any())
         })
         .collect()
 }

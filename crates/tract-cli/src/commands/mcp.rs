@@ -4,7 +4,8 @@
 //! and turns, a branch's status. Every tool names its branch (default: the branch the store's
 //! `HEAD` is on); a branch that does not exist is a tool error naming the closest branches.
 //! Writes (`edit`, `compress`) are served only with `--allow-writes`. Each tool answers with
-//! JSON text.
+//! JSON text; a tool error is its `error: ...` line, with the error's category and message as
+//! structured content (`{"error": {"category", "message"}}`).
 
 use crate::context::Context;
 use crate::error::CommandError;
@@ -60,8 +61,21 @@ struct History {
     tool_router: ToolRouter<History>,
 }
 
-/// A tool's failure, shown to the agent as the tool's error text.
+/// A tool's answer. Its failure is a tool error ([`tool_error`]); `ErrorData`, a protocol
+/// error, is left to rmcp for requests that do not parse.
 type Answer = Result<CallToolResult, ErrorData>;
+
+/// A failed tool call as the agent reads it: `error: MESSAGE` as its text, and the error's
+/// category with the message as structured content, for clients that act on the kind.
+fn tool_error(e: &tract_core::Error) -> CallToolResult {
+    let message = e.to_string();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!("error: {message}"))]);
+    result.structured_content = Some(json!({"error": {
+        "category": e.category().as_str(),
+        "message": message,
+    }}));
+    result
+}
 
 /// The branch parameter every tool takes.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -197,15 +211,6 @@ fn info_json(c: &CommitInfo, full: bool) -> Value {
     o
 }
 
-/// A core error as the text a tool answers with.
-fn said(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
-
-fn rev(text: &str) -> Result<Rev, String> {
-    Rev::parse(text).map_err(said)
-}
-
 #[tool_router(router = read_tools)]
 impl History {
     /// Search what the agent saw, said and got back from tools.
@@ -216,18 +221,13 @@ impl History {
         self.answer(a.branch.as_deref(), |t| {
             let q = SearchQuery {
                 query: a.query,
-                role: a
-                    .role
-                    .as_deref()
-                    .map(Role::parse)
-                    .transpose()
-                    .map_err(said)?,
+                role: a.role.as_deref().map(Role::parse).transpose()?,
                 tool: a.tool,
                 history: a.history.unwrap_or(false),
                 limit: Some(a.limit.unwrap_or(20)),
                 ..SearchQuery::default()
             };
-            let hits = t.search(&q).map_err(said)?;
+            let hits = t.search(&q)?;
             Ok(hits
                 .iter()
                 .map(|h| {
@@ -248,12 +248,10 @@ impl History {
     )]
     fn log(&self, Parameters(a): Parameters<LogArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let log = t
-                .log(&tract_core::LogQuery {
-                    limit: Some(a.limit.unwrap_or(20)),
-                    ..Default::default()
-                })
-                .map_err(said)?;
+            let log = t.log(&tract_core::LogQuery {
+                limit: Some(a.limit.unwrap_or(20)),
+                ..Default::default()
+            })?;
             Ok(log.iter().map(|c| info_json(c, false)).collect())
         })
     }
@@ -264,8 +262,8 @@ impl History {
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let rev = rev(&a.id)?;
-            let info = t.get_commit(rev.clone()).map_err(said)?;
+            let rev = Rev::parse(&a.id)?;
+            let info = t.get_commit(rev.clone())?;
             let mut o = info_json(&info, true);
             o["parents"] = info.commit.parents.iter().map(|p| p.to_hex()).collect();
             if let Ok(versions) = t.edit_history(rev)
@@ -287,11 +285,9 @@ impl History {
     )]
     fn find_tool_results(&self, Parameters(a): Parameters<ResultsArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let after = a.after.as_deref().map(rev).transpose()?;
-            let before = a.before.as_deref().map(rev).transpose()?;
-            let found = t
-                .find_tool_results(a.name.as_deref(), after.as_ref(), before.as_ref())
-                .map_err(said)?;
+            let after = a.after.as_deref().map(Rev::parse).transpose()?;
+            let before = a.before.as_deref().map(Rev::parse).transpose()?;
+            let found = t.find_tool_results(a.name.as_deref(), after.as_ref(), before.as_ref())?;
             Ok(found.iter().map(|c| info_json(c, false)).collect())
         })
     }
@@ -302,7 +298,7 @@ impl History {
     )]
     fn find_tool_turns(&self, Parameters(a): Parameters<TurnsArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let turns = t.find_tool_turns(a.name.as_deref()).map_err(said)?;
+            let turns = t.find_tool_turns(a.name.as_deref())?;
             Ok(turns
                 .iter()
                 .map(|turn| {
@@ -327,7 +323,7 @@ impl History {
     )]
     fn status(&self, Parameters(a): Parameters<BranchOnly>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let s = t.status().map_err(said)?;
+            let s = t.status()?;
             Ok(json!({
                 "branch": s.head.branch(),
                 "head": s.head.commit.map(|c| c.to_hex()),
@@ -347,9 +343,7 @@ impl History {
     )]
     fn edit(&self, Parameters(a): Parameters<EditArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let info = t
-                .edit(rev(&a.id)?, Content::Text(a.content))
-                .map_err(said)?;
+            let info = t.edit(Rev::parse(&a.id)?, Content::Text(a.content))?;
             Ok(info_json(&info, false))
         })
     }
@@ -363,7 +357,7 @@ impl History {
             let commits = a
                 .commits
                 .iter()
-                .map(|c| rev(c))
+                .map(|c| Rev::parse(c))
                 .collect::<Result<Vec<_>, _>>()?;
             let manual = Manual(a.summary);
             let req = CompressRequest {
@@ -371,7 +365,7 @@ impl History {
                 summarizer: Some(&manual),
                 ..CompressRequest::default()
             };
-            let out = t.compress(&req).map_err(said)?;
+            let out = t.compress(&req)?;
             Ok(json!({
                 "commits": out.commits.iter().map(|c| c.id.to_hex()).collect::<Vec<_>>(),
                 "tokens_before": out.tokens_before,
@@ -403,33 +397,33 @@ impl History {
     fn answer(
         &self,
         branch: Option<&str>,
-        tool: impl FnOnce(&Tract) -> Result<Value, String>,
+        tool: impl FnOnce(&Tract) -> tract_core::Result<Value>,
     ) -> Answer {
         let result = self.on(branch).and_then(|t| tool(&t));
         Ok(match result {
             Ok(v) => CallToolResult::success(vec![ContentBlock::text(
                 serde_json::to_string_pretty(&v).unwrap_or_default(),
             )]),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("error: {e}"))]),
+            Err(e) => tool_error(&e),
         })
     }
 
     /// The handle on `branch` (default: the branch the store's `HEAD` is on); a branch that
     /// does not exist is an error naming the closest that do (as the CLI says it).
-    fn on(&self, branch: Option<&str>) -> Result<Arc<Tract>, String> {
+    fn on(&self, branch: Option<&str>) -> tract_core::Result<Arc<Tract>> {
         let Some(name) = branch else {
             return Ok(Arc::clone(&self.head));
         };
-        let name = BranchName::new(name).map_err(said)?;
-        self.head.require_branch(&name).map_err(said)?;
+        let name = BranchName::new(name)?;
+        self.head.require_branch(&name)?;
         let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = handles.get(name.as_str()) {
             return Ok(Arc::clone(t));
         }
-        let t = Arc::new(
-            Tract::from_store(self.head.store().clone(), &Bind::Branch(name.clone()))
-                .map_err(|e| e.to_string())?,
-        );
+        let t = Arc::new(Tract::from_store(
+            self.head.store().clone(),
+            &Bind::Branch(name.clone()),
+        )?);
         handles.insert(name.to_string(), Arc::clone(&t));
         Ok(t)
     }

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use tract_core::{Bind, BranchName, Tract};
+use tract_core::{Bind, BranchName, ErrorCategory, Tract};
 
 /// Serve a read-only web view of the store (sessions, views with tool cards, history,
 /// search) and its JSON API under /api/.
@@ -107,12 +107,13 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CommandError::other(ServeError::Runtime(e)))?;
+        .map_err(|e| CommandError::other(ErrorCategory::of_io(e.kind()), ServeError::Runtime(e)))?;
     runtime.block_on(async move {
         let addr = SocketAddr::new(a.bind, a.port);
         let listen = |source: std::io::Error| {
             let busy = source.kind() == std::io::ErrorKind::AddrInUse;
-            let e = CommandError::other(ServeError::Listen { addr, source });
+            let category = ErrorCategory::of_io(source.kind());
+            let e = CommandError::other(category, ServeError::Listen { addr, source });
             if busy {
                 e.with_hint(
                     "another program listens there: pick another --port, or --port 0 for any free one",
@@ -149,7 +150,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         };
         axum::serve(listener, app)
             .await
-            .map_err(|e| CommandError::other(ServeError::Stopped(e)))
+            .map_err(|e| CommandError::other(ErrorCategory::of_io(e.kind()), ServeError::Stopped(e)))
     })
 }
 

@@ -73,29 +73,29 @@ fn json_streams_are_all_or_nothing() {
     let before = p.state();
     let bad = "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\n";
     assert_snapshot!(p.fails_in(&["add", "--json", "-"], bad), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: line 2: malformed JSON: EOF while parsing a value at line 1 column 25
         ");
     let bad_role =
         "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"robot\",\"content\":\"x\"}\n";
     assert_snapshot!(p.fails_in(&["add", "--json", "-"], bad_role), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: line 2: unknown role 'robot' (expected system, user, assistant or tool)
         ");
     assert_snapshot!(p.fails(&["add", "--json", "{not json"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: line 1: malformed JSON: key must be a string at line 1 column 2
         ");
     assert_snapshot!(p.fails(&["add", "--role", "robot", "hi"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: unknown role 'robot' (expected system, user, assistant or tool)
         ");
     assert_snapshot!(p.fails(&["add", "--role", "tool", "no call id"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: a tool message needs a non-empty tool_call_id
         ");

@@ -69,7 +69,7 @@ fn a_blank_placeholder_is_refused() {
     let p = grep_turns();
     let before = p.state();
     assert_snapshot!(p.fails(&["clear", "--placeholder", " "]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: the placeholder must not be empty
         ");

@@ -1,7 +1,7 @@
 //! `tract compress`: replace runs of messages with summaries; the originals stay in history.
 
 use crate::common::{
-    Project, assert_run_snapshot, dead_url, grep_turns, json, redact_id, request_text,
+    Project, assert_run_snapshot, dead_url, exit, grep_turns, json, redact_id, request_text,
     tool_project, tool_stream,
 };
 use insta::assert_snapshot;
@@ -201,18 +201,18 @@ fn a_range_by_hand_and_bad_requests() {
 
     let before = p.state();
     assert_snapshot!(p.fails(&["compress", "--commits", "ffffffffff"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: commit or branch 'ffffffffff' not found
         hint: `tract log` lists commits; `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["compress", "--range", "nope"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: --range takes A..B, not 'nope'
         ");
     assert_snapshot!(p.fails(&["compress", "--commits", &first]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: invalid operation: commit a029acc7b0 is not a message in the current view
         ");
@@ -224,7 +224,7 @@ fn a_range_by_hand_and_bad_requests() {
 
         For more information, try '--help'.
         ");
-    assert_eq!(usage.code, Some(2));
+    assert_eq!(usage.code, Some(exit::USAGE));
     assert!(p.state() == before, "failed commands change nothing");
 }
 
@@ -347,15 +347,15 @@ fn an_unreachable_or_unnamed_llm_commits_nothing() {
         &[("TRACT_LLM_MODEL", "")],
     );
     assert_snapshot!(run, @"
-        exit: 1
+        exit: 7
         --- stderr
         error: summarizer error: openai:m@http://127.0.0.1:[PORT]/v1: cannot reach http://127.0.0.1:[PORT]/v1/chat/completions: Connection refused (os error 111)
         ");
-    assert_eq!(run.code, Some(1));
+    assert_eq!(run.code, Some(exit::UNAVAILABLE));
     assert!(run.stderr.contains("summarizer error"), "{run}");
     let run = p.fails(&["compress", "--tool-turns", "--strategy", "llm"]);
     assert_snapshot!(run, @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: --strategy llm needs a model: --llm-model, TRACT_LLM_MODEL or OPENAI_MODEL
         ");

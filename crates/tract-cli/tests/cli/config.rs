@@ -138,28 +138,28 @@ fn bad_policies_are_refused_and_change_nothing() {
     let ts = ["config", "tool-summarization"];
     let run = p.fails(&[&ts[..], &["--auto-threshold", "-1"]].concat());
     assert_snapshot!(run, @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: --auto-threshold must be a non-negative number of tokens, not -1
         ");
     assert!(run.stderr.contains("non-negative"), "{run}");
     let run = p.fails(&[&ts[..], &["--tool", "bash="]].concat());
     assert_snapshot!(run, @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: the instructions for tool 'bash' are empty
         ");
     assert!(run.stderr.contains("'bash' are empty"), "{run}");
     let run = p.fails(&[&ts[..], &["--tool", "bash"]].concat());
     assert_snapshot!(run, @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: --tool takes NAME=INSTRUCTIONS, not 'bash'
         ");
     assert!(run.stderr.contains("NAME=INSTRUCTIONS"), "{run}");
     let run = p.fails(&[&ts[..], &["--default-instructions", " "]].concat());
     assert_snapshot!(run, @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: default_instructions is empty
         ");

@@ -25,7 +25,7 @@ fn demo_builds_a_session_and_shows_it() {
     assert!(p.path().join("demo/.tract/store.redb").is_file());
     let again = p.fails(&["demo", "demo"]);
     assert_snapshot!(again, @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: demo already holds a tract store; pick a new directory
         ");

@@ -75,7 +75,7 @@ fn edit_reads_content_from_flags_a_file_or_stdin() {
         ");
     let before = p.state();
     assert_snapshot!(p.fails(&["edit", "HEAD"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: give the new content: TEXT, --content, --file or -
         ");

@@ -76,13 +76,13 @@ fn a_changed_message_is_found_and_never_served() {
         hint: keep a copy of the store file before changing anything
         ");
     assert_snapshot!(p.run(&["compile"]), @"
-        exit: 1
+        exit: 6
         --- stderr
         error: corrupt store: blob d8be0ac128 is damaged: its bytes do not hash to its id
         hint: `tract fsck` lists every damaged object; keep a copy of the file before anything else
         ");
     assert_snapshot!(p.run(&["search", "msg", "--history"]), @"
-        exit: 1
+        exit: 6
         --- stderr
         error: corrupt store: blob d8be0ac128 is damaged: its bytes do not hash to its id
         hint: `tract fsck` lists every damaged object; keep a copy of the file before anything else

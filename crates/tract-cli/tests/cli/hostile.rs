@@ -3,7 +3,7 @@
 //! line (never a panic), and what was committed stays as it was; once there is room again the
 //! store works and fsck is clean.
 
-use crate::common::{Project, Run, command};
+use crate::common::{Project, Run, command, exit};
 use insta::assert_snapshot;
 
 /// `tract ARGS` in `p` with the file size limited to `kib` KiB (the limit a full disk imposes,
@@ -58,7 +58,7 @@ fn an_append_that_does_not_fit_changes_nothing_and_fits_later() {
     let big = incompressible(512 << 10);
     let run = limited(&p, kib + 64, &["add", "-"], &big);
     assert_snapshot!(run, @"
-        exit: 1
+        exit: 7
         --- stderr
         error: [DIR]/.tract/store.redb: File too large (os error 27)
         hint: the file reached the size the system allows it: nothing was committed
@@ -75,7 +75,7 @@ fn an_append_that_does_not_fit_changes_nothing_and_fits_later() {
         })
         .collect();
     let run = limited(&p, kib + 64, &["add", "--json", "-"], &batch);
-    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.code, Some(exit::UNAVAILABLE), "{run}");
     assert_eq!(run.stderr.lines().count(), 2, "{run}");
     assert_eq!(p.state(), before, "nothing of the batch committed");
     // With room again, the same writes go through and the store is sound.
@@ -122,14 +122,14 @@ fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
     }
     std::fs::write(&cut_store, &bytes[..100]).unwrap();
     assert_snapshot!(p.run(&["--store", "cut.redb", "log"]), @"
-        exit: 1
+        exit: 6
         --- stderr
         error: corrupt store: cut.redb is truncated: it ends inside its header
         hint: the file is damaged; keep a copy before trying anything else
         ");
     std::fs::write(&cut_store, &bytes[..4096]).unwrap();
     assert_snapshot!(p.run(&["--store", "cut.redb", "log"]), @"
-        exit: 1
+        exit: 6
         --- stderr
         error: corrupt store: cut.redb: File truncated below stored layout: file_len=4096, layout_len=102400
         hint: the file is damaged; keep a copy before trying anything else

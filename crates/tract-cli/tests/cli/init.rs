@@ -43,12 +43,12 @@ fn init_takes_a_directory_or_a_store_file() {
         ");
     assert!(p.path().join("mine.redb").is_file());
     assert_snapshot!(p.fails(&["--store", "other.redb", "init", "proj"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: give either --store or a directory, not both
         ");
     assert_snapshot!(p.fails(&["--store", "/no/such/dir/s.redb", "init"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: /no/such/dir: directory does not exist
         ");
@@ -84,7 +84,7 @@ fn commands_find_the_store_upward_or_by_name() {
     let err = elsewhere.fails(&["log"]);
     assert!(err.stderr.contains("tract init"), "{err}");
     assert_snapshot!(err, @"
-        exit: 1
+        exit: 3
         --- stderr
         error: a tract store in [DIR] or any parent directory (run `tract init`) not found
         hint: run `tract init` to create one here, or pass --store PATH

@@ -136,17 +136,17 @@ fn a_bad_line_names_its_file_and_line_and_nothing_is_written() {
     .unwrap();
     let before = p.state();
     assert_snapshot!(p.fails(&["import", "session.jsonl", "bad.jsonl"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid transcript bad.jsonl: line 2: 'content' must be a string, null or a list of parts
         ");
     assert_snapshot!(p.fails(&["import", "session.jsonl", "--format", "yaml"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: unknown transcript format 'yaml' (auto, claude-code, openai, openai-responses, anthropic, jsonl)
         ");
     assert_snapshot!(p.fails(&["export", "--format", "openai", "--history"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: a request body holds the view only: history goes to jsonl or markdown
         ");
@@ -309,14 +309,14 @@ fn capture_once_imports_every_session_once() {
     ");
     let before = p.state();
     assert_snapshot!(p.fails(&capture("no-such-folder")), @"
-    exit: 1
+    exit: 3
     --- stderr
     error: no-such-folder: No such file or directory (os error 2)
     ");
     assert_eq!(p.state(), before);
     // Without --store, and with no home to keep the per-user store in.
     assert_snapshot!(p.fails(&["capture", "--once", "projects"]), @"
-    exit: 1
+    exit: 4
     --- stderr
     error: invalid input: neither XDG_DATA_HOME nor HOME is set: name a store with --store
     ");

@@ -118,7 +118,7 @@ fn log_filters_by_role_and_tool() {
         ");
     assert_eq!(tool.stdout.lines().count(), 2);
     assert_snapshot!(p.fails(&["log", "--role", "robot"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: unknown role 'robot' (expected system, user, assistant or tool)
         ");

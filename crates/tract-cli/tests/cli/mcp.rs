@@ -78,7 +78,7 @@ impl Mcp {
 
     /// Calls `tool`: whether it failed, and its text.
     fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
-        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let r = self.call_result(tool, arguments);
         let text = r["content"]
             .as_array()
             .unwrap()
@@ -86,6 +86,11 @@ impl Mcp {
             .filter_map(|c| c["text"].as_str())
             .collect();
         (r["isError"] == true, text)
+    }
+
+    /// Calls `tool`: the whole result.
+    fn call_result(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
 }
 
@@ -146,4 +151,39 @@ fn a_branch_that_does_not_exist_is_a_tool_error_naming_the_close_ones() {
         m.call("log", json!({"branch": "mian"})),
         (true, "error: branch 'mian' not found".to_string())
     );
+}
+
+/// A tool error carries the error's category and message as structured content, beside the
+/// text the agent reads; a tool's answer has none.
+#[test]
+fn a_tool_error_names_its_category() {
+    let p = Project::new();
+    p.ok(&["add", "on main"]);
+    let mut m = Mcp::start(&p, &["--allow-writes"]);
+    let error = |r: &Value| {
+        assert_eq!(r["isError"], true, "{r}");
+        (
+            r["structuredContent"]["error"]["category"].clone(),
+            r["content"][0]["text"].clone(),
+            r["structuredContent"]["error"]["message"].clone(),
+        )
+    };
+    let missing = m.call_result("log", json!({"branch": "nope"}));
+    assert_eq!(
+        error(&missing),
+        (
+            json!("not_found"),
+            json!("error: branch 'nope' not found"),
+            json!("branch 'nope' not found")
+        )
+    );
+    let bad_role = m.call_result("search_history", json!({"query": "x", "role": "robot"}));
+    assert_eq!(error(&bad_role).0, "invalid_input");
+    let bad_rev = m.call_result("show", json!({"id": "HEAD~x"}));
+    assert_eq!(error(&bad_rev).0, "invalid_input");
+    let unknown = m.call_result("show", json!({"id": "dead"}));
+    assert_eq!(error(&unknown).0, "not_found");
+    let exists = m.call_result("status", json!({}));
+    assert_eq!(exists["isError"], false);
+    assert!(exists.get("structuredContent").is_none(), "{exists}");
 }

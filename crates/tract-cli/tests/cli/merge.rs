@@ -213,40 +213,40 @@ fn bad_merges_are_refused_and_change_nothing() {
     let p = delegated();
     let before = p.ok(&["log"]);
     assert_snapshot!(p.fails(&["merge", "main"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: cannot merge branch 'main' into itself
         ");
     assert_snapshot!(p.fails(&["merge", "ghost"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'ghost' not found
         hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["merge", "sub", "--strategy", "tool_result"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: --strategy tool_result needs --call-id
         ");
     assert_snapshot!(p.fails(&["merge", "sub", "--strategy", "tool_result", "--call-id", "nope"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: tool call 'nope' is not pending on this branch (pending: task_1)
         ");
     assert_snapshot!(p.fails(&["merge", "sub", "--summarize"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: summarize applies to the tool_result strategy (an append merge brings the messages themselves)
         ");
     p.ok(&["--branch", "stranger", "add", "unrelated"]);
     assert_snapshot!(p.fails(&["merge", "stranger"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: branch 'stranger' (ee7c4d30c8) shares no history with this branch (f857007362): nothing to merge from
         ");
     p.ok(&["branch", "behind"]);
     assert_snapshot!(p.fails(&["merge", "behind"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: branch 'behind' (f857007362) is already in this branch's history: nothing to merge
         ");

@@ -61,12 +61,12 @@ fn a_redacted_secret_is_gone_from_the_file_and_ids_stay() {
     assert_eq!(redacted.len(), 1);
     assert!(redacted[0].as_str().unwrap().starts_with("981d23e81e"));
     assert_snapshot!(p.fails(&["redact", leaked, "--reason", "again"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: the message of ba8ed54d6e was redacted already (a GitHub token)
         ");
     assert_snapshot!(p.fails(&["redact", leaked, "--reason", " "]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: a redaction needs a reason (it is kept with the tombstone)
         ");

@@ -157,18 +157,18 @@ fn bad_branch_commands_change_nothing() {
     p.ok(&["branch", "alt", &a]);
     let before = p.state();
     assert_snapshot!(p.fails(&["switch", "nope"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'nope' not found
         hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["branch", "alt"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: branch 'alt' already exists
         ");
     assert_snapshot!(p.fails(&["switch", "-c", "alt"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: branch 'alt' already exists
         ");
@@ -224,7 +224,7 @@ fn the_branch_option_works_on_a_session_branch_and_leaves_head() {
         ");
     let before = p.state();
     assert_snapshot!(p.fails(&["--branch", "a b", "add", "x"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: 'a b' is not a valid branch name (letters, digits, - _ . /; not HEAD, not 64 hex digits)
         ");
@@ -249,7 +249,7 @@ fn reading_a_branch_that_does_not_exist_is_an_error() {
     let p = sessions();
     let before = p.state();
     assert_snapshot!(p.fails(&["--branch", "sesion-1", "export"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'sesion-1' not found; did you mean 'session-1', 'session-10' or 'session-2'?
         hint: `tract branch` lists branches
@@ -276,7 +276,7 @@ fn reading_a_branch_that_does_not_exist_is_an_error() {
         let run = p.fails(&args);
         assert_eq!(
             run.to_string(),
-            "exit: 1\n--- stderr\n\
+            "exit: 3\n--- stderr\n\
              error: branch 'sesion-1' not found; did you mean 'session-1', 'session-10' or 'session-2'?\n\
              hint: `tract branch` lists branches\n",
             "tract {}",
@@ -285,20 +285,20 @@ fn reading_a_branch_that_does_not_exist_is_an_error() {
     }
     // Nothing close: no suggestion. `TRACT_BRANCH` names a branch as `--branch` does.
     assert_snapshot!(p.fails(&["--branch", "nope", "log"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'nope' not found
         hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.run_env(&["status"], None, &[("TRACT_BRANCH", "Session-2")]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'Session-2' not found; did you mean 'session-2'?
         hint: `tract branch` lists branches
         ");
     // A name cut short, or a session id without its prefix.
     assert_snapshot!(p.fails(&["--branch", "sess", "compile"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'sess' not found; did you mean 'session-1', 'session-2' or 'session-10'?
         hint: `tract branch` lists branches
@@ -344,7 +344,7 @@ fn the_current_branch_of_a_new_store_reads_as_empty() {
         store     [DIR]/.tract/store.redb
         ");
     assert_snapshot!(p.fails(&["--branch", "mian", "log"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'mian' not found
         hint: `tract branch` lists branches
@@ -357,19 +357,19 @@ fn switch_merge_and_delete_name_the_close_branches() {
     let p = sessions();
     let before = p.state();
     assert_snapshot!(p.fails(&["switch", "session-20"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'session-20' not found; did you mean 'session-10', 'session-2' or 'session-1'?
         hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["merge", "sesion-2"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'sesion-2' not found; did you mean 'session-2' or 'session-1'?
         hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["branch", "-d", "mainn"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'mainn' not found; did you mean 'main'?
         hint: `tract branch` lists branches
@@ -384,12 +384,12 @@ fn branch_delete_keeps_the_tip_in_the_reflog() {
     p.ok(&["branch", "alt", &a]);
     let before = p.state();
     assert_snapshot!(p.fails(&["branch", "-d", "main"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: invalid operation: branch 'main' is the current branch; switch to another one first
         ");
     assert_snapshot!(p.fails(&["branch", "-d", "nope"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'nope' not found
         hint: `tract branch` lists branches
@@ -413,7 +413,7 @@ fn branch_delete_keeps_the_tip_in_the_reflog() {
         ");
     // Reading it is an error now; a session of that name starts afresh.
     assert_snapshot!(p.fails(&["--branch", "alt", "log"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'alt' not found
         hint: `tract branch` lists branches

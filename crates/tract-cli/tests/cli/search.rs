@@ -65,7 +65,7 @@ fn search_by_regex_and_role() {
     assert_eq!(hits.stdout.lines().count(), 1);
     let err = p.fails(&["search", "(", "--regex"]);
     assert_snapshot!(err, @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: invalid regular expression '(': unclosed group
         ");

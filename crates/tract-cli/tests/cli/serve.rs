@@ -230,33 +230,33 @@ fn bad_requests_get_json_errors_and_the_server_goes_on() {
     let s = Server::start(&p, &[]);
     assert_snapshot!(s.error("GET", "/api/view?branch=nope"), @r#"
     HTTP/1.1 404 Not Found
-    {"error":{"code":"not_found","message":"branch 'nope' not found"}}
+    {"error":{"code":"not_found","category":"not_found","message":"branch 'nope' not found"}}
     "#);
     assert_snapshot!(s.error("GET", "/api/view?branch=main&limit=0"), @r#"
     HTTP/1.1 400 Bad Request
-    {"error":{"code":"bad_request","message":"limit must be a whole number from 1 to 500, not '0'"}}
+    {"error":{"code":"bad_request","category":"invalid_input","message":"limit must be a whole number from 1 to 500, not '0'"}}
     "#);
     assert_snapshot!(s.error("GET", "/api/view"), @r#"
     HTTP/1.1 400 Bad Request
-    {"error":{"code":"bad_request","message":"the branch parameter is missing"}}
+    {"error":{"code":"bad_request","category":"invalid_input","message":"the branch parameter is missing"}}
     "#);
     assert_snapshot!(s.error("GET", "/api/commit/zzzz"), @r#"
     HTTP/1.1 404 Not Found
-    {"error":{"code":"not_found","message":"commit or branch 'zzzz' not found"}}
+    {"error":{"code":"not_found","category":"not_found","message":"commit or branch 'zzzz' not found"}}
     "#);
     assert_snapshot!(s.error("DELETE", "/api/sessions"), @r#"
     HTTP/1.1 405 Method Not Allowed
-    {"error":{"code":"method_not_allowed","message":"the view is read-only: only GET and HEAD are served"}}
+    {"error":{"code":"method_not_allowed","category":"invalid_input","message":"the view is read-only: only GET and HEAD are served"}}
     "#);
     assert_snapshot!(s.error("GET", "/api/nothing"), @r#"
     HTTP/1.1 404 Not Found
-    {"error":{"code":"not_found","message":"no such page or endpoint"}}
+    {"error":{"code":"not_found","category":"not_found","message":"no such page or endpoint"}}
     "#);
     // Another name pointed at 127.0.0.1 (DNS rebinding) is refused; loopback names are not.
     let (status, _, body) = s.request_for("attacker.example:8484", "GET", "/api/sessions");
     assert_snapshot!(format!("{status}\n{body}"), @r#"
     HTTP/1.1 403 Forbidden
-    {"error":{"code":"forbidden_host","message":"the server answers only requests for a loopback host, not 'attacker.example:8484' (start it with --bind to serve other addresses)"}}
+    {"error":{"code":"forbidden_host","category":"invalid_input","message":"the server answers only requests for a loopback host, not 'attacker.example:8484' (start it with --bind to serve other addresses)"}}
     "#);
     for host in ["localhost:8484", "[::1]:8484", "127.0.0.1"] {
         let (status, _, _) = s.request_for(host, "GET", "/api/sessions");
@@ -281,7 +281,7 @@ fn a_branch_that_does_not_exist_is_a_404_naming_the_close_ones() {
         p.ok(&["--branch", b, "add", "hello"]);
     }
     let s = Server::start(&p, &[]);
-    let missing = "{\"error\":{\"code\":\"not_found\",\"message\":\"branch 'sesion-1' not found; \
+    let missing = "{\"error\":{\"code\":\"not_found\",\"category\":\"not_found\",\"message\":\"branch 'sesion-1' not found; \
                    did you mean 'session-1', 'session-10' or 'session-2'?\"}}";
     for path in [
         "/api/view?branch=sesion-1",
@@ -298,7 +298,7 @@ fn a_branch_that_does_not_exist_is_a_404_naming_the_close_ones() {
     }
     assert_snapshot!(s.error("GET", "/api/history?branch=Session-2"), @r#"
     HTTP/1.1 404 Not Found
-    {"error":{"code":"not_found","message":"branch 'Session-2' not found; did you mean 'session-2'?"}}
+    {"error":{"code":"not_found","category":"not_found","message":"branch 'Session-2' not found; did you mean 'session-2'?"}}
     "#);
     // Once the branch exists, it is served.
     p.ok(&["--branch", "sesion-1", "add", "now it exists"]);
@@ -313,7 +313,7 @@ fn a_branch_that_does_not_exist_is_a_404_naming_the_close_ones() {
     );
     assert_snapshot!(s.error("GET", "/api/history?branch=mian"), @r#"
     HTTP/1.1 404 Not Found
-    {"error":{"code":"not_found","message":"branch 'mian' not found"}}
+    {"error":{"code":"not_found","category":"not_found","message":"branch 'mian' not found"}}
     "#);
 }
 
@@ -321,7 +321,7 @@ fn a_branch_that_does_not_exist_is_a_404_naming_the_close_ones() {
 fn a_missing_store_or_a_busy_port_is_one_error_line() {
     let empty = Project::empty();
     assert_snapshot!(empty.run(&["serve", "--port", "0"]), @"
-    exit: 1
+    exit: 3
     --- stderr
     error: a tract store in [DIR] or any parent directory (run `tract init`) not found
     hint: run `tract init` to create one here, or pass --store PATH
@@ -330,7 +330,7 @@ fn a_missing_store_or_a_busy_port_is_one_error_line() {
     let s = Server::start(&p, &[]);
     let port = s.addr.rsplit(':').next().unwrap().to_string();
     assert_snapshot!(p.run(&["serve", "--port", &port]), @"
-    exit: 1
+    exit: 7
     --- stderr
     error: cannot listen on 127.0.0.1:[PORT]: Address already in use (os error 98)
     hint: another program listens there: pick another --port, or --port 0 for any free one

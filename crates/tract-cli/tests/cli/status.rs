@@ -101,14 +101,15 @@ fn run_with_captures_what_the_binary_prints() {
         err.starts_with("error: unexpected argument '--bogus'"),
         "{err}"
     );
-    // A failed command: exit 1, its error and hint, and nothing on standard output.
+    // A failed command: its category's exit code (3: not found), its error and hint, and
+    // nothing on standard output.
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = tract_cli::run_with(
         ["tract", "--store", store, "show", "nope"],
         &mut out,
         &mut err,
     );
-    assert_eq!(code, 1);
+    assert_eq!(code, 3);
     assert!(out.is_empty());
     assert_eq!(
         String::from_utf8(err).unwrap(),

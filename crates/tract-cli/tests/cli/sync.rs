@@ -73,7 +73,7 @@ fn a_diverged_branch_is_refused_until_forced() {
     p.ok(&["add", "only in the origin"]);
     let before = p.ok(&["--store", "copy.redb", "log", "--json"]);
     assert_snapshot!(p.run(&["push", "copy.redb"]), @"
-        exit: 1
+        exit: 5
         --- stderr
         error: branch 'main' has diverged: the receiver is at 0afeb39348 and the sender at 81cfa4df31; neither contains the other (force to move it, the old tip stays in the reflog)
         hint: nothing was moved: merge the two first, or pass --force (the receiver's old tip stays in its reflog)
@@ -127,13 +127,13 @@ fn bad_sync_input_is_one_error_line_and_changes_nothing() {
     let p = origin();
     std::fs::write(p.path().join("notes.txt"), "hello").unwrap();
     assert_snapshot!(p.fails(&["pull", ".tract/store.redb", "nope"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: branch 'nope' not found
         hint: `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["push", "notes.txt"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: notes.txt is not a tract store: the file does not start with a redb header
         hint: pass --store with a tract store (a file or a postgresql:// URL), or run `tract init`
@@ -143,18 +143,18 @@ fn bad_sync_input_is_one_error_line_and_changes_nothing() {
         "hello"
     );
     assert_snapshot!(p.fails(&["push", "missing.redb"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: missing.redb: no tract store here
         ");
     assert!(!p.path().join("missing.redb").exists());
     assert_snapshot!(p.fails(&["clone", ".tract/store.redb", "notes.txt"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: notes.txt exists; clone into a new file
         ");
     assert_snapshot!(p.fails(&["push", "redis://localhost/0"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: unknown store scheme 'redis://': a store is a file path or a postgresql:// URL
         ");

@@ -119,13 +119,13 @@ fn an_edited_result_is_listed_once() {
 fn bad_tool_queries_are_errors() {
     let p = tool_project();
     assert_snapshot!(p.fails(&["tools", "results", "--after", "ffffffffff"]), @"
-        exit: 1
+        exit: 3
         --- stderr
         error: commit or branch 'ffffffffff' not found
         hint: `tract log` lists commits; `tract branch` lists branches
         ");
     assert_snapshot!(p.fails(&["tools", "calls", "--after", "HEAD"]), @"
-        exit: 1
+        exit: 4
         --- stderr
         error: invalid input: --after and --before apply to `tract tools results`
         ");

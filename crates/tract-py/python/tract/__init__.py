@@ -33,8 +33,11 @@ from tract._tract import (
 from tract import aio, errors
 from tract.errors import (
     AmbiguousPrefixError,
+    ConflictError,
+    CorruptError,
     CorruptStoreError,
     HeadMovedError,
+    InternalError,
     InvalidInputError,
     InvalidOperationError,
     NewerFormatError,
@@ -48,6 +51,7 @@ from tract.errors import (
     SummarizerError,
     TractError,
     TractWarning,
+    UnavailableError,
 )
 
 __all__ = [

@@ -18,9 +18,9 @@ def responses_items(message: dict[str, Any]) -> list[dict[str, Any]]:
     it): the item it was added as, or its plain input form."""
     ...
 
-def _error_examples() -> list[tuple[str, BaseException]]:
-    """One exception per variant of the core's error, as `(variant, exception)`: what the test of
-    the mapping raises."""
+def _error_examples() -> list[tuple[str, str, BaseException]]:
+    """One exception per variant of the core's error, as `(variant, category, exception)`: what
+    the test of the mapping raises."""
     ...
 
 Role = Literal["system", "user", "assistant", "tool"]

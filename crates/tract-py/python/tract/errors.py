@@ -2,13 +2,24 @@
 the failure as attributes (the revision, the candidates, the path, the commit); OS errors on a
 store path are raised as the matching :class:`OSError` subclass (``FileNotFoundError``,
 ``PermissionError``, ...). An exception raised by your own ``tool_result`` handler or
-summarizer callable propagates as itself."""
+summarizer callable propagates as itself.
+
+Each error also belongs to one category, a base class saying what the caller can do about it
+(the same categories as the CLI's exit codes and the web API's statuses):
+:class:`NotFoundError` (name something that exists), :class:`InvalidInputError` (fix the
+input), :class:`ConflictError` (read the state again and decide anew),
+:class:`CorruptError` (stored bytes are damaged: keep a copy, ``fsck()``, restore),
+:class:`UnavailableError` (busy or out of reach: retry later) and :class:`InternalError`
+(none of these). ``category`` names it: ``"not_found"``, ``"invalid_input"``, ``"conflict"``,
+``"corrupt"``, ``"unavailable"`` or ``"internal"``."""
 
 from typing import Any, List, Optional
 
 
 class TractError(Exception):
     """Base class of every error tract raises (other than OS errors)."""
+
+    category: str
 
     def __init__(self, message: str = "", **facts: Any) -> None:
         super().__init__(message)
@@ -17,10 +28,13 @@ class TractError(Exception):
 
 
 class NotFoundError(TractError, LookupError):
-    """A commit, branch or store that does not exist. ``rev`` is the revision given, ``branch``
-    the branch named, ``commit`` the full id looked up (each None when it does not apply);
-    for a branch that does not exist, ``similar`` lists the existing branches with a close name
-    (at most 3, closest first)."""
+    """A commit, branch or store that does not exist (also the category of every such error,
+    :class:`NotInViewError` included). ``rev`` is the revision given, ``branch`` the branch
+    named, ``commit`` the full id looked up (each None when it does not apply); for a branch
+    that does not exist, ``similar`` lists the existing branches with a close name (at most 3,
+    closest first)."""
+
+    category = "not_found"
 
     rev: Optional[str] = None
     branch: Optional[str] = None
@@ -28,18 +42,15 @@ class NotFoundError(TractError, LookupError):
     similar: List[str] = []
 
 
-class AmbiguousPrefixError(TractError, LookupError):
-    """A short hash that matches several commits: ``prefix``, and ``candidates`` (full ids)."""
-
-    prefix: str = ""
-    candidates: List[str] = []
-
-
 class InvalidInputError(TractError, ValueError):
     """Input that cannot be understood: malformed JSON, an unknown role, a bad revision or
-    branch name, a bad transcript line. For a message of a batch, ``index`` (its place in a
-    list, from 1) or ``line`` (its line in JSONL); for a transcript, ``path`` and ``line``;
-    ``rev`` or ``branch`` for a bad revision or branch name."""
+    branch name, a bad transcript line (also the category of every input that cannot be used
+    as given: an ambiguous prefix, a file that is not a store or is of a newer format, a
+    rejected tool result). For a message of a batch, ``index`` (its place in a list, from 1)
+    or ``line`` (its line in JSONL); for a transcript, ``path`` and ``line``; ``rev`` or
+    ``branch`` for a bad revision or branch name."""
+
+    category = "invalid_input"
 
     index: Optional[int] = None
     line: Optional[int] = None
@@ -48,16 +59,57 @@ class InvalidInputError(TractError, ValueError):
     branch: Optional[str] = None
 
 
-class InvalidOperationError(TractError):
+class AmbiguousPrefixError(InvalidInputError, LookupError):
+    """A short hash that matches several commits: ``prefix``, and ``candidates`` (full ids)."""
+
+    prefix: str = ""
+    candidates: List[str] = []
+
+
+class ConflictError(TractError):
+    """Category: a well-formed request that the store's current state refuses (the branch
+    moved, a branch already exists, histories diverged, a call is not pending). Nothing was
+    changed; read the state again and decide anew."""
+
+    category = "conflict"
+
+
+class CorruptError(TractError):
+    """Category: stored bytes are damaged. Retrying will not help: keep a copy of the store,
+    run ``fsck()`` to list the damage, restore from a backup or another store."""
+
+    category = "corrupt"
+
+
+class UnavailableError(TractError):
+    """Category: something the call needs is busy or out of reach for now (the store's lock,
+    the database server, the summarizer's server, disk space). Nothing was committed; retry
+    later."""
+
+    category = "unavailable"
+
+
+class InternalError(TractError):
+    """Category: none of the others, such as an unexpected error of the storage engine or a
+    handler that failed with an error that is not a Python exception. Nothing was
+    committed; the message says what happened."""
+
+    category = "internal"
+
+
+class InvalidOperationError(ConflictError):
     """A well-formed request that cannot be carried out in the current state. ``branch`` names
     the branch when one already exists."""
 
     branch: Optional[str] = None
 
 
-class NotInViewError(InvalidOperationError):
+class NotInViewError(InvalidOperationError, NotFoundError):
     """A commit that exists but is not a message in the current view: ``commit`` (full id), and
-    ``argument``, the parameter that named it (``after``, ``before``), when there was one."""
+    ``argument``, the parameter that named it (``after``, ``before``), when there was one. Its
+    category is not found; it stays an :class:`InvalidOperationError` as it always was."""
+
+    category = "not_found"
 
     commit: str = ""
     argument: Optional[str] = None
@@ -81,24 +133,24 @@ class DivergedError(InvalidOperationError):
     sender: str = ""
 
 
-class StoreLockedError(TractError):
+class StoreLockedError(UnavailableError):
     """Another process held the store's write lock for longer than the wait allows: ``path``."""
 
     path: str = ""
 
 
-class NotAStoreError(TractError):
+class NotAStoreError(InvalidInputError):
     """The file is not a tract store: ``path``, and ``reason``."""
 
     path: str = ""
     reason: str = ""
 
 
-class CorruptStoreError(TractError):
+class CorruptStoreError(CorruptError):
     """Stored bytes that do not decode or do not match their id."""
 
 
-class NewerFormatError(TractError):
+class NewerFormatError(InvalidInputError):
     """The store was written by a newer version of tract: ``found`` and ``supported``
     format versions."""
 
@@ -106,7 +158,7 @@ class NewerFormatError(TractError):
     supported: int = 0
 
 
-class SummarizerError(TractError):
+class SummarizerError(UnavailableError):
     """A summarizer failed; nothing was committed. ``summarizer`` names it, ``reason`` says
     what went wrong."""
 
@@ -114,13 +166,13 @@ class SummarizerError(TractError):
     reason: str = ""
 
 
-class RejectedError(TractError):
+class RejectedError(InvalidInputError):
     """A ``tool_result`` handler rejected the result; nothing was committed: ``reason``."""
 
     reason: str = ""
 
 
-class DatabaseError(TractError):
+class DatabaseError(UnavailableError):
     """A database store could not be reached or refused a statement (the server is down or went
     away, wrong credentials, a timeout); nothing of the call was committed. ``store`` is its URL
     without the password, ``reason`` what the client or the server said."""
@@ -137,8 +189,12 @@ class TractWarning(UserWarning):
 __all__ = [
     "TractError",
     "NotFoundError",
-    "AmbiguousPrefixError",
     "InvalidInputError",
+    "ConflictError",
+    "CorruptError",
+    "UnavailableError",
+    "InternalError",
+    "AmbiguousPrefixError",
     "InvalidOperationError",
     "NotInViewError",
     "HeadMovedError",

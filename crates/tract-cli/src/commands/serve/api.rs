@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tract_core::json::message_to_json;
 use tract_core::{
-    CommitId, CommitInfo, Error, MergeStrategy, Op, PageEntry, Rev, Role, SearchQuery, Tract,
-    ViewPage,
+    CommitId, CommitInfo, Error, ErrorCategory, MergeStrategy, Op, PageEntry, Rev, Role,
+    SearchQuery, Tract, ViewPage,
 };
 
 /// The API's routes, under `/api`.
@@ -35,84 +35,96 @@ pub(super) fn routes() -> Router<Arc<State>> {
         .route("/events", get(events))
 }
 
-/// An API error: a status and `{"error": {"code", "message"}}`.
+/// An API error: a status and `{"error": {"code", "category", "message"}}`.
 #[derive(Debug)]
 pub(super) struct ApiError {
     status: StatusCode,
     code: &'static str,
+    category: ErrorCategory,
     message: String,
 }
 
+/// The HTTP status and the `code` of an error of `category`, defined once (docs/serve.md). The
+/// codes the page already knew (`not_found`, `bad_request`, `corrupt`, `internal`) stay.
+fn status_of(category: ErrorCategory) -> (StatusCode, &'static str) {
+    match category {
+        ErrorCategory::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+        ErrorCategory::InvalidInput => (StatusCode::BAD_REQUEST, "bad_request"),
+        ErrorCategory::Conflict => (StatusCode::CONFLICT, "conflict"),
+        ErrorCategory::Corrupt => (StatusCode::INTERNAL_SERVER_ERROR, "corrupt"),
+        ErrorCategory::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        ErrorCategory::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+    }
+}
+
 impl ApiError {
-    pub(super) fn not_found(message: impl Into<String>) -> Self {
+    /// An error of `category`, with its status and code.
+    fn new(category: ErrorCategory, message: impl Into<String>) -> Self {
+        let (status, code) = status_of(category);
         ApiError {
-            status: StatusCode::NOT_FOUND,
-            code: "not_found",
+            status,
+            code,
+            category,
             message: message.into(),
         }
     }
 
+    pub(super) fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCategory::NotFound, message)
+    }
+
     fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCategory::InvalidInput, message)
+    }
+
+    /// A request the server refuses by its own rules (not its store's): input it will not
+    /// take, with the status HTTP has for it.
+    fn refused(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
-            status: StatusCode::BAD_REQUEST,
-            code: "bad_request",
+            status,
+            code,
+            category: ErrorCategory::InvalidInput,
             message: message.into(),
         }
     }
 
     pub(super) fn forbidden_host(host: &str) -> Self {
-        ApiError {
-            status: StatusCode::FORBIDDEN,
-            code: "forbidden_host",
-            message: format!(
+        ApiError::refused(
+            StatusCode::FORBIDDEN,
+            "forbidden_host",
+            format!(
                 "the server answers only requests for a loopback host, not '{host}' (start it with --bind to serve other addresses)"
             ),
-        }
+        )
     }
 
     pub(super) fn method_not_allowed() -> Self {
-        ApiError {
-            status: StatusCode::METHOD_NOT_ALLOWED,
-            code: "method_not_allowed",
-            message: "the view is read-only: only GET and HEAD are served".into(),
-        }
+        ApiError::refused(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "the view is read-only: only GET and HEAD are served",
+        )
     }
 }
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
-        let (status, code) = match &e {
-            Error::UnknownRevision { .. }
-            | Error::UnknownBranch { .. }
-            | Error::BranchDeleted { .. }
-            | Error::UnbornBranch { .. }
-            | Error::HistoryTooShort { .. }
-            | Error::MissingCommit { .. }
-            | Error::NotInView { .. } => (StatusCode::NOT_FOUND, "not_found"),
-            Error::AmbiguousPrefix { .. }
-            | Error::InvalidRevision { .. }
-            | Error::InvalidBranchName { .. }
-            | Error::InvalidInput { .. } => (StatusCode::BAD_REQUEST, "bad_request"),
-            Error::Corrupt { .. } | Error::CorruptObject { .. } => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "corrupt")
-            }
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        };
+        let category = e.category();
         let mut message = e.to_string();
-        if code == "corrupt" {
+        if category == ErrorCategory::Corrupt {
             message.push_str(" (run `tract fsck` to check the whole store)");
         }
-        ApiError {
-            status,
-            code,
-            message,
-        }
+        ApiError::new(category, message)
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.code, "message": self.message}});
+        let body = json!({"error": {
+            "code": self.code,
+            "category": self.category.as_str(),
+            "message": self.message,
+        }});
         (self.status, Json(body)).into_response()
     }
 }
@@ -123,11 +135,10 @@ type Answer = Result<Json<Value>, ApiError>;
 async fn blocking(f: impl FnOnce() -> Result<Value, ApiError> + Send + 'static) -> Answer {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map(Json),
-        Err(e) => Err(ApiError {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: "internal",
-            message: format!("the request failed: {e}"),
-        }),
+        Err(e) => Err(ApiError::new(
+            ErrorCategory::Internal,
+            format!("the request failed: {e}"),
+        )),
     }
 }
 
@@ -642,5 +653,44 @@ fn head_state(t: &Tract) -> Value {
             "tokens": s.token_count,
         }),
         Err(_) => json!({"head": null, "messages": 0, "tokens": 0}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_category_has_its_status_and_a_code_of_its_own() {
+        let statuses: Vec<(ErrorCategory, u16, &str)> = ErrorCategory::ALL
+            .into_iter()
+            .map(|c| {
+                let (status, code) = status_of(c);
+                (c, status.as_u16(), code)
+            })
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                (ErrorCategory::NotFound, 404, "not_found"),
+                (ErrorCategory::InvalidInput, 400, "bad_request"),
+                (ErrorCategory::Conflict, 409, "conflict"),
+                (ErrorCategory::Corrupt, 500, "corrupt"),
+                (ErrorCategory::Unavailable, 503, "unavailable"),
+                (ErrorCategory::Internal, 500, "internal"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_core_error_answers_its_categorys_status_and_names_the_category() {
+        for e in Error::examples() {
+            let category = e.category();
+            let text = e.to_string();
+            let answer = ApiError::from(e);
+            assert_eq!(answer.status, status_of(category).0, "{text}");
+            assert_eq!(answer.category, category);
+            assert!(answer.message.starts_with(&text));
+        }
     }
 }
