@@ -45,6 +45,8 @@ trap on_exit EXIT
 # compiler `cargo clippy` itself runs) on the workspace's own crates, so one build both lints
 # and compiles them and the dependencies are compiled once, for the tests. Exported, so every
 # cargo run below (and maturin's) sees the same compiler and reuses what the first one built.
+# The Python binding, which `cargo test` does not build (its tests are the Python suite's), is
+# linted when the wheel is built.
 RUSTC_WORKSPACE_WRAPPER=$(command -v clippy-driver)
 CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings"
 export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
