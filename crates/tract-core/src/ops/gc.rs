@@ -10,7 +10,7 @@ use crate::refs::HeadRef;
 use crate::repo::Repo;
 use crate::storage::backend::ObjectTable;
 use crate::storage::codec;
-use crate::storage::store;
+use crate::storage::store::verify;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::time::Duration;
@@ -51,7 +51,7 @@ pub(crate) fn gc(repo: &Repo, grace: Duration) -> Result<GcOutcome> {
     }
 
     let commits = w.scan_objects(ObjectTable::Commits, |id, record| {
-        store::verified_commit(&CommitId::from_bytes(id), record).map(|c| (c, record.len()))
+        verify::verified_commit(&CommitId::from_bytes(id), record).map(|c| (c, record.len()))
     })?;
     let by_id: std::collections::HashMap<[u8; 32], &Commit, BuildHasherDefault<IdHasher>> =
         commits.iter().map(|(id, (c, _))| (*id, c)).collect();

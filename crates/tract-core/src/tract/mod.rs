@@ -527,7 +527,7 @@ impl Tract {
     pub fn tombstone(
         &self,
         rev: impl Into<Rev>,
-    ) -> Result<Option<crate::storage::store::Tombstone>> {
+    ) -> Result<Option<crate::storage::store::verify::Tombstone>> {
         let snap = self.repo.read()?;
         let id = self.repo.resolve(&snap, &rev.into())?;
         match snap.commit(&id)?.blob {
