@@ -23,7 +23,11 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["storage/store/meta"],
     &["storage/store/verify"],
-    &["storage/store/snapshot", "storage/store/writer"],
+    &[
+        "storage/store/snapshot",
+        "storage/store/writer",
+        "storage/store/faults",
+    ],
     &["storage/store"],
     &[
         "view/revision",

@@ -1,15 +1,19 @@
 //! The store: tract's model (commits, blobs, refs, reflog, settings, branch counts) on a
 //! storage backend, with opening rules, snapshots for reading and one writer at a time.
 //!
-//! Backends ([`crate::storage::backend`]) keep raw records; everything that makes them tract's
+//! Backends (`storage::backend`) keep raw records; everything that makes them tract's
 //! lives in this folder, once for all of them: objects are decoded and verified against their
 //! ids on every read (`verify`), written once under their ids, and a ref's every move is logged
 //! (`writer`); `snapshot` reads, `meta` holds the named values beside the objects. This file
 //! opens a store: a redb file (or memory) or, with the `postgres` feature, a PostgreSQL database
 //! (`postgresql://` URLs). Within one process, every handle on one store shares one open
 //! backend, and writes arriving together share one transaction (group commit, see
-//! [`crate::storage::group`]).
+//! `storage::group`). With the `testing` feature, `faults` makes the backend fail on demand,
+//! or damages what it keeps, for tests.
 
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod faults;
 pub(crate) mod meta;
 pub(crate) mod snapshot;
 pub(crate) mod verify;
@@ -24,6 +28,8 @@ use crate::storage::group::{GroupCommit, JobError};
 #[cfg(feature = "postgres")]
 use crate::storage::postgres::backend::PgBackend;
 use crate::storage::redb_backend::{self, Created, Located, RedbBackend};
+#[cfg(feature = "testing")]
+use crate::storage::store::faults::{Call, Damage, Faults};
 use crate::storage::store::meta::{META_ENCODING, META_FORMAT, META_HEAD, encode_small};
 pub use crate::storage::store::snapshot::Snapshot;
 pub use crate::storage::store::verify::Tombstone;
@@ -68,6 +74,9 @@ pub struct Store {
 struct Shared {
     backend: Backend,
     group: GroupCommit<Writer>,
+    /// Every transaction's calls counted, failing where a test armed a fault.
+    #[cfg(feature = "testing")]
+    faults: Arc<Faults>,
 }
 
 /// The open backend.
@@ -377,7 +386,7 @@ impl Store {
 
     /// A consistent read snapshot of everything committed so far, by any process.
     pub fn read(&self) -> Result<Snapshot> {
-        Ok(Snapshot::new(self.shared.backend.read()?))
+        Ok(Snapshot::new(self.shared.read()?))
     }
 
     /// Runs `job` in a write transaction shared with the writes other threads of this
@@ -416,20 +425,67 @@ impl Store {
     }
 
     fn write_scoped(&self, scope: &WriteScope) -> Result<Writer> {
-        let tx = self
-            .shared
-            .backend
-            .write(scope, self.options.lock_timeout)?;
+        let tx = self.shared.write(scope, self.options.lock_timeout)?;
         Ok(Writer::new(tx, self.options.clock))
+    }
+
+    /// The faults of this store's backend, shared by every handle on it in this process: its
+    /// calls counted, and faults armed for calls to come (tests only).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// A raw write transaction on the backend, for damaging the store (tests only): it waits
+    /// for every other writer, as store-wide work does.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn damage(&self) -> Result<Damage> {
+        let tx = (self.shared.backend).write(&WriteScope::Store, self.options.lock_timeout)?;
+        Ok(Damage::new(tx, self.options.clock))
+    }
+
+    /// A raw write transaction on the backend that moves only `refs` (see
+    /// [`Store::write_refs`]), for damaging the store (tests only).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn damage_refs(&self, refs: &[&str]) -> Result<Damage> {
+        let scope = WriteScope::Refs(refs.iter().map(|r| r.to_string()).collect());
+        let tx = (self.shared.backend).write(&scope, self.options.lock_timeout)?;
+        Ok(Damage::new(tx, self.options.clock))
     }
 }
 
 impl Shared {
     fn new(backend: Backend) -> Arc<Self> {
         Arc::new(Shared {
+            #[cfg(feature = "testing")]
+            faults: Faults::new(backend.location()),
             backend,
             group: GroupCommit::default(),
         })
+    }
+
+    /// A read transaction (in a build with the `testing` feature, through the store's faults).
+    fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        #[cfg(feature = "testing")]
+        self.faults.enter(Call::BeginRead)?;
+        let tx = self.backend.read()?;
+        #[cfg(feature = "testing")]
+        let tx = self.faults.read(tx);
+        Ok(tx)
+    }
+
+    /// A write transaction for `scope` (in a build with the `testing` feature, through the
+    /// store's faults).
+    fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        #[cfg(feature = "testing")]
+        self.faults.enter(Call::BeginWrite)?;
+        let tx = self.backend.write(scope, lock_timeout)?;
+        #[cfg(feature = "testing")]
+        let tx = self.faults.write(tx);
+        Ok(tx)
     }
 }
 

@@ -170,7 +170,7 @@ impl Snapshot {
         Ok(self.tx.tip(name)?.map(CommitId::from_bytes))
     }
 
-    /// The tip of branch `name`; a branch with no commits is [`Error::UnknownBranch`], naming
+    /// The tip of branch `name`; a branch with no commits is [`crate::Error::UnknownBranch`], naming
     /// the existing branches closest to it.
     pub fn require_branch(&self, name: &str) -> Result<CommitId> {
         match self.branch(name)? {
