@@ -33,7 +33,7 @@ use crate::storage::store::faults::{Call, Damage, Faults};
 use crate::storage::store::meta::{META_ENCODING, META_FORMAT, META_HEAD, encode_small};
 pub use crate::storage::store::snapshot::Snapshot;
 pub use crate::storage::store::verify::Tombstone;
-pub use crate::storage::store::writer::{Objects, Writer};
+use crate::storage::store::writer::Writer;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
@@ -411,7 +411,7 @@ impl Store {
 
     /// Starts a write transaction for store-wide work (gc, redaction, sync, settings): it
     /// waits a bounded time for every other writer, in any process, and they for it.
-    pub fn write(&self) -> Result<Writer> {
+    pub(crate) fn write(&self) -> Result<Writer> {
         self.write_scoped(&WriteScope::Store)
     }
 
@@ -419,7 +419,7 @@ impl Store {
     /// database, writers of other refs go on beside it, while writers of the same refs wait
     /// a bounded time for each other. A ref it moves without naming it here is locked when
     /// first touched. In a file, every write waits for the one before it.
-    pub fn write_refs(&self, refs: &[&str]) -> Result<Writer> {
+    pub(crate) fn write_refs(&self, refs: &[&str]) -> Result<Writer> {
         let names = refs.iter().map(|r| r.to_string()).collect();
         self.write_scoped(&WriteScope::Refs(names))
     }

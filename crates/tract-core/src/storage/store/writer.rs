@@ -43,13 +43,13 @@ impl Pending {
 }
 
 /// Writing objects in a write transaction.
-pub struct Objects<'w> {
+pub(crate) struct Objects<'w> {
     pending: &'w mut Pending,
 }
 
 impl Objects<'_> {
     /// Stores a blob (once: identical payloads share it) and returns its id.
-    pub fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<BlobId> {
+    pub(crate) fn put_blob(&mut self, bytes: &[u8], tokens: u32) -> Result<BlobId> {
         let id = BlobId::of(bytes);
         if let std::collections::hash_map::Entry::Vacant(slot) = self.pending.blobs.entry(id) {
             let enc = codec::encode(bytes, Some(tokens));
@@ -94,7 +94,7 @@ impl Objects<'_> {
     }
 
     /// Stores a commit and returns its id.
-    pub fn put_commit(&mut self, commit: &Commit) -> Result<CommitId> {
+    pub(crate) fn put_commit(&mut self, commit: &Commit) -> Result<CommitId> {
         let bytes = commit.encode()?;
         let id = CommitId::of(&bytes);
         if let std::collections::hash_map::Entry::Vacant(slot) = self.pending.commits.entry(id) {
@@ -107,7 +107,7 @@ impl Objects<'_> {
 }
 
 /// The one write transaction; dropped without [`Writer::commit`], it changes nothing.
-pub struct Writer {
+pub(crate) struct Writer {
     tx: Box<dyn WriteTx>,
     clock: Clock,
     pending: Pending,
@@ -124,17 +124,17 @@ impl Writer {
     }
 
     /// The handle's clock.
-    pub fn clock(&self) -> Clock {
+    pub(crate) fn clock(&self) -> Clock {
         self.clock
     }
 
     /// `HEAD` as this transaction sees it (the latest committed state).
-    pub fn head(&self) -> Result<Head> {
+    pub(crate) fn head(&self) -> Result<Head> {
         read_head(&*self.tx)
     }
 
     /// A commit by id, including ones written in this transaction.
-    pub fn commit_object(&self, id: &CommitId) -> Result<Commit> {
+    pub(crate) fn commit_object(&self, id: &CommitId) -> Result<Commit> {
         if let Some((record, _)) = self.pending.commits.get(id) {
             return verified_commit(id, record);
         }
@@ -142,7 +142,7 @@ impl Writer {
     }
 
     /// A blob by id, including ones written in this transaction.
-    pub fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
+    pub(crate) fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         if let Some(p) = self.pending.blobs.get(id) {
             let chunks: HashMap<&ChunkId, &Vec<u8>> =
                 p.chunks.iter().map(|(c, r)| (c, r)).collect();
@@ -158,7 +158,7 @@ impl Writer {
     }
 
     /// Writing objects (blobs and commits) in this transaction.
-    pub fn objects(&mut self) -> Result<Objects<'_>> {
+    pub(crate) fn objects(&mut self) -> Result<Objects<'_>> {
         Ok(Objects {
             pending: &mut self.pending,
         })
@@ -240,18 +240,18 @@ impl Writer {
     }
 
     /// Stores a setting, or removes it with `None`.
-    pub fn set_setting(&mut self, name: &str, value: Option<&[u8]>) -> Result<()> {
+    pub(crate) fn set_setting(&mut self, name: &str, value: Option<&[u8]>) -> Result<()> {
         self.tx.set_meta(&setting_key(name), value)
     }
 
     /// A branch's tip.
-    pub fn branch(&self, name: &str) -> Result<Option<CommitId>> {
+    pub(crate) fn branch(&self, name: &str) -> Result<Option<CommitId>> {
         Ok(self.tx.tip(name)?.map(CommitId::from_bytes))
     }
 
     /// A branch's tip; a branch with no commits is [`Error::UnknownBranch`], naming the
     /// existing branches closest to it.
-    pub fn require_branch(&self, name: &str) -> Result<CommitId> {
+    pub(crate) fn require_branch(&self, name: &str) -> Result<CommitId> {
         match self.branch(name)? {
             Some(tip) => Ok(tip),
             None => Err(unknown_branch(&*self.tx, name)?),
@@ -259,7 +259,12 @@ impl Writer {
     }
 
     /// Points a branch at `new` (or removes it with `None`), logging the move.
-    pub fn set_branch(&mut self, name: &str, new: Option<CommitId>, reason: &str) -> Result<()> {
+    pub(crate) fn set_branch(
+        &mut self,
+        name: &str,
+        new: Option<CommitId>,
+        reason: &str,
+    ) -> Result<()> {
         let old = self.branch(name)?;
         self.tx
             .set_tip(name, old.map(|c| *c.as_bytes()), new.map(|c| *c.as_bytes()))?;
@@ -267,7 +272,7 @@ impl Writer {
     }
 
     /// Points `HEAD` at a branch or a commit, logging the move under `HEAD`.
-    pub fn set_head(&mut self, target: &HeadRef, reason: &str) -> Result<()> {
+    pub(crate) fn set_head(&mut self, target: &HeadRef, reason: &str) -> Result<()> {
         let old = self.head()?.commit;
         let new = match target {
             HeadRef::Branch(b) => self.branch(b)?,
@@ -279,7 +284,7 @@ impl Writer {
     }
 
     /// Moves whatever `HEAD` names (its branch, or itself when detached) to `new`.
-    pub fn advance_head(&mut self, head: &Head, new: CommitId, reason: &str) -> Result<()> {
+    pub(crate) fn advance_head(&mut self, head: &Head, new: CommitId, reason: &str) -> Result<()> {
         match &head.target {
             HeadRef::Branch(b) => self.set_branch(b, Some(new), reason),
             HeadRef::Detached(_) => self.set_head(&HeadRef::Detached(new), reason),
@@ -287,7 +292,7 @@ impl Writer {
     }
 
     /// The counts kept for a branch (at the tip they name, which may be stale).
-    pub fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
+    pub(crate) fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
         self.tx.stats(name)?.map(|r| decode_small(&r)).transpose()
     }
 
@@ -297,7 +302,11 @@ impl Writer {
     }
 
     /// Stores a branch's counts, or removes them with `None`.
-    pub fn set_branch_stats(&mut self, name: &str, stats: Option<&BranchStats>) -> Result<()> {
+    pub(crate) fn set_branch_stats(
+        &mut self,
+        name: &str,
+        stats: Option<&BranchStats>,
+    ) -> Result<()> {
         match stats {
             Some(s) => self.tx.set_stats(name, Some(encode_small(s)?.as_slice())),
             None => self.tx.set_stats(name, None),
@@ -305,7 +314,7 @@ impl Writer {
     }
 
     /// The last move of a ref (`None` if it never moved).
-    pub fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>> {
+    pub(crate) fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>> {
         self.tx
             .reflog(name, Some(1))?
             .first()
@@ -333,7 +342,7 @@ impl Writer {
     /// tokens) and removes the chunks no other blob is made of; counts the redaction so
     /// cached views are built again, and drops the kept per-branch counts. Returns the chunks
     /// removed.
-    pub fn redact_blob(
+    pub(crate) fn redact_blob(
         &mut self,
         id: &BlobId,
         tombstone: &Tombstone,
@@ -440,7 +449,7 @@ impl Writer {
     }
 
     /// Makes everything durable before returning.
-    pub fn commit(mut self) -> Result<()> {
+    pub(crate) fn commit(mut self) -> Result<()> {
         self.flush()?;
         self.tx.commit()
     }
