@@ -10,7 +10,9 @@
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::refs::{Head, HeadRef};
-use crate::storage::store::{RefReader, Snapshot, Store, Writer};
+use crate::storage::store::snapshot::Snapshot;
+use crate::storage::store::writer::Writer;
+use crate::storage::store::{RefReader, Store};
 use crate::view::View;
 use crate::view::cache::ViewCache;
 use crate::view::revision::{BranchName, Rev};

@@ -96,7 +96,7 @@ pub(crate) fn export(repo: &Repo, format: ExportFormat, history: bool) -> Result
 /// Every commit `tip` reaches (parents, edit targets, compress sources, merge bases), oldest
 /// first: every commit is newer than what it links to.
 fn reachable(
-    snap: &crate::storage::store::Snapshot,
+    snap: &crate::storage::store::snapshot::Snapshot,
     tip: CommitId,
 ) -> Result<Vec<(CommitId, Commit)>> {
     let mut seen = HashSet::new();

@@ -178,7 +178,7 @@ fn import_steps(
 /// take before the chain adds its own.
 fn view_sources(
     repo: &Repo,
-    snap: &crate::storage::store::Snapshot,
+    snap: &crate::storage::store::snapshot::Snapshot,
     at: Option<CommitId>,
 ) -> Result<Vec<Source>> {
     Ok(repo
@@ -352,7 +352,10 @@ struct Holding {
 /// (`tract.integrations.claude_agent_sdk`).
 const SESSION_STORE_RECORD: &str = "claude.entries";
 
-fn holding(snap: &crate::storage::store::Snapshot, tip: Option<CommitId>) -> Result<Holding> {
+fn holding(
+    snap: &crate::storage::store::snapshot::Snapshot,
+    tip: Option<CommitId>,
+) -> Result<Holding> {
     let mut held = Vec::new();
     let mut recorded = HashSet::new();
     let mut session_store = false;
@@ -695,7 +698,7 @@ fn import_commits(
 /// Whether `target` is `tip` or one of its ancestors, through the file's commits and then the
 /// store's.
 fn reaches(
-    snap: &crate::storage::store::Snapshot,
+    snap: &crate::storage::store::snapshot::Snapshot,
     commits: &[(CommitId, crate::object::Commit, Option<Message>)],
     tip: CommitId,
     target: CommitId,

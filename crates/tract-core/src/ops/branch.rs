@@ -6,7 +6,7 @@ use crate::id::CommitId;
 use crate::refs::{CLEARED, Head, HeadRef};
 use crate::repo::Repo;
 use crate::stats::BranchStats;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::view::View;
 use crate::view::revision::{BranchName, Rev};
 

@@ -10,7 +10,9 @@ use crate::object::{Commit, Op};
 use crate::refs::HeadRef;
 
 use crate::storage::backend::ObjectTable;
-use crate::storage::store::{self, Snapshot, Store};
+use crate::storage::store::Store;
+use crate::storage::store::snapshot::Snapshot;
+use crate::storage::store::verify;
 use crate::view::View;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -202,13 +204,13 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
     // mark (its content is gone, so there is nothing to hash).
     let blobs = scan(&snap, ObjectTable::Blobs, |id, record| {
         let id = BlobId::from_bytes(id);
-        if let Some(t) = store::tombstone_of(record) {
-            t.map_err(|e| store::damaged("blob", id.to_hex(), reason(&e)))?;
+        if let Some(t) = verify::tombstone_of(record) {
+            t.map_err(|e| verify::damaged("blob", id.to_hex(), reason(&e)))?;
             return Ok(None);
         }
-        let bytes = store::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;
+        let bytes = verify::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;
         crate::object::check_header(&bytes, false)
-            .map_err(|e| store::damaged("blob", id.to_hex(), e.to_string()))?;
+            .map_err(|e| verify::damaged("blob", id.to_hex(), e.to_string()))?;
         crate::storage::codec::chunk_ids(record, true).map(Some)
     })?;
     let mut redacted: Vec<BlobId> = blobs
@@ -220,7 +222,7 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
     redacted.sort();
     report.redacted = redacted;
     let commits = scan(&snap, ObjectTable::Commits, |id, record| {
-        store::verified_commit(&CommitId::from_bytes(id), record)
+        verify::verified_commit(&CommitId::from_bytes(id), record)
     })?;
     report.chunks = chunks.present.len() as u64;
     report.blobs = blobs.present.len() as u64;
@@ -277,7 +279,7 @@ impl crate::view::Source for Checked<'_> {
 fn codec_chunk(id: &ChunkId, record: &[u8]) -> Result<()> {
     crate::storage::codec::chunk_bytes(id, record)
         .map(|_| ())
-        .map_err(|e| store::damaged("chunk", id.to_hex(), reason(&e)))
+        .map_err(|e| verify::damaged("chunk", id.to_hex(), reason(&e)))
 }
 
 /// Every link of every commit that verified points at an object of the right kind, and every

@@ -9,8 +9,8 @@ use crate::object::Commit;
 use crate::refs::HeadRef;
 use crate::storage::backend::ObjectTable;
 use crate::storage::codec;
-use crate::storage::store;
 use crate::storage::store::Store;
+use crate::storage::store::verify;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::time::Duration;
@@ -53,7 +53,7 @@ pub fn gc(store: &Store, grace: Duration) -> Result<GcOutcome> {
     }
 
     let commits = w.scan_objects(ObjectTable::Commits, |id, record| {
-        store::verified_commit(&CommitId::from_bytes(id), record).map(|c| (c, record.len()))
+        verify::verified_commit(&CommitId::from_bytes(id), record).map(|c| (c, record.len()))
     })?;
     let by_id: std::collections::HashMap<[u8; 32], &Commit, BuildHasherDefault<IdHasher>> =
         commits.iter().map(|(id, (c, _))| (*id, c)).collect();

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::object::{MergeStrategy, Message, Op, Role};
 use crate::repo::Repo;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::summarize::{BRANCH_SUMMARIZE_SYSTEM, Summarizer, SummaryRequest, with_default};
 use crate::view::View;
 use crate::view::ancestry;

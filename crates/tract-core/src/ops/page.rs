@@ -7,7 +7,7 @@ use crate::id::CommitId;
 use crate::object::{Content, Op};
 use crate::ops::redact::REDACTED_TEXT;
 use crate::repo::Repo;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::tools::clear::CLEARED_KEY;
 use crate::tools::hooks::HOOK_SUMMARY_NOTE;
 use crate::tools::{ToolCallInfo, call_infos, entry_info};

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::id::{BlobId, ChunkId, CommitId};
 use crate::object::{Content, Message, ToolCall};
 use crate::repo::Repo;
-use crate::storage::store::Tombstone;
+use crate::storage::store::verify::Tombstone;
 use crate::tokens;
 use crate::view::revision::Rev;
 

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::object::{Message, Op, Role};
 use crate::repo::Repo;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::view::ancestry;
 use crate::view::info::CommitInfo;
 use regex::{Regex, RegexBuilder};

@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, IdHasher};
 use crate::object::Commit;
 use crate::refs::HeadRef;
-use crate::storage::store::{OpenMode, Snapshot, Store, StoreOptions};
+use crate::storage::store::snapshot::Snapshot;
+use crate::storage::store::{OpenMode, Store, StoreOptions};
 use crate::tools::policy;
 use crate::view::ancestry;
 use crate::view::revision::BranchName;
@@ -292,7 +293,7 @@ fn send_batch(src: &Snapshot, to: &Store, batch: &[(CommitId, Commit)]) -> Resul
         for (id, commit) in batch {
             // Encoded again here: a commit is stored only under the id its bytes hash to.
             if objects.put_commit(commit)? != *id {
-                return Err(crate::storage::store::damaged(
+                return Err(crate::storage::store::verify::damaged(
                     "commit",
                     id.to_hex(),
                     "its bytes do not hash to its id",

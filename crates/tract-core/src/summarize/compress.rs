@@ -7,7 +7,7 @@ use crate::id::CommitId;
 use crate::object::{Message, Op, Role};
 use crate::refs::HeadRef;
 use crate::repo::Repo;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::summarize::{
     CONVERSATION_SUMMARIZE_SYSTEM, MANUAL, Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM,
     with_default,

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::object::{Content, Message, Role};
 use crate::repo::Repo;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::view::info::{CommitInfo, Current};
 use crate::view::revision::Rev;
 use crate::view::{SYNTHETIC_RESULT, View, ViewEntry};

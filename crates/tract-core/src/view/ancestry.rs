@@ -10,7 +10,7 @@
 use crate::error::Result;
 use crate::id::{CommitId, CommitMap};
 use crate::object::Commit;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use std::collections::BinaryHeap;
 
 /// Commits reachable from `heads` through every parent, newest first, each once; at most

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::id::{BlobId, CommitId};
 use crate::object::{Commit, Message, Role};
 use crate::stats::Tally;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
 use crate::view::info::CommitInfo;
 use crate::view::{Source, View};

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::id::CommitId;
 use crate::object::{Commit, MergeStrategy, Message, Op, Role};
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
 use std::sync::Arc;
 

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, CommitMap};
 use crate::object::{Commit, MergeStrategy, Message, Op, Role, ToolCall};
 use crate::stats::Tally;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -127,7 +127,7 @@ pub(crate) trait Source: Sync {
         head: CommitId,
         stop: Option<CommitId>,
     ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
-        crate::storage::store::walk_first_parents(Vec::new(), Some(head), stop, |id| {
+        crate::storage::store::snapshot::walk_first_parents(Vec::new(), Some(head), stop, |id| {
             self.commit(id)
         })
     }
@@ -157,12 +157,12 @@ impl Source for Snapshot {
     }
 }
 
-impl Source for crate::storage::store::Writer {
+impl Source for crate::storage::store::writer::Writer {
     fn commit(&self, id: &CommitId) -> Result<Commit> {
         self.commit_object(id)
     }
     fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
-        crate::storage::store::Writer::blob(self, id)
+        crate::storage::store::writer::Writer::blob(self, id)
     }
     // A write transaction opens its tables one user at a time.
     fn parallel(&self) -> bool {

@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::id::{CommitId, HexPrefix, MIN_PREFIX};
 use crate::refs::Head;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use std::fmt;
 use std::str::FromStr;
 

@@ -9,7 +9,7 @@ use crate::id::CommitId;
 pub use crate::object::check_record_kind as check_kind;
 use crate::object::{Message, Op};
 use crate::repo::Repo;
-use crate::storage::store::Snapshot;
+use crate::storage::store::snapshot::Snapshot;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use crate::write::txn::{self, AppendOptions, Prepared, Step};

@@ -14,7 +14,7 @@ use crate::refs::{Head, HeadRef};
 use crate::repo::{Repo, Target};
 use crate::stats::{BranchStats, Tally};
 use crate::storage::group::JobError;
-use crate::storage::store::{Objects, Writer};
+use crate::storage::store::writer::{Objects, Writer};
 use crate::tokens;
 use crate::view::View;
 use crate::view::cache::ViewCache;

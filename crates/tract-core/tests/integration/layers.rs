@@ -21,6 +21,13 @@ const LAYERS: &[&[&str]] = &[
         "storage/redb_backend",
         "storage/postgres/backend",
     ],
+    &["storage/store/meta"],
+    &["storage/store/verify"],
+    &[
+        "storage/store/snapshot",
+        "storage/store/writer",
+        "storage/store/faults",
+    ],
     &["storage/store"],
     &[
         "view/revision",

@@ -10,6 +10,7 @@ mod claude_code;
 mod compress;
 mod edit;
 mod exports;
+mod faults;
 mod fsck;
 mod fuzz;
 mod history;

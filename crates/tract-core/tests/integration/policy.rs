@@ -121,10 +121,10 @@ fn a_policy_with_empty_instructions_is_refused_and_the_stored_one_kept() {
     assert!(tract_core::HookEvent::parse("tool_call").is_err());
 
     // A damaged policy is reported, and costs no tool result.
-    let mut w = t.store().write().unwrap();
-    w.set_setting("tool_summarization", Some(b"{not json".as_slice()))
+    let mut d = t.store().damage().unwrap();
+    d.set_setting("tool_summarization", Some(b"{not json".as_slice()))
         .unwrap();
-    w.commit().unwrap();
+    d.commit().unwrap();
     assert!(matches!(t.tool_policy(), Err(Error::Corrupt { .. })));
     pending_call(&t, "g1", "grep");
     let out = t

@@ -43,9 +43,9 @@ fn postgres_a_changed_row_is_never_served_and_fsck_names_it() {
     );
 }
 
-/// A branch moved behind a writer's back by something that takes no lock (a stray `UPDATE`):
-/// the writer's move, held back until its commit, names the tip it replaces, so it is
-/// `HeadMoved` and nothing of its transaction is committed.
+/// A branch moved behind a write transaction's back by something that takes no lock (a stray
+/// `UPDATE`): the transaction's move (a raw one, through the backend), held back until its
+/// commit, names the tip it replaces, so it is `HeadMoved` and nothing of it is committed.
 #[test]
 fn postgres_a_ref_moved_behind_the_lock_is_head_moved_and_commits_nothing() {
     let (_d, path) = temp_store();
@@ -62,8 +62,8 @@ fn postgres_a_ref_moved_behind_the_lock_is_head_moved_and_commits_nothing() {
     };
     let logged = reflog(&mut sql);
     let store = t.store().clone();
-    let mut w = store.write_refs(&["main"]).unwrap();
-    assert_eq!(w.branch("main").unwrap(), Some(second.id));
+    let mut w = store.damage_refs(&["main"]).unwrap();
+    assert_eq!(w.tip("main").unwrap(), Some(second.id));
     let n = sql
         .execute(
             "UPDATE refs SET tip = $1 WHERE name = 'main'",
@@ -72,11 +72,7 @@ fn postgres_a_ref_moved_behind_the_lock_is_head_moved_and_commits_nothing() {
         .unwrap();
     assert_eq!(n, 1);
     let stray = Message::text(Role::User, "stray");
-    let blob = w
-        .objects()
-        .unwrap()
-        .put_blob(&stray.encode().unwrap(), 1)
-        .unwrap();
+    let blob = w.put_blob(&stray, 1).unwrap();
     // Read under the lock, the tip is still `second`: the move is accepted and held back.
     w.set_branch("branch-b", Some(second.id), "test").unwrap();
     w.set_branch("main", Some(first.id), "test").unwrap();

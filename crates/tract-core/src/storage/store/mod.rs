@@ -1,0 +1,537 @@
+//! The store: tract's model (commits, blobs, refs, reflog, settings, branch counts) on a
+//! storage backend, with opening rules, snapshots for reading and one writer at a time.
+//!
+//! Backends (`storage::backend`) keep raw records; everything that makes them tract's
+//! lives in this folder, once for all of them: objects are decoded and verified against their
+//! ids on every read (`verify`), written once under their ids, and a ref's every move is logged
+//! (`writer`); `snapshot` reads, `meta` holds the named values beside the objects. This file
+//! opens a store: a redb file (or memory) or, with the `postgres` feature, a PostgreSQL database
+//! (`postgresql://` URLs). Within one process, every handle on one store shares one open
+//! backend, and writes arriving together share one transaction (group commit, see
+//! `storage::group`). With the `testing` feature, `faults` makes the backend fail on demand,
+//! or damages what it keeps, for tests.
+
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod faults;
+pub(crate) mod meta;
+pub(crate) mod snapshot;
+pub(crate) mod verify;
+pub(crate) mod writer;
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::id::CommitId;
+pub use crate::refs::{Head, HeadRef, ReflogEntry};
+use crate::storage::backend::{ReadTx, WriteScope, WriteTx};
+use crate::storage::group::{GroupCommit, JobError};
+#[cfg(feature = "postgres")]
+use crate::storage::postgres::backend::PgBackend;
+use crate::storage::redb_backend::{self, Created, Located, RedbBackend};
+#[cfg(feature = "testing")]
+use crate::storage::store::faults::{Call, Damage, Faults};
+use crate::storage::store::meta::{META_ENCODING, META_FORMAT, META_HEAD, encode_small};
+pub use crate::storage::store::snapshot::Snapshot;
+pub use crate::storage::store::verify::Tombstone;
+use crate::storage::store::writer::Writer;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::time::Duration;
+
+/// The store format written by this build (tables and record layout).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Where a store lives by default, relative to a project directory.
+pub const DEFAULT_DIR: &str = ".tract";
+/// The store file's name inside [`DEFAULT_DIR`].
+pub const DEFAULT_FILE: &str = "store.redb";
+/// The branch a new store starts on.
+pub const DEFAULT_BRANCH: &str = "main";
+
+/// The default wait for another process's write transaction.
+const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How to open a store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OpenMode {
+    /// The store must exist and be a tract store.
+    Existing,
+    /// Create the store if it does not exist; an existing one must be a tract store.
+    #[default]
+    CreateIfMissing,
+}
+
+/// A tract store: a redb file, memory or a PostgreSQL database, as one handle uses it (its
+/// options).
+pub struct Store {
+    shared: Arc<Shared>,
+    options: StoreOptions,
+}
+
+/// What every handle on one store in this process shares: the open backend (one per store and
+/// process) and the queue that groups its writes into shared transactions.
+struct Shared {
+    backend: Backend,
+    group: GroupCommit<Writer>,
+    /// Every transaction's calls counted, failing where a test armed a fault.
+    #[cfg(feature = "testing")]
+    faults: Arc<Faults>,
+}
+
+/// The open backend.
+enum Backend {
+    Redb(RedbBackend),
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<PgBackend>),
+}
+
+impl Backend {
+    fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        match self {
+            Backend::Redb(b) => b.read(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.read(),
+        }
+    }
+
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+    fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        match self {
+            // One writer at a time in a file, whatever it moves.
+            Backend::Redb(b) => b.write(lock_timeout),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.write(scope, lock_timeout),
+        }
+    }
+
+    /// Whether the store is in a database (where its creation takes two transactions).
+    fn is_database(&self) -> bool {
+        match self {
+            Backend::Redb(_) => false,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => true,
+        }
+    }
+
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Backend::Redb(b) => b.path(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// Where the store is: a file's path, a URL without its password; `None` in memory.
+    fn location(&self) -> Option<String> {
+        match self {
+            Backend::Redb(b) => b.path().map(|p| p.display().to_string()),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => Some(b.location().to_string()),
+        }
+    }
+
+    /// An error at commit named after the store (an OS error on the file, with its code).
+    fn at_commit(&self, e: Error) -> Error {
+        match self {
+            Backend::Redb(b) => redb_backend::on_file(b.path(), e),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => e,
+        }
+    }
+}
+
+/// The stores open in this process, by canonical path or URL: a second open of a store
+/// shares the first one's backend and write queue.
+static OPEN: LazyLock<Mutex<HashMap<String, Weak<Shared>>>> = LazyLock::new(Mutex::default);
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.shared.backend.location())
+            .finish()
+    }
+}
+
+/// How a handle uses its store: how long a write waits for another process, and its clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// How long a write waits for another process's write transaction before failing with
+    /// [`Error::StoreLocked`].
+    pub lock_timeout: Duration,
+    /// Where timestamps come from.
+    pub clock: Clock,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            clock: Clock::System,
+        }
+    }
+}
+
+impl Clone for Store {
+    /// Another handle's view of the same open store (same backend, same write queue).
+    fn clone(&self) -> Self {
+        Store {
+            shared: Arc::clone(&self.shared),
+            options: self.options,
+        }
+    }
+}
+
+/// Whether `text` names a store by URL (`scheme://...`) rather than by path.
+pub fn is_url(text: &str) -> bool {
+    text.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
+}
+
+impl Store {
+    /// Opens the store at `path` with default options.
+    pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {
+        Self::open_with(path, mode, StoreOptions::default())
+    }
+
+    /// Opens the store at `path`: a file, or a `postgresql://` URL. Every handle on one store
+    /// in a process shares one open backend (and groups its writes with the others').
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        mode: OpenMode,
+        options: StoreOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        // One open at a time in this process, so two threads opening one new store share it.
+        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|_, w| w.strong_count() > 0);
+        let shared = match path.to_str().filter(|s| is_url(s)) {
+            Some(url) => Self::open_url(url, mode, options, &mut open)?,
+            None => Self::open_file(path, mode, &mut open)?,
+        };
+        let store = Store { shared, options };
+        match store.check_format() {
+            // A database store whose creator stopped between making the tables and recording
+            // the format (two transactions, as the format is written through the store's own
+            // write path): completed now, under the store's lock, as its creator would have.
+            Err(Error::NotAStore { .. })
+                if mode == OpenMode::CreateIfMissing && store.shared.backend.is_database() =>
+            {
+                initialize(&store.shared.backend)?;
+                store.check_format()?;
+            }
+            other => other?,
+        }
+        Ok(store)
+    }
+
+    fn open_url(
+        url: &str,
+        mode: OpenMode,
+        options: StoreOptions,
+        open: &mut HashMap<String, Weak<Shared>>,
+    ) -> Result<Arc<Shared>> {
+        let scheme = url.split_once("://").map_or("", |(s, _)| s);
+        match scheme {
+            #[cfg(feature = "postgres")]
+            "postgresql" | "postgres" => {
+                let (backend, key, created) = PgBackend::connect(
+                    url,
+                    mode == OpenMode::CreateIfMissing,
+                    options.lock_timeout,
+                )?;
+                let reused = open
+                    .get(&key)
+                    .and_then(Weak::upgrade)
+                    .filter(|s| !matches!(&s.backend, Backend::Postgres(b) if b.forked()));
+                if let Some(shared) = reused {
+                    return Ok(shared);
+                }
+                let shared = Shared::new(Backend::Postgres(Arc::new(backend)));
+                if created {
+                    initialize(&shared.backend)?;
+                }
+                open.insert(key, Arc::downgrade(&shared));
+                Ok(shared)
+            }
+            #[cfg(not(feature = "postgres"))]
+            "postgresql" | "postgres" => {
+                let _ = (mode, options, open);
+                Err(Error::invalid_input(
+                    "this build of tract has no PostgreSQL backend (the `postgres` feature)",
+                ))
+            }
+            other => {
+                let _ = (mode, options, open);
+                Err(Error::invalid_input(format!(
+                    "unknown store scheme '{other}://': a store is a file path or a postgresql:// URL"
+                )))
+            }
+        }
+    }
+
+    fn open_file(
+        path: &Path,
+        mode: OpenMode,
+        open: &mut HashMap<String, Weak<Shared>>,
+    ) -> Result<Arc<Shared>> {
+        match redb_backend::locate(path)? {
+            Located::Existing(canonical) => {
+                let key = canonical.display().to_string();
+                if let Some(shared) = open.get(&key).and_then(Weak::upgrade) {
+                    return Ok(shared);
+                }
+                let shared = Shared::new(Backend::Redb(RedbBackend::open(path)?));
+                open.insert(key, Arc::downgrade(&shared));
+                Ok(shared)
+            }
+            Located::Missing if mode == OpenMode::Existing => Err(Error::io(
+                path.to_path_buf(),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no tract store here"),
+            )),
+            Located::Missing => match RedbBackend::create(path)? {
+                Created::Raced => Self::open_file(path, OpenMode::Existing, open),
+                Created::New(backend) => {
+                    let shared = Shared::new(Backend::Redb(backend));
+                    initialize(&shared.backend)?;
+                    let canonical = path.canonicalize().map_err(|e| Error::io(path, e))?;
+                    open.insert(canonical.display().to_string(), Arc::downgrade(&shared));
+                    Ok(shared)
+                }
+            },
+        }
+    }
+
+    /// A store in memory, for tests and scratch work.
+    pub fn in_memory() -> Result<Self> {
+        Self::in_memory_with(StoreOptions::default())
+    }
+
+    /// A store in memory with options.
+    pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
+        let shared = Shared::new(Backend::Redb(RedbBackend::in_memory()?));
+        initialize(&shared.backend)?;
+        Ok(Store { shared, options })
+    }
+
+    /// A store over an in-memory copy of a store file's bytes: reads and writes go to the copy,
+    /// never to a file. Checked as a file is on open (redb's header, tract's tables, the format
+    /// version), so damaged bytes are an error, never a panic. For looking into a copy of a
+    /// store, and for fuzzing the open path.
+    pub fn from_bytes(bytes: &[u8], options: StoreOptions) -> Result<Self> {
+        let store = Store {
+            shared: Shared::new(Backend::Redb(RedbBackend::from_bytes(bytes)?)),
+            options,
+        };
+        store.check_format()?;
+        Ok(store)
+    }
+
+    /// Gives the space freed by `gc` back and overwrites what removed or redacted records
+    /// left behind: a file is rewritten to hold only live pages and shrinks (the storage
+    /// engine otherwise keeps those bytes in freed pages until it reuses them); PostgreSQL
+    /// rewrites the object tables (`VACUUM FULL`). Needs the only handle on the store in this
+    /// process, and for a file no transaction of another process under way
+    /// ([`Error::StoreLocked`] then; nothing changes).
+    pub fn compact(self) -> Result<()> {
+        let shared = Arc::try_unwrap(self.shared).map_err(|_| {
+            Error::invalid_op("other handles in this process have the store open; close them first")
+        })?;
+        match shared.backend {
+            Backend::Redb(mut b) => b.compact(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.compact(),
+        }
+    }
+
+    /// The file, or `None` in memory or in a database.
+    pub fn path(&self) -> Option<&Path> {
+        self.shared.backend.path()
+    }
+
+    /// Where the store is, to show: a file's path or a URL without its password; `None` in
+    /// memory.
+    pub fn location(&self) -> Option<String> {
+        self.shared.backend.location()
+    }
+
+    /// The options this handle was opened with.
+    pub fn options(&self) -> StoreOptions {
+        self.options
+    }
+
+    fn check_format(&self) -> Result<()> {
+        let not_a_store = |reason: &str| Error::NotAStore {
+            path: PathBuf::from(self.location().unwrap_or_default()),
+            reason: reason.into(),
+        };
+        let tx = self.shared.backend.read()?;
+        let format = tx
+            .meta(META_FORMAT)?
+            .and_then(|v| <[u8; 4]>::try_from(v.as_slice()).ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| not_a_store("no format version recorded"))?;
+        if format > FORMAT_VERSION {
+            return Err(Error::NewerFormat {
+                found: format,
+                supported: FORMAT_VERSION,
+            });
+        }
+        Ok(())
+    }
+
+    /// A consistent read snapshot of everything committed so far, by any process.
+    pub fn read(&self) -> Result<Snapshot> {
+        Ok(Snapshot::new(self.shared.read()?))
+    }
+
+    /// Runs `job` in a write transaction shared with the writes other threads of this
+    /// process make at the same moment (group commit: one durable commit for all); returns
+    /// once the job's writes are durable. A job refused before writing fails alone.
+    /// `refs` are the refs the job may move (see [`Store::write_refs`]).
+    pub(crate) fn write_grouped<T: Send + 'static>(
+        &self,
+        refs: Vec<String>,
+        job: impl FnOnce(&mut Writer) -> Result<T, JobError> + Send + 'static,
+    ) -> Result<T> {
+        self.shared
+            .group
+            .submit(
+                job,
+                WriteScope::Refs(refs),
+                &|scope| self.write_scoped(scope),
+                &|w: Writer| w.commit(),
+            )
+            .map_err(|e| self.shared.backend.at_commit(e))
+    }
+
+    /// Starts a write transaction for store-wide work (gc, redaction, sync, settings): it
+    /// waits a bounded time for every other writer, in any process, and they for it.
+    pub(crate) fn write(&self) -> Result<Writer> {
+        self.write_scoped(&WriteScope::Store)
+    }
+
+    /// Starts a write transaction that moves only `refs` (branch names, or `HEAD`): on a
+    /// database, writers of other refs go on beside it, while writers of the same refs wait
+    /// a bounded time for each other. A ref it moves without naming it here is locked when
+    /// first touched. In a file, every write waits for the one before it.
+    pub(crate) fn write_refs(&self, refs: &[&str]) -> Result<Writer> {
+        let names = refs.iter().map(|r| r.to_string()).collect();
+        self.write_scoped(&WriteScope::Refs(names))
+    }
+
+    fn write_scoped(&self, scope: &WriteScope) -> Result<Writer> {
+        let tx = self.shared.write(scope, self.options.lock_timeout)?;
+        Ok(Writer::new(tx, self.options.clock))
+    }
+
+    /// The faults of this store's backend, shared by every handle on it in this process: its
+    /// calls counted, and faults armed for calls to come (tests only).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// A raw write transaction on the backend, for damaging the store (tests only): it waits
+    /// for every other writer, as store-wide work does.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn damage(&self) -> Result<Damage> {
+        let tx = (self.shared.backend).write(&WriteScope::Store, self.options.lock_timeout)?;
+        Ok(Damage::new(tx, self.options.clock))
+    }
+
+    /// A raw write transaction on the backend that moves only `refs` (see
+    /// [`Store::write_refs`]), for damaging the store (tests only).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn damage_refs(&self, refs: &[&str]) -> Result<Damage> {
+        let scope = WriteScope::Refs(refs.iter().map(|r| r.to_string()).collect());
+        let tx = (self.shared.backend).write(&scope, self.options.lock_timeout)?;
+        Ok(Damage::new(tx, self.options.clock))
+    }
+}
+
+impl Shared {
+    fn new(backend: Backend) -> Arc<Self> {
+        Arc::new(Shared {
+            #[cfg(feature = "testing")]
+            faults: Faults::new(backend.location()),
+            backend,
+            group: GroupCommit::default(),
+        })
+    }
+
+    /// A read transaction (in a build with the `testing` feature, through the store's faults).
+    fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        #[cfg(feature = "testing")]
+        self.faults.enter(Call::BeginRead)?;
+        let tx = self.backend.read()?;
+        #[cfg(feature = "testing")]
+        let tx = self.faults.read(tx);
+        Ok(tx)
+    }
+
+    /// A write transaction for `scope` (in a build with the `testing` feature, through the
+    /// store's faults).
+    fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        #[cfg(feature = "testing")]
+        self.faults.enter(Call::BeginWrite)?;
+        let tx = self.backend.write(scope, lock_timeout)?;
+        #[cfg(feature = "testing")]
+        let tx = self.faults.write(tx);
+        Ok(tx)
+    }
+}
+
+/// Writes the metadata of a new store (format, token encoding, `HEAD`), once.
+fn initialize(backend: &Backend) -> Result<()> {
+    let mut w = backend.write(&WriteScope::Store, DEFAULT_LOCK_TIMEOUT)?;
+    if w.meta(META_FORMAT)?.is_none() {
+        w.set_meta(META_FORMAT, Some(FORMAT_VERSION.to_le_bytes().as_slice()))?;
+        w.set_meta(META_ENCODING, Some(crate::tokens::ENCODING.as_bytes()))?;
+        let head = encode_small(&HeadRef::Branch(DEFAULT_BRANCH.into()))?;
+        w.set_meta(META_HEAD, Some(head.as_slice()))?;
+    }
+    w.commit()
+}
+
+/// What a position is resolved against: a read snapshot, or a write transaction (which also
+/// sees its own writes).
+pub(crate) trait RefReader {
+    /// `HEAD` and the commit it names.
+    fn head(&self) -> Result<Head>;
+    /// A branch's tip, `None` when it has none.
+    fn branch(&self, name: &str) -> Result<Option<CommitId>>;
+    /// A ref's last move, `None` if it never moved.
+    fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>>;
+}
+
+impl RefReader for Snapshot {
+    fn head(&self) -> Result<Head> {
+        Snapshot::head(self)
+    }
+    fn branch(&self, name: &str) -> Result<Option<CommitId>> {
+        Snapshot::branch(self, name)
+    }
+    fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>> {
+        Ok(self.reflog(name, Some(1))?.pop())
+    }
+}
+
+impl RefReader for Writer {
+    fn head(&self) -> Result<Head> {
+        Writer::head(self)
+    }
+    fn branch(&self, name: &str) -> Result<Option<CommitId>> {
+        Writer::branch(self, name)
+    }
+    fn last_move(&self, name: &str) -> Result<Option<ReflogEntry>> {
+        Writer::last_move(self, name)
+    }
+}
