@@ -3,7 +3,7 @@
 //! surface may leave fields out only where its documentation says so: MCP the messages
 //! (`message`, `current_message`: the texts repeat them), the web API's lists the texts too.
 
-use crate::common::{Project, a_session, json};
+use crate::common::{Project, a_session, grep_turns, json};
 use crate::mcp::Mcp;
 use crate::serve::Server;
 use serde_json::{Value, json};
@@ -161,4 +161,63 @@ fn turns_hits_branches_and_statuses_are_spelled_the_same_by_every_surface() {
     assert_eq!(cli, tool(&mut mcp, "status", json!({})));
     let cli = json(&p.ok(&["branch", "--json"]));
     assert_eq!(cli, web.get("/api/sessions")["sessions"]);
+}
+
+/// The reports Python returns as dicts print as JSON with the same keys.
+#[test]
+fn clear_compress_gc_and_merge_print_their_reports_as_json() {
+    let p = grep_turns();
+    let plan = json(&p.ok(&["clear", "--keep", "1", "--dry-run", "--json"]));
+    let done = json(&p.ok(&["clear", "--keep", "1", "--json"]));
+    assert_eq!(keys(&plan), keys(&done));
+    assert_eq!(
+        keys(&done),
+        ["cleared", "tokens_after", "tokens_before"].into()
+    );
+    assert_eq!(plan["tokens_after"], done["tokens_after"]);
+    let cleared = done["cleared"].as_array().unwrap();
+    assert_eq!(cleared.len(), 3);
+    for (c, position) in cleared.iter().zip(plan["cleared"].as_array().unwrap()) {
+        assert_eq!((&c["op"], &c["edit_target"]), (&json!("edit"), position));
+    }
+
+    let plan = json(&p.ok(&["compress", "--tool-turns", "--dry-run", "--json"]));
+    assert_eq!(keys(&plan), ["sources", "tokens"].into());
+    let done = json(&p.ok(&["compress", "--tool-turns", "--json"]));
+    assert_eq!(
+        keys(&done),
+        [
+            "commits",
+            "skipped",
+            "sources",
+            "tokens_after",
+            "tokens_before",
+            "warnings"
+        ]
+        .into()
+    );
+    assert_eq!(done["sources"], plan["sources"]);
+    for (c, sources) in done["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(plan["sources"].as_array().unwrap())
+    {
+        assert_eq!((&c["op"], &c["sources"]), (&json!("compress"), sources));
+    }
+
+    p.ok(&["branch", "side"]);
+    p.ok(&["--branch", "side", "add", "from the side"]);
+    let merged = json(&p.ok(&["merge", "side", "--json"]));
+    assert_eq!(
+        (&merged["op"], &merged["merge"]["branch"]),
+        (&json!("merge"), &json!("side"))
+    );
+    assert_eq!(merged["commit_hash"], p.hash("HEAD").as_str());
+
+    let gc = json(&p.ok(&["gc", "--prune-now", "--json"]));
+    assert_eq!(
+        keys(&gc),
+        ["blobs", "bytes", "chunks", "commits", "reflog_entries"].into()
+    );
 }
