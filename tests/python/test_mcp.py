@@ -117,7 +117,7 @@ def test_writes_only_with_allow_writes(tmp_path: pathlib.Path) -> None:
         tools = {t.name for t in (await s.list_tools()).tools}
         edited = await s.call_tool("edit", {"id": made["result"][:12], "content": "config.py line 42"})
         log = json.loads(text(await s.call_tool("log", {"limit": 3})))
-        ids = [c["commit"] for c in reversed(log)][:2]
+        ids = [c["commit_hash"] for c in reversed(log)][:2]
         compressed = await s.call_tool("compress", {"commits": ids, "summary": "looked it up"})
         bad = await s.call_tool("edit", {"id": made["result"], "content": "x", "branch": "nope"})
         return tools, edited, compressed, bad

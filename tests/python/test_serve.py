@@ -128,8 +128,17 @@ class EventStream:
 def assert_merge(merge: dict, rich: ss.RichStore) -> None:
     """The documented fields of a merge object (the server may add more)."""
     assert merge is not None
-    assert {k: merge.get(k) for k in ("branch", "merged", "strategy")} == {
-        "branch": ss.SUB_BRANCH, "merged": rich.sub_tip, "strategy": "tool_result"}, merge
+    assert {k: merge.get(k) for k in ("branch", "tip_hash", "strategy")} == {
+        "branch": ss.SUB_BRANCH, "tip_hash": rich.sub_tip, "strategy": "tool_result"}, merge
+
+
+# A branch's status, as `tract status --json` prints it and the event stream sends it.
+STATUS_KEYS = {"branch", "head", "detached", "messages", "token_count", "unanswered_tool_calls", "path"}
+
+
+def head_counts(status: dict) -> dict:
+    """What a `head` event says moved: the tip and the view's counts."""
+    return {k: status[k] for k in ("head", "messages", "token_count")}
 
 
 def rfc3339_us(text: str) -> int:
@@ -219,7 +228,7 @@ class TestApi:
             assert s["head"] == b.head, s
             assert s["current"] is b.current, s
             assert s["messages"] == b.messages, s
-            assert s["tokens"] == b.token_count, s
+            assert s["token_count"] == b.token_count, s
             assert s["last_activity_us"] == b.last_activity_us, s
             assert_time_pair(s, "last_activity_us", "last_activity")
         assert [s["name"] for s in sessions if s["current"]] == ["main"]
@@ -241,7 +250,7 @@ class TestApi:
         listed = {s["name"]: s for s in api(base, "/api/sessions")["sessions"]}
         for name in listed:
             view = api(base, "/api/view?branch=" + enc(name) + "&limit=1")
-            assert (listed[name]["messages"], listed[name]["tokens"]) == (view["total"], view["tokens"]), name
+            assert (listed[name]["messages"], listed[name]["token_count"]) == (view["total"], view["token_count"]), name
 
     def test_view_page_shape_and_values(self, base, rich) -> None:
         with tract.Tract.open(rich.path, branch="main") as t:
@@ -250,92 +259,92 @@ class TestApi:
         assert body["branch"] == "main"
         assert body["head"] == rich.pending_call
         assert body["total"] == rich.total == 19
-        assert body["tokens"] == compiled.token_count
+        assert body["token_count"] == compiled.token_count
         # Fewer entries than a page: offset 0, the default limit 100.
         assert (body["offset"], body["limit"]) == (0, 100)
         entries = body["entries"]
         assert [e["index"] for e in entries] == list(range(19))
-        keys = {"index", "position", "commit", "op", "role", "name", "tool_call_id", "is_error", "text",
-                "parts", "tokens", "bytes", "timestamp_us", "created_at", "versions", "note", "marks",
-                "caller", "summary", "merge", "tool_calls"}
+        keys = {"index", "commit_hash", "current_hash", "op", "role", "name", "tool_call_id", "is_error", "content",
+                "parts", "token_count", "byte_count", "timestamp_us", "created_at", "version_count", "note", "marks",
+                "caller", "sources", "summarizer", "merge", "calls"}
         for e in entries:
             assert set(e) >= keys, (e["index"], keys - set(e))
-            assert isinstance(e["tokens"], int) and e["tokens"] > 0, e
+            assert isinstance(e["token_count"], int) and e["token_count"] > 0, e
             assert_time_pair(e, "timestamp_us", "created_at")
             assert e["parts"] is None
-            assert e["bytes"] == len((e["text"] or "").encode()), e
+            assert e["byte_count"] == len((e["content"] or "").encode()), e
             if e["index"] not in RESULT_ENTRIES:
                 assert e["caller"] is None, e
             if e["index"] not in CALL_ENTRIES:
-                assert not e["tool_calls"], e
+                assert not e["calls"], e
             # Every message but the view's own text matches what the model is sent.
-            assert (e["text"] or "") == (compiled.messages[e["index"]]["content"] or ""), e["index"]
+            assert (e["content"] or "") == (compiled.messages[e["index"]]["content"] or ""), e["index"]
             assert e["role"] == compiled.messages[e["index"]]["role"], e["index"]
         by = {e["index"]: e for e in entries}
 
         sysm = by[0]
-        assert (sysm["role"], sysm["op"], sysm["position"], sysm["commit"]) == ("system", "append", rich.system, rich.system)
-        assert (sysm["versions"], sysm["note"], sysm["marks"], sysm["summary"], sysm["merge"]) == (1, None, [], None, None)
-        assert by[1]["position"] == rich.question
+        assert (sysm["role"], sysm["op"], sysm["commit_hash"], sysm["current_hash"]) == ("system", "append", rich.system, rich.system)
+        assert (sysm["version_count"], sysm["note"], sysm["marks"], sysm["sources"], sysm["summarizer"], sysm["merge"]) == (1, None, [], [], None, None)
+        assert by[1]["commit_hash"] == rich.question
 
         # Two parallel calls: one ok, one error; each result is the result's entry.
         call = by[2]
-        assert call["role"] == "assistant" and call["text"] == "Let me look at the config and run the test."
-        read, test = call["tool_calls"]
-        assert (read["id"], read["name"], read["arguments"]) == ("call_read", "read_file", json.dumps(ss.READ_ARGS))
-        assert (test["id"], test["name"], test["arguments"]) == ("call_test", "bash", json.dumps(ss.TEST_ARGS))
+        assert call["role"] == "assistant" and call["content"] == "Let me look at the config and run the test."
+        read, test = call["calls"]
+        assert (read["call_id"], read["name"], read["arguments"]) == ("call_read", "read_file", json.dumps(ss.READ_ARGS))
+        assert (test["call_id"], test["name"], test["arguments"]) == ("call_test", "bash", json.dumps(ss.TEST_ARGS))
         assert (read["state"], read["synthetic"], test["state"], test["synthetic"]) == ("ok", False, "error", False)
         for c, idx, text, pos in ((read, 3, ss.READ_RESULT, rich.read_result), (test, 4, ss.TEST_RESULT, rich.test_result)):
-            assert isinstance(c["duration_us"], int) and c["duration_us"] >= 0, c
+            assert isinstance(c["duration_ms"], float) and c["duration_ms"] >= 0, c
             r = c["result"]
-            assert set(r) >= keys - {"tool_calls"}, r
-            assert not r.get("tool_calls"), r
-            assert (r["index"], r["role"], r["text"], r["position"], r["caller"]) == (idx, "tool", text, pos, 2)
-            assert r["tool_call_id"] == c["id"] and r["name"] == c["name"]
+            assert set(r) >= keys, r
+            assert not r.get("calls"), r
+            assert (r["index"], r["role"], r["content"], r["commit_hash"], r["caller"]) == (idx, "tool", text, pos, 2)
+            assert r["tool_call_id"] == c["call_id"] and r["name"] == c["name"]
             assert r == {k: v for k, v in by[idx].items() if k in r}, "the result in the card is the entry"
         assert by[3]["is_error"] is False and by[4]["is_error"] is True
         assert (by[3]["caller"], by[4]["caller"]) == (2, 2)
 
         # The grep result edited down: its original is the position, the edit is shown.
         g = by[6]
-        assert (g["position"], g["commit"], g["text"], g["versions"]) == (rich.grep_result, rich.grep_edit, ss.GREP_EDITED, 2)
+        assert (g["commit_hash"], g["current_hash"], g["content"], g["version_count"]) == (rich.grep_result, rich.grep_edit, ss.GREP_EDITED, 2)
         assert g["marks"] == ["edited"] and g["caller"] == 5
-        assert by[5]["tool_calls"][0]["result"]["commit"] == rich.grep_edit
+        assert by[5]["calls"][0]["result"]["current_hash"] == rich.grep_edit
 
         # Summarized on arrival by the stored policy.
         s = by[8]
-        assert s["position"] == rich.log_result and s["versions"] == 2
+        assert s["commit_hash"] == rich.log_result and s["version_count"] == 2
         assert "summarized" in s["marks"] and "edited" in s["marks"], s["marks"]
         assert s["note"] == "summarized by extractive"
-        assert len(s["text"]) < len(ss.BIG_LOG)
+        assert len(s["content"]) < len(ss.BIG_LOG)
 
         # The compressed run: one summary entry.
         c = by[9]
-        assert (c["op"], c["role"], c["text"], c["position"]) == ("compress", "user", ss.SUMMARY_TEXT, rich.summary)
-        assert c["summary"] == {"sources": rich.compressed_sources, "summarizer": "manual"}
+        assert (c["op"], c["role"], c["content"], c["commit_hash"]) == ("compress", "user", ss.SUMMARY_TEXT, rich.summary)
+        assert (c["sources"], c["summarizer"]) == (rich.compressed_sources, "manual")
         assert c["merge"] is None
 
         # Cleared and redacted results.
         cl = by[11]
-        assert "cleared" in cl["marks"] and cl["position"] == rich.ls_result and cl["caller"] == 10
-        assert cl["text"].startswith("[tract] Cleared this ls result") and rich.ls_result[:12] in cl["text"]
+        assert "cleared" in cl["marks"] and cl["commit_hash"] == rich.ls_result and cl["caller"] == 10
+        assert cl["content"].startswith("[tract] Cleared this ls result") and rich.ls_result[:12] in cl["content"]
         rd = by[13]
-        assert "redacted" in rd["marks"] and rd["text"] == REDACTED_TEXT and rd["caller"] == 12
+        assert "redacted" in rd["marks"] and rd["content"] == REDACTED_TEXT and rd["caller"] == 12
 
         # The sub-agent's merge answers the task call.
         task, m = by[14], by[15]
-        assert task["tool_calls"][0]["state"] == "ok" and task["tool_calls"][0]["result"]["index"] == 15
-        assert (m["op"], m["role"], m["tool_call_id"], m["text"], m["position"]) == (
+        assert task["calls"][0]["state"] == "ok" and task["calls"][0]["result"]["index"] == 15
+        assert (m["op"], m["role"], m["tool_call_id"], m["content"], m["commit_hash"]) == (
             "merge", "tool", "task_1", ss.SUB_ANSWER, rich.merge)
         assert_merge(m["merge"], rich)
-        assert m["caller"] == 14 and m["summary"] is None
+        assert m["caller"] == 14 and (m["sources"], m["summarizer"]) == ([], None)
 
-        assert by[17]["text"] == ss.XSS_PAYLOAD
+        assert by[17]["content"] == ss.XSS_PAYLOAD
 
         # The pending call: no result, sent as a synthetic error.
-        p = by[18]["tool_calls"][0]
-        assert (p["id"], p["name"], p["arguments"], p["state"]) == ("call_deploy", "deploy", json.dumps(ss.PENDING_ARGS), "pending")
-        assert (p["duration_us"], p["synthetic"], p["result"]) == (None, True, None)
+        p = by[18]["calls"][0]
+        assert (p["call_id"], p["name"], p["arguments"], p["state"]) == ("call_deploy", "deploy", json.dumps(ss.PENDING_ARGS), "pending")
+        assert (p["duration_ms"], p["synthetic"], p["result"]) == (None, True, None)
 
     def test_view_never_holds_a_redacted_secret(self, base) -> None:
         for path in ("/api/view?branch=main", "/api/view?branch=main&offset=13&limit=1",
@@ -348,8 +357,8 @@ class TestApi:
         assert [e["index"] for e in body["entries"]] == [14, 15, 16, 17, 18]
         body = api(base, "/api/view?branch=main&offset=3&limit=2")
         assert [e["index"] for e in body["entries"]] == [3, 4] and body["offset"] == 3
-        assert body["entries"][0]["text"] == ss.READ_RESULT
-        assert api(base, "/api/view?branch=main&offset=0&limit=1")["entries"][0]["position"] == rich.system
+        assert body["entries"][0]["content"] == ss.READ_RESULT
+        assert api(base, "/api/view?branch=main&offset=0&limit=1")["entries"][0]["commit_hash"] == rich.system
         assert api(base, "/api/view?branch=main&offset=19")["entries"] == []
         assert api(base, "/api/view?branch=main&offset=500")["entries"] == []
         assert len(api(base, "/api/view?branch=main&limit=500")["entries"]) == 19
@@ -357,9 +366,9 @@ class TestApi:
         # Another branch, named with `/`.
         sub = api(base, "/api/view?branch=" + enc(ss.SUB_BRANCH))
         assert (sub["branch"], sub["head"], sub["total"]) == (ss.SUB_BRANCH, rich.sub_tip, 19)
-        assert sub["entries"][-1]["text"] == ss.SUB_ANSWER
+        assert sub["entries"][-1]["content"] == ss.SUB_ANSWER
         review = api(base, "/api/view?branch=review")
-        assert [e["text"] for e in review["entries"]][-1] == ss.REVIEW_TEXT and review["total"] == 3
+        assert [e["content"] for e in review["entries"]][-1] == ss.REVIEW_TEXT and review["total"] == 3
 
     def test_view_at_10k_opens_on_the_newest_page(self, long_server) -> None:
         body = api(long_server.url, "/api/view?branch=main")
@@ -370,53 +379,53 @@ class TestApi:
 
     def test_commit_edit_and_versions(self, base, rich) -> None:
         edit = api(base, f"/api/commit/{rich.grep_edit}")
-        assert set(edit) >= {"commit", "text", "message", "tokens", "versions", "sources", "compressed_into",
-                             "edit_target", "parents", "merge", "redacted", "branches"}, set(edit)
-        assert edit["text"] == ss.GREP_EDITED and edit["edit_target"] == rich.grep_result
-        assert edit["message"]["role"] == "tool" and edit["message"]["tool_call_id"] == "call_grep"
+        assert set(edit) >= {"commit", "versions", "sources", "redacted", "branches"}, set(edit)
+        assert set(edit["commit"]) >= {"content", "message", "token_count", "edit_target", "parents"}, set(edit["commit"])
+        assert edit["commit"]["content"] == ss.GREP_EDITED and edit["commit"]["edit_target"] == rich.grep_result
+        assert edit["commit"]["message"]["role"] == "tool" and edit["commit"]["message"]["tool_call_id"] == "call_grep"
         assert isinstance(edit["commit"], dict) and rich.grep_result in json.dumps(edit["commit"])
         versions = edit["versions"]
-        assert [v["id"] for v in versions] == [rich.grep_result, rich.grep_edit]
-        assert [v["text"] for v in versions] == [ss.GREP_ORIGINAL, ss.GREP_EDITED]
+        assert [v["commit_hash"] for v in versions] == [rich.grep_result, rich.grep_edit]
+        assert [v["content"] for v in versions] == [ss.GREP_ORIGINAL, ss.GREP_EDITED]
         assert [v["current"] for v in versions] == [False, True]
         assert [v["op"] for v in versions] == ["append", "edit"]
         for v in versions:
             assert_time_pair(v, "timestamp_us", "created_at")
-            assert isinstance(v["tokens"], int) and v["tokens"] > 0
-        assert versions[0]["tokens"] > versions[1]["tokens"]
-        assert (edit["sources"], edit["compressed_into"], edit["merge"], edit["redacted"], edit["branches"]) == (
-            [], None, None, None, [])
+            assert isinstance(v["token_count"], int) and v["token_count"] > 0
+        assert versions[0]["token_count"] > versions[1]["token_count"]
+        assert (edit["sources"], edit["commit"].get("compressed_into"), edit["commit"].get("merge"), edit["redacted"],
+                edit["branches"]) == ([], None, None, None, [])
         # The original by a unique prefix: the same versions, no edit target.
         orig = api(base, f"/api/commit/{rich.grep_result[:10]}")
-        assert orig["text"] == ss.GREP_ORIGINAL and orig["edit_target"] is None
-        assert [v["id"] for v in orig["versions"]] == [rich.grep_result, rich.grep_edit]
-        assert orig["parents"] == [rich.grep_call]
+        assert orig["commit"]["content"] == ss.GREP_ORIGINAL and orig["commit"]["edit_target"] is None
+        assert [v["commit_hash"] for v in orig["versions"]] == [rich.grep_result, rich.grep_edit]
+        assert orig["commit"]["parents"] == [rich.grep_call]
         # The policy's summary edit carries its note.
         summarized = api(base, f"/api/commit/{rich.log_result}")
         assert [v["note"] for v in summarized["versions"]] == [None, "summarized by extractive"]
         # A position never edited: itself, current.
         sysv = api(base, f"/api/commit/{rich.system}")["versions"]
-        assert [(v["id"], v["current"], v["op"]) for v in sysv] == [(rich.system, True, "append")]
+        assert [(v["commit_hash"], v["current"], v["op"]) for v in sysv] == [(rich.system, True, "append")]
 
     def test_commit_compress_sources_and_compressed_into(self, base, rich) -> None:
         summary = api(base, f"/api/commit/{rich.summary}")
-        assert summary["text"] == ss.SUMMARY_TEXT
-        assert [s["id"] for s in summary["sources"]] == rich.compressed_sources
-        assert [s["text"] for s in summary["sources"]] == ss.COMPRESSED_TEXTS
+        assert summary["commit"]["content"] == ss.SUMMARY_TEXT
+        assert [s["commit_hash"] for s in summary["sources"]] == rich.compressed_sources
+        assert [s.get("current_content", s["content"]) for s in summary["sources"]] == ss.COMPRESSED_TEXTS
         assert [s["role"] for s in summary["sources"]] == ["user", "assistant", "user"]
-        assert all(s["op"] == "append" and s["tokens"] > 0 for s in summary["sources"])
+        assert all(s["op"] == "append" and s["token_count"] > 0 for s in summary["sources"])
         for src in rich.compressed_sources:
             body = api(base, f"/api/commit/{src}")
-            assert body["compressed_into"] == rich.summary
+            assert body["commit"]["compressed_into"] == rich.summary
             assert body["sources"] == []
 
     def test_commit_merge_redacted_branches_and_revisions(self, base, rich) -> None:
         m = api(base, f"/api/commit/{rich.merge}")
-        assert m["parents"] == [rich.task_call, rich.sub_tip]
-        assert_merge(m["merge"], rich)
-        assert m["text"] == ss.SUB_ANSWER
+        assert m["commit"]["parents"] == [rich.task_call, rich.sub_tip]
+        assert_merge(m["commit"]["merge"], rich)
+        assert m["commit"]["content"] == ss.SUB_ANSWER
         red = api(base, f"/api/commit/{rich.env_result}")
-        assert red["text"] == REDACTED_TEXT
+        assert red["commit"]["content"] == REDACTED_TEXT
         assert set(red["redacted"]) == {"reason", "redacted_at", "redacted_at_us"}
         assert red["redacted"]["reason"] == ss.REDACT_REASON
         assert_time_pair(red["redacted"], "redacted_at_us", "redacted_at")
@@ -426,8 +435,8 @@ class TestApi:
         assert api(base, f"/api/commit/{rich.sub_tip}")["branches"] == [ss.SUB_BRANCH]
         assert api(base, f"/api/commit/{rich.review_tip}")["branches"] == [ss.REVIEW_BRANCH]
         assert api(base, "/api/commit/main")["commit"] == api(base, f"/api/commit/{rich.pending_call}")["commit"]
-        assert api(base, "/api/commit/" + enc("main~1"))["text"] == ss.XSS_PAYLOAD
-        assert api(base, "/api/commit/" + enc("review"))["text"] == ss.REVIEW_TEXT
+        assert api(base, "/api/commit/" + enc("main~1"))["commit"]["content"] == ss.XSS_PAYLOAD
+        assert api(base, "/api/commit/" + enc("review"))["commit"]["content"] == ss.REVIEW_TEXT
 
     def test_history(self, base, rich) -> None:
         body = api(base, "/api/history?branch=main")
@@ -436,20 +445,20 @@ class TestApi:
         with tract.Tract.open(rich.path, branch="main") as t:
             graph = t.log(graph=True)
             first_line = {c.commit_hash for c in t.log()}
-        assert {c["id"] for c in commits} == {c.commit_hash for c in graph}
+        assert {c["commit_hash"] for c in commits} == {c.commit_hash for c in graph}
         assert len(commits) == len(graph)
-        assert commits[0]["id"] == rich.pending_call and commits[0]["branches"] == ["main"]
+        assert commits[0]["commit_hash"] == rich.pending_call and commits[0]["branches"] == ["main"]
         # Graph order, newest first: every commit comes before its parents.
-        place = {c["id"]: i for i, c in enumerate(commits)}
+        place = {c["commit_hash"]: i for i, c in enumerate(commits)}
         for c in commits:
             for p in c["parents"]:
-                assert place[p] > place[c["id"]], (c["id"], p)
+                assert place[p] > place[c["commit_hash"]], (c["commit_hash"], p)
         for c in commits:
-            assert c["first_parent"] is (c["id"] in first_line), c
+            assert c["first_parent"] is (c["commit_hash"] in first_line), c
             assert_time_pair(c, "timestamp_us", "created_at")
-        by = {c["id"]: c for c in commits}
+        by = {c["commit_hash"]: c for c in commits}
         m = by[rich.merge]
-        assert (m["op"], m["role"], m["tools"], m["first_parent"]) == ("merge", "tool", ["task"], True)
+        assert (m["op"], m["role"], m["tool_names"], m["first_parent"]) == ("merge", "tool", ["task"], True)
         assert m["parents"] == [rich.task_call, rich.sub_tip]
         assert_merge(m["merge"], rich)
         sub = by[rich.sub_tip]
@@ -460,34 +469,34 @@ class TestApi:
         assert all(f["branch"] != "main" for f in body["forks"])
         # limit and more.
         five = api(base, "/api/history?branch=main&limit=5")
-        assert five["more"] is True and [c["id"] for c in five["commits"]] == [c["id"] for c in commits[:5]]
+        assert five["more"] is True and [c["commit_hash"] for c in five["commits"]] == [c["commit_hash"] for c in commits[:5]]
         assert api(base, f"/api/history?branch=main&limit={len(commits)}")["more"] is False
         # From the other side: main forks from review at the question.
         review = api(base, "/api/history?branch=review")
-        assert [c["id"] for c in review["commits"]] == [rich.review_tip, rich.question, rich.system]
+        assert [c["commit_hash"] for c in review["commits"]] == [rich.review_tip, rich.question, rich.system]
         assert {"branch": "main", "at": rich.question} in review["forks"], review["forks"]
 
     def test_search(self, base, rich) -> None:
         hits = api(base, "/api/search?branch=main&q=modulenotfounderror")["hits"]
         assert len(hits) == 1, hits
         h = hits[0]
-        assert set(h) >= {"id", "op", "role", "tools", "snippet", "created_at", "timestamp_us", "index"}
-        assert (h["id"], h["op"], h["role"], h["tools"], h["index"]) == (rich.test_result, "append", "tool", ["bash"], 4)
+        assert set(h) >= {"commit_hash", "op", "role", "tool_names", "snippet", "created_at", "timestamp_us", "index"}
+        assert (h["commit_hash"], h["op"], h["role"], h["tool_names"], h["index"]) == (rich.test_result, "append", "tool", ["bash"], 4)
         assert "ModuleNotFoundError" in h["snippet"]
         assert_time_pair(h, "timestamp_us", "created_at")
         # The edited-away original: only in the whole history, and not in the view.
         assert api(base, "/api/search?branch=main&q=ORIGINALGREPMARKER")["hits"] == []
         old = api(base, "/api/search?branch=main&q=ORIGINALGREPMARKER&history=true")["hits"]
-        assert [x["id"] for x in old] == [rich.grep_result]
+        assert [x["commit_hash"] for x in old] == [rich.grep_result]
         # A compressed source: in history only, not in the view.
         assert api(base, "/api/search?branch=main&q=COMPRESSEDSOURCEONE")["hits"] == []
-        assert [x["id"] for x in api(base, "/api/search?branch=main&q=COMPRESSEDSOURCEONE&history=true")["hits"]] == [
+        assert [x["commit_hash"] for x in api(base, "/api/search?branch=main&q=COMPRESSEDSOURCEONE&history=true")["hits"]] == [
             rich.compressed_sources[0]]
         # role and tool filters.
         users = api(base, "/api/search?branch=main&q=DATABASE_URL&role=user")["hits"]
-        assert [(x["id"], x["index"]) for x in users] == [(rich.question, 1)]
+        assert [(x["commit_hash"], x["index"]) for x in users] == [(rich.question, 1)]
         reads = api(base, "/api/search?branch=main&q=os.environ&tool=read_file")["hits"]
-        assert [x["id"] for x in reads] == [rich.read_result]
+        assert [x["commit_hash"] for x in reads] == [rich.read_result]
         assert api(base, "/api/search?branch=main&q=os.environ&tool=bash")["hits"] == []
         # limit; the redacted secret is found nowhere.
         assert len(api(base, "/api/search?branch=main&q=TODO&history=true&limit=1")["hits"]) == 1
@@ -501,9 +510,9 @@ class TestApi:
         # a compressed source"), so the hit links to #/commit/ID rather than to the edited entry.
         # The version in view is found at its place.
         now = api(base, "/api/search?branch=main&q=" + enc("token expiry is off"))["hits"]
-        assert [(x["id"], x["index"]) for x in now] == [(rich.grep_edit, 6)]
+        assert [(x["commit_hash"], x["index"]) for x in now] == [(rich.grep_edit, 6)]
         old = api(base, "/api/search?branch=main&q=ORIGINALGREPMARKER&history=true")["hits"]
-        assert [(x["id"], x["index"]) for x in old] == [(rich.grep_result, None)]
+        assert [(x["commit_hash"], x["index"]) for x in old] == [(rich.grep_result, None)]
 
     def test_events_first_head(self, server, rich) -> None:
         info = branch_info(rich.path)["main"]
@@ -516,7 +525,10 @@ class TestApi:
             assert name == "head"
             # The branch's counts: its messages, and the tokens of its view.
             view = api(server.url, "/api/view?branch=main&limit=1")
-            assert data == {"head": rich.pending_call, "messages": info.messages, "tokens": view["tokens"]}
+            assert set(data) == STATUS_KEYS, data
+            assert data["branch"] == "main" and data["detached"] is False
+            assert head_counts(data) == {"head": rich.pending_call, "messages": info.messages,
+                                         "token_count": view["token_count"]}
             assert view["total"] == info.messages
         finally:
             ev.close()
@@ -534,14 +546,16 @@ class TestApi:
                     tip = t.user("second").commit_hash
                     tokens = {b.name: b for b in t.branches()}["main"].token_count
                 t0 = time.monotonic()
-                assert ev.next() == ("head", {"head": tip, "messages": 2, "tokens": tokens})
+                name, data = ev.next()
+                assert (name, head_counts(data)) == ("head", {"head": tip, "messages": 2, "token_count": tokens})
                 assert time.monotonic() - t0 < 3
                 # A branch that does not exist yet: head null until its first commit.
                 assert later.resp.status == 200, (later.resp.status, later.resp.read())
                 # Its tokens are what an empty request costs (the reply priming), as status says.
                 with tract.Tract.open(path, branch="later") as empty:
                     empty_tokens = empty.compile().token_count
-                assert later.next() == ("head", {"head": None, "messages": 0, "tokens": empty_tokens})
+                name, data = later.next()
+                assert (name, head_counts(data)) == ("head", {"head": None, "messages": 0, "token_count": empty_tokens})
                 with tract.Tract.open(path, branch="later") as t:
                     born = t.user("hello").commit_hash
                 name, data = later.next()
@@ -863,7 +877,7 @@ def test_page_tool_cards(page: Page, rich, base) -> None:
     assert page.text(page.one("[data-testid=entry-tokens]", entry2)).strip().isdigit()
 
     # The context bar shows the view's tokens.
-    view_tokens = api(base, "/api/view?branch=main")["tokens"]
+    view_tokens = api(base, "/api/view?branch=main")["token_count"]
     ctx = page.text(page.one("[data-testid=context-bar] [data-testid=context-tokens]")).strip()
     assert ctx.isdigit() and int(ctx) == view_tokens, (ctx, view_tokens)
 

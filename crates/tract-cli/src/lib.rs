@@ -14,6 +14,7 @@ mod error;
 mod output;
 mod render;
 mod ui;
+mod vocabulary;
 
 use clap::Parser;
 use std::ffi::OsString;

@@ -3,9 +3,10 @@
 use super::rev;
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, BranchJson};
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::Branch;
 use std::fmt::Write;
 use tract_core::BranchName;
 
@@ -45,7 +46,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         None => {
             let branches = t.branches()?;
             if a.json {
-                let list: Vec<_> = branches.iter().map(BranchJson::new).collect();
+                let list: Vec<_> = branches.iter().map(Branch::from).collect();
                 output::print(ui, &list, false);
                 return Ok(());
             }

@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
+use crate::vocabulary::ImportReport;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,18 +33,8 @@ pub struct Args {
     json: bool,
 }
 
-#[derive(Serialize)]
-struct ImportJson<'a> {
-    file: String,
-    branch: &'a str,
-    added: usize,
-    edited: usize,
-    recorded: usize,
-    rewound: bool,
-    waiting_agents: &'a [String],
-    tip: Option<String>,
-}
-
+/// The totals of `tract capture` (the last line of `--once --json`, and on standard error
+/// while following).
 #[derive(Serialize)]
 struct StatusJson {
     store: String,
@@ -161,16 +152,7 @@ fn report(ui: &mut Ui<'_>, pass: &Pass, json: bool, now: bool) {
     for i in &pass.imported {
         let r = &i.report;
         if json {
-            let j = ImportJson {
-                file: i.file.display().to_string(),
-                branch: &i.branch,
-                added: r.added,
-                edited: r.edited,
-                recorded: r.recorded,
-                rewound: r.rewound,
-                waiting_agents: &r.waiting_agents,
-                tip: r.tip.map(|t| t.to_hex()),
-            };
+            let j = ImportReport::new(&i.file, &i.branch, r);
             lines.push(serde_json::to_string(&j).unwrap_or_default());
         } else {
             let mut line = format!("{}: {} added", i.branch, r.added);

@@ -2,8 +2,10 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::{ClearPlan, ClearReport};
 use std::fmt::Write;
 use tract_core::{ClearOptions, Tract};
 
@@ -25,6 +27,9 @@ pub struct Args {
     /// Show what would be cleared and the saving; commit nothing.
     #[arg(long)]
     dry_run: bool,
+    /// What was cleared (or would be) as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `tract clear`.
@@ -35,7 +40,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         clear_at_least: a.clear_at_least,
         placeholder: a.placeholder.clone(),
     };
-    clear(&ctx.open()?, ui, &opts, a.dry_run)
+    clear(&ctx.open()?, ui, &opts, a.dry_run, a.json)
 }
 
 /// Clears (or, with `dry_run`, shows what would be cleared) and prints the tokens saved.
@@ -44,9 +49,14 @@ pub(super) fn clear(
     ui: &mut Ui<'_>,
     opts: &ClearOptions,
     dry_run: bool,
+    json: bool,
 ) -> Result<(), CommandError> {
     if dry_run {
         let plan = t.plan_clear_tool_results(opts)?;
+        if json {
+            output::print(ui, &ClearPlan::from(&plan), false);
+            return Ok(());
+        }
         for c in &plan.candidates {
             let _ = writeln!(
                 ui,
@@ -67,6 +77,10 @@ pub(super) fn clear(
         return Ok(());
     }
     let done = t.clear_tool_results(opts)?;
+    if json {
+        output::print(ui, &ClearReport::from(&done), false);
+        return Ok(());
+    }
     render::outcome(
         ui,
         &done.cleared,

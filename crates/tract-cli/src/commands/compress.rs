@@ -3,8 +3,10 @@
 use super::rev;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::{CompressPlan, CompressReport, Detail};
 use clap::ValueEnum;
 use std::fmt::Write;
 use std::io::IsTerminal;
@@ -58,6 +60,9 @@ pub struct Args {
     /// Show what would be compressed and the tokens it holds; commit nothing.
     #[arg(long)]
     dry_run: bool,
+    /// What was compressed (or would be) as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// How `tract compress` summarizes.
@@ -80,7 +85,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             keep: a.keep,
             ..ClearOptions::default()
         };
-        return super::clear::clear(&t, ui, &opts, a.dry_run);
+        return super::clear::clear(&t, ui, &opts, a.dry_run, a.json);
     }
     let system_prompt = match a.system_prompt.as_deref() {
         Some(s) if s.starts_with('@') => {
@@ -132,6 +137,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     };
     if a.dry_run {
         let plan = t.plan_compress(&req)?;
+        if a.json {
+            output::print(ui, &CompressPlan::from(&plan), false);
+            return Ok(());
+        }
         for r in &plan.runs {
             let ids: Vec<String> = r.sources.iter().map(|s| s.short()).collect();
             let _ = writeln!(
@@ -181,6 +190,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let done = done?;
     for w in &done.warnings {
         ui.warning(w);
+    }
+    if a.json {
+        output::print(ui, &CompressReport::new(&done, Detail::Full), false);
+        return Ok(());
     }
     render::outcome(
         ui,

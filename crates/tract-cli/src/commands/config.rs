@@ -2,8 +2,9 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, ConfigJson};
+use crate::output;
 use crate::ui::Ui;
+use crate::vocabulary::Config;
 use clap::Subcommand;
 use std::fmt::Write;
 use tract_core::ToolPolicy;
@@ -70,7 +71,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         What::Show { json } => {
             let policy = t.tool_policy()?;
             if *json {
-                output::print(ui, &ConfigJson::new(&policy), false);
+                output::print(ui, &Config::from(&policy), false);
             } else {
                 show(ui, &policy);
             }

@@ -2,8 +2,9 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, FsckJson};
+use crate::output;
 use crate::ui::Ui;
+use crate::vocabulary::FsckReport;
 use std::fmt::Write;
 
 /// Check the whole store: re-hash every object, check every link, ref and count.
@@ -19,7 +20,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let t = ctx.open()?;
     let r = tract_core::fsck(t.store())?;
     if a.json {
-        output::print(ui, &FsckJson::new(&r), false);
+        output::print(ui, &FsckReport::from(&r), false);
     } else {
         let plural = |n: u64, one: &str| match (n, one) {
             (1, _) => format!("1 {one}"),

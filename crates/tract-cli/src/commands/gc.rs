@@ -2,7 +2,9 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::output;
 use crate::ui::Ui;
+use crate::vocabulary::GcReport;
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -24,6 +26,9 @@ pub struct Args {
     /// Then compact the file: it shrinks, and no freed page keeps removed bytes.
     #[arg(long)]
     compact: bool,
+    /// What was removed as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `tract gc`.
@@ -35,19 +40,25 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         Duration::from_secs(a.grace_days.saturating_mul(24 * 3600))
     };
     let out = tract_core::gc(t.store(), grace)?;
-    let _ = writeln!(
-        ui,
-        "removed {} commit(s), {} blob(s), {} chunk(s) ({} bytes); expired {} reflog entr{}",
-        out.commits,
-        out.blobs,
-        out.chunks,
-        out.bytes,
-        out.reflog_entries,
-        if out.reflog_entries == 1 { "y" } else { "ies" }
-    );
+    if a.json {
+        output::print(ui, &GcReport::from(&out), false);
+    } else {
+        let _ = writeln!(
+            ui,
+            "removed {} commit(s), {} blob(s), {} chunk(s) ({} bytes); expired {} reflog entr{}",
+            out.commits,
+            out.blobs,
+            out.chunks,
+            out.bytes,
+            out.reflog_entries,
+            if out.reflog_entries == 1 { "y" } else { "ies" }
+        );
+    }
     if a.compact {
         t.into_store().compact()?;
-        let _ = writeln!(ui, "compacted the store");
+        if !a.json {
+            let _ = writeln!(ui, "compacted the store");
+        }
     }
     Ok(())
 }

@@ -4,7 +4,7 @@ use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
 use crate::ui::Ui;
-use serde::Serialize;
+use crate::vocabulary::ImportReport;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use tract_core::BranchName;
@@ -25,29 +25,6 @@ pub struct Args {
     /// The report as JSON.
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Serialize)]
-struct ImportJson {
-    file: String,
-    branch: String,
-    format: &'static str,
-    added: usize,
-    already: usize,
-    skipped: usize,
-    off_path: usize,
-    recorded: usize,
-    edited: usize,
-    rewound: bool,
-    waiting_agents: Vec<String>,
-    warnings: Vec<WarningJson>,
-    tip: Option<String>,
-}
-
-#[derive(Serialize)]
-struct WarningJson {
-    line: usize,
-    warning: String,
 }
 
 /// Runs `tract import`.
@@ -116,28 +93,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             }
             let _ = writeln!(ui, "{line}");
         }
-        reports.push(ImportJson {
-            file: file.display().to_string(),
-            branch: branch.to_string(),
-            format,
-            added: r.added,
-            already: r.already,
-            skipped: r.skipped,
-            off_path: r.off_path,
-            recorded: r.recorded,
-            edited: r.edited,
-            rewound: r.rewound,
-            waiting_agents: r.waiting_agents.clone(),
-            warnings: r
-                .warnings
-                .iter()
-                .map(|(line, w)| WarningJson {
-                    line: *line,
-                    warning: w.clone(),
-                })
-                .collect(),
-            tip: r.tip.map(|t| t.to_hex()),
-        });
+        reports.push(ImportReport::new(file, branch.as_str(), &r));
     }
     if a.json {
         output::print(ui, &reports, false);

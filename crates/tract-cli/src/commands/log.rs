@@ -3,9 +3,10 @@
 use super::rev;
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, CommitJson};
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::Commit;
 use tract_core::{LogQuery, Role};
 
 /// Show history, newest first.
@@ -50,7 +51,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         return Ok(());
     }
     if a.json {
-        let list: Vec<_> = infos.iter().map(CommitJson::new).collect();
+        let list: Vec<_> = infos.iter().map(Commit::from).collect();
         output::print(ui, &list, false);
     } else {
         for info in &infos {

@@ -4,22 +4,26 @@
 //! and turns, a branch's status. Every tool names its branch (default: the branch the store's
 //! `HEAD` is on); a branch that does not exist is a tool error naming the closest branches.
 //! Writes (`edit`, `compress`) are served only with `--allow-writes`. Each tool answers with
-//! JSON text; a tool error is its `error: ...` line, with the error's category and message as
-//! structured content (`{"error": {"category", "message"}}`).
+//! JSON text, in the types `--json` and the web API use ([`crate::vocabulary`]): commits
+//! without their messages and, in lists, with their texts cut. A tool error is its
+//! `error: ...` line, with the error's category and message as structured content
+//! (`{"error": {"category", "message"}}`).
 
+use super::versions;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
+use crate::vocabulary::{Commit, CompressReport, Detail, SearchHit, Status, ToolTurn, Version};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tract_core::{
-    Bind, BranchName, CommitInfo, CompressRequest, Content, Manual, Rev, Role, SearchQuery, Tract,
+    Bind, BranchName, CompressRequest, Content, Manual, Rev, Role, SearchQuery, Tract,
 };
 
 /// Serve the store's history to an agent as MCP tools over stdio (search_history, log, show,
@@ -159,56 +163,21 @@ struct CompressArgs {
 /// Up to this many characters of a message's content in lists (`show` gives all of it).
 const PREVIEW: usize = 2_000;
 
-fn preview(text: &str) -> Value {
-    if text.chars().count() <= PREVIEW {
-        return text.into();
-    }
-    let cut: String = text.chars().take(PREVIEW).collect();
-    format!("{cut}… [truncated; show gives all of it]").into()
-}
+/// How lists show their commits: the texts cut to [`PREVIEW`], without the messages, which
+/// repeat them (an agent pays for every token it reads).
+const LISTED: Detail = Detail::Texts {
+    max_chars: Some(PREVIEW),
+};
 
-fn info_json(c: &CommitInfo, full: bool) -> Value {
-    let m = c.message.as_deref();
-    let content = m.map(|m| m.content.text().into_owned());
-    let mut o = json!({
-        "commit": c.id.to_hex(),
-        "op": c.op(),
-        "time": humantime::format_rfc3339_seconds(
-            std::time::UNIX_EPOCH + std::time::Duration::from_micros(c.commit.timestamp_us)
-        ).to_string(),
-        "tokens": c.token_count,
-    });
-    if let Some(m) = m {
-        o["role"] = m.role.as_str().into();
-        if let Some(n) = &m.name {
-            o["name"] = n.clone().into();
-        }
-        if let Some(id) = &m.tool_call_id {
-            o["tool_call_id"] = id.clone().into();
-        }
-        if m.is_error {
-            o["is_error"] = true.into();
-        }
-        if !m.tool_calls.is_empty() {
-            o["tool_calls"] = m
-                .tool_calls
-                .iter()
-                .map(|t| json!({"id": t.id, "name": t.name, "arguments": t.arguments}))
-                .collect();
-        }
-    }
-    if let Some(text) = content {
-        o["content"] = if full { text.into() } else { preview(&text) };
-    }
-    if let Some(cur) = &c.current {
-        o["current_commit"] = cur.commit.to_hex().into();
-        let text = cur.message.content.text().into_owned();
-        o["current_content"] = if full { text.into() } else { preview(&text) };
-    }
-    if let Some(note) = &c.commit.message {
-        o["note"] = note.clone().into();
-    }
-    o
+/// `show`'s answer: the commit in full, and every version of its position.
+#[derive(Serialize)]
+struct Shown {
+    /// The commit, with the version in view.
+    #[serde(flatten)]
+    commit: Commit,
+    /// The position's versions, oldest first (the original, then each edit; empty for a
+    /// commit that is not a position of the view).
+    versions: Vec<Version>,
 }
 
 #[tool_router(router = read_tools)]
@@ -228,17 +197,11 @@ impl History {
                 ..SearchQuery::default()
             };
             let hits = t.search(&q)?;
+            // The snippet says what matched; `show` gives the rest.
             Ok(hits
                 .iter()
-                .map(|h| {
-                    let mut o = info_json(&h.info, false);
-                    o["snippet"] = h.snippet.clone().into();
-                    if let Some(map) = o.as_object_mut() {
-                        map.remove("content");
-                    }
-                    o
-                })
-                .collect())
+                .map(|h| SearchHit::new(h, Detail::Brief))
+                .collect::<Vec<_>>())
         })
     }
 
@@ -252,7 +215,10 @@ impl History {
                 limit: Some(a.limit.unwrap_or(20)),
                 ..Default::default()
             })?;
-            Ok(log.iter().map(|c| info_json(c, false)).collect())
+            Ok(log
+                .iter()
+                .map(|c| Commit::new(c, LISTED))
+                .collect::<Vec<_>>())
         })
     }
 
@@ -262,20 +228,19 @@ impl History {
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let rev = Rev::parse(&a.id)?;
-            let info = t.get_commit(rev.clone())?;
-            let mut o = info_json(&info, true);
-            o["parents"] = info.commit.parents.iter().map(|p| p.to_hex()).collect();
-            if let Ok(versions) = t.edit_history(rev)
-                && let [_, .., last] = versions.as_slice()
-            {
-                if let Some(m) = last.message.as_deref() {
-                    o["current_commit"] = last.id.to_hex().into();
-                    o["current_content"] = m.content.text().into_owned().into();
-                }
-                o["versions"] = versions.iter().map(|v| info_json(v, true)).collect();
-            }
-            Ok(o)
+            let whole = Detail::Texts { max_chars: None };
+            let info = t.get_commit(Rev::parse(&a.id)?)?;
+            let into = match info.message {
+                Some(_) => t.compressed_into(info.id)?,
+                None => None,
+            };
+            let versions = versions(t, info.id.into())?;
+            Ok(Shown {
+                commit: Commit::new(&info, whole)
+                    .compressed_into(into.as_ref())
+                    .in_view(&versions, whole),
+                versions: Version::list(&versions, whole),
+            })
         })
     }
 
@@ -288,7 +253,10 @@ impl History {
             let after = a.after.as_deref().map(Rev::parse).transpose()?;
             let before = a.before.as_deref().map(Rev::parse).transpose()?;
             let found = t.find_tool_results(a.name.as_deref(), after.as_ref(), before.as_ref())?;
-            Ok(found.iter().map(|c| info_json(c, false)).collect())
+            Ok(found
+                .iter()
+                .map(|c| Commit::new(c, LISTED))
+                .collect::<Vec<_>>())
         })
     }
 
@@ -301,19 +269,8 @@ impl History {
             let turns = t.find_tool_turns(a.name.as_deref())?;
             Ok(turns
                 .iter()
-                .map(|turn| {
-                    json!({
-                        "call": turn.call.id.to_hex(),
-                        "calls": turn.calls.iter().map(|c| json!({
-                            "id": c.call_id,
-                            "name": c.name,
-                            "arguments": c.arguments,
-                            "state": c.state.as_str(),
-                            "result": c.result_commit.map(|r| r.to_hex()),
-                        })).collect::<Vec<_>>(),
-                    })
-                })
-                .collect())
+                .map(|turn| ToolTurn::new(turn, LISTED))
+                .collect::<Vec<_>>())
         })
     }
 
@@ -322,16 +279,7 @@ impl History {
         description = "A branch's status: its head, the messages and tokens in its view, and tool calls still without a result."
     )]
     fn status(&self, Parameters(a): Parameters<BranchOnly>) -> Answer {
-        self.answer(a.branch.as_deref(), |t| {
-            let s = t.status()?;
-            Ok(json!({
-                "branch": s.head.branch(),
-                "head": s.head.commit.map(|c| c.to_hex()),
-                "messages": s.messages,
-                "tokens": s.token_count,
-                "unanswered_calls": s.unanswered_calls,
-            }))
-        })
+        self.answer(a.branch.as_deref(), |t| Ok(Status::from(&t.status()?)))
     }
 }
 
@@ -344,7 +292,7 @@ impl History {
     fn edit(&self, Parameters(a): Parameters<EditArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
             let info = t.edit(Rev::parse(&a.id)?, Content::Text(a.content))?;
-            Ok(info_json(&info, false))
+            Ok(Commit::new(&info, LISTED))
         })
     }
 
@@ -365,12 +313,7 @@ impl History {
                 summarizer: Some(&manual),
                 ..CompressRequest::default()
             };
-            let out = t.compress(&req)?;
-            Ok(json!({
-                "commits": out.commits.iter().map(|c| c.id.to_hex()).collect::<Vec<_>>(),
-                "tokens_before": out.tokens_before,
-                "tokens_after": out.tokens_after,
-            }))
+            Ok(CompressReport::new(&t.compress(&req)?, LISTED))
         })
     }
 }
@@ -394,10 +337,10 @@ impl History {
 
     /// Runs a tool on `branch`: its JSON as the answer, its failure as the tool's error text
     /// (the agent reads it; the server goes on).
-    fn answer(
+    fn answer<T: Serialize>(
         &self,
         branch: Option<&str>,
-        tool: impl FnOnce(&Tract) -> tract_core::Result<Value>,
+        tool: impl FnOnce(&Tract) -> tract_core::Result<T>,
     ) -> Answer {
         let result = self.on(branch).and_then(|t| tool(&t));
         Ok(match result {

@@ -2,7 +2,9 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::output;
 use crate::ui::Ui;
+use crate::vocabulary::Commit;
 use clap::ValueEnum;
 use std::fmt::Write;
 use std::num::NonZeroU32;
@@ -31,6 +33,9 @@ pub struct Args {
     /// A note stored on the merge commit.
     #[arg(short = 'm', long, value_name = "TEXT")]
     note: Option<String>,
+    /// The merge commit as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// How `tract merge` brings a branch back.
@@ -72,6 +77,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         ..MergeRequest::default()
     };
     let m = t.merge(&name, &req)?;
+    if a.json {
+        output::print(ui, &Commit::from(&m), false);
+        return Ok(());
+    }
     let after = t.status()?;
     let into = after.head.branch().unwrap_or("HEAD").to_string();
     let tip = m

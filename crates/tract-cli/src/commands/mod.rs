@@ -173,3 +173,15 @@ fn text_or_stdin(text: &str) -> Result<String, CommandError> {
 fn rev(text: &str) -> Result<tract_core::Rev, CommandError> {
     Ok(tract_core::Rev::parse(text)?)
 }
+
+/// The versions of the position `rev` is, or edits, oldest first (the original, then each
+/// edit); none for a commit that is not a position of the handle's view.
+fn versions(
+    t: &tract_core::Tract,
+    rev: tract_core::Rev,
+) -> tract_core::Result<Vec<tract_core::CommitInfo>> {
+    match t.edit_history(rev) {
+        Err(tract_core::Error::NotInView { .. }) => Ok(Vec::new()),
+        other => other,
+    }
+}

@@ -2,8 +2,9 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, SyncJson};
+use crate::output;
 use crate::ui::Ui;
+use crate::vocabulary;
 use std::fmt::Write;
 use std::path::PathBuf;
 use tract_core::{BranchName, SyncOptions, SyncReport};
@@ -67,7 +68,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
 /// Prints what a push, pull or clone did: one line per branch, then the objects sent.
 pub fn print_report(ui: &mut Ui<'_>, r: &SyncReport, json: bool) {
     if json {
-        output::print(ui, &SyncJson::new(r), false);
+        output::print(ui, &vocabulary::SyncReport::from(r), false);
         return;
     }
     for b in &r.branches {

@@ -2,9 +2,10 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, SearchHitJson};
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::SearchHit;
 use std::fmt::Write;
 use tract_core::{Role, SearchQuery};
 
@@ -46,7 +47,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     };
     let hits = t.search(&q)?;
     if a.json {
-        let list: Vec<_> = hits.iter().map(SearchHitJson::new).collect();
+        let list: Vec<_> = hits.iter().map(SearchHit::from).collect();
         output::print(ui, &list, false);
         return Ok(());
     }

@@ -6,6 +6,7 @@
 //! so message text, which is untrusted, can never run as code even if it reached the page as
 //! markup.
 
+mod answers;
 mod api;
 
 use crate::context::Context;

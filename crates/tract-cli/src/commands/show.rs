@@ -1,11 +1,12 @@
 //! `tract show`.
 
-use super::rev;
+use super::{rev, versions};
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, CommitJson};
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::{Commit, Detail};
 use std::fmt::Write;
 
 /// Show one commit and its full message.
@@ -38,11 +39,14 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     if a.json {
         match infos.as_slice() {
             [one] if !a.history => {
-                let json = CommitJson::new(one).compressed_into(into.as_ref());
+                // As `tract mcp` and `tract serve` show it: with the version in view.
+                let json = Commit::from(one)
+                    .compressed_into(into.as_ref())
+                    .in_view(&versions(&t, one.id.into())?, Detail::Full);
                 output::print(ui, &json, false);
             }
             all => {
-                let list: Vec<_> = all.iter().map(CommitJson::new).collect();
+                let list: Vec<_> = all.iter().map(Commit::from).collect();
                 output::print(ui, &list, false);
             }
         }

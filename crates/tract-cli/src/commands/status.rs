@@ -2,9 +2,10 @@
 
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, StatusJson};
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::Status;
 
 /// Where HEAD is and what the model would see.
 #[derive(Debug, clap::Args)]
@@ -18,7 +19,7 @@ pub struct Args {
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let s = ctx.open_to_read()?.status()?;
     if a.json {
-        output::print(ui, &StatusJson::new(&s), false);
+        output::print(ui, &Status::from(&s), false);
     } else {
         render::status(ui, &s);
     }

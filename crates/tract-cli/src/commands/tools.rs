@@ -3,9 +3,10 @@
 use super::rev;
 use crate::context::Context;
 use crate::error::CommandError;
-use crate::output::{self, CommitJson, ToolTurnJson};
+use crate::output;
 use crate::render;
 use crate::ui::Ui;
+use crate::vocabulary::{Commit, ToolTurn};
 use clap::ValueEnum;
 use std::fmt::Write;
 
@@ -59,7 +60,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 t.find_tool_results(name, after.as_ref(), before.as_ref())?
             };
             if a.json {
-                let list: Vec<_> = infos.iter().map(CommitJson::new).collect();
+                let list: Vec<_> = infos.iter().map(Commit::from).collect();
                 output::print(ui, &list, false);
             } else {
                 for info in &infos {
@@ -70,7 +71,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         What::Turns => {
             let turns = t.find_tool_turns(name)?;
             if a.json {
-                let list: Vec<_> = turns.iter().map(ToolTurnJson::new).collect();
+                let list: Vec<_> = turns.iter().map(ToolTurn::from).collect();
                 output::print(ui, &list, false);
                 return Ok(());
             }

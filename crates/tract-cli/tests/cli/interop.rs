@@ -36,6 +36,7 @@ fn a_claude_code_session_imports_once_and_exports_as_markdown() {
         "recorded": 0,
         "edited": 0,
         "rewound": false,
+        "session_store": false,
         "waiting_agents": [],
         "warnings": [],
         "tip": "19a120011f04098fcafe60a43ea8852e4f4bf2b1b220dd8be4489db3d857f901"

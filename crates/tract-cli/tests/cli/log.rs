@@ -73,17 +73,25 @@ fn log_json_lists_every_commit() {
             "created_at": "2026-01-01T00:00:00.000004Z",
             "timestamp_us": 1767225600000004,
             "note": null,
-            "blob": "9fafef77bdc79082e00fdfa1340c3f92dc8497580a24169ce8f059e690be7526",
+            "blob_hash": "9fafef77bdc79082e00fdfa1340c3f92dc8497580a24169ce8f059e690be7526",
             "role": "tool",
             "content_type": "tool_result",
+            "name": "grep",
+            "tool_call_id": "c1",
+            "is_error": false,
+            "tool_calls": [],
+            "tool_names": [
+              "grep"
+            ],
             "token_count": 7,
+            "content": "config.py:1",
             "message": {
               "role": "tool",
               "content": "config.py:1",
               "name": "grep",
               "tool_call_id": "c1"
             },
-            "current": null
+            "current_hash": "f8a23b35d569cc35f22b4e0024ca55c6644d98b0c4df4e699fa60bf36a7d0f85"
           }
         ]
         "#);

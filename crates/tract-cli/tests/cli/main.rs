@@ -35,3 +35,4 @@ mod show;
 mod status;
 mod sync;
 mod tools;
+mod vocabulary;

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 /// A running `tract mcp`, initialized; stopped when dropped.
-struct Mcp {
+pub(crate) struct Mcp {
     child: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
@@ -23,7 +23,8 @@ impl Drop for Mcp {
 }
 
 impl Mcp {
-    fn start(p: &Project, extra: &[&str]) -> Mcp {
+    /// Starts `tract mcp` on `p` with `extra` arguments and initializes the session.
+    pub(crate) fn start(p: &Project, extra: &[&str]) -> Mcp {
         let mut args = vec!["mcp"];
         args.extend_from_slice(extra);
         let mut child = p
@@ -77,7 +78,7 @@ impl Mcp {
     }
 
     /// Calls `tool`: whether it failed, and its text.
-    fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
         let r = self.call_result(tool, arguments);
         let text = r["content"]
             .as_array()

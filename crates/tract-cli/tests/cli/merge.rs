@@ -80,21 +80,29 @@ fn a_tool_result_merge_answers_the_pending_call() {
             "created_at": "2026-01-01T00:00:00.000005Z",
             "timestamp_us": 1767225600000005,
             "note": null,
-            "blob": "c37a4715099f4d369569d243ab1280b27ff9fa26058f4505063bad62f49fcb45",
+            "blob_hash": "c37a4715099f4d369569d243ab1280b27ff9fa26058f4505063bad62f49fcb45",
             "role": "tool",
             "content_type": "tool_result",
+            "name": "task",
+            "tool_call_id": "task_1",
+            "is_error": false,
+            "tool_calls": [],
+            "tool_names": [
+              "task"
+            ],
             "token_count": 12,
+            "content": "auth.py:12 is off by one.",
             "message": {
               "role": "tool",
               "content": "auth.py:12 is off by one.",
               "name": "task",
               "tool_call_id": "task_1"
             },
-            "current": null,
+            "current_hash": "22637c739ebb03e941a029710d1d2ab33cbdb7f8fa76daf6b0791ec06b1d542b",
             "merge": {
               "branch": "sub",
-              "tip": "b886b5bd8dd428b19b023ce4cf09b04bcbb46a345e5bc325ad3b9b2eeaf2f047",
-              "base": "f8570073622bc199185afd461f52668d7ec0d543d98dd021d80f0a636ed0e6c4",
+              "tip_hash": "b886b5bd8dd428b19b023ce4cf09b04bcbb46a345e5bc325ad3b9b2eeaf2f047",
+              "base_hash": "f8570073622bc199185afd461f52668d7ec0d543d98dd021d80f0a636ed0e6c4",
               "strategy": "tool_result",
               "call_id": "task_1"
             }

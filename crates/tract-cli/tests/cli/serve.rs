@@ -14,7 +14,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 /// A running server, stopped when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     addr: String,
 }
@@ -27,7 +27,8 @@ impl Drop for Server {
 }
 
 impl Server {
-    fn start(p: &Project, extra: &[&str]) -> Server {
+    /// Starts `tract serve` on a free port of `p`'s store, with `extra` arguments.
+    pub(crate) fn start(p: &Project, extra: &[&str]) -> Server {
         let mut args = vec!["serve", "--port", "0"];
         args.extend_from_slice(extra);
         let mut child = p
@@ -80,7 +81,8 @@ impl Server {
         (status, headers, body.to_string())
     }
 
-    fn get(&self, path: &str) -> serde_json::Value {
+    /// GETs `path`: its JSON (anything but 200 fails the test).
+    pub(crate) fn get(&self, path: &str) -> serde_json::Value {
         let (status, _, body) = self.request("GET", path);
         assert!(status.ends_with("200 OK"), "{path}: {status} {body}");
         json(&body)
@@ -154,7 +156,7 @@ fn the_api_answers_a_session_with_its_cards_versions_and_headers() {
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|e| e["tool_calls"].as_array().unwrap().clone())
+        .flat_map(|e| e["calls"].as_array().unwrap().clone())
         .map(|c| {
             let r = &c["result"];
             format!(
@@ -162,9 +164,9 @@ fn the_api_answers_a_session_with_its_cards_versions_and_headers() {
                 c["name"].as_str().unwrap(),
                 c["state"].as_str().unwrap(),
                 c["synthetic"],
-                r["text"],
+                r["content"],
                 r["marks"],
-                r["versions"]
+                r["version_count"]
             )
         })
         .collect();
@@ -193,7 +195,10 @@ fn the_api_answers_a_session_with_its_cards_versions_and_headers() {
     );
 
     // The edited result's versions: the original first, the edit current.
-    let position = view["entries"][3]["position"].as_str().unwrap().to_string();
+    let position = view["entries"][3]["commit_hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let commit = s.get(&format!("/api/commit/{}", &position[..8]));
     let versions: Vec<String> = commit["versions"]
         .as_array()
@@ -204,7 +209,7 @@ fn the_api_answers_a_session_with_its_cards_versions_and_headers() {
                 "{} current={} {:?}",
                 v["op"].as_str().unwrap(),
                 v["current"],
-                v["text"].as_str().unwrap()
+                v["content"].as_str().unwrap()
             )
         })
         .collect();
@@ -217,11 +222,14 @@ fn the_api_answers_a_session_with_its_cards_versions_and_headers() {
     let hits = s.get("/api/search?branch=main&q=issued");
     assert_eq!(hits["hits"].as_array().unwrap().len(), 0);
     let hits = s.get("/api/search?branch=main&q=issued&history=true");
-    assert_eq!(hits["hits"][0]["id"].as_str(), Some(position.as_str()));
+    assert_eq!(
+        hits["hits"][0]["commit_hash"].as_str(),
+        Some(position.as_str())
+    );
     assert!(hits["hits"][0]["index"].is_null());
     let sessions = s.get("/api/sessions");
     assert_eq!(sessions["sessions"][0]["messages"], 6);
-    assert_eq!(sessions["sessions"][0]["tokens"], view["tokens"]);
+    assert_eq!(sessions["sessions"][0]["token_count"], view["token_count"]);
 }
 
 #[test]

@@ -43,7 +43,7 @@ fn status_of_a_session() {
           "messages": 4,
           "token_count": 47,
           "unanswered_tool_calls": 0,
-          "store": "[DIR]/.tract/store.redb"
+          "path": "[DIR]/.tract/store.redb"
         }
         "#);
     let status = json(&run.stdout);

@@ -3,7 +3,13 @@
 //! blocking thread; none writes.
 
 use super::State;
-use crate::output::CommitJson;
+use super::answers::{
+    CommitAnswer, Fork, HistoryAnswer, HistoryRow, Hit, SearchAnswer, SessionsAnswer, StoreAnswer,
+    ViewAnswer,
+};
+use crate::vocabulary::{
+    Branch, Commit, Detail, Redaction, SearchHit, Status, Version, ViewMessage,
+};
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, Query, State as Shared};
@@ -13,15 +19,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::Stream;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use tract_core::json::message_to_json;
-use tract_core::{
-    CommitId, CommitInfo, Error, ErrorCategory, MergeStrategy, Op, PageEntry, Rev, Role,
-    SearchQuery, Tract, ViewPage,
-};
+use tract_core::{CommitId, CommitInfo, Error, ErrorCategory, Rev, Role, SearchQuery, Tract};
 
 /// The API's routes, under `/api`.
 pub(super) fn routes() -> Router<Arc<State>> {
@@ -129,10 +131,12 @@ impl IntoResponse for ApiError {
     }
 }
 
-type Answer = Result<Json<Value>, ApiError>;
+type Answer<T> = Result<Json<T>, ApiError>;
 
 /// Runs a store read off the async workers.
-async fn blocking(f: impl FnOnce() -> Result<Value, ApiError> + Send + 'static) -> Answer {
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Answer<T> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map(Json),
         Err(e) => Err(ApiError::new(
@@ -140,14 +144,6 @@ async fn blocking(f: impl FnOnce() -> Result<Value, ApiError> + Send + 'static) 
             format!("the request failed: {e}"),
         )),
     }
-}
-
-fn time(us: u64) -> String {
-    tract_core::clock::rfc3339_micros(us)
-}
-
-fn hex(ids: &[CommitId]) -> Vec<String> {
-    ids.iter().map(CommitId::to_hex).collect()
 }
 
 /// A number parameter within `lo..=hi`; absent gives `default`.
@@ -207,16 +203,16 @@ fn params(
         .map_err(|e| ApiError::bad_request(format!("bad query parameters: {e}")))
 }
 
-async fn store(Shared(s): Shared<Arc<State>>) -> Answer {
+async fn store(Shared(s): Shared<Arc<State>>) -> Answer<StoreAnswer> {
     blocking(move || {
         let head = s.head.store_head()?;
         let branches = s.head.branches()?;
-        Ok(json!({
-            "store": s.head.store().location(),
-            "head": head.branch().map(|b| b.to_string()),
-            "branches": branches.len(),
-            "version": env!("CARGO_PKG_VERSION"),
-        }))
+        Ok(StoreAnswer {
+            store: s.head.store().location(),
+            head: head.branch().map(|b| b.to_string()),
+            branches: branches.len(),
+            version: env!("CARGO_PKG_VERSION"),
+        })
     })
     .await
 }
@@ -224,7 +220,7 @@ async fn store(Shared(s): Shared<Arc<State>>) -> Answer {
 async fn sessions(
     Shared(s): Shared<Arc<State>>,
     q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
-) -> Answer {
+) -> Answer<SessionsAnswer> {
     let p = params(q)?;
     blocking(move || {
         let mut branches = s.head.branches()?;
@@ -237,21 +233,9 @@ async fn sessions(
                 .cmp(&a.last_activity_us)
                 .then_with(|| a.name.cmp(&b.name))
         });
-        let sessions: Vec<Value> = branches
-            .iter()
-            .map(|b| {
-                json!({
-                    "name": b.name,
-                    "head": b.head.to_hex(),
-                    "current": b.current,
-                    "messages": b.messages,
-                    "tokens": b.token_count,
-                    "last_activity_us": b.last_activity_us,
-                    "last_activity": time(b.last_activity_us),
-                })
-            })
-            .collect();
-        Ok(json!({ "sessions": sessions }))
+        Ok(SessionsAnswer {
+            sessions: branches.iter().map(Branch::from).collect(),
+        })
     })
     .await
 }
@@ -259,7 +243,7 @@ async fn sessions(
 async fn view(
     Shared(s): Shared<Arc<State>>,
     q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
-) -> Answer {
+) -> Answer<ViewAnswer> {
     let p = params(q)?;
     let branch = p.branch()?.to_string();
     let limit = bounded("limit", p.limit.as_deref(), 100, 1, 500)?;
@@ -272,153 +256,40 @@ async fn view(
         let page = t
             .view_page(offset, limit)
             .inspect_err(|_| s.forget(&branch))?;
-        Ok(page_json(&branch, &page, limit))
+        Ok(ViewAnswer {
+            head: page.head.map(|h| h.to_hex()),
+            total: page.total,
+            token_count: page.token_count,
+            offset: page.offset,
+            limit,
+            entries: page.entries.iter().map(ViewMessage::from).collect(),
+            branch,
+        })
     })
     .await
-}
-
-fn page_json(branch: &str, page: &ViewPage, limit: usize) -> Value {
-    json!({
-        "branch": branch,
-        "head": page.head.map(|h| h.to_hex()),
-        "total": page.total,
-        "tokens": page.token_count,
-        "offset": page.offset,
-        "limit": limit,
-        "entries": page.entries.iter().map(entry_json).collect::<Vec<_>>(),
-    })
-}
-
-/// One view position as the page shows it (docs/serve.md, ENTRY).
-fn entry_json(p: &PageEntry) -> Value {
-    let e = &p.entry;
-    let m = &e.message;
-    let text = m.content.text();
-    let op = match &e.origin.op {
-        Op::Compress { .. } => "compress",
-        Op::Merge { .. } => "merge",
-        _ => "append",
-    };
-    let summary = match &e.origin.op {
-        Op::Compress {
-            sources,
-            summarizer,
-            ..
-        } => json!({"sources": hex(sources), "summarizer": summarizer}),
-        _ => Value::Null,
-    };
-    let neutral = message_to_json(m);
-    let mut o = json!({
-        "index": p.index,
-        "position": e.position.to_hex(),
-        "commit": e.commit.to_hex(),
-        "op": op,
-        "role": m.role.as_str(),
-        "name": m.name,
-        "tool_call_id": m.tool_call_id,
-        "is_error": m.is_error,
-        "text": text,
-        "parts": if neutral["content"].is_array() { neutral["content"].clone() } else { Value::Null },
-        "tokens": e.tokens,
-        "bytes": text.len(),
-        "timestamp_us": e.origin.timestamp_us,
-        "created_at": time(e.origin.timestamp_us),
-        "versions": 1 + e.edits.len(),
-        "note": p.note,
-        "marks": p.marks.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-        "caller": p.caller,
-        "summary": summary,
-        "merge": merge_json(&e.origin.op, e.origin.parents.get(1)),
-    });
-    if m.role == Role::Assistant {
-        o["tool_calls"] = p
-            .calls
-            .iter()
-            .map(|c| {
-                json!({
-                    "id": c.info.call_id,
-                    "name": c.info.name,
-                    "arguments": c.info.arguments,
-                    "state": c.info.state.as_str(),
-                    "duration_us": c.info.duration_us,
-                    "synthetic": c.result.is_none(),
-                    "result": c.result.as_deref().map(|r| {
-                        let mut r = entry_json(r);
-                        if let Some(o) = r.as_object_mut() {
-                            o.remove("tool_calls");
-                        }
-                        r
-                    }),
-                })
-            })
-            .collect();
-    } else {
-        o["tool_calls"] = json!([]);
-    }
-    o
-}
-
-fn merge_json(op: &Op, merged: Option<&CommitId>) -> Value {
-    match (op, merged) {
-        (
-            Op::Merge {
-                branch, strategy, ..
-            },
-            Some(tip),
-        ) => json!({
-            "branch": branch,
-            "merged": tip.to_hex(),
-            "strategy": strategy.name(),
-            "call_id": match strategy {
-                MergeStrategy::ToolResult { call_id } => Some(call_id.as_str()),
-                MergeStrategy::Append => None,
-            },
-        }),
-        _ => Value::Null,
-    }
 }
 
 async fn commit(
     Shared(s): Shared<Arc<State>>,
     Path(id): Path<String>,
     q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
-) -> Answer {
+) -> Answer<CommitAnswer> {
     let p = params(q)?;
     blocking(move || {
         let t = match p.branch.as_deref() {
             Some(b) if !b.is_empty() => s.on(b)?,
             _ => Arc::clone(&s.head),
         };
-        let rev = Rev::parse(&id)?;
-        let info = t.get_commit(rev.clone())?;
-        commit_json(&t, &info)
+        let info = t.get_commit(Rev::parse(&id)?)?;
+        commit_answer(&t, &info)
     })
     .await
 }
 
-fn version_json(v: &CommitInfo, current: bool) -> Value {
-    let m = v.message.as_deref();
-    json!({
-        "id": v.id.to_hex(),
-        "op": v.op(),
-        "created_at": v.created_at(),
-        "timestamp_us": v.commit.timestamp_us,
-        "note": v.commit.message,
-        "text": m.map(|m| m.content.text().into_owned()),
-        "tokens": v.token_count,
-        "current": current,
-    })
-}
-
-fn commit_json(t: &Tract, info: &CommitInfo) -> Result<Value, ApiError> {
+fn commit_answer(t: &Tract, info: &CommitInfo) -> Result<CommitAnswer, ApiError> {
     let id = Rev::from(info.id);
     // Versions exist for a commit that is, or edits, a position of this branch's view.
-    let versions = match t.edit_history(id.clone()) {
-        Ok(v) => v,
-        Err(Error::NotInView { .. }) => Vec::new(),
-        Err(e) => return Err(e.into()),
-    };
-    let last = versions.len().saturating_sub(1);
+    let versions = super::super::versions(t, id.clone())?;
     let sources = t.compressed_sources(id.clone())?;
     let compressed_into = t.compressed_into(id.clone())?;
     let tombstone = t.tombstone(id)?;
@@ -428,44 +299,21 @@ fn commit_json(t: &Tract, info: &CommitInfo) -> Result<Value, ApiError> {
         .filter(|b| b.head == info.id)
         .map(|b| b.name)
         .collect();
-    let m = info.message.as_deref();
-    Ok(json!({
-        "commit": CommitJson::new(info).compressed_into(compressed_into.as_ref()),
-        "text": m.map(|m| m.content.text().into_owned()),
-        "message": m.map(message_to_json),
-        "tokens": info.token_count,
-        "versions": versions.iter().enumerate().map(|(i, v)| version_json(v, i == last)).collect::<Vec<_>>(),
-        "sources": sources.iter().map(|c| {
-            let (m, tokens) = match &c.current {
-                Some(cur) => (Some(&*cur.message), cur.token_count),
-                None => (c.message.as_deref(), c.token_count),
-            };
-            json!({
-                "id": c.id.to_hex(),
-                "op": c.op(),
-                "role": m.map(|m| m.role.as_str()),
-                "name": m.and_then(|m| m.name.clone()),
-                "text": m.map(|m| m.content.text().into_owned()),
-                "tokens": tokens,
-            })
-        }).collect::<Vec<_>>(),
-        "compressed_into": compressed_into.map(|c| c.id.to_hex()),
-        "edit_target": info.edit_target().map(|e| e.to_hex()),
-        "parents": hex(&info.commit.parents),
-        "merge": merge_json(&info.commit.op, info.commit.parents.get(1)),
-        "redacted": tombstone.map(|ts| json!({
-            "reason": ts.reason,
-            "redacted_at_us": ts.redacted_at_us,
-            "redacted_at": time(ts.redacted_at_us),
-        })),
-        "branches": branches,
-    }))
+    Ok(CommitAnswer {
+        commit: Commit::from(info)
+            .compressed_into(compressed_into.as_ref())
+            .in_view(&versions, Detail::Full),
+        versions: Version::list(&versions, Detail::Full),
+        sources: sources.iter().map(Commit::from).collect(),
+        redacted: tombstone.as_ref().map(Redaction::from),
+        branches,
+    })
 }
 
 async fn history(
     Shared(s): Shared<Arc<State>>,
     q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
-) -> Answer {
+) -> Answer<HistoryAnswer> {
     let p = params(q)?;
     let branch = p.branch()?.to_string();
     let limit = bounded("limit", p.limit.as_deref(), 200, 1, 5000)?;
@@ -508,7 +356,10 @@ async fn history(
             let mut cursor = Some(base);
             while let Some(id) = cursor {
                 if line.contains(&id) {
-                    forks.push(json!({"branch": name, "at": id.to_hex()}));
+                    forks.push(Fork {
+                        branch: name,
+                        at: id.to_hex(),
+                    });
                     break;
                 }
                 let commit = match shown.get(&id) {
@@ -521,34 +372,22 @@ async fn history(
                 cursor = commit.parent();
             }
         }
-        let rows: Vec<Value> = commits
+        let rows = commits
             .iter()
-            .map(|c| {
-                json!({
-                    "id": c.id.to_hex(),
-                    "op": c.op(),
-                    "parents": hex(&c.commit.parents),
-                    "first_parent": line.contains(&c.id),
-                    "role": c.role().map(|r| r.as_str()),
-                    "tools": c.tool_names(),
-                    "note": c.commit.message,
-                    "preview": crate::render::cut(&c.preview(), 200),
-                    "tokens": c.token_count,
-                    "timestamp_us": c.commit.timestamp_us,
-                    "created_at": c.created_at(),
-                    "merge": merge_json(&c.commit.op, c.commit.parents.get(1)),
-                    "record_kind": c.record_kind(),
-                    "branches": tips.get(&c.id).cloned().unwrap_or_default(),
-                })
+            .map(|c| HistoryRow {
+                commit: Commit::new(c, Detail::Brief),
+                first_parent: line.contains(&c.id),
+                preview: crate::render::cut(&c.preview(), 200),
+                branches: tips.get(&c.id).cloned().unwrap_or_default(),
             })
             .collect();
-        Ok(json!({
-            "branch": branch,
-            "head": head.map(|h| h.to_hex()),
-            "more": more,
-            "commits": rows,
-            "forks": forks,
-        }))
+        Ok(HistoryAnswer {
+            branch,
+            head: head.map(|h| h.to_hex()),
+            more,
+            commits: rows,
+            forks,
+        })
     })
     .await
 }
@@ -556,7 +395,7 @@ async fn history(
 async fn search(
     Shared(s): Shared<Arc<State>>,
     q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
-) -> Answer {
+) -> Answer<SearchAnswer> {
     let p = params(q)?;
     let branch = p.branch()?.to_string();
     let limit = bounded("limit", p.limit.as_deref(), 50, 1, 500)?;
@@ -587,23 +426,15 @@ async fn search(
         let shown =
             |h: &tract_core::SearchHit| h.info.current.as_ref().map_or(h.info.id, |c| c.commit);
         let places = t.view_indexes(hits.iter().map(shown))?;
-        let hits: Vec<Value> = hits
+        let hits = hits
             .iter()
             .zip(places)
-            .map(|(h, index)| {
-                json!({
-                    "id": h.info.id.to_hex(),
-                    "op": h.info.op(),
-                    "role": h.info.role().map(|r| r.as_str()),
-                    "tools": h.info.tool_names(),
-                    "snippet": h.snippet,
-                    "created_at": h.info.created_at(),
-                    "timestamp_us": h.info.commit.timestamp_us,
-                    "index": index,
-                })
+            .map(|(h, index)| Hit {
+                hit: SearchHit::new(h, Detail::Brief),
+                index,
             })
             .collect();
-        Ok(json!({ "hits": hits }))
+        Ok(SearchAnswer { hits })
     })
     .await
 }
@@ -624,7 +455,7 @@ async fn events(
         &tract_core::Bind::Branch(name),
     )?);
     let stream = futures_util::stream::unfold(
-        (t, None::<Value>, true),
+        (t, None::<String>, true),
         move |(t, last, first)| async move {
             loop {
                 if !first || last.is_some() {
@@ -633,9 +464,9 @@ async fn events(
                 let probe = Arc::clone(&t);
                 let now = tokio::task::spawn_blocking(move || head_state(&probe))
                     .await
-                    .unwrap_or(Value::Null);
+                    .unwrap_or_else(|_| "null".to_string());
                 if last.as_ref() != Some(&now) {
-                    let event = Event::default().event("head").data(now.to_string());
+                    let event = Event::default().event("head").data(now.clone());
                     return Some((Ok(event), (t, Some(now), false)));
                 }
             }
@@ -644,16 +475,11 @@ async fn events(
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
-/// The branch's tip and counts, as the event stream sends them.
-fn head_state(t: &Tract) -> Value {
-    match t.status() {
-        Ok(s) => json!({
-            "head": s.head.commit.map(|h| h.to_hex()),
-            "messages": s.messages,
-            "tokens": s.token_count,
-        }),
-        Err(_) => json!({"head": null, "messages": 0, "tokens": 0}),
-    }
+/// The branch's status as the event stream sends it: its tip and counts (nothing, with no
+/// head, when the store cannot be read now).
+fn head_state(t: &Tract) -> String {
+    let status = t.status().map(|s| Status::from(&s)).unwrap_or_default();
+    serde_json::to_string(&status).unwrap_or_default()
 }
 
 #[cfg(test)]

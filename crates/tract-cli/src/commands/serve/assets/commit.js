@@ -4,7 +4,7 @@
 import * as api from './api.js';
 import { h } from './dom.js';
 import { roleLabel } from './entry.js';
-import { fmtInt, prettyJsonText, shortId, timeEl } from './format.js';
+import { fmtInt, prettyJsonText, shortId, shownText, shownTokens, timeEl } from './format.js';
 import { commitHref, historyHref, sessionHref } from './routes.js';
 import { setCrumbs } from './topbar.js';
 
@@ -13,9 +13,9 @@ export async function pageCommit(ctx, id) {
   const d = await api.commit(id);
   if (!ctx.alive()) return;
   const raw = d.commit && typeof d.commit === 'object' ? d.commit : {};
-  const full = raw.commit_hash || raw.id || d.id || id;
+  const full = raw.commit_hash || id;
   const branches = Array.isArray(d.branches) ? d.branches : [];
-  const msg = d.message && typeof d.message === 'object' ? d.message : null;
+  const msg = raw.message && typeof raw.message === 'object' ? raw.message : null;
   const role = (msg && msg.role) || raw.role || null;
   const crumbs = [{ text: 'Sessions', href: '#/' }];
   if (branches.length) crumbs.push({ text: branches[0], href: sessionHref(branches[0]) });
@@ -31,14 +31,14 @@ export async function pageCommit(ctx, id) {
     prov.push(h('div', { class: 'prov-group' }, h('dt', null, title), h('dd', null, items)));
   };
 
-  const parents = Array.isArray(d.parents) ? d.parents : Array.isArray(raw.parents) ? raw.parents : [];
+  const parents = Array.isArray(raw.parents) ? raw.parents : [];
   group(
     parents.length > 1 ? 'Parents (merge)' : 'Parent',
     parents.map((p, i) =>
       h('span', { class: 'prov-item' }, link('parent', p), parents.length > 1 ? h('span', { class: 'muted' }, i === 0 ? ' first parent' : ' merged tip') : null)
     )
   );
-  const editTarget = d.edit_target != null ? d.edit_target : raw.edit_target;
+  const editTarget = raw.edit_target;
   if (editTarget) group('Edits', [h('span', { class: 'prov-item' }, link('edit-target', editTarget))]);
 
   const versions = Array.isArray(d.versions) ? d.versions : [];
@@ -52,13 +52,13 @@ export async function pageCommit(ctx, id) {
           versions.map((v, i) =>
             h(
               'li',
-              { class: 'prov-item' + (v.id === full ? ' this' : '') },
-              link('version', v.id),
+              { class: 'prov-item' + (v.commit_hash === full ? ' this' : '') },
+              link('version', v.commit_hash),
               ' ',
               h('span', { class: 'muted' }, i === 0 ? 'original' : 'edit ' + i),
               v.current ? h('span', { class: 'badge badge-current' }, 'current') : null,
-              v.id === full ? h('span', { class: 'badge badge-this' }, 'this commit') : null,
-              v.tokens != null ? h('span', { class: 'muted' }, ' ' + fmtInt(v.tokens) + ' tok') : null,
+              v.commit_hash === full ? h('span', { class: 'badge badge-this' }, 'this commit') : null,
+              v.token_count != null ? h('span', { class: 'muted' }, ' ' + fmtInt(v.token_count) + ' tok') : null,
               ' ',
               timeEl(v.timestamp_us, v.created_at),
               v.note ? h('span', { class: 'note inline' }, v.note) : null
@@ -79,21 +79,21 @@ export async function pageCommit(ctx, id) {
           h(
             'li',
             { class: 'prov-item' },
-            link('source', s.id),
+            link('source', s.commit_hash),
             ' ',
             h('span', { class: 'role' }, s.role || ''),
             s.name ? h('span', { class: 'name' }, ' ' + s.name) : null,
-            s.tokens != null ? h('span', { class: 'muted' }, ' ' + fmtInt(s.tokens) + ' tok') : null,
-            h('div', { class: 'source-preview' }, s.text == null ? '' : String(s.text).slice(0, 300))
+            h('span', { class: 'muted' }, ' ' + fmtInt(shownTokens(s)) + ' tok'),
+            h('div', { class: 'source-preview' }, shownText(s).slice(0, 300))
           )
         )
       ),
     ]);
   }
-  if (d.compressed_into) group('Compressed into', [h('span', { class: 'prov-item' }, link('compressed-into', d.compressed_into))]);
-  const merge = d.merge || raw.merge || null;
+  if (raw.compressed_into) group('Compressed into', [h('span', { class: 'prov-item' }, link('compressed-into', raw.compressed_into))]);
+  const merge = raw.merge || null;
   if (merge && typeof merge === 'object') {
-    const tip = merge.merged || merge.tip;
+    const tip = merge.tip_hash;
     group('Merge', [
       h(
         'span',
@@ -115,7 +115,7 @@ export async function pageCommit(ctx, id) {
   }
 
   const redacted = d.redacted && typeof d.redacted === 'object' ? d.redacted : null;
-  const text = d.text == null ? '' : String(d.text);
+  const text = raw.content == null ? '' : String(raw.content);
   const toolCalls = msg && Array.isArray(msg.tool_calls) ? msg.tool_calls : [];
   const op = raw.op || '';
 
@@ -129,7 +129,7 @@ export async function pageCommit(ctx, id) {
       op ? h('span', { class: 'badge op op-' + String(op).replace(/[^a-z_]/g, '') }, op) : null,
       role ? h('span', { class: 'role' }, roleLabel(role)) : null,
       msg && msg.name ? h('span', { class: 'name' }, msg.name) : null,
-      d.tokens != null ? h('span', { class: 'muted' }, fmtInt(d.tokens) + ' tokens') : null,
+      raw.token_count != null ? h('span', { class: 'muted' }, fmtInt(raw.token_count) + ' tokens') : null,
       timeEl(raw.timestamp_us, raw.created_at)
     ),
     h('div', { class: 'full-id mono muted' }, full),

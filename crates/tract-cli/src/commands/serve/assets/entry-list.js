@@ -80,7 +80,7 @@ export class EntryList {
   lowestPending() {
     let low = Infinity;
     for (const [idx, e] of this.entries) {
-      if (Array.isArray(e.tool_calls) && e.tool_calls.some((c) => c.state === 'pending' || !c.result)) {
+      if (Array.isArray(e.calls) && e.calls.some((c) => c.state === 'pending' || !c.result)) {
         if (idx < low) low = idx;
       }
     }

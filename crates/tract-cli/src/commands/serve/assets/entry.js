@@ -57,7 +57,7 @@ function mergeBlock(m) {
       ' came back here',
       strategy ? ' (' + strategy + ')' : ''
     ),
-    m.merged ? h('a', { class: 'id-link', href: commitHref(m.merged), title: 'Merged tip ' + m.merged }, shortId(m.merged)) : null,
+    m.tip_hash ? h('a', { class: 'id-link', href: commitHref(m.tip_hash), title: 'Merged tip ' + m.tip_hash }, shortId(m.tip_hash)) : null,
     h('a', { class: 'small-link', href: historyHref(m.branch) }, 'history')
   );
 }
@@ -68,7 +68,7 @@ function partsDetails(entry) {
   const kinds = entry.parts.map((p) => (p && typeof p === 'object' && p.type ? String(p.type) : typeof p));
   return h(
     'details',
-    { class: 'parts', dataset: { key: 'parts:' + entry.position } },
+    { class: 'parts', dataset: { key: 'parts:' + entry.commit_hash } },
     h('summary', null, plural(entry.parts.length, 'content part') + ' (' + kinds.join(', ') + ')'),
     h('pre', { class: 'mono' }, JSON.stringify(entry.parts, null, 2))
   );
@@ -85,7 +85,7 @@ function toolCard(call, parentEntry) {
   const card = h('div', {
     class: 'tool-card state-' + state,
     testid: 'tool-card',
-    dataset: { callId: call.id, tool: call.name, state },
+    dataset: { callId: call.call_id, tool: call.name, state },
   });
   const head = h(
     'div',
@@ -95,12 +95,12 @@ function toolCard(call, parentEntry) {
     h('span', { class: 'badge state state-' + state, testid: 'tool-state' }, state),
     h(
       'span',
-      { class: 'tool-duration', testid: 'tool-duration', title: call.duration_us != null ? fmtInt(call.duration_us) + ' µs' : 'no result yet' },
-      call.duration_us != null ? humanDuration(call.duration_us) : state === 'pending' ? 'no result yet' : ''
+      { class: 'tool-duration', testid: 'tool-duration', title: call.duration_ms != null ? call.duration_ms + ' ms' : 'no result yet' },
+      call.duration_ms != null ? humanDuration(call.duration_ms * 1000) : state === 'pending' ? 'no result yet' : ''
     ),
     r ? marksOf(r, r.caller == null ? ['not-sent'] : null) : null,
     h('span', { class: 'spacer' }),
-    h('span', { class: 'call-id', title: 'Call id' }, call.id == null ? '' : String(call.id))
+    h('span', { class: 'call-id', title: 'Call id' }, call.call_id == null ? '' : String(call.call_id))
   );
   card.appendChild(head);
   card.appendChild(h('pre', { class: 'tool-args mono', testid: 'tool-args' }, prettyJsonText(call.arguments)));
@@ -118,32 +118,32 @@ function toolCard(call, parentEntry) {
     if (r.merge) card.appendChild(mergeBlock(r.merge));
     const res = h(
       'details',
-      { class: 'tool-result', testid: 'tool-result', dataset: { key: 'result:' + call.id + ':' + parentEntry.position } },
+      { class: 'tool-result', testid: 'tool-result', dataset: { key: 'result:' + call.call_id + ':' + parentEntry.commit_hash } },
       h(
         'summary',
         null,
         h('span', { class: 'result-label' }, r.is_error ? 'Error result' : 'Result'),
-        h('span', { class: 'result-size', title: fmtInt(r.bytes) + ' bytes' }, humanBytes(r.bytes)),
-        h('span', { class: 'result-tokens' }, fmtInt(r.tokens) + ' tokens'),
+        h('span', { class: 'result-size', title: fmtInt(r.byte_count) + ' bytes' }, humanBytes(r.byte_count)),
+        h('span', { class: 'result-tokens' }, fmtInt(r.token_count) + ' tokens'),
         r.index != null ? h('span', { class: 'muted' }, '#' + r.index) : null
       ),
       h(
         'div',
         { class: 'result-body' },
         r.note ? h('div', { class: 'note' }, r.note) : null,
-        h('pre', { class: 'result-text mono', testid: 'result-text' }, r.text == null ? '' : String(r.text)),
+        h('pre', { class: 'result-text mono', testid: 'result-text' }, r.content == null ? '' : String(r.content)),
         partsDetails(r),
-        r.op === 'compress' ? sourcesDetails(r.position, r.summary && Array.isArray(r.summary.sources) ? r.summary.sources.length : null) : null,
+        r.op === 'compress' ? sourcesDetails(r.commit_hash, Array.isArray(r.sources) ? r.sources.length : null) : null,
         h(
           'div',
           { class: 'result-foot' },
-          h('a', { class: 'id-link', href: commitHref(r.commit), title: 'Result commit ' + r.commit }, shortId(r.commit)),
+          h('a', { class: 'id-link', href: commitHref(r.current_hash), title: 'Result commit ' + r.current_hash }, shortId(r.current_hash)),
           r.created_at || r.timestamp_us ? timeEl(r.timestamp_us, r.created_at) : null
         )
       )
     );
     card.appendChild(res);
-    if (Number(r.versions) > 1) card.appendChild(versionsDetails(r.position, r.versions));
+    if (Number(r.version_count) > 1) card.appendChild(versionsDetails(r.commit_hash, r.version_count));
   }
   return card;
 }
@@ -156,7 +156,7 @@ export function renderEntry(e, branch) {
     class: 'entry role-' + role + ' op-' + (e.op || 'append') + (orphan ? ' orphan' : ''),
     testid: 'entry',
     id: 'entry-' + e.index,
-    dataset: { index: e.index, role, op: e.op || 'append', position: e.position },
+    dataset: { index: e.index, role, op: e.op || 'append', position: e.commit_hash },
   });
 
   node.appendChild(
@@ -168,14 +168,14 @@ export function renderEntry(e, branch) {
       orphan && e.tool_call_id ? h('span', { class: 'muted call-id' }, 'for ' + e.tool_call_id) : null,
       marksOf(e, orphan ? ['not-sent'] : null),
       h('span', { class: 'spacer' }),
-      h('span', { class: 'tokens', title: 'tokens' }, h('span', { testid: 'entry-tokens' }, String(e.tokens ?? 0)), ' tok'),
+      h('span', { class: 'tokens', title: 'tokens' }, h('span', { testid: 'entry-tokens' }, String(e.token_count ?? 0)), ' tok'),
       timeEl(e.timestamp_us, e.created_at),
-      h('a', { class: 'id-link', href: commitHref(e.commit), title: 'Commit ' + e.commit }, shortId(e.commit)),
+      h('a', { class: 'id-link', href: commitHref(e.current_hash), title: 'Commit ' + e.current_hash }, shortId(e.current_hash)),
       h('a', { class: 'idx', href: sessionHref(branch, e.index), title: 'Link to this message' }, '#' + e.index)
     )
   );
 
-  const text = e.text == null ? '' : String(e.text);
+  const text = e.content == null ? '' : String(e.content);
   const textEl = h(
     role === 'tool' || role === 'system' ? 'pre' : 'div',
     { class: 'entry-text' + (role === 'tool' ? ' mono' : '') + (text ? '' : ' empty'), testid: 'entry-text' },
@@ -183,7 +183,7 @@ export function renderEntry(e, branch) {
   );
 
   if (e.op === 'compress') {
-    const n = e.summary && Array.isArray(e.summary.sources) ? e.summary.sources.length : null;
+    const n = Array.isArray(e.sources) ? e.sources.length : null;
     node.appendChild(
       h(
         'div',
@@ -194,10 +194,10 @@ export function renderEntry(e, branch) {
           h('span', { class: 'badge badge-compress' }, 'compressed'),
           ' Summary of ',
           n != null ? plural(n, 'message') : 'a run of messages',
-          e.summary && e.summary.summarizer ? h('span', { class: 'muted' }, ' · ' + e.summary.summarizer) : null
+          e.summarizer ? h('span', { class: 'muted' }, ' · ' + e.summarizer) : null
         ),
         textEl,
-        sourcesDetails(e.position, n)
+        sourcesDetails(e.commit_hash, n)
       )
     );
   } else {
@@ -211,10 +211,10 @@ export function renderEntry(e, branch) {
   const parts = partsDetails(e);
   if (parts) node.appendChild(parts);
   if (e.note) node.appendChild(h('div', { class: 'note' }, e.note));
-  if (Number(e.versions) > 1) node.appendChild(versionsDetails(e.position, e.versions));
+  if (Number(e.version_count) > 1) node.appendChild(versionsDetails(e.commit_hash, e.version_count));
   if (e.merge) node.appendChild(mergeBlock(e.merge));
-  if (Array.isArray(e.tool_calls) && e.tool_calls.length) {
-    node.appendChild(h('div', { class: 'tool-calls' }, e.tool_calls.map((c) => toolCard(c, e))));
+  if (Array.isArray(e.calls) && e.calls.length) {
+    node.appendChild(h('div', { class: 'tool-calls' }, e.calls.map((c) => toolCard(c, e))));
   }
   return node;
 }

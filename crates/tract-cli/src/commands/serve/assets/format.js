@@ -95,4 +95,13 @@ export function prettyJsonText(s) {
   }
 }
 
+/** A commit's text as the view shows it: its newest edit's when it was edited. */
+export function shownText(c) {
+  const t = c.current_content != null ? c.current_content : c.content;
+  return t == null ? '' : String(t);
+}
+
+/** A commit's tokens as the view counts them: its newest edit's when it was edited. */
+export const shownTokens = (c) => (c.current_token_count != null ? c.current_token_count : c.token_count);
+
 export const plural = (n, one, many) => fmtInt(n) + ' ' + (Number(n) === 1 ? one : many || one + 's');

@@ -11,7 +11,7 @@ const LANE_W = 16;
 export function commitGraph(commits, more) {
   const n = commits.length;
   const idx = new Map();
-  commits.forEach((c, i) => idx.set(c.id, i));
+  commits.forEach((c, i) => idx.set(c.commit_hash, i));
 
   // Lanes: 0 is the first-parent line; each merge's second-parent chain gets a lane,
   // reused once free.

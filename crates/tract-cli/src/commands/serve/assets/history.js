@@ -82,7 +82,7 @@ function renderHistory(container, data) {
 
   const rows = [];
   commits.forEach((c, i) => {
-    for (const f of forksAt.get(c.id) || []) {
+    for (const f of forksAt.get(c.commit_hash) || []) {
       const contained = Array.isArray(c.branches) && c.branches.includes(f.branch);
       rows.push(
         h(
@@ -101,7 +101,7 @@ function renderHistory(container, data) {
         )
       );
     }
-    const tools = Array.isArray(c.tools) ? c.tools : [];
+    const tools = Array.isArray(c.tool_names) ? c.tool_names : [];
     const tips = Array.isArray(c.branches) ? c.branches : [];
     rows.push(
       h(
@@ -109,13 +109,13 @@ function renderHistory(container, data) {
         {
           class: 'hrow commit' + (c.first_parent ? ' fp' : ' side'),
           testid: 'history-row',
-          dataset: { id: c.id, op: c.op, firstParent: c.first_parent ? 'true' : 'false' },
+          dataset: { id: c.commit_hash, op: c.op, firstParent: c.first_parent ? 'true' : 'false' },
         },
         gutter(i, false),
         h(
           'div',
           { class: 'hcells' },
-          h('a', { class: 'id-link', href: commitHref(c.id), title: c.id }, shortId(c.id)),
+          h('a', { class: 'id-link', href: commitHref(c.commit_hash), title: c.commit_hash }, shortId(c.commit_hash)),
           h('span', { class: 'badge op op-' + String(c.op || '').replace(/[^a-z_]/g, '') }, c.op || ''),
           h('span', { class: 'role role-' + String(c.role || '').replace(/[^a-z]/g, '') }, c.role || ''),
           tools.length ? h('span', { class: 'tools' }, tools.join(', ')) : null,
@@ -131,13 +131,13 @@ function renderHistory(container, data) {
           c.note ? h('span', { class: 'hnote', title: c.note }, c.note) : null,
           h('span', { class: 'preview', title: c.preview || '' }, c.preview || ''),
           h('span', { class: 'spacer' }),
-          c.tokens != null ? h('span', { class: 'muted tok' }, fmtInt(c.tokens) + ' tok') : null,
+          c.token_count != null ? h('span', { class: 'muted tok' }, fmtInt(c.token_count) + ' tok') : null,
           timeEl(c.timestamp_us, c.created_at)
         )
       )
     );
   });
-  const shown = new Set(commits.map((c) => c.id));
+  const shown = new Set(commits.map((c) => c.commit_hash));
   const others = forks.filter((f) => !shown.has(f.at));
   if (others.length) {
     rows.push(

@@ -4,7 +4,7 @@
 import * as api from './api.js';
 import { h } from './dom.js';
 import { errorBox } from './errors.js';
-import { fmtInt, plural, shortId, timeEl } from './format.js';
+import { fmtInt, plural, shortId, shownText, shownTokens, timeEl } from './format.js';
 import { commitHref } from './routes.js';
 
 /** A <details> that loads its body the first time it is opened. */
@@ -50,19 +50,19 @@ export function versionsDetails(position, count) {
           versions.map((v, i) =>
             h(
               'li',
-              { class: 'version' + (v.current ? ' current' : ''), testid: 'version', dataset: { current: v.current ? 'true' : 'false', id: v.id } },
+              { class: 'version' + (v.current ? ' current' : ''), testid: 'version', dataset: { current: v.current ? 'true' : 'false', id: v.commit_hash } },
               h(
                 'div',
                 { class: 'version-head' },
                 h('span', { class: 'version-label' }, i === 0 ? 'Original' : 'Version ' + (i + 1)),
                 v.current ? h('span', { class: 'badge badge-current' }, 'current') : null,
                 h('span', { class: 'op' }, v.op || ''),
-                v.tokens != null ? h('span', { class: 'muted' }, fmtInt(v.tokens) + ' tok') : null,
+                v.token_count != null ? h('span', { class: 'muted' }, fmtInt(v.token_count) + ' tok') : null,
                 timeEl(v.timestamp_us, v.created_at),
-                h('a', { class: 'id-link', href: commitHref(v.id), title: v.id }, shortId(v.id))
+                h('a', { class: 'id-link', href: commitHref(v.commit_hash), title: v.commit_hash }, shortId(v.commit_hash))
               ),
               v.note ? h('div', { class: 'note' }, v.note) : null,
-              h('pre', { class: 'version-text mono', testid: 'version-text' }, v.text == null ? '' : String(v.text))
+              h('pre', { class: 'version-text mono', testid: 'version-text' }, v.content == null ? '' : String(v.content))
             )
           )
         ),
@@ -89,16 +89,16 @@ export function sourcesDetails(position, count) {
           sources.map((s) =>
             h(
               'li',
-              { class: 'source role-' + (s.role || 'unknown'), testid: 'source', dataset: { id: s.id } },
+              { class: 'source role-' + (s.role || 'unknown'), testid: 'source', dataset: { id: s.commit_hash } },
               h(
                 'div',
                 { class: 'source-head' },
                 h('span', { class: 'role' }, s.role || '?'),
                 s.name ? h('span', { class: 'name' }, s.name) : null,
-                s.tokens != null ? h('span', { class: 'muted' }, fmtInt(s.tokens) + ' tok') : null,
-                h('a', { class: 'id-link', href: commitHref(s.id), title: s.id }, shortId(s.id))
+                h('span', { class: 'muted' }, fmtInt(shownTokens(s)) + ' tok'),
+                h('a', { class: 'id-link', href: commitHref(s.commit_hash), title: s.commit_hash }, shortId(s.commit_hash))
               ),
-              h('pre', { class: 'source-text mono', testid: 'source-text' }, s.text == null ? '' : String(s.text))
+              h('pre', { class: 'source-text mono', testid: 'source-text' }, shownText(s))
             )
           )
         ),

@@ -58,11 +58,11 @@ export function searchBox(ctx, branch) {
               'ol',
               { class: 'hits' },
               hits.map((hit) => {
-                const href = hit.index != null ? sessionHref(branch, hit.index) : commitHref(hit.id);
-                const tools = Array.isArray(hit.tools) && hit.tools.length ? hit.tools.join(', ') : '';
+                const href = hit.index != null ? sessionHref(branch, hit.index) : commitHref(hit.commit_hash);
+                const tools = Array.isArray(hit.tool_names) && hit.tool_names.length ? hit.tool_names.join(', ') : '';
                 return h(
                   'li',
-                  { class: 'search-hit', testid: 'search-hit', dataset: { id: hit.id, index: hit.index } },
+                  { class: 'search-hit', testid: 'search-hit', dataset: { id: hit.commit_hash, index: hit.index } },
                   h(
                     'a',
                     { href },
@@ -74,7 +74,7 @@ export function searchBox(ctx, branch) {
                       hit.index != null
                         ? h('span', { class: 'muted' }, '#' + hit.index)
                         : h('span', { class: 'badge badge-old', title: 'Not in the view any more' }, 'history'),
-                      h('span', { class: 'id-text' }, shortId(hit.id)),
+                      h('span', { class: 'id-text' }, shortId(hit.commit_hash)),
                       timeEl(hit.timestamp_us, hit.created_at)
                     ),
                     h('span', { class: 'snippet' }, hit.snippet == null ? '' : String(hit.snippet))

@@ -58,7 +58,7 @@ export async function pageSessions(ctx, params) {
         s.current ? h('span', { class: 'badge badge-head', title: 'HEAD names this branch' }, 'HEAD') : null
       ),
       h('td', { class: 'num' }, h('span', { testid: 'session-messages' }, String(s.messages ?? 0))),
-      h('td', { class: 'num' }, h('span', { testid: 'session-tokens' }, String(s.tokens ?? 0))),
+      h('td', { class: 'num' }, h('span', { testid: 'session-tokens' }, String(s.token_count ?? 0))),
       h('td', null, timeEl(s.last_activity_us, s.last_activity, true)),
       h(
         'td',

@@ -137,7 +137,7 @@ export async function pageSession(ctx, branch, params) {
     if (!p) return;
     S.head = p.head ?? S.head;
     S.total = Number(p.total ?? S.total);
-    S.tokens = Number(p.tokens ?? S.tokens);
+    S.tokens = Number(p.token_count ?? S.tokens);
   }
 
   // ---- first render
@@ -267,7 +267,7 @@ export async function pageSession(ctx, branch, params) {
     let structural = newTotal < oldTotal;
     for (const e of r.entries) {
       const old = list.get(Number(e.index));
-      if (old && old.position !== e.position) structural = true;
+      if (old && old.commit_hash !== e.commit_hash) structural = true;
     }
     if (structural && from > S.lo) {
       const span = (atTail ? newTotal : S.hi) - S.lo;

@@ -1,0 +1,35 @@
+//! [`Config`]: the settings kept in the store.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use tract_core::ToolPolicy;
+
+/// The stored settings (`tract config show --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    /// The tool-summarization policy every process applies (Python's `ToolSummarization`).
+    tool_summarization: Policy,
+}
+
+/// The tool-summarization policy.
+#[derive(Debug, Clone, Serialize)]
+struct Policy {
+    /// Tool name to the instructions its results are summarized with.
+    instructions: BTreeMap<String, String>,
+    /// Results over this many tokens are summarized (`null`: no threshold).
+    auto_threshold: Option<u32>,
+    /// The instructions for results over the threshold (`null`: the tool prompt alone).
+    default_instructions: Option<String>,
+}
+
+impl From<&ToolPolicy> for Config {
+    fn from(policy: &ToolPolicy) -> Self {
+        Config {
+            tool_summarization: Policy {
+                instructions: policy.instructions.clone(),
+                auto_threshold: policy.auto_threshold,
+                default_instructions: policy.default_instructions.clone(),
+            },
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! [`FsckReport`]: what `fsck` checked and found, Python's `Tract.fsck()` as JSON.
+
+use super::hex;
+use serde::Serialize;
+
+/// What a check of the whole store found.
+#[derive(Debug, Clone, Serialize)]
+pub struct FsckReport {
+    /// Whether nothing is wrong.
+    clean: bool,
+    /// Commits checked.
+    commits: u64,
+    /// Blobs checked.
+    blobs: u64,
+    /// Chunks checked.
+    chunks: u64,
+    /// Bytes of object records read and hashed again.
+    bytes: u64,
+    /// Branches checked.
+    branches: u64,
+    /// Reflog entries checked.
+    reflog_entries: u64,
+    /// Branches whose kept counts were compared with a replay of their view.
+    counts_replayed: u64,
+    /// Everything found wrong; empty for a sound store.
+    problems: Vec<Problem>,
+    /// Blobs whose payload was redacted (a tombstone in its place; their ids and commits stay
+    /// valid; not a problem).
+    redacted: Vec<String>,
+    /// The objects nothing reaches (kept; `gc` removes them).
+    unreachable: Unreachable,
+}
+
+/// One thing found wrong.
+#[derive(Debug, Clone, Serialize)]
+struct Problem {
+    /// `corrupt`, `missing`, `ref`, `bookkeeping` or `order`.
+    kind: &'static str,
+    /// What it is about: `commit <id>`, `blob <id>`, `branch <name>`, `HEAD`, ...
+    subject: String,
+    /// What is wrong.
+    detail: String,
+}
+
+/// The objects no branch, `HEAD` or reflog entry reaches.
+#[derive(Debug, Clone, Serialize)]
+struct Unreachable {
+    /// Commits, by id.
+    commits: Vec<String>,
+    /// Blobs, by id.
+    blobs: Vec<String>,
+    /// Chunks, by id.
+    chunks: Vec<String>,
+}
+
+impl From<&tract_core::FsckReport> for FsckReport {
+    fn from(r: &tract_core::FsckReport) -> Self {
+        FsckReport {
+            clean: r.is_clean(),
+            commits: r.commits,
+            blobs: r.blobs,
+            chunks: r.chunks,
+            bytes: r.bytes,
+            branches: r.branches,
+            reflog_entries: r.reflog_entries,
+            counts_replayed: r.counts_replayed,
+            problems: r
+                .problems
+                .iter()
+                .map(|p| Problem {
+                    kind: p.kind,
+                    subject: p.subject.clone(),
+                    detail: p.detail.clone(),
+                })
+                .collect(),
+            redacted: hex(&r.redacted),
+            unreachable: Unreachable {
+                commits: hex(&r.unreachable_commits),
+                blobs: hex(&r.unreachable_blobs),
+                chunks: hex(&r.unreachable_chunks),
+            },
+        }
+    }
+}
