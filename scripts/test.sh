@@ -77,8 +77,9 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 
 # The Python side is made in the background while cargo builds: a fresh virtual environment
-# with the suite's packages, then the wheel (which waits for the build's lock, and compiles
-# while the Rust tests run: they mostly wait).
+# with the suite's packages, then, once the build is done, the wheel, compiled while the Rust
+# tests run (they mostly wait, and run from the build's list of test binaries without cargo,
+# so nothing waits for cargo's lock on the target directory).
 venv=target/test-venv
 logs=target/test-logs
 rm -rf "$venv" target/wheels "$logs"
@@ -96,6 +97,7 @@ python_side() {
     # The dev profile: its dependencies are the ones the Rust tests use, so mostly only the
     # bindings are compiled; the suite spends its time waiting on processes, servers and a
     # browser (docs/development.md).
+    while [ ! -e "$logs/built" ]; do sleep 1; done
     "$venv/bin/maturin" build --locked -m crates/tract-py/Cargo.toml -o target/wheels
     # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
     local wheel
@@ -109,19 +111,25 @@ python_pid=$!
 phase "cargo fmt --check"
 cargo fmt --all -- --check
 
-phase "build: every crate and target, with clippy's lints (-D warnings)"
-cargo test --workspace --locked --no-run
-
-phase "Rust tests: unit, the core's integration suite, the CLI end to end, doc tests"
-cargo nextest run --workspace --locked --no-fail-fast --test-threads 6
+phase "build: every crate and target, with clippy's lints (-D warnings); doc tests"
+# nextest builds the tests (`cargo test --no-run`) and writes down the binaries, which the runs
+# below use as they are.
+cargo nextest list --workspace --locked --list-type binaries-only --message-format json \
+    >target/nextest-binaries.json
+cargo metadata --locked --format-version 1 >target/nextest-cargo-metadata.json
 cargo test --workspace --locked --doc
+touch "$logs/built"
+built=(--binaries-metadata target/nextest-binaries.json
+    --cargo-metadata target/nextest-cargo-metadata.json)
+
+phase "Rust tests: unit, the core's integration suite, the CLI end to end"
+cargo nextest run "${built[@]}" --no-fail-fast --test-threads 6
 
 phase "Rust: the core integration suite again, every store on PostgreSQL through PgBouncer"
 # As production runs it: TLS to a pooler in transaction mode. The tests that change rows behind
 # tract's back reach the server directly. (The Python suite uses the server directly.)
-# `--workspace` resolves features as the build above did, so its test binary is reused.
 TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
-    cargo nextest run --workspace --locked --no-fail-fast --test-threads 4 --test integration
+    cargo nextest run "${built[@]}" --no-fail-fast --test-threads 4 -E 'binary(integration)'
 
 phase "python: the virtual environment and the wheel (made in the background since the start)"
 rc=0

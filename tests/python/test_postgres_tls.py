@@ -455,7 +455,7 @@ def test_serve_over_verified_tls(tmp_path) -> None:
             view = json.loads(r.read())
         with urllib.request.urlopen(s.url + "api/store", timeout=15) as r:
             store = json.loads(r.read())
-    assert [e["text"] for e in view["entries"]] == ["served over TLS"], view
+    assert [e["content"] for e in view["entries"]] == ["served over TLS"], view
     assert PASSWORD not in json.dumps(store) and store["store"].startswith("postgresql://tract:***@localhost")
 
 
@@ -482,7 +482,7 @@ def test_mcp_over_verified_tls() -> None:
     result = asyncio.run(asyncio.wait_for(go(), 60))
     text = "".join(c.text for c in result.content if getattr(c, "type", None) == "text")
     assert not result.is_error, text
-    assert [c["commit"] for c in json.loads(text)] == [asked.commit_hash], text
+    assert [c["commit_hash"] for c in json.loads(text)] == [asked.commit_hash], text
 
 
 # ---------------------------------------------------------------------------------------------

@@ -291,8 +291,13 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         }
         Ok((ms(median(times)), found))
     };
-    let (results_ms, results_n) =
-        time5(&|| Ok(t.find_tool_results(Some("grep"), None, None)?.len()))?;
+    let (results_ms, results_n) = time5(&|| {
+        Ok(t.find_tool_results(&tract_core::ResultQuery {
+            name: Some("grep".into()),
+            ..Default::default()
+        })?
+        .len())
+    })?;
     let (calls_ms, calls_n) = time5(&|| Ok(t.find_tool_calls(Some("bash"))?.len()))?;
     let (turns_ms, turns_n) = time5(&|| Ok(t.find_tool_turns(None)?.len()))?;
     let query = tract_core::SearchQuery {
@@ -309,7 +314,10 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
 
     // 100 edits of grep results, then a compile.
     let targets: Vec<_> = t
-        .find_tool_results(Some("grep"), None, None)
+        .find_tool_results(&tract_core::ResultQuery {
+            name: Some("grep".into()),
+            ..Default::default()
+        })
         .map_err(err)?
         .into_iter()
         .rev()
@@ -365,9 +373,11 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         let start = Instant::now();
         let out = t
             .compress_tool_calls(
-                Some(part),
-                None,
-                true,
+                &tract_core::ToolTurns {
+                    commits: Some(part.to_vec()),
+                    name: None,
+                    preserve_answer: true,
+                },
                 tract_core::CompressRequest {
                     summarizer: Some(s),
                     ..Default::default()

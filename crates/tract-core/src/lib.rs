@@ -67,7 +67,9 @@ pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
 pub use stats::{BranchStats, Tally};
 pub use storage::store::{OpenMode, Store, StoreOptions, Tombstone};
-pub use summarize::compress::{CompressOutcome, CompressPlan, CompressRequest, PlannedRun};
+pub use summarize::compress::{
+    CompressOutcome, CompressPlan, CompressRequest, PlannedRun, ToolTurns,
+};
 pub use summarize::llm::OpenAiCompatible;
 pub use summarize::{
     BRANCH_SUMMARIZE_SYSTEM, Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest,
@@ -77,10 +79,11 @@ pub use tools::clear::{ClearCandidate, ClearOptions, ClearOutcome, ClearPlan};
 pub use tools::decision::{Decision, DecisionSlot};
 pub use tools::hooks::{HookEvent, PendingToolResult, ToolResultHandler, ToolResultOutcome};
 pub use tools::policy::ToolPolicy;
-pub use tools::{CallState, ToolCallInfo, ToolTurn};
+pub use tools::{CallState, ResultQuery, ToolCallInfo, ToolTurn};
 pub use tract::{OpenOptions, Status, Tract};
 pub use view::cache::{DEFAULT_VIEW_CACHE_BUDGET, set_view_cache_budget, view_cache_bytes};
 pub use view::info::{CommitInfo, Current};
 pub use view::revision::{BranchName, Rev};
 pub use view::{View, ViewEntry};
+pub use write::record::RecordQuery;
 pub use write::txn::AppendOptions;

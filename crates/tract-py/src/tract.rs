@@ -551,11 +551,12 @@ impl PyTract {
         after: Option<&Bound<'_, PyAny>>,
         before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<PyCommitInfo>> {
-        let after = after.map(rev_of).transpose()?;
-        let before = before.map(rev_of).transpose()?;
-        let infos = self.with(py, move |t| {
-            t.find_tool_results(name.as_deref(), after.as_ref(), before.as_ref())
-        })?;
+        let query = tract_core::ResultQuery {
+            name,
+            after: after.map(rev_of).transpose()?,
+            before: before.map(rev_of).transpose()?,
+        };
+        let infos = self.with(py, move |t| t.find_tool_results(&query))?;
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
@@ -720,10 +721,13 @@ impl PyTract {
         let chosen = chosen(py, summarizer, content);
         let out = self.with(py, move |t| {
             let s = chosen.as_deref();
-            t.compress_tool_calls(
-                commits.as_deref(),
-                name.as_deref(),
+            let turns = tract_core::ToolTurns {
+                commits,
+                name,
                 preserve_answer,
+            };
+            t.compress_tool_calls(
+                &turns,
                 CompressRequest {
                     system_prompt,
                     instructions,
@@ -853,10 +857,12 @@ impl PyTract {
         limit: Option<usize>,
         before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<crate::record::PyRecord>> {
-        let before = before.map(rev_of).transpose()?;
-        let records = self.with(py, move |t| {
-            t.records(kind.as_deref(), limit, before.as_ref())
-        })?;
+        let query = tract_core::RecordQuery {
+            kind,
+            limit,
+            before: before.map(rev_of).transpose()?,
+        };
+        let records = self.with(py, move |t| t.records(&query))?;
         Ok(records.into_iter().map(Into::into).collect())
     }
 

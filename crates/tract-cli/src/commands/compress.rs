@@ -131,7 +131,12 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         on_progress: None,
     };
     let req = if a.tool_turns {
-        t.tool_turn_request(commits.as_deref(), a.name.as_deref(), true, req)?
+        let turns = tract_core::ToolTurns {
+            commits,
+            name: a.name.clone(),
+            preserve_answer: true,
+        };
+        t.tool_turn_request(&turns, req)?
     } else {
         req
     };

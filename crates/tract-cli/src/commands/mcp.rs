@@ -250,9 +250,11 @@ impl History {
     )]
     fn find_tool_results(&self, Parameters(a): Parameters<ResultsArgs>) -> Answer {
         self.answer(a.branch.as_deref(), |t| {
-            let after = a.after.as_deref().map(Rev::parse).transpose()?;
-            let before = a.before.as_deref().map(Rev::parse).transpose()?;
-            let found = t.find_tool_results(a.name.as_deref(), after.as_ref(), before.as_ref())?;
+            let found = t.find_tool_results(&tract_core::ResultQuery {
+                name: a.name.clone(),
+                after: a.after.as_deref().map(Rev::parse).transpose()?,
+                before: a.before.as_deref().map(Rev::parse).transpose()?,
+            })?;
             Ok(found
                 .iter()
                 .map(|c| Commit::new(c, LISTED))

@@ -55,9 +55,11 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             let infos = if a.what == What::Calls {
                 t.find_tool_calls(name)?
             } else {
-                let after = a.after.as_deref().map(rev).transpose()?;
-                let before = a.before.as_deref().map(rev).transpose()?;
-                t.find_tool_results(name, after.as_ref(), before.as_ref())?
+                t.find_tool_results(&tract_core::ResultQuery {
+                    name: name.map(str::to_string),
+                    after: a.after.as_deref().map(rev).transpose()?,
+                    before: a.before.as_deref().map(rev).transpose()?,
+                })?
             };
             if a.json {
                 let list: Vec<_> = infos.iter().map(Commit::from).collect();

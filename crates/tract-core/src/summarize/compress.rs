@@ -21,6 +21,27 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
+/// Which tool turns [`crate::Tract::compress_tool_calls`] compresses.
+#[derive(Debug, Clone)]
+pub struct ToolTurns {
+    /// Commits of the view whose turns are taken whole (`None`: every turn).
+    pub commits: Option<Vec<Rev>>,
+    /// Only turns that call this tool.
+    pub name: Option<String>,
+    /// Keep the final answer (the last assistant message without tool calls in the
+    /// selection). On by default.
+    pub preserve_answer: bool,
+}
+
+impl Default for ToolTurns {
+    fn default() -> Self {
+        ToolTurns {
+            commits: None,
+            name: None,
+            preserve_answer: true,
+        }
+    }
+}
 /// The metadata key marking a summary message.
 pub const SUMMARY_KEY: &str = "tract_summary";
 
@@ -302,11 +323,14 @@ fn run_intact(v: &View, sources: &[CommitId], versions: &[CommitId]) -> bool {
 /// default.
 pub(crate) fn tool_turn_request<'a>(
     repo: &Repo,
-    commits: Option<&[Rev]>,
-    name: Option<&str>,
-    preserve_answer: bool,
+    turns: &ToolTurns,
     mut req: CompressRequest<'a>,
 ) -> Result<CompressRequest<'a>> {
+    let (commits, name, preserve_answer) = (
+        turns.commits.as_deref(),
+        turns.name.as_deref(),
+        turns.preserve_answer,
+    );
     let (selection, answer) = repo.at_head(|snap, v| -> Result<_> {
         let mut chosen = BTreeSet::new();
         match commits {

@@ -16,6 +16,16 @@ use crate::view::revision::Rev;
 use crate::view::{SYNTHETIC_RESULT, View, ViewEntry};
 use crate::write::txn::AppendOptions;
 
+/// Which tool results [`crate::Tract::find_tool_results`] lists (every one by default).
+#[derive(Debug, Clone, Default)]
+pub struct ResultQuery {
+    /// Only results of this tool.
+    pub name: Option<String>,
+    /// Only results strictly after this commit of the view.
+    pub after: Option<Rev>,
+    /// Only results strictly before this commit of the view.
+    pub before: Option<Rev>,
+}
 /// Where a tool call is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallState {

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::id::CommitId;
-use crate::summarize::compress::{self, CompressOutcome, CompressPlan, CompressRequest};
+use crate::summarize::compress::{self, CompressOutcome, CompressPlan, CompressRequest, ToolTurns};
 use crate::tools::clear::{self, ClearOptions, ClearOutcome, ClearPlan};
 use crate::view::revision::Rev;
 
@@ -37,17 +37,15 @@ impl Tract {
     }
 
     /// Compresses whole tool turns with [`crate::TOOL_SUMMARIZE_SYSTEM`] by default. A
-    /// selection that holds part of a turn takes the whole turn; with `commits` `None`, every
-    /// turn (of tool `name` if given). With `preserve_answer`, the last assistant message
-    /// without tool calls in the selection (the final answer) is kept.
+    /// selection that holds part of a turn takes the whole turn; with `turns.commits` `None`,
+    /// every turn (of tool `turns.name` if given). With `turns.preserve_answer`, the last
+    /// assistant message without tool calls in the selection (the final answer) is kept.
     pub fn compress_tool_calls(
         &self,
-        commits: Option<&[Rev]>,
-        name: Option<&str>,
-        preserve_answer: bool,
+        turns: &ToolTurns,
         req: CompressRequest<'_>,
     ) -> Result<CompressOutcome> {
-        let req = self.tool_turn_request(commits, name, preserve_answer, req)?;
+        let req = self.tool_turn_request(turns, req)?;
         self.compress(&req)
     }
 
@@ -56,12 +54,10 @@ impl Tract {
     /// to [`Tract::plan_compress`] for a dry run.
     pub fn tool_turn_request<'a>(
         &self,
-        commits: Option<&[Rev]>,
-        name: Option<&str>,
-        preserve_answer: bool,
+        turns: &ToolTurns,
         req: CompressRequest<'a>,
     ) -> Result<CompressRequest<'a>> {
-        compress::tool_turn_request(&self.repo, commits, name, preserve_answer, req)
+        compress::tool_turn_request(&self.repo, turns, req)
     }
 
     /// The view positions from `from` to `to`, both included, in view order.

@@ -7,6 +7,7 @@ use crate::ops::history::{self, LogQuery};
 use crate::ops::search::{self, SearchHit, SearchQuery};
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
+use crate::write::record::RecordQuery;
 
 use super::Tract;
 
@@ -39,16 +40,10 @@ impl Tract {
         history::compressed_into(&self.repo, &rev.into())
     }
 
-    /// The records on the first-parent line from `HEAD` (or from just before `before`),
-    /// newest first: of `kind` or a kind under it (`langgraph` takes `langgraph.checkpoint`),
-    /// at most `limit`.
-    pub fn records(
-        &self,
-        kind: Option<&str>,
-        limit: Option<usize>,
-        before: Option<&Rev>,
-    ) -> Result<Vec<crate::write::record::Record>> {
-        crate::write::record::list(&self.repo, kind, limit, before)
+    /// The records on the first-parent line from `HEAD` (or from just before `q.before`),
+    /// newest first: of `q.kind` or a kind under it, at most `q.limit`.
+    pub fn records(&self, q: &RecordQuery) -> Result<Vec<crate::write::record::Record>> {
+        crate::write::record::list(&self.repo, q.kind.as_deref(), q.limit, q.before.as_ref())
     }
 
     /// The record `rev` names (an error if it is another kind of commit).

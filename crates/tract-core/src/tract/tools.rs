@@ -7,7 +7,7 @@ use crate::summarize::Summarizer;
 use crate::tools::decision::Decision;
 use crate::tools::hooks::{PendingToolResult, ToolResultOutcome};
 use crate::tools::policy::{self, ToolPolicy};
-use crate::tools::{self, ToolCallInfo, ToolTurn};
+use crate::tools::{self, ResultQuery, ToolCallInfo, ToolTurn};
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use std::sync::Arc;
@@ -92,15 +92,15 @@ impl Tract {
         tools::edit_result(&self.repo, &target.into(), call_id, name, content)
     }
 
-    /// Tool results in the current view, in view order, each position once: of tool `name`
-    /// if given, strictly after `after` and before `before` (commits in view) if given.
-    pub fn find_tool_results(
-        &self,
-        name: Option<&str>,
-        after: Option<&Rev>,
-        before: Option<&Rev>,
-    ) -> Result<Vec<CommitInfo>> {
-        tools::find_results(&self.repo, name, after, before)
+    /// Tool results in the current view, in view order, each position once: those `q` names
+    /// (of one tool, after or before a commit of the view).
+    pub fn find_tool_results(&self, q: &ResultQuery) -> Result<Vec<CommitInfo>> {
+        tools::find_results(
+            &self.repo,
+            q.name.as_deref(),
+            q.after.as_ref(),
+            q.before.as_ref(),
+        )
     }
 
     /// Assistant commits in the current view that call tools (`name`: that tool), in view order.

@@ -16,6 +16,16 @@ use crate::write::txn::{self, AppendOptions, Prepared, Step};
 
 pub use crate::object::RECORD_METADATA_KEY;
 
+/// Which records [`crate::Tract::records`] lists, newest first along the first-parent line.
+#[derive(Debug, Clone, Default)]
+pub struct RecordQuery {
+    /// Only records of this kind or a kind under it (`langgraph` takes `langgraph.checkpoint`).
+    pub kind: Option<String>,
+    /// At most this many.
+    pub limit: Option<usize>,
+    /// Start just before this commit instead of at `HEAD`.
+    pub before: Option<Rev>,
+}
 /// One record, as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {

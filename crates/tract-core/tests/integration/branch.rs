@@ -249,7 +249,9 @@ fn branch_counts_are_kept_exactly_as_branches_move() {
                 who.append_batch(batch).unwrap();
             }
             6 => {
-                let results = who.find_tool_results(None, None, None).unwrap();
+                let results = who
+                    .find_tool_results(&tract_core::ResultQuery::default())
+                    .unwrap();
                 if let Some(r) = results.get(next(results.len().max(1) as u64) as usize) {
                     who.edit(r.id, Content::Text(format!("edited at {step}")))
                         .unwrap();
@@ -260,8 +262,15 @@ fn branch_counts_are_kept_exactly_as_branches_move() {
                 if let Some(turn) = turns.first() {
                     let sel = [Rev::from(turn.call.id)];
                     let req = CompressRequest::default();
-                    who.compress_tool_calls(Some(&sel), None, true, req)
-                        .unwrap();
+                    who.compress_tool_calls(
+                        &tract_core::ToolTurns {
+                            commits: Some(sel.to_vec()),
+                            name: None,
+                            preserve_answer: true,
+                        },
+                        req,
+                    )
+                    .unwrap();
                 }
             }
             8 => {

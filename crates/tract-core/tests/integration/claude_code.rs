@@ -31,7 +31,12 @@ fn a_claude_code_session_imports_with_its_thinking_tools_times_and_compaction() 
     // History keeps every message, one assistant message per API response, the thinking
     // block verbatim with its signature, tool results named after their calls.
     // The retry the reader leaves out is kept as a record, the line verbatim.
-    let records = t.records(Some("claude_code.line"), None, None).unwrap();
+    let records = t
+        .records(&tract_core::RecordQuery {
+            kind: Some("claude_code.line".into()),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(records.len(), 1);
     assert!(
         records[0].data.contains("\"uuid\":\"r1\""),
@@ -63,7 +68,12 @@ fn a_claude_code_session_imports_with_its_thinking_tools_times_and_compaction() 
         m.tool_calls[0].arguments,
         r#"{"pattern":"DATABASE_URL","path":"."}"#
     );
-    let results = t.find_tool_results(Some("Bash"), None, None).unwrap();
+    let results = t
+        .find_tool_results(&tract_core::ResultQuery {
+            name: Some("Bash".into()),
+            ..Default::default()
+        })
+        .unwrap();
     assert!(results.is_empty(), "compressed out of view");
     let grep = log
         .iter()
@@ -213,9 +223,12 @@ fn a_rewound_conversation_moves_the_branch_and_the_old_path_stays_in_history() {
     let moves = t.reflog("s", None).unwrap();
     assert!(moves.iter().any(|m| m.old == Some(old_tip)), "{moves:?}");
     assert!(
-        t.records(Some("claude_code.line"), None, None)
-            .unwrap()
-            .is_empty()
+        t.records(&tract_core::RecordQuery {
+            kind: Some("claude_code.line".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .is_empty()
     );
     let again = t.import_file(&file, None).unwrap();
     assert_eq!((again.added, again.recorded, again.rewound), (0, 0, false));

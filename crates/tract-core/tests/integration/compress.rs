@@ -298,9 +298,11 @@ fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
     // Naming only one result of the parallel turn takes the whole turn.
     let out = t
         .compress_tool_calls(
-            Some(&[Rev::from(c[3].id), Rev::from(answer.id)]),
-            None,
-            true,
+            &tract_core::ToolTurns {
+                commits: Some(vec![Rev::from(c[3].id), Rev::from(answer.id)]),
+                name: None,
+                preserve_answer: true,
+            },
             req(),
         )
         .unwrap();
@@ -326,12 +328,26 @@ fn compress_tool_calls_takes_whole_turns_and_keeps_the_answer() {
     );
     // Every grep turn (none left but the second) by name.
     let out = t
-        .compress_tool_calls(None, Some("grep"), true, req())
+        .compress_tool_calls(
+            &tract_core::ToolTurns {
+                commits: None,
+                name: Some("grep".into()),
+                preserve_answer: true,
+            },
+            req(),
+        )
         .unwrap();
     assert_eq!(out.commits[0].sources(), &[c[7].id, c[8].id]);
     assert!(
-        t.compress_tool_calls(None, Some("nope"), true, req())
-            .is_err()
+        t.compress_tool_calls(
+            &tract_core::ToolTurns {
+                commits: None,
+                name: Some("nope".into()),
+                preserve_answer: true
+            },
+            req()
+        )
+        .is_err()
     );
 }
 
@@ -392,9 +408,11 @@ fn an_openai_compatible_server_summarizes_with_retries() {
     let client = llm(&url);
     let out = t
         .compress_tool_calls(
-            Some(&[Rev::from(c[2].id)]),
-            None,
-            true,
+            &tract_core::ToolTurns {
+                commits: Some(vec![Rev::from(c[2].id)]),
+                name: None,
+                preserve_answer: true,
+            },
             CompressRequest {
                 instructions: Some("keep paths".into()),
                 target_tokens: NonZeroU32::new(40),
@@ -500,9 +518,11 @@ fn compressing_many_runs_matches_a_cold_rebuild() {
     let manual = Manual("turn summary".into());
     let out = t
         .compress_tool_calls(
-            None,
-            None,
-            true,
+            &tract_core::ToolTurns {
+                commits: None,
+                name: None,
+                preserve_answer: true,
+            },
             CompressRequest {
                 summarizer: Some(&manual),
                 ..CompressRequest::default()

@@ -29,7 +29,12 @@ fn a_grown_transcript_adds_only_its_new_part_and_another_branch_is_refused() {
     assert_eq!(first.added, 4);
     // Tool results take their call's tool name.
     assert_eq!(
-        t.find_tool_results(Some("grep"), None, None).unwrap().len(),
+        t.find_tool_results(&tract_core::ResultQuery {
+            name: Some("grep".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .len(),
         1
     );
     std::fs::write(&file, body(3)).unwrap();

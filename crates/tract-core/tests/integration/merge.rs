@@ -122,7 +122,12 @@ fn an_append_merge_continues_the_view_with_the_branch_messages() {
     t.edit(answer.id, Content::Text("side answer, edited".into()))
         .unwrap();
     assert_eq!(texts(&t)[5], "side answer, edited");
-    assert_eq!(t.find_tool_results(None, None, None).unwrap().len(), 1);
+    assert_eq!(
+        t.find_tool_results(&tract_core::ResultQuery::default())
+            .unwrap()
+            .len(),
+        1
+    );
     t.user("after the merge").unwrap();
     let warm = texts(&t);
     drop(t);
@@ -175,7 +180,12 @@ fn nested_merges_edits_and_compressions_fold_the_same_cold_and_warm() {
         ]
     );
     // Edit a message that came through two merges, then compress across the merged ones.
-    let found = t.find_tool_results(Some("grep"), None, None).unwrap();
+    let found = t
+        .find_tool_results(&tract_core::ResultQuery {
+            name: Some("grep".into()),
+            ..Default::default()
+        })
+        .unwrap();
     t.edit(found[0].id, Content::Text("deep finding, edited".into()))
         .unwrap();
     let ids: Vec<Rev> = t

@@ -37,20 +37,53 @@ fn records_stay_out_of_the_view_and_come_back_exactly() {
     let listed = t.branches().unwrap();
     assert_eq!(listed[0].messages, 3, "stored counts skip records");
     // Newest first, filtered by kind and the kinds under it, paged with `before`.
-    let all = t.records(None, None, None).unwrap();
+    let all = t.records(&tract_core::RecordQuery::default()).unwrap();
     assert_eq!(
         all.iter().map(|r| r.data.as_str()).collect::<Vec<_>>(),
         ["w1", r#"{"step":1,"secret":"zebra"}"#]
     );
     assert_eq!(all[0].commit, second.id);
-    assert_eq!(t.records(Some("langgraph"), None, None).unwrap().len(), 2);
     assert_eq!(
-        t.records(Some("langgraph.checkpoint"), None, None).unwrap()[0].commit,
+        t.records(&tract_core::RecordQuery {
+            kind: Some("langgraph".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .len(),
+        2
+    );
+    assert_eq!(
+        t.records(&tract_core::RecordQuery {
+            kind: Some("langgraph.checkpoint".into()),
+            ..Default::default()
+        })
+        .unwrap()[0]
+            .commit,
         first.id
     );
-    assert!(t.records(Some("lang"), None, None).unwrap().is_empty());
-    assert_eq!(t.records(None, Some(1), None).unwrap().len(), 1);
-    let page = t.records(None, None, Some(&Rev::from(second.id))).unwrap();
+    assert!(
+        t.records(&tract_core::RecordQuery {
+            kind: Some("lang".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .is_empty()
+    );
+    assert_eq!(
+        t.records(&tract_core::RecordQuery {
+            limit: Some(1),
+            ..Default::default()
+        })
+        .unwrap()
+        .len(),
+        1
+    );
+    let page = t
+        .records(&tract_core::RecordQuery {
+            before: Some(Rev::from(second.id)),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(page.len(), 1);
     assert_eq!(page[0].commit, first.id);
     assert_eq!(t.get_record(first.id).unwrap().kind, "langgraph.checkpoint");
@@ -99,8 +132,8 @@ fn records_travel_through_push_history_export_and_redaction() {
     tract_core::push(t.store(), &b, &tract_core::SyncOptions::default()).unwrap();
     let dst = open_bound(&b, Bind::Branch(branch("main")));
     assert_eq!(
-        dst.records(None, None, None).unwrap(),
-        t.records(None, None, None).unwrap()
+        dst.records(&tract_core::RecordQuery::default()).unwrap(),
+        t.records(&tract_core::RecordQuery::default()).unwrap()
     );
     // A history export names the record and imports back to identical ids.
     let history = t

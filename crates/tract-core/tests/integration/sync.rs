@@ -22,7 +22,12 @@ fn rich_history(path: &std::path::Path) -> Tract {
     t.assistant("", vec![call("c2", "read_file")]).unwrap();
     t.tool_result("c2", "read_file", "fn main() {}", false)
         .unwrap();
-    let found = t.find_tool_results(Some("read_file"), None, None).unwrap();
+    let found = t
+        .find_tool_results(&tract_core::ResultQuery {
+            name: Some("read_file".into()),
+            ..Default::default()
+        })
+        .unwrap();
     t.edit(
         found[0].id,
         Content::Text("fn main() { /* edited */ }".into()),

@@ -8,30 +8,55 @@ use tract_core::{BranchName, Content, Error, Rev, Tract};
 fn tool_queries_follow_the_view() {
     let t = Tract::in_memory().unwrap();
     let c = tool_session(&t);
-    let grep = t.find_tool_results(Some("grep"), None, None).unwrap();
+    let grep = t
+        .find_tool_results(&tract_core::ResultQuery {
+            name: Some("grep".into()),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(
         grep.iter().map(|i| i.id).collect::<Vec<_>>(),
         [c[4].id, c[8].id]
     );
-    assert_eq!(t.find_tool_results(None, None, None).unwrap().len(), 4);
+    assert_eq!(
+        t.find_tool_results(&tract_core::ResultQuery::default())
+            .unwrap()
+            .len(),
+        4
+    );
     let after = t
-        .find_tool_results(Some("grep"), Some(&Rev::from(c[4].id)), None)
+        .find_tool_results(&tract_core::ResultQuery {
+            name: Some("grep".into()),
+            after: Some(Rev::from(c[4].id)),
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(after.len(), 1);
     let before = t
-        .find_tool_results(None, None, Some(&Rev::from(c[6].id)))
+        .find_tool_results(&tract_core::ResultQuery {
+            before: Some(Rev::from(c[6].id)),
+            ..Default::default()
+        })
         .unwrap();
     assert_eq!(before.len(), 2);
     assert!(
-        t.find_tool_results(Some("nope"), None, None)
-            .unwrap()
-            .is_empty()
+        t.find_tool_results(&tract_core::ResultQuery {
+            name: Some("nope".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .is_empty()
     );
     // An edited result is returned once, as its position, with the current version reachable.
     let e = t
         .edit_tool_result(c[4].id, "g1", "grep", Content::Text("config.py:42".into()))
         .unwrap();
-    let grep = t.find_tool_results(Some("grep"), None, None).unwrap();
+    let grep = t
+        .find_tool_results(&tract_core::ResultQuery {
+            name: Some("grep".into()),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(grep.len(), 2);
     assert_eq!(grep[0].id, c[4].id);
     let current = grep[0].current.as_ref().unwrap();
@@ -53,7 +78,10 @@ fn tool_queries_follow_the_view() {
     let other = t.user("elsewhere").unwrap();
     t.switch("main").unwrap();
     assert!(matches!(
-        t.find_tool_results(None, Some(&Rev::from(other.id)), None),
+        t.find_tool_results(&tract_core::ResultQuery {
+            after: Some(Rev::from(other.id)),
+            ..Default::default()
+        }),
         Err(Error::NotInView { .. })
     ));
     let calls = t.find_tool_calls(Some("grep")).unwrap();
