@@ -13,7 +13,7 @@ use std::backtrace::Backtrace;
 use std::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
-use tract_core::{Bind, Role, SearchQuery, Store, StoreOptions, Tract};
+use tract_core::{Bind, LogQuery, Role, SearchQuery, Store, StoreOptions, Tract};
 
 thread_local! {
     static LAST_PANIC: RefCell<Option<(String, Backtrace)>> = const { RefCell::new(None) };
@@ -40,7 +40,10 @@ fn exercise(data: &[u8]) {
         let _ = compiled.to_openai();
         let _ = compiled.to_anthropic();
     }
-    let _ = tract.log(None, Some(50));
+    let _ = tract.log(&LogQuery {
+        limit: Some(50),
+        ..LogQuery::default()
+    });
     let _ = tract.branches();
     let _ = tract.status();
     let _ = tract.find_tool_turns(None);
@@ -56,7 +59,11 @@ fn exercise(data: &[u8]) {
         limit: Some(20),
         ..SearchQuery::default()
     });
-    let _ = tract.log_graph(None, Some(50));
+    let _ = tract.log(&LogQuery {
+        limit: Some(50),
+        graph: true,
+        ..LogQuery::default()
+    });
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -6,9 +6,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tract_core::json::{message_from_json, message_to_json};
 use tract_core::formats::responses::items_from_message;
 use tract_core::formats::transcript::{Format, Step, Transcript, check_claude_code, parse};
+use tract_core::json::{message_from_json, message_to_json};
 
 fn check(steps: &[Step]) {
     for step in steps {
