@@ -178,7 +178,7 @@ fn merge_cost(t: &Tract) -> Result<Value, tract_core::Error> {
                 t.assistant("", vec![call])?;
             }
             let name = tract_core::BranchName::new(&format!("sub-{strategy}-{i}"))?;
-            let sub = t.fork(&name, None)?;
+            let sub = t.fork(&name, &tract_core::Rev::head())?;
             sub.user(format!(
                 "sub-task {i}: find where the session token is checked"
             ))?;
@@ -275,7 +275,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     for i in 0..20 {
         let name = tract_core::BranchName::new(&format!("fork-{i}")).map_err(err)?;
         let start = Instant::now();
-        let fork = t.fork(&name, None).map_err(err)?;
+        let fork = t.fork(&name, &tract_core::Rev::head()).map_err(err)?;
         fork_times.push(start.elapsed());
         std::hint::black_box(fork.head().map_err(err)?);
     }
@@ -536,7 +536,7 @@ fn gc_cost(path: &Path) -> Result<Value, tract_core::Error> {
     let nothing = start.elapsed();
     for b in 0..100 {
         let name = BranchName::new(&format!("gc-{b}"))?;
-        let sub = t.fork(&name, None)?;
+        let sub = t.fork(&name, &tract_core::Rev::head())?;
         let batch = (0..20)
             .map(|i| {
                 Message::text(
@@ -585,7 +585,10 @@ fn many_branches(path: &Path) -> Result<Value, tract_core::Error> {
     let t = Tract::open(path)?;
     let existing = t.branches()?.len();
     for i in existing..BRANCHES {
-        t.create_branch(&BranchName::new(&format!("session-{i:05}"))?, None)?;
+        t.create_branch(
+            &BranchName::new(&format!("session-{i:05}"))?,
+            &tract_core::Rev::head(),
+        )?;
     }
     let mut listing = Vec::new();
     let mut listed = 0;

@@ -1011,7 +1011,9 @@ impl PyTract {
         let at = at.map(rev_of).transpose()?;
         let name = BranchName::new(&name).py()?;
         Ok(self
-            .with(py, move |t| t.create_branch(&name, at.as_ref()))?
+            .with(py, move |t| {
+                t.create_branch(&name, &at.unwrap_or_else(Rev::head))
+            })?
             .to_hex())
     }
 
@@ -1027,7 +1029,7 @@ impl PyTract {
     ) -> PyResult<PyTract> {
         let at = at.map(rev_of).transpose()?;
         let name = BranchName::new(&name).py()?;
-        let fork = self.with(py, move |t| t.fork(&name, at.as_ref()))?;
+        let fork = self.with(py, move |t| t.fork(&name, &at.unwrap_or_else(Rev::head)))?;
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(fork))),
         })

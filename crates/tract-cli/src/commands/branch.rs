@@ -40,7 +40,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         }
         Some(name) => {
             let at = a.rev.as_deref().map(rev).transpose()?;
-            let at = t.create_branch(&BranchName::new(name)?, at.as_ref())?;
+            let at = t.create_branch(
+                &BranchName::new(name)?,
+                &at.unwrap_or_else(tract_core::Rev::head),
+            )?;
             let _ = writeln!(ui, "created branch {name} at {}", at.short());
         }
         None => {

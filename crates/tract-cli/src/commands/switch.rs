@@ -20,7 +20,7 @@ pub struct Args {
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open_head()?;
     if a.create {
-        t.create_branch(&BranchName::new(&a.name)?, None)?;
+        t.create_branch(&BranchName::new(&a.name)?, &tract_core::Rev::head())?;
     }
     t.switch(&a.name)?;
     let _ = writeln!(ui, "switched to branch {}", a.name);

@@ -41,15 +41,16 @@ impl Tract {
         branch::require(&self.repo, name)
     }
 
-    /// Creates a branch at `at` (default: this handle's position): a fork at any commit.
-    pub fn create_branch(&self, name: &BranchName, at: Option<&Rev>) -> Result<CommitId> {
-        branch::create(&self.repo, name, at.unwrap_or(&Rev::head()))
+    /// Creates a branch at `at` (`Rev::head()`: this handle's position): a fork at any commit.
+    pub fn create_branch(&self, name: &BranchName, at: &Rev) -> Result<CommitId> {
+        branch::create(&self.repo, name, at)
     }
 
-    /// Forks: creates branch `name` at this handle's position (or at `at`) and returns a handle
-    /// bound to it, on the same open store, with this handle's hooks and default summarizer.
-    /// Nothing is copied: the new branch is one ref (O(1) at any history size).
-    pub fn fork(&self, name: &BranchName, at: Option<&Rev>) -> Result<Tract> {
+    /// Forks: creates branch `name` at `at` (`Rev::head()`: this handle's position) and
+    /// returns a handle bound to it, on the same open store, with this handle's hooks and
+    /// default summarizer. Nothing is copied: the new branch is one ref (O(1) at any history
+    /// size).
+    pub fn fork(&self, name: &BranchName, at: &Rev) -> Result<Tract> {
         self.create_branch(name, at)?;
         let fork = Tract::from_store(self.repo.store.clone(), &Bind::Branch(name.clone()))?;
         *fork.hooks_mut() = self.hooks.read().unwrap_or_else(|e| e.into_inner()).clone();

@@ -11,7 +11,7 @@ fn branches_time_travel_and_reset_with_reflog() {
     let b = t.user("two").unwrap();
     // Fork at the first commit and grow there.
     let alt = BranchName::new("alt").unwrap();
-    t.create_branch(&alt, Some(&Rev::from(a.id))).unwrap();
+    t.create_branch(&alt, &Rev::from(a.id)).unwrap();
     t.switch("alt").unwrap();
     t.user("two, differently").unwrap();
     assert_eq!(t.compile().unwrap().messages().len(), 2);
@@ -35,7 +35,10 @@ fn branches_time_travel_and_reset_with_reflog() {
     assert_eq!(log[0].old, Some(b.id));
     t.reset(&Rev::from(b.id)).unwrap();
     assert_eq!(t.compile().unwrap().messages().len(), 2);
-    assert!(t.create_branch(&alt, None).is_err(), "no silent overwrite");
+    assert!(
+        t.create_branch(&alt, &tract_core::Rev::head()).is_err(),
+        "no silent overwrite"
+    );
     assert!(BranchName::new("bad name").is_err());
     assert!(matches!(t.switch("nope"), Err(Error::UnknownBranch { .. })));
     assert_eq!(t.resolve(&Rev::parse("main~1").unwrap()).unwrap(), a.id);
@@ -46,7 +49,9 @@ fn a_fork_is_a_new_branch_and_a_handle_on_it() {
     let t = Tract::in_memory().unwrap();
     t.system("be brief").unwrap();
     let q = t.user("question").unwrap();
-    let sub = t.fork(&branch("sub-agent"), None).unwrap();
+    let sub = t
+        .fork(&branch("sub-agent"), &tract_core::Rev::head())
+        .unwrap();
     assert_eq!(sub.head().unwrap().branch(), Some("sub-agent"));
     assert_eq!(
         sub.head().unwrap().commit,
@@ -59,19 +64,19 @@ fn a_fork_is_a_new_branch_and_a_handle_on_it() {
     assert_eq!(texts(&t), ["be brief", "question", "main goes on"]);
     // At an earlier commit, from a fork of a fork; the same store underneath.
     let early = sub
-        .fork(&branch("early"), Some(&Rev::from(q.id).ancestor(1)))
+        .fork(&branch("early"), &Rev::from(q.id).ancestor(1))
         .unwrap();
     assert_eq!(texts(&early), ["be brief"]);
     assert_eq!(t.branches().unwrap().len(), 3);
     // A name in use, or a handle with nothing to fork yet: a clear error, nothing created.
     assert!(matches!(
-        t.fork(&branch("sub-agent"), None),
+        t.fork(&branch("sub-agent"), &tract_core::Rev::head()),
         Err(Error::BranchExists { .. })
     ));
-    let empty = t.fork(&branch("x"), Some(&Rev::from(q.id))).unwrap();
+    let empty = t.fork(&branch("x"), &Rev::from(q.id)).unwrap();
     let unborn = Tract::from_store(empty.store().clone(), &Bind::Branch(branch("new"))).unwrap();
     assert!(matches!(
-        unborn.fork(&branch("y"), None),
+        unborn.fork(&branch("y"), &tract_core::Rev::head()),
         Err(Error::UnbornBranch { .. })
     ));
     assert!(t.branches().unwrap().iter().all(|b| b.name != "y"));
@@ -82,7 +87,7 @@ fn a_deleted_branch_keeps_its_tip_in_the_reflog_and_stops_its_handles() {
     let (_dir, path) = temp_store();
     let t = Tract::open(&path).unwrap();
     t.user("root").unwrap();
-    let agent = t.fork(&branch("agent"), None).unwrap();
+    let agent = t.fork(&branch("agent"), &tract_core::Rev::head()).unwrap();
     let tip = agent.user("work").unwrap().id;
     // Not the branch this handle or HEAD is on, not one that does not exist.
     for (who, name) in [(&t, "main"), (&agent, "agent")] {
@@ -116,8 +121,7 @@ fn a_deleted_branch_keeps_its_tip_in_the_reflog_and_stops_its_handles() {
     t.delete_branch(&branch("agent")).unwrap();
     // The old handle can leave, and the branch comes back from its reflog's tip.
     agent.switch("main").unwrap();
-    t.create_branch(&branch("agent"), Some(&Rev::from(tip)))
-        .unwrap();
+    t.create_branch(&branch("agent"), &Rev::from(tip)).unwrap();
     let back = open_bound(&path, Bind::Branch(branch("agent")));
     assert_eq!(texts(&back), ["root", "work"]);
 }
@@ -284,7 +288,7 @@ fn branch_counts_are_kept_exactly_as_branches_move() {
             9 => {
                 // A fork, written on by a handle of its own.
                 let name = format!("fork-{step}");
-                let f = who.fork(&branch(&name), None).unwrap();
+                let f = who.fork(&branch(&name), &tract_core::Rev::head()).unwrap();
                 f.user("on the fork").unwrap();
             }
             _ => {

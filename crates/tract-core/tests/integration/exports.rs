@@ -18,7 +18,7 @@ fn a_history_export_imports_back_to_identical_ids_and_the_view_exports_as_messag
         .find(|c| c.op() == "append")
         .unwrap();
     t.edit(last.id, Content::Text("Fixed.".into())).unwrap();
-    let sub = t.fork(&branch("sub"), None).unwrap();
+    let sub = t.fork(&branch("sub"), &tract_core::Rev::head()).unwrap();
     sub.user("sub-agent work").unwrap();
     t.merge(&branch("sub"), &MergeRequest::default()).unwrap();
     let history = t

@@ -147,7 +147,7 @@ fn a_storage_error_at_any_call_of_a_merge_commits_nothing_and_the_next_merge_wor
     let (failed, _) = fails_cleanly_at_every_call(
         |path| {
             let t = session(path);
-            let side = t.fork(&branch("side"), None).unwrap();
+            let side = t.fork(&branch("side"), &tract_core::Rev::head()).unwrap();
             side.user("a question on the side").unwrap();
             side.assistant("its answer", vec![]).unwrap();
             t

@@ -106,7 +106,7 @@ fn an_append_merge_continues_the_view_with_the_branch_messages() {
     let t = open_bound(&path, Bind::Branch(branch("main")));
     t.system("sys").unwrap();
     t.user("plan").unwrap();
-    let side = t.fork(&branch("side"), None).unwrap();
+    let side = t.fork(&branch("side"), &tract_core::Rev::head()).unwrap();
     side.assistant("", vec![call("c1", "read_file")]).unwrap();
     side.tool_result("c1", "read_file", "contents", false)
         .unwrap();
@@ -153,9 +153,11 @@ fn nested_merges_edits_and_compressions_fold_the_same_cold_and_warm() {
     t.system("sys").unwrap();
     t.user("start").unwrap();
     // A sub-agent that spawns a sub-sub-agent and appends its findings before answering.
-    let sub = t.fork(&branch("sub"), None).unwrap();
+    let sub = t.fork(&branch("sub"), &tract_core::Rev::head()).unwrap();
     sub.user("sub task").unwrap();
-    let subsub = sub.fork(&branch("subsub"), None).unwrap();
+    let subsub = sub
+        .fork(&branch("subsub"), &tract_core::Rev::head())
+        .unwrap();
     subsub.assistant("", vec![call("x1", "grep")]).unwrap();
     subsub
         .tool_result("x1", "grep", "deep finding", false)
@@ -280,11 +282,11 @@ fn bad_merges_are_refused_and_commit_nothing() {
         t.merge(&branch("sub"), &append_summary),
         Err(Error::InvalidInput { .. })
     ));
-    let quiet = t.fork(&branch("quiet"), None).unwrap();
+    let quiet = t.fork(&branch("quiet"), &tract_core::Rev::head()).unwrap();
     quiet.user("no answer here").unwrap();
     let e = t.merge(&branch("quiet"), &tool("task_1")).unwrap_err();
     assert!(e.to_string().contains("no assistant answer"), "{e}");
-    let behind = t.fork(&branch("behind"), None).unwrap();
+    let behind = t.fork(&branch("behind"), &tract_core::Rev::head()).unwrap();
     let e = t
         .merge(&branch("behind"), &MergeRequest::default())
         .unwrap_err();

@@ -28,7 +28,7 @@ fn a_redacted_result_is_gone_from_views_search_and_chunks_and_ids_stay_valid() {
     let big = format!("{}\n{secret}\n{}", "x".repeat(700_000), "y".repeat(700_000));
     let big_result = t.tool_result("c2", "bash", big, false).unwrap();
     t.assistant("done", vec![]).unwrap();
-    let side = t.fork(&branch("side"), None).unwrap();
+    let side = t.fork(&branch("side"), &tract_core::Rev::head()).unwrap();
     side.user("on the side").unwrap();
     let before = tract_core::fsck(t.store()).unwrap();
     assert!(before.is_clean() && before.chunks >= 2);
@@ -101,12 +101,12 @@ fn gc_removes_only_what_nothing_reaches_and_leaves_fsck_clean() {
     let (_dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
     t.user("shared").unwrap();
-    let doomed = t.fork(&branch("doomed"), None).unwrap();
+    let doomed = t.fork(&branch("doomed"), &tract_core::Rev::head()).unwrap();
     doomed.user("only on the doomed branch").unwrap();
     doomed
         .user(format!("large {}", "z".repeat(2_000_000)))
         .unwrap();
-    let kept = t.fork(&branch("kept"), None).unwrap();
+    let kept = t.fork(&branch("kept"), &tract_core::Rev::head()).unwrap();
     kept.user("on a kept branch").unwrap();
     drop(doomed);
     t.delete_branch(&branch("doomed")).unwrap();

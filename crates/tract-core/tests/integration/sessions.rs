@@ -9,7 +9,8 @@ fn each_handle_keeps_its_own_position() {
     let (_dir, path) = temp_store();
     let t = Tract::open(&path).unwrap();
     t.user("root").unwrap();
-    t.create_branch(&branch("session-b"), None).unwrap();
+    t.create_branch(&branch("session-b"), &tract_core::Rev::head())
+        .unwrap();
     // Another handle (or a terminal) moves to session-b: `t` stays on main.
     let t2 = Tract::open(&path).unwrap();
     t2.switch("session-b").unwrap();

@@ -99,7 +99,7 @@ pub fn delegated(t: &Tract) -> Tract {
     t.user("fix the failing test").unwrap();
     t.assistant("delegating", vec![call("task_1", "task")])
         .unwrap();
-    let sub = t.fork(&branch("sub"), None).unwrap();
+    let sub = t.fork(&branch("sub"), &tract_core::Rev::head()).unwrap();
     sub.user("find why test_login fails").unwrap();
     sub.assistant("", vec![call("g1", "grep")]).unwrap();
     sub.tool_result("g1", "grep", "auth.py:12: token expiry off by one", false)

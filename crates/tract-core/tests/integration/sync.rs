@@ -12,7 +12,7 @@ fn rich_history(path: &std::path::Path) -> Tract {
     t.assistant("", vec![call("c1", "grep")]).unwrap();
     t.tool_result("c1", "grep", "x".repeat(3 << 20), false)
         .unwrap();
-    let sub = t.fork(&branch("sub"), None).unwrap();
+    let sub = t.fork(&branch("sub"), &tract_core::Rev::head()).unwrap();
     sub.user("sub task").unwrap();
     sub.assistant("sub answer", vec![]).unwrap();
     t.user("meanwhile").unwrap();
@@ -189,7 +189,7 @@ fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
     let (_b, b) = temp_store();
     let src = open_bound(&a, Bind::Branch(branch("main")));
     src.user("on main").unwrap();
-    src.fork(&branch("side"), None)
+    src.fork(&branch("side"), &tract_core::Rev::head())
         .unwrap()
         .user("on side")
         .unwrap();

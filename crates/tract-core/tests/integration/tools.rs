@@ -72,7 +72,7 @@ fn tool_queries_follow_the_view() {
             .starts_with("config.py:42: DATABASE_URL")
     );
     // After/before outside the view are errors.
-    t.create_branch(&BranchName::new("side").unwrap(), Some(&Rev::from(c[1].id)))
+    t.create_branch(&BranchName::new("side").unwrap(), &Rev::from(c[1].id))
         .unwrap();
     t.switch("side").unwrap();
     let other = t.user("elsewhere").unwrap();

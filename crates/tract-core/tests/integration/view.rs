@@ -314,7 +314,7 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
         ..ClearOptions::default()
     })
     .unwrap();
-    t.create_branch(&branch("review"), Some(&Rev::from(summary)))
+    t.create_branch(&branch("review"), &Rev::from(summary))
         .unwrap();
 
     let page = t.view_page(None, 100).unwrap();
