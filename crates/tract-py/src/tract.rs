@@ -348,11 +348,8 @@ impl PyTract {
         }
         let env = tract_core::Environment::from_process();
         let options = env.store_options().py()?;
-        let t = py
-            .detach(|| {
-                let (store, _) = tract_core::clone_store(&src, &dest, options)?;
-                Tract::from_store(store, &Bind::HeadAtOpen)
-            })
+        let (t, _) = py
+            .detach(|| Tract::clone_store(&src, &dest, options))
             .py()?;
         Ok(PyTract {
             inner: RwLock::new(Some(Arc::new(t))),
