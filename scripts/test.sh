@@ -147,4 +147,4 @@ phase "pytest"
 # run on both backends, and those of PostgreSQL itself, use the server started above.
 export TRACT_TEST_POSTGRES TRACT_TEST_POSTGRES_DIR
 cd tests/python
-"../../$venv/bin/python" -m pytest -q -n 2
+"../../$venv/bin/python" -m pytest -q -n 3

@@ -1,14 +1,17 @@
 """A store on a real PostgreSQL server (the one `scripts/test.sh` starts): many processes on one
 branch and on several, reached directly and through PgBouncer in transaction mode, writers of 64
-branches beside a running gc, the server stopped in the middle of appends, credentials and
+branches beside a running gc, a server of its own stopped in the middle of appends, credentials and
 passwords."""
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+import uuid
+from typing import Iterator
 
 import pytest
 
@@ -155,20 +158,34 @@ def test_writers_of_64_branches_beside_a_running_gc_lose_nothing(server_url) -> 
         assert t.fsck()["clean"]
 
 
-def pg_ctl(action: str) -> None:
-    """Stops (immediately, as a crash would) or starts the test server."""
-    subprocess.run(
-        ["bash", str(REPO / "scripts/postgres.sh"), action, os.environ["TRACT_TEST_POSTGRES_DIR"]],
-        check=True,
-        capture_output=True,
-    )
+def postgres_sh(action: str, home: pathlib.Path) -> None:
+    """Runs `scripts/postgres.sh ACTION HOME`: start, crash (an immediate stop, as a crash
+    would) or restart the server whose directory is HOME."""
+    subprocess.run(["bash", str(REPO / "scripts/postgres.sh"), action, str(home)], check=True, capture_output=True)
 
 
-@pytest.mark.skipif(
-    not os.environ.get("TRACT_TEST_POSTGRES_DIR"), reason="the server's directory is not known"
-)
-def test_the_server_stopped_during_appends_is_a_clear_error_and_the_next_call_reconnects(server_url) -> None:
-    url = server_url
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory) -> Iterator[tuple[pathlib.Path, dict[str, str]]]:
+    """A PostgreSQL server and PgBouncer of their own, for the test that stops the server: the
+    tests running beside it on other workers use the shared one and must not see it go. Its
+    directory and the URLs its `env` file names."""
+    home = tmp_path_factory.mktemp("own-postgres")
+    postgres_sh("start", home)
+    try:
+        names = {}
+        for line in (home / "env").read_text().splitlines():
+            name, _, value = line.removeprefix("export ").partition("=")
+            names[name] = value
+        yield home, names
+    finally:
+        subprocess.run(["bash", str(REPO / "scripts/postgres.sh"), "stop", str(home)], capture_output=True)
+
+
+@pytest.mark.parametrize("via", ["direct", "pgbouncer"])
+def test_the_server_stopped_during_appends_is_a_clear_error_and_the_next_call_reconnects(own_server, via) -> None:
+    home, names = own_server
+    bouncer = names["TRACT_TEST_PGBOUNCER"]
+    url = f"{names['TRACT_TEST_POSTGRES'] if via == 'direct' else bouncer}?schema=py_{uuid.uuid4().hex[:16]}"
     acked: list[str] = []
     errors: list[BaseException] = []
     others: list[BaseException] = []
@@ -197,10 +214,10 @@ def test_the_server_stopped_during_appends_is_a_clear_error_and_the_next_call_re
     try:
         while len(acked) < 50 and not others:
             time.sleep(0.01)
-        pg_ctl("crash")
+        postgres_sh("crash", home)
         time.sleep(1.0)
         during = len(errors)
-        pg_ctl("restart")
+        postgres_sh("restart", home)
         deadline = time.monotonic() + 20
         before = len(acked)
         while len(acked) < before + 50 and time.monotonic() < deadline and not others:
@@ -213,8 +230,7 @@ def test_the_server_stopped_during_appends_is_a_clear_error_and_the_next_call_re
     # Through PgBouncer an append may instead wait, and go through once the server is back: a
     # pooler holds a query while it has no server connection (up to its query_wait_timeout, 15 s
     # here) and runs it on a new one, so a 1 s outage between two transactions may not show.
-    bouncer = os.environ.get("TRACT_TEST_PGBOUNCER")
-    if not (bouncer and url.startswith(bouncer)):
+    if via == "direct":
         assert during > 0, "appends while the server was down raised DatabaseError"
     assert len(acked) >= before + 50, "appends go through again once the server is back"
     assert slowest[0] < 15, f"every call returned within its bounds ({slowest[0]:.1f} s)"
