@@ -94,11 +94,13 @@ python_side() {
         "pytest>=8" "pytest-xdist>=3.5,<4" \
         "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
         "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5"
-    # The dev profile: its dependencies are the ones the Rust tests use, so mostly only the
-    # bindings are compiled; the suite spends its time waiting on processes, servers and a
-    # browser (docs/development.md).
+    # The dev profile, with the features the test build turned on (`test-build`): tract-core
+    # and every dependency are the test build's, so only the binding and pyo3 are compiled;
+    # the suite spends its time waiting on processes, servers and a browser
+    # (docs/development.md).
     while [ ! -e "$logs/built" ]; do sleep 1; done
-    "$venv/bin/maturin" build --locked -m crates/tract-py/Cargo.toml -o target/wheels
+    "$venv/bin/maturin" build --locked -m crates/tract-py/Cargo.toml -o target/wheels \
+        --features test-build
     # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
     local wheel
     wheel=$(ls target/wheels/tract_context-*.whl)
@@ -141,6 +143,14 @@ if [ "$rc" -ne 0 ]; then
     exit 1
 fi
 grep -v '^\s*$' "$logs/python.log" | tail -n 5 || true
+# What the wheel compiled beyond the binding and pyo3: a crate named here was compiled twice,
+# because the test build's features moved away from `test-build`'s (crates/tract-py/Cargo.toml).
+again=$(sed -n 's/^ *Compiling \([^ ]*\) .*/\1/p' "$logs/python.log" |
+    grep -Ev '^(pyo3|pyo3-build-config|pyo3-ffi|pyo3-macros|pyo3-macros-backend|target-lexicon|syn|tract-py)$' |
+    tr '\n' ' ' || true)
+if [ -n "$again" ]; then
+    echo "test.sh: the wheel compiled again what the test build had (align test-build's features): $again"
+fi
 
 phase "pytest"
 # Run from the test folder so `import tract` can only find the installed wheel. The tests that
