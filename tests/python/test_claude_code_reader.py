@@ -43,7 +43,7 @@ Normalizations, each a difference of representation, not of content:
    without text, a tool call without its id or name or in a user's message, a tool result
    without the call it answers or in an assistant's) is left out on the reader's side: tract
    cannot put it in a message, so it leaves it out of the view with a warning naming the line,
-   and keeps the whole line verbatim as a record (allowed by the records test).
+   and keeps the whole line verbatim as a record (allowed by the records check).
 5. A lone UTF-16 surrogate in a string (JavaScript writes one as ``\\ud83d`` when it cuts an
    emoji in two; Python keeps it) is U+FFFD on the reader's side: tract's strings are UTF-8,
    which cannot hold it, and it reads such an escape as U+FFFD instead of leaving the line out.
@@ -57,7 +57,7 @@ small made-up sessions whose lines link at random. Then the transcript fuzz corp
 Claude Code's format: where tract raises, the reader must show nothing; an input the reader
 itself fails on (a list or object where it hashes a value) is not compared.
 
-The records test: every user or assistant line the reader leaves out (off the conversation's
+The records check: every user or assistant line the reader leaves out (off the conversation's
 path, or hidden on it: meta, sidechain and team lines) is kept, verbatim, as a
 ``claude_code.line`` record, and the import report counts them (``off_path``, ``recorded``).
 Two kinds of left-out line are kept otherwise, as messages: what came before a compact boundary
@@ -332,7 +332,7 @@ def with_warnings(problem: Optional[str], imported: Imported) -> Optional[str]:
 
 
 def _reader_internals() -> Any:
-    """The reader's own chain functions (private to the SDK; only the records test needs them)."""
+    """The reader's own chain functions (private to the SDK; only the records check needs them)."""
     from claude_agent_sdk._internal import sessions
 
     return sessions
@@ -455,15 +455,9 @@ def check_records(text: str, reader_messages: list[Any], imported: Imported) -> 
 # ----- (a) and (c): every case of every source -----
 
 
-_results: dict[str, list[tuple[claude_code_cases.Case, Optional[str], Optional[str]]]] = {}
-
-
 def run_source(session: Session, source: Any) -> list[tuple[claude_code_cases.Case, Optional[str], Optional[str]]]:
-    """Each case of `source` through both sides (once, for both tests): the case, the view's
-    difference and the records' difference (None when they agree)."""
-    key = str(source)
-    if key in _results:
-        return _results[key]
+    """Each case of `source` through both sides: the case, the view's difference and the
+    records' difference (None when they agree)."""
     if source == claude_code_cases.SYNTHETIC:
         agents, cases = None, claude_code_cases.synthetic_cases()
     else:
@@ -485,7 +479,6 @@ def run_source(session: Session, source: Any) -> list[tuple[claude_code_cases.Ca
         out.append(
             (case, with_warnings(compare(messages, imported), imported), check_records(case.text, messages, imported))
         )
-    _results[key] = out
     return out
 
 
@@ -501,19 +494,21 @@ def _report(failures: list[tuple[claude_code_cases.Case, str]], total: int) -> s
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
-def test_the_view_holds_what_the_reader_shows(session: Session, source: Any) -> None:
+def test_the_view_holds_what_the_reader_shows_and_left_out_lines_are_kept_as_records(
+    session: Session, source: Any
+) -> None:
+    # One test for both checks: each case goes through both sides once, and the two checks'
+    # failures are reported apart.
     results = run_source(session, source)
-    failures = [(c, p) for c, p, _ in results if p is not None]
-    if failures:
-        pytest.fail(_report(failures, len(results)), pytrace=False)
-
-
-@pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
-def test_left_out_lines_are_kept_as_records(session: Session, source: Any) -> None:
-    results = run_source(session, source)
-    failures = [(c, p) for c, _, p in results if p is not None]
-    if failures:
-        pytest.fail(_report(failures, len(results)), pytrace=False)
+    views = [(c, p) for c, p, _ in results if p is not None]
+    records = [(c, p) for c, _, p in results if p is not None]
+    reports = []
+    if views:
+        reports.append("the view: " + _report(views, len(results)))
+    if records:
+        reports.append("the records of left-out lines: " + _report(records, len(results)))
+    if reports:
+        pytest.fail("\n\n".join(reports), pytrace=False)
 
 
 # ----- (b): the fuzz corpus -----
