@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use tract_core::{Message, Rev, Role, Tract};
+use tract_core::{Message, RecordOptions, Rev, Role, Tract};
 use workload::{Workload, text_bytes};
 
 const SEED: u64 = 0x7472_6163;
@@ -654,7 +654,13 @@ fn policy_cost(t: &Tract, workload: &mut Workload) -> Result<Value, tract_core::
         let id = next_call()?;
         let message = Message::tool_result(&id, "bash", text.as_str(), false);
         let start = Instant::now();
-        let out = t.record_tool_result(message, None, Some(&Extractive))?;
+        let out = t.record_tool_result(
+            message,
+            &RecordOptions {
+                summarizer: Some(&Extractive),
+                ..RecordOptions::default()
+            },
+        )?;
         summarized.push(start.elapsed());
         edits += usize::from(out.replacement.is_some());
     }

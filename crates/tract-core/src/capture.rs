@@ -289,7 +289,7 @@ impl Capture {
             let t = Tract::from_store(self.store.clone(), &Bind::Branch(name))?;
             // A session whose branch the user deleted stays deleted.
             let exists = t.branches()?.iter().any(|b| b.name == branch);
-            if !exists && !t.reflog(&branch, Some(1))?.is_empty() {
+            if !exists && !t.reflog(&branch, 1)?.is_empty() {
                 seen.left = true;
                 return Ok(Some(Read::Deleted(branch)));
             }

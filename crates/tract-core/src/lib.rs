@@ -59,7 +59,7 @@ pub use ops::fsck::{FsckReport, Problem, fsck};
 pub use ops::gc::{GcOutcome, gc};
 pub use ops::history::LogQuery;
 pub use ops::merge::MergeRequest;
-pub use ops::page::{Mark, PageCall, PageEntry, ViewPage};
+pub use ops::page::{Mark, PageAt, PageCall, PageEntry, ViewPage};
 pub use ops::redact::Redaction;
 pub use ops::search::{SearchHit, SearchQuery};
 pub use ops::sync::{BranchSync, SyncOptions, SyncReport, clone_store, pull, push};
@@ -77,7 +77,9 @@ pub use summarize::{
 };
 pub use tools::clear::{ClearCandidate, ClearOptions, ClearOutcome, ClearPlan};
 pub use tools::decision::{Decision, DecisionSlot};
-pub use tools::hooks::{HookEvent, PendingToolResult, ToolResultHandler, ToolResultOutcome};
+pub use tools::hooks::{
+    HookEvent, PendingToolResult, RecordOptions, ToolResultHandler, ToolResultOutcome,
+};
 pub use tools::policy::ToolPolicy;
 pub use tools::{CallState, ResultQuery, ToolCallInfo, ToolTurn};
 pub use tract::{OpenOptions, Status, Tract};

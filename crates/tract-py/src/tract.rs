@@ -14,8 +14,8 @@ use std::sync::{Arc, RwLock};
 use tract_core::json::{message_from_json, messages_from_list, tool_calls_from_json};
 use tract_core::{
     AppendOptions, Bind, BranchName, ClearOptions, CompressRequest, Content, Error, LogQuery,
-    Manual, MergeRequest, MergeStrategy, Message, OpenOptions, Rev, Role, SearchQuery, Summarizer,
-    Tract,
+    Manual, MergeRequest, MergeStrategy, Message, OpenOptions, RecordOptions, Rev, Role,
+    SearchQuery, Summarizer, Tract,
 };
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
@@ -462,7 +462,9 @@ impl PyTract {
                 .map(Into::into);
         }
         let message = Message::tool_result(call_id, name, content, is_error);
-        let outcome = self.with(py, |t| t.record_tool_result(message, None, None))?;
+        let outcome = self.with(py, |t| {
+            t.record_tool_result(message, &RecordOptions::default())
+        })?;
         for w in &outcome.warnings {
             crate::errors::warn(py, w)?;
         }
@@ -1118,7 +1120,7 @@ impl PyTract {
         name: String,
         limit: Option<usize>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let entries = self.with(py, move |t| t.reflog(&name, limit))?;
+        let entries = self.with(py, move |t| t.reflog(&name, limit.unwrap_or(usize::MAX)))?;
         entries
             .into_iter()
             .map(|e| {

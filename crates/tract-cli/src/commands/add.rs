@@ -6,7 +6,7 @@ use crate::error::CommandError;
 use crate::ui::Ui;
 use std::fmt::Write;
 use tract_core::json::{messages_from_text, tool_calls_from_json};
-use tract_core::{Message, Role};
+use tract_core::{Message, RecordOptions, Role};
 
 /// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
 #[derive(Debug, clap::Args)]
@@ -48,7 +48,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     };
     // One transaction, whatever the count: a stream with a bad message commits nothing. Tool
     // results go through the store's tool-summarization policy.
-    for outcome in t.append_batch_with_policy(messages, None)? {
+    for outcome in t.append_batch_with_policy(messages, &RecordOptions::default())? {
         let _ = writeln!(ui, "{}", outcome.original.id.short());
         for w in &outcome.warnings {
             ui.warning(w);

@@ -18,7 +18,12 @@ pub struct Args {
 
 /// Runs `tract reflog`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    for (i, e) in ctx.open()?.reflog(&a.name, a.limit)?.iter().enumerate() {
+    for (i, e) in ctx
+        .open()?
+        .reflog(&a.name, a.limit.unwrap_or(usize::MAX))?
+        .iter()
+        .enumerate()
+    {
         render::reflog_line(ui, &a.name, i, e);
     }
     Ok(())

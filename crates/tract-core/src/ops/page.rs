@@ -90,12 +90,24 @@ pub struct ViewPage {
     pub entries: Vec<PageEntry>,
 }
 
+/// Where a page of the view starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageAt {
+    /// The last page: the newest entries, as many as fit.
+    Last,
+    /// At this entry (0 is the oldest); past the end, the page is empty.
+    Offset(usize),
+}
+
 /// The entries `offset..offset + limit` of the view at the handle's position; `offset`
 /// defaults to the start of the last page. An offset past the end gives no entries.
-pub(crate) fn view_page(repo: &Repo, offset: Option<usize>, limit: usize) -> Result<ViewPage> {
+pub(crate) fn view_page(repo: &Repo, at: PageAt, limit: usize) -> Result<ViewPage> {
     repo.at_head(|snap, v| {
         let total = v.len();
-        let offset = offset.unwrap_or(total.saturating_sub(limit));
+        let offset = match at {
+            PageAt::Offset(offset) => offset,
+            PageAt::Last => total.saturating_sub(limit),
+        };
         let end = offset.saturating_add(limit).min(total);
         let entries = (offset.min(end)..end)
             .map(|i| page_entry(snap, v, i, true))

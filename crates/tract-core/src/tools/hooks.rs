@@ -5,7 +5,7 @@
 //! new text, history keeps the original.
 //!
 //! ```
-//! use tract_core::{Decision, Message, ToolCall, ToolPolicy, Tract};
+//! use tract_core::{Decision, Message, RecordOptions, ToolCall, ToolPolicy, Tract};
 //! let t = Tract::in_memory()?;
 //! t.set_tool_policy(&ToolPolicy {
 //!     instructions: [("grep".into(), "file names and line numbers only".into())].into(),
@@ -20,7 +20,8 @@
 //!     }
 //! });
 //! t.assistant("", vec![ToolCall { id: "c1".into(), name: "cat".into(), arguments: "{}".into() }])?;
-//! let out = t.record_tool_result(Message::tool_result("c1", "cat", "fn main() {}", false), None, None)?;
+//! let result = Message::tool_result("c1", "cat", "fn main() {}", false);
+//! let out = t.record_tool_result(result, &RecordOptions::default())?;
 //! assert_eq!(out.decision, Decision::Approve);
 //! assert!(out.replacement.is_none());
 //! let refused = t.tool_result("c1", "cat", "-----BEGIN PRIVATE KEY-----", false);
@@ -142,6 +143,26 @@ impl std::fmt::Debug for HookRegistry {
     }
 }
 
+/// How [`crate::Tract::record_tool_result`] and [`crate::Tract::append_batch_with_policy`]
+/// treat a tool result. The default: the registered `tool_result` handler decides, else the
+/// store's policy, and the handle's summarizer (else the extractive one) makes summaries.
+#[derive(Clone, Default)]
+pub struct RecordOptions<'a> {
+    /// Applied as is to every tool result, instead of asking the handler or the policy.
+    pub decision: Option<Decision>,
+    /// Makes the summaries instead of the handle's summarizer.
+    pub summarizer: Option<&'a dyn Summarizer>,
+}
+
+impl std::fmt::Debug for RecordOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordOptions")
+            .field("decision", &self.decision)
+            .field("summarizer", &self.summarizer.is_some())
+            .finish()
+    }
+}
+
 /// What recording a tool result did.
 #[derive(Debug, Clone)]
 pub struct ToolResultOutcome {
@@ -190,13 +211,17 @@ impl Recorder<'_> {
             .ok_or_else(|| Error::invalid_op("the tool result produced no commit"))
     }
 
-    /// Appends messages in one transaction, each tool result through the handler or the
-    /// store's policy. All or nothing.
-    pub(crate) fn record_batch(&self, messages: Vec<Message>) -> Result<Vec<ToolResultOutcome>> {
+    /// Appends messages in one transaction, each tool result given `decision`, else through
+    /// the handler or the store's policy. All or nothing.
+    pub(crate) fn record_batch(
+        &self,
+        messages: Vec<Message>,
+        decision: Option<&Decision>,
+    ) -> Result<Vec<ToolResultOutcome>> {
         let mut batch = Batch::default();
         for (i, m) in messages.into_iter().enumerate() {
             let p = Prepared::new(m).map_err(|e| e.in_batch(BatchPosition::Message(i + 1)))?;
-            batch.add(self, p, None)?;
+            batch.add(self, p, decision.cloned())?;
         }
         self.write(batch)
     }

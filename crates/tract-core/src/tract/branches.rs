@@ -109,8 +109,9 @@ impl Tract {
         branch::reset(&self.repo, rev)
     }
 
-    /// The moves of a branch or `HEAD`, newest first.
-    pub fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<ReflogEntry>> {
-        self.repo.read()?.reflog(name, limit)
+    /// The moves of a branch or `HEAD`, newest first: at most `limit` of them (`usize::MAX`
+    /// for all).
+    pub fn reflog(&self, name: &str, limit: usize) -> Result<Vec<ReflogEntry>> {
+        self.repo.read()?.reflog(name, Some(limit))
     }
 }

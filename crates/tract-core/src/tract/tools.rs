@@ -3,9 +3,7 @@
 
 use crate::error::Result;
 use crate::object::{Content, Message};
-use crate::summarize::Summarizer;
-use crate::tools::decision::Decision;
-use crate::tools::hooks::{PendingToolResult, ToolResultOutcome};
+use crate::tools::hooks::{PendingToolResult, RecordOptions, ToolResultOutcome};
 use crate::tools::policy::{self, ToolPolicy};
 use crate::tools::{self, ResultQuery, ToolCallInfo, ToolTurn};
 use crate::view::info::CommitInfo;
@@ -40,33 +38,35 @@ impl Tract {
         is_error: bool,
     ) -> Result<CommitInfo> {
         let message = Message::tool_result(call_id, name, content, is_error);
-        Ok(self.record_tool_result(message, None, None)?.original)
+        Ok(self
+            .record_tool_result(message, &RecordOptions::default())?
+            .original)
     }
 
-    /// Records a tool result. `decision` given: it is applied as is; `None`: the registered
-    /// handler decides, else the store's policy. A summary is made by `summarizer`, else the
-    /// handle's, else the extractive one; if that fails, the original is recorded unchanged
-    /// and the failure is in the warnings: a result is never lost because summarizing it
-    /// failed. A rejection or a handler's error commits nothing.
+    /// Records a tool result: decided and summarized as `opts` says (see [`RecordOptions`]). If
+    /// summarizing fails, the original is recorded unchanged and the failure is in the
+    /// warnings: a result is never lost because summarizing it failed. A rejection or a
+    /// handler's error commits nothing.
     pub fn record_tool_result(
         &self,
         message: Message,
-        decision: Option<Decision>,
-        summarizer: Option<&dyn Summarizer>,
+        opts: &RecordOptions<'_>,
     ) -> Result<ToolResultOutcome> {
-        self.recorder(summarizer).record(message, decision)
+        self.recorder(opts.summarizer)
+            .record(message, opts.decision.clone())
     }
 
-    /// Appends messages in one transaction, each tool result through the `tool_result`
-    /// handler or the store's policy as [`Tract::record_tool_result`] does. All or nothing:
-    /// an invalid message, a rejection or a handler's error commits none of them. Returns one
-    /// outcome per message, in order (other messages are simply approved).
+    /// Appends messages in one transaction, each tool result decided and summarized as `opts`
+    /// says, as [`Tract::record_tool_result`] does. All or nothing: an invalid message, a
+    /// rejection or a handler's error commits none of them. Returns one outcome per message,
+    /// in order (other messages are simply approved).
     pub fn append_batch_with_policy(
         &self,
         messages: Vec<Message>,
-        summarizer: Option<&dyn Summarizer>,
+        opts: &RecordOptions<'_>,
     ) -> Result<Vec<ToolResultOutcome>> {
-        self.recorder(summarizer).record_batch(messages)
+        self.recorder(opts.summarizer)
+            .record_batch(messages, opts.decision.as_ref())
     }
 
     /// The store's tool-summarization policy (empty when none was configured).

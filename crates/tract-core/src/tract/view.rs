@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::formats::compile::Compiled;
 use crate::id::CommitId;
-use crate::ops::page::{self, ViewPage};
+use crate::ops::page::{self, PageAt, ViewPage};
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 
@@ -47,11 +47,10 @@ impl Tract {
         })
     }
 
-    /// Entries `offset..offset + limit` of the view at `HEAD` as a person reads them: each
-    /// with its calls' states and results, its versions and marks (`offset` `None`: the last
-    /// page).
-    pub fn view_page(&self, offset: Option<usize>, limit: usize) -> Result<ViewPage> {
-        page::view_page(&self.repo, offset, limit)
+    /// Up to `limit` entries of the view at `HEAD` from `at`, as a person reads them: each
+    /// with its calls' states and results, its versions and marks.
+    pub fn view_page(&self, at: PageAt, limit: usize) -> Result<ViewPage> {
+        page::view_page(&self.repo, at, limit)
     }
 
     /// The positions the compression `rev` summarized, each with the content it had then

@@ -34,7 +34,7 @@ fn branches_time_travel_and_reset_with_reflog() {
     // Reset, then undo it from the reflog.
     t.reset(&Rev::from(a.id)).unwrap();
     assert_eq!(t.compile().unwrap().messages().len(), 1);
-    let log = t.reflog("main", Some(1)).unwrap();
+    let log = t.reflog("main", 1).unwrap();
     assert_eq!(log[0].old, Some(b.id));
     t.reset(&Rev::from(b.id)).unwrap();
     assert_eq!(t.compile().unwrap().messages().len(), 2);
@@ -105,7 +105,7 @@ fn a_deleted_branch_keeps_its_tip_in_the_reflog_and_stops_its_handles() {
     ));
     assert_eq!(t.delete_branch(&branch("agent")).unwrap(), tip);
     assert!(t.branches().unwrap().iter().all(|b| b.name != "agent"));
-    let moved = &t.reflog("agent", Some(1)).unwrap()[0];
+    let moved = &t.reflog("agent", 1).unwrap()[0];
     assert_eq!((moved.old, moved.new), (Some(tip), None));
     assert_eq!(moved.reason, "branch: deleted");
     // A handle still bound to it neither reads an empty session nor starts a new history.
@@ -139,7 +139,7 @@ fn a_cleared_branch_is_empty_for_every_handle_and_its_tip_stays_in_the_reflog() 
     let tip = one.user("second").unwrap().id;
     assert_eq!(texts(&two), ["first", "second"]);
     assert_eq!(two.clear_branch().unwrap(), Some(tip));
-    let moved = &one.reflog("sessions/a", Some(1)).unwrap()[0];
+    let moved = &one.reflog("sessions/a", 1).unwrap()[0];
     assert_eq!((moved.old, moved.new), (Some(tip), None));
     // Both handles see a session started over (not a deleted branch) and go on from nothing.
     assert!(texts(&one).is_empty());
@@ -177,7 +177,7 @@ fn pop_takes_the_last_message_off_and_the_reflog_keeps_it() {
     assert_eq!(t.pop().unwrap().unwrap().content.text(), "three");
     assert_eq!(texts(&t), ["one", "two"]);
     assert_eq!(t.head().unwrap().commit, Some(two.id));
-    let moved = &t.reflog("sessions/p", Some(1)).unwrap()[0];
+    let moved = &t.reflog("sessions/p", 1).unwrap()[0];
     assert_eq!((moved.old, moved.new), (Some(tip), Some(two.id)));
     assert!(moved.reason.starts_with("pop: "));
     assert_eq!(t.get_commit(three.id).unwrap().id, three.id);

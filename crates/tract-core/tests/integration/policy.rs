@@ -3,7 +3,7 @@
 
 use crate::support::{call, llm, temp_store};
 use serde_json::Value;
-use tract_core::{Error, Message, Role, Tract};
+use tract_core::{Error, Message, RecordOptions, Role, Tract};
 
 /// A session up to a pending call of `name` with id `id`.
 fn pending_call(t: &Tract, id: &str, name: &str) {
@@ -42,8 +42,10 @@ fn the_stored_policy_summarizes_per_tool_and_over_the_threshold() {
     let out = t
         .record_tool_result(
             Message::tool_result("g1", "grep", big_output(40), false),
-            None,
-            Some(&client),
+            &RecordOptions {
+                summarizer: Some(&client),
+                ..RecordOptions::default()
+            },
         )
         .unwrap();
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
@@ -91,7 +93,10 @@ fn the_stored_policy_summarizes_per_tool_and_over_the_threshold() {
     pending_call(&t, "b2", "bash");
     let before = t.log(&tract_core::LogQuery::default()).unwrap().len();
     let out = t
-        .record_tool_result(Message::tool_result("b2", "bash", "ok", false), None, None)
+        .record_tool_result(
+            Message::tool_result("b2", "bash", "ok", false),
+            &RecordOptions::default(),
+        )
         .unwrap();
     assert!(out.replacement.is_none() && out.decision == Decision::Approve);
     assert_eq!(
@@ -130,8 +135,7 @@ fn a_policy_with_empty_instructions_is_refused_and_the_stored_one_kept() {
     let out = t
         .record_tool_result(
             Message::tool_result("g1", "grep", big_output(50), false),
-            None,
-            None,
+            &RecordOptions::default(),
         )
         .unwrap();
     assert!(out.replacement.is_none());
@@ -187,8 +191,7 @@ fn a_handler_replaces_the_policy_and_decides() {
     let out = t
         .record_tool_result(
             Message::tool_result("c1", "bash", big_output(50), false),
-            None,
-            None,
+            &RecordOptions::default(),
         )
         .unwrap();
     assert!(out.replacement.is_none() && out.warnings.is_empty());
@@ -196,8 +199,7 @@ fn a_handler_replaces_the_policy_and_decides() {
     let out = t
         .record_tool_result(
             Message::tool_result("c2", "bash", "noise", false),
-            None,
-            None,
+            &RecordOptions::default(),
         )
         .unwrap();
     assert_eq!(out.decision, Decision::Edit("(noise dropped)".into()));
@@ -211,8 +213,7 @@ fn a_handler_replaces_the_policy_and_decides() {
     let out = t
         .record_tool_result(
             Message::tool_result("c3", "bash", "silent", false),
-            None,
-            None,
+            &RecordOptions::default(),
         )
         .unwrap();
     assert_eq!(out.decision, Decision::Approve);
@@ -228,8 +229,7 @@ fn a_handler_replaces_the_policy_and_decides() {
     let out = t
         .record_tool_result(
             Message::tool_result("c4", "bash", big_output(50), false),
-            None,
-            None,
+            &RecordOptions::default(),
         )
         .unwrap();
     assert!(out.replacement.is_some());
@@ -253,8 +253,10 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
     let out = t
         .record_tool_result(
             Message::tool_result("g1", "grep", big_output(30), false),
-            Some(summarize.clone()),
-            Some(&failing),
+            &RecordOptions {
+                decision: Some(summarize.clone()),
+                summarizer: Some(&failing),
+            },
         )
         .unwrap();
     assert!(out.replacement.is_none());
@@ -271,8 +273,10 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
     let out = t
         .record_tool_result(
             Message::tool_result("g3", "grep", big_output(30), false),
-            Some(summarize.clone()),
-            Some(&empty),
+            &RecordOptions {
+                decision: Some(summarize.clone()),
+                summarizer: Some(&empty),
+            },
         )
         .unwrap();
     assert!(out.replacement.is_none());
@@ -286,8 +290,10 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
     let out = t
         .record_tool_result(
             Message::tool_result("g2", "grep", "a.rs:1", false),
-            Some(summarize),
-            None,
+            &RecordOptions {
+                decision: Some(summarize),
+                ..RecordOptions::default()
+            },
         )
         .unwrap();
     assert!(out.replacement.is_none());
@@ -298,7 +304,7 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
     );
     // Not a tool result.
     let e = t
-        .record_tool_result(Message::text(Role::User, "hi"), None, None)
+        .record_tool_result(Message::text(Role::User, "hi"), &RecordOptions::default())
         .unwrap_err();
     assert!(e.to_string().contains("role tool"), "{e}");
 }
@@ -328,12 +334,20 @@ fn a_batch_applies_the_policy_to_each_result_in_one_transaction() {
         Message::tool_result("g1", "grep", big_output(30), false),
         Message::text(Role::Assistant, "in src/a.rs"),
     ];
-    let reflog_before = t.reflog("main", None).unwrap().len();
-    let out = t.append_batch_with_policy(batch.clone(), Some(&f)).unwrap();
+    let reflog_before = t.reflog("main", usize::MAX).unwrap().len();
+    let out = t
+        .append_batch_with_policy(
+            batch.clone(),
+            &RecordOptions {
+                summarizer: Some(&f),
+                ..RecordOptions::default()
+            },
+        )
+        .unwrap();
     assert_eq!(out.len(), 4);
     assert!(out[2].replacement.is_some() && out[3].replacement.is_none());
     assert_eq!(
-        t.reflog("main", None).unwrap().len(),
+        t.reflog("main", usize::MAX).unwrap().len(),
         reflog_before + 1,
         "one transaction"
     );
@@ -351,8 +365,49 @@ fn a_batch_applies_the_policy_to_each_result_in_one_transaction() {
     t.on_tool_result(|p| p.reject("no"));
     let head = t.head().unwrap();
     assert!(matches!(
-        t.append_batch_with_policy(batch, Some(&f)).unwrap_err(),
+        t.append_batch_with_policy(
+            batch,
+            &RecordOptions {
+                summarizer: Some(&f),
+                ..RecordOptions::default()
+            }
+        )
+        .unwrap_err(),
         Error::Rejected { .. }
     ));
     assert_eq!(t.head().unwrap(), head);
+
+    // A decision given in the options applies to every tool result of the batch, instead of
+    // the handler (which would reject) and the policy (which would summarize).
+    let mut again = Message::text(Role::Assistant, "");
+    again.tool_calls = vec![call("g2", "grep")];
+    let out = t
+        .append_batch_with_policy(
+            vec![
+                again,
+                Message::tool_result("g2", "grep", big_output(30), false),
+            ],
+            &RecordOptions {
+                decision: Some(tract_core::Decision::Approve),
+                summarizer: Some(&f),
+            },
+        )
+        .unwrap();
+    assert!(out.iter().all(|o| o.replacement.is_none()));
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        1,
+        "nothing more was summarized"
+    );
+    assert_eq!(
+        t.compile()
+            .unwrap()
+            .messages()
+            .last()
+            .unwrap()
+            .message
+            .content
+            .text(),
+        big_output(30)
+    );
 }

@@ -33,7 +33,7 @@ fn each_handle_keeps_its_own_position() {
         Some("session-b")
     );
     // HEAD's reflog holds the terminal's switch only.
-    let moves = t.reflog("HEAD", None).unwrap();
+    let moves = t.reflog("HEAD", usize::MAX).unwrap();
     assert_eq!(moves.len(), 1);
     assert_eq!(moves[0].reason, "switch: to session-b");
 }
@@ -75,7 +75,7 @@ fn a_detached_handle_grows_alone_and_a_command_line_handle_moves_head() {
     assert_eq!(t.head().unwrap().branch(), None);
     // Nothing in the store moved: main and HEAD are where they were.
     assert_eq!(t.store_head().unwrap().commit, Some(b.id));
-    assert!(t.reflog("HEAD", None).unwrap().is_empty());
+    assert!(t.reflog("HEAD", usize::MAX).unwrap().is_empty());
     // A command line's handle detaches the store's HEAD, and its appends move HEAD.
     let cli = open_bound(&path, Bind::StoreHead);
     cli.checkout(&Rev::from(a.id)).unwrap();
@@ -83,7 +83,7 @@ fn a_detached_handle_grows_alone_and_a_command_line_handle_moves_head() {
     let head = cli.store_head().unwrap();
     assert_eq!((head.branch(), head.commit), (None, Some(d.id)));
     let reasons: Vec<String> = cli
-        .reflog("HEAD", None)
+        .reflog("HEAD", usize::MAX)
         .unwrap()
         .into_iter()
         .map(|e| e.reason)

@@ -174,7 +174,7 @@ fn a_diverged_branch_is_refused_unless_forced_and_its_old_tip_stays_in_the_reflo
     assert!(forced.branches[0].forced);
     let dst = Tract::open_existing(&b).unwrap();
     assert_eq!(dst.resolve(&Rev::parse("main").unwrap()).unwrap(), theirs);
-    let moves = dst.reflog("main", None).unwrap();
+    let moves = dst.reflog("main", usize::MAX).unwrap();
     assert_eq!(
         moves[0].old,
         Some(ours),

@@ -4,7 +4,7 @@
 
 use crate::support::{branch, call, delegated, open_bound, temp_store};
 use serde_json::json;
-use tract_core::{Bind, Content, MergeRequest, MergeStrategy, Message, Rev, Role, Tract};
+use tract_core::{Bind, Content, MergeRequest, MergeStrategy, Message, PageAt, Rev, Role, Tract};
 
 #[test]
 fn parallel_results_follow_their_calls_in_call_order() {
@@ -317,7 +317,7 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
     t.create_branch(&branch("review"), &Rev::from(summary))
         .unwrap();
 
-    let page = t.view_page(None, 100).unwrap();
+    let page = t.view_page(PageAt::Last, 100).unwrap();
     assert_eq!(page.total, page.entries.len());
     assert_eq!(page.offset, 0);
     assert_eq!(page.token_count, t.compile().unwrap().token_count());
@@ -369,11 +369,11 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
     assert!(marks("cat").contains(&Mark::Cleared), "{:?}", marks("cat"));
     assert!(page.entries[0].calls.is_empty() && page.entries[0].marks.is_empty());
     // Pages: the last by default, an offset past the end is empty.
-    let last = t.view_page(None, 3).unwrap();
+    let last = t.view_page(PageAt::Last, 3).unwrap();
     assert_eq!(last.offset, page.total - 3);
     assert_eq!(last.entries[0].index, page.total - 3);
     assert!(
-        t.view_page(Some(page.total + 5), 3)
+        t.view_page(PageAt::Offset(page.total + 5), 3)
             .unwrap()
             .entries
             .is_empty()

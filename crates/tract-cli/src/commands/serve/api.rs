@@ -23,7 +23,9 @@ use serde_json::json;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use tract_core::{CommitId, CommitInfo, Error, ErrorCategory, Rev, Role, SearchQuery, Tract};
+use tract_core::{
+    CommitId, CommitInfo, Error, ErrorCategory, PageAt, Rev, Role, SearchQuery, Tract,
+};
 
 /// The API's routes, under `/api`.
 pub(super) fn routes() -> Router<Arc<State>> {
@@ -247,15 +249,13 @@ async fn view(
     let p = params(q)?;
     let branch = p.branch()?.to_string();
     let limit = bounded("limit", p.limit.as_deref(), 100, 1, 500)?;
-    let offset = match p.offset.as_deref() {
-        None => None,
-        Some(o) => Some(bounded("offset", Some(o), 0, 0, usize::MAX)?),
+    let at = match p.offset.as_deref() {
+        None => PageAt::Last,
+        Some(o) => PageAt::Offset(bounded("offset", Some(o), 0, 0, usize::MAX)?),
     };
     blocking(move || {
         let t = s.on(&branch)?;
-        let page = t
-            .view_page(offset, limit)
-            .inspect_err(|_| s.forget(&branch))?;
+        let page = t.view_page(at, limit).inspect_err(|_| s.forget(&branch))?;
         Ok(ViewAnswer {
             head: page.head.map(|h| h.to_hex()),
             total: page.total,
