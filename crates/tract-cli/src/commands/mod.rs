@@ -32,6 +32,7 @@ mod show;
 mod status;
 mod switch;
 mod tools;
+mod upgrade;
 
 use crate::context::Context;
 use crate::error::CommandError;
@@ -86,6 +87,9 @@ pub enum Command {
     Redact(redact::Args),
     /// Remove objects nothing reaches any more (after a grace period).
     Gc(gc::Args),
+    /// Bring a store an older tract wrote to this build's format (opening it does the same;
+    /// this says what changed).
+    Upgrade(upgrade::Args),
     /// Send branches and their history to another store (a file or a postgresql:// URL):
     /// only what it lacks; its branches move only by fast-forward.
     Push(push::Args),
@@ -140,6 +144,7 @@ impl Command {
             Command::Fsck(a) => fsck::run(ctx, ui, a),
             Command::Redact(a) => redact::run(ctx, ui, a),
             Command::Gc(a) => gc::run(ctx, ui, a),
+            Command::Upgrade(a) => upgrade::run(ctx, ui, a),
             Command::Reset(a) => reset::run(ctx, ui, a),
             Command::Reflog(a) => reflog::run(ctx, ui, a),
             Command::Push(a) => push::run(ctx, ui, a),

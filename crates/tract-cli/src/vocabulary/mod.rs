@@ -24,6 +24,7 @@ mod status;
 mod sync;
 mod tool_call;
 mod tool_turn;
+mod upgrade;
 mod version;
 mod view_message;
 
@@ -42,6 +43,7 @@ pub use status::Status;
 pub use sync::SyncReport;
 pub use tool_call::{ToolCall, ToolCallRequest};
 pub use tool_turn::ToolTurn;
+pub use upgrade::UpgradeReport;
 pub use version::Version;
 pub use view_message::ViewMessage;
 

@@ -35,4 +35,5 @@ mod show;
 mod status;
 mod sync;
 mod tools;
+mod upgrade;
 mod vocabulary;

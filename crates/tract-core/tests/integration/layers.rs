@@ -27,6 +27,7 @@ const LAYERS: &[&[&str]] = &[
         "storage/store/snapshot",
         "storage/store/writer",
         "storage/store/faults",
+        "storage/store/upgrade",
     ],
     &["storage/store"],
     &[

@@ -25,4 +25,5 @@ mod sessions;
 mod store;
 mod sync;
 mod tools;
+mod upgrade;
 mod view;

@@ -526,6 +526,12 @@ impl Damage {
     }
 
     /// Stores `value` as setting `name`, as it is (or removes it with `None`).
+    /// Sets (or, with `None`, removes) a raw metadata value: the format version, the store's
+    /// id, whatever an older or damaged store would hold.
+    pub fn set_meta(&mut self, key: &str, value: Option<&[u8]>) -> Result<()> {
+        self.tx.set_meta(key, value)
+    }
+
     pub fn set_setting(&mut self, name: &str, value: Option<&[u8]>) -> Result<()> {
         self.tx.set_meta(&setting_key(name), value)
     }

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 /// The store format's version, as a 4-byte little-endian integer.
 pub(crate) const META_FORMAT: &str = "format";
+/// The store's id: 16 random bytes, written when the store is made (format 2).
+pub(crate) const META_STORE_ID: &str = "store_id";
 /// The encoding token counts were made with.
 pub(crate) const META_ENCODING: &str = "encoding";
 /// What `HEAD` names.

@@ -16,6 +16,7 @@
 pub mod faults;
 pub(crate) mod meta;
 pub(crate) mod snapshot;
+pub(crate) mod upgrade;
 pub(crate) mod verify;
 pub(crate) mod writer;
 
@@ -30,8 +31,11 @@ use crate::storage::postgres::backend::PgBackend;
 use crate::storage::redb_backend::{self, Created, Located, RedbBackend};
 #[cfg(feature = "testing")]
 use crate::storage::store::faults::{Call, Damage, Faults};
-use crate::storage::store::meta::{META_ENCODING, META_FORMAT, META_HEAD, encode_small};
+use crate::storage::store::meta::{
+    META_ENCODING, META_FORMAT, META_HEAD, META_STORE_ID, encode_small,
+};
 pub use crate::storage::store::snapshot::Snapshot;
+use crate::storage::store::upgrade::format_of;
 pub use crate::storage::store::verify::Tombstone;
 use crate::storage::store::writer::Writer;
 use std::collections::HashMap;
@@ -39,8 +43,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Duration;
 
-/// The store format written by this build (tables and record layout).
-pub const FORMAT_VERSION: u32 = 1;
+pub use crate::storage::store::upgrade::{FORMAT_VERSION, UpgradeReport};
 
 /// Where a store lives by default, relative to a project directory.
 pub const DEFAULT_DIR: &str = ".tract";
@@ -74,6 +77,8 @@ pub struct Store {
 struct Shared {
     backend: Backend,
     group: GroupCommit<Writer>,
+    /// The upgrade this process made when it opened the store, if the store was older.
+    upgraded: Mutex<Option<UpgradeReport>>,
     /// Every transaction's calls counted, failing where a test armed a fault.
     #[cfg(feature = "testing")]
     faults: Arc<Faults>,
@@ -214,7 +219,7 @@ impl Store {
             None => Self::open_file(path, mode, &mut open)?,
         };
         let store = Store { shared, options };
-        match store.check_format() {
+        let format = match store.check_format() {
             // A database store whose creator stopped between making the tables and recording
             // the format (two transactions, as the format is written through the store's own
             // write path): completed now, under the store's lock, as its creator would have.
@@ -222,9 +227,13 @@ impl Store {
                 if mode == OpenMode::CreateIfMissing && store.shared.backend.is_database() =>
             {
                 initialize(&store.shared.backend)?;
-                store.check_format()?;
+                store.check_format()?
             }
             other => other?,
+        };
+        // A store an older build wrote is brought to this build's format as it is opened.
+        if format < FORMAT_VERSION {
+            store.upgrade()?;
         }
         Ok(store)
     }
@@ -364,24 +373,56 @@ impl Store {
         self.options
     }
 
-    fn check_format(&self) -> Result<()> {
+    /// The store's format version, which this build must be able to read.
+    fn check_format(&self) -> Result<u32> {
         let not_a_store = |reason: &str| Error::NotAStore {
             path: PathBuf::from(self.location().unwrap_or_default()),
             reason: reason.into(),
         };
         let tx = self.shared.backend.read()?;
-        let format = tx
-            .meta(META_FORMAT)?
-            .and_then(|v| <[u8; 4]>::try_from(v.as_slice()).ok())
-            .map(u32::from_le_bytes)
-            .ok_or_else(|| not_a_store("no format version recorded"))?;
+        let format =
+            format_of(tx.as_ref())?.ok_or_else(|| not_a_store("no format version recorded"))?;
         if format > FORMAT_VERSION {
             return Err(Error::NewerFormat {
                 found: format,
                 supported: FORMAT_VERSION,
             });
         }
-        Ok(())
+        Ok(format)
+    }
+
+    /// The store's id (32 hex digits): random, made with the store (or by the upgrade to
+    /// format 2), so two stores never share one, clones included.
+    pub fn id(&self) -> Result<String> {
+        let tx = self.shared.read()?;
+        let id = tx
+            .meta(META_STORE_ID)?
+            .filter(|v| v.len() == 16)
+            .ok_or_else(|| Error::corrupt("the store's id is missing or not 16 bytes"))?;
+        Ok(id.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// Brings the store to [`FORMAT_VERSION`] in one store-wide write (a store already there
+    /// is left as it is), and says what changed. Opening a store does this; the report of
+    /// the upgrade this process made when it opened the store is returned once more here, so
+    /// `tract upgrade` can say what its own open did.
+    pub fn upgrade(&self) -> Result<UpgradeReport> {
+        let mut made = self
+            .shared
+            .upgraded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(report) = made.as_ref() {
+            return Ok(report.clone());
+        }
+        let tx = self
+            .shared
+            .write(&WriteScope::Store, self.options.lock_timeout)?;
+        let report = upgrade::upgrade(tx)?;
+        if report.from < report.to {
+            *made = Some(report.clone());
+        }
+        Ok(report)
     }
 
     /// A consistent read snapshot of everything committed so far, by any process.
@@ -464,6 +505,7 @@ impl Shared {
             faults: Faults::new(backend.location()),
             backend,
             group: GroupCommit::default(),
+            upgraded: Mutex::new(None),
         })
     }
 
@@ -493,7 +535,7 @@ impl Shared {
 fn initialize(backend: &Backend) -> Result<()> {
     let mut w = backend.write(&WriteScope::Store, DEFAULT_LOCK_TIMEOUT)?;
     if w.meta(META_FORMAT)?.is_none() {
-        w.set_meta(META_FORMAT, Some(FORMAT_VERSION.to_le_bytes().as_slice()))?;
+        upgrade::initialize(w.as_mut())?;
         w.set_meta(META_ENCODING, Some(crate::tokens::ENCODING.as_bytes()))?;
         let head = encode_small(&HeadRef::Branch(DEFAULT_BRANCH.into()))?;
         w.set_meta(META_HEAD, Some(head.as_slice()))?;

@@ -1,0 +1,71 @@
+//! `tract upgrade`: a store an older tract wrote, brought to this build's format.
+
+use crate::common::Project;
+use insta::assert_snapshot;
+
+/// A project whose store is tests/fixtures/store-format-1.redb (written at format 1).
+fn format_1() -> Project {
+    let p = Project::empty();
+    std::fs::create_dir(p.path().join(".tract")).unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/store-format-1.redb"
+    );
+    std::fs::copy(fixture, p.store()).unwrap();
+    p
+}
+
+#[test]
+fn upgrade_says_what_it_changed_then_that_there_is_nothing_to_do() {
+    let p = format_1();
+    assert_snapshot!(p.run(&["upgrade"]), @"
+    exit: 0
+    --- stdout
+    upgraded the store from format 1 to 2
+      1 to 2: a store id (16 random bytes), which the store's other files will name
+    ");
+    assert_snapshot!(p.run(&["upgrade"]), @"
+    exit: 0
+    --- stdout
+    the store is at format 2, the newest this tract writes
+    ");
+    assert_snapshot!(p.run(&["upgrade", "--json"]), @r#"
+    exit: 0
+    --- stdout
+    {
+      "from_version": 2,
+      "to_version": 2,
+      "steps": []
+    }
+    "#);
+    assert_snapshot!(p.run(&["log", "-n", "1"]), @r#"
+    exit: 0
+    --- stdout
+    9d5481c641 append assistant edit_file        14  edit_file({"path":"src/db/pool.rs"})
+    "#);
+}
+
+#[test]
+fn any_command_upgrades_the_store_it_opens() {
+    let p = format_1();
+    assert_snapshot!(p.run(&["--branch", "agent", "log", "-n", "2"]), @r#"
+    exit: 0
+    --- stdout
+    215d8d1587 append user      -                 6  on the fork
+    9d5481c641 append assistant edit_file        14  edit_file({"path":"src/db/pool.rs"})
+    "#);
+    assert_snapshot!(p.run(&["upgrade", "--json"]), @r#"
+    exit: 0
+    --- stdout
+    {
+      "from_version": 2,
+      "to_version": 2,
+      "steps": []
+    }
+    "#);
+    assert_snapshot!(p.run(&["fsck"]), @"
+    exit: 0
+    --- stdout
+    checked 12 commits, 12 blobs, 0 chunks (2813 bytes), 2 branches, 13 reflog entries; counts of 2 branches replayed
+    ");
+}
