@@ -403,8 +403,8 @@ impl Store {
     }
 
     /// Brings the store to [`FORMAT_VERSION`] in one store-wide write (a store already there
-    /// is left as it is), and says what changed. Opening a store does this; the report of
-    /// the upgrade this process made when it opened the store is returned once more here, so
+    /// is left as it is), and says what changed. Opening a store does this: when this process
+    /// upgraded the store as it opened it, that upgrade's report is what this returns, so
     /// `tract upgrade` can say what its own open did.
     pub fn upgrade(&self) -> Result<UpgradeReport> {
         let mut made = self

@@ -7,7 +7,6 @@
 use crate::error::{Error, Result};
 use crate::storage::backend::{ReadTx, WriteTx};
 use crate::storage::store::meta::{META_FORMAT, META_STORE_ID};
-use serde::Serialize;
 
 /// The store format written by this build (tables and record layout).
 pub const FORMAT_VERSION: u32 = 2;
@@ -28,7 +27,7 @@ const STEPS: &[Step] = &[Step {
 
 /// What [`crate::upgrade`] did: the version the store was at, the version it is at now, and
 /// what each step changed (none when it was already at the newest).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpgradeReport {
     /// The version before.
     pub from: u32,
