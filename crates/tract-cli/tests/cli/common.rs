@@ -173,6 +173,11 @@ impl Project {
             p.ok_in(&["add", "--json", "-"], &messages());
             std::fs::read(p.store()).unwrap()
         });
+        Project::with_store(bytes)
+    }
+
+    /// A project whose store file holds `bytes`.
+    pub fn with_store(bytes: &[u8]) -> Self {
         let p = Project::empty();
         std::fs::create_dir(p.path().join(".tract")).unwrap();
         std::fs::write(p.store(), bytes).unwrap();

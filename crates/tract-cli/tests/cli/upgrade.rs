@@ -5,14 +5,9 @@ use insta::assert_snapshot;
 
 /// A project whose store is tests/fixtures/store-format-1.redb (written at format 1).
 fn format_1() -> Project {
-    let p = Project::empty();
-    std::fs::create_dir(p.path().join(".tract")).unwrap();
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/store-format-1.redb"
-    );
-    std::fs::copy(fixture, p.store()).unwrap();
-    p
+    Project::with_store(include_bytes!(
+        "../../../../tests/fixtures/store-format-1.redb"
+    ))
 }
 
 #[test]
