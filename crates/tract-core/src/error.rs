@@ -202,6 +202,15 @@ pub enum Error {
         /// What was found.
         reason: String,
     },
+    /// A journal segment that cannot be read: damaged in the middle, of another store, or no
+    /// segment at all. Nothing is dropped silently: its commits would be missing.
+    #[error("corrupt journal {}: {reason}", path.display())]
+    CorruptJournal {
+        /// The segment file.
+        path: PathBuf,
+        /// What was found.
+        reason: String,
+    },
     /// A store written by a newer version of tract.
     #[error(
         "store format version {found} is newer than this tract supports ({supported}); upgrade tract"
@@ -619,7 +628,9 @@ impl Error {
             | Error::CallNotPending { .. }
             | Error::HeadMoved { .. }
             | Error::Diverged { .. } => Conflict,
-            Error::Corrupt { .. } | Error::CorruptObject { .. } => Corrupt,
+            Error::Corrupt { .. } | Error::CorruptObject { .. } | Error::CorruptJournal { .. } => {
+                Corrupt
+            }
             Error::StoreLocked { .. } | Error::Database { .. } | Error::Summarizer { .. } => {
                 Unavailable
             }
