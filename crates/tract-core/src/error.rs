@@ -770,6 +770,10 @@ impl Error {
             Error::Storage {
                 source: Arc::new(redb::Error::TransactionInProgress),
             },
+            Error::CorruptJournal {
+                path: "/srv/agents/.tract/store.redb.journal-0".into(),
+                reason: "the frame at offset 4096 is damaged (its check does not match) and frames follow it".into(),
+            },
         ];
         // A match with no wildcard: adding a variant without an example fails to compile here.
         for e in &all {
@@ -796,6 +800,7 @@ impl Error {
                 | Error::NotAStore { .. }
                 | Error::Corrupt { .. }
                 | Error::CorruptObject { .. }
+                | Error::CorruptJournal { .. }
                 | Error::NewerFormat { .. }
                 | Error::Io { .. }
                 | Error::Summarizer { .. }
@@ -986,7 +991,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 30);
+        assert_eq!(all.len(), 31);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

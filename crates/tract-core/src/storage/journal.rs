@@ -253,7 +253,12 @@ pub(crate) struct Segment {
 impl Segment {
     /// Makes a segment of `capacity` bytes at `path` for `store`, written with zeros and made
     /// durable before its header, so a crash leaves no segment or a whole one.
-    pub(crate) fn create(path: &Path, store: &StoreId, generation: u64, capacity: u64) -> Result<Self> {
+    pub(crate) fn create(
+        path: &Path,
+        store: &StoreId,
+        generation: u64,
+        capacity: u64,
+    ) -> Result<Self> {
         let io = |e| Error::io(path, e);
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -269,7 +274,8 @@ impl Segment {
             at += n as u64;
         }
         file.sync_all().map_err(io)?;
-        file.write_all_at(&header(store, generation), 0).map_err(io)?;
+        file.write_all_at(&header(store, generation), 0)
+            .map_err(io)?;
         file.sync_data().map_err(io)?;
         Ok(Segment {
             file,
@@ -412,6 +418,10 @@ mod tests {
 
     const THREE: [&[u8]; 3] = [b"first frame", b"second", b"the third and last frame"];
 
+    fn first_two() -> Vec<Vec<u8>> {
+        THREE[..2].iter().map(|p| p.to_vec()).collect()
+    }
+
     #[test]
     fn frames_read_back_in_order() {
         let bytes = segment(&THREE, 100);
@@ -428,9 +438,12 @@ mod tests {
         let last = segment(&THREE[..2], 0).len();
         for cut in last + 1..whole.len() {
             // Cut short (a file that ends there), and cut with zeros after (preallocated space).
-            for bytes in [whole[..cut].to_vec(), [&whole[..cut], &[0u8; 64][..]].concat()] {
+            for bytes in [
+                whole[..cut].to_vec(),
+                [&whole[..cut], &[0u8; 64][..]].concat(),
+            ] {
                 let s = scan(&bytes, Some(&STORE)).unwrap();
-                assert_eq!(payloads(&s), THREE[..2].map(<[u8]>::to_vec), "cut at {cut}");
+                assert_eq!(payloads(&s), first_two(), "cut at {cut}");
                 assert_eq!(s.end as usize, last, "cut at {cut}");
             }
         }
@@ -446,7 +459,7 @@ mod tests {
             damaged[at] ^= 0x5a;
             match scan(&damaged, Some(&STORE)) {
                 Ok(s) if at >= third => {
-                    assert_eq!(payloads(&s), THREE[..2].map(<[u8]>::to_vec), "byte {at}");
+                    assert_eq!(payloads(&s), first_two(), "byte {at}");
                     assert_eq!(s.torn, Some(third as u64));
                 }
                 Err(ScanError::Damaged { offset, .. }) if at < third => {
@@ -470,7 +483,10 @@ mod tests {
                 "byte {at}"
             );
         }
-        assert!(matches!(scan(&bytes[..10], None), Err(ScanError::NotASegment(_))));
+        assert!(matches!(
+            scan(&bytes[..10], None),
+            Err(ScanError::NotASegment(_))
+        ));
     }
 
     #[test]
@@ -489,7 +505,11 @@ mod tests {
         let mut s = Segment::create(&path, &STORE, 1, 4096).unwrap();
         assert_eq!(s.append(b"one").unwrap(), Some(1));
         assert_eq!(s.append(b"two").unwrap(), Some(2));
-        assert_eq!(s.append(&[1u8; 5000]).unwrap(), None, "no room: nothing written");
+        assert_eq!(
+            s.append(&[1u8; 5000]).unwrap(),
+            None,
+            "no room: nothing written"
+        );
         // A third frame cut short, as kill -9 in the middle of the write would leave it.
         let torn = frame(&STORE, 1, 3, b"three").unwrap();
         let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
@@ -502,15 +522,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, [(1, b"one".to_vec()), (2, b"two".to_vec())]);
-        assert_eq!(s.append(b"three").unwrap(), Some(3), "where the torn frame was");
+        assert_eq!(
+            s.append(b"three").unwrap(),
+            Some(3),
+            "where the torn frame was"
+        );
+        assert_eq!((s.generation(), s.frames()), (1, 3));
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len(), 4096, "the file never grows");
         assert_eq!(scan(&bytes, Some(&STORE)).unwrap().frames.len(), 3);
         // A new generation: the old frames are gone from the scan; wiped, from the file.
         s.reset(2, true).unwrap();
+        assert_eq!((s.generation(), s.frames()), (2, 0));
         let bytes = std::fs::read(&path).unwrap();
         let scan = scan(&bytes, Some(&STORE)).unwrap();
-        assert_eq!((scan.generation, scan.frames.len(), scan.torn), (2, 0, None));
+        assert_eq!(
+            (scan.generation, scan.frames.len(), scan.torn),
+            (2, 0, None)
+        );
         assert!(!bytes.windows(3).any(|w| w == b"two"));
         assert!(matches!(
             Segment::open(&path, &[9; 16], |_, _| Ok(())),
