@@ -17,7 +17,7 @@
 
 // The store's backend writes through the journal in a later step; until then only the tests
 // and the fuzz target use it.
-#![cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
+#![cfg_attr(not(test), allow(dead_code))]
 
 use crate::error::{Error, Result};
 use std::fs::File;
