@@ -177,7 +177,9 @@ pub(crate) fn scan<'a>(
     if &head[..16] != MAGIC {
         return Err(ScanError::NotASegment("no journal header"));
     }
-    if head[44..52] != blake3::hash(&head[..44]).as_bytes()[..8] {
+    if head[44..52] != blake3::hash(&head[..44]).as_bytes()[..8]
+        || head[52..].iter().any(|&b| b != 0)
+    {
         return Err(ScanError::NotASegment("its header is damaged"));
     }
     let format = u32_at(head, 16);
@@ -475,7 +477,7 @@ mod tests {
     fn a_segment_of_another_store_or_a_damaged_header_is_refused() {
         let bytes = segment(&THREE, 0);
         assert_eq!(scan(&bytes, Some(&[8; 16])), Err(ScanError::OtherStore));
-        for at in 0..52 {
+        for at in 0..HEADER_LEN {
             let mut damaged = bytes.clone();
             damaged[at] ^= 1;
             assert!(
