@@ -193,6 +193,9 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::CorruptObject { .. } => {
             "`tract fsck` lists every damaged object; keep a copy of the file before anything else"
         }
+        Error::CorruptJournal { .. } => {
+            "a store is its file and its journal together; keep a copy of both before anything else"
+        }
         _ => return None,
     })
 }

@@ -202,6 +202,15 @@ pub enum Error {
         /// What was found.
         reason: String,
     },
+    /// A journal segment that cannot be read: damaged in the middle, of another store, or no
+    /// segment at all. Nothing is dropped silently: its commits would be missing.
+    #[error("corrupt journal {}: {reason}", path.display())]
+    CorruptJournal {
+        /// The segment file.
+        path: PathBuf,
+        /// What was found.
+        reason: String,
+    },
     /// A store written by a newer version of tract.
     #[error(
         "store format version {found} is newer than this tract supports ({supported}); upgrade tract"
@@ -619,7 +628,9 @@ impl Error {
             | Error::CallNotPending { .. }
             | Error::HeadMoved { .. }
             | Error::Diverged { .. } => Conflict,
-            Error::Corrupt { .. } | Error::CorruptObject { .. } => Corrupt,
+            Error::Corrupt { .. } | Error::CorruptObject { .. } | Error::CorruptJournal { .. } => {
+                Corrupt
+            }
             Error::StoreLocked { .. } | Error::Database { .. } | Error::Summarizer { .. } => {
                 Unavailable
             }
@@ -759,6 +770,10 @@ impl Error {
             Error::Storage {
                 source: Arc::new(redb::Error::TransactionInProgress),
             },
+            Error::CorruptJournal {
+                path: "/srv/agents/.tract/store.redb.journal-0".into(),
+                reason: "the frame at offset 4096 is damaged (its check does not match) and frames follow it".into(),
+            },
         ];
         // A match with no wildcard: adding a variant without an example fails to compile here.
         for e in &all {
@@ -785,6 +800,7 @@ impl Error {
                 | Error::NotAStore { .. }
                 | Error::Corrupt { .. }
                 | Error::CorruptObject { .. }
+                | Error::CorruptJournal { .. }
                 | Error::NewerFormat { .. }
                 | Error::Io { .. }
                 | Error::Summarizer { .. }
@@ -975,7 +991,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 30);
+        assert_eq!(all.len(), 31);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

@@ -35,3 +35,28 @@ pub fn record_tokens(record: &[u8]) -> Result<u32> {
 pub fn prefix_range(prefix: &HexPrefix) -> ([u8; 32], [u8; 32]) {
     prefix.range()
 }
+
+/// A journal segment's bytes with a frame for each of `payloads`, of a store whose id is all
+/// `store` bytes, at `generation`; then `spare` zeros.
+pub fn journal_segment(store: u8, generation: u64, payloads: &[&[u8]], spare: usize) -> Vec<u8> {
+    let id = [store; 16];
+    let mut out = crate::storage::journal::header(&id, generation).to_vec();
+    for (i, p) in payloads.iter().enumerate() {
+        if let Ok(frame) = crate::storage::journal::frame(&id, generation, i as u64 + 1, p) {
+            out.extend(frame);
+        }
+    }
+    out.extend(vec![0u8; spare]);
+    out
+}
+
+/// What reading a segment's bytes gives: its generation and the frames' payloads, in order,
+/// and where a torn frame starts; or why it cannot be read (damaged in the middle included).
+pub fn journal_scan(bytes: &[u8]) -> std::result::Result<(u64, Vec<Vec<u8>>, Option<u64>), String> {
+    crate::storage::journal::scan(bytes, None)
+        .map(|s| {
+            let frames = s.frames.iter().map(|f| f.payload.to_vec()).collect();
+            (s.generation, frames, s.torn)
+        })
+        .map_err(|e| e.to_string())
+}

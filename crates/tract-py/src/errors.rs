@@ -187,6 +187,11 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             Some(&c.not_a_store)
         }
         Error::Corrupt { .. } => Some(&c.corrupt_store),
+        Error::CorruptJournal { path, reason } => {
+            facts.set_item("path", path.display().to_string())?;
+            facts.set_item("reason", reason)?;
+            Some(&c.corrupt_store)
+        }
         Error::CorruptObject { kind, id, reason } => {
             facts.set_item("kind", kind)?;
             facts.set_item("id", id)?;

@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["clock", "id"],
     &["error"],
     &["object"],
-    &["tokens", "json", "storage/codec", "refs"],
+    &["tokens", "json", "storage/codec", "storage/journal", "refs"],
     &["stats"],
     &["storage/backend", "storage/postgres/connect"],
     &["storage/postgres/writes"],
