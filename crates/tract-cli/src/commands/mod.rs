@@ -5,6 +5,7 @@ mod add;
 mod branch;
 mod capture;
 mod checkout;
+mod checkpoint;
 mod clear;
 mod clone;
 mod compile;
@@ -90,6 +91,8 @@ pub enum Command {
     /// Bring a store an older tract wrote to this build's format (opening it does the same;
     /// this says what changed).
     Upgrade(upgrade::Args),
+    /// Fold the journal into the store file, so the file alone holds every commit.
+    Checkpoint(checkpoint::Args),
     /// Send branches and their history to another store (a file or a postgresql:// URL):
     /// only what it lacks; its branches move only by fast-forward.
     Push(push::Args),
@@ -145,6 +148,7 @@ impl Command {
             Command::Redact(a) => redact::run(ctx, ui, a),
             Command::Gc(a) => gc::run(ctx, ui, a),
             Command::Upgrade(a) => upgrade::run(ctx, ui, a),
+            Command::Checkpoint(a) => checkpoint::run(ctx, ui, a),
             Command::Reset(a) => reset::run(ctx, ui, a),
             Command::Reflog(a) => reflog::run(ctx, ui, a),
             Command::Push(a) => push::run(ctx, ui, a),

@@ -138,6 +138,9 @@ pub fn redact_id(id: &str, name: &str) -> insta::internals::SettingsBindDropGuar
     settings.bind_to_scope()
 }
 
+/// A store's files (relative to `.tract/`) with their bytes, built once per test run.
+pub type Template = OnceLock<Vec<(PathBuf, Vec<u8>)>>;
+
 /// A temporary directory to run `tract` in, whose path snapshots show as `[DIR]`.
 pub struct Project {
     _filters: insta::internals::SettingsBindDropGuard,
@@ -162,21 +165,40 @@ impl Project {
     }
 
     /// A project holding `messages` (JSONL, as `tract add --json -` takes it). The store is
-    /// built once per test run, in its own project, and each caller gets a copy of the file:
-    /// the same store, without the cost of another `tract add`.
-    pub fn with_messages(
-        template: &'static OnceLock<Vec<u8>>,
-        messages: impl FnOnce() -> String,
-    ) -> Self {
-        let bytes = template.get_or_init(|| {
+    /// built once per test run, in its own project, and each caller gets a copy of its files
+    /// (the store file and its journal): the same store, without the cost of another
+    /// `tract add`.
+    pub fn with_messages(template: &'static Template, messages: impl FnOnce() -> String) -> Self {
+        let files = template.get_or_init(|| {
             let p = Project::new();
             p.ok_in(&["add", "--json", "-"], &messages());
-            std::fs::read(p.store()).unwrap()
+            let dot = p.path().join(".tract");
+            let mut files = Vec::new();
+            let mut dirs = vec![dot.clone()];
+            while let Some(d) = dirs.pop() {
+                for e in std::fs::read_dir(&d).unwrap() {
+                    let path = e.unwrap().path();
+                    if path.is_dir() {
+                        dirs.push(path);
+                    } else {
+                        let rel = path.strip_prefix(&dot).unwrap().to_path_buf();
+                        files.push((rel, std::fs::read(&path).unwrap()));
+                    }
+                }
+            }
+            files
         });
-        Project::with_store(bytes)
+        let p = Project::empty();
+        for (rel, bytes) in files {
+            let path = p.path().join(".tract").join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        p
     }
 
-    /// A project whose store file holds `bytes`.
+    /// A project whose store file holds `bytes` (a store an older build wrote: it has no
+    /// journal).
     pub fn with_store(bytes: &[u8]) -> Self {
         let p = Project::empty();
         std::fs::create_dir(p.path().join(".tract")).unwrap();
@@ -349,7 +371,7 @@ pub const GREP_CALL: &str =
 /// A short agent session: a system prompt, a question, a grep call and its two-line result,
 /// added in one `add --json` (the same commits as adding them one by one with flags).
 pub fn a_session() -> Project {
-    static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
+    static TEMPLATE: Template = OnceLock::new();
     Project::with_messages(&TEMPLATE, || {
         [
             r#"{"role":"system","content":"You are terse."}"#,
@@ -378,13 +400,13 @@ pub fn tool_stream() -> String {
 
 /// A project holding [`tool_stream`].
 pub fn tool_project() -> Project {
-    static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
+    static TEMPLATE: Template = OnceLock::new();
     Project::with_messages(&TEMPLATE, tool_stream)
 }
 
 /// Four grep turns, each with a 100-line result.
 pub fn grep_turns() -> Project {
-    static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
+    static TEMPLATE: Template = OnceLock::new();
     Project::with_messages(&TEMPLATE, || {
         let mut stream = String::new();
         for i in 0..4 {

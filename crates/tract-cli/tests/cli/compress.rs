@@ -1,15 +1,15 @@
 //! `tract compress`: replace runs of messages with summaries; the originals stay in history.
 
 use crate::common::{
-    Project, assert_run_snapshot, dead_url, exit, grep_turns, json, redact_id, request_text,
-    tool_project, tool_stream,
+    Project, Template, assert_run_snapshot, dead_url, exit, grep_turns, json, redact_id,
+    request_text, tool_project, tool_stream,
 };
 use insta::assert_snapshot;
 use std::sync::OnceLock;
 
 /// The tool session, then the assistant's answer.
 fn answered() -> Project {
-    static TEMPLATE: OnceLock<Vec<u8>> = OnceLock::new();
+    static TEMPLATE: Template = OnceLock::new();
     Project::with_messages(&TEMPLATE, || {
         let answer = r#"{"role":"assistant","content":"DATABASE_URL is read in cfg.py."}"#;
         format!("{}\n{answer}", tool_stream())

@@ -84,16 +84,16 @@ fn a_newer_store_format_is_refused() {
     }
     let err = p.fails(&["log"]);
     assert_snapshot!(err, @"
-        exit: 4
-        --- stderr
-        error: store format version 7 is newer than this tract supports (2); upgrade tract
-        ");
+    exit: 4
+    --- stderr
+    error: store format version 7 is newer than this tract supports (3); upgrade tract
+    ");
     assert!(err.stderr.contains("newer"), "{err}");
     assert_snapshot!(p.fails(&["add", "y"]), @"
-        exit: 4
-        --- stderr
-        error: store format version 7 is newer than this tract supports (2); upgrade tract
-        ");
+    exit: 4
+    --- stderr
+    error: store format version 7 is newer than this tract supports (3); upgrade tract
+    ");
 }
 
 /// A new store has no commit at HEAD: commands that need one say so.

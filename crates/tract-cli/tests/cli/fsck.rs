@@ -4,8 +4,9 @@ use crate::common::Project;
 use insta::assert_snapshot;
 
 /// Changes every copy of `from` in the store file to `to` (same length), as a damaged disk or
-/// a hand edit would.
+/// a hand edit would (the journal folded into the file first, so the file holds them all).
 fn damage(p: &Project, from: &str, to: &str) {
+    p.ok(&["checkpoint"]);
     let mut bytes = std::fs::read(p.store()).unwrap();
     let mut found = 0;
     for i in 0..bytes.len().saturating_sub(from.len()) {

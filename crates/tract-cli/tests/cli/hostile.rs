@@ -58,11 +58,11 @@ fn an_append_that_does_not_fit_changes_nothing_and_fits_later() {
     let big = incompressible(512 << 10);
     let run = limited(&p, kib + 64, &["add", "-"], &big);
     assert_snapshot!(run, @"
-        exit: 7
-        --- stderr
-        error: [DIR]/.tract/store.redb: File too large (os error 27)
-        hint: the file reached the size the system allows it: nothing was committed
-        ");
+    exit: 7
+    --- stderr
+    error: [DIR]/.tract/store.redb-journal/0000000000000001: File too large (os error 27)
+    hint: the file reached the size the system allows it: nothing was committed
+    ");
     assert_eq!(p.state(), before, "nothing committed");
     p.ok(&["fsck"]);
     // A batch that does not fit: none of it.
@@ -129,9 +129,9 @@ fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
         ");
     std::fs::write(&cut_store, &bytes[..4096]).unwrap();
     assert_snapshot!(p.run(&["--store", "cut.redb", "log"]), @"
-        exit: 6
-        --- stderr
-        error: corrupt store: cut.redb: File truncated below stored layout: file_len=4096, layout_len=102400
-        hint: the file is damaged; keep a copy before trying anything else
-        ");
+    exit: 6
+    --- stderr
+    error: corrupt store: cut.redb: File truncated below stored layout: file_len=4096, layout_len=53248
+    hint: the file is damaged; keep a copy before trying anything else
+    ");
 }

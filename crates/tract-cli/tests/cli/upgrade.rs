@@ -16,20 +16,21 @@ fn upgrade_says_what_it_changed_then_that_there_is_nothing_to_do() {
     assert_snapshot!(p.run(&["upgrade"]), @"
     exit: 0
     --- stdout
-    upgraded the store from format 1 to 2
+    upgraded the store from format 1 to 3
       1 to 2: a store id (16 random bytes), which the store's other files will name
+      2 to 3: a journal beside a store file (<file>-journal/): a durable write is one frame in it, folded into the file in batches
     ");
     assert_snapshot!(p.run(&["upgrade"]), @"
     exit: 0
     --- stdout
-    the store is at format 2, the newest this tract writes
+    the store is at format 3, the newest this tract writes
     ");
     assert_snapshot!(p.run(&["upgrade", "--json"]), @r#"
     exit: 0
     --- stdout
     {
-      "from_version": 2,
-      "to_version": 2,
+      "from_version": 3,
+      "to_version": 3,
       "steps": []
     }
     "#);
@@ -53,8 +54,8 @@ fn any_command_upgrades_the_store_it_opens() {
     exit: 0
     --- stdout
     {
-      "from_version": 2,
-      "to_version": 2,
+      "from_version": 3,
+      "to_version": 3,
       "steps": []
     }
     "#);

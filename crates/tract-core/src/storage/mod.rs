@@ -6,6 +6,7 @@ pub(crate) mod backend;
 pub(crate) mod codec;
 pub(crate) mod group;
 pub(crate) mod journal;
+pub(crate) mod journaled;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod redb_backend;

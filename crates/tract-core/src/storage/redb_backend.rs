@@ -201,9 +201,14 @@ impl RedbBackend {
 
     /// A read transaction. A redb file without tract's tables is not a store.
     pub(crate) fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        Ok(Box::new(self.read_txn()?))
+    }
+
+    /// A read transaction, as its own type.
+    pub(crate) fn read_txn(&self) -> Result<RedbRead> {
         engine(|| {
             let txn = self.db.get().begin_read()?;
-            Ok(Box::new(RedbRead::new(&txn).map_err(|e| match e {
+            RedbRead::new(&txn).map_err(|e| match e {
                 Error::Storage { source }
                     if matches!(&*source, redb::Error::TableDoesNotExist(_)) =>
                 {
@@ -213,21 +218,26 @@ impl RedbBackend {
                     }
                 }
                 other => other,
-            })?) as Box<dyn ReadTx + Sync>)
+            })
         })
     }
 
     /// The one write transaction, waiting up to `lock_timeout` for another process's.
     pub(crate) fn write(&self, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        Ok(Box::new(self.write_txn(lock_timeout)?))
+    }
+
+    /// The one write transaction, as its own type.
+    pub(crate) fn write_txn(&self, lock_timeout: Duration) -> Result<RedbWrite> {
         let deadline = Instant::now() + lock_timeout;
         let mut pause = Duration::from_micros(200);
         loop {
             match engine(|| Ok(self.db.get().try_begin_write()))? {
                 Ok(txn) => {
-                    return Ok(Box::new(RedbWrite {
+                    return Ok(RedbWrite {
                         txn,
                         path: self.path.clone(),
-                    }));
+                    });
                 }
                 Err(TransactionError::WouldBlock) => {
                     if Instant::now() >= deadline {
@@ -452,7 +462,7 @@ fn all_rows(t: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<Vec<(
 }
 
 /// A read transaction: its tables, opened once.
-struct RedbRead {
+pub(crate) struct RedbRead {
     meta: ReadOnlyTable<&'static str, &'static [u8]>,
     commits: ReadOnlyTable<Key, &'static [u8]>,
     blobs: ReadOnlyTable<Key, &'static [u8]>,
@@ -477,6 +487,25 @@ impl RedbRead {
                 Err(redb::TableError::TableDoesNotExist(_)) => None,
                 Err(e) => return Err(e.into()),
             },
+        })
+    }
+
+    /// A ref's reflog entries with their sequence numbers, newest first, at most `limit`.
+    pub(crate) fn reflog_numbered(
+        &self,
+        name: &str,
+        limit: Option<usize>,
+    ) -> Result<Vec<(u64, Vec<u8>)>> {
+        engine(|| {
+            let mut out = Vec::new();
+            for item in self.reflog.range((name, 0)..=(name, u64::MAX))?.rev() {
+                if limit.is_some_and(|l| out.len() >= l) {
+                    break;
+                }
+                let (k, v) = item?;
+                out.push((k.value().1, v.value().to_vec()));
+            }
+            Ok(out)
         })
     }
 
@@ -542,7 +571,7 @@ impl ReadTx for RedbRead {
 
 /// The write transaction. Tables are opened per call: a run of object writes arrives as one
 /// `put_objects`, which opens its table once.
-struct RedbWrite {
+pub(crate) struct RedbWrite {
     txn: WriteTransaction,
     /// The store file, to name in an OS error (a full disk) at commit.
     path: Option<PathBuf>,
@@ -605,6 +634,16 @@ impl ReadTx for RedbWrite {
 
     fn all_stats(&self) -> Result<Vec<(String, Vec<u8>)>> {
         engine(|| all_rows(&self.txn.open_table(BRANCH_STATS)?))
+    }
+}
+
+impl RedbWrite {
+    /// Stores a reflog entry under the sequence number it was given (a journal frame's).
+    pub(crate) fn put_reflog_at(&mut self, name: &str, n: u64, entry: &[u8]) -> Result<()> {
+        engine(|| {
+            self.txn.open_table(REFLOG)?.insert((name, n), entry)?;
+            Ok(())
+        })
     }
 }
 

@@ -193,6 +193,8 @@ fn fsck_finds_a_changed_byte_in_any_object() {
             },
         )
         .unwrap();
+    // In the store file, not in its journal.
+    t.store().checkpoint().unwrap();
     drop(t);
     flip_in_file(&path, "msg 1003", "msg 1103");
     flip_in_file(&path, "note-QQQQ", "note-QQQR");

@@ -10,40 +10,49 @@ const FORMAT_1: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../tests/fixtures/store-format-1.redb"
 );
+/// Written by `tract demo`, `tract branch agent` and `tract --branch agent add "on the fork"`
+/// at 58f1310, the last build of format 2 (tests/fixtures/store-format-2.redb).
+const FORMAT_2: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/store-format-2.redb"
+);
 
-fn format_1_upgrade() -> UpgradeReport {
+const STEP_2: &str =
+    "1 to 2: a store id (16 random bytes), which the store's other files will name";
+const STEP_3: &str = "2 to 3: a journal beside a store file (<file>-journal/): a durable write is \
+                      one frame in it, folded into the file in batches";
+
+fn upgrade_from(from: u32) -> UpgradeReport {
     UpgradeReport {
-        from: 1,
-        to: 2,
-        steps: vec![
-            "1 to 2: a store id (16 random bytes), which the store's other files will name".into(),
-        ],
+        from,
+        to: 3,
+        steps: [STEP_2, STEP_3][from as usize - 1..]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
     }
 }
 
-#[test]
-fn a_store_written_at_format_1_is_upgraded_when_opened_and_keeps_every_id() {
-    assert_eq!(
-        FORMAT_VERSION, 2,
-        "a new format needs a fixture of the one before"
-    );
+/// Opens a copy of `fixture`, written at format `from`, with its main and agent tips: the
+/// open upgrades it, every id stays, and it is written on at the new format.
+fn upgraded_when_opened(fixture: &str, from: u32, main_tip: &str, agent_tip: &str) {
     let (_d, path) = file_store();
-    std::fs::copy(FORMAT_1, &path).unwrap();
+    std::fs::copy(fixture, &path).unwrap();
     let t = Tract::open(&path).unwrap();
     // The open made the upgrade, and says so once more when asked.
-    assert_eq!(t.store().upgrade().unwrap(), format_1_upgrade());
+    assert_eq!(t.store().upgrade().unwrap(), upgrade_from(from));
     assert_eq!(t.store().id().unwrap().len(), 32);
-    // Every commit and branch as format 1 wrote them.
+    // Every commit and branch as the older format wrote them.
     let main = t.log(&LogQuery::default()).unwrap();
     assert_eq!(main.len(), 11);
-    assert!(main[0].id.to_hex().starts_with("9d5481c641"));
+    assert!(main[0].id.to_hex().starts_with(main_tip));
     let agent = t
         .log(&LogQuery {
             start: Some(Rev::parse("agent").unwrap()),
             ..LogQuery::default()
         })
         .unwrap();
-    assert!(agent[0].id.to_hex().starts_with("215d8d1587"));
+    assert!(agent[0].id.to_hex().starts_with(agent_tip));
     assert_eq!(agent[1].id, main[0].id);
     // Ten messages, and the marked result compile gives the call the demo leaves crashed.
     let view = texts(&t);
@@ -54,16 +63,28 @@ fn a_store_written_at_format_1_is_upgraded_when_opened_and_keeps_every_id() {
     );
     let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
-    // Written on at the new format, and opened again: nothing more to do.
+    // Written on at the new format (through the journal the upgrade made), and opened again:
+    // nothing more to do.
     t.user("after the upgrade").unwrap();
     let id = t.store().id().unwrap();
     drop(t);
+    assert!(path.with_file_name("store.redb-journal").is_dir());
     let again = Tract::open(&path).unwrap();
     let nothing = again.store().upgrade().unwrap();
-    assert_eq!((nothing.from, nothing.to), (2, 2));
+    assert_eq!((nothing.from, nothing.to), (3, 3));
     assert!(nothing.steps.is_empty());
     assert_eq!(again.store().id().unwrap(), id, "the id is made once");
     assert_eq!(texts(&again).last().unwrap(), "after the upgrade");
+}
+
+#[test]
+fn stores_written_at_formats_1_and_2_are_upgraded_when_opened_and_keep_every_id() {
+    assert_eq!(
+        FORMAT_VERSION, 3,
+        "a new format needs a fixture of the one before"
+    );
+    upgraded_when_opened(FORMAT_1, 1, "9d5481c641", "215d8d1587");
+    upgraded_when_opened(FORMAT_2, 2, "d8f27c58b1", "7311612b74");
 }
 
 #[test]
@@ -80,7 +101,7 @@ fn a_format_1_store_on_either_backend_is_upgraded_in_one_transaction() {
     d.commit().unwrap();
     drop(t);
     let t = Tract::open(&path).unwrap();
-    assert_eq!(t.store().upgrade().unwrap(), format_1_upgrade());
+    assert_eq!(t.store().upgrade().unwrap(), upgrade_from(1));
     assert_eq!(t.head().unwrap().commit, before);
     assert_eq!(texts(&t), ["kept"]);
     assert!(

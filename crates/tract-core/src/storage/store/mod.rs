@@ -26,6 +26,7 @@ use crate::id::CommitId;
 pub use crate::refs::{Head, HeadRef, ReflogEntry};
 use crate::storage::backend::{ReadTx, WriteScope, WriteTx};
 use crate::storage::group::{GroupCommit, JobError};
+use crate::storage::journaled::{JournaledRedb, folded_of};
 #[cfg(feature = "postgres")]
 use crate::storage::postgres::backend::PgBackend;
 use crate::storage::redb_backend::{self, Created, Located, RedbBackend};
@@ -35,7 +36,7 @@ use crate::storage::store::meta::{
     META_ENCODING, META_FORMAT, META_HEAD, META_STORE_ID, encode_small,
 };
 pub use crate::storage::store::snapshot::Snapshot;
-use crate::storage::store::upgrade::format_of;
+use crate::storage::store::upgrade::{format_of, store_id_of};
 pub use crate::storage::store::verify::Tombstone;
 use crate::storage::store::writer::Writer;
 use std::collections::HashMap;
@@ -86,6 +87,9 @@ struct Shared {
 
 /// The open backend.
 enum Backend {
+    /// A store file, with its journal.
+    Journaled(JournaledRedb),
+    /// A store in memory.
     Redb(RedbBackend),
     #[cfg(feature = "postgres")]
     Postgres(Arc<PgBackend>),
@@ -94,6 +98,7 @@ enum Backend {
 impl Backend {
     fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
         match self {
+            Backend::Journaled(b) => b.read(),
             Backend::Redb(b) => b.read(),
             #[cfg(feature = "postgres")]
             Backend::Postgres(b) => b.read(),
@@ -104,6 +109,7 @@ impl Backend {
     fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
         match self {
             // One writer at a time in a file, whatever it moves.
+            Backend::Journaled(b) => b.write(scope, lock_timeout),
             Backend::Redb(b) => b.write(lock_timeout),
             #[cfg(feature = "postgres")]
             Backend::Postgres(b) => b.write(scope, lock_timeout),
@@ -113,7 +119,7 @@ impl Backend {
     /// Whether the store is in a database (where its creation takes two transactions).
     fn is_database(&self) -> bool {
         match self {
-            Backend::Redb(_) => false,
+            Backend::Journaled(_) | Backend::Redb(_) => false,
             #[cfg(feature = "postgres")]
             Backend::Postgres(_) => true,
         }
@@ -121,6 +127,7 @@ impl Backend {
 
     fn path(&self) -> Option<&Path> {
         match self {
+            Backend::Journaled(b) => Some(b.path()),
             Backend::Redb(b) => b.path(),
             #[cfg(feature = "postgres")]
             Backend::Postgres(_) => None,
@@ -130,6 +137,7 @@ impl Backend {
     /// Where the store is: a file's path, a URL without its password; `None` in memory.
     fn location(&self) -> Option<String> {
         match self {
+            Backend::Journaled(b) => Some(b.path().display().to_string()),
             Backend::Redb(b) => b.path().map(|p| p.display().to_string()),
             #[cfg(feature = "postgres")]
             Backend::Postgres(b) => Some(b.location().to_string()),
@@ -139,6 +147,7 @@ impl Backend {
     /// An error at commit named after the store (an OS error on the file, with its code).
     fn at_commit(&self, e: Error) -> Error {
         match self {
+            Backend::Journaled(b) => redb_backend::on_file(Some(b.path()), e),
             Backend::Redb(b) => redb_backend::on_file(b.path(), e),
             #[cfg(feature = "postgres")]
             Backend::Postgres(_) => e,
@@ -260,7 +269,7 @@ impl Store {
                 if let Some(shared) = reused {
                     return Ok(shared);
                 }
-                let shared = Shared::new(Backend::Postgres(Arc::new(backend)));
+                let shared = Shared::new(Backend::Postgres(Arc::new(backend)), None);
                 if created {
                     initialize(&shared.backend)?;
                 }
@@ -294,7 +303,8 @@ impl Store {
                 if let Some(shared) = open.get(&key).and_then(Weak::upgrade) {
                     return Ok(shared);
                 }
-                let shared = Shared::new(Backend::Redb(RedbBackend::open(path)?));
+                let (backend, upgraded) = open_journaled(RedbBackend::open(path)?, path)?;
+                let shared = Shared::new(backend, upgraded);
                 open.insert(key, Arc::downgrade(&shared));
                 Ok(shared)
             }
@@ -304,9 +314,15 @@ impl Store {
             )),
             Located::Missing => match RedbBackend::create(path)? {
                 Created::Raced => Self::open_file(path, OpenMode::Existing, open),
-                Created::New(backend) => {
-                    let shared = Shared::new(Backend::Redb(backend));
-                    initialize(&shared.backend)?;
+                Created::New(redb) => {
+                    // The journal is made before redb records the format that needs it.
+                    let mut w = redb.write_txn(DEFAULT_LOCK_TIMEOUT)?;
+                    initial_meta(&mut w)?;
+                    let id = store_id_of(&w)?;
+                    JournaledRedb::create_journal(path, &id, 0)?;
+                    Box::new(w).commit()?;
+                    let backend = JournaledRedb::open(redb, path, &id)?;
+                    let shared = Shared::new(Backend::Journaled(backend), None);
                     let canonical = path.canonicalize().map_err(|e| Error::io(path, e))?;
                     open.insert(canonical.display().to_string(), Arc::downgrade(&shared));
                     Ok(shared)
@@ -322,7 +338,7 @@ impl Store {
 
     /// A store in memory with options.
     pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
-        let shared = Shared::new(Backend::Redb(RedbBackend::in_memory()?));
+        let shared = Shared::new(Backend::Redb(RedbBackend::in_memory()?), None);
         initialize(&shared.backend)?;
         Ok(Store { shared, options })
     }
@@ -333,7 +349,7 @@ impl Store {
     /// store, and for fuzzing the open path.
     pub fn from_bytes(bytes: &[u8], options: StoreOptions) -> Result<Self> {
         let store = Store {
-            shared: Shared::new(Backend::Redb(RedbBackend::from_bytes(bytes)?)),
+            shared: Shared::new(Backend::Redb(RedbBackend::from_bytes(bytes)?), None),
             options,
         };
         store.check_format()?;
@@ -351,9 +367,20 @@ impl Store {
             Error::invalid_op("other handles in this process have the store open; close them first")
         })?;
         match shared.backend {
+            Backend::Journaled(mut b) => b.compact(self.options.lock_timeout),
             Backend::Redb(mut b) => b.compact(),
             #[cfg(feature = "postgres")]
             Backend::Postgres(b) => b.compact(),
+        }
+    }
+
+    /// Folds the journal into the store file, so the file alone holds every commit (a store
+    /// in memory or in a database has no journal: nothing to do). Writers go on meanwhile in
+    /// other processes once it returns; it waits for theirs, as a write does.
+    pub fn checkpoint(&self) -> Result<()> {
+        match &self.shared.backend {
+            Backend::Journaled(b) => b.checkpoint(self.options.lock_timeout),
+            _ => Ok(()),
         }
     }
 
@@ -499,13 +526,13 @@ impl Store {
 }
 
 impl Shared {
-    fn new(backend: Backend) -> Arc<Self> {
+    fn new(backend: Backend, upgraded: Option<UpgradeReport>) -> Arc<Self> {
         Arc::new(Shared {
             #[cfg(feature = "testing")]
             faults: Faults::new(backend.location()),
             backend,
             group: GroupCommit::default(),
-            upgraded: Mutex::new(None),
+            upgraded: Mutex::new(upgraded),
         })
     }
 
@@ -534,13 +561,39 @@ impl Shared {
 /// Writes the metadata of a new store (format, token encoding, `HEAD`), once.
 fn initialize(backend: &Backend) -> Result<()> {
     let mut w = backend.write(&WriteScope::Store, DEFAULT_LOCK_TIMEOUT)?;
+    initial_meta(w.as_mut())?;
+    w.commit()
+}
+
+/// The metadata of a new store, unless `w` finds it there.
+fn initial_meta(w: &mut dyn WriteTx) -> Result<()> {
     if w.meta(META_FORMAT)?.is_none() {
-        upgrade::initialize(w.as_mut())?;
+        upgrade::initialize(w)?;
         w.set_meta(META_ENCODING, Some(crate::tokens::ENCODING.as_bytes()))?;
         let head = encode_small(&HeadRef::Branch(DEFAULT_BRANCH.into()))?;
         w.set_meta(META_HEAD, Some(head.as_slice()))?;
     }
-    w.commit()
+    Ok(())
+}
+
+/// A store file opened with its journal. A store an older build wrote is upgraded first, in
+/// one redb transaction that makes the journal before it records the new format; what is not
+/// a store this build can open is left to [`Store::check_format`] to name.
+fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<UpgradeReport>)> {
+    let report = match format_of(&redb.read_txn()?)? {
+        Some(f) if f < FORMAT_VERSION => {
+            let w = redb.write_txn(DEFAULT_LOCK_TIMEOUT)?;
+            let report = upgrade::upgrade_then(Box::new(w), &mut |tx| {
+                JournaledRedb::create_journal(path, &store_id_of(tx)?, folded_of(tx)?)
+            })?;
+            (report.from < report.to).then_some(report)
+        }
+        Some(f) if f == FORMAT_VERSION => None,
+        _ => return Ok((Backend::Redb(redb), None)),
+    };
+    let id = store_id_of(&redb.read_txn()?)?;
+    let backend = JournaledRedb::open(redb, path, &id)?;
+    Ok((Backend::Journaled(backend), report))
 }
 
 /// What a position is resolved against: a read snapshot, or a write transaction (which also

@@ -9,7 +9,7 @@ use crate::storage::backend::{ReadTx, WriteTx};
 use crate::storage::store::meta::{META_FORMAT, META_STORE_ID};
 
 /// The store format written by this build (tables and record layout).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// One step of the format: what turns a store at version `from` into one at `from + 1`.
 struct Step {
@@ -19,11 +19,21 @@ struct Step {
 }
 
 /// Every step, oldest first.
-const STEPS: &[Step] = &[Step {
-    from: 1,
-    what: "a store id (16 random bytes), which the store's other files will name",
-    run: add_store_id,
-}];
+const STEPS: &[Step] = &[
+    Step {
+        from: 1,
+        what: "a store id (16 random bytes), which the store's other files will name",
+        run: add_store_id,
+    },
+    Step {
+        from: 2,
+        what: "a journal beside a store file (<file>-journal/): a durable write is one frame \
+               in it, folded into the file in batches",
+        // The journal's files are made by the backend before the transaction commits
+        // (`upgrade_then`); a database store has none.
+        run: |_| Ok(()),
+    },
+];
 
 /// What [`crate::upgrade`] did: the version the store was at, the version it is at now, and
 /// what each step changed (none when it was already at the newest).
@@ -47,7 +57,16 @@ pub(crate) fn format_of(tx: &(impl ReadTx + ?Sized)) -> Result<Option<u32>> {
 
 /// Brings the store `tx` writes to [`FORMAT_VERSION`] and commits. The version is read inside
 /// the transaction, so of two processes upgrading at once the second finds nothing to do.
-pub(crate) fn upgrade(mut tx: Box<dyn WriteTx>) -> Result<UpgradeReport> {
+pub(crate) fn upgrade(tx: Box<dyn WriteTx>) -> Result<UpgradeReport> {
+    upgrade_then(tx, &mut |_| Ok(()))
+}
+
+/// [`upgrade`], running `before_commit` after the steps and before the commit when there was
+/// anything to do (a store file makes its journal there).
+pub(crate) fn upgrade_then(
+    mut tx: Box<dyn WriteTx>,
+    before_commit: &mut dyn FnMut(&dyn WriteTx) -> Result<()>,
+) -> Result<UpgradeReport> {
     let from = format_of(tx.as_ref())?
         .ok_or_else(|| Error::corrupt("the store records no format version"))?;
     if from > FORMAT_VERSION {
@@ -63,6 +82,7 @@ pub(crate) fn upgrade(mut tx: Box<dyn WriteTx>) -> Result<UpgradeReport> {
     }
     if from < FORMAT_VERSION {
         tx.set_meta(META_FORMAT, Some(FORMAT_VERSION.to_le_bytes().as_slice()))?;
+        before_commit(tx.as_ref())?;
         tx.commit()?;
     }
     Ok(UpgradeReport {
@@ -70,6 +90,13 @@ pub(crate) fn upgrade(mut tx: Box<dyn WriteTx>) -> Result<UpgradeReport> {
         to: FORMAT_VERSION,
         steps,
     })
+}
+
+/// The store's id, which its journal's segments name.
+pub(crate) fn store_id_of(tx: &(impl ReadTx + ?Sized)) -> Result<[u8; 16]> {
+    tx.meta(META_STORE_ID)?
+        .and_then(|v| <[u8; 16]>::try_from(v.as_slice()).ok())
+        .ok_or_else(|| Error::corrupt("the store's id is missing or not 16 bytes"))
 }
 
 /// What a new store records beside its format: everything the steps add, at once.

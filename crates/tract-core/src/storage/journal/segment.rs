@@ -1,12 +1,12 @@
 //! The journal's segment files: where a durable write lands first, as one frame written in
 //! place and made durable with one fdatasync (docs/decisions.md, "The write path").
 //!
-//! A segment is a file of fixed size, written once with zeros when it is made, so that an
-//! append changes neither the file's size nor its extents. It starts with a header naming the
-//! store it belongs to and its generation; frames follow, each with its length, its sequence
-//! number (1, 2, ... within a generation) and a check: BLAKE3 over the store's id, the
-//! generation, the sequence number, the length and the payload, cut to 8 bytes. A segment is
-//! reused by giving it a new generation: the frames of the old one no longer check.
+//! A segment is one file per generation, never reused: its space is allocated ahead of the
+//! frames (`fallocate`, a megabyte at a time), so most appends change neither the file's size
+//! nor its extents. It starts with a header naming the store it belongs to and its generation;
+//! frames follow, each with its length, its sequence number (1, 2, ... within a generation) and
+//! a check: BLAKE3 over the store's id, the generation, the sequence number, the length and the
+//! payload, cut to 8 bytes, so a frame copied from another segment or store never checks.
 //!
 //! Reading a segment ([`scan`]) takes frames in order while they check. The first that does
 //! not is either a torn tail (a write cut short by a crash or still under way in another
@@ -14,10 +14,6 @@
 //! damage (a later frame checks): an error naming the offset, never a silently shorter
 //! journal. Damage to the last frame cannot be told from a torn write and is dropped with it,
 //! as a write-ahead log's last record is.
-
-// The store's backend writes through the journal in a later step; until then only the tests
-// and the fuzz target use it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -238,29 +234,38 @@ fn follows(bytes: &[u8], from: usize, store: &StoreId, generation: u64, seq: u64
         .any(|at| frame_at(bytes, at, store, generation, seq).is_ok())
 }
 
-/// A segment file, open for appending frames at its end.
+/// How much space a segment allocates at a time.
+const GROW: u64 = 1 << 20;
+
+/// A segment file: its generation, and how far this process has read it (where the next frame
+/// goes once every frame before it is read).
 pub(crate) struct Segment {
     file: File,
     path: PathBuf,
     store: StoreId,
     generation: u64,
-    /// Where the next frame goes.
+    /// Where the next frame starts.
     end: u64,
     /// The next frame's sequence number.
     next_seq: u64,
-    /// The file's size: frames go no further.
-    capacity: u64,
+    /// The file's size (allocated space included).
+    len: u64,
+}
+
+/// How reading a segment's new frames ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tail {
+    /// At zeros: nothing more was written.
+    Clean,
+    /// At bytes that are not a frame that checks: a write under way in another process, or a
+    /// torn or damaged one (which only a writer, holding the lock, can tell apart).
+    Unchecked,
 }
 
 impl Segment {
-    /// Makes a segment of `capacity` bytes at `path` for `store`, written with zeros and made
-    /// durable before its header, so a crash leaves no segment or a whole one.
-    pub(crate) fn create(
-        path: &Path,
-        store: &StoreId,
-        generation: u64,
-        capacity: u64,
-    ) -> Result<Self> {
+    /// Makes the segment of `generation` at `path` for `store`: its header and its first
+    /// allocated megabyte, made durable (the directory's entry is the caller's to sync).
+    pub(crate) fn create(path: &Path, store: &StoreId, generation: u64) -> Result<Self> {
         let io = |e| Error::io(path, e);
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -268,17 +273,10 @@ impl Segment {
             .create_new(true)
             .open(path)
             .map_err(io)?;
-        let zeros = vec![0u8; 1 << 20];
-        let mut at = 0;
-        while at < capacity {
-            let n = (capacity - at).min(zeros.len() as u64) as usize;
-            file.write_all_at(&zeros[..n], at).map_err(io)?;
-            at += n as u64;
-        }
-        file.sync_all().map_err(io)?;
+        allocate(&file, 0, GROW).map_err(io)?;
         file.write_all_at(&header(store, generation), 0)
             .map_err(io)?;
-        file.sync_data().map_err(io)?;
+        file.sync_all().map_err(io)?;
         Ok(Segment {
             file,
             path: path.to_path_buf(),
@@ -286,47 +284,45 @@ impl Segment {
             generation,
             end: HEADER_LEN as u64,
             next_seq: 1,
-            capacity,
+            len: GROW,
         })
     }
 
-    /// Opens the segment at `path`, which must belong to `store`, and reads its frames; `f`
-    /// gets each frame's sequence number and payload, in order. A torn tail is overwritten
-    /// with zeros, so the next frame goes where it started.
-    pub(crate) fn open(
-        path: &Path,
-        store: &StoreId,
-        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
-    ) -> Result<Self> {
-        let io = |e| Error::io(path, e);
-        let file = std::fs::OpenOptions::new()
+    /// Opens the segment at `path`, which must be one of `store`'s of `generation`, positioned
+    /// before its first frame. `Ok(None)` when there is no such file.
+    pub(crate) fn open(path: &Path, store: &StoreId, generation: u64) -> Result<Option<Self>> {
+        let corrupt = |reason: String| Error::CorruptJournal {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let file = match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
-            .map_err(io)?;
-        let bytes = std::fs::read(path).map_err(io)?;
-        let scan = scan(&bytes, Some(store)).map_err(|e| Error::CorruptJournal {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        for frame in &scan.frames {
-            f(frame.seq, frame.payload)?;
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let mut head = [0u8; HEADER_LEN];
+        let n = read_at_most(&file, &mut head, 0).map_err(|e| Error::io(path, e))?;
+        let scanned = scan(&head[..n], Some(store)).map_err(|e| corrupt(e.to_string()))?;
+        if scanned.generation != generation {
+            return Err(corrupt(format!(
+                "its header names generation {}, its name {generation}",
+                scanned.generation
+            )));
         }
-        if let Some(torn) = scan.torn {
-            let garbage = garbage_end(&bytes, torn as usize);
-            file.write_all_at(&vec![0u8; garbage - torn as usize], torn)
-                .map_err(io)?;
-            file.sync_data().map_err(io)?;
-        }
-        Ok(Segment {
+        Ok(Some(Segment {
             file,
             path: path.to_path_buf(),
             store: *store,
-            generation: scan.generation,
-            end: scan.end,
-            next_seq: scan.frames.len() as u64 + 1,
-            capacity: bytes.len() as u64,
-        })
+            generation,
+            end: HEADER_LEN as u64,
+            next_seq: 1,
+            len,
+        }))
     }
 
     /// The segment's generation.
@@ -334,22 +330,134 @@ impl Segment {
         self.generation
     }
 
-    /// How many frames it holds.
+    /// Its file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many frames have been read or written.
     pub(crate) fn frames(&self) -> u64 {
         self.next_seq - 1
     }
 
+    /// How many bytes its frames take.
+    pub(crate) fn used(&self) -> u64 {
+        self.end
+    }
+
+    /// Reads the frames written since the last call (by any process), giving `f` each one's
+    /// sequence number and payload, in order.
+    pub(crate) fn read_new(&mut self, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<Tail> {
+        let io = |e| Error::io(&self.path, e);
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = read_at_most(&self.file, &mut buf, self.end).map_err(io)?;
+            let bytes = &buf[..n];
+            if n < FRAME_HEAD || bytes[..FRAME_HEAD].iter().all(|&b| b == 0) {
+                return Ok(Tail::Clean);
+            }
+            let len = u32_at(bytes, 0) as usize;
+            if FRAME_HEAD + len > buf.len() {
+                // A frame longer than the buffer: read it whole (it may not be there yet).
+                if self.end + (FRAME_HEAD + len) as u64 > self.len.max(self.file_len()?) {
+                    return Ok(Tail::Unchecked);
+                }
+                buf = vec![0u8; FRAME_HEAD + len];
+                continue;
+            }
+            let mut at = 0;
+            while at < n {
+                let rest = &bytes[at..];
+                if rest.len() < FRAME_HEAD || rest[..FRAME_HEAD].iter().all(|&b| b == 0) {
+                    break;
+                }
+                match frame_at(bytes, at, &self.store, self.generation, self.next_seq) {
+                    Ok(frame) => {
+                        f(frame.seq, frame.payload)?;
+                        at += FRAME_HEAD + frame.payload.len();
+                        self.end += (FRAME_HEAD + frame.payload.len()) as u64;
+                        self.next_seq += 1;
+                    }
+                    // Cut by the buffer's end: read on from it.
+                    Err("cut short") if at > 0 => break,
+                    Err(_) => return Ok(Tail::Unchecked),
+                }
+            }
+        }
+    }
+
+    fn file_len(&self) -> Result<u64> {
+        Ok(self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(&self.path, e))?
+            .len())
+    }
+
+    /// What follows the last frame read, when it is not zeros: a torn write (its length in
+    /// bytes, up to the zeros after it) or, when a later frame checks, damage (an error naming
+    /// the offset). A write under way in another process reads as a torn one.
+    pub(crate) fn check_tail(&self) -> Result<usize> {
+        let io = |e| Error::io(&self.path, e);
+        let mut head = [0u8; FRAME_HEAD];
+        let n = read_at_most(&self.file, &mut head, self.end).map_err(io)?;
+        if n < FRAME_HEAD || head.iter().all(|&b| b == 0) {
+            return Ok(0);
+        }
+        let len = self.file_len()?;
+        let mut rest = vec![0u8; (len - self.end.min(len)) as usize];
+        let n = read_at_most(&self.file, &mut rest, self.end).map_err(io)?;
+        rest.truncate(n);
+        if follows(&rest, 1, &self.store, self.generation, self.next_seq + 1) {
+            let reason = match frame_at(&rest, 0, &self.store, self.generation, self.next_seq) {
+                Err(reason) => reason,
+                Ok(_) => "it checks but was not read",
+            };
+            return Err(Error::CorruptJournal {
+                path: self.path.clone(),
+                reason: ScanError::Damaged {
+                    offset: self.end,
+                    reason,
+                }
+                .to_string(),
+            });
+        }
+        Ok(garbage_end(&rest, 0))
+    }
+
+    /// For a writer holding the lock (so no write is under way): a torn write after the last
+    /// frame is overwritten with zeros, so the next frame goes where it started; damage is an
+    /// error naming its offset.
+    pub(crate) fn repair_tail(&mut self) -> Result<()> {
+        let garbage = self.check_tail()?;
+        if garbage > 0 {
+            let io = |e| Error::io(&self.path, e);
+            self.file
+                .write_all_at(&vec![0u8; garbage], self.end)
+                .map_err(io)?;
+            self.file.sync_data().map_err(io)?;
+        }
+        Ok(())
+    }
+
     /// Writes `payload` as the next frame and makes it durable: one positioned write and one
-    /// fdatasync. `None` when the segment has no room for it (nothing is written).
-    pub(crate) fn append(&mut self, payload: &[u8]) -> Result<Option<u64>> {
+    /// fdatasync (and, once a megabyte, the allocation of the next). `None`, with nothing
+    /// written, when the frame would take the segment past `limit` bytes.
+    pub(crate) fn append(&mut self, payload: &[u8], limit: u64) -> Result<Option<u64>> {
         let mut frame = frame(&self.store, self.generation, self.next_seq, payload)?;
         let end = self.end + frame.len() as u64;
-        // Zeros after the frame end what was written, whatever an older generation left there.
+        // Zeros after the frame end what was written.
         frame.extend_from_slice(&[0u8; FRAME_HEAD]);
-        if self.end + frame.len() as u64 > self.capacity {
+        let needed = self.end + frame.len() as u64;
+        if needed > limit && self.next_seq > 1 {
             return Ok(None);
         }
         let io = |e| Error::io(&self.path, e);
+        if needed > self.len {
+            let to = needed.div_ceil(GROW) * GROW;
+            allocate(&self.file, self.len, to - self.len).map_err(io)?;
+            self.len = to;
+        }
         self.file.write_all_at(&frame, self.end).map_err(io)?;
         self.file.sync_data().map_err(io)?;
         let seq = self.next_seq;
@@ -358,32 +466,86 @@ impl Segment {
         Ok(Some(seq))
     }
 
-    /// Starts generation `generation`: a new header, made durable; the frames written before
-    /// no longer check. With `wipe`, the space they used is overwritten with zeros first (so
-    /// a redacted payload leaves the file).
-    pub(crate) fn reset(&mut self, generation: u64, wipe: bool) -> Result<()> {
+    /// Overwrites the frames with zeros and makes that durable, so what they carried (a
+    /// redacted payload) leaves the file before it is removed.
+    pub(crate) fn wipe(&self) -> Result<()> {
         let io = |e| Error::io(&self.path, e);
-        if wipe {
-            let used = (self.end - HEADER_LEN as u64) as usize;
+        let used = self.file_len()?.saturating_sub(HEADER_LEN as u64);
+        let zeros = vec![0u8; GROW as usize];
+        let mut at = 0;
+        while at < used {
+            let n = (used - at).min(GROW) as usize;
             self.file
-                .write_all_at(&vec![0u8; used], HEADER_LEN as u64)
+                .write_all_at(&zeros[..n], HEADER_LEN as u64 + at)
                 .map_err(io)?;
-        } else {
-            // The first frame's place is zeroed, so a scan of the new generation ends there
-            // without reading the old frames as a torn one.
-            self.file
-                .write_all_at(&[0u8; FRAME_HEAD], HEADER_LEN as u64)
-                .map_err(io)?;
+            at += n as u64;
         }
-        self.file.sync_data().map_err(io)?;
-        self.file
-            .write_all_at(&header(&self.store, generation), 0)
-            .map_err(io)?;
-        self.file.sync_data().map_err(io)?;
-        self.generation = generation;
-        self.end = HEADER_LEN as u64;
-        self.next_seq = 1;
-        Ok(())
+        self.file.sync_data().map_err(io)
+    }
+
+    /// The whole file, checked as [`scan`] checks it (for fsck): its frames' payloads, and
+    /// where a torn tail starts.
+    pub(crate) fn check(&self) -> Result<(Vec<Vec<u8>>, Option<u64>)> {
+        let bytes = std::fs::read(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let s = scan(&bytes, Some(&self.store)).map_err(|e| Error::CorruptJournal {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        })?;
+        if s.generation != self.generation {
+            return Err(Error::CorruptJournal {
+                path: self.path.clone(),
+                reason: format!("its header names generation {}", s.generation),
+            });
+        }
+        Ok((
+            s.frames.iter().map(|f| f.payload.to_vec()).collect(),
+            s.torn,
+        ))
+    }
+}
+
+/// Reads into `buf` from `at` until it is full or the file ends; how many bytes were read.
+fn read_at_most(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], at + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Allocates `len` bytes of `file` from `offset` (they read as zeros), so the frames written
+/// into them later change neither the file's size nor its extent map; a file system without
+/// `fallocate` gets zeros written instead.
+fn allocate(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(off), Ok(l)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(std::io::Error::other(
+            "a segment offset past what the OS takes",
+        ));
+    };
+    // SAFETY: fallocate reads no memory of ours; the descriptor is open for the call.
+    let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, off, l) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {
+            let zeros = vec![0u8; GROW as usize];
+            let mut at = 0;
+            while at < len {
+                let n = (len - at).min(GROW) as usize;
+                file.write_all_at(&zeros[..n], offset + at)?;
+                at += n as u64;
+            }
+            Ok(())
+        }
+        _ => Err(e),
     }
 }
 
@@ -500,52 +662,78 @@ mod tests {
         assert_eq!(s.torn, Some(HEADER_LEN as u64));
     }
 
-    #[test]
-    fn a_segment_file_appends_reopens_recovers_a_torn_tail_and_resets() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("journal-0");
-        let mut s = Segment::create(&path, &STORE, 1, 4096).unwrap();
-        assert_eq!(s.append(b"one").unwrap(), Some(1));
-        assert_eq!(s.append(b"two").unwrap(), Some(2));
-        assert_eq!(
-            s.append(&[1u8; 5000]).unwrap(),
-            None,
-            "no room: nothing written"
-        );
-        // A third frame cut short, as kill -9 in the middle of the write would leave it.
-        let torn = frame(&STORE, 1, 3, b"three").unwrap();
-        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.write_all_at(&torn[..torn.len() - 2], s.end).unwrap();
-        drop(s);
+    fn read_all(s: &mut Segment) -> (Vec<(u64, Vec<u8>)>, Tail) {
         let mut seen = Vec::new();
-        let mut s = Segment::open(&path, &STORE, |seq, p| {
-            seen.push((seq, p.to_vec()));
-            Ok(())
-        })
-        .unwrap();
+        let tail = s
+            .read_new(|seq, p| {
+                seen.push((seq, p.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+        (seen, tail)
+    }
+
+    #[test]
+    fn a_segment_file_appends_grows_recovers_a_torn_tail_and_wipes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1");
+        let mut s = Segment::create(&path, &STORE, 1).unwrap();
+        assert_eq!(s.append(b"one", 1 << 30).unwrap(), Some(1));
+        assert_eq!(s.append(b"two", 1 << 30).unwrap(), Some(2));
+        assert_eq!(
+            s.append(&[1u8; 100], 200).unwrap(),
+            None,
+            "past the limit: nothing written"
+        );
+        // Another handle (another process) reads what was written, then more as it comes.
+        let mut other = Segment::open(&path, &STORE, 1).unwrap().unwrap();
+        let (seen, tail) = read_all(&mut other);
         assert_eq!(seen, [(1, b"one".to_vec()), (2, b"two".to_vec())]);
+        assert_eq!(tail, Tail::Clean);
+        // A frame larger than the space allocated so far: the file grows by whole megabytes.
+        let big = vec![7u8; 1 << 20];
+        assert_eq!(s.append(&big, 1 << 30).unwrap(), Some(3));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 2 << 20);
+        assert_eq!(read_all(&mut other).0, [(3, big.clone())]);
+        // A fourth frame cut short, as kill -9 in the middle of the write would leave it.
+        let torn = frame(&STORE, 1, 4, b"four").unwrap();
+        let end = s.used();
+        s.file.write_all_at(&torn[..torn.len() - 2], end).unwrap();
+        assert_eq!(read_all(&mut other), (vec![], Tail::Unchecked));
+        other.repair_tail().unwrap();
         assert_eq!(
-            s.append(b"three").unwrap(),
-            Some(3),
-            "where the torn frame was"
+            other.append(b"four", 1 << 30).unwrap(),
+            Some(4),
+            "where the torn one was"
         );
-        assert_eq!((s.generation(), s.frames()), (1, 3));
+        assert_eq!(read_all(&mut s).0, [(4, b"four".to_vec())]);
+        let (frames, torn) = s.check().unwrap();
+        assert_eq!((frames.len(), torn), (4, None));
+        // Damage with a frame after it is an error naming the offset, for a reader and fsck.
+        let mut fresh = Segment::open(&path, &STORE, 1).unwrap().unwrap();
+        s.file.write_all_at(&[0xff], HEADER_LEN as u64 + 5).unwrap();
+        assert_eq!(read_all(&mut fresh), (vec![], Tail::Unchecked));
+        let damaged = fresh.repair_tail().unwrap_err().to_string();
+        assert!(damaged.contains("offset 64"), "{damaged}");
+        assert!(matches!(s.check(), Err(Error::CorruptJournal { .. })));
+        // Wiped: no payload is left in the file.
+        s.wipe().unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(bytes.len(), 4096, "the file never grows");
-        assert_eq!(scan(&bytes, Some(&STORE)).unwrap().frames.len(), 3);
-        // A new generation: the old frames are gone from the scan; wiped, from the file.
-        s.reset(2, true).unwrap();
-        assert_eq!((s.generation(), s.frames()), (2, 0));
-        let bytes = std::fs::read(&path).unwrap();
-        let scan = scan(&bytes, Some(&STORE)).unwrap();
-        assert_eq!(
-            (scan.generation, scan.frames.len(), scan.torn),
-            (2, 0, None)
-        );
         assert!(!bytes.windows(3).any(|w| w == b"two"));
+        assert!(bytes[HEADER_LEN..].iter().all(|&b| b == 0));
+        // Of another store, of another generation, or not there.
         assert!(matches!(
-            Segment::open(&path, &[9; 16], |_, _| Ok(())),
+            Segment::open(&path, &[9; 16], 1),
             Err(Error::CorruptJournal { .. })
         ));
+        assert!(matches!(
+            Segment::open(&path, &STORE, 2),
+            Err(Error::CorruptJournal { .. })
+        ));
+        assert!(
+            Segment::open(&dir.path().join("2"), &STORE, 2)
+                .unwrap()
+                .is_none()
+        );
     }
 }

@@ -1,0 +1,410 @@
+//! The journal beside a store file: where a durable write lands first (docs/decisions.md, "The
+//! write path"). A directory `<store file>-journal/` holds numbered segment files (`segment`),
+//! each a run of frames carrying one write transaction's ops (`ops`); this process keeps the
+//! effects of the frames not yet folded into redb in memory (`overlay`), one layer per segment.
+//!
+//! Segments are used in order and never reused: writers append to the newest; when it is full
+//! the next is made, and the full one is folded into redb by whichever process gets to it
+//! (`storage::journaled`), which records in redb the last generation folded. Segments at or
+//! below that generation are then removed (wiped first when a store-wide write asked, so a
+//! redacted payload leaves the disk).
+//!
+//! Two locks, both `flock`s that the OS drops with a process that dies: `lock` in the
+//! directory serializes writers across processes, held from the start of a write transaction
+//! to its fdatasync; the directory itself is held shared by a process reading segments and
+//! exclusively while segments are wiped and removed, so no reader sees a segment vanish
+//! half-read. Readers never wait for writers.
+
+pub(crate) mod ops;
+pub(crate) mod overlay;
+pub(crate) mod segment;
+
+use crate::error::{Error, LockReason, Result};
+use crate::storage::journal::ops::Op;
+use crate::storage::journal::overlay::Layer;
+use crate::storage::journal::segment::{Segment, StoreId, Tail};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+/// Frames go to the next segment once one holds this many bytes; a full segment is folded into
+/// redb in one transaction.
+pub(crate) const SEGMENT_LIMIT: u64 = 16 << 20;
+/// A transaction larger than this is written to redb directly (after folding what is before
+/// it), not as a frame.
+pub(crate) const FRAME_LIMIT: usize = (SEGMENT_LIMIT / 4) as usize;
+
+/// The journal directory of the store file at `store`.
+pub(crate) fn dir_of(store: &Path) -> PathBuf {
+    let mut name = store.file_name().unwrap_or_default().to_os_string();
+    name.push("-journal");
+    store.with_file_name(name)
+}
+
+fn segment_path(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("{generation:016}"))
+}
+
+/// One segment as this process knows it: the file (and how far it was read) and the effects of
+/// its frames.
+pub(crate) struct Seg {
+    generation: u64,
+    file: Mutex<Segment>,
+    layer: RwLock<Layer>,
+    /// A later segment exists, so this one takes no more frames.
+    complete: AtomicBool,
+}
+
+impl Seg {
+    fn new(file: Segment) -> Arc<Self> {
+        Arc::new(Seg {
+            generation: file.generation(),
+            file: Mutex::new(file),
+            layer: RwLock::new(Layer::default()),
+            complete: AtomicBool::new(false),
+        })
+    }
+
+    /// The segment's generation.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The effects of its frames.
+    pub(crate) fn layer(&self) -> RwLockReadGuard<'_, Layer> {
+        self.layer.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn file(&self) -> MutexGuard<'_, Segment> {
+        self.file.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reads the frames written since this process last looked into the layer. Bytes after the
+    /// last frame that are not a frame are a write under way or a torn one (the end, for now)
+    /// or damage (an error naming the offset).
+    fn read_new(&self, file: &mut Segment) -> Result<()> {
+        let mut frames = Vec::new();
+        let tail = file.read_new(|seq, payload| {
+            frames.push((seq, ops::decode(payload)?));
+            Ok(())
+        })?;
+        if !frames.is_empty() {
+            let mut layer = self.layer.write().unwrap_or_else(|e| e.into_inner());
+            for (seq, ops) in frames {
+                layer.apply(seq, ops);
+            }
+        }
+        if tail == Tail::Unchecked {
+            file.check_tail()?;
+        }
+        Ok(())
+    }
+}
+
+/// The segments a reader sees, oldest first, each with the number of frames it had then.
+pub(crate) struct View {
+    /// `(segment, frames)`.
+    pub(crate) layers: Vec<(Arc<Seg>, u64)>,
+}
+
+impl View {
+    /// The newest segment's generation.
+    pub(crate) fn last_generation(&self) -> Option<u64> {
+        self.layers.last().map(|(s, _)| s.generation)
+    }
+
+    /// The complete segments (every frame read, none to come).
+    pub(crate) fn complete(&self) -> impl Iterator<Item = &Arc<Seg>> {
+        self.layers
+            .iter()
+            .map(|(s, _)| s)
+            .filter(|s| s.complete.load(Ordering::Acquire))
+    }
+
+    /// About how many bytes of values the layers hold.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.layers.iter().map(|(s, _)| s.layer().bytes()).sum()
+    }
+}
+
+/// The writer lock, held until dropped.
+pub(crate) struct WriterLock(#[allow(dead_code)] File);
+
+/// A store's journal directory, as this process reads and writes it.
+pub(crate) struct Journal {
+    dir: PathBuf,
+    store: StoreId,
+    /// The segments this process has open, oldest first.
+    segs: Mutex<Vec<Arc<Seg>>>,
+}
+
+impl Journal {
+    /// Makes the journal of `store` at `dir`: the directory, its lock file and segment
+    /// `generation`, made durable. A directory already there must hold no segment with frames
+    /// (what a make that crashed half-way leaves).
+    pub(crate) fn create(dir: &Path, store: &StoreId, generation: u64) -> Result<Journal> {
+        let io = |e| Error::io(dir, e);
+        match std::fs::create_dir(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // Segments without a frame (of this store or of the one it was before an
+                // upgrade gave it its id) are what a make that stopped half-way leaves.
+                for g in generations(dir)? {
+                    let path = segment_path(dir, g);
+                    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                    if !segment::scan(&bytes, None).is_ok_and(|s| s.frames.is_empty()) {
+                        return Err(Error::CorruptJournal {
+                            path: path.clone(),
+                            reason: "a journal with frames is already beside a store that has \
+                                     none; move it away"
+                                .into(),
+                        });
+                    }
+                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                }
+            }
+            Err(e) => return Err(io(e)),
+        }
+        File::create(dir.join("lock")).map_err(io)?;
+        let seg = Segment::create(&segment_path(dir, generation), store, generation)?;
+        sync_dir(dir)?;
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+        Ok(Journal {
+            dir: dir.to_path_buf(),
+            store: *store,
+            segs: Mutex::new(vec![Seg::new(seg)]),
+        })
+    }
+
+    /// The journal of `store` at `dir`, as it is; [`Journal::view`] reads it.
+    pub(crate) fn open(dir: &Path, store: &StoreId) -> Journal {
+        Journal {
+            dir: dir.to_path_buf(),
+            store: *store,
+            segs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn segs(&self) -> MutexGuard<'_, Vec<Arc<Seg>>> {
+        self.segs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The segments after generation `folded` (what redb does not hold), with every frame
+    /// written so far. `None` when segment `folded + 1` is not there: removed after a fold this
+    /// reader's redb snapshot is older than (read again), or missing.
+    pub(crate) fn view(&self, folded: u64) -> Result<Option<View>> {
+        let _reading = self.lock_dir(false)?;
+        let mut segs = self.segs();
+        segs.retain(|s| s.generation > folded);
+        let mut layers = Vec::new();
+        let mut g = folded + 1;
+        loop {
+            let i = layers.len();
+            let seg = match segs.get(i) {
+                Some(s) if s.generation == g => Arc::clone(s),
+                _ => match Segment::open(&segment_path(&self.dir, g), &self.store, g)? {
+                    Some(file) => {
+                        // Segments this process had past a gap are read again from the start.
+                        segs.truncate(i);
+                        let seg = Seg::new(file);
+                        segs.push(Arc::clone(&seg));
+                        seg
+                    }
+                    None if i == 0 => return Ok(None),
+                    None => break,
+                },
+            };
+            let mut next = segs.len() > i + 1;
+            if !seg.complete.load(Ordering::Acquire) {
+                // Whether the next segment exists is asked before this one is read: once it
+                // does, this one takes no more frames, so what is read now is all of it.
+                next = next || segment_path(&self.dir, g + 1).exists();
+                let mut file = seg.file();
+                seg.read_new(&mut file)?;
+                if next {
+                    seg.complete.store(true, Ordering::Release);
+                }
+            }
+            let frames = seg.layer().frames();
+            layers.push((seg, frames));
+            if !next {
+                break;
+            }
+            g += 1;
+        }
+        Ok(Some(View { layers }))
+    }
+
+    /// Takes the writer lock, waiting up to `timeout` for another process's writer.
+    pub(crate) fn lock_writer(&self, timeout: Duration) -> Result<WriterLock> {
+        let path = self.dir.join("lock");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        let deadline = Instant::now() + timeout;
+        let mut pause = Duration::from_micros(50);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(WriterLock(file)),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    if Instant::now() >= deadline {
+                        return Err(Error::StoreLocked {
+                            path,
+                            reason: LockReason::Busy { waited: timeout },
+                        });
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(1));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            }
+        }
+    }
+
+    /// The directory held shared (reading segments) or exclusively (removing them).
+    fn lock_dir(&self, exclusive: bool) -> Result<File> {
+        let io = |e| Error::io(&self.dir, e);
+        let dir = File::open(&self.dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => self.missing(),
+            _ => io(e),
+        })?;
+        if exclusive {
+            dir.lock().map_err(io)?;
+        } else {
+            dir.lock_shared().map_err(io)?;
+        }
+        Ok(dir)
+    }
+
+    /// The error for a journal that is not there.
+    pub(crate) fn missing(&self) -> Error {
+        Error::CorruptJournal {
+            path: self.dir.clone(),
+            reason: "the journal is missing or incomplete: a store file was copied or restored \
+                     without its journal directory (copy both, with no writer running; see \
+                     docs/backends.md, \"Backups\")"
+                .into(),
+        }
+    }
+
+    /// Appends a frame of `ops` (encoded as `payload`) to the newest segment of `view`, which
+    /// the caller read holding the writer lock, and makes it durable. A segment that is full
+    /// is closed and the next one made: `true` then, and the full one is ready to fold.
+    pub(crate) fn append(&self, view: &View, ops: Vec<Op>, payload: &[u8]) -> Result<bool> {
+        let Some((seg, _)) = view.layers.last() else {
+            return Err(self.missing());
+        };
+        let mut file = seg.file();
+        // A write torn by a writer that died is zeroed before this one takes its place.
+        file.repair_tail()?;
+        if let Some(seq) = file.append(payload, SEGMENT_LIMIT)? {
+            seg.layer
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .apply(seq, ops);
+            return Ok(false);
+        }
+        drop(file);
+        let next = self.start_next(seg)?;
+        let mut file = next.file();
+        let seq = file
+            .append(payload, SEGMENT_LIMIT)?
+            .ok_or_else(|| Error::invalid_input("a journal frame larger than a segment"))?;
+        next.layer
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply(seq, ops);
+        Ok(true)
+    }
+
+    /// Makes the segment after `seg` (the newest, under the writer lock) and closes `seg`.
+    pub(crate) fn start_next(&self, seg: &Arc<Seg>) -> Result<Arc<Seg>> {
+        let g = seg.generation + 1;
+        let file = Segment::create(&segment_path(&self.dir, g), &self.store, g)?;
+        sync_dir(&self.dir)?;
+        seg.complete.store(true, Ordering::Release);
+        let next = Seg::new(file);
+        self.segs().push(Arc::clone(&next));
+        Ok(next)
+    }
+
+    /// Removes the segments up to generation `folded` (redb holds their effects), wiping them
+    /// first with `wipe`.
+    pub(crate) fn remove_folded(&self, folded: u64, wipe: bool) -> Result<()> {
+        let _removing = self.lock_dir(true)?;
+        self.segs().retain(|s| s.generation > folded);
+        for g in generations(&self.dir)?.into_iter().filter(|&g| g <= folded) {
+            let path = segment_path(&self.dir, g);
+            if wipe {
+                if let Some(seg) = Segment::open(&path, &self.store, g)? {
+                    seg.wipe()?;
+                }
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+        sync_dir(&self.dir)
+    }
+
+    /// Every segment file, checked whole (fsck): generation, frames and torn tail of each.
+    pub(crate) fn check(&self) -> Result<Vec<(u64, u64, Option<u64>)>> {
+        let _reading = self.lock_dir(false)?;
+        let mut out = Vec::new();
+        for g in generations(&self.dir)? {
+            let path = segment_path(&self.dir, g);
+            let Some(seg) = Segment::open(&path, &self.store, g)? else {
+                continue;
+            };
+            let (frames, torn) = seg.check()?;
+            for (i, f) in frames.iter().enumerate() {
+                ops::decode(f).map_err(|e| Error::CorruptJournal {
+                    path: path.clone(),
+                    reason: format!("frame {} does not decode: {e}", i + 1),
+                })?;
+            }
+            out.push((g, frames.len() as u64, torn));
+        }
+        Ok(out)
+    }
+}
+
+/// The generations of the segment files in `dir`, in order.
+fn generations(dir: &Path) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name();
+        if let Some(g) = name
+            .to_str()
+            .filter(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse().ok())
+        {
+            out.push(g);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Makes a directory's entries durable (a file made or removed in it).
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}

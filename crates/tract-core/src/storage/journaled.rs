@@ -1,0 +1,693 @@
+//! The store file's backend: redb with its journal (`storage::journal`) in front.
+//!
+//! A write transaction takes the journal's writer lock, reads one redb snapshot and the
+//! journal's frames not folded into it, and commits as one frame and one fdatasync. A read
+//! transaction sees the same: the redb snapshot, then the frames after the generation that
+//! snapshot records as folded, newest first. Full segments are folded into redb by a thread of
+//! the process that filled them, in one redb transaction that records the folded generation, so
+//! a fold is all or nothing and never applied twice. Store-wide writes (gc, redaction, sync,
+//! settings, upgrades) and transactions too large for a frame go to redb directly, after
+//! folding everything before them; a store-wide write then wipes the segments it folded, so a
+//! redacted payload leaves the journal too. When the last handle in a process closes, what it
+//! left in the journal is folded, so the next open has little to read.
+
+use crate::error::{Error, Result};
+use crate::storage::backend::{
+    Key, ObjectTable, RawReflogEntry, ReadTx, Row, ScanFn, WriteScope, WriteTx,
+};
+use crate::storage::journal::ops::{self, Op};
+use crate::storage::journal::overlay::{Hit, Layer};
+use crate::storage::journal::segment::StoreId;
+use crate::storage::journal::{FRAME_LIMIT, Journal, View, WriterLock};
+use crate::storage::redb_backend::{RedbBackend, RedbRead, RedbWrite};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The last journal generation whose frames redb holds, 8 bytes little-endian (absent: none).
+pub(crate) const META_FOLDED: &str = "journal.folded";
+/// What a closing process leaves in the journal unfolded, at most.
+const CLOSE_FOLD: u64 = 1 << 20;
+/// How long a fold waits for redb's write transaction (another process's fold).
+const FOLD_WAIT: Duration = Duration::from_secs(60);
+
+/// The last generation redb holds.
+pub(crate) fn folded_of(tx: &(impl ReadTx + ?Sized)) -> Result<u64> {
+    Ok(tx
+        .meta(META_FOLDED)?
+        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+        .map_or(0, u64::from_le_bytes))
+}
+
+/// A store file with its journal.
+pub(crate) struct JournaledRedb {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    redb: RedbBackend,
+    journal: Journal,
+    path: PathBuf,
+    /// The thread folding full segments, while it runs.
+    folder: Mutex<Option<JoinHandle<()>>>,
+    /// A segment filled while the folder ran: it folds again.
+    again: AtomicBool,
+}
+
+impl JournaledRedb {
+    /// Makes the journal of the store file at `path` (whose id is `store` and whose redb
+    /// records `folded` as folded), before redb records the format that needs it: a store at
+    /// that format always has its journal.
+    pub(crate) fn create_journal(path: &Path, store: &StoreId, folded: u64) -> Result<()> {
+        Journal::create(&crate::storage::journal::dir_of(path), store, folded + 1).map(drop)
+    }
+
+    /// The store file `redb` at `path` with its journal, which must be there, of this store,
+    /// with every segment after the generation redb last folded.
+    pub(crate) fn open(redb: RedbBackend, path: &Path, store: &StoreId) -> Result<Self> {
+        let journal = Journal::open(&crate::storage::journal::dir_of(path), store);
+        let inner = Arc::new(Inner {
+            redb,
+            journal,
+            path: path.to_path_buf(),
+            folder: Mutex::new(None),
+            again: AtomicBool::new(false),
+        });
+        // Reading it once checks it is there and whole.
+        let (_, view) = inner.snapshot()?;
+        if view.complete().next().is_some() {
+            // A process that filled a segment stopped before folding it.
+            inner.request_fold();
+        }
+        Ok(JournaledRedb { inner })
+    }
+
+    /// The store file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// A read transaction: redb's snapshot and the frames after it.
+    pub(crate) fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        let (base, view) = self.inner.snapshot()?;
+        Ok(Box::new(JRead { base, view }))
+    }
+
+    /// The one write transaction, waiting up to `timeout` for another process's.
+    pub(crate) fn write(&self, scope: &WriteScope, timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        let lock = self.inner.journal.lock_writer(timeout)?;
+        let (base, view) = self.inner.snapshot()?;
+        Ok(Box::new(JWrite {
+            inner: Arc::clone(&self.inner),
+            lock,
+            base,
+            view,
+            pending: Layer::default(),
+            ops: Vec::new(),
+            store_wide: *scope == WriteScope::Store,
+            timeout,
+            reflog_next: HashMap::new(),
+        }))
+    }
+
+    /// Folds every frame into redb, so the store file alone holds every commit.
+    pub(crate) fn checkpoint(&self, timeout: Duration) -> Result<()> {
+        self.inner.fold_all(false, timeout)
+    }
+
+    /// Folds everything into redb, wipes and removes the segments, then compacts the file.
+    pub(crate) fn compact(&mut self, timeout: Duration) -> Result<()> {
+        self.inner.fold_all(true, timeout)?;
+        self.inner.join_folder();
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => inner.redb.compact(),
+            None => Err(Error::invalid_op(
+                "a transaction on the store is still open; finish it first",
+            )),
+        }
+    }
+}
+
+impl Drop for JournaledRedb {
+    fn drop(&mut self) {
+        self.inner.join_folder();
+        // What this process leaves unfolded is read by every later open: a large journal is
+        // folded now, when no other process is writing (nothing waits for it otherwise).
+        let big = self
+            .inner
+            .snapshot()
+            .is_ok_and(|(_, view)| view.bytes() > CLOSE_FOLD);
+        if big {
+            let _ = self.inner.fold_all(false, Duration::ZERO);
+        }
+    }
+}
+
+impl Inner {
+    /// A redb snapshot and the journal's frames after the generation it folded.
+    fn snapshot(&self) -> Result<(RedbRead, View)> {
+        let mut seen = None;
+        loop {
+            let base = self.redb.read_txn()?;
+            let folded = folded_of(&base)?;
+            if let Some(view) = self.journal.view(folded)? {
+                return Ok((base, view));
+            }
+            // The segment after the snapshot's fold is gone: a later fold removed it (read
+            // again), unless no fold happened in between.
+            if seen == Some(folded) {
+                return Err(self.journal.missing());
+            }
+            seen = Some(folded);
+        }
+    }
+
+    /// Starts the folding thread, or tells the running one to go again.
+    fn request_fold(self: &Arc<Self>) {
+        let mut folder = self.folder.lock().unwrap_or_else(|e| e.into_inner());
+        if folder.as_ref().is_some_and(|h| !h.is_finished()) {
+            self.again.store(true, Ordering::Release);
+            return;
+        }
+        if let Some(done) = folder.take() {
+            let _ = done.join();
+        }
+        let me = Arc::clone(self);
+        *folder = std::thread::Builder::new()
+            .name("tract-fold".into())
+            .spawn(move || {
+                loop {
+                    // A fold that fails (a full disk) leaves the segments as they are: the
+                    // next full segment, or the next open, folds them.
+                    let _ = me.fold();
+                    if !me.again.swap(false, Ordering::AcqRel) {
+                        break;
+                    }
+                }
+            })
+            .ok();
+    }
+
+    fn join_folder(&self) {
+        let handle = self.folder.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
+
+    /// Folds the full segments into redb, in one transaction that records the last one's
+    /// generation, then removes them. Appends go on meanwhile: they write the newest segment.
+    fn fold(&self) -> Result<()> {
+        let mut w = self.redb.write_txn(FOLD_WAIT)?;
+        let folded = folded_of(&w)?;
+        let view = self
+            .journal
+            .view(folded)?
+            .ok_or_else(|| self.journal.missing())?;
+        let full: Vec<_> = view.complete().cloned().collect();
+        let Some(last) = full.last().map(|s| s.generation()) else {
+            return Ok(());
+        };
+        for seg in &full {
+            for op in seg.layer().net_ops() {
+                apply(&mut w, op)?;
+            }
+        }
+        // Derived data (view checkpoints, a search index) is computed here, once per fold.
+        set_folded(&mut w, last)?;
+        Box::new(w).commit()?;
+        self.journal.remove_folded(last, false)
+    }
+
+    /// Folds every frame into redb (the newest segment too), holding the writer lock.
+    fn fold_all(&self, wipe: bool, timeout: Duration) -> Result<()> {
+        let _lock = self.journal.lock_writer(timeout)?;
+        let (_, view) = self.snapshot()?;
+        self.commit_direct(&view, Vec::new(), wipe, timeout)
+    }
+
+    /// Writes `ops` to redb directly, after every frame of `view` (read holding the writer
+    /// lock, so it is all of them): a new segment is made first, so the journal always has the
+    /// one after the generation redb records, then one redb transaction folds and writes.
+    fn commit_direct(
+        &self,
+        view: &View,
+        ops: Vec<Op>,
+        wipe: bool,
+        timeout: Duration,
+    ) -> Result<()> {
+        let mut w = self.redb.write_txn(timeout)?;
+        let folded = folded_of(&w)?;
+        let Some((newest, _)) = view.layers.last() else {
+            return Err(self.journal.missing());
+        };
+        let last = newest.generation();
+        self.journal.start_next(newest)?;
+        for (seg, _) in view.layers.iter().filter(|(s, _)| s.generation() > folded) {
+            for op in seg.layer().net_ops() {
+                apply(&mut w, op)?;
+            }
+        }
+        for op in ops {
+            apply(&mut w, op)?;
+        }
+        set_folded(&mut w, last)?;
+        Box::new(w).commit()?;
+        self.journal.remove_folded(last, wipe)
+    }
+}
+
+fn set_folded(w: &mut RedbWrite, generation: u64) -> Result<()> {
+    w.set_meta(META_FOLDED, Some(generation.to_le_bytes().as_slice()))
+}
+
+/// Writes one op into redb.
+fn apply(w: &mut RedbWrite, op: Op) -> Result<()> {
+    match op {
+        Op::Put(t, key, record) => w.put_objects(
+            t,
+            &[Row {
+                key,
+                record: &record,
+                parent: None,
+            }],
+        ),
+        Op::Remove(t, key) => w.remove_objects(t, &[key]),
+        Op::Meta(name, v) => w.set_meta(&name, v.as_deref()),
+        Op::Tip(name, k) => w.set_tip(&name, None, k),
+        Op::Reflog(name, n, entry) => w.put_reflog_at(&name, n, &entry),
+        Op::RemoveReflog(name, n) => w.remove_reflog(&[(name, n)]),
+        Op::Stats(name, v) => w.set_stats(&name, v.as_deref()),
+        Op::ClearStats => w.clear_stats(),
+    }
+}
+
+/// The layers over a redb snapshot, newest first, each with its cut-off.
+type Layers<'a> = [(&'a Layer, u64)];
+
+/// Runs `f` on the layers of `view` (and `pending`, a transaction's own writes, above them).
+fn with_layers<T>(view: &View, pending: Option<&Layer>, f: impl FnOnce(&Layers<'_>) -> T) -> T {
+    let guards: Vec<_> = view
+        .layers
+        .iter()
+        .map(|(s, upto)| (s.layer(), *upto))
+        .collect();
+    let mut layers: Vec<(&Layer, u64)> = Vec::with_capacity(guards.len() + 1);
+    if let Some(p) = pending {
+        layers.push((p, u64::MAX));
+    }
+    layers.extend(guards.iter().rev().map(|(g, u)| (&**g, *u)));
+    f(&layers)
+}
+
+/// The first layer that has the value, newest first; `None`: ask redb.
+fn find<T>(layers: &Layers<'_>, f: impl Fn(&Layer, u64) -> Hit<T>) -> Option<Option<T>> {
+    layers.iter().find_map(|(l, u)| match f(l, *u) {
+        Hit::Here(v) => Some(v),
+        Hit::Below => None,
+    })
+}
+
+/// Reads through the layers to a redb snapshot.
+struct Merged<'a> {
+    base: &'a RedbRead,
+    layers: &'a Layers<'a>,
+}
+
+impl Merged<'_> {
+    fn object(&self, t: ObjectTable, k: &Key) -> Result<Option<Vec<u8>>> {
+        match find(self.layers, |l, u| l.object(t, k, u)) {
+            Some(v) => Ok(v),
+            None => self.base.object(t, k),
+        }
+    }
+
+    fn objects(&self, t: ObjectTable, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.object(t, k)).collect()
+    }
+
+    fn scan(
+        &self,
+        t: ObjectTable,
+        low: &Key,
+        high: &Key,
+        limit: Option<usize>,
+        f: &mut ScanFn<'_>,
+    ) -> Result<()> {
+        let mut over: BTreeMap<Key, Option<Vec<u8>>> = BTreeMap::new();
+        for (l, u) in self.layers.iter().rev() {
+            for (k, v) in l.objects_in(t, low, high, *u) {
+                over.insert(k, v.map(<[u8]>::to_vec));
+            }
+        }
+        if over.is_empty() {
+            return self.base.scan(t, low, high, limit, f);
+        }
+        let limit = limit.unwrap_or(usize::MAX);
+        // Records the layers remove hide records redb has: ask redb for that many more.
+        let hidden = over.values().filter(|v| v.is_none()).count();
+        let mut emitted = 0usize;
+        let mut over = over.into_iter().peekable();
+        let mut emit = |k: Key, v: &[u8], f: &mut ScanFn<'_>| -> Result<()> {
+            if emitted < limit {
+                emitted += 1;
+                f(k, v)?;
+            }
+            Ok(())
+        };
+        self.base.scan(
+            t,
+            low,
+            high,
+            Some(limit.saturating_add(hidden)),
+            &mut |k, record| {
+                while let Some((ok, ov)) = over.next_if(|(ok, _)| *ok < k) {
+                    if let Some(v) = ov {
+                        emit(ok, &v, f)?;
+                    }
+                }
+                match over.next_if(|(ok, _)| *ok == k) {
+                    Some((_, Some(v))) => emit(k, &v, f),
+                    Some((_, None)) => Ok(()),
+                    None => emit(k, record, f),
+                }
+            },
+        )?;
+        for (k, v) in over {
+            if let Some(v) = v {
+                emit(k, &v, f)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        match find(self.layers, |l, u| l.meta(key, u)) {
+            Some(v) => Ok(v),
+            None => self.base.meta(key),
+        }
+    }
+
+    fn tip(&self, name: &str) -> Result<Option<Key>> {
+        match find(self.layers, |l, u| l.tip(name, u)) {
+            Some(v) => Ok(v),
+            None => self.base.tip(name),
+        }
+    }
+
+    fn tips(&self) -> Result<Vec<(String, Key)>> {
+        let mut all: BTreeMap<String, Key> = self.base.tips()?.into_iter().collect();
+        for (l, u) in self.layers.iter().rev() {
+            for (name, k) in l.tips(*u) {
+                match k {
+                    Some(k) => all.insert(name.to_string(), k),
+                    None => all.remove(name),
+                };
+            }
+        }
+        Ok(all.into_iter().collect())
+    }
+
+    /// The layers' reflog entries of `name` by sequence number (`None`: removed).
+    fn reflog_over(&self, name: &str) -> BTreeMap<u64, Option<Vec<u8>>> {
+        let mut over = BTreeMap::new();
+        for (l, u) in self.layers.iter().rev() {
+            for (n, e) in l.reflog(name, *u) {
+                over.insert(n, e.map(<[u8]>::to_vec));
+            }
+        }
+        over
+    }
+
+    fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<Vec<u8>>> {
+        let over = self.reflog_over(name);
+        if over.is_empty() {
+            return self.base.reflog(name, limit);
+        }
+        let hidden = over.values().filter(|v| v.is_none()).count();
+        let mut all: BTreeMap<u64, Vec<u8>> = self
+            .base
+            .reflog_numbered(name, limit.map(|l| l.saturating_add(hidden)))?
+            .into_iter()
+            .collect();
+        for (n, e) in over {
+            match e {
+                Some(e) => all.insert(n, e),
+                None => all.remove(&n),
+            };
+        }
+        Ok(all
+            .into_values()
+            .rev()
+            .take(limit.unwrap_or(usize::MAX))
+            .collect())
+    }
+
+    /// The next sequence number of `name`'s reflog.
+    fn next_reflog(&self, name: &str) -> Result<u64> {
+        let over = self.reflog_over(name).keys().next_back().copied();
+        let base = self
+            .base
+            .reflog_numbered(name, Some(1))?
+            .first()
+            .map(|(n, _)| *n);
+        Ok(over.max(base).map_or(0, |n| n + 1))
+    }
+
+    fn reflog_all(&self) -> Result<Vec<RawReflogEntry>> {
+        let mut all: BTreeMap<(String, u64), Vec<u8>> = self
+            .base
+            .reflog_all()?
+            .into_iter()
+            .map(|(name, n, e)| ((name, n), e))
+            .collect();
+        for (l, u) in self.layers.iter().rev() {
+            for name in l.reflog_names() {
+                for (n, e) in l.reflog(name, *u) {
+                    match e {
+                        Some(e) => all.insert((name.to_string(), n), e.to_vec()),
+                        None => all.remove(&(name.to_string(), n)),
+                    };
+                }
+            }
+        }
+        Ok(all.into_iter().map(|((name, n), e)| (name, n, e)).collect())
+    }
+
+    fn stats(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        match find(self.layers, |l, u| l.stats(name, u)) {
+            Some(v) => Ok(v),
+            None => self.base.stats(name),
+        }
+    }
+
+    fn all_stats(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        // From the newest layer that cleared the counts, or from redb's.
+        let oldest_first: Vec<_> = self.layers.iter().rev().collect();
+        let cleared = oldest_first.iter().rposition(|(l, u)| l.stats_cleared(*u));
+        let mut all: BTreeMap<String, Vec<u8>> = match cleared {
+            Some(_) => BTreeMap::new(),
+            None => self.base.all_stats()?.into_iter().collect(),
+        };
+        for (l, u) in &oldest_first[cleared.unwrap_or(0)..] {
+            for (name, v) in l.all_stats(*u) {
+                match v {
+                    Some(v) => all.insert(name.to_string(), v.to_vec()),
+                    None => all.remove(name),
+                };
+            }
+        }
+        Ok(all.into_iter().collect())
+    }
+}
+
+/// Implements `ReadTx` by reading through `Merged`.
+macro_rules! merged_reads {
+    ($ty:ty) => {
+        impl ReadTx for $ty {
+            fn object(&self, table: ObjectTable, key: &Key) -> Result<Option<Vec<u8>>> {
+                self.merged(|m| m.object(table, key))
+            }
+
+            fn objects(&self, table: ObjectTable, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
+                self.merged(|m| m.objects(table, keys))
+            }
+
+            fn scan(
+                &self,
+                table: ObjectTable,
+                low: &Key,
+                high: &Key,
+                limit: Option<usize>,
+                f: &mut ScanFn<'_>,
+            ) -> Result<()> {
+                self.merged(|m| m.scan(table, low, high, limit, f))
+            }
+
+            fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+                self.merged(|m| m.meta(key))
+            }
+
+            fn tip(&self, name: &str) -> Result<Option<Key>> {
+                self.merged(|m| m.tip(name))
+            }
+
+            fn tips(&self) -> Result<Vec<(String, Key)>> {
+                self.merged(|m| m.tips())
+            }
+
+            fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<Vec<u8>>> {
+                self.merged(|m| m.reflog(name, limit))
+            }
+
+            fn reflog_all(&self) -> Result<Vec<RawReflogEntry>> {
+                self.merged(|m| m.reflog_all())
+            }
+
+            fn stats(&self, name: &str) -> Result<Option<Vec<u8>>> {
+                self.merged(|m| m.stats(name))
+            }
+
+            fn all_stats(&self) -> Result<Vec<(String, Vec<u8>)>> {
+                self.merged(|m| m.all_stats())
+            }
+        }
+    };
+}
+
+/// A read transaction.
+struct JRead {
+    base: RedbRead,
+    view: View,
+}
+
+impl JRead {
+    fn merged<T>(&self, f: impl FnOnce(&Merged<'_>) -> T) -> T {
+        with_layers(&self.view, None, |layers| {
+            f(&Merged {
+                base: &self.base,
+                layers,
+            })
+        })
+    }
+}
+
+merged_reads!(JRead);
+
+/// A write transaction: its writes kept as ops (and in a layer its reads see) until `commit`
+/// writes them as one frame, or to redb directly.
+struct JWrite {
+    inner: Arc<Inner>,
+    lock: WriterLock,
+    base: RedbRead,
+    view: View,
+    pending: Layer,
+    ops: Vec<Op>,
+    store_wide: bool,
+    timeout: Duration,
+    /// The next reflog sequence number of each ref this transaction logged a move of.
+    reflog_next: HashMap<String, u64>,
+}
+
+impl JWrite {
+    fn merged<T>(&self, f: impl FnOnce(&Merged<'_>) -> T) -> T {
+        with_layers(&self.view, Some(&self.pending), |layers| {
+            f(&Merged {
+                base: &self.base,
+                layers,
+            })
+        })
+    }
+
+    fn push(&mut self, op: Op) {
+        self.pending.apply(1, [op.clone()]);
+        self.ops.push(op);
+    }
+}
+
+merged_reads!(JWrite);
+
+impl WriteTx for JWrite {
+    fn put_objects(&mut self, table: ObjectTable, rows: &[Row<'_>]) -> Result<()> {
+        for row in rows {
+            self.push(Op::Put(table, row.key, row.record.to_vec()));
+        }
+        Ok(())
+    }
+
+    fn remove_objects(&mut self, table: ObjectTable, keys: &[Key]) -> Result<()> {
+        for key in keys {
+            self.push(Op::Remove(table, *key));
+        }
+        Ok(())
+    }
+
+    fn set_meta(&mut self, key: &str, value: Option<&[u8]>) -> Result<()> {
+        self.push(Op::Meta(key.to_string(), value.map(<[u8]>::to_vec)));
+        Ok(())
+    }
+
+    fn set_tip(&mut self, name: &str, _old: Option<Key>, new: Option<Key>) -> Result<()> {
+        // The writer lock is held from the start of the transaction: the tip it read is
+        // still the tip.
+        self.push(Op::Tip(name.to_string(), new));
+        Ok(())
+    }
+
+    fn push_reflog(&mut self, name: &str, entry: &[u8]) -> Result<()> {
+        let n = match self.reflog_next.get(name) {
+            Some(n) => *n,
+            None => self.merged(|m| m.next_reflog(name))?,
+        };
+        self.reflog_next.insert(name.to_string(), n + 1);
+        self.push(Op::Reflog(name.to_string(), n, entry.to_vec()));
+        Ok(())
+    }
+
+    fn remove_reflog(&mut self, entries: &[(String, u64)]) -> Result<()> {
+        for (name, n) in entries {
+            self.push(Op::RemoveReflog(name.clone(), *n));
+        }
+        Ok(())
+    }
+
+    fn set_stats(&mut self, name: &str, stats: Option<&[u8]>) -> Result<()> {
+        self.push(Op::Stats(name.to_string(), stats.map(<[u8]>::to_vec)));
+        Ok(())
+    }
+
+    fn clear_stats(&mut self) -> Result<()> {
+        self.push(Op::ClearStats);
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>) -> Result<()> {
+        let JWrite {
+            inner,
+            lock,
+            view,
+            ops,
+            store_wide,
+            timeout,
+            ..
+        } = *self;
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let payload = ops::encode(&ops)?;
+        if store_wide || payload.len() > FRAME_LIMIT {
+            inner.commit_direct(&view, ops, store_wide, timeout)?;
+            drop(lock);
+            return Ok(());
+        }
+        let filled = inner.journal.append(&view, ops, &payload)?;
+        drop(lock);
+        if filled {
+            inner.request_fold();
+        }
+        Ok(())
+    }
+}
