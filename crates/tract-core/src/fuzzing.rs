@@ -40,9 +40,10 @@ pub fn prefix_range(prefix: &HexPrefix) -> ([u8; 32], [u8; 32]) {
 /// `store` bytes, at `generation`; then `spare` zeros.
 pub fn journal_segment(store: u8, generation: u64, payloads: &[&[u8]], spare: usize) -> Vec<u8> {
     let id = [store; 16];
-    let mut out = crate::storage::journal::header(&id, generation).to_vec();
+    let mut out = crate::storage::journal::segment::header(&id, generation).to_vec();
     for (i, p) in payloads.iter().enumerate() {
-        if let Ok(frame) = crate::storage::journal::frame(&id, generation, i as u64 + 1, p) {
+        if let Ok(frame) = crate::storage::journal::segment::frame(&id, generation, i as u64 + 1, p)
+        {
             out.extend(frame);
         }
     }
@@ -53,7 +54,7 @@ pub fn journal_segment(store: u8, generation: u64, payloads: &[&[u8]], spare: us
 /// What reading a segment's bytes gives: its generation and the frames' payloads, in order,
 /// and where a torn frame starts; or why it cannot be read (damaged in the middle included).
 pub fn journal_scan(bytes: &[u8]) -> std::result::Result<(u64, Vec<Vec<u8>>, Option<u64>), String> {
-    crate::storage::journal::scan(bytes, None)
+    crate::storage::journal::segment::scan(bytes, None)
         .map(|s| {
             let frames = s.frames.iter().map(|f| f.payload.to_vec()).collect();
             (s.generation, frames, s.torn)

@@ -39,6 +39,13 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             plural(r.reflog_entries, "reflog entry"),
             plural(r.counts_replayed, "branch"),
         );
+        if r.journal_frames > 0 {
+            let _ = writeln!(
+                ui,
+                "the journal holds {} not yet folded into the store file, each checked",
+                plural(r.journal_frames, "frame")
+            );
+        }
         let unreachable = [
             (r.unreachable_commits.len(), "commit"),
             (r.unreachable_blobs.len(), "blob"),

@@ -34,31 +34,33 @@ fn session() -> Project {
 fn a_sound_store_passes() {
     let p = session();
     assert_snapshot!(p.run(&["fsck"]), @"
-        exit: 0
-        --- stdout
-        checked 4 commits, 3 blobs, 0 chunks (388 bytes), 2 branches, 5 reflog entries; counts of 2 branches replayed
-        ");
+    exit: 0
+    --- stdout
+    checked 4 commits, 3 blobs, 0 chunks (388 bytes), 2 branches, 5 reflog entries; counts of 2 branches replayed
+    the journal holds 5 frames not yet folded into the store file, each checked
+    ");
     assert_snapshot!(p.run(&["fsck", "--json"]), @r#"
-        exit: 0
-        --- stdout
-        {
-          "clean": true,
-          "commits": 4,
-          "blobs": 3,
-          "chunks": 0,
-          "bytes": 388,
-          "branches": 2,
-          "reflog_entries": 5,
-          "counts_replayed": 2,
-          "problems": [],
-          "redacted": [],
-          "unreachable": {
-            "commits": [],
-            "blobs": [],
-            "chunks": []
-          }
-        }
-        "#);
+    exit: 0
+    --- stdout
+    {
+      "clean": true,
+      "commits": 4,
+      "blobs": 3,
+      "chunks": 0,
+      "bytes": 388,
+      "branches": 2,
+      "reflog_entries": 5,
+      "counts_replayed": 2,
+      "journal_frames": 5,
+      "problems": [],
+      "redacted": [],
+      "unreachable": {
+        "commits": [],
+        "blobs": [],
+        "chunks": []
+      }
+    }
+    "#);
 }
 
 /// One changed byte in a stored message: fsck names the object and exits 1 with its report;

@@ -18,7 +18,7 @@ use crate::storage::backend::{
 use crate::storage::journal::ops::{self, Op};
 use crate::storage::journal::overlay::{Hit, Layer};
 use crate::storage::journal::segment::StoreId;
-use crate::storage::journal::{FRAME_LIMIT, Journal, View, WriterLock};
+use crate::storage::journal::{Journal, View, WriterLock, frame_limit};
 use crate::storage::redb_backend::{RedbBackend, RedbRead, RedbWrite};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -116,6 +116,19 @@ impl JournaledRedb {
     /// Folds every frame into redb, so the store file alone holds every commit.
     pub(crate) fn checkpoint(&self, timeout: Duration) -> Result<()> {
         self.inner.fold_all(false, timeout)
+    }
+
+    /// Reads every segment after the folded generation whole (fsck): the frames they hold.
+    pub(crate) fn check_journal(&self) -> Result<u64> {
+        let folded = folded_of(&self.inner.redb.read_txn()?)?;
+        Ok(self
+            .inner
+            .journal
+            .check()?
+            .into_iter()
+            .filter(|(g, _, _)| *g > folded)
+            .map(|(_, frames, _)| frames)
+            .sum())
     }
 
     /// Folds everything into redb, wipes and removes the segments, then compacts the file.
@@ -678,7 +691,7 @@ impl WriteTx for JWrite {
             return Ok(());
         }
         let payload = ops::encode(&ops)?;
-        if store_wide || payload.len() > FRAME_LIMIT {
+        if store_wide || payload.len() > frame_limit() {
             inner.commit_direct(&view, ops, store_wide, timeout)?;
             drop(lock);
             return Ok(());

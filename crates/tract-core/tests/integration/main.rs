@@ -15,6 +15,7 @@ mod fsck;
 mod fuzz;
 mod history;
 mod imports;
+mod journal;
 mod layers;
 mod merge;
 mod policy;

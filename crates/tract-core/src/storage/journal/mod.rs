@@ -25,16 +25,29 @@ use crate::storage::journal::overlay::Layer;
 use crate::storage::journal::segment::{Segment, StoreId, Tail};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 /// Frames go to the next segment once one holds this many bytes; a full segment is folded into
-/// redb in one transaction.
-pub(crate) const SEGMENT_LIMIT: u64 = 16 << 20;
+/// redb in one transaction. Tests set less, to fold often (`faults::set_journal_segment_limit`).
+static SEGMENT_LIMIT: AtomicU64 = AtomicU64::new(16 << 20);
+
+fn segment_limit() -> u64 {
+    SEGMENT_LIMIT.load(Ordering::Relaxed)
+}
+
 /// A transaction larger than this is written to redb directly (after folding what is before
-/// it), not as a frame.
-pub(crate) const FRAME_LIMIT: usize = (SEGMENT_LIMIT / 4) as usize;
+/// it), not as a frame: a quarter of a segment.
+pub(crate) fn frame_limit() -> usize {
+    (segment_limit() / 4) as usize
+}
+
+/// Sets the size at which segments are full, for this process.
+#[cfg(feature = "testing")]
+pub(crate) fn set_segment_limit(bytes: u64) {
+    SEGMENT_LIMIT.store(bytes, Ordering::Relaxed);
+}
 
 /// The journal directory of the store file at `store`.
 pub(crate) fn dir_of(store: &Path) -> PathBuf {
@@ -110,11 +123,6 @@ pub(crate) struct View {
 }
 
 impl View {
-    /// The newest segment's generation.
-    pub(crate) fn last_generation(&self) -> Option<u64> {
-        self.layers.last().map(|(s, _)| s.generation)
-    }
-
     /// The complete segments (every frame read, none to come).
     pub(crate) fn complete(&self) -> impl Iterator<Item = &Arc<Seg>> {
         self.layers
@@ -189,11 +197,6 @@ impl Journal {
         }
     }
 
-    /// The directory.
-    pub(crate) fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     fn segs(&self) -> MutexGuard<'_, Vec<Arc<Seg>>> {
         self.segs.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -208,22 +211,20 @@ impl Journal {
         let mut layers = Vec::new();
         let mut g = folded + 1;
         loop {
-            let i = layers.len();
-            let seg = match segs.get(i) {
-                Some(s) if s.generation == g => Arc::clone(s),
-                _ => match Segment::open(&segment_path(&self.dir, g), &self.store, g)? {
+            let seg = match segs.iter().find(|s| s.generation == g) {
+                Some(s) => Arc::clone(s),
+                None => match Segment::open(&segment_path(&self.dir, g), &self.store, g)? {
                     Some(file) => {
-                        // Segments this process had past a gap are read again from the start.
-                        segs.truncate(i);
                         let seg = Seg::new(file);
                         segs.push(Arc::clone(&seg));
+                        segs.sort_by_key(|s| s.generation);
                         seg
                     }
-                    None if i == 0 => return Ok(None),
+                    None if layers.is_empty() => return Ok(None),
                     None => break,
                 },
             };
-            let mut next = segs.len() > i + 1;
+            let mut next = segs.iter().any(|s| s.generation == g + 1);
             if !seg.complete.load(Ordering::Acquire) {
                 // Whether the next segment exists is asked before this one is read: once it
                 // does, this one takes no more frames, so what is read now is all of it.
@@ -310,7 +311,7 @@ impl Journal {
         let mut file = seg.file();
         // A write torn by a writer that died is zeroed before this one takes its place.
         file.repair_tail()?;
-        if let Some(seq) = file.append(payload, SEGMENT_LIMIT)? {
+        if let Some(seq) = file.append(payload, segment_limit())? {
             seg.layer
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
@@ -321,7 +322,7 @@ impl Journal {
         let next = self.start_next(seg)?;
         let mut file = next.file();
         let seq = file
-            .append(payload, SEGMENT_LIMIT)?
+            .append(payload, segment_limit())?
             .ok_or_else(|| Error::invalid_input("a journal frame larger than a segment"))?;
         next.layer
             .write()
@@ -336,8 +337,14 @@ impl Journal {
         let file = Segment::create(&segment_path(&self.dir, g), &self.store, g)?;
         sync_dir(&self.dir)?;
         seg.complete.store(true, Ordering::Release);
+        let mut segs = self.segs();
+        // A reader of this process may have found it already: one handle on each segment.
+        if let Some(found) = segs.iter().find(|s| s.generation == g) {
+            return Ok(Arc::clone(found));
+        }
         let next = Seg::new(file);
-        self.segs().push(Arc::clone(&next));
+        segs.push(Arc::clone(&next));
+        segs.sort_by_key(|s| s.generation);
         Ok(next)
     }
 
@@ -348,10 +355,8 @@ impl Journal {
         self.segs().retain(|s| s.generation > folded);
         for g in generations(&self.dir)?.into_iter().filter(|&g| g <= folded) {
             let path = segment_path(&self.dir, g);
-            if wipe {
-                if let Some(seg) = Segment::open(&path, &self.store, g)? {
-                    seg.wipe()?;
-                }
+            if wipe && let Some(seg) = Segment::open(&path, &self.store, g)? {
+                seg.wipe()?;
             }
             match std::fs::remove_file(&path) {
                 Ok(()) => {}

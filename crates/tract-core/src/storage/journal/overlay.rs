@@ -23,6 +23,9 @@ fn at<T>(v: &Versions<T>, upto: u64) -> Option<(u64, &T)> {
         .map(|(_, o, t)| (*o, t))
 }
 
+/// A ref's reflog entries in a layer, by sequence number.
+type Reflog = BTreeMap<u64, Versions<Option<Vec<u8>>>>;
+
 /// What a layer says of one value at a cut-off.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Hit<T> {
@@ -44,7 +47,7 @@ pub(crate) struct Layer {
     objects: [BTreeMap<Key, Versions<Option<Vec<u8>>>>; 3],
     meta: BTreeMap<String, Versions<Option<Vec<u8>>>>,
     tips: BTreeMap<String, Versions<Option<Key>>>,
-    reflog: BTreeMap<String, BTreeMap<u64, Versions<Option<Vec<u8>>>>>,
+    reflog: BTreeMap<String, Reflog>,
     stats: BTreeMap<String, Versions<Option<Vec<u8>>>>,
     /// `(frame, order)` of every clear of the counts.
     cleared: Vec<(u64, u64)>,
@@ -67,11 +70,6 @@ impl Layer {
     /// About how many bytes its values take.
     pub(crate) fn bytes(&self) -> u64 {
         self.bytes
-    }
-
-    /// Whether it holds no write.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.ops == 0
     }
 
     /// Takes the ops of frame `frame` (the next one).

@@ -264,19 +264,32 @@ pub(crate) enum Tail {
 
 impl Segment {
     /// Makes the segment of `generation` at `path` for `store`: its header and its first
-    /// allocated megabyte, made durable (the directory's entry is the caller's to sync).
+    /// allocated megabyte, made durable under a temporary name, then renamed into place, so a
+    /// segment that exists is whole (the directory's entry is the caller's to sync).
     pub(crate) fn create(path: &Path, store: &StoreId, generation: u64) -> Result<Self> {
         let io = |e| Error::io(path, e);
+        let mut temporary = path.as_os_str().to_os_string();
+        temporary.push(".new");
+        let temporary = PathBuf::from(temporary);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(io)?;
+            .create(true)
+            .truncate(true)
+            .open(&temporary)
+            .map_err(|e| Error::io(&temporary, e))?;
         allocate(&file, 0, GROW).map_err(io)?;
         file.write_all_at(&header(store, generation), 0)
             .map_err(io)?;
         file.sync_all().map_err(io)?;
+        if path.exists() {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the segment exists"),
+            ));
+        }
+        std::fs::rename(&temporary, path).map_err(io)?;
         Ok(Segment {
             file,
             path: path.to_path_buf(),
@@ -328,21 +341,6 @@ impl Segment {
     /// The segment's generation.
     pub(crate) fn generation(&self) -> u64 {
         self.generation
-    }
-
-    /// Its file.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// How many frames have been read or written.
-    pub(crate) fn frames(&self) -> u64 {
-        self.next_seq - 1
-    }
-
-    /// How many bytes its frames take.
-    pub(crate) fn used(&self) -> u64 {
-        self.end
     }
 
     /// Reads the frames written since the last call (by any process), giving `f` each one's
@@ -697,7 +695,7 @@ mod tests {
         assert_eq!(read_all(&mut other).0, [(3, big.clone())]);
         // A fourth frame cut short, as kill -9 in the middle of the write would leave it.
         let torn = frame(&STORE, 1, 4, b"four").unwrap();
-        let end = s.used();
+        let end = s.end;
         s.file.write_all_at(&torn[..torn.len() - 2], end).unwrap();
         assert_eq!(read_all(&mut other), (vec![], Tail::Unchecked));
         other.repair_tail().unwrap();

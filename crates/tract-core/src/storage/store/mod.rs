@@ -384,6 +384,15 @@ impl Store {
         }
     }
 
+    /// Reads every segment of the journal whole, checking each frame and that its ops decode;
+    /// how many frames there are (0 without a journal).
+    pub(crate) fn check_journal(&self) -> Result<u64> {
+        match &self.shared.backend {
+            Backend::Journaled(b) => b.check_journal(),
+            _ => Ok(0),
+        }
+    }
+
     /// The file, or `None` in memory or in a database.
     pub fn path(&self) -> Option<&Path> {
         self.shared.backend.path()

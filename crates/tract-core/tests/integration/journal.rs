@@ -1,0 +1,226 @@
+//! A store file's journal, as the files on disk: a write torn or garbled anywhere in the last
+//! frame is dropped whole, damage before the last frame is an error naming its offset, a store
+//! file without its journal (or with another store's) is an error, full segments are folded
+//! into the file and removed, and a redacted payload leaves the journal.
+
+use crate::support::{file_store, texts};
+use std::path::{Path, PathBuf};
+use tract_core::{Error, Tract};
+
+const HEADER: usize = 64;
+const FRAME_HEAD: usize = 20;
+
+fn journal_of(store: &Path) -> PathBuf {
+    store.with_file_name("store.redb-journal")
+}
+
+/// The segment files, oldest first.
+fn segments(store: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(journal_of(store))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().len() == 16)
+        .collect();
+    out.sort();
+    out
+}
+
+/// Where each frame of a segment starts and ends.
+fn frames(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = HEADER;
+    while at + FRAME_HEAD <= bytes.len() && bytes[at..at + FRAME_HEAD].iter().any(|&b| b != 0) {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        out.push((at, at + FRAME_HEAD + len));
+        at += FRAME_HEAD + len;
+    }
+    out
+}
+
+/// A store of `n` messages, one frame each, with its files copied to `into` for each case.
+fn store_of(n: usize) -> (tempfile::TempDir, PathBuf, Vec<String>) {
+    let (dir, path) = file_store();
+    let t = Tract::open(&path).unwrap();
+    for i in 0..n {
+        t.user(format!("message {i}")).unwrap();
+    }
+    let all = texts(&t);
+    drop(t);
+    (dir, path, all)
+}
+
+/// A copy of the store file and its journal in a new directory.
+fn copy(store: &Path) -> (tempfile::TempDir, PathBuf) {
+    let (dir, path) = file_store();
+    std::fs::copy(store, &path).unwrap();
+    std::fs::create_dir(journal_of(&path)).unwrap();
+    for e in std::fs::read_dir(journal_of(store)).unwrap() {
+        let from = e.unwrap().path();
+        std::fs::copy(&from, journal_of(&path).join(from.file_name().unwrap())).unwrap();
+    }
+    (dir, path)
+}
+
+#[test]
+fn a_last_frame_cut_or_garbled_at_any_byte_is_dropped_whole_and_written_over() {
+    let (_dir, path, all) = store_of(4);
+    let seg = segments(&path).pop().unwrap();
+    let bytes = std::fs::read(&seg).unwrap();
+    let (start, end) = *frames(&bytes).last().unwrap();
+    let (_d, copy) = copy(&path);
+    let seg = segments(&copy).pop().unwrap();
+    for at in start..end {
+        for garble in [false, true] {
+            let mut damaged = bytes.clone();
+            if garble {
+                damaged[at] ^= 0x41;
+            } else {
+                // What kill -9 in the middle of the write leaves: a prefix, then what the file
+                // held before (zeros).
+                damaged[at..end].fill(0);
+            }
+            if damaged == bytes {
+                continue;
+            }
+            std::fs::write(&seg, &damaged).unwrap();
+            let t = Tract::open(&copy).unwrap();
+            let seen = texts(&t);
+            assert_eq!(seen, all[..all.len() - 1], "byte {at}, garbled {garble}");
+            if at % 16 == 0 {
+                // The next write takes the torn frame's place; it reads back after a reopen.
+                t.user("after").unwrap();
+                drop(t);
+                let again = texts(&Tract::open(&copy).unwrap());
+                assert_eq!(
+                    again.last().unwrap(),
+                    "after",
+                    "byte {at}, garbled {garble}"
+                );
+                assert_eq!(again.len(), all.len(), "byte {at}, garbled {garble}");
+            }
+        }
+    }
+}
+
+#[test]
+fn damage_before_the_last_frame_is_an_error_naming_the_offset_and_changes_nothing() {
+    let (_dir, path, _) = store_of(5);
+    let seg = segments(&path).pop().unwrap();
+    let bytes = std::fs::read(&seg).unwrap();
+    let (start, end) = frames(&bytes)[2];
+    let mut damaged = bytes.clone();
+    damaged[(start + end) / 2] ^= 0x41;
+    std::fs::write(&seg, &damaged).unwrap();
+    for _ in 0..2 {
+        match Tract::open(&path) {
+            Err(Error::CorruptJournal { path: p, reason }) => {
+                assert_eq!(p, seg);
+                assert!(reason.contains(&format!("offset {start}")), "{reason}");
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+    assert_eq!(std::fs::read(&seg).unwrap(), damaged, "nothing was written");
+}
+
+#[test]
+fn a_store_file_without_its_journal_or_with_another_stores_is_an_error() {
+    let (_dir, path, _) = store_of(3);
+    // A backup done wrong: the file alone.
+    let (_d, alone) = file_store();
+    std::fs::copy(&path, &alone).unwrap();
+    let err = Tract::open(&alone).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&err, Error::CorruptJournal { reason, .. } if reason.contains("without its journal")),
+        "{err}"
+    );
+    assert!(!journal_of(&alone).exists(), "nothing was made");
+    // The file with another store's journal.
+    let (_o, other, _) = store_of(1);
+    let (_e, mixed) = copy(&path);
+    std::fs::remove_dir_all(journal_of(&mixed)).unwrap();
+    let (_f, theirs) = copy(&other);
+    std::fs::rename(journal_of(&theirs), journal_of(&mixed)).unwrap();
+    let err = Tract::open(&mixed).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&err, Error::CorruptJournal { reason, .. } if reason.contains("another store")),
+        "{err}"
+    );
+    // Both files together open with every commit.
+    let (_g, whole) = copy(&path);
+    assert_eq!(texts(&Tract::open(&whole).unwrap()).len(), 3);
+}
+
+#[test]
+fn full_segments_are_folded_into_the_file_and_removed_while_sessions_append() {
+    tract_core::storage::store::faults::set_journal_segment_limit(32 << 10);
+    let (_dir, path) = file_store();
+    Tract::open(&path).unwrap().user("root").unwrap();
+    // Four sessions of 150 messages of about 1 KB each: 600 KB, twenty segments or so, each
+    // folded by a thread while the sessions go on appending and reading.
+    let threads: Vec<_> = (0..4)
+        .map(|k| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let t = crate::support::open_bound(
+                    &path,
+                    tract_core::Bind::Branch(crate::support::branch(&format!("s{k}"))),
+                );
+                for i in 0..150 {
+                    t.user(format!("s{k} {i} {}", "x".repeat(1000))).unwrap();
+                    assert_eq!(texts(&t).len(), i + 1, "s{k} sees its own appends");
+                }
+            })
+        })
+        .collect();
+    for th in threads {
+        th.join().unwrap();
+    }
+    // Closing waited for the fold; what is left is at most the segment being written and one
+    // full one.
+    let left = segments(&path);
+    assert!(left.len() <= 2, "{left:?}");
+    assert!(!left[0].ends_with("0000000000000001"), "{left:?}");
+    let t = Tract::open(&path).unwrap();
+    for k in 0..4 {
+        let s = crate::support::open_bound(
+            &path,
+            tract_core::Bind::Branch(crate::support::branch(&format!("s{k}"))),
+        );
+        let seen = texts(&s);
+        assert_eq!(seen.len(), 150);
+        for (i, m) in seen.iter().enumerate() {
+            assert!(m.starts_with(&format!("s{k} {i} ")), "{m}");
+        }
+    }
+    // The file alone holds them once checkpointed.
+    t.store().checkpoint().unwrap();
+    assert_eq!(segments(&path).len(), 1);
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}
+
+#[test]
+fn a_redacted_payload_leaves_the_journal() {
+    let (_dir, path) = file_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("before").unwrap();
+    let secret = "AWS_SECRET=AKIA-PLANTED-7d02e";
+    let m = t.user(format!("here: {secret}")).unwrap();
+    t.user("after").unwrap();
+    let in_journal = |path: &Path| {
+        segments(path).iter().any(|s| {
+            std::fs::read(s)
+                .unwrap()
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes())
+        })
+    };
+    assert!(in_journal(&path), "written to the journal first");
+    t.redact(m.id, "a key").unwrap();
+    assert!(!in_journal(&path));
+    assert_eq!(texts(&t)[0], "before");
+    drop(t);
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(texts(&t).len(), 3);
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}
