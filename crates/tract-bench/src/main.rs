@@ -240,7 +240,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     t.append_batch(messages).map_err(err)?;
     let import = start.elapsed();
     drop(t);
-    let store_bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+    let store_bytes = files_bytes(&path)?;
 
     let cold = cold_compile(&path)?;
     let fsck = fsck_cost(&path, store_bytes)?;
@@ -699,6 +699,22 @@ fn fsck_cost(path: &Path, store_bytes: u64) -> Result<Value, String> {
         "ms": ms(took),
         "store_mb_per_s": ((store_bytes as f64 / 1e6) / took.as_secs_f64()).round(),
     }))
+}
+
+/// The bytes of a store file and of its journal beside it.
+fn files_bytes(path: &Path) -> Result<u64, String> {
+    let mut total = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    let mut journal = path.as_os_str().to_os_string();
+    journal.push("-journal");
+    if let Ok(entries) = std::fs::read_dir(Path::new(&journal)) {
+        for e in entries {
+            total += e
+                .and_then(|e| e.metadata())
+                .map_err(|e| e.to_string())?
+                .len();
+        }
+    }
+    Ok(total)
 }
 
 fn cold_compile(path: &Path) -> Result<Duration, String> {

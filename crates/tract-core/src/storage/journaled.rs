@@ -29,8 +29,8 @@ use std::time::Duration;
 
 /// The last journal generation whose frames redb holds, 8 bytes little-endian (absent: none).
 pub(crate) const META_FOLDED: &str = "journal.folded";
-/// What a closing process leaves in the journal unfolded, at most.
-const CLOSE_FOLD: u64 = 1 << 20;
+/// What a closing process leaves in the journal unfolded, at most: what the next open reads.
+const CLOSE_FOLD: u64 = 256 << 10;
 /// How long a fold waits for redb's write transaction (another process's fold).
 const FOLD_WAIT: Duration = Duration::from_secs(60);
 
@@ -303,9 +303,14 @@ type Layers<'a> = [(&'a Layer, u64)];
 
 /// Runs `f` on the layers of `view` (and `pending`, a transaction's own writes, above them).
 fn with_layers<T>(view: &View, pending: Option<&Layer>, f: impl FnOnce(&Layers<'_>) -> T) -> T {
+    // Most reads of a store nobody writes find no frame: straight to redb.
+    if pending.is_none() && view.layers.iter().all(|(_, upto)| *upto == 0) {
+        return f(&[]);
+    }
     let guards: Vec<_> = view
         .layers
         .iter()
+        .filter(|(_, upto)| *upto > 0)
         .map(|(s, upto)| (s.layer(), *upto))
         .collect();
     let mut layers: Vec<(&Layer, u64)> = Vec::with_capacity(guards.len() + 1);

@@ -30,8 +30,10 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 /// Frames go to the next segment once one holds this many bytes; a full segment is folded into
-/// redb in one transaction. Tests set less, to fold often (`faults::set_journal_segment_limit`).
-static SEGMENT_LIMIT: AtomicU64 = AtomicU64::new(16 << 20);
+/// redb in one transaction. Every open by another process reads what is not folded, so this
+/// bounds what that costs (docs/decisions.md, "The write path"). Tests set less, to fold often
+/// (`faults::set_journal_segment_limit`).
+static SEGMENT_LIMIT: AtomicU64 = AtomicU64::new(4 << 20);
 
 fn segment_limit() -> u64 {
     SEGMENT_LIMIT.load(Ordering::Relaxed)

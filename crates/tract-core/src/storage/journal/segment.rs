@@ -2,7 +2,7 @@
 //! place and made durable with one fdatasync (docs/decisions.md, "The write path").
 //!
 //! A segment is one file per generation, never reused: its space is allocated ahead of the
-//! frames (`fallocate`, a megabyte at a time), so most appends change neither the file's size
+//! frames (`fallocate`, 256 KiB at a time), so most appends change neither the file's size
 //! nor its extents. It starts with a header naming the store it belongs to and its generation;
 //! frames follow, each with its length, its sequence number (1, 2, ... within a generation) and
 //! a check: BLAKE3 over the store's id, the generation, the sequence number, the length and the
@@ -235,7 +235,7 @@ fn follows(bytes: &[u8], from: usize, store: &StoreId, generation: u64, seq: u64
 }
 
 /// How much space a segment allocates at a time.
-const GROW: u64 = 1 << 20;
+const GROW: u64 = 256 << 10;
 
 /// A segment file: its generation, and how far this process has read it (where the next frame
 /// goes once every frame before it is read).
@@ -264,7 +264,7 @@ pub(crate) enum Tail {
 
 impl Segment {
     /// Makes the segment of `generation` at `path` for `store`: its header and its first
-    /// allocated megabyte, made durable under a temporary name, then renamed into place, so a
+    /// allocated 256 KiB, made durable under a temporary name, then renamed into place, so a
     /// segment that exists is whole (the directory's entry is the caller's to sync).
     pub(crate) fn create(path: &Path, store: &StoreId, generation: u64) -> Result<Self> {
         let io = |e| Error::io(path, e);
@@ -347,7 +347,8 @@ impl Segment {
     /// sequence number and payload, in order.
     pub(crate) fn read_new(&mut self, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<Tail> {
         let io = |e| Error::io(&self.path, e);
-        let mut buf = vec![0u8; 64 << 10];
+        // Small at first (most calls find nothing new), larger while frames keep coming.
+        let mut buf = vec![0u8; 4 << 10];
         loop {
             let n = read_at_most(&self.file, &mut buf, self.end).map_err(io)?;
             let bytes = &buf[..n];
@@ -364,6 +365,7 @@ impl Segment {
                 continue;
             }
             let mut at = 0;
+            let mut more = false;
             while at < n {
                 let rest = &bytes[at..];
                 if rest.len() < FRAME_HEAD || rest[..FRAME_HEAD].iter().all(|&b| b == 0) {
@@ -377,9 +379,16 @@ impl Segment {
                         self.next_seq += 1;
                     }
                     // Cut by the buffer's end: read on from it.
-                    Err("cut short") if at > 0 => break,
+                    Err("cut short") if at > 0 => {
+                        more = true;
+                        break;
+                    }
                     Err(_) => return Ok(Tail::Unchecked),
                 }
+            }
+            // Frames keep coming: read more at a time.
+            if (more || at == n) && buf.len() < GROW as usize {
+                buf = vec![0u8; buf.len() * 4];
             }
         }
     }
@@ -439,7 +448,7 @@ impl Segment {
     }
 
     /// Writes `payload` as the next frame and makes it durable: one positioned write and one
-    /// fdatasync (and, once a megabyte, the allocation of the next). `None`, with nothing
+    /// fdatasync (and, once in 256 KiB, the allocation of more). `None`, with nothing
     /// written, when the frame would take the segment past `limit` bytes.
     pub(crate) fn append(&mut self, payload: &[u8], limit: u64) -> Result<Option<u64>> {
         let mut frame = frame(&self.store, self.generation, self.next_seq, payload)?;
@@ -688,10 +697,10 @@ mod tests {
         let (seen, tail) = read_all(&mut other);
         assert_eq!(seen, [(1, b"one".to_vec()), (2, b"two".to_vec())]);
         assert_eq!(tail, Tail::Clean);
-        // A frame larger than the space allocated so far: the file grows by whole megabytes.
+        // A frame larger than the space allocated so far: the file grows by whole steps.
         let big = vec![7u8; 1 << 20];
         assert_eq!(s.append(&big, 1 << 30).unwrap(), Some(3));
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 2 << 20);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 5 * GROW);
         assert_eq!(read_all(&mut other).0, [(3, big.clone())]);
         // A fourth frame cut short, as kill -9 in the middle of the write would leave it.
         let torn = frame(&STORE, 1, 4, b"four").unwrap();

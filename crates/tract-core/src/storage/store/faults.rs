@@ -554,7 +554,7 @@ fn parent_in(object: Object, record: &[u8]) -> Option<CommitId> {
     Commit::decode(&bytes).ok()?.parent()
 }
 
-/// Makes a store file's journal segments full at `bytes` in this process (16 MiB otherwise),
+/// Makes a store file's journal segments full at `bytes` in this process (4 MiB otherwise),
 /// so a test folds often with little data. Each test runs in its own process.
 pub fn set_journal_segment_limit(bytes: u64) {
     crate::storage::journal::set_segment_limit(bytes);
