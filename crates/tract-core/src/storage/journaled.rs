@@ -77,7 +77,7 @@ impl JournaledRedb {
             again: AtomicBool::new(false),
         });
         // Reading it once checks it is there and whole.
-        let (_, view) = inner.snapshot()?;
+        let (_, view) = inner.snapshot(false)?;
         if view.complete().next().is_some() {
             // A process that filled a segment stopped before folding it.
             inner.request_fold();
@@ -92,14 +92,14 @@ impl JournaledRedb {
 
     /// A read transaction: redb's snapshot and the frames after it.
     pub(crate) fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
-        let (base, view) = self.inner.snapshot()?;
+        let (base, view) = self.inner.snapshot(false)?;
         Ok(Box::new(JRead { base, view }))
     }
 
     /// The one write transaction, waiting up to `timeout` for another process's.
     pub(crate) fn write(&self, scope: &WriteScope, timeout: Duration) -> Result<Box<dyn WriteTx>> {
         let lock = self.inner.journal.lock_writer(timeout)?;
-        let (base, view) = self.inner.snapshot()?;
+        let (base, view) = self.inner.snapshot(true)?;
         Ok(Box::new(JWrite {
             inner: Arc::clone(&self.inner),
             lock,
@@ -151,7 +151,7 @@ impl Drop for JournaledRedb {
         // folded now, when no other process is writing (nothing waits for it otherwise).
         let big = self
             .inner
-            .snapshot()
+            .snapshot(false)
             .is_ok_and(|(_, view)| view.bytes() > CLOSE_FOLD);
         if big {
             let _ = self.inner.fold_all(false, Duration::ZERO);
@@ -160,13 +160,14 @@ impl Drop for JournaledRedb {
 }
 
 impl Inner {
-    /// A redb snapshot and the journal's frames after the generation it folded.
-    fn snapshot(&self) -> Result<(RedbRead, View)> {
+    /// A redb snapshot and the journal's frames after the generation it folded (every frame
+    /// there for the `writer`, who holds the writer lock; the durable ones for a reader).
+    fn snapshot(&self, writer: bool) -> Result<(RedbRead, View)> {
         let mut seen = None;
         loop {
             let base = self.redb.read_txn()?;
             let folded = folded_of(&base)?;
-            if let Some(view) = self.journal.view(folded)? {
+            if let Some(view) = self.journal.view(folded, writer)? {
                 return Ok((base, view));
             }
             // The segment after the snapshot's fold is gone: a later fold removed it (read
@@ -218,7 +219,7 @@ impl Inner {
         let folded = folded_of(&w)?;
         let view = self
             .journal
-            .view(folded)?
+            .view(folded, false)?
             .ok_or_else(|| self.journal.missing())?;
         let full: Vec<_> = view.complete().cloned().collect();
         let Some(last) = full.last().map(|s| s.generation()) else {
@@ -238,7 +239,7 @@ impl Inner {
     /// Folds every frame into redb (the newest segment too), holding the writer lock.
     fn fold_all(&self, wipe: bool, timeout: Duration) -> Result<()> {
         let _lock = self.journal.lock_writer(timeout)?;
-        let (_, view) = self.snapshot()?;
+        let (_, view) = self.snapshot(true)?;
         self.commit_direct(&view, Vec::new(), wipe, timeout)
     }
 

@@ -37,6 +37,15 @@ fn frames(bytes: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// Writes where the last durable frame ends, as a writer publishes it for readers.
+fn publish(store: &Path, generation: u64, end: usize) {
+    let mut bytes = generation.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&(end as u64).to_le_bytes());
+    let check = blake3::hash(&bytes);
+    bytes.extend_from_slice(&check.as_bytes()[..8]);
+    std::fs::write(journal_of(store).join("published"), bytes).unwrap();
+}
+
 /// A store of `n` messages, one frame each, with its files copied to `into` for each case.
 fn store_of(n: usize) -> (tempfile::TempDir, PathBuf, Vec<String>) {
     let (dir, path) = file_store();
@@ -69,6 +78,7 @@ fn a_last_frame_cut_or_garbled_at_any_byte_is_dropped_whole_and_written_over() {
     let (start, end) = *frames(&bytes).last().unwrap();
     let (_d, copy) = copy(&path);
     let seg = segments(&copy).pop().unwrap();
+    let generation: u64 = seg.file_name().unwrap().to_str().unwrap().parse().unwrap();
     for at in start..end {
         for garble in [false, true] {
             let mut damaged = bytes.clone();
@@ -83,6 +93,8 @@ fn a_last_frame_cut_or_garbled_at_any_byte_is_dropped_whole_and_written_over() {
                 continue;
             }
             std::fs::write(&seg, &damaged).unwrap();
+            // The writer died before its fdatasync returned: it published the frame before.
+            publish(&copy, generation, start);
             let t = Tract::open(&copy).unwrap();
             let seen = texts(&t);
             assert_eq!(seen, all[..all.len() - 1], "byte {at}, garbled {garble}");
@@ -223,4 +235,25 @@ fn a_redacted_payload_leaves_the_journal() {
     let t = Tract::open(&path).unwrap();
     assert_eq!(texts(&t).len(), 3);
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}
+
+#[test]
+fn a_frame_not_yet_published_is_seen_only_once_no_writer_holds_the_lock() {
+    let (_dir, path, all) = store_of(3);
+    let (_d, copy) = copy(&path);
+    let seg = segments(&copy).pop().unwrap();
+    let generation: u64 = seg.file_name().unwrap().to_str().unwrap().parse().unwrap();
+    let (start, _) = *frames(&std::fs::read(&seg).unwrap()).last().unwrap();
+    // A writer has written its frame and not yet returned from fdatasync: it holds the lock,
+    // and the durable end it published is before the frame.
+    publish(&copy, generation, start);
+    let lock = std::fs::File::open(journal_of(&copy).join("lock")).unwrap();
+    lock.lock().unwrap();
+    let t = Tract::open(&copy).unwrap();
+    assert_eq!(texts(&t), all[..2], "not durable yet: not seen");
+    // The writer is gone (a crash after its write): what it wrote whole is taken.
+    drop(lock);
+    assert_eq!(texts(&t), all);
+    drop(t);
+    assert_eq!(texts(&Tract::open(&copy).unwrap()), all);
 }

@@ -96,12 +96,14 @@ impl Seg {
         self.file.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reads the frames written since this process last looked into the layer. Bytes after the
-    /// last frame that are not a frame are a write under way or a torn one (the end, for now)
-    /// or damage (an error naming the offset).
-    fn read_new(&self, file: &mut Segment) -> Result<()> {
+    /// Reads the frames written since this process last looked into the layer, up to `limit`
+    /// when given. Bytes after the last frame that are not a frame are a write under way or a
+    /// torn one (the end, for now) or damage (an error naming the offset); below `limit`,
+    /// where every frame was made durable, they are damage. `true` when a frame may follow
+    /// past `limit`.
+    fn read_new(&self, file: &mut Segment, limit: Option<u64>) -> Result<bool> {
         let mut frames = Vec::new();
-        let tail = file.read_new(|seq, payload| {
+        let tail = file.read_new(limit, |seq, payload| {
             frames.push((seq, ops::decode(payload)?));
             Ok(())
         })?;
@@ -111,10 +113,22 @@ impl Seg {
                 layer.apply(seq, ops);
             }
         }
-        if tail == Tail::Unchecked {
-            file.check_tail()?;
+        match (tail, limit) {
+            (Tail::Clean, _) => Ok(false),
+            (Tail::Unchecked, Some(l)) if file.end() >= l => Ok(true),
+            (Tail::Unchecked, Some(_)) => Err(Error::CorruptJournal {
+                path: file.path().to_path_buf(),
+                reason: segment::ScanError::Damaged {
+                    offset: file.end(),
+                    reason: "it does not check, and it was made durable",
+                }
+                .to_string(),
+            }),
+            (Tail::Unchecked, None) => {
+                file.check_tail()?;
+                Ok(false)
+            }
         }
-        Ok(())
     }
 }
 
@@ -148,6 +162,15 @@ pub(crate) struct Journal {
     store: StoreId,
     /// The segments this process has open, oldest first.
     segs: Mutex<Vec<Arc<Seg>>>,
+    /// `published`, once this process has written it.
+    published: Mutex<Option<File>>,
+}
+
+/// The check of a published end: BLAKE3 of its 16 bytes, cut to 8.
+fn published_check(bytes: &[u8]) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    out.copy_from_slice(&blake3::hash(bytes).as_bytes()[..8]);
+    out
 }
 
 impl Journal {
@@ -187,6 +210,7 @@ impl Journal {
             dir: dir.to_path_buf(),
             store: *store,
             segs: Mutex::new(vec![Seg::new(seg)]),
+            published: Mutex::new(None),
         })
     }
 
@@ -196,6 +220,7 @@ impl Journal {
             dir: dir.to_path_buf(),
             store: *store,
             segs: Mutex::new(Vec::new()),
+            published: Mutex::new(None),
         }
     }
 
@@ -203,11 +228,22 @@ impl Journal {
         self.segs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The segments after generation `folded` (what redb does not hold), with every frame
-    /// written so far. `None` when segment `folded + 1` is not there: removed after a fold this
-    /// reader's redb snapshot is older than (read again), or missing.
-    pub(crate) fn view(&self, folded: u64) -> Result<Option<View>> {
+    /// The segments after generation `folded` (what redb does not hold), with every frame made
+    /// durable so far (every frame there, for the `writer`, who holds the writer lock). `None`
+    /// when segment `folded + 1` is not there: removed after a fold this reader's redb snapshot
+    /// is older than (read again), or missing.
+    ///
+    /// A reader takes the frames up to where the last writer published its durable end; frames
+    /// past it are a write under way (not durable yet) unless no writer holds the lock, when
+    /// they are what a writer that died left, whole, and taken too.
+    pub(crate) fn view(&self, folded: u64, writer: bool) -> Result<Option<View>> {
         let _reading = self.lock_dir(false)?;
+        let (published_generation, published_end) = match writer {
+            true => (u64::MAX, 0),
+            false => self.published(),
+        };
+        // The writer lock, tried once, when frames past the published end are found.
+        let mut idle: Option<Option<WriterLock>> = None;
         let mut segs = self.segs();
         segs.retain(|s| s.generation > folded);
         let mut layers = Vec::new();
@@ -229,10 +265,21 @@ impl Journal {
             let mut next = segs.iter().any(|s| s.generation == g + 1);
             if !seg.complete.load(Ordering::Acquire) {
                 // Whether the next segment exists is asked before this one is read: once it
-                // does, this one takes no more frames, so what is read now is all of it.
+                // does, this one takes no more frames (all of them durable), so what is read
+                // now is all of it.
                 next = next || segment_path(&self.dir, g + 1).exists();
+                let limit = match g.cmp(&published_generation) {
+                    _ if next => None,
+                    std::cmp::Ordering::Less => None,
+                    std::cmp::Ordering::Equal => Some(published_end),
+                    std::cmp::Ordering::Greater => Some(segment::HEADER_LEN as u64),
+                };
                 let mut file = seg.file();
-                seg.read_new(&mut file)?;
+                if seg.read_new(&mut file, limit)?
+                    && idle.get_or_insert_with(|| self.try_writer()).is_some()
+                {
+                    seg.read_new(&mut file, None)?;
+                }
                 if next {
                     seg.complete.store(true, Ordering::Release);
                 }
@@ -245,6 +292,60 @@ impl Journal {
             g += 1;
         }
         Ok(Some(View { layers }))
+    }
+
+    /// Where the last writer said its last durable frame ends: `(generation, offset)`, or
+    /// `(0, 0)` when nothing readable is there.
+    fn published(&self) -> (u64, u64) {
+        let mut bytes = [0u8; 24];
+        let read = File::open(self.dir.join("published")).and_then(|f| {
+            use std::os::unix::fs::FileExt;
+            f.read_exact_at(&mut bytes, 0)
+        });
+        match read {
+            Ok(()) if bytes[16..] == published_check(&bytes[..16]) => {
+                let (g, end) = bytes[..16].split_at(8);
+                let u = |b: &[u8]| b.try_into().map_or(0, u64::from_le_bytes);
+                (u(g), u(end))
+            }
+            _ => (0, 0),
+        }
+    }
+
+    /// Says where the last durable frame ends (after its fdatasync), for readers; not synced
+    /// itself: after a crash, the next writer (or a reader finding none) takes what is there.
+    fn publish(&self, generation: u64, end: u64) -> Result<()> {
+        let path = self.dir.join("published");
+        let mut bytes = [0u8; 24];
+        bytes[..8].copy_from_slice(&generation.to_le_bytes());
+        bytes[8..16].copy_from_slice(&end.to_le_bytes());
+        let check = published_check(&bytes[..16]);
+        bytes[16..].copy_from_slice(&check);
+        let mut file = self.published.lock().unwrap_or_else(|e| e.into_inner());
+        if file.is_none() {
+            *file = Some(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&path)
+                    .map_err(|e| Error::io(&path, e))?,
+            );
+        }
+        match file.as_ref() {
+            Some(f) => {
+                use std::os::unix::fs::FileExt;
+                f.write_all_at(&bytes, 0).map_err(|e| Error::io(&path, e))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The writer lock if no writer holds it now.
+    fn try_writer(&self) -> Option<WriterLock> {
+        let file = File::open(self.dir.join("lock")).ok()?;
+        file.try_lock().ok()?;
+        Some(WriterLock(file))
     }
 
     /// Takes the writer lock, waiting up to `timeout` for another process's writer.
@@ -318,6 +419,7 @@ impl Journal {
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .apply(seq, ops);
+            self.publish(seg.generation, file.end())?;
             return Ok(false);
         }
         drop(file);
@@ -330,6 +432,7 @@ impl Journal {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .apply(seq, ops);
+        self.publish(next.generation, file.end())?;
         Ok(true)
     }
 

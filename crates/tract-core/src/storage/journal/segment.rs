@@ -343,9 +343,24 @@ impl Segment {
         self.generation
     }
 
+    /// Its file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the frames read or written so far end.
+    pub(crate) fn end(&self) -> u64 {
+        self.end
+    }
+
     /// Reads the frames written since the last call (by any process), giving `f` each one's
-    /// sequence number and payload, in order.
-    pub(crate) fn read_new(&mut self, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<Tail> {
+    /// sequence number and payload, in order; with `limit`, only frames that end there or
+    /// before (a frame past it is [`Tail::Unchecked`]).
+    pub(crate) fn read_new(
+        &mut self,
+        limit: Option<u64>,
+        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<Tail> {
         let io = |e| Error::io(&self.path, e);
         // Small at first (most calls find nothing new), larger while frames keep coming.
         let mut buf = vec![0u8; 4 << 10];
@@ -372,6 +387,13 @@ impl Segment {
                     break;
                 }
                 match frame_at(bytes, at, &self.store, self.generation, self.next_seq) {
+                    Ok(frame)
+                        if limit.is_some_and(|l| {
+                            self.end + (FRAME_HEAD + frame.payload.len()) as u64 > l
+                        }) =>
+                    {
+                        return Ok(Tail::Unchecked);
+                    }
                     Ok(frame) => {
                         f(frame.seq, frame.payload)?;
                         at += FRAME_HEAD + frame.payload.len();
@@ -672,7 +694,7 @@ mod tests {
     fn read_all(s: &mut Segment) -> (Vec<(u64, Vec<u8>)>, Tail) {
         let mut seen = Vec::new();
         let tail = s
-            .read_new(|seq, p| {
+            .read_new(None, |seq, p| {
                 seen.push((seq, p.to_vec()));
                 Ok(())
             })
