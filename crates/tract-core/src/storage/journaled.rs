@@ -258,9 +258,20 @@ impl Inner {
         let Some((newest, _)) = view.layers.last() else {
             return Err(self.journal.missing());
         };
-        let last = newest.generation();
-        self.journal.start_next(newest)?;
-        for (seg, _) in view.layers.iter().filter(|(s, _)| s.generation() > folded) {
+        // The newest segment, folded with the rest when it holds frames (the journal then goes
+        // on in a new one), or left as it is, empty (no segment made for nothing).
+        let last = match newest.layer().frames() {
+            0 => newest.generation() - 1,
+            _ => {
+                self.journal.start_next(newest)?;
+                newest.generation()
+            }
+        };
+        for (seg, _) in view
+            .layers
+            .iter()
+            .filter(|(s, _)| s.generation() > folded && s.generation() <= last)
+        {
             for op in seg.layer().net_ops() {
                 apply(&mut w, op)?;
             }
@@ -268,9 +279,16 @@ impl Inner {
         for op in ops {
             apply(&mut w, op)?;
         }
-        set_folded(&mut w, last)?;
+        if last > folded {
+            set_folded(&mut w, last)?;
+        }
         Box::new(w).commit()?;
-        self.journal.remove_folded(last, wipe)
+        // Committed: removing what was folded is tidying (a later fold or open removes what is
+        // left), except a wipe, which the caller asked for.
+        match self.journal.remove_folded(last, wipe) {
+            Err(e) if wipe => Err(e),
+            _ => Ok(()),
+        }
     }
 }
 

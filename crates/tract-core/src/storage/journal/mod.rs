@@ -182,6 +182,14 @@ impl Journal {
         match std::fs::create_dir(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // What an earlier make published is of segments that are no more.
+                let published = dir.join("published");
+                match std::fs::remove_file(&published) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Error::io(&published, e));
+                    }
+                    _ => {}
+                }
                 // Segments without a frame (of this store or of the one it was before an
                 // upgrade gave it its id) are what a make that stopped half-way leaves.
                 for g in generations(dir)? {
