@@ -1,15 +1,17 @@
 //! Journal segments: reading any bytes never panics, and a segment that was written whole and
 //! then cut or changed anywhere gives back the frames written before the change and never a
 //! frame that was not written, or an error when the change hit the header or frames that
-//! check follow it.
+//! check follow it. The frames' payloads (ops) read from any bytes never panic, and what reads
+//! is written back byte for byte.
 //!
-//! Input: one mode byte. Mode 0: the rest is a segment as it is. Otherwise: a u16 length to cut
+//! Input: one mode byte. Mode 0: the rest is a segment as it is, and also a frame's payload.
+//! Otherwise: a u16 length to cut
 //! the segment to, a u16 offset and a byte to XOR there (0: no change), then payloads behind
 //! u16 lengths; the segment is made from the payloads, changed, cut, and read.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tract_core::fuzzing::{journal_scan, journal_segment};
+use tract_core::fuzzing::{journal_ops, journal_scan, journal_segment};
 
 /// Splits off a u16-length-prefixed piece.
 fn take(data: &[u8]) -> Option<(&[u8], &[u8])> {
@@ -34,6 +36,14 @@ fuzz_target!(|data: &[u8]| {
     if mode == 0 {
         if let Ok((_, frames, _)) = journal_scan(rest) {
             assert!(frames.iter().all(|f| !f.is_empty()));
+            for f in &frames {
+                if let Err(e) = journal_ops(f) {
+                    assert!(!e.contains("differs"), "{e}");
+                }
+            }
+        }
+        if let Err(e) = journal_ops(rest) {
+            assert!(!e.contains("differs"), "{e}");
         }
         return;
     }

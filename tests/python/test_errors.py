@@ -136,6 +136,13 @@ EXPECTED = {
     "InvalidInput": (tract.InvalidInputError, {}),
     "BranchExists": (tract.InvalidOperationError, {"branch": "main"}),
     "InvalidOperation": (tract.InvalidOperationError, {}),
+    "CorruptJournal": (
+        tract.CorruptStoreError,
+        {
+            "path": "/srv/agents/.tract/store.redb-journal/0000000000000007",
+            "reason": "the frame at offset 4096 is damaged (its check does not match) and frames follow it",
+        },
+    ),
     "CorruptObject": (
         tract.CorruptStoreError,
         {"kind": "blob", "id": HEX, "reason": "its bytes do not hash to its id"},

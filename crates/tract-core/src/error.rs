@@ -771,7 +771,7 @@ impl Error {
                 source: Arc::new(redb::Error::TransactionInProgress),
             },
             Error::CorruptJournal {
-                path: "/srv/agents/.tract/store.redb.journal-0".into(),
+                path: "/srv/agents/.tract/store.redb-journal/0000000000000007".into(),
                 reason: "the frame at offset 4096 is damaged (its check does not match) and frames follow it".into(),
             },
         ];

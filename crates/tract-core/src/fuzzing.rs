@@ -61,3 +61,15 @@ pub fn journal_scan(bytes: &[u8]) -> std::result::Result<(u64, Vec<Vec<u8>>, Opt
         })
         .map_err(|e| e.to_string())
 }
+
+/// What reading a journal frame's payload gives: how many ops it holds; or why it cannot be
+/// read. A payload that reads is written back byte for byte (the layout has one form).
+pub fn journal_ops(payload: &[u8]) -> std::result::Result<usize, String> {
+    use crate::storage::journal::ops;
+    let read = ops::decode(payload).map_err(|e| e.to_string())?;
+    let again = ops::encode(&read).map_err(|e| e.to_string())?;
+    if again != payload {
+        return Err("a payload read back differs when written again".into());
+    }
+    Ok(read.len())
+}

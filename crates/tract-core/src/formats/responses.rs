@@ -368,13 +368,47 @@ fn plain_items(m: &Message) -> Vec<Value> {
     out
 }
 
-/// Call ids to tool names of the calls in `messages`, for outputs added after their call.
-pub fn call_names<'a>(messages: impl IntoIterator<Item = &'a Message>) -> HashMap<String, String> {
-    messages
-        .into_iter()
-        .flat_map(|m| &m.tool_calls)
-        .map(|c| (c.id.clone(), c.name.clone()))
-        .collect()
+/// The call ids that outputs among `items` answer without the call being among them: the
+/// names an append of `items` must find before them ([`call_names`]).
+pub fn calls_answered_elsewhere(items: &[Value]) -> std::collections::HashSet<String> {
+    let mut made = std::collections::HashSet::new();
+    let mut needed = std::collections::HashSet::new();
+    for item in items {
+        let call_id = item.get("call_id").and_then(Value::as_str);
+        match (item.get("type").and_then(Value::as_str), call_id) {
+            (Some("function_call"), Some(id)) => {
+                made.insert(id.to_string());
+            }
+            (Some("function_call_output"), Some(id)) if !made.contains(id) => {
+                needed.insert(id.to_string());
+            }
+            _ => {}
+        }
+    }
+    needed
+}
+
+/// The tool names of the calls `wanted`, found in `messages` newest first, stopping once all
+/// are found (an answer is usually to one of the last calls, so a long session is not walked).
+pub fn call_names<'a>(
+    messages: impl IntoIterator<Item = &'a Message>,
+    wanted: &std::collections::HashSet<String>,
+) -> HashMap<String, String> {
+    let mut found = HashMap::new();
+    if wanted.is_empty() {
+        return found;
+    }
+    for m in messages {
+        for c in &m.tool_calls {
+            if wanted.contains(&c.id) {
+                found.entry(c.id.clone()).or_insert_with(|| c.name.clone());
+            }
+        }
+        if found.len() == wanted.len() {
+            break;
+        }
+    }
+    found
 }
 
 #[cfg(test)]

@@ -705,12 +705,16 @@ impl WriteTx for JWrite {
         let JWrite {
             inner,
             lock,
+            base,
             view,
             ops,
             store_wide,
             timeout,
             ..
         } = *self;
+        // The redb snapshot is let go first: held through a direct write's commit, it would
+        // keep the pages that commit frees from being reused.
+        drop(base);
         if ops.is_empty() {
             return Ok(());
         }
