@@ -824,10 +824,7 @@ impl PyTract {
                 true => Default::default(),
                 false => {
                     let view = t.compile()?;
-                    responses::call_names(
-                        view.messages().iter().rev().map(|m| m.message.as_ref()),
-                        &wanted,
-                    )
+                    responses::call_names(view.committed().rev(), &wanted)
                 }
             };
             let messages = responses::messages_from_items(&items, &calls)?;

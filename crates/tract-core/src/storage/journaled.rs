@@ -55,6 +55,8 @@ struct Inner {
     folder: Mutex<Option<JoinHandle<()>>>,
     /// A segment filled while the folder ran: it folds again.
     again: AtomicBool,
+    /// This process wrote to the journal (what it leaves is its own to fold when it closes).
+    wrote: AtomicBool,
 }
 
 impl JournaledRedb {
@@ -75,13 +77,10 @@ impl JournaledRedb {
             path: path.to_path_buf(),
             folder: Mutex::new(None),
             again: AtomicBool::new(false),
+            wrote: AtomicBool::new(false),
         });
         // Reading it once checks it is there and whole.
-        let (_, view) = inner.snapshot(false)?;
-        if view.complete().next().is_some() {
-            // A process that filled a segment stopped before folding it.
-            inner.request_fold();
-        }
+        inner.snapshot(false)?;
         Ok(JournaledRedb { inner })
     }
 
@@ -147,12 +146,14 @@ impl JournaledRedb {
 impl Drop for JournaledRedb {
     fn drop(&mut self) {
         self.inner.join_folder();
-        // What this process leaves unfolded is read by every later open: a large journal is
-        // folded now, when no other process is writing (nothing waits for it otherwise).
-        let big = self
-            .inner
-            .snapshot(false)
-            .is_ok_and(|(_, view)| view.bytes() > CLOSE_FOLD);
+        // What a writing process leaves unfolded is read by every later open: a large journal
+        // is folded now, when no other process is writing (nothing waits for it otherwise). A
+        // process that only read leaves it to the writers.
+        let big = self.inner.wrote.load(Ordering::Acquire)
+            && self
+                .inner
+                .snapshot(false)
+                .is_ok_and(|(_, view)| view.bytes() > CLOSE_FOLD);
         if big {
             let _ = self.inner.fold_all(false, Duration::ZERO);
         }
@@ -726,7 +727,9 @@ impl WriteTx for JWrite {
         }
         let filled = inner.journal.append(&view, ops, &payload)?;
         drop(lock);
-        if filled {
+        inner.wrote.store(true, Ordering::Release);
+        // A segment this write filled, or full ones a process that stopped left unfolded.
+        if filled || view.complete().next().is_some() {
             inner.request_fold();
         }
         Ok(())
