@@ -449,11 +449,20 @@ impl Merged<'_> {
         Ok(all.into_iter().collect())
     }
 
-    /// The layers' reflog entries of `name` by sequence number (`None`: removed).
-    fn reflog_over(&self, name: &str) -> BTreeMap<u64, Option<Vec<u8>>> {
+    /// The layers' reflog entries of `name` by sequence number (`None`: removed): the newest
+    /// `limit` of each layer that are there (all of them without a limit, or in a layer that
+    /// removed any). An append logs a move on every commit, so this stays short of the whole
+    /// segment.
+    fn reflog_over(&self, name: &str, limit: Option<usize>) -> BTreeMap<u64, Option<Vec<u8>>> {
         let mut over = BTreeMap::new();
         for (l, u) in self.layers.iter().rev() {
+            let limit = limit.filter(|_| !l.reflog_removed());
+            let mut kept = 0usize;
             for (n, e) in l.reflog(name, *u) {
+                if limit.is_some_and(|l| kept >= l) {
+                    break;
+                }
+                kept += usize::from(e.is_some());
                 over.insert(n, e.map(<[u8]>::to_vec));
             }
         }
@@ -461,7 +470,7 @@ impl Merged<'_> {
     }
 
     fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<Vec<u8>>> {
-        let over = self.reflog_over(name);
+        let over = self.reflog_over(name, limit);
         if over.is_empty() {
             return self.base.reflog(name, limit);
         }
@@ -486,7 +495,11 @@ impl Merged<'_> {
 
     /// The next sequence number of `name`'s reflog.
     fn next_reflog(&self, name: &str) -> Result<u64> {
-        let over = self.reflog_over(name).keys().next_back().copied();
+        let over = self
+            .layers
+            .iter()
+            .filter_map(|(l, u)| l.reflog(name, *u).next().map(|(n, _)| n))
+            .max();
         let base = self
             .base
             .reflog_numbered(name, Some(1))?

@@ -51,6 +51,9 @@ pub(crate) struct Layer {
     stats: BTreeMap<String, Versions<Option<Vec<u8>>>>,
     /// `(frame, order)` of every clear of the counts.
     cleared: Vec<(u64, u64)>,
+    /// Whether any reflog entry was removed (store-wide work; a reader of the newest entries
+    /// then reads them all, since a removal may name any of them).
+    reflog_removed: bool,
 }
 
 fn index(t: ObjectTable) -> usize {
@@ -106,13 +109,15 @@ impl Layer {
                         .or_default()
                         .push((frame, o, Some(entry)));
                 }
-                Op::RemoveReflog(name, n) => self
-                    .reflog
-                    .entry(name)
-                    .or_default()
-                    .entry(n)
-                    .or_default()
-                    .push((frame, o, None)),
+                Op::RemoveReflog(name, n) => {
+                    self.reflog_removed = true;
+                    self.reflog
+                        .entry(name)
+                        .or_default()
+                        .entry(n)
+                        .or_default()
+                        .push((frame, o, None));
+                }
                 Op::Stats(name, v) => self.stats.entry(name).or_default().push((frame, o, v)),
                 Op::ClearStats => self.cleared.push((frame, o)),
             }
@@ -157,7 +162,7 @@ impl Layer {
             .filter_map(move |(n, v)| at(v, upto).map(|(_, k)| (n.as_str(), *k)))
     }
 
-    /// A ref's reflog entries the layer wrote or removed, by sequence number.
+    /// A ref's reflog entries the layer wrote or removed, by sequence number, newest first.
     pub(crate) fn reflog(
         &self,
         name: &str,
@@ -165,8 +170,14 @@ impl Layer {
     ) -> impl Iterator<Item = (u64, Option<&[u8]>)> {
         self.reflog.get(name).into_iter().flat_map(move |m| {
             m.iter()
+                .rev()
                 .filter_map(move |(n, v)| at(v, upto).map(|(_, e)| (*n, e.as_deref())))
         })
+    }
+
+    /// Whether any reflog entry was removed.
+    pub(crate) fn reflog_removed(&self) -> bool {
+        self.reflog_removed
     }
 
     /// Every ref with reflog entries in the layer.
