@@ -86,6 +86,23 @@ fn an_append_that_does_not_fit_changes_nothing_and_fits_later() {
 }
 
 #[test]
+fn a_fold_that_does_not_fit_loses_nothing_and_folds_later() {
+    let (p, kib) = small_store();
+    // In the journal; folding it into the store file needs room the limit does not leave.
+    p.ok_in(&["add", "-"], &incompressible(200 << 10));
+    let before = p.state();
+    let run = limited(&p, kib + 64, &["checkpoint"], "");
+    assert_eq!(run.code, Some(exit::UNAVAILABLE), "{run}");
+    assert!(run.stderr.contains("File too large"), "{run}");
+    assert_eq!(p.state(), before, "nothing lost, nothing moved");
+    p.ok(&["fsck"]);
+    // With room, the fold goes through and the file holds everything.
+    p.ok(&["checkpoint"]);
+    assert_eq!(p.state(), before);
+    p.ok(&["fsck"]);
+}
+
+#[test]
 fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
     let (p, _) = small_store();
     let bytes = std::fs::read(p.store()).unwrap();
