@@ -367,7 +367,7 @@ impl Journal {
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
         let deadline = Instant::now() + timeout;
-        let mut pause = Duration::from_micros(50);
+        let mut pause = Duration::from_micros(20);
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(WriterLock(file)),
@@ -379,7 +379,10 @@ impl Journal {
                         });
                     }
                     std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(1));
+                    // A writer holds the lock for a write and an fdatasync, a fraction of a
+                    // millisecond: waiting longer between tries would leave it free (`flock`
+                    // has no queue of waiting processes, and no timeout of its own).
+                    pause = (pause * 2).min(Duration::from_micros(200));
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
             }
