@@ -234,26 +234,34 @@ impl Inner {
         // Derived data (view checkpoints, a search index) is computed here, once per fold.
         set_folded(&mut w, last)?;
         Box::new(w).commit()?;
-        self.journal.remove_folded(last, false)
+        self.tidy(last, false)
     }
 
     /// Folds every frame into redb (the newest segment too), holding the writer lock.
     fn fold_all(&self, wipe: bool, timeout: Duration) -> Result<()> {
-        let _lock = self.journal.lock_writer(timeout)?;
+        let lock = self.journal.lock_writer(timeout)?;
         let (_, view) = self.snapshot(true)?;
-        self.commit_direct(&view, Vec::new(), wipe, timeout)
+        let folded = self.commit_direct(&view, Vec::new(), timeout)?;
+        drop(lock);
+        self.tidy(folded, wipe)
+    }
+
+    /// Removes the segments up to `folded` once redb holds them (wiping them first with
+    /// `wipe`), after the writer lock is let go: readers of the segments hold the journal's
+    /// directory, and other writers need not wait for them. A removal that fails is tidying
+    /// (the next fold removes what is left); a wipe that fails is the caller's error.
+    fn tidy(&self, folded: u64, wipe: bool) -> Result<()> {
+        match self.journal.remove_folded(folded, wipe) {
+            Err(e) if wipe => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// Writes `ops` to redb directly, after every frame of `view` (read holding the writer
     /// lock, so it is all of them): a new segment is made first, so the journal always has the
-    /// one after the generation redb records, then one redb transaction folds and writes.
-    fn commit_direct(
-        &self,
-        view: &View,
-        ops: Vec<Op>,
-        wipe: bool,
-        timeout: Duration,
-    ) -> Result<()> {
+    /// one after the generation redb records, then one redb transaction folds and writes. The
+    /// last generation redb then holds: the caller removes the segments up to it ([`Inner::tidy`]).
+    fn commit_direct(&self, view: &View, ops: Vec<Op>, timeout: Duration) -> Result<u64> {
         let mut w = self.redb.write_txn(timeout)?;
         let folded = folded_of(&w)?;
         let Some((newest, _)) = view.layers.last() else {
@@ -284,12 +292,7 @@ impl Inner {
             set_folded(&mut w, last)?;
         }
         Box::new(w).commit()?;
-        // Committed: removing what was folded is tidying (a later fold or open removes what is
-        // left), except a wipe, which the caller asked for.
-        match self.journal.remove_folded(last, wipe) {
-            Err(e) if wipe => Err(e),
-            _ => Ok(()),
-        }
+        Ok(last)
     }
 }
 
@@ -734,9 +737,9 @@ impl WriteTx for JWrite {
         }
         let payload = ops::encode(&ops)?;
         if store_wide || payload.len() > frame_limit() {
-            inner.commit_direct(&view, ops, store_wide, timeout)?;
+            let folded = inner.commit_direct(&view, ops, timeout)?;
             drop(lock);
-            return Ok(());
+            return inner.tidy(folded, store_wide);
         }
         let filled = inner.journal.append(&view, ops, &payload)?;
         drop(lock);
