@@ -227,9 +227,8 @@ impl Inner {
             return Ok(());
         };
         for seg in &full {
-            for op in seg.layer().net_ops() {
-                apply(&mut w, op)?;
-            }
+            let ops = seg.layer().net_ops();
+            apply(&mut w, ops)?;
         }
         // Derived data (view checkpoints, a search index) is computed here, once per fold.
         set_folded(&mut w, last)?;
@@ -281,13 +280,10 @@ impl Inner {
             .iter()
             .filter(|(s, _)| s.generation() > folded && s.generation() <= last)
         {
-            for op in seg.layer().net_ops() {
-                apply(&mut w, op)?;
-            }
+            let net = seg.layer().net_ops();
+            apply(&mut w, net)?;
         }
-        for op in ops {
-            apply(&mut w, op)?;
-        }
+        apply(&mut w, ops)?;
         if last > folded {
             set_folded(&mut w, last)?;
         }
@@ -300,25 +296,47 @@ fn set_folded(w: &mut RedbWrite, generation: u64) -> Result<()> {
     w.set_meta(META_FOLDED, Some(generation.to_le_bytes().as_slice()))
 }
 
-/// Writes one op into redb.
-fn apply(w: &mut RedbWrite, op: Op) -> Result<()> {
-    match op {
-        Op::Put(t, key, record) => w.put_objects(
-            t,
-            &[Row {
-                key,
-                record: &record,
-                parent: None,
-            }],
-        ),
-        Op::Remove(t, key) => w.remove_objects(t, &[key]),
-        Op::Meta(name, v) => w.set_meta(&name, v.as_deref()),
-        Op::Tip(name, k) => w.set_tip(&name, None, k),
-        Op::Reflog(name, n, entry) => w.put_reflog_at(&name, n, &entry),
-        Op::RemoveReflog(name, n) => w.remove_reflog(&[(name, n)]),
-        Op::Stats(name, v) => w.set_stats(&name, v.as_deref()),
-        Op::ClearStats => w.clear_stats(),
+/// Writes ops into redb, in order, a run of puts or reflog entries at a time: redb opens a
+/// table for each call, and a fold is thousands of ops.
+fn apply(w: &mut RedbWrite, ops: Vec<Op>) -> Result<()> {
+    let mut ops = ops.into_iter().peekable();
+    while let Some(op) = ops.next() {
+        match op {
+            Op::Put(t, key, record) => {
+                let mut run = vec![(key, record)];
+                while let Some(Op::Put(_, key, record)) =
+                    ops.next_if(|o| matches!(o, Op::Put(u, ..) if *u == t))
+                {
+                    run.push((key, record));
+                }
+                let rows: Vec<Row<'_>> = run
+                    .iter()
+                    .map(|(key, record)| Row {
+                        key: *key,
+                        record,
+                        parent: None,
+                    })
+                    .collect();
+                w.put_objects(t, &rows)?;
+            }
+            Op::Reflog(name, n, entry) => {
+                let mut run = vec![(name, n, entry)];
+                while let Some(Op::Reflog(name, n, entry)) =
+                    ops.next_if(|o| matches!(o, Op::Reflog(..)))
+                {
+                    run.push((name, n, entry));
+                }
+                w.put_reflogs(&run)?;
+            }
+            Op::Remove(t, key) => w.remove_objects(t, &[key])?,
+            Op::Meta(name, v) => w.set_meta(&name, v.as_deref())?,
+            Op::Tip(name, k) => w.set_tip(&name, None, k)?,
+            Op::RemoveReflog(name, n) => w.remove_reflog(&[(name, n)])?,
+            Op::Stats(name, v) => w.set_stats(&name, v.as_deref())?,
+            Op::ClearStats => w.clear_stats()?,
+        }
     }
+    Ok(())
 }
 
 /// The layers over a redb snapshot, newest first, each with its cut-off.

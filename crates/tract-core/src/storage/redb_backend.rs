@@ -638,10 +638,13 @@ impl ReadTx for RedbWrite {
 }
 
 impl RedbWrite {
-    /// Stores a reflog entry under the sequence number it was given (a journal frame's).
-    pub(crate) fn put_reflog_at(&mut self, name: &str, n: u64, entry: &[u8]) -> Result<()> {
+    /// Stores reflog entries under the sequence numbers they were given (a journal's frames').
+    pub(crate) fn put_reflogs(&mut self, entries: &[(String, u64, Vec<u8>)]) -> Result<()> {
         engine(|| {
-            self.txn.open_table(REFLOG)?.insert((name, n), entry)?;
+            let mut log = self.txn.open_table(REFLOG)?;
+            for (name, n, entry) in entries {
+                log.insert((name.as_str(), *n), entry.as_slice())?;
+            }
             Ok(())
         })
     }
