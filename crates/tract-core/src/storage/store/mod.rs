@@ -346,7 +346,8 @@ impl Store {
     /// A store over an in-memory copy of a store file's bytes: reads and writes go to the copy,
     /// never to a file. Checked as a file is on open (redb's header, tract's tables, the format
     /// version), so damaged bytes are an error, never a panic. For looking into a copy of a
-    /// store, and for fuzzing the open path.
+    /// store, and for fuzzing the open path. The bytes hold what was folded into the file: a
+    /// store's newest commits may still be in its journal ([`Store::checkpoint`] first).
     pub fn from_bytes(bytes: &[u8], options: StoreOptions) -> Result<Self> {
         let store = Store {
             shared: Shared::new(Backend::Redb(RedbBackend::from_bytes(bytes)?), None),
