@@ -290,15 +290,20 @@ impl Segment {
             ));
         }
         std::fs::rename(&temporary, path).map_err(io)?;
-        Ok(Segment {
+        Ok(Segment::at_start(file, path, store, generation, GROW))
+    }
+
+    /// A segment file positioned before its first frame.
+    fn at_start(file: File, path: &Path, store: &StoreId, generation: u64, len: u64) -> Self {
+        Segment {
             file,
             path: path.to_path_buf(),
             store: *store,
             generation,
             end: HEADER_LEN as u64,
             next_seq: 1,
-            len: GROW,
-        })
+            len,
+        }
     }
 
     /// Opens the segment at `path`, which must be one of `store`'s of `generation`, positioned
@@ -327,15 +332,7 @@ impl Segment {
                 scanned.generation
             )));
         }
-        Ok(Some(Segment {
-            file,
-            path: path.to_path_buf(),
-            store: *store,
-            generation,
-            end: HEADER_LEN as u64,
-            next_seq: 1,
-            len,
-        }))
+        Ok(Some(Segment::at_start(file, path, store, generation, len)))
     }
 
     /// The segment's generation.
@@ -500,15 +497,7 @@ impl Segment {
     pub(crate) fn wipe(&self) -> Result<()> {
         let io = |e| Error::io(&self.path, e);
         let used = self.file_len()?.saturating_sub(HEADER_LEN as u64);
-        let zeros = vec![0u8; GROW as usize];
-        let mut at = 0;
-        while at < used {
-            let n = (used - at).min(GROW) as usize;
-            self.file
-                .write_all_at(&zeros[..n], HEADER_LEN as u64 + at)
-                .map_err(io)?;
-            at += n as u64;
-        }
+        write_zeros(&self.file, HEADER_LEN as u64, used).map_err(io)?;
         self.file.sync_data().map_err(io)
     }
 
@@ -564,18 +553,21 @@ fn allocate(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
     }
     let e = std::io::Error::last_os_error();
     match e.raw_os_error() {
-        Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {
-            let zeros = vec![0u8; GROW as usize];
-            let mut at = 0;
-            while at < len {
-                let n = (len - at).min(GROW) as usize;
-                file.write_all_at(&zeros[..n], offset + at)?;
-                at += n as u64;
-            }
-            Ok(())
-        }
+        Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => write_zeros(file, offset, len),
         _ => Err(e),
     }
+}
+
+/// Writes `len` zeros into `file` from `offset`, a step at a time.
+fn write_zeros(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    let zeros = vec![0u8; GROW.min(len) as usize];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(GROW) as usize;
+        file.write_all_at(&zeros[..n], offset + at)?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 /// Where what was written from `from` on ends: the first run of zeros a frame head long
