@@ -816,17 +816,8 @@ impl PyTract {
         let expected = expected_head.map(rev_of).transpose()?;
         let infos = self.with(py, move |t| {
             use tract_core::formats::responses;
-            // An output added after its call takes the call's tool name from the view, newest
-            // first; the view is let go before the append, which then extends it in place
-            // instead of copying a view still held.
-            let wanted = responses::calls_answered_elsewhere(&items);
-            let calls = match wanted.is_empty() {
-                true => Default::default(),
-                false => {
-                    let view = t.compile()?;
-                    responses::call_names(view.committed().rev(), &wanted)
-                }
-            };
+            // An output added after its call takes the call's tool name from the view.
+            let calls = t.call_names(&responses::calls_answered_elsewhere(&items))?;
             let messages = responses::messages_from_items(&items, &calls)?;
             t.append_batch_with(messages, &options(t, expected)?)
         })?;

@@ -2,13 +2,17 @@
 //! tool queries, result edits and repair.
 
 use crate::error::Result;
-use crate::object::{Content, Message};
+use crate::object::{Content, Message, Op};
 use crate::tools::hooks::{PendingToolResult, RecordOptions, ToolResultOutcome};
 use crate::tools::policy::{self, ToolPolicy};
 use crate::tools::{self, ResultQuery, ToolCallInfo, ToolTurn};
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+/// How many commits back from the head [`Tract::call_names`] looks before it asks the view.
+const RECENT_CALLS: usize = 64;
 
 use super::Tract;
 
@@ -122,5 +126,46 @@ impl Tract {
     /// one transaction, so a session a crash left mid-tool resumes valid. Returns them.
     pub fn repair(&self) -> Result<Vec<CommitInfo>> {
         tools::repair(&self.repo)
+    }
+    /// The tool names of the calls `wanted` (by call id) in the view at `HEAD`, newest first:
+    /// what an output appended after its call is named by. A call among the last commits, with
+    /// only appends and records after it, is found without building the view (a handle just
+    /// opened on a long history does not read all of it); otherwise the view is searched.
+    pub fn call_names(&self, wanted: &HashSet<String>) -> Result<HashMap<String, String>> {
+        if wanted.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let snap = self.repo.read()?;
+        let mut found = HashMap::new();
+        let mut cursor = self.repo.head(&snap)?.commit;
+        for _ in 0..RECENT_CALLS {
+            let Some(id) = cursor else { break };
+            let commit = snap.commit(&id)?;
+            match &commit.op {
+                // An append is in the view as it was written, and nothing after it (appends,
+                // records) has taken it out.
+                Op::Append => {
+                    let info = CommitInfo::with_commit(&snap, id, commit)?;
+                    for c in info.message.iter().flat_map(|m| &m.tool_calls) {
+                        if wanted.contains(&c.id) {
+                            found.entry(c.id.clone()).or_insert_with(|| c.name.clone());
+                        }
+                    }
+                    if found.len() == wanted.len() {
+                        return Ok(found);
+                    }
+                    cursor = info.commit.parent();
+                }
+                Op::Record { .. } => cursor = commit.parent(),
+                // An edit, a compression, a merge, a clear: the view says what is in it.
+                _ => break,
+            }
+        }
+        self.repo.at_head(|_, v| {
+            crate::formats::responses::call_names(
+                v.entries().iter().rev().map(|e| e.message.as_ref()),
+                wanted,
+            )
+        })
     }
 }

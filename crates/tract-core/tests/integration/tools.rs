@@ -143,3 +143,42 @@ fn repair_answers_every_pending_call_once() {
     assert_eq!(turns[0].calls[0].state, tract_core::CallState::Error);
     assert_eq!(turns[0].call.id, c[9].id);
 }
+
+#[test]
+fn call_names_come_from_the_view_near_or_far() {
+    use std::collections::HashSet;
+    use tract_core::{CompressRequest, Manual};
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    let c = tool_session(&t);
+    let wanted = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<HashSet<_>>();
+    let names = |t: &Tract, ids: &[&str]| {
+        let mut found: Vec<_> = t.call_names(&wanted(ids)).unwrap().into_iter().collect();
+        found.sort();
+        found
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        names(&t, &["x1", "r1", "nope"]),
+        [pair("r1", "read_file"), pair("x1", "edit_file")]
+    );
+    // A record changes no view: the walk goes past it.
+    t.record("test.kind", "{}", Vec::new()).unwrap();
+    // A handle opened anew finds a call further back than the walk goes, through the view.
+    for i in 0..80 {
+        t.user(format!("message {i}")).unwrap();
+    }
+    let fresh = Tract::open(&path).unwrap();
+    assert_eq!(names(&fresh, &["g2"]), [pair("g2", "grep")]);
+    assert_eq!(names(&fresh, &[]), []);
+    // Summarized away, the call is in history but not in the view: it is not found, near or far.
+    let summarizer = Manual("the first turn".into());
+    t.compress(&CompressRequest {
+        commits: Some(c[2..5].iter().map(|i| Rev::from(i.id)).collect()),
+        summarizer: Some(&summarizer),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    assert_eq!(names(&t, &["g1", "r1", "x1"]), [pair("x1", "edit_file")]);
+    assert_eq!(names(&Tract::open(&path).unwrap(), &["g1"]), []);
+}
