@@ -69,6 +69,39 @@ def test_errors_and_handlers_work_through_the_twin(store_path) -> None:
     asyncio.run(main())
 
 
+def test_append_items_runs_on_tracts_threads_and_settles_in_the_loop(store_path) -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        problems: list = []
+        loop.set_exception_handler(lambda _loop, context: problems.append(context))
+        t = await AsyncTract.open(store_path)
+        call = {"type": "function_call", "call_id": "c1", "name": "grep", "arguments": "{}"}
+        [info] = await t.append_items([call])
+        output = {"type": "function_call_output", "call_id": "c1", "output": "found"}
+        [result] = await t.append_items([output], expected_head=info.commit_hash)
+        assert result.message["name"] == "grep"
+        # A compare-and-swap that fails raises in the awaiting task, and adds nothing.
+        with pytest.raises(tract.HeadMovedError):
+            await t.append_items([{"role": "user", "content": "late"}], expected_head=info.commit_hash)
+        with pytest.raises(TypeError):
+            await t.append_items("not a list")  # type: ignore[arg-type]
+        # A caller that stops waiting does not stop the append, and the loop sees no error.
+        task = asyncio.ensure_future(t.append_items([{"role": "user", "content": "kept"}]))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # Appends from many tasks at once all land.
+        await asyncio.gather(*(t.append_items([{"role": "user", "content": f"m{i}"}]) for i in range(50)))
+        await asyncio.sleep(0.2)
+        texts = [m["content"] for m in (await t.compile()).messages if m["role"] == "user"]
+        assert texts[0] == "kept" and sorted(texts[1:]) == sorted(f"m{i}" for i in range(50))
+        assert problems == []
+        await t.close()
+
+    asyncio.run(main())
+
+
 def test_the_module_example_runs() -> None:
     import doctest
 

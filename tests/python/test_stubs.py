@@ -26,8 +26,10 @@ def stub_classes() -> list[ast.ClassDef]:
 
 def public(names) -> set[str]:
     dunders = ("__enter__", "__exit__", "__len__", "__eq__", "__hash__", "__iter__")
-    # The seed's documented default handler reads `tract._tool_summarization_config`.
-    return {n for n in names if not n.startswith("_") or n in dunders or n == "_tool_summarization_config"}
+    # The seed's documented default handler reads `tract._tool_summarization_config`; tract.aio
+    # awaits appends through `_append_items_then`.
+    typed = ("_tool_summarization_config", "_append_items_then")
+    return {n for n in names if not n.startswith("_") or n in dunders or n in typed}
 
 
 def test_py_typed_ships_with_the_package() -> None:

@@ -14,6 +14,7 @@ mod record;
 mod responses;
 mod tools;
 mod tract;
+mod worker;
 
 use pyo3::prelude::*;
 

@@ -805,23 +805,52 @@ impl PyTract {
         items: &Bound<'_, PyAny>,
         expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<PyCommitInfo>> {
-        let items = match from_py(items)? {
-            serde_json::Value::Array(items) => items,
-            _ => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(
-                    "items must be a list of dicts",
-                ));
-            }
-        };
+        let items = items_of(items)?;
         let expected = expected_head.map(rev_of).transpose()?;
-        let infos = self.with(py, move |t| {
-            use tract_core::formats::responses;
-            // An output added after its call takes the call's tool name from the view.
-            let calls = t.call_names(&responses::calls_answered_elsewhere(&items))?;
-            let messages = responses::messages_from_items(&items, &calls)?;
-            t.append_batch_with(messages, &options(t, expected)?)
-        })?;
+        let infos = self.with(py, move |t| append_items(t, &items, expected))?;
         Ok(infos.into_iter().map(Into::into).collect())
+    }
+
+    /// `append_items` without waiting: the items are read here (a value that is not a list
+    /// raises here), appended on a worker thread, and then `done(commits, None)` or
+    /// `done(None, error)` is called from that thread. For an event loop, whose thread goes
+    /// on meanwhile: `done` settles a future through `loop.call_soon_threadsafe`.
+    #[pyo3(name = "_append_items_then", signature = (items, done, *, expected_head=None))]
+    fn append_items_then(
+        &self,
+        items: &Bound<'_, PyAny>,
+        done: Py<PyAny>,
+        expected_head: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let items = items_of(items)?;
+        let expected = expected_head.map(rev_of).transpose()?;
+        let t = self.get()?;
+        crate::worker::run(move || {
+            let outcome = append_items(&t, &items, expected);
+            Python::attach(|py| {
+                let args = match outcome {
+                    Ok(infos) => {
+                        let infos: Vec<PyCommitInfo> = infos.into_iter().map(Into::into).collect();
+                        (
+                            infos.into_pyobject(py).map(|o| o.into_any().unbind()),
+                            py.None(),
+                        )
+                    }
+                    Err(e) => (
+                        Ok(py.None()),
+                        crate::errors::to_py(e).into_value(py).into_any(),
+                    ),
+                };
+                let called = match args {
+                    (Ok(infos), error) => done.call1(py, (infos, error)).map(drop),
+                    (Err(e), _) => done.call1(py, (py.None(), e.into_value(py))).map(drop),
+                };
+                if let Err(e) = called {
+                    e.write_unraisable(py, Some(done.bind(py)));
+                }
+            })
+        });
+        Ok(())
     }
 
     /// Appends `messages` (message dicts), then a record of `kind` holding `data`, in one
@@ -1253,4 +1282,26 @@ fn sync_report<'py>(py: Python<'py>, r: &tract_core::SyncReport) -> PyResult<Bou
     d.set_item("blobs", r.blobs)?;
     d.set_item("settings", r.settings)?;
     Ok(d)
+}
+
+/// The list of Responses items a call was given.
+fn items_of(items: &Bound<'_, PyAny>) -> PyResult<Vec<serde_json::Value>> {
+    match from_py(items)? {
+        serde_json::Value::Array(items) => Ok(items),
+        _ => Err(pyo3::exceptions::PyTypeError::new_err(
+            "items must be a list of dicts",
+        )),
+    }
+}
+
+/// Appends Responses items, an output after its call named by the view (`append_items`).
+fn append_items(
+    t: &Tract,
+    items: &[serde_json::Value],
+    expected: Option<Rev>,
+) -> Result<Vec<tract_core::CommitInfo>, Error> {
+    use tract_core::formats::responses;
+    let calls = t.call_names(&responses::calls_answered_elsewhere(items))?;
+    let messages = responses::messages_from_items(items, &calls)?;
+    t.append_batch_with(messages, &options(t, expected)?)
 }

@@ -613,6 +613,18 @@ class Tract:
         """Appends OpenAI Responses input items (dicts) in one transaction, one message each:
         all of them, or none. They come back as they were from `compile().to_responses()`."""
 
+    def _append_items_then(
+        self,
+        items: Sequence[dict[str, Any]],
+        done: Callable[[Optional[list[CommitInfo]], Optional[BaseException]], object],
+        *,
+        expected_head: Optional[Rev] = None,
+    ) -> None:
+        """`append_items` without waiting: the items are read here (a value that is not a list
+        raises here), appended on a worker thread, and then `done(commits, None)` or
+        `done(None, error)` is called from that thread. For an event loop, whose thread goes
+        on meanwhile: `done` settles a future through `loop.call_soon_threadsafe`."""
+
     def record(
         self, kind: str, data: str, *, messages: Optional[Sequence[dict[str, Any]]] = None
     ) -> CommitInfo:

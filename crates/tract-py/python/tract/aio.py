@@ -1,9 +1,10 @@
 """asyncio for tract: :class:`AsyncTract`, an awaitable twin of every method of
 :class:`tract.Tract`.
 
-Each call runs in a worker thread (``asyncio.to_thread``) and tract releases the GIL while it
-works, so the event loop keeps serving other sessions; appends from many sessions at once share
-commits (group commit, docs/sessions.md).
+Each call runs in a worker thread (``asyncio.to_thread``; ``append_items``, the append of an
+agent's session, on a thread of tract's own, which hands its result back with less work) and
+tract releases the GIL while it works, so the event loop keeps serving other sessions; appends
+from many sessions at once share commits (group commit, docs/sessions.md).
 
 >>> import asyncio, tract.aio
 >>> async def main():
@@ -59,6 +60,33 @@ T = TypeVar("T")
 __all__ = ["AsyncTract"]
 
 
+async def _appended(tract: Tract, items: Sequence[dict[str, Any]], expected_head: Optional[Rev]) -> list[CommitInfo]:
+    """``tract.append_items(items)`` awaited: the append runs on a worker thread of tract's own
+    while the event loop goes on, and its commits (or its error) come back through
+    ``loop.call_soon_threadsafe``."""
+    loop = asyncio.get_running_loop()
+    added: asyncio.Future[list[CommitInfo]] = loop.create_future()
+
+    def settle(commits: list[CommitInfo], error: Optional[BaseException]) -> None:
+        # A caller cancelled meanwhile has stopped waiting; the append itself has happened.
+        if added.cancelled():
+            return
+        if error is None:
+            added.set_result(commits)
+        else:
+            added.set_exception(error)
+
+    def done(commits: list[CommitInfo], error: Optional[BaseException]) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, commits, error)
+        except RuntimeError:
+            # The loop has closed: nobody waits any more; the append has happened.
+            pass
+
+    tract._append_items_then(items, done, expected_head=expected_head)
+    return await added
+
+
 class AsyncTract:
     """A :class:`tract.Tract` for asyncio: every method is awaitable and runs off the event
     loop. Open one with ``await AsyncTract.open(...)`` (the arguments of
@@ -106,6 +134,12 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.fork`, run in a worker thread: the fork as an
         ``AsyncTract``."""
         return AsyncTract(await self._run(self._tract.fork, name, at))
+
+    async def append_items(self, items: Sequence[dict[str, Any]], *, expected_head: Optional[Rev] = None) -> list[CommitInfo]:
+        """Awaitable twin of :meth:`Tract.append_items`, run on a thread of tract's own
+        (:meth:`Tract._append_items_then`), which hands the result back to the event loop with
+        less work than ``asyncio.to_thread``."""
+        return await _appended(self._tract, items, expected_head)
 
     @staticmethod
     async def clone_store(
@@ -307,15 +341,6 @@ class AsyncTract:
     ) -> list[CommitInfo]:
         """Awaitable twin of :meth:`Tract.append_many`, run in a worker thread."""
         return await self._run(self._tract.append_many, messages, expected_head=expected_head)
-
-    async def append_items(
-        self,
-        items: Sequence[dict[str, Any]],
-        *,
-        expected_head: Optional[Rev] = None,
-    ) -> list[CommitInfo]:
-        """Awaitable twin of :meth:`Tract.append_items`, run in a worker thread."""
-        return await self._run(self._tract.append_items, items, expected_head=expected_head)
 
     async def record(self, kind: str, data: str, *, messages: Optional[Sequence[dict[str, Any]]] = None) -> CommitInfo:
         """Awaitable twin of :meth:`Tract.record`, run in a worker thread."""

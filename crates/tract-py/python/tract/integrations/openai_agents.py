@@ -27,6 +27,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from tract._tract import Tract, responses_items
+from tract.aio import _appended
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -101,7 +102,7 @@ class TractSession:
         ``tract.InvalidInputError`` naming its place, and nothing is added)."""
         if not items:
             return
-        await asyncio.to_thread(self._tract.append_items, list(items))
+        await _appended(self._tract, items, None)
 
     async def pop_item(self) -> Optional["TResponseInputItem"]:
         """Removes and returns the latest item (None when the session is empty): the branch
