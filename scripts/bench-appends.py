@@ -28,12 +28,20 @@ repeated content for free.
   of the JSON text (``json.dumps``, UTF-8) of all the items added. Apparent sizes and
   allocated blocks are both given; the files counted are listed.
 
+With ``--tract-bench PATH`` (``target/release/tract-bench``), a third column, ``core``: the
+same items appended through tract's Rust API by ``tract-bench --sessions-worker`` processes
+(each append ``Tract::append_batch`` of one item, as ``TractSession.add_items`` makes it, with
+no Python in the way), on a session filled by ``TractSession`` for the single-session figures,
+with the sessions of the threads and processes figures spread over processes of it the same
+way. It shows what tract's store does and what the Python binding adds.
+
 Runs are interleaved (tract, SQLite, then SQLite, tract, ...) so machine noise falls on both
 sides; the figures printed are the medians over ``--runs`` runs, with the ratio tract / SQLite
-of appends per second. Progress goes to stderr, the JSON to stdout.
+(and core / SQLite) of appends per second. Progress goes to stderr, the JSON to stdout.
 
     python scripts/bench-appends.py [--sizes 1000,10000,100000] [--appends 1000]
         [--seconds 3] [--runs 3] [--threads 64] [--processes 4] [--dir DIR]
+        [--tract-bench target/release/tract-bench]
 
 ``--dir`` chooses where the temporary files go (default: the system's temporary directory);
 durability costs depend on the disk under it. The temporary directory is removed at the end.
@@ -56,6 +64,8 @@ from pathlib import Path
 
 BACKENDS = ("tract", "sqlite")
 PREFILL_BATCH = 1000
+# Items each session of the core's threads and processes figures is given.
+CORE_ITEMS_PER_SESSION = 1000
 WORDS = (
     "config settings load value default timeout retry client server request response cache "
     "session token user path file read write open close parse error warning handler route "
@@ -391,6 +401,68 @@ def worker(args) -> None:
     print(json.dumps(r))
 
 
+def core_workers(bench: str, path: Path, directory: Path, tag: str, procs: int, per: int,
+                 span: str, lists: list[list[dict]], seconds: float) -> dict:
+    """``procs`` ``tract-bench --sessions-worker`` processes of ``per`` sessions each (branches
+    ``sessions/<tag>p<P>-<K>``), session ``P * per + K`` appending ``lists[P * per + K]``; a
+    count, or ``timed``: all start together once every session has opened, for ``seconds``."""
+    workers = []
+    for p in range(procs):
+        items_file = directory / f"{tag}-p{p}.jsonl"
+        items_file.write_text("".join(json.dumps(x) + "\n" for x in lists[p * per:(p + 1) * per]))
+        workers.append(subprocess.Popen(
+            [bench, "--sessions-worker", str(path), f"{tag}p{p}", str(per), span, str(items_file)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ))
+    try:
+        if span == "timed":
+            for w in workers:
+                line = w.stdout.readline()
+                if line.strip() != "ready":
+                    raise RuntimeError(f"a tract-bench worker did not start: {line!r} {w.stderr.read()}")
+            start = int(time.time() * 1e6) + 50_000
+            for w in workers:
+                w.stdin.write(f"{start} {start + int(seconds * 1e6)}\n")
+                w.stdin.flush()
+        reports = []
+        for w in workers:
+            out, err = w.communicate()
+            if w.returncode != 0:
+                raise RuntimeError(f"a tract-bench worker failed: {err}")
+            reports.append(json.loads(out))
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+    latencies = [us / 1e6 for r in reports for us in r["latencies_us"]]
+    first = min(r["first_start_us"] for r in reports) / 1e6
+    last = max(r["last_end_us"] for r in reports) / 1e6
+    return concurrent_figures(first, last, latencies, [])
+
+
+def core_single(bench: str, size: int, appends: int, directory: Path, tag: str) -> dict:
+    """A session filled by TractSession, closed, then ``appends`` single appends by tract-bench."""
+    path = store_path("tract", directory, tag)
+    make = maker("tract", path)
+    session = make(f"{tag}p0-0")
+    asyncio.run(prefill(session, size))
+    session.close()
+    f = core_workers(bench, path, directory, tag, 1, 1, str(appends), [items(size, appends)], 0)
+    remove_store("tract", path)
+    return {"appends_per_s": f["appends_per_s"], "p50_ms": f["p50_ms"], "p99_ms": f["p99_ms"]}
+
+
+def core_concurrent(bench: str, procs: int, per: int, seconds: float, directory: Path, tag: str) -> dict:
+    path = store_path("tract", directory, tag)
+    create_store("tract", path)
+    # More items than a session appends in the window at tract's pace; it starts over if not.
+    lists = [items(session_base(k), CORE_ITEMS_PER_SESSION) for k in range(procs * per)]
+    f = core_workers(bench, path, directory, tag, procs, per, "timed", lists, seconds)
+    remove_store("tract", path)
+    return f
+
+
 def median_figures(runs: list[dict]) -> dict:
     return {
         k: round(statistics.median(r[k] for r in runs), 3)
@@ -400,15 +472,17 @@ def median_figures(runs: list[dict]) -> dict:
 
 
 def compare(runs: dict) -> dict:
-    out = {b: median_figures(runs[b]) for b in BACKENDS}
-    for b in BACKENDS:
+    out = {b: median_figures(runs[b]) for b in runs}
+    for b in runs:
         errors = sum(r.get("errors", 0) for r in runs[b])
         if errors:
             out[b]["errors_all_runs"] = errors
             out[b]["first_error"] = next(r["first_error"] for r in runs[b] if "first_error" in r)
-    out["ratio_tract_to_sqlite_appends_per_s"] = round(
-        out["tract"]["appends_per_s"] / out["sqlite"]["appends_per_s"], 2
-    )
+    for b in ("tract", "core"):
+        if b in out:
+            out[f"ratio_{b}_to_sqlite_appends_per_s"] = round(
+                out[b]["appends_per_s"] / out["sqlite"]["appends_per_s"], 2
+            )
     return out
 
 
@@ -439,6 +513,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=64, help="concurrent sessions")
     parser.add_argument("--processes", type=int, default=4, help="processes sharing --threads sessions")
     parser.add_argument("--dir", default=None, help="where the temporary files go")
+    parser.add_argument("--tract-bench", default=None,
+                        help="tract-bench binary: adds the core column (the same items through tract's Rust API)")
     parser.add_argument("--only", default="single,threads,processes", help=argparse.SUPPRESS)
     parser.add_argument("--backends", default=",".join(BACKENDS), help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -453,12 +529,16 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     only = set(args.only.split(","))
     backends = [b for b in BACKENDS if b in args.backends.split(",")]
+    bench = args.tract_bench
+    if bench is not None and not os.access(bench, os.X_OK):
+        parser.error(f"--tract-bench: {bench} is not an executable")
+    columns = backends + (["core"] if bench else [])
     per = args.threads // args.processes
     sample = items(0, 4000)
     notes: dict = {}
-    single_runs: dict = {s: {b: [] for b in backends} for s in sizes}
-    thread_runs: dict = {b: [] for b in backends}
-    process_runs: dict = {b: [] for b in backends}
+    single_runs: dict = {s: {b: [] for b in columns} for s in sizes}
+    thread_runs: dict = {b: [] for b in columns}
+    process_runs: dict = {b: [] for b in columns}
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-appends-") as d:
         directory = Path(d)
@@ -471,18 +551,33 @@ def main() -> None:
                         single_runs[size][b].append(f)
                         log(f"run {r + 1}/{args.runs} single {size} {b}: prefill {f['prefill_s']:.1f} s, "
                             f"{f['appends_per_s']:.0f} appends/s, p99 {f['p99_ms']:.2f} ms")
+                    if bench:
+                        f = core_single(bench, size, args.appends, directory, f"core{size}r{r}")
+                        single_runs[size]["core"].append(f)
+                        log(f"run {r + 1}/{args.runs} single {size} core: {f['appends_per_s']:.0f} appends/s, "
+                            f"p99 {f['p99_ms']:.2f} ms")
             if "threads" in only:
                 for b in order:
                     f = threads_run(b, args.threads, args.seconds, directory, f"threads-{b}-{r}")
                     thread_runs[b].append(f)
                     log(f"run {r + 1}/{args.runs} {args.threads} threads {b}: {f['appends_per_s']:.0f} appends/s, "
                         f"p99 {f['p99_ms']:.2f} ms, {f['errors']} errors")
+                if bench:
+                    f = core_concurrent(bench, 1, args.threads, args.seconds, directory, f"corethreads{r}")
+                    thread_runs["core"].append(f)
+                    log(f"run {r + 1}/{args.runs} {args.threads} threads core: {f['appends_per_s']:.0f} appends/s, "
+                        f"p99 {f['p99_ms']:.2f} ms")
             if "processes" in only:
                 for b in order:
                     f = processes_run(b, args.processes, per, args.seconds, directory, f"procs-{b}-{r}")
                     process_runs[b].append(f)
                     log(f"run {r + 1}/{args.runs} {args.processes}x{per} {b}: {f['appends_per_s']:.0f} appends/s, "
                         f"p99 {f['p99_ms']:.2f} ms, {f['errors']} errors")
+                if bench:
+                    f = core_concurrent(bench, args.processes, per, args.seconds, directory, f"coreprocs{r}")
+                    process_runs["core"].append(f)
+                    log(f"run {r + 1}/{args.runs} {args.processes}x{per} core: {f['appends_per_s']:.0f} appends/s, "
+                        f"p99 {f['p99_ms']:.2f} ms")
 
     result: dict = {
         "settings": {
@@ -506,11 +601,11 @@ def main() -> None:
             "-wal and -shm present; measured with the session closed",
         }
         for size in sizes:
-            runs = {b: [{k: v for k, v in f.items() if k != "store"} for f in single_runs[size][b]] for b in backends}
-            if len(backends) == 2:
+            runs = {b: [{k: v for k, v in f.items() if k != "store"} for f in single_runs[size][b]] for b in columns}
+            if "sqlite" in backends and len(columns) > 1:
                 result["single_session"][str(size)] = compare(runs)
             else:
-                result["single_session"][str(size)] = {b: median_figures(runs[b]) for b in backends}
+                result["single_session"][str(size)] = {b: median_figures(runs[b]) for b in columns}
             part = {}
             for b in backends:
                 stores = [f["store"] for f in single_runs[size][b]]
@@ -524,8 +619,9 @@ def main() -> None:
             result["store_bytes_per_text_byte"][str(size)] = part
     for name, runs in ((f"threads_{args.threads}", thread_runs),
                        (f"processes_{args.processes}x{per}", process_runs)):
-        if all(runs[b] for b in backends) and backends:
-            result[name] = compare(runs) if len(backends) == 2 else {b: median_figures(runs[b]) for b in backends}
+        if all(runs[b] for b in columns) and columns:
+            together = "sqlite" in backends and len(columns) > 1
+            result[name] = compare(runs) if together else {b: median_figures(runs[b]) for b in columns}
     result["wall_s"] = round(time.perf_counter() - began, 1)
     print(json.dumps(result, indent=2))
 

@@ -440,6 +440,7 @@ fn session_appends(
     name: &str,
     span: Span,
     window: Option<(u64, u64)>,
+    items: Option<&[Value]>,
 ) -> Result<Vec<(u64, u64)>, tract_core::Error> {
     let (count, end) = match (span, window) {
         (Span::Count(n), _) => (n, u64::MAX),
@@ -456,11 +457,46 @@ fn session_appends(
             break;
         }
         let start = Instant::now();
-        t.append(Message::text(Role::User, format!("{name} message {i}")))?;
+        match items {
+            Some(items) if !items.is_empty() => append_item(t, &items[i % items.len()])?,
+            _ => drop(t.append(Message::text(Role::User, format!("{name} message {i}")))?),
+        }
         let took = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
         times.push((at, took));
     }
     Ok(times)
+}
+
+/// Appends one OpenAI Responses item as `TractSession.add_items([item])` does (an output
+/// named after its call, found by [`Tract::call_names`]).
+fn append_item(t: &Tract, item: &Value) -> Result<(), tract_core::Error> {
+    use tract_core::formats::responses;
+    let items = std::slice::from_ref(item);
+    let calls = t.call_names(&responses::calls_answered_elsewhere(items))?;
+    t.append_batch(responses::messages_from_items(items, &calls)?)?;
+    Ok(())
+}
+
+/// The items of each of `threads` sessions: line K of the JSON Lines file `path` is the list of
+/// session K's items, appended one at a time in turn (and again from the first if the window
+/// outlasts them).
+fn session_items(path: &str, threads: usize) -> Result<Vec<Vec<Value>>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let lists = text
+        .lines()
+        .map(|line| match serde_json::from_str(line) {
+            Ok(Value::Array(items)) => Ok(items),
+            Ok(_) => Err(format!("{path}: a line that is not a list of items")),
+            Err(e) => Err(format!("{path}: {e}")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if lists.len() < threads {
+        return Err(format!(
+            "{path}: {} lists of items for {threads} sessions",
+            lists.len()
+        ));
+    }
+    Ok(lists)
 }
 
 /// One process of [`sessions_from_processes`]: `threads` handles on branches
@@ -473,8 +509,13 @@ pub fn sessions_worker(
     prefix: &str,
     threads: usize,
     span: Span,
+    items: Option<&str>,
 ) -> Result<Value, String> {
     let store = Path::new(store);
+    let items = match items {
+        Some(path) => session_items(path, threads)?,
+        None => Vec::new(),
+    };
     std::hint::black_box(tract_core::tokens::count_text("warm up the tokenizer"));
     // Every session opens its handle, then all wait for the window (timed) or go at once.
     let opened = Barrier::new(threads + 1);
@@ -483,6 +524,7 @@ pub fn sessions_worker(
         let handles: Vec<_> = (0..threads)
             .map(|k| {
                 let (opened, window) = (&opened, &window);
+                let items = items.get(k).map(Vec::as_slice);
                 s.spawn(move || -> Result<Vec<(u64, u64)>, tract_core::Error> {
                     let name = format!("{prefix}-{k}");
                     let t = BranchName::new(&format!("sessions/{name}")).and_then(|b| {
@@ -494,7 +536,7 @@ pub fn sessions_worker(
                     });
                     opened.wait();
                     opened.wait();
-                    session_appends(&t?, &name, span, window.get().copied())
+                    session_appends(&t?, &name, span, window.get().copied(), items)
                 })
             })
             .collect();

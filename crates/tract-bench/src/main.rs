@@ -9,7 +9,9 @@
 //! or `tract-bench --transcripts [--messages 10000]` for importing and exporting transcripts,
 //! or `tract-bench --serve [--sizes 10000,100000]` for the web view's API over HTTP,
 //! or `tract-bench --capture [--sessions 20] [--seconds 20] [--rate 10]` for the delay of
-//! `tract capture` from a line written to it committed.
+//! `tract capture` from a line written to it committed. `--sessions-worker STORE PREFIX THREADS
+//! COUNT|timed [ITEMS.jsonl]` is one process of the sessions figures (scripts/bench-appends.py
+//! runs it on the items it gives SQLiteSession).
 
 mod backends;
 mod capture;
@@ -94,7 +96,16 @@ fn run() -> Result<Value, String> {
         };
         let threads: usize = arg(3)?.parse().map_err(|e| format!("threads: {e}"))?;
         let span = backends::Span::parse(&arg(4)?)?;
-        return backends::sessions_worker(&arg(1)?, &arg(2)?, threads, span);
+        // An optional fifth argument: a JSON Lines file of each session's Responses items
+        // (scripts/bench-appends.py, for the core beside SQLiteSession on the same items).
+        let items = args.get(i + 5).filter(|a| !a.starts_with("--"));
+        return backends::sessions_worker(
+            &arg(1)?,
+            &arg(2)?,
+            threads,
+            span,
+            items.map(String::as_str),
+        );
     }
     if let Some(n) = flag("--one") {
         let n: usize = n.parse().map_err(|e| format!("--one: {e}"))?;
