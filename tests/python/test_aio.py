@@ -2,6 +2,8 @@
 
 import asyncio
 import inspect
+import subprocess
+import sys
 
 import pytest
 
@@ -100,6 +102,23 @@ def test_append_items_runs_on_tracts_threads_and_settles_in_the_loop(store_path)
         await t.close()
 
     asyncio.run(main())
+
+
+def test_appends_started_finish_before_the_interpreter_exits(tmp_path) -> None:
+    """The worker threads are tract's, not Python's: the interpreter waits for them at exit, so
+    an append started is made, and its callback never runs into a finalizing interpreter."""
+    script = (
+        "import sys, time, tract\n"
+        "t = tract.Tract.open(sys.argv[1])\n"
+        "for i in range(20):\n"
+        "    t._append_items_then([{'role': 'user', 'content': f'm{i}'}], lambda c, e: time.sleep(0.01))\n"
+    )
+    for k in range(3):
+        path = tmp_path / f"exit-{k}.tract"
+        done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "Fatal" not in done.stderr, done.stderr
+        texts = [m["content"] for m in tract.Tract.open(str(path)).compile().messages]
+        assert sorted(texts) == sorted(f"m{i}" for i in range(20))
 
 
 def test_the_module_example_runs() -> None:

@@ -37,5 +37,6 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;
     m.add("TOOL_SUMMARIZE_SYSTEM", tract_core::TOOL_SUMMARIZE_SYSTEM)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    worker::register_exit_wait(m.py())?;
     Ok(())
 }
