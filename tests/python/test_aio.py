@@ -121,6 +121,33 @@ def test_appends_started_finish_before_the_interpreter_exits(tmp_path) -> None:
         assert sorted(texts) == sorted(f"m{i}" for i in range(20))
 
 
+def test_a_forked_child_appends_on_threads_of_its_own(tmp_path) -> None:
+    """A child made by fork has none of its parent's worker threads: its awaited appends still
+    run, and neither waits at exit for the other's."""
+    script = (
+        "import asyncio, os, sys, tract\n"
+        "from tract.aio import AsyncTract\n"
+        "async def add(path, branch, text):\n"
+        "    t = await AsyncTract.open(path, branch=branch)\n"
+        "    await asyncio.wait_for(t.append_items([{'role': 'user', 'content': text}]), 30)\n"
+        "    await t.close()\n"
+        "asyncio.run(add(sys.argv[1], 'parent', 'before the fork'))\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    asyncio.run(add(sys.argv[1], 'child', 'from the child'))\n"
+        "    sys.exit(0)\n"
+        "asyncio.run(add(sys.argv[1], 'parent', 'after the fork'))\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "sys.exit(os.waitstatus_to_exitcode(status))\n"
+    )
+    path = tmp_path / "fork.tract"
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    texts = lambda branch: [m["content"] for m in tract.Tract.open(str(path), branch=branch).compile().messages]
+    assert texts("parent") == ["before the fork", "after the fork"]
+    assert texts("child") == ["from the child"]
+
+
 def test_the_module_example_runs() -> None:
     import doctest
 
