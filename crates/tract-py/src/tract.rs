@@ -827,7 +827,10 @@ impl PyTract {
         let t = self.get()?;
         crate::worker::run(move || {
             let outcome = append_items(&t, &items, expected);
-            Python::attach(|py| {
+            // The handle may be the last reference (closed meanwhile): let it go, and what its
+            // close does, before taking the GIL.
+            drop(t);
+            Python::attach(move |py| {
                 let args = match outcome {
                     Ok(infos) => {
                         let infos: Vec<PyCommitInfo> = infos.into_iter().map(Into::into).collect();
@@ -848,6 +851,8 @@ impl PyTract {
                 if let Err(e) = called {
                     e.write_unraisable(py, Some(done.bind(py)));
                 }
+                // Released here, with the GIL, rather than queued for later.
+                drop(done);
             })
         });
         Ok(())
