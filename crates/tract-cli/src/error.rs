@@ -193,6 +193,12 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::CorruptObject { .. } => {
             "`tract fsck` lists every damaged object; keep a copy of the file before anything else"
         }
+        // Damage with frames after it (the segment reader's words): what is before it can be
+        // kept.
+        Error::CorruptJournal { reason, .. } if reason.contains("frames follow it") => {
+            "a store is its file and its journal together; keep a copy of both, then `tract \
+             checkpoint --salvage` keeps every frame before the damage"
+        }
         Error::CorruptJournal { .. } => {
             "a store is its file and its journal together; keep a copy of both before anything else"
         }

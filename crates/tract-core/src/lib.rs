@@ -66,7 +66,9 @@ pub use ops::sync::{BranchSync, SyncOptions, SyncReport, clone_store, pull, push
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
 pub use stats::{BranchStats, Tally};
-pub use storage::store::{FORMAT_VERSION, OpenMode, Store, StoreOptions, Tombstone, UpgradeReport};
+pub use storage::store::{
+    FORMAT_VERSION, JournalSalvage, OpenMode, Store, StoreOptions, Tombstone, UpgradeReport,
+};
 pub use summarize::compress::{
     CompressOutcome, CompressPlan, CompressRequest, PlannedRun, ToolTurns,
 };

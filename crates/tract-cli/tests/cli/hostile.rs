@@ -152,3 +152,59 @@ fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
     hint: the file is damaged; keep a copy before trying anything else
     ");
 }
+
+#[test]
+fn a_journal_damaged_before_its_last_frame_is_salvaged_up_to_the_damage() {
+    let p = Project::new();
+    for i in 0..5 {
+        p.ok(&["add", &format!("message {i}")]);
+    }
+    // The third frame of the journal's segment, changed in its middle.
+    let journal = p.store().with_file_name("store.redb-journal");
+    let mut names: Vec<_> = std::fs::read_dir(&journal)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|f| f.file_name().unwrap().len() == 16)
+        .collect();
+    names.sort();
+    let seg = names.pop().unwrap();
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let mut at = 64;
+    for _ in 0..2 {
+        at += 20 + u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    }
+    bytes[at + 30] ^= 0x41;
+    std::fs::write(&seg, &bytes).unwrap();
+    let run = p.fails(&["log"]);
+    assert_snapshot!(run, @"
+    exit: 6
+    --- stderr
+    error: corrupt journal [DIR]/.tract/store.redb-journal/0000000000000001: the frame at offset 820 is damaged (it does not check, and it was made durable) and frames follow it
+    hint: a store is its file and its journal together; keep a copy of both, then `tract checkpoint --salvage` keeps every frame before the damage
+    ");
+    // Salvaged: the frames before the damage are kept, the segment is set aside whole.
+    let run = p.run(&["checkpoint", "--salvage"]);
+    let seconds = regex::Regex::new(r"set-aside-\d+").unwrap();
+    let shown = seconds
+        .replace_all(&run.to_string(), "set-aside-[SECONDS]")
+        .into_owned();
+    assert_snapshot!(shown, @"
+    exit: 0
+    --- stdout
+    the frame at offset 820 of [DIR]/.tract/store.redb-journal/0000000000000001 is damaged (its check does not match)
+    kept the 2 frames before it: the store is as it was when the last of them was written
+    left out 1 segment from the damaged one on, copied to [DIR]/.tract/store.redb-journal/set-aside-[SECONDS]
+    ");
+    assert_snapshot!(p.ok(&["log", "--oneline"]), @"
+    7c67ac046d message 1
+    e6a03973ad message 0
+    ");
+    p.ok(&["fsck"]);
+    p.ok(&["add", "after the salvage"]);
+    assert_snapshot!(p.run(&["checkpoint", "--salvage"]), @"
+    exit: 0
+    --- stdout
+    no frame of the journal is damaged: nothing to salvage
+    ");
+    assert_eq!(p.log_len(), 3);
+}

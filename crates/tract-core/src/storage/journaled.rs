@@ -143,6 +143,72 @@ impl JournaledRedb {
     }
 }
 
+/// What a salvage of a damaged journal did ([`JournaledRedb::salvage`]).
+pub(crate) struct Salvaged {
+    /// Frames folded into redb: every one before the damage.
+    pub(crate) kept: u64,
+    /// The damaged segment's file, the damaged frame's offset and what is wrong with it.
+    pub(crate) damaged: (PathBuf, u64, String),
+    /// Where the damaged segment and those after it were copied.
+    pub(crate) set_aside: PathBuf,
+    /// How many segments were copied there.
+    pub(crate) segments: u64,
+}
+
+impl JournaledRedb {
+    /// Brings back a store whose journal is damaged before its last frame (which every open
+    /// refuses): folds every frame before the damage into redb, copies the damaged segment
+    /// and every later one into a directory of the journal, leaves them out of the store and
+    /// goes on in a new segment. The store is then as it was when the last whole frame before
+    /// the damage was written. `None`, with nothing changed, when no frame is damaged.
+    ///
+    /// Crash-safe in this order: the copies and the new segment are made before redb records
+    /// the newest generation as folded, in the transaction that folds what is kept (a crash
+    /// before it leaves the damage as it was, for a salvage again); the segments left out are
+    /// removed after it.
+    pub(crate) fn salvage(
+        redb: &RedbBackend,
+        path: &Path,
+        store: &StoreId,
+        timeout: Duration,
+    ) -> Result<Option<Salvaged>> {
+        let dir = crate::storage::journal::dir_of(path);
+        let journal = Journal::open(&dir, store);
+        if !dir.is_dir() {
+            return Err(journal.missing());
+        }
+        let _lock = journal.lock_writer(timeout)?;
+        let mut w = redb.write_txn(timeout)?;
+        let folded = folded_of(&w)?;
+        let found = journal.salvageable(folded)?;
+        let Some((generation, offset, reason)) = found.damage else {
+            return Ok(None);
+        };
+        let kept = found.frames.len() as u64;
+        for ops in found.frames {
+            apply(&mut w, ops)?;
+        }
+        let set_aside = journal.set_aside(generation, found.newest)?;
+        set_folded(&mut w, found.newest)?;
+        Box::new(w).commit()?;
+        // Left out of the store: removing them is tidying (the next fold removes what is left).
+        let _ = journal.remove_folded(found.newest, false);
+        Ok(Some(Salvaged {
+            kept,
+            damaged: (
+                crate::storage::journal::segment_path(
+                    &crate::storage::journal::dir_of(path),
+                    generation,
+                ),
+                offset,
+                reason,
+            ),
+            set_aside,
+            segments: found.newest - generation + 1,
+        }))
+    }
+}
+
 impl Drop for JournaledRedb {
     fn drop(&mut self) {
         self.inner.join_folder();

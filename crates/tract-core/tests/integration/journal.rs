@@ -1,5 +1,6 @@
 //! A store file's journal, as the files on disk: a write torn or garbled anywhere in the last
-//! frame is dropped whole, damage before the last frame is an error naming its offset, a store
+//! frame is dropped whole, damage before the last frame is an error naming its offset (and a
+//! salvage keeps what comes before it), a store
 //! file without its journal (or with another store's) is an error, full segments are folded
 //! into the file and removed, and a redacted payload leaves the journal.
 
@@ -133,6 +134,65 @@ fn damage_before_the_last_frame_is_an_error_naming_the_offset_and_changes_nothin
         }
     }
     assert_eq!(std::fs::read(&seg).unwrap(), damaged, "nothing was written");
+}
+
+#[test]
+fn a_salvage_keeps_every_frame_before_the_damage_and_sets_the_rest_aside() {
+    use tract_core::Store;
+    let (_dir, path, all) = store_of(6);
+    // A whole journal: nothing to salvage, nothing changed.
+    let before = std::fs::read(segments(&path).pop().unwrap()).unwrap();
+    assert_eq!(Store::salvage_journal(&path).unwrap(), None);
+    assert_eq!(
+        std::fs::read(segments(&path).pop().unwrap()).unwrap(),
+        before
+    );
+    let seg = segments(&path).pop().unwrap();
+    let bytes = std::fs::read(&seg).unwrap();
+    let spans = frames(&bytes);
+    let (start, end) = spans[3];
+    let mut damaged = bytes.clone();
+    damaged[(start + end) / 2] ^= 0x41;
+    std::fs::write(&seg, &damaged).unwrap();
+    assert!(matches!(
+        Tract::open(&path),
+        Err(Error::CorruptJournal { .. })
+    ));
+
+    let done = Store::salvage_journal(&path).unwrap().unwrap();
+    assert_eq!(done.kept_frames, 3);
+    assert_eq!(
+        (done.damaged_segment.clone(), done.damaged_offset),
+        (seg.clone(), start as u64)
+    );
+    assert_eq!(done.segments_set_aside, 1);
+    // The damaged segment is kept, byte for byte, where the report says.
+    let kept = done.set_aside.join(seg.file_name().unwrap());
+    assert_eq!(std::fs::read(kept).unwrap(), damaged);
+    // The store is as it was after the frames before the damage, whole, and goes on.
+    let t = Tract::open(&path).unwrap();
+    let now = texts(&t);
+    assert!(
+        now.len() < all.len() && all.starts_with(&now),
+        "{now:?} of {all:?}"
+    );
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+    t.user("after the salvage").unwrap();
+    drop(t);
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(
+        texts(&t).last().map(String::as_str),
+        Some("after the salvage")
+    );
+    assert_eq!(Store::salvage_journal(&path).unwrap(), None);
+    // What is not damage is not salvaged: a journal missing, a path with no store.
+    let (_d, alone) = file_store();
+    std::fs::copy(&path, &alone).unwrap();
+    assert!(matches!(
+        Store::salvage_journal(&alone),
+        Err(Error::CorruptJournal { .. })
+    ));
+    assert!(Store::salvage_journal(alone.with_file_name("none.redb")).is_err());
 }
 
 #[test]

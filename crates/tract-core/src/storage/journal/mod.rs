@@ -58,7 +58,8 @@ pub(crate) fn dir_of(store: &Path) -> PathBuf {
     store.with_file_name(name)
 }
 
-fn segment_path(dir: &Path, generation: u64) -> PathBuf {
+/// The file of segment `generation` in the journal directory `dir`.
+pub(crate) fn segment_path(dir: &Path, generation: u64) -> PathBuf {
     dir.join(format!("{generation:016}"))
 }
 
@@ -502,6 +503,107 @@ impl Journal {
             out.push((g, frames.len() as u64, torn));
         }
         Ok(out)
+    }
+}
+
+/// The frames after a fold that a salvage keeps: every segment's frames, in order, up to the
+/// first that does not check or does not decode, and where that one is.
+pub(crate) struct Salvageable {
+    /// The ops of each frame kept, in the order they were written.
+    pub(crate) frames: Vec<Vec<Op>>,
+    /// The segment with the damage, the damaged frame's offset and what is wrong with it;
+    /// `None` when every frame checks.
+    pub(crate) damage: Option<(u64, u64, String)>,
+    /// The newest segment's generation.
+    pub(crate) newest: u64,
+}
+
+impl Journal {
+    /// Reads the segments after generation `folded` for a salvage (the writer lock held): the
+    /// frames before the first damaged one. The segments must all be there and of this store:
+    /// a journal missing or another store's is not damage a salvage mends.
+    pub(crate) fn salvageable(&self, folded: u64) -> Result<Salvageable> {
+        let _reading = self.lock_dir(false)?;
+        let found: Vec<u64> = generations(&self.dir)?
+            .into_iter()
+            .filter(|&g| g > folded)
+            .collect();
+        if found.first() != Some(&(folded + 1)) || found.windows(2).any(|w| w[1] != w[0] + 1) {
+            return Err(self.missing());
+        }
+        let mut out = Salvageable {
+            frames: Vec::new(),
+            damage: None,
+            newest: found.last().copied().unwrap_or(folded),
+        };
+        for g in found {
+            let path = segment_path(&self.dir, g);
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let (frames, damage) = match segment::scan(&bytes, Some(&self.store)) {
+                Ok(scan) => (scan.frames, None),
+                Err(segment::ScanError::Damaged { offset, reason }) => {
+                    // What comes before the damaged frame reads as a segment that ends there.
+                    let cut = usize::try_from(offset)
+                        .unwrap_or(bytes.len())
+                        .min(bytes.len());
+                    let before = segment::scan(&bytes[..cut], Some(&self.store))
+                        .map(|s| s.frames)
+                        .unwrap_or_default();
+                    (before, Some((offset, reason.to_string())))
+                }
+                Err(e @ segment::ScanError::NotASegment(_)) => {
+                    (Vec::new(), Some((0, e.to_string())))
+                }
+                Err(e) => {
+                    return Err(Error::CorruptJournal {
+                        path,
+                        reason: e.to_string(),
+                    });
+                }
+            };
+            let mut damage = damage;
+            for f in frames {
+                match ops::decode(f.payload) {
+                    Ok(ops) => out.frames.push(ops),
+                    Err(e) => {
+                        damage = Some((f.offset, format!("its ops do not decode: {e}")));
+                        break;
+                    }
+                }
+            }
+            if let Some((offset, reason)) = damage {
+                out.damage = Some((g, offset, reason));
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Copies segments `from..=to` into a new directory of the journal, `set-aside-<seconds>`
+    /// (made durable), and makes segment `to + 1`, empty: what a salvage does before redb
+    /// records `to` as folded. Returns the directory.
+    pub(crate) fn set_aside(&self, from: u64, to: u64) -> Result<PathBuf> {
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut aside = self.dir.join(format!("set-aside-{seconds}"));
+        let mut n = 1;
+        while aside.exists() {
+            n += 1;
+            aside = self.dir.join(format!("set-aside-{seconds}-{n}"));
+        }
+        std::fs::create_dir(&aside).map_err(|e| Error::io(&aside, e))?;
+        for g in from..=to {
+            let (src, dest) = (segment_path(&self.dir, g), segment_path(&aside, g));
+            std::fs::copy(&src, &dest).map_err(|e| Error::io(&src, e))?;
+            File::open(&dest)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(&dest, e))?;
+        }
+        sync_dir(&aside)?;
+        Segment::create(&segment_path(&self.dir, to + 1), &self.store, to + 1)?;
+        sync_dir(&self.dir)?;
+        Ok(aside)
     }
 }
 

@@ -385,6 +385,49 @@ impl Store {
         }
     }
 
+    /// Brings back the store file at `path` when its journal is damaged before its last frame
+    /// (which every open refuses, naming the segment and the offset): every frame before the
+    /// damage is folded into the file, the damaged segment and every later one are copied into
+    /// a directory of the journal and left out of the store, which is then as it was when the
+    /// last whole frame before the damage was written. `None`, with nothing changed, when no
+    /// frame is damaged. A journal missing, of another store, or a database store is an error:
+    /// there is nothing to salvage there.
+    pub fn salvage_journal(path: impl AsRef<Path>) -> Result<Option<JournalSalvage>> {
+        let path = path.as_ref();
+        if path.to_str().is_some_and(is_url) {
+            return Err(Error::invalid_input(
+                "a database store has no journal to salvage",
+            ));
+        }
+        let redb = match redb_backend::locate(path)? {
+            Located::Existing(_) => RedbBackend::open(path)?,
+            Located::Missing => {
+                return Err(Error::io(
+                    path.to_path_buf(),
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no tract store here"),
+                ));
+            }
+        };
+        let format = format_of(&redb.read_txn()?)?;
+        if format != Some(FORMAT_VERSION) {
+            return Err(Error::invalid_input(format!(
+                "{} is not a store of format {FORMAT_VERSION}, the format with a journal: open it \
+                 with tract first",
+                path.display()
+            )));
+        }
+        let id = store_id_of(&redb.read_txn()?)?;
+        let salvaged = JournaledRedb::salvage(&redb, path, &id, DEFAULT_LOCK_TIMEOUT)?;
+        Ok(salvaged.map(|s| JournalSalvage {
+            kept_frames: s.kept,
+            damaged_segment: s.damaged.0,
+            damaged_offset: s.damaged.1,
+            damage: s.damaged.2,
+            set_aside: s.set_aside,
+            segments_set_aside: s.segments,
+        }))
+    }
+
     /// Reads every segment of the journal whole, checking each frame and that its ops decode;
     /// how many frames there are (0 without a journal).
     pub(crate) fn check_journal(&self) -> Result<u64> {
@@ -604,6 +647,24 @@ fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<Upg
     let id = store_id_of(&redb.read_txn()?)?;
     let backend = JournaledRedb::open(redb, path, &id)?;
     Ok((Backend::Journaled(backend), report))
+}
+
+/// What [`Store::salvage_journal`] did to a store whose journal was damaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalSalvage {
+    /// The frames before the damage, now folded into the store file.
+    pub kept_frames: u64,
+    /// The segment file with the first damaged frame.
+    pub damaged_segment: PathBuf,
+    /// Where in it that frame starts.
+    pub damaged_offset: u64,
+    /// What is wrong with it.
+    pub damage: String,
+    /// The directory the damaged segment and every later one were copied into (kept: nothing
+    /// is deleted that might still be read by hand).
+    pub set_aside: PathBuf,
+    /// How many segments were copied there and left out of the store.
+    pub segments_set_aside: u64,
 }
 
 /// What a position is resolved against: a read snapshot, or a write transaction (which also
