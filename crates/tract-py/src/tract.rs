@@ -825,7 +825,7 @@ impl PyTract {
         let items = items_of(items)?;
         let expected = expected_head.map(rev_of).transpose()?;
         let t = self.get()?;
-        crate::worker::run(move || {
+        let started = crate::worker::run(move || {
             let outcome = append_items(&t, &items, expected);
             // The handle may be the last reference (closed meanwhile): let it go, and what its
             // close does, before taking the GIL.
@@ -855,7 +855,9 @@ impl PyTract {
                 drop(done);
             })
         });
-        Ok(())
+        started.map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("no thread to append on: {e}"))
+        })
     }
 
     /// Appends `messages` (message dicts), then a record of `kind` holding `data`, in one

@@ -68,8 +68,9 @@ impl Drop for Finished {
     }
 }
 
-/// Runs `job` on a thread of the pool.
-pub(crate) fn run(job: impl FnOnce() + Send + 'static) {
+/// Runs `job` on a thread of the pool; an error, with `job` dropped unrun, when no thread can
+/// be started (the system's limit on threads).
+pub(crate) fn run(job: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
     let pid = std::process::id();
     let _ = JOBS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |j| {
         Some(match owner(j) == pid {
@@ -77,13 +78,23 @@ pub(crate) fn run(job: impl FnOnce() + Send + 'static) {
             false => (u64::from(pid) << 32) | 1,
         })
     });
+    // Counted before it starts (it may finish before this returns), and uncounted when the
+    // job is dropped, run or not: a job that never starts must not keep the exit waiting.
+    let finished = Finished(pid);
     let job = move || {
-        let _finished = Finished(pid);
+        let _finished = finished;
         job();
     };
     match pool(pid) {
-        Some(rt) => drop(rt.spawn_blocking(job)),
-        None => drop(std::thread::spawn(job)),
+        // tokio panics when its pool can start no thread at all.
+        Some(rt) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            drop(rt.spawn_blocking(job));
+        }))
+        .map_err(|_| std::io::Error::other("no worker thread could be started")),
+        None => std::thread::Builder::new()
+            .name("tract-worker".into())
+            .spawn(job)
+            .map(drop),
     }
 }
 
