@@ -359,26 +359,14 @@ def processes_run(backend: str, procs: int, per: int, seconds: float, directory:
         )
         for p in range(procs)
     ]
-    try:
-        for w in workers:
-            line = w.stdout.readline()
-            if line.strip() != "ready":
-                raise RuntimeError(f"a worker did not start: {line!r}")
+    start = 0.0
+
+    def start_line() -> str:
+        nonlocal start
         start = time.time() + 0.05
-        for w in workers:
-            w.stdin.write(f"{start!r}\n")
-            w.stdin.flush()
-        reports = []
-        for w in workers:
-            out, _ = w.communicate()
-            if w.returncode != 0:
-                raise RuntimeError(f"a worker failed with exit code {w.returncode}")
-            reports.append(json.loads(out))
-    finally:
-        for w in workers:
-            if w.poll() is None:
-                w.kill()
-                w.wait()
+        return repr(start)
+
+    reports = gather_workers(workers, start_line)
     remove_store(backend, path)
     return concurrent_figures(
         start,
@@ -386,6 +374,34 @@ def processes_run(backend: str, procs: int, per: int, seconds: float, directory:
         [x for r in reports for x in r["latencies"]],
         [e for r in reports for e in r["errors"]],
     )
+
+
+def gather_workers(workers: list, gate) -> list[dict]:
+    """Waits until every worker says "ready", then gives them all the line ``gate()`` makes
+    (their common start; no gate: they started at once), and reads each one's JSON report.
+    A worker that fails fails the run, and every worker still running is killed."""
+    try:
+        if gate is not None:
+            for w in workers:
+                line = w.stdout.readline()
+                if line.strip() != "ready":
+                    raise RuntimeError(f"a worker did not start: {line!r} {w.stderr.read() if w.stderr else ''}")
+            line = gate()
+            for w in workers:
+                w.stdin.write(line + "\n")
+                w.stdin.flush()
+        reports = []
+        for w in workers:
+            out, err = w.communicate()
+            if w.returncode != 0:
+                raise RuntimeError(f"a worker failed with exit code {w.returncode}: {err or ''}")
+            reports.append(json.loads(out))
+        return reports
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
 
 
 def worker(args) -> None:
@@ -414,27 +430,11 @@ def core_workers(bench: str, path: Path, directory: Path, tag: str, procs: int, 
             [bench, "--sessions-worker", str(path), f"{tag}p{p}", str(per), span, str(items_file)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         ))
-    try:
-        if span == "timed":
-            for w in workers:
-                line = w.stdout.readline()
-                if line.strip() != "ready":
-                    raise RuntimeError(f"a tract-bench worker did not start: {line!r} {w.stderr.read()}")
-            start = int(time.time() * 1e6) + 50_000
-            for w in workers:
-                w.stdin.write(f"{start} {start + int(seconds * 1e6)}\n")
-                w.stdin.flush()
-        reports = []
-        for w in workers:
-            out, err = w.communicate()
-            if w.returncode != 0:
-                raise RuntimeError(f"a tract-bench worker failed: {err}")
-            reports.append(json.loads(out))
-    finally:
-        for w in workers:
-            if w.poll() is None:
-                w.kill()
-                w.wait()
+    def window() -> str:
+        start = int(time.time() * 1e6) + 50_000
+        return f"{start} {start + int(seconds * 1e6)}"
+
+    reports = gather_workers(workers, window if span == "timed" else None)
     latencies = [us / 1e6 for r in reports for us in r["latencies_us"]]
     first = min(r["first_start_us"] for r in reports) / 1e6
     last = max(r["last_end_us"] for r in reports) / 1e6
