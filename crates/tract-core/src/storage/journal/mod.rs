@@ -133,6 +133,33 @@ impl Seg {
     }
 }
 
+/// Why bytes after the frames of a segment with one after it are damage: such a segment ends
+/// with whole frames ([`Journal::start_next`]), so they cannot be a torn write.
+const FOLLOWED: &str = "it does not check, and a later segment follows it";
+
+/// The error for bytes that do not check at `offset` of the segment at `path`, which a later
+/// segment follows.
+pub(crate) fn damaged_before_next(path: &Path, offset: u64) -> Error {
+    Error::CorruptJournal {
+        path: path.to_path_buf(),
+        reason: segment::ScanError::Damaged {
+            offset,
+            reason: FOLLOWED,
+        }
+        .to_string(),
+    }
+}
+
+impl Seg {
+    /// Checks that a segment with one after it ends with its last whole frame.
+    fn ends_whole(file: &Segment) -> Result<()> {
+        match file.check_tail()? {
+            0 => Ok(()),
+            _ => Err(damaged_before_next(file.path(), file.end())),
+        }
+    }
+}
+
 /// The segments a reader sees, oldest first, each with the number of frames it had then.
 pub(crate) struct View {
     /// `(segment, frames)`.
@@ -288,6 +315,9 @@ impl Journal {
                     && idle.get_or_insert_with(|| self.try_writer()).is_some()
                 {
                     seg.read_new(&mut file, None)?;
+                }
+                if next {
+                    Seg::ends_whole(&file)?;
                 }
                 if next {
                     seg.complete.store(true, Ordering::Release);
@@ -448,8 +478,12 @@ impl Journal {
         Ok(true)
     }
 
-    /// Makes the segment after `seg` (the newest, under the writer lock) and closes `seg`.
+    /// Makes the segment after `seg` (the newest, under the writer lock) and closes `seg`,
+    /// whose tail is made clean first (a write a writer that died tore is zeroed): a segment
+    /// with one after it ends with whole frames, so bytes after them that do not check are
+    /// damage, never a torn write.
     pub(crate) fn start_next(&self, seg: &Arc<Seg>) -> Result<Arc<Seg>> {
+        seg.file().repair_tail()?;
         let g = seg.generation + 1;
         let file = Segment::create(&segment_path(&self.dir, g), &self.store, g)?;
         sync_dir(&self.dir)?;
@@ -539,8 +573,19 @@ impl Journal {
         for g in found {
             let path = segment_path(&self.dir, g);
             let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let newest = g == out.newest;
             let (frames, damage) = match segment::scan(&bytes, Some(&self.store)) {
-                Ok(scan) => (scan.frames, None),
+                // Only the newest segment can end with a torn write (`Journal::start_next`).
+                Ok(scan) => match scan.torn {
+                    Some(offset) if !newest => (
+                        scan.frames,
+                        Some((
+                            offset,
+                            "it does not check, and a later segment follows it".into(),
+                        )),
+                    ),
+                    _ => (scan.frames, None),
+                },
                 Err(segment::ScanError::Damaged { offset, reason }) => {
                     // What comes before the damaged frame reads as a segment that ends there.
                     let cut = usize::try_from(offset)
@@ -630,4 +675,161 @@ fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STORE: StoreId = [7; 16];
+
+    /// The ops of frame `n`: a setting named after it.
+    fn ops_of(n: u64) -> Vec<Op> {
+        vec![Op::Meta(
+            format!("frame {n}"),
+            Some(n.to_le_bytes().to_vec()),
+        )]
+    }
+
+    /// A journal of segments 1 to 3 with two frames each (frames 1 to 6, in order).
+    fn three_segments(dir: &Path) -> Journal {
+        let journal = Journal::create(dir, &STORE, 1).unwrap();
+        for g in 1..=3u64 {
+            let path = segment_path(dir, g);
+            let mut seg = match g {
+                1 => Segment::open(&path, &STORE, g).unwrap().unwrap(),
+                _ => Segment::create(&path, &STORE, g).unwrap(),
+            };
+            for n in [2 * g - 1, 2 * g] {
+                let payload = ops::encode(&ops_of(n)).unwrap();
+                seg.append(&payload, 1 << 20).unwrap().unwrap();
+            }
+        }
+        journal
+    }
+
+    #[test]
+    fn a_salvage_keeps_the_frames_before_the_damage_and_copies_the_rest_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        let whole = journal.salvageable(0).unwrap();
+        assert_eq!(whole.frames, (1..=6).map(ops_of).collect::<Vec<_>>());
+        assert_eq!((whole.damage, whole.newest), (None, 3));
+
+        // The second frame of segment 2 (frame 4), changed in its payload.
+        let path = segment_path(dir.path(), 2);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let second = segment::scan(&bytes, Some(&STORE)).unwrap().frames[1].offset as usize;
+        bytes[second + segment::FRAME_HEAD + 2] ^= 0x41;
+        std::fs::write(&path, &bytes).unwrap();
+        let found = journal.salvageable(0).unwrap();
+        assert_eq!(found.frames, (1..=3).map(ops_of).collect::<Vec<_>>());
+        let (generation, offset, _) = found.damage.clone().unwrap();
+        assert_eq!((generation, offset, found.newest), (2, second as u64, 3));
+
+        // Segments 2 and 3 are copied whole, segment 4 is made empty, the originals stay for
+        // the caller to remove once redb records the fold.
+        let aside = journal.set_aside(2, 3).unwrap();
+        assert_eq!(std::fs::read(segment_path(&aside, 2)).unwrap(), bytes);
+        assert_eq!(
+            std::fs::read(segment_path(&aside, 3)).unwrap(),
+            std::fs::read(segment_path(dir.path(), 3)).unwrap()
+        );
+        let next = std::fs::read(segment_path(dir.path(), 4)).unwrap();
+        assert!(
+            segment::scan(&next, Some(&STORE))
+                .unwrap()
+                .frames
+                .is_empty()
+        );
+        assert_eq!(generations(&aside).unwrap(), [2, 3]);
+        // A salvage again after a crash before redb recorded the first (segment 4 is there, the
+        // newest now) copies to a directory of its own, in the same second too.
+        let again = journal.set_aside(2, 4).unwrap();
+        assert_ne!(again, aside);
+        assert_eq!(generations(&again).unwrap(), [2, 3, 4]);
+    }
+
+    /// Segment `g`'s bytes with `f` applied to them.
+    fn change(dir: &Path, g: u64, f: impl FnOnce(&mut Vec<u8>, &[u64])) {
+        let path = segment_path(dir, g);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let offsets: Vec<u64> = segment::scan(&bytes, Some(&STORE))
+            .unwrap()
+            .frames
+            .iter()
+            .map(|f| f.offset)
+            .collect();
+        f(&mut bytes, &offsets);
+        std::fs::write(&path, &bytes).unwrap();
+    }
+
+    #[test]
+    fn the_last_frame_of_a_segment_with_one_after_it_damaged_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        // A torn write at the end of the newest segment is not damage: it is dropped.
+        change(dir.path(), 3, |bytes, offsets| {
+            let end = offsets[1] as usize + segment::FRAME_HEAD + 40;
+            bytes[end..end + 9].copy_from_slice(b"\x30\0\0\0\x03torn");
+        });
+        let view = journal.view(0, true).unwrap().unwrap();
+        assert_eq!(
+            view.layers.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+            [2, 2, 2]
+        );
+        // The same bytes where a segment follows: the last frame of segment 2 changed.
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        let mut at = 0;
+        change(dir.path(), 2, |bytes, offsets| {
+            at = offsets[1];
+            bytes[at as usize + segment::FRAME_HEAD + 2] ^= 0x41;
+        });
+        for writer in [false, true] {
+            match journal.view(0, writer).map(|_| ()) {
+                Err(Error::CorruptJournal { path, reason }) => {
+                    assert_eq!(path, segment_path(dir.path(), 2));
+                    assert!(reason.contains(&format!("offset {at}")), "{reason}");
+                    assert!(reason.contains(FOLLOWED), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_segment_is_closed_with_its_torn_tail_zeroed() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        let mut end = 0;
+        change(dir.path(), 3, |bytes, offsets| {
+            end = offsets[1] as usize + segment::FRAME_HEAD + 40;
+            bytes[end..end + 9].copy_from_slice(b"\x30\0\0\0\x03torn");
+        });
+        let view = journal.view(0, true).unwrap().unwrap();
+        let (newest, _) = view.layers.last().unwrap();
+        journal.start_next(newest).unwrap();
+        let bytes = std::fs::read(segment_path(dir.path(), 3)).unwrap();
+        assert!(bytes[end..end + 9].iter().all(|&b| b == 0));
+        // Segment 3, now followed by 4, reads whole.
+        let view = journal.view(0, false).unwrap().unwrap();
+        assert_eq!(view.layers.len(), 4);
+    }
+
+    #[test]
+    fn a_salvage_needs_every_segment_after_the_fold() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        std::fs::remove_file(segment_path(dir.path(), 2)).unwrap();
+        assert!(matches!(
+            journal.salvageable(0),
+            Err(Error::CorruptJournal { reason, .. }) if reason.contains("missing")
+        ));
+        // Segments an earlier fold holds are not asked for.
+        assert_eq!(
+            journal.salvageable(2).unwrap().frames,
+            [ops_of(5), ops_of(6)]
+        );
+    }
 }
