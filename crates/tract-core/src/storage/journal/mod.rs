@@ -831,5 +831,24 @@ mod tests {
             journal.salvageable(2).unwrap().frames,
             [ops_of(5), ops_of(6)]
         );
+        // A segment whose header is damaged holds nothing that can be read: the damage is
+        // at its start, and what comes before it is kept.
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        change(dir.path(), 3, |bytes, _| bytes[40] ^= 0x41);
+        let found = journal.salvageable(0).unwrap();
+        assert_eq!(found.frames, (1..=4).map(ops_of).collect::<Vec<_>>());
+        assert_eq!(found.damage.map(|(g, offset, _)| (g, offset)), Some((3, 0)));
+        // Another store's segment is not damage a salvage mends.
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        let theirs = segment::header(&[8; 16], 2);
+        change(dir.path(), 2, |bytes, _| {
+            bytes[..theirs.len()].copy_from_slice(&theirs)
+        });
+        assert!(matches!(
+            journal.salvageable(0),
+            Err(Error::CorruptJournal { reason, .. }) if reason.contains("another store")
+        ));
     }
 }
