@@ -577,13 +577,7 @@ impl Journal {
             let (frames, damage) = match segment::scan(&bytes, Some(&self.store)) {
                 // Only the newest segment can end with a torn write (`Journal::start_next`).
                 Ok(scan) => match scan.torn {
-                    Some(offset) if !newest => (
-                        scan.frames,
-                        Some((
-                            offset,
-                            "it does not check, and a later segment follows it".into(),
-                        )),
-                    ),
+                    Some(offset) if !newest => (scan.frames, Some((offset, FOLLOWED.into()))),
                     _ => (scan.frames, None),
                 },
                 Err(segment::ScanError::Damaged { offset, reason }) => {
