@@ -62,6 +62,8 @@ import threading
 import time
 from pathlib import Path
 
+import agent_turns
+
 BACKENDS = ("tract", "sqlite")
 PREFILL_BATCH = 1000
 # Items each session of the core's threads and processes figures is given.
@@ -88,25 +90,7 @@ def tool_output(k: int) -> str:
 
 
 def turn(k: int) -> list[dict]:
-    return [
-        {"role": "user", "content": f"question {k}: where is setting {k} read?"},
-        {
-            "type": "function_call",
-            "id": f"fc_{k}",
-            "call_id": f"call_{k}",
-            "name": "grep",
-            "arguments": json.dumps({"pattern": f"SETTING_{k}"}),
-            "status": "completed",
-        },
-        {"type": "function_call_output", "call_id": f"call_{k}", "output": tool_output(k)},
-        {
-            "type": "message",
-            "id": f"msg_{k}",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": f"Setting {k} is read in src/config_{k}.py.", "annotations": []}],
-        },
-    ]
+    return agent_turns.turn(k, tool_output(k))
 
 
 def item(i: int) -> dict:

@@ -27,27 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import agent_turns
+
 
 def turn(k: int) -> list[dict]:
-    return [
-        {"role": "user", "content": f"question {k}: where is setting {k} read?"},
-        {
-            "type": "function_call",
-            "id": f"fc_{k}",
-            "call_id": f"call_{k}",
-            "name": "grep",
-            "arguments": json.dumps({"pattern": f"SETTING_{k}"}),
-            "status": "completed",
-        },
-        {"type": "function_call_output", "call_id": f"call_{k}", "output": f"src/config_{k}.py:{k}: SETTING_{k} = ...\n" * 4},
-        {
-            "type": "message",
-            "id": f"msg_{k}",
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": f"Setting {k} is read in src/config_{k}.py.", "annotations": []}],
-        },
-    ]
+    return agent_turns.turn(k, f"src/config_{k}.py:{k}: SETTING_{k} = ...\n" * 4)
 
 
 def ms(f) -> float:
