@@ -51,13 +51,6 @@ impl Compiled {
         self.head
     }
 
-    /// The view's messages as committed, in view order: no synthetic results, each result
-    /// where it was appended. Made in constant time, so walking back from the newest (the call
-    /// an output answers) costs what it walks, not the whole view as [`Compiled::messages`].
-    pub fn committed(&self) -> impl DoubleEndedIterator<Item = &Message> + '_ {
-        self.entries.iter().map(|e| e.message.as_ref())
-    }
-
     /// Total tokens of the request, framing and reply priming included.
     pub fn token_count(&self) -> u64 {
         self.token_count
