@@ -156,16 +156,22 @@ impl JournaledRedb {
     }
 }
 
-/// What a salvage of a damaged journal did ([`JournaledRedb::salvage`]).
-pub(crate) struct Salvaged {
-    /// Frames folded into redb: every one before the damage.
-    pub(crate) kept: u64,
-    /// The damaged segment's file, the damaged frame's offset and what is wrong with it.
-    pub(crate) damaged: (PathBuf, u64, String),
-    /// Where the damaged segment and those after it were copied.
-    pub(crate) set_aside: PathBuf,
-    /// How many segments were copied there.
-    pub(crate) segments: u64,
+/// What [`crate::Store::salvage_journal`] did to a store whose journal was damaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalSalvage {
+    /// The frames before the damage, now folded into the store file.
+    pub kept_frames: u64,
+    /// The segment file with the first damaged frame.
+    pub damaged_segment: PathBuf,
+    /// Where in it that frame starts.
+    pub damaged_offset: u64,
+    /// What is wrong with it.
+    pub damage: String,
+    /// The directory the damaged segment and every later one were copied into (kept: nothing
+    /// is deleted that might still be read by hand).
+    pub set_aside: PathBuf,
+    /// How many segments were copied there and left out of the store.
+    pub segments_set_aside: u64,
 }
 
 impl JournaledRedb {
@@ -184,7 +190,7 @@ impl JournaledRedb {
         path: &Path,
         store: &StoreId,
         timeout: Duration,
-    ) -> Result<Option<Salvaged>> {
+    ) -> Result<Option<JournalSalvage>> {
         let dir = crate::storage::journal::dir_of(path);
         let journal = Journal::open(&dir, store);
         if !dir.is_dir() {
@@ -206,18 +212,13 @@ impl JournaledRedb {
         Box::new(w).commit()?;
         // Left out of the store: removing them is tidying (the next fold removes what is left).
         let _ = journal.remove_folded(found.newest, false);
-        Ok(Some(Salvaged {
-            kept,
-            damaged: (
-                crate::storage::journal::segment_path(
-                    &crate::storage::journal::dir_of(path),
-                    generation,
-                ),
-                offset,
-                reason,
-            ),
+        Ok(Some(JournalSalvage {
+            kept_frames: kept,
+            damaged_segment: crate::storage::journal::segment_path(&dir, generation),
+            damaged_offset: offset,
+            damage: reason,
             set_aside,
-            segments: found.newest - generation + 1,
+            segments_set_aside: found.newest - generation + 1,
         }))
     }
 }

@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Duration;
 
+pub use crate::storage::journaled::JournalSalvage;
 pub use crate::storage::store::upgrade::{FORMAT_VERSION, UpgradeReport};
 
 /// Where a store lives by default, relative to a project directory.
@@ -308,10 +309,7 @@ impl Store {
                 open.insert(key, Arc::downgrade(&shared));
                 Ok(shared)
             }
-            Located::Missing if mode == OpenMode::Existing => Err(Error::io(
-                path.to_path_buf(),
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no tract store here"),
-            )),
+            Located::Missing if mode == OpenMode::Existing => Err(no_store_at(path)),
             Located::Missing => match RedbBackend::create(path)? {
                 Created::Raced => Self::open_file(path, OpenMode::Existing, open),
                 Created::New(redb) => {
@@ -401,31 +399,19 @@ impl Store {
         }
         let redb = match redb_backend::locate(path)? {
             Located::Existing(_) => RedbBackend::open(path)?,
-            Located::Missing => {
-                return Err(Error::io(
-                    path.to_path_buf(),
-                    std::io::Error::new(std::io::ErrorKind::NotFound, "no tract store here"),
-                ));
-            }
+            Located::Missing => return Err(no_store_at(path)),
         };
-        let format = format_of(&redb.read_txn()?)?;
-        if format != Some(FORMAT_VERSION) {
+        let tx = redb.read_txn()?;
+        if format_of(&tx)? != Some(FORMAT_VERSION) {
             return Err(Error::invalid_input(format!(
                 "{} is not a store of format {FORMAT_VERSION}, the format with a journal: open it \
                  with tract first",
                 path.display()
             )));
         }
-        let id = store_id_of(&redb.read_txn()?)?;
-        let salvaged = JournaledRedb::salvage(&redb, path, &id, DEFAULT_LOCK_TIMEOUT)?;
-        Ok(salvaged.map(|s| JournalSalvage {
-            kept_frames: s.kept,
-            damaged_segment: s.damaged.0,
-            damaged_offset: s.damaged.1,
-            damage: s.damaged.2,
-            set_aside: s.set_aside,
-            segments_set_aside: s.segments,
-        }))
+        let id = store_id_of(&tx)?;
+        drop(tx);
+        JournaledRedb::salvage(&redb, path, &id, DEFAULT_LOCK_TIMEOUT)
     }
 
     /// Reads every segment of the journal whole, checking each frame and that its ops decode;
@@ -649,22 +635,12 @@ fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<Upg
     Ok((Backend::Journaled(backend), report))
 }
 
-/// What [`Store::salvage_journal`] did to a store whose journal was damaged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JournalSalvage {
-    /// The frames before the damage, now folded into the store file.
-    pub kept_frames: u64,
-    /// The segment file with the first damaged frame.
-    pub damaged_segment: PathBuf,
-    /// Where in it that frame starts.
-    pub damaged_offset: u64,
-    /// What is wrong with it.
-    pub damage: String,
-    /// The directory the damaged segment and every later one were copied into (kept: nothing
-    /// is deleted that might still be read by hand).
-    pub set_aside: PathBuf,
-    /// How many segments were copied there and left out of the store.
-    pub segments_set_aside: u64,
+/// The error for a path where a store was asked for and no file is.
+fn no_store_at(path: &Path) -> Error {
+    Error::io(
+        path.to_path_buf(),
+        std::io::Error::new(std::io::ErrorKind::NotFound, "no tract store here"),
+    )
 }
 
 /// What a position is resolved against: a read snapshot, or a write transaction (which also
