@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
-use tract_core::{Bind, BranchName, Message, OpenOptions, Role, SyncOptions, Tract};
+use tract_core::{AppendOptions, Bind, BranchName, Message, OpenOptions, Role, SyncOptions, Tract};
 
 /// Microseconds since the Unix epoch: comparable between processes.
 fn epoch_us() -> u64 {
@@ -467,14 +467,10 @@ fn session_appends(
     Ok(times)
 }
 
-/// Appends one OpenAI Responses item as `TractSession.add_items([item])` does (an output
-/// named after its call, found by [`Tract::call_names`]).
+/// Appends one OpenAI Responses item as `TractSession.add_items([item])` does.
 fn append_item(t: &Tract, item: &Value) -> Result<(), tract_core::Error> {
-    use tract_core::formats::responses;
-    let items = std::slice::from_ref(item);
-    let calls = t.call_names(&responses::calls_answered_elsewhere(items))?;
-    t.append_batch(responses::messages_from_items(items, &calls)?)?;
-    Ok(())
+    t.append_items(std::slice::from_ref(item), &AppendOptions::default())
+        .map(drop)
 }
 
 /// The items of each of `threads` sessions: line K of the JSON Lines file `path` is the list of

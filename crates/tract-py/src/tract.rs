@@ -1301,14 +1301,11 @@ fn items_of(items: &Bound<'_, PyAny>) -> PyResult<Vec<serde_json::Value>> {
     }
 }
 
-/// Appends Responses items, an output after its call named by the view (`append_items`).
+/// Appends Responses items (`Tract::append_items`), with the caller's compare-and-swap.
 fn append_items(
     t: &Tract,
     items: &[serde_json::Value],
     expected: Option<Rev>,
 ) -> Result<Vec<tract_core::CommitInfo>, Error> {
-    use tract_core::formats::responses;
-    let calls = t.call_names(&responses::calls_answered_elsewhere(items))?;
-    let messages = responses::messages_from_items(items, &calls)?;
-    t.append_batch_with(messages, &options(t, expected)?)
+    t.append_items(items, &options(t, expected)?)
 }

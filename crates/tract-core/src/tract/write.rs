@@ -37,6 +37,19 @@ impl Tract {
         append::append_batch(&self.repo, messages, opts)
     }
 
+    /// Appends OpenAI Responses input items, one message each, in one transaction with
+    /// options: all of them, or none. An output whose call is not among them takes the call's
+    /// tool name from the view ([`Tract::call_names`]).
+    pub fn append_items(
+        &self,
+        items: &[serde_json::Value],
+        opts: &AppendOptions,
+    ) -> Result<Vec<CommitInfo>> {
+        use crate::formats::responses;
+        let calls = self.call_names(&responses::calls_answered_elsewhere(items))?;
+        self.append_batch_with(responses::messages_from_items(items, &calls)?, opts)
+    }
+
     /// Appends a system message.
     pub fn system(&self, text: impl Into<String>) -> Result<CommitInfo> {
         self.append(Message::text(Role::System, text))
