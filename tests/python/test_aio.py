@@ -97,7 +97,8 @@ def test_append_items_runs_on_tracts_threads_and_settles_in_the_loop(store_path)
         await asyncio.gather(*(t.append_items([{"role": "user", "content": f"m{i}"}]) for i in range(50)))
         await asyncio.sleep(0.2)
         texts = [m["content"] for m in (await t.compile()).messages if m["role"] == "user"]
-        assert texts[0] == "kept" and sorted(texts[1:]) == sorted(f"m{i}" for i in range(50))
+        # The cancelled caller's append may land among the 50: order between them is not promised.
+        assert sorted(texts) == sorted(["kept"] + [f"m{i}" for i in range(50)])
         assert problems == []
         await t.close()
 
