@@ -94,6 +94,16 @@ mod tests {
     }
 
     #[test]
+    fn counts_code_scripts_and_emoji_as_tiktoken_rs_does() {
+        // 119 with tiktoken-rs 0.12.1 as published; the copy in vendor/ loads the encoding
+        // another way (vendor/README.md) and must count the same.
+        let text = "fn main() {\n    let s = \"héllo wörld — 你好，世界 🌍🚀 𝔘𝔫𝔦𝔠𝔬𝔡𝔢\";\n    \
+                    println!(\"{s:?}\\t{}\", s.len());\n}\n// grep -rn \"TODO\" src/ | wc -l  =>  \
+                    42\r\n\t\t  \n<|endoftext|> 1234567890 3.14159e-10 0xDEADBEEF αβγ ﷽ \u{200d}👩\u{200d}👩\u{200d}👧\n";
+        assert_eq!(count_text(text), 119);
+    }
+
+    #[test]
     fn message_counts_name_and_calls() {
         let plain = Message::tool_result("c1", "grep", "hello world", false);
         assert_eq!(count_message(&plain), 2);
