@@ -27,6 +27,7 @@ timings() {
 # The PostgreSQL server is stopped however the run ends, keeping the run's exit status.
 pgdir=""
 python_pid=""
+pg_pass=""
 kill_tree() {
     local child
     for child in $(pgrep -P "$1"); do kill_tree "$child"; done
@@ -35,6 +36,7 @@ kill_tree() {
 on_exit() {
     local rc=$?
     if [ -n "$python_pid" ]; then kill_tree "$python_pid"; fi
+    if [ -n "$pg_pass" ]; then kill_tree "$pg_pass"; fi
     if [ -n "$pgdir" ]; then "$root/scripts/postgres.sh" stop "$pgdir" || true; fi
     timings
     exit "$rc"
@@ -89,8 +91,11 @@ python_side() {
     # The providers' SDKs: their request types check what compile produces
     # (tests/python/providers.py); the MCP client drives `tract mcp`; LangGraph and its
     # checkpointer conformance suite test the LangGraph drop-in; Selenium drives the headless
-    # Chromium that tests `tract serve`'s page; pytest-xdist runs the suite on two workers.
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" \
+    # Chromium that tests `tract serve`'s page; pytest-xdist runs the suite on three workers.
+    # `--no-compile`: byte-compiling every module of these packages took a third of the
+    # install's CPU beside the build; Python compiles what the tests import when they import it.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
+        "maturin>=1.9.4,<2" \
         "pytest>=8" "pytest-xdist>=3.5,<4" \
         "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
         "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5"
@@ -104,7 +109,7 @@ python_side() {
     # With the extras of the framework drop-ins: their tests run the frameworks' own packages.
     local wheel
     wheel=$(ls target/wheels/tract_context-*.whl)
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
         "${wheel}[openai-agents,langgraph,claude-agent-sdk]"
 }
 python_side >"$logs/python.log" 2>&1 &
@@ -127,12 +132,6 @@ built=(--binaries-metadata target/nextest-binaries.json
 phase "Rust tests: unit, the core's integration suite, the CLI end to end"
 cargo nextest run "${built[@]}" --no-fail-fast --test-threads 6
 
-phase "Rust: the core integration suite again, every store on PostgreSQL through PgBouncer"
-# As production runs it: TLS to a pooler in transaction mode. The tests that change rows behind
-# tract's back reach the server directly. (The Python suite uses the server directly.)
-TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
-    cargo nextest run "${built[@]}" --no-fail-fast --test-threads 4 -E 'binary(integration)'
-
 phase "python: the virtual environment and the wheel (made in the background since the start)"
 rc=0
 wait "$python_pid" || rc=$?
@@ -152,9 +151,32 @@ if [ -n "$again" ]; then
     echo "test.sh: the wheel compiled again what the test build had (align test-build's features): $again"
 fi
 
-phase "pytest"
+phase "pytest, and beside it the core integration suite again on PostgreSQL through PgBouncer"
+# The Rust pass: every store on PostgreSQL as production runs it, TLS to a pooler in
+# transaction mode; the tests that change rows behind tract's back reach the server directly.
+# It runs beside pytest, whose workers spend much of their time waiting on processes, servers
+# and a browser (the two one after the other took 40 s longer); its output is shown when it
+# ends.
+pg_log="$logs/postgres-pass.log"
+TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
+    cargo nextest run "${built[@]}" --no-fail-fast --test-threads 3 -E 'binary(integration)' \
+    >"$pg_log" 2>&1 &
+pg_pass=$!
 # Run from the test folder so `import tract` can only find the installed wheel. The tests that
 # run on both backends, and those of PostgreSQL itself, use the server started above.
 export TRACT_TEST_POSTGRES TRACT_TEST_POSTGRES_DIR
-cd tests/python
-"../../$venv/bin/python" -m pytest -q -n 3
+rc=0
+(cd tests/python && "../../$venv/bin/python" -m pytest -q -n 3) || rc=$?
+pg_rc=0
+wait "$pg_pass" || pg_rc=$?
+pg_pass=""
+echo "== the core integration suite on PostgreSQL through PgBouncer"
+if [ "$pg_rc" -ne 0 ]; then
+    cat "$pg_log"
+else
+    grep -E '^ *(Summary|SLOW)' "$pg_log" || true
+fi
+if [ "$rc" -ne 0 ] || [ "$pg_rc" -ne 0 ]; then
+    echo "test.sh: pytest exited $rc, the PostgreSQL pass $pg_rc" >&2
+    exit 1
+fi

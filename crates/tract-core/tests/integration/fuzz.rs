@@ -193,8 +193,8 @@ fn a_damaged_freed_page_table_is_an_error_not_an_abort() {
 
 /// Found by fuzzing (store_open): a damaged page number claimed a page of 2 GiB (or 4 GiB),
 /// which redb allocated and zeroed before reading it from a 57 KB file. The vendored redb
-/// checks that a large page lies in the file first (vendor/README.md): opening is an error,
-/// at once, and nothing near that size is allocated.
+/// checks that a large page lies in the file first (vendor/README.md): opening and compiling is
+/// an error, and nothing near that size is allocated.
 #[test]
 fn a_page_claimed_past_the_end_of_the_file_is_an_error_without_the_allocation() {
     for name in ["oom-page-past-the-end-2GiB", "oom-page-past-the-end-4GiB"] {
@@ -205,8 +205,10 @@ fn a_page_claimed_past_the_end_of_the_file_is_an_error_without_the_allocation() 
         let opened = tract_core::Store::from_bytes(&data, tract_core::StoreOptions::default())
             .and_then(|s| Tract::from_store(s, &Bind::HeadAtOpen))
             .and_then(|t| t.compile().map(|_| t));
+        // Which check names the damage first depends on whether redb was built with debug
+        // assertions (the fuzz build has them): a corrupt store either way.
         assert!(
-            matches!(opened, Err(Error::Corrupt { .. })),
+            matches!(&opened, Err(e) if e.category() == tract_core::ErrorCategory::Corrupt),
             "{name}: {opened:?}"
         );
     }
