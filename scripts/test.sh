@@ -88,6 +88,14 @@ rm -rf "$venv" target/wheels "$logs"
 mkdir -p "$logs"
 python_side() {
     python3 -m venv "$venv"
+    # The framework drop-ins' packages, read from the wheel's extras, installed with the rest
+    # now: once the wheel is built, installing it with its extras then finds them all in place.
+    local extras
+    mapfile -t extras < <("$venv/bin/python" -c '
+import tomllib
+with open("crates/tract-py/pyproject.toml", "rb") as f:
+    for reqs in tomllib.load(f)["project"]["optional-dependencies"].values():
+        print("\n".join(reqs))')
     # The providers' SDKs: their request types check what compile produces
     # (tests/python/providers.py); the MCP client drives `tract mcp`; LangGraph and its
     # checkpointer conformance suite test the LangGraph drop-in; Selenium drives the headless
@@ -98,7 +106,7 @@ python_side() {
         "maturin>=1.9.4,<2" \
         "pytest>=8" "pytest-xdist>=3.5,<4" \
         "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
-        "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5"
+        "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5" "${extras[@]}"
     # The dev profile, with the features the test build turned on (`test-build`): tract-core
     # and every dependency are the test build's, so only the binding and pyo3 are compiled;
     # the suite spends its time waiting on processes, servers and a browser
@@ -132,7 +140,16 @@ built=(--binaries-metadata target/nextest-binaries.json
 phase "Rust tests: unit, the core's integration suite, the CLI end to end"
 cargo nextest run "${built[@]}" --no-fail-fast --test-threads 6
 
-phase "python: the virtual environment and the wheel (made in the background since the start)"
+phase "python: the virtual environment and the wheel (made in the background since the start), with the PostgreSQL pass started beside them"
+# The core's integration suite again, every store on PostgreSQL as production runs it: TLS to a pooler in transaction mode; the
+# tests that change rows behind tract's back reach the server directly. It starts now and runs
+# beside the wheel's build and pytest, whose workers spend much of their time waiting on
+# processes, servers and a browser; its output is shown when it ends.
+pg_log="$logs/postgres-pass.log"
+TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
+    cargo nextest run "${built[@]}" --no-fail-fast --test-threads 3 -E 'binary(integration)' \
+    >"$pg_log" 2>&1 &
+pg_pass=$!
 rc=0
 wait "$python_pid" || rc=$?
 python_pid=""
@@ -151,17 +168,7 @@ if [ -n "$again" ]; then
     echo "test.sh: the wheel compiled again what the test build had (align test-build's features): $again"
 fi
 
-phase "pytest, and beside it the core integration suite again on PostgreSQL through PgBouncer"
-# The Rust pass: every store on PostgreSQL as production runs it, TLS to a pooler in
-# transaction mode; the tests that change rows behind tract's back reach the server directly.
-# It runs beside pytest, whose workers spend much of their time waiting on processes, servers
-# and a browser (the two one after the other took 40 s longer); its output is shown when it
-# ends.
-pg_log="$logs/postgres-pass.log"
-TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
-    cargo nextest run "${built[@]}" --no-fail-fast --test-threads 3 -E 'binary(integration)' \
-    >"$pg_log" 2>&1 &
-pg_pass=$!
+phase "pytest, and the end of the PostgreSQL pass"
 # Run from the test folder so `import tract` can only find the installed wheel. The tests that
 # run on both backends, and those of PostgreSQL itself, use the server started above.
 export TRACT_TEST_POSTGRES TRACT_TEST_POSTGRES_DIR
