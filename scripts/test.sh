@@ -132,8 +132,8 @@ phase "build: every crate and target, with clippy's lints (-D warnings); doc tes
 cargo nextest list --workspace --locked --list-type binaries-only --message-format json \
     >target/nextest-binaries.json
 cargo metadata --locked --format-version 1 >target/nextest-cargo-metadata.json
-cargo test --workspace --locked --doc
 touch "$logs/built"
+cargo test --workspace --locked --doc
 built=(--binaries-metadata target/nextest-binaries.json
     --cargo-metadata target/nextest-cargo-metadata.json)
 
