@@ -100,8 +100,8 @@ with open("crates/tract-py/pyproject.toml", "rb") as f:
     # (tests/python/providers.py); the MCP client drives `tract mcp`; LangGraph and its
     # checkpointer conformance suite test the LangGraph drop-in; Selenium drives the headless
     # Chromium that tests `tract serve`'s page; pytest-xdist runs the suite on three workers.
-    # `--no-compile`: byte-compiling every module of these packages took a third of the
-    # install's CPU beside the build; Python compiles what the tests import when they import it.
+    # `--no-compile`: byte-compiling every module of these packages took about a third of the
+    # install's CPU, beside the build; Python compiles what the tests import when they import it.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
         "maturin>=1.9.4,<2" \
         "pytest>=8" "pytest-xdist>=3.5,<4" \
@@ -141,10 +141,10 @@ phase "Rust tests: unit, the core's integration suite, the CLI end to end"
 cargo nextest run "${built[@]}" --no-fail-fast --test-threads 6
 
 phase "python: the virtual environment and the wheel (made in the background since the start), with the PostgreSQL pass started beside them"
-# The core's integration suite again, every store on PostgreSQL as production runs it: TLS to a pooler in transaction mode; the
-# tests that change rows behind tract's back reach the server directly. It starts now and runs
-# beside the wheel's build and pytest, whose workers spend much of their time waiting on
-# processes, servers and a browser; its output is shown when it ends.
+# The PostgreSQL pass: the core's integration suite again, every store on PostgreSQL as
+# production runs it (TLS to a pooler in transaction mode; the tests that change rows behind
+# tract's back reach the server directly). It starts now and runs beside the wheel's build and
+# pytest instead of holding a phase of its own; its output is shown when it ends.
 pg_log="$logs/postgres-pass.log"
 TRACT_TEST_POSTGRES="$TRACT_TEST_PGBOUNCER?sslmode=require" TRACT_TEST_POSTGRES_DIRECT="$pg_url" \
     cargo nextest run "${built[@]}" --no-fail-fast --test-threads 3 -E 'binary(integration)' \
