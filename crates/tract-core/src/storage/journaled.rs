@@ -118,29 +118,9 @@ impl JournaledRedb {
     }
 
     /// Reads every segment after the folded generation whole (fsck): the frames they hold.
-    /// Only the newest may end with a torn write ([`Journal::start_next`]); bytes that do not
-    /// check after the frames of an earlier one are damage.
     pub(crate) fn check_journal(&self) -> Result<u64> {
         let folded = folded_of(&self.inner.redb.read_txn()?)?;
-        let segments: Vec<_> = self
-            .inner
-            .journal
-            .check()?
-            .into_iter()
-            .filter(|(g, _, _)| *g > folded)
-            .collect();
-        let newest = segments.last().map(|(g, _, _)| *g);
-        if let Some((g, _, Some(offset))) = segments
-            .iter()
-            .find(|(g, _, torn)| torn.is_some() && Some(*g) != newest)
-        {
-            let dir = crate::storage::journal::dir_of(&self.inner.path);
-            return Err(crate::storage::journal::damaged_before_next(
-                &crate::storage::journal::segment_path(&dir, *g),
-                *offset,
-            ));
-        }
-        Ok(segments.iter().map(|(_, frames, _)| frames).sum())
+        self.inner.journal.check(folded)
     }
 
     /// Folds everything into redb, wipes and removes the segments, then compacts the file.

@@ -139,7 +139,7 @@ const FOLLOWED: &str = "it does not check, and a later segment follows it";
 
 /// The error for bytes that do not check at `offset` of the segment at `path`, which a later
 /// segment follows.
-pub(crate) fn damaged_before_next(path: &Path, offset: u64) -> Error {
+fn damaged_before_next(path: &Path, offset: u64) -> Error {
     Error::CorruptJournal {
         path: path.to_path_buf(),
         reason: segment::ScanError::Damaged {
@@ -318,8 +318,6 @@ impl Journal {
                 }
                 if next {
                     Seg::ends_whole(&file)?;
-                }
-                if next {
                     seg.complete.store(true, Ordering::Release);
                 }
             }
@@ -518,10 +516,13 @@ impl Journal {
         sync_dir(&self.dir)
     }
 
-    /// Every segment file, checked whole (fsck): generation, frames and torn tail of each.
-    pub(crate) fn check(&self) -> Result<Vec<(u64, u64, Option<u64>)>> {
+    /// Every segment file, checked whole (fsck): how many frames the segments after generation
+    /// `folded` hold. Only the newest segment may end with a torn write
+    /// ([`Journal::start_next`]): bytes that do not check after the frames of an earlier one
+    /// after `folded` are damage.
+    pub(crate) fn check(&self, folded: u64) -> Result<u64> {
         let _reading = self.lock_dir(false)?;
-        let mut out = Vec::new();
+        let mut segments = Vec::new();
         for g in generations(&self.dir)? {
             let path = segment_path(&self.dir, g);
             let Some(seg) = Segment::open(&path, &self.store, g)? else {
@@ -534,9 +535,15 @@ impl Journal {
                     reason: format!("frame {} does not decode: {e}", i + 1),
                 })?;
             }
-            out.push((g, frames.len() as u64, torn));
+            if g > folded {
+                segments.push((path, frames.len() as u64, torn));
+            }
         }
-        Ok(out)
+        let earlier = segments.len().saturating_sub(1);
+        if let Some((path, _, Some(offset))) = segments[..earlier].iter().find(|s| s.2.is_some()) {
+            return Err(damaged_before_next(path, *offset));
+        }
+        Ok(segments.iter().map(|(_, frames, _)| frames).sum())
     }
 }
 
@@ -790,6 +797,32 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn fsck_takes_a_torn_tail_only_at_the_end_of_the_newest_segment() {
+        let torn = |bytes: &mut Vec<u8>, offsets: &[u64]| {
+            let end = offsets[1] as usize + segment::FRAME_HEAD + 40;
+            bytes[end..end + 9].copy_from_slice(b"\x30\0\0\0\x03torn");
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        change(dir.path(), 3, torn);
+        assert_eq!(journal.check(0).unwrap(), 6);
+        assert_eq!(journal.check(1).unwrap(), 4);
+
+        let dir = tempfile::tempdir().unwrap();
+        let journal = three_segments(dir.path());
+        change(dir.path(), 2, torn);
+        match journal.check(0) {
+            Err(Error::CorruptJournal { path, reason }) => {
+                assert_eq!(path, segment_path(dir.path(), 2));
+                assert!(reason.contains(FOLLOWED), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Once folded, segment 2 is no longer the journal's to answer for.
+        assert_eq!(journal.check(2).unwrap(), 2);
     }
 
     #[test]
