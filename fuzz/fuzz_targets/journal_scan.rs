@@ -4,8 +4,12 @@
 //! check follow it. The frames' payloads (ops) read from any bytes never panic, and what reads
 //! is written back byte for byte.
 //!
+//! Frames may say that frames before them were in flight (written by other processes, not yet
+//! durable): a change in one of those may then read as a torn tail instead of an error.
+//!
 //! Input: one mode byte. Mode 0: the rest is a segment as it is, and also a frame's payload.
-//! Otherwise: a u16 length to cut
+//! Otherwise (odd: every frame says up to two frames before it were in flight; even: none):
+//! a u16 length to cut
 //! the segment to, a u16 offset and a byte to XOR there (0: no change), then payloads behind
 //! u16 lengths; the segment is made from the payloads, changed, cut, and read.
 #![no_main]
@@ -58,7 +62,11 @@ fuzz_target!(|data: &[u8]| {
         }
         more = tail;
     }
-    let mut bytes = journal_segment(3, 9, &payloads, FRAME_HEAD);
+    let in_flight: fn(usize) -> u64 = match mode % 2 {
+        1 => |len| len as u64 % 3,
+        _ => |_| 0,
+    };
+    let mut bytes = journal_segment(3, 9, &payloads, FRAME_HEAD, in_flight);
     let whole = bytes.len();
     let changed = xor != 0 && at < whole;
     if changed {

@@ -37,13 +37,27 @@ pub fn prefix_range(prefix: &HexPrefix) -> ([u8; 32], [u8; 32]) {
 }
 
 /// A journal segment's bytes with a frame for each of `payloads`, of a store whose id is all
-/// `store` bytes, at `generation`; then `spare` zeros.
-pub fn journal_segment(store: u8, generation: u64, payloads: &[&[u8]], spare: usize) -> Vec<u8> {
+/// `store` bytes, at `generation`; then `spare` zeros. Each frame says that `in_flight` of its
+/// payload's length frames before it were not known durable when it was written.
+pub fn journal_segment(
+    store: u8,
+    generation: u64,
+    payloads: &[&[u8]],
+    spare: usize,
+    in_flight: fn(usize) -> u64,
+) -> Vec<u8> {
     let id = [store; 16];
     let mut out = crate::storage::journal::segment::header(&id, generation).to_vec();
     for (i, p) in payloads.iter().enumerate() {
-        if let Ok(frame) = crate::storage::journal::segment::frame(&id, generation, i as u64 + 1, p)
-        {
+        let seq = i as u64 + 1;
+        let frame = crate::storage::journal::segment::frame(
+            &id,
+            generation,
+            seq,
+            in_flight(p.len()).min(seq - 1),
+            p,
+        );
+        if let Ok(frame) = frame {
             out.extend(frame);
         }
     }

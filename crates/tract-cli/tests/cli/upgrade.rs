@@ -16,21 +16,22 @@ fn upgrade_says_what_it_changed_then_that_there_is_nothing_to_do() {
     assert_snapshot!(p.run(&["upgrade"]), @"
     exit: 0
     --- stdout
-    upgraded the store from format 1 to 3
+    upgraded the store from format 1 to 4
       1 to 2: a store id (16 random bytes), which the store's other files will name
       2 to 3: a journal beside a store file (<file>-journal/): a durable write is one frame in it, folded into the file in batches
+      3 to 4: journal frames made durable after the writer lock is let go, so several processes' frames share one fdatasync (journal format 2, from a new segment)
     ");
     assert_snapshot!(p.run(&["upgrade"]), @"
     exit: 0
     --- stdout
-    the store is at format 3, the newest this tract writes
+    the store is at format 4, the newest this tract writes
     ");
     assert_snapshot!(p.run(&["upgrade", "--json"]), @r#"
     exit: 0
     --- stdout
     {
-      "from_version": 3,
-      "to_version": 3,
+      "from_version": 4,
+      "to_version": 4,
       "steps": []
     }
     "#);
@@ -54,8 +55,8 @@ fn any_command_upgrades_the_store_it_opens() {
     exit: 0
     --- stdout
     {
-      "from_version": 3,
-      "to_version": 3,
+      "from_version": 4,
+      "to_version": 4,
       "steps": []
     }
     "#);

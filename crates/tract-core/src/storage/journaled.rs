@@ -67,6 +67,25 @@ impl JournaledRedb {
         Journal::create(&crate::storage::journal::dir_of(path), store, folded + 1).map(drop)
     }
 
+    /// Closes the newest segment of the journal of the store file at `path` and starts the
+    /// next, in the journal format this build writes (the upgrade from store format 3: the
+    /// frames after it are written the way only this build reads). Waits up to `timeout` for
+    /// another process's writer.
+    pub(crate) fn start_next_segment(
+        path: &Path,
+        store: &StoreId,
+        folded: u64,
+        timeout: Duration,
+    ) -> Result<()> {
+        let journal = Journal::open(&crate::storage::journal::dir_of(path), store);
+        let _lock = journal.lock_writer(timeout)?;
+        let view = journal
+            .view(folded, true)?
+            .ok_or_else(|| journal.missing())?;
+        let newest = view.layers.last().ok_or_else(|| journal.missing())?;
+        journal.start_next(&newest.0).map(drop)
+    }
+
     /// The store file `redb` at `path` with its journal, which must be there, of this store,
     /// with every segment after the generation redb last folded.
     pub(crate) fn open(redb: RedbBackend, path: &Path, store: &StoreId) -> Result<Self> {
@@ -819,8 +838,7 @@ impl WriteTx for JWrite {
             drop(lock);
             return inner.tidy(folded, store_wide);
         }
-        let filled = inner.journal.append(&view, ops, &payload)?;
-        drop(lock);
+        let filled = inner.journal.append(&view, ops, &payload, lock)?;
         inner.wrote.store(true, Ordering::Release);
         // A segment this write filled, or full ones a process that stopped left unfolded.
         if filled || view.complete().next().is_some() {

@@ -39,9 +39,10 @@ fn frames(bytes: &[u8]) -> Vec<(usize, usize)> {
 }
 
 /// Writes where the last durable frame ends, as a writer publishes it for readers.
-fn publish(store: &Path, generation: u64, end: usize) {
+fn publish(store: &Path, generation: u64, end: usize, seq: u64) {
     let mut bytes = generation.to_le_bytes().to_vec();
     bytes.extend_from_slice(&(end as u64).to_le_bytes());
+    bytes.extend_from_slice(&seq.to_le_bytes());
     let check = blake3::hash(&bytes);
     bytes.extend_from_slice(&check.as_bytes()[..8]);
     std::fs::write(journal_of(store).join("published"), bytes).unwrap();
@@ -95,7 +96,7 @@ fn a_last_frame_cut_or_garbled_at_any_byte_is_dropped_whole_and_written_over() {
             }
             std::fs::write(&seg, &damaged).unwrap();
             // The writer died before its fdatasync returned: it published the frame before.
-            publish(&copy, generation, start);
+            publish(&copy, generation, start, frames(&bytes).len() as u64 - 1);
             let t = Tract::open(&copy).unwrap();
             let seen = texts(&t);
             assert_eq!(seen, all[..all.len() - 1], "byte {at}, garbled {garble}");
@@ -300,20 +301,38 @@ fn a_redacted_payload_leaves_the_journal() {
 #[test]
 fn a_frame_not_yet_published_is_seen_only_once_no_writer_holds_the_lock() {
     let (_dir, path, all) = store_of(3);
-    let (_d, copy) = copy(&path);
-    let seg = segments(&copy).pop().unwrap();
-    let generation: u64 = seg.file_name().unwrap().to_str().unwrap().parse().unwrap();
-    let (start, _) = *frames(&std::fs::read(&seg).unwrap()).last().unwrap();
-    // A writer has written its frame and not yet returned from fdatasync: it holds the lock,
-    // and the durable end it published is before the frame.
-    publish(&copy, generation, start);
-    let lock = std::fs::File::open(journal_of(&copy).join("lock")).unwrap();
-    lock.lock().unwrap();
-    let t = Tract::open(&copy).unwrap();
-    assert_eq!(texts(&t), all[..2], "not durable yet: not seen");
-    // The writer is gone (a crash after its write): what it wrote whole is taken.
-    drop(lock);
-    assert_eq!(texts(&t), all);
-    drop(t);
-    assert_eq!(texts(&Tract::open(&copy).unwrap()), all);
+    for lock in ["lock", "syncing"] {
+        let (_d, copy) = copy(&path);
+        let seg = segments(&copy).pop().unwrap();
+        let generation: u64 = seg.file_name().unwrap().to_str().unwrap().parse().unwrap();
+        let written = frames(&std::fs::read(&seg).unwrap());
+        let (start, _) = *written.last().unwrap();
+        // A writer has written its frame and not yet returned from fdatasync: it holds the
+        // writer lock, or it has let that go to the next writer and holds the syncing lock
+        // (shared, beside other writers' fdatasyncs); the durable end it published is before
+        // the frame.
+        publish(&copy, generation, start, written.len() as u64 - 1);
+        let held = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(journal_of(&copy).join(lock))
+            .unwrap();
+        match lock {
+            "lock" => held.lock().unwrap(),
+            _ => held.lock_shared().unwrap(),
+        }
+        let t = Tract::open(&copy).unwrap();
+        assert_eq!(
+            texts(&t),
+            all[..2],
+            "{lock} held: not durable yet, not seen"
+        );
+        // The writer is gone (a crash after its write): what it wrote whole is taken.
+        drop(held);
+        assert_eq!(texts(&t), all, "{lock}");
+        drop(t);
+        assert_eq!(texts(&Tract::open(&copy).unwrap()), all);
+    }
 }

@@ -17,16 +17,27 @@ const FORMAT_2: &str = concat!(
     "/../../tests/fixtures/store-format-2.redb"
 );
 
+/// Written the same way at 84eb119, the last build of format 3: the store file and its journal,
+/// whose one segment (journal format 1) holds the 13 frames of those commands, none folded
+/// (tests/fixtures/store-format-3/).
+const FORMAT_3: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/store-format-3/store.redb"
+);
+
 const STEP_2: &str =
     "1 to 2: a store id (16 random bytes), which the store's other files will name";
 const STEP_3: &str = "2 to 3: a journal beside a store file (<file>-journal/): a durable write is \
                       one frame in it, folded into the file in batches";
+const STEP_4: &str = "3 to 4: journal frames made durable after the writer lock is let go, so \
+                      several processes' frames share one fdatasync (journal format 2, from a \
+                      new segment)";
 
 fn upgrade_from(from: u32) -> UpgradeReport {
     UpgradeReport {
         from,
-        to: 3,
-        steps: [STEP_2, STEP_3][from as usize - 1..]
+        to: 4,
+        steps: [STEP_2, STEP_3, STEP_4][from as usize - 1..]
             .iter()
             .map(|s| s.to_string())
             .collect(),
@@ -38,6 +49,15 @@ fn upgrade_from(from: u32) -> UpgradeReport {
 fn upgraded_when_opened(fixture: &str, from: u32, main_tip: &str, agent_tip: &str) {
     let (_d, path) = file_store();
     std::fs::copy(fixture, &path).unwrap();
+    let journal = std::path::PathBuf::from(format!("{fixture}-journal"));
+    let copied = path.with_file_name("store.redb-journal");
+    if journal.is_dir() {
+        std::fs::create_dir(&copied).unwrap();
+        for entry in std::fs::read_dir(&journal).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), copied.join(entry.file_name())).unwrap();
+        }
+    }
     let t = Tract::open(&path).unwrap();
     // The open made the upgrade, and says so once more when asked.
     assert_eq!(t.store().upgrade().unwrap(), upgrade_from(from));
@@ -71,20 +91,46 @@ fn upgraded_when_opened(fixture: &str, from: u32, main_tip: &str, agent_tip: &st
     assert!(path.with_file_name("store.redb-journal").is_dir());
     let again = Tract::open(&path).unwrap();
     let nothing = again.store().upgrade().unwrap();
-    assert_eq!((nothing.from, nothing.to), (3, 3));
+    assert_eq!((nothing.from, nothing.to), (4, 4));
     assert!(nothing.steps.is_empty());
     assert_eq!(again.store().id().unwrap(), id, "the id is made once");
     assert_eq!(texts(&again).last().unwrap(), "after the upgrade");
 }
 
 #[test]
-fn stores_written_at_formats_1_and_2_are_upgraded_when_opened_and_keep_every_id() {
+fn stores_written_at_formats_1_2_and_3_are_upgraded_when_opened_and_keep_every_id() {
     assert_eq!(
-        FORMAT_VERSION, 3,
+        FORMAT_VERSION, 4,
         "a new format needs a fixture of the one before"
     );
     upgraded_when_opened(FORMAT_1, 1, "9d5481c641", "215d8d1587");
     upgraded_when_opened(FORMAT_2, 2, "d8f27c58b1", "7311612b74");
+    // Its commits are in the journal's frames of format 1, read as they were written.
+    upgraded_when_opened(FORMAT_3, 3, "e50a6d8aee", "c03a881f05");
+}
+
+#[test]
+fn the_upgrade_from_3_starts_a_segment_of_the_new_journal_format_after_the_old_frames() {
+    let (_d, path) = file_store();
+    std::fs::copy(FORMAT_3, &path).unwrap();
+    let journal = path.with_file_name("store.redb-journal");
+    std::fs::create_dir(&journal).unwrap();
+    for entry in std::fs::read_dir(format!("{FORMAT_3}-journal")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), journal.join(entry.file_name())).unwrap();
+    }
+    let t = Tract::open(&path).unwrap();
+    // The old segment keeps its 13 frames; the new one, format 2 at byte 16, takes the next.
+    let segment = |g: u64| std::fs::read(journal.join(format!("{g:016}"))).unwrap();
+    assert_eq!(segment(1)[16..20], 1u32.to_le_bytes());
+    assert_eq!(segment(2)[16..20], 2u32.to_le_bytes());
+    assert_eq!(tract_core::fsck(t.store()).unwrap().journal_frames, 13);
+    t.user("the first frame of format 2").unwrap();
+    assert_eq!(tract_core::fsck(t.store()).unwrap().journal_frames, 14);
+    assert!(
+        segment(2).windows(11).any(|w| w == b"first frame"),
+        "the new frame is in the new segment"
+    );
 }
 
 #[test]

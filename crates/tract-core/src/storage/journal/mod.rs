@@ -9,11 +9,14 @@
 //! below that generation are then removed (wiped first when a store-wide write asked, so a
 //! redacted payload leaves the disk).
 //!
-//! Two locks, both `flock`s that the OS drops with a process that dies: `lock` in the
+//! Three locks, all `flock`s that the OS drops with a process that dies: `lock` in the
 //! directory serializes writers across processes, held from the start of a write transaction
-//! to its fdatasync; the directory itself is held shared by a process reading segments and
-//! exclusively while segments are wiped and removed, so no reader sees a segment vanish
-//! half-read. Readers never wait for writers.
+//! to the positioned write of its frame; `syncing` is held shared by every writer from before
+//! that write until its fdatasync has returned and it has published, so several processes'
+//! frames are made durable at once (one fdatasync covers every frame written before it), and
+//! a reader that finds both free knows no write is under way; the directory itself is held
+//! shared by a process reading segments and exclusively while segments are wiped and removed,
+//! so no reader sees a segment vanish half-read. Readers never wait for writers.
 
 pub(crate) mod ops;
 pub(crate) mod overlay;
@@ -184,6 +187,12 @@ impl View {
 /// The writer lock, held until dropped.
 pub(crate) struct WriterLock(#[allow(dead_code)] File);
 
+/// The writer and syncing locks, held by a reader that reads past the published end.
+struct Idle {
+    _writer: File,
+    _syncing: Option<File>,
+}
+
 /// A store's journal directory, as this process reads and writes it.
 pub(crate) struct Journal {
     dir: PathBuf,
@@ -192,9 +201,54 @@ pub(crate) struct Journal {
     segs: Mutex<Vec<Arc<Seg>>>,
     /// `published`, once this process has written it.
     published: Mutex<Option<File>>,
+    /// An fdatasync of this journal failed: whether the frames it was to make durable are on
+    /// the disk is unknown (the kernel may have dropped their pages, and reports the failure
+    /// once), so this process writes no more frames on top of them.
+    poisoned: AtomicBool,
 }
 
-/// The check of a published end: BLAKE3 of its 16 bytes, cut to 8.
+/// Where the last durable frame ends, as a writer published it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Published {
+    generation: u64,
+    /// The offset after the frame.
+    end: u64,
+    /// The frame's sequence number.
+    seq: u64,
+}
+
+impl Published {
+    /// Read from the file (`Default`, nothing durable known, when it is not there or does not
+    /// check: a write of it torn, or one of an older layout).
+    fn read(file: &File) -> Published {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = [0u8; PUBLISHED_LEN];
+        let u = |b: &[u8]| b.try_into().map_or(0, u64::from_le_bytes);
+        match file.read_exact_at(&mut bytes, 0) {
+            Ok(()) if bytes[24..] == published_check(&bytes[..24]) => Published {
+                generation: u(&bytes[..8]),
+                end: u(&bytes[8..16]),
+                seq: u(&bytes[16..24]),
+            },
+            _ => Published::default(),
+        }
+    }
+
+    fn bytes(&self) -> [u8; PUBLISHED_LEN] {
+        let mut bytes = [0u8; PUBLISHED_LEN];
+        bytes[..8].copy_from_slice(&self.generation.to_le_bytes());
+        bytes[8..16].copy_from_slice(&self.end.to_le_bytes());
+        bytes[16..24].copy_from_slice(&self.seq.to_le_bytes());
+        let check = published_check(&bytes[..24]);
+        bytes[24..].copy_from_slice(&check);
+        bytes
+    }
+}
+
+/// The published file's size: generation, end, sequence number, check.
+const PUBLISHED_LEN: usize = 32;
+
+/// The check of a published end: BLAKE3 of its first 24 bytes, cut to 8.
 fn published_check(bytes: &[u8]) -> [u8; 8] {
     let mut out = [0u8; 8];
     out.copy_from_slice(&blake3::hash(bytes).as_bytes()[..8]);
@@ -247,6 +301,7 @@ impl Journal {
             store: *store,
             segs: Mutex::new(vec![Seg::new(seg)]),
             published: Mutex::new(None),
+            poisoned: AtomicBool::new(false),
         })
     }
 
@@ -257,6 +312,7 @@ impl Journal {
             store: *store,
             segs: Mutex::new(Vec::new()),
             published: Mutex::new(None),
+            poisoned: AtomicBool::new(false),
         }
     }
 
@@ -276,10 +332,14 @@ impl Journal {
         let _reading = self.lock_dir(false)?;
         let (published_generation, published_end) = match writer {
             true => (u64::MAX, 0),
-            false => self.published(),
+            false => {
+                let p = self.published();
+                (p.generation, p.end)
+            }
         };
-        // The writer lock, tried once, when frames past the published end are found.
-        let mut idle: Option<Option<WriterLock>> = None;
+        // The writer and syncing locks, tried once, when frames past the published end are
+        // found.
+        let mut idle: Option<Option<Idle>> = None;
         let mut segs = self.segs();
         segs.retain(|s| s.generation > folded);
         let mut layers = Vec::new();
@@ -312,7 +372,7 @@ impl Journal {
                 };
                 let mut file = seg.file();
                 if seg.read_new(&mut file, limit)?
-                    && idle.get_or_insert_with(|| self.try_writer()).is_some()
+                    && idle.get_or_insert_with(|| self.try_idle()).is_some()
                 {
                     seg.read_new(&mut file, None)?;
                 }
@@ -331,37 +391,19 @@ impl Journal {
         Ok(Some(View { layers }))
     }
 
-    /// Where the last writer said its last durable frame ends: `(generation, offset)`, or
-    /// `(0, 0)` when nothing readable is there.
-    fn published(&self) -> (u64, u64) {
-        let mut bytes = [0u8; 24];
-        let read = File::open(self.dir.join("published")).and_then(|f| {
-            use std::os::unix::fs::FileExt;
-            f.read_exact_at(&mut bytes, 0)
-        });
-        match read {
-            Ok(()) if bytes[16..] == published_check(&bytes[..16]) => {
-                let (g, end) = bytes[..16].split_at(8);
-                let u = |b: &[u8]| b.try_into().map_or(0, u64::from_le_bytes);
-                (u(g), u(end))
-            }
-            _ => (0, 0),
-        }
+    /// Where a writer last said the last durable frame ends.
+    fn published(&self) -> Published {
+        File::open(self.dir.join("published")).map_or(Published::default(), |f| Published::read(&f))
     }
 
-    /// Says where the last durable frame ends (after its fdatasync), for readers; not synced
-    /// itself: after a crash, the next writer (or a reader finding none) takes what is there.
-    fn publish(&self, generation: u64, end: u64) -> Result<()> {
-        let path = self.dir.join("published");
-        let mut bytes = [0u8; 24];
-        bytes[..8].copy_from_slice(&generation.to_le_bytes());
-        bytes[8..16].copy_from_slice(&end.to_le_bytes());
-        let check = published_check(&bytes[..16]);
-        bytes[16..].copy_from_slice(&check);
+    /// `published`, open for this writer to read and write.
+    fn published_file(&self) -> Result<MutexGuard<'_, Option<File>>> {
         let mut file = self.published.lock().unwrap_or_else(|e| e.into_inner());
         if file.is_none() {
+            let path = self.dir.join("published");
             *file = Some(
                 std::fs::OpenOptions::new()
+                    .read(true)
                     .write(true)
                     .create(true)
                     .truncate(false)
@@ -369,20 +411,97 @@ impl Journal {
                     .map_err(|e| Error::io(&path, e))?,
             );
         }
-        match file.as_ref() {
-            Some(f) => {
-                use std::os::unix::fs::FileExt;
-                f.write_all_at(&bytes, 0).map_err(|e| Error::io(&path, e))
+        Ok(file)
+    }
+
+    /// How many frames of segment `generation` before frame `seq` are not known durable: those
+    /// after the last one published (all of them when the last published is of an older
+    /// segment).
+    fn in_flight(&self, generation: u64, seq: u64) -> Result<u64> {
+        let file = self.published_file()?;
+        let durable = match file.as_ref().map(Published::read) {
+            Some(p) if p.generation == generation => p.seq,
+            _ => 0,
+        };
+        Ok((seq - 1).saturating_sub(durable))
+    }
+
+    /// Says where the last durable frame ends (after its fdatasync), for readers, unless a
+    /// writer that made a later frame durable first said more: what readers are told only
+    /// moves forward. Not synced itself: after a crash, the next writer (or a reader finding
+    /// none) takes what is there.
+    fn publish(&self, now: Published) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let path = self.dir.join("published");
+        let io = |e| Error::io(&path, e);
+        let file = self.published_file()?;
+        let Some(f) = file.as_ref() else {
+            return Ok(());
+        };
+        // Held while read and written: another process's writer publishing at once must not
+        // write an older end over this one.
+        f.lock().map_err(io)?;
+        let before = Published::read(f);
+        let written = match (before.generation, before.end) < (now.generation, now.end) {
+            true => f.write_all_at(&now.bytes(), 0),
+            false => Ok(()),
+        };
+        let unlocked = f.unlock();
+        written.and(unlocked).map_err(io)
+    }
+
+    /// Both the writer lock and the syncing lock, if no writer holds either now: no frame is
+    /// being written or made durable.
+    fn try_idle(&self) -> Option<Idle> {
+        let writer = File::open(self.dir.join("lock")).ok()?;
+        writer.try_lock().ok()?;
+        let syncing = match File::open(self.dir.join("syncing")) {
+            Ok(f) => {
+                f.try_lock().ok()?;
+                Some(f)
             }
-            None => Ok(()),
+            // Made by the first writer that makes a frame durable.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(_) => return None,
+        };
+        Some(Idle {
+            _writer: writer,
+            _syncing: syncing,
+        })
+    }
+
+    /// The syncing lock, held shared (by every writer making its frame durable).
+    fn hold_syncing(&self) -> Result<File> {
+        let path = self.dir.join("syncing");
+        let io = |e| Error::io(&path, e);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        file.lock_shared().map_err(io)?;
+        Ok(file)
+    }
+
+    /// The error for a write after an fdatasync of this journal failed.
+    fn poisoned(&self) -> Result<()> {
+        match self.poisoned.load(Ordering::Acquire) {
+            false => Ok(()),
+            true => Err(Error::io(
+                &self.dir,
+                std::io::Error::other(
+                    "an earlier fdatasync of this journal failed, so whether the frames it was to                      make durable are on the disk is unknown; this process writes no more (close                      the store, check the disk, and run `tract fsck`)",
+                ),
+            )),
         }
     }
 
-    /// The writer lock if no writer holds it now.
-    fn try_writer(&self) -> Option<WriterLock> {
-        let file = File::open(self.dir.join("lock")).ok()?;
-        file.try_lock().ok()?;
-        Some(WriterLock(file))
+    /// Runs an fdatasync: a failure poisons the journal for this process.
+    fn sync(&self, file: &Segment) -> Result<()> {
+        file.sync()
+            .inspect_err(|_| self.poisoned.store(true, Ordering::Release))
     }
 
     /// Takes the writer lock, waiting up to `timeout` for another process's writer.
@@ -445,35 +564,65 @@ impl Journal {
     }
 
     /// Appends a frame of `ops` (encoded as `payload`) to the newest segment of `view`, which
-    /// the caller read holding the writer lock, and makes it durable. A segment that is full
-    /// is closed and the next one made: `true` then, and the full one is ready to fold.
-    pub(crate) fn append(&self, view: &View, ops: Vec<Op>, payload: &[u8]) -> Result<bool> {
+    /// the caller read holding the writer `lock`, and makes it durable: the lock is let go
+    /// once the frame is written, before its fdatasync, so the next writer (another process)
+    /// writes its frame while this one's is made durable. A segment that is full is closed
+    /// and the next one made: `true` then, and the full one is ready to fold.
+    pub(crate) fn append(
+        &self,
+        view: &View,
+        ops: Vec<Op>,
+        payload: &[u8],
+        lock: WriterLock,
+    ) -> Result<bool> {
+        self.poisoned()?;
         let Some((seg, _)) = view.layers.last() else {
             return Err(self.missing());
         };
+        // Taken before the frame is written, so a reader never finds both locks free while a
+        // frame is not yet durable.
+        let syncing = self.hold_syncing()?;
         let mut file = seg.file();
         // A write torn by a writer that died is zeroed before this one takes its place.
         file.repair_tail()?;
-        if let Some(seq) = file.append(payload, segment_limit())? {
-            seg.layer
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .apply(seq, ops);
-            self.publish(seg.generation, file.end())?;
+        let in_flight = self.in_flight(seg.generation, file.next_seq())?;
+        if let Some(seq) = file.append(payload, segment_limit(), in_flight)? {
+            drop(lock);
+            self.made_durable(seg, file, seq, ops)?;
+            drop(syncing);
             return Ok(false);
         }
         drop(file);
         let next = self.start_next(seg)?;
         let mut file = next.file();
         let seq = file
-            .append(payload, segment_limit())?
+            .append(payload, segment_limit(), 0)?
             .ok_or_else(|| Error::invalid_input("a journal frame larger than a segment"))?;
-        next.layer
+        drop(lock);
+        self.made_durable(&next, file, seq, ops)?;
+        drop(syncing);
+        Ok(true)
+    }
+
+    /// Makes frame `seq` of `seg`, just written, durable (with every frame written before it),
+    /// then lets this process's readers see its `ops` and says where it ends for the others'.
+    fn made_durable(
+        &self,
+        seg: &Seg,
+        file: MutexGuard<'_, Segment>,
+        seq: u64,
+        ops: Vec<Op>,
+    ) -> Result<()> {
+        self.sync(&file)?;
+        seg.layer
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .apply(seq, ops);
-        self.publish(next.generation, file.end())?;
-        Ok(true)
+        self.publish(Published {
+            generation: seg.generation,
+            end: file.end(),
+            seq,
+        })
     }
 
     /// Makes the segment after `seg` (the newest, under the writer lock) and closes `seg`,
@@ -481,7 +630,13 @@ impl Journal {
     /// with one after it ends with whole frames, so bytes after them that do not check are
     /// damage, never a torn write.
     pub(crate) fn start_next(&self, seg: &Arc<Seg>) -> Result<Arc<Seg>> {
-        seg.file().repair_tail()?;
+        {
+            let mut file = seg.file();
+            file.repair_tail()?;
+            // Frames other processes wrote into it may still be in flight: a segment with
+            // one after it is read whole, so they are made durable first.
+            self.sync(&file)?;
+        }
         let g = seg.generation + 1;
         let file = Segment::create(&segment_path(&self.dir, g), &self.store, g)?;
         sync_dir(&self.dir)?;
@@ -703,7 +858,7 @@ mod tests {
             };
             for n in [2 * g - 1, 2 * g] {
                 let payload = ops::encode(&ops_of(n)).unwrap();
-                seg.append(&payload, 1 << 20).unwrap().unwrap();
+                seg.append(&payload, 1 << 20, 0).unwrap().unwrap();
             }
         }
         journal

@@ -4,15 +4,20 @@
 //! A segment is one file per generation, never reused: its space is allocated ahead of the
 //! frames (`fallocate`, 256 KiB at a time), so most appends change neither the file's size
 //! nor its extents. It starts with a header naming the store it belongs to and its generation;
-//! frames follow, each with its length, its sequence number (1, 2, ... within a generation) and
-//! a check: BLAKE3 over the store's id, the generation, the sequence number, the length and the
-//! payload, cut to 8 bytes, so a frame copied from another segment or store never checks.
+//! frames follow, each with its length, a word holding its sequence number (1, 2, ... within a
+//! generation) and how many frames right before it were written but not yet known durable when
+//! it was (its writer's fdatasync runs after the writer lock is let go, so other processes'
+//! frames can be in flight beside it), and a check: BLAKE3 over the store's id, the
+//! generation, the word, the length and the payload, cut to 8 bytes, so a frame copied from
+//! another segment or store never checks.
 //!
 //! Reading a segment ([`scan`]) takes frames in order while they check. The first that does
-//! not is either a torn tail (a write cut short by a crash or still under way in another
-//! process: no frame of the generation checks anywhere after it) and ends the segment, or
-//! damage (a later frame checks): an error naming the offset, never a silently shorter
-//! journal. Damage to the last frame cannot be told from a torn write and is dropped with it,
+//! not is either a torn tail and ends the segment, or damage: an error naming the offset, never
+//! a silently shorter journal. It is damage when a later frame checks whose writer knew it
+//! durable (fewer frames were in flight before that one than lie between them); a write cut
+//! short by a crash, still under way in another process, or, after a power cut, one of several
+//! frames in flight whose pages did not all reach the disk, has no such frame after it. Damage
+//! to a frame no later one vouches for cannot be told from a torn write and is dropped with it,
 //! as a write-ahead log's last record is.
 
 use crate::error::{Error, Result};
@@ -22,12 +27,22 @@ use std::path::{Path, PathBuf};
 
 /// What a segment file starts with.
 const MAGIC: &[u8; 16] = b"tract journal\0\0\0";
-/// The layout of segments and frames this build writes and reads.
-const JOURNAL_FORMAT: u32 = 1;
+/// The layout of segments and frames this build writes. It reads format 1 too: the same
+/// layout, written while the lock was held through the fdatasync, so no frame of it says
+/// another was in flight.
+const JOURNAL_FORMAT: u32 = 2;
 /// The header's size: magic, format, store id, generation, check, then zeros.
 pub(crate) const HEADER_LEN: usize = 64;
-/// A frame's fixed part: length, sequence number, check.
+/// A frame's fixed part: length, word, check.
 pub(crate) const FRAME_HEAD: usize = 4 + 8 + 8;
+/// The low bits of a frame's word: its sequence number.
+const SEQ_BITS: u32 = 40;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+/// The most frames in flight a word says (more are said as this many: a frame then vouches
+/// for more than its writer knew, which can only turn a torn tail into an error).
+const IN_FLIGHT_MAX: u64 = (1 << (64 - SEQ_BITS)) - 1;
+/// How far after a frame that does not check a frame vouching for it is looked for.
+const VOUCHERS: u64 = 1024;
 
 /// A store's id, as `meta` keeps it.
 pub(crate) type StoreId = [u8; 16];
@@ -37,6 +52,8 @@ pub(crate) type StoreId = [u8; 16];
 pub(crate) struct Frame<'a> {
     /// 1 for the generation's first frame, then one more for each.
     pub(crate) seq: u64,
+    /// How many frames right before it were not known durable when it was written.
+    pub(crate) in_flight: u64,
     /// The frame's offset in the segment.
     pub(crate) offset: u64,
     /// What the frame carries.
@@ -68,7 +85,7 @@ pub(crate) enum ScanError {
     /// A later layout than this build reads.
     #[error("journal format {0} is newer than this tract reads ({JOURNAL_FORMAT})")]
     NewerFormat(u32),
-    /// A frame that does not check, with frames that do after it.
+    /// A frame that does not check, with a frame after it whose writer knew it durable.
     #[error("the frame at offset {offset} is damaged ({reason}) and frames follow it")]
     Damaged {
         /// Where the frame starts.
@@ -79,11 +96,11 @@ pub(crate) enum ScanError {
 }
 
 /// The check of a frame: BLAKE3 over everything that makes it this frame of this segment.
-fn frame_check(store: &StoreId, generation: u64, seq: u64, payload: &[u8]) -> [u8; 8] {
+fn frame_check(store: &StoreId, generation: u64, word: u64, payload: &[u8]) -> [u8; 8] {
     let mut h = blake3::Hasher::new();
     h.update(store);
     h.update(&generation.to_le_bytes());
-    h.update(&seq.to_le_bytes());
+    h.update(&word.to_le_bytes());
     h.update(&(payload.len() as u64).to_le_bytes());
     h.update(payload);
     let mut out = [0u8; 8];
@@ -103,16 +120,27 @@ pub(crate) fn header(store: &StoreId, generation: u64) -> [u8; HEADER_LEN] {
     out
 }
 
-/// Frame `seq` of generation `generation` carrying `payload`.
-pub(crate) fn frame(store: &StoreId, generation: u64, seq: u64, payload: &[u8]) -> Result<Vec<u8>> {
+/// Frame `seq` of generation `generation` carrying `payload`, written while the `in_flight`
+/// frames right before it were not known durable.
+pub(crate) fn frame(
+    store: &StoreId,
+    generation: u64,
+    seq: u64,
+    in_flight: u64,
+    payload: &[u8],
+) -> Result<Vec<u8>> {
     let len = u32::try_from(payload.len())
         .ok()
         .filter(|&l| l > 0)
         .ok_or_else(|| Error::invalid_input("a journal frame carries 1 byte to 4 GiB"))?;
+    if seq > SEQ_MASK {
+        return Err(Error::invalid_input("a journal segment of 2^40 frames"));
+    }
+    let word = seq | in_flight.min(IN_FLIGHT_MAX) << SEQ_BITS;
     let mut out = Vec::with_capacity(FRAME_HEAD + payload.len());
     out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&frame_check(store, generation, seq, payload));
+    out.extend_from_slice(&word.to_le_bytes());
+    out.extend_from_slice(&frame_check(store, generation, word, payload));
     out.extend_from_slice(payload);
     Ok(out)
 }
@@ -144,18 +172,20 @@ fn frame_at<'a>(
     if len == 0 {
         return Err("no length");
     }
-    if u64_at(bytes, at + 4) != seq {
+    let word = u64_at(bytes, at + 4);
+    if word & SEQ_MASK != seq {
         return Err("out of sequence");
     }
     let start = at + FRAME_HEAD;
     let payload = bytes
         .get(start..start.saturating_add(len))
         .ok_or("cut short")?;
-    if bytes[at + 12..at + 20] != frame_check(store, generation, seq, payload) {
+    if bytes[at + 12..at + 20] != frame_check(store, generation, word, payload) {
         return Err("its check does not match");
     }
     Ok(Frame {
         seq,
+        in_flight: word >> SEQ_BITS,
         offset: at as u64,
         payload,
     })
@@ -207,7 +237,7 @@ pub(crate) fn scan<'a>(
                 frames.push(f);
             }
             Err(reason) => {
-                return if follows(bytes, at + 1, &id, generation, seq + 1) {
+                return if vouched_for(bytes, at + 1, &id, generation, seq) {
                     Err(ScanError::Damaged {
                         offset: at as u64,
                         reason,
@@ -225,13 +255,21 @@ pub(crate) fn scan<'a>(
     }
 }
 
-/// Whether frame `seq` of this generation checks anywhere from `from` up to the zeros that
-/// end what was written: a damaged frame is followed by the next one, a torn write by nothing.
-fn follows(bytes: &[u8], from: usize, store: &StoreId, generation: u64, seq: u64) -> bool {
-    let wanted = seq.to_le_bytes();
+/// Whether a later frame of this generation, anywhere from `from` up to the zeros that end
+/// what was written, says frame `seq` was durable when it was written: frame `seq + j` that
+/// checks with fewer than `j` frames in flight before it. A damaged frame has one after it; a
+/// torn write has none (nothing after it, or only frames written while it was in flight).
+fn vouched_for(bytes: &[u8], from: usize, store: &StoreId, generation: u64, seq: u64) -> bool {
     (from..garbage_end(bytes, from))
-        .filter(|&at| bytes.len() - at >= FRAME_HEAD && bytes[at + 4..at + 12] == wanted)
-        .any(|at| frame_at(bytes, at, store, generation, seq).is_ok())
+        .filter(|&at| bytes.len() - at >= FRAME_HEAD)
+        .any(|at| {
+            let word = u64_at(bytes, at + 4);
+            let later = word & SEQ_MASK;
+            later > seq
+                && later - seq <= VOUCHERS
+                && word >> SEQ_BITS < later - seq
+                && frame_at(bytes, at, store, generation, later).is_ok()
+        })
 }
 
 /// How much space a segment allocates at a time.
@@ -350,6 +388,11 @@ impl Segment {
         self.end
     }
 
+    /// The sequence number the next frame gets.
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Reads the frames written since the last call (by any process), giving `f` each one's
     /// sequence number and payload, in order; with `limit`, only frames that end there or
     /// before (a frame past it is [`Tail::Unchecked`]).
@@ -434,7 +477,7 @@ impl Segment {
         let mut rest = vec![0u8; (len - self.end.min(len)) as usize];
         let n = read_at_most(&self.file, &mut rest, self.end).map_err(io)?;
         rest.truncate(n);
-        if follows(&rest, 1, &self.store, self.generation, self.next_seq + 1) {
+        if vouched_for(&rest, 1, &self.store, self.generation, self.next_seq) {
             let reason = match frame_at(&rest, 0, &self.store, self.generation, self.next_seq) {
                 Err(reason) => reason,
                 Ok(_) => "it checks but was not read",
@@ -466,11 +509,23 @@ impl Segment {
         Ok(())
     }
 
-    /// Writes `payload` as the next frame and makes it durable: one positioned write and one
-    /// fdatasync (and, once in 256 KiB, the allocation of more). `None`, with nothing
-    /// written, when the frame would take the segment past `limit` bytes.
-    pub(crate) fn append(&mut self, payload: &[u8], limit: u64) -> Result<Option<u64>> {
-        let mut frame = frame(&self.store, self.generation, self.next_seq, payload)?;
+    /// Writes `payload` as the next frame, written while the `in_flight` frames before it are
+    /// not known durable: one positioned write (and, once in 256 KiB, the allocation of more),
+    /// which [`Segment::sync`] then makes durable. `None`, with nothing written, when the frame
+    /// would take the segment past `limit` bytes.
+    pub(crate) fn append(
+        &mut self,
+        payload: &[u8],
+        limit: u64,
+        in_flight: u64,
+    ) -> Result<Option<u64>> {
+        let mut frame = frame(
+            &self.store,
+            self.generation,
+            self.next_seq,
+            in_flight,
+            payload,
+        )?;
         let end = self.end + frame.len() as u64;
         // Zeros after the frame end what was written.
         frame.extend_from_slice(&[0u8; FRAME_HEAD]);
@@ -485,11 +540,16 @@ impl Segment {
             self.len = to;
         }
         self.file.write_all_at(&frame, self.end).map_err(io)?;
-        self.file.sync_data().map_err(io)?;
         let seq = self.next_seq;
         self.end = end;
         self.next_seq += 1;
         Ok(Some(seq))
+    }
+
+    /// Makes every frame written to the file so far durable, whichever process wrote it: one
+    /// fdatasync.
+    pub(crate) fn sync(&self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
 
     /// Overwrites the frames with zeros and makes that durable, so what they carried (a
@@ -591,7 +651,7 @@ mod tests {
     fn segment(payloads: &[&[u8]], spare: usize) -> Vec<u8> {
         let mut out = header(&STORE, 3).to_vec();
         for (i, p) in payloads.iter().enumerate() {
-            out.extend(frame(&STORE, 3, i as u64 + 1, p).unwrap());
+            out.extend(frame(&STORE, 3, i as u64 + 1, 0, p).unwrap());
         }
         out.extend(vec![0u8; spare]);
         out
@@ -656,6 +716,69 @@ mod tests {
         }
     }
 
+    /// A segment of generation 3 whose frames carry `payload` with the frames in flight given.
+    fn pipelined(frames: &[(&[u8], u64)]) -> Vec<u8> {
+        let mut out = header(&STORE, 3).to_vec();
+        for (i, (p, in_flight)) in frames.iter().enumerate() {
+            out.extend(frame(&STORE, 3, i as u64 + 1, *in_flight, p).unwrap());
+        }
+        out.extend(vec![0u8; 64]);
+        out
+    }
+
+    #[test]
+    fn a_frame_that_does_not_check_is_damage_only_when_a_later_writer_knew_it_durable() {
+        // Frames 3 and 4 were in flight together (4 written before 3's fdatasync returned),
+        // then 5 was written once both were durable.
+        let all: [(&[u8], u64); 5] = [
+            (b"one", 0),
+            (b"two", 0),
+            (b"three", 0),
+            (b"four", 1),
+            (b"five", 0),
+        ];
+        let offset = |k: usize| pipelined(&all[..k]).len() as u64 - 64;
+        let garble = |bytes: &mut Vec<u8>, k: usize| bytes[offset(k) as usize + 22] ^= 0x41;
+        // A power cut before 3 was durable can leave 4 whole and 3 not: a torn tail at 3, and
+        // 4 goes with it (its fdatasync, which would have made 3 durable too, never returned).
+        let mut cut = pipelined(&all[..4]);
+        garble(&mut cut, 2);
+        let s = scan(&cut, Some(&STORE)).unwrap();
+        assert_eq!(s.frames.len(), 2);
+        assert_eq!(s.torn, Some(offset(2)));
+        // Frame 5 was written once 3 was durable: 3 damaged is an error, wherever it is.
+        let mut damaged = pipelined(&all);
+        garble(&mut damaged, 2);
+        assert_eq!(
+            scan(&damaged, Some(&STORE)).unwrap_err(),
+            ScanError::Damaged {
+                offset: offset(2),
+                reason: "its check does not match"
+            }
+        );
+        // Frame 2 was durable before 3 was written, which says so.
+        let mut damaged = pipelined(&all[..4]);
+        garble(&mut damaged, 1);
+        assert!(matches!(
+            scan(&damaged, Some(&STORE)),
+            Err(ScanError::Damaged { .. })
+        ));
+        // A writer that reads it tells the same apart: zeros the torn tail and writes there.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("3");
+        std::fs::write(&path, &cut).unwrap();
+        let mut seg = Segment::open(&path, &STORE, 3).unwrap().unwrap();
+        assert_eq!(read_all(&mut seg).0.len(), 2);
+        seg.repair_tail().unwrap();
+        assert_eq!(seg.append(b"three again", 1 << 30, 0).unwrap(), Some(3));
+        let (frames, torn) = seg.check().unwrap();
+        assert_eq!((frames.len(), torn), (3, None));
+        std::fs::write(&path, &damaged).unwrap();
+        let mut seg = Segment::open(&path, &STORE, 3).unwrap().unwrap();
+        read_all(&mut seg);
+        assert!(seg.repair_tail().is_err());
+    }
+
     #[test]
     fn a_segment_of_another_store_or_a_damaged_header_is_refused() {
         let bytes = segment(&THREE, 0);
@@ -699,10 +822,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1");
         let mut s = Segment::create(&path, &STORE, 1).unwrap();
-        assert_eq!(s.append(b"one", 1 << 30).unwrap(), Some(1));
-        assert_eq!(s.append(b"two", 1 << 30).unwrap(), Some(2));
+        assert_eq!(s.append(b"one", 1 << 30, 0).unwrap(), Some(1));
+        assert_eq!(s.append(b"two", 1 << 30, 0).unwrap(), Some(2));
         assert_eq!(
-            s.append(&[1u8; 100], 200).unwrap(),
+            s.append(&[1u8; 100], 200, 0).unwrap(),
             None,
             "past the limit: nothing written"
         );
@@ -713,17 +836,17 @@ mod tests {
         assert_eq!(tail, Tail::Clean);
         // A frame larger than the space allocated so far: the file grows by whole steps.
         let big = vec![7u8; 1 << 20];
-        assert_eq!(s.append(&big, 1 << 30).unwrap(), Some(3));
+        assert_eq!(s.append(&big, 1 << 30, 0).unwrap(), Some(3));
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 5 * GROW);
         assert_eq!(read_all(&mut other).0, [(3, big.clone())]);
         // A fourth frame cut short, as kill -9 in the middle of the write would leave it.
-        let torn = frame(&STORE, 1, 4, b"four").unwrap();
+        let torn = frame(&STORE, 1, 4, 0, b"four").unwrap();
         let end = s.end;
         s.file.write_all_at(&torn[..torn.len() - 2], end).unwrap();
         assert_eq!(read_all(&mut other), (vec![], Tail::Unchecked));
         other.repair_tail().unwrap();
         assert_eq!(
-            other.append(b"four", 1 << 30).unwrap(),
+            other.append(b"four", 1 << 30, 0).unwrap(),
             Some(4),
             "where the torn one was"
         );

@@ -616,14 +616,19 @@ fn initial_meta(w: &mut dyn WriteTx) -> Result<()> {
 }
 
 /// A store file opened with its journal. A store an older build wrote is upgraded first, in
-/// one redb transaction that makes the journal before it records the new format; what is not
-/// a store this build can open is left to [`Store::check_format`] to name.
+/// one redb transaction that makes the journal (or, from format 3, its next segment, in the
+/// journal format this build writes) before it records the new format; what is not a store
+/// this build can open is left to [`Store::check_format`] to name.
 fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<UpgradeReport>)> {
     let report = match format_of(&redb.read_txn()?)? {
         Some(f) if f < FORMAT_VERSION => {
             let w = redb.write_txn(DEFAULT_LOCK_TIMEOUT)?;
-            let report = upgrade::upgrade_then(Box::new(w), &mut |tx| {
-                JournaledRedb::create_journal(path, &store_id_of(tx)?, folded_of(tx)?)
+            let report = upgrade::upgrade_then(Box::new(w), &mut |tx, from| {
+                let (id, folded) = (store_id_of(tx)?, folded_of(tx)?);
+                match from {
+                    ..3 => JournaledRedb::create_journal(path, &id, folded),
+                    _ => JournaledRedb::start_next_segment(path, &id, folded, DEFAULT_LOCK_TIMEOUT),
+                }
             })?;
             (report.from < report.to).then_some(report)
         }

@@ -9,7 +9,7 @@ use crate::storage::backend::{ReadTx, WriteTx};
 use crate::storage::store::meta::{META_FORMAT, META_STORE_ID};
 
 /// The store format written by this build (tables and record layout).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// One step of the format: what turns a store at version `from` into one at `from + 1`.
 struct Step {
@@ -31,6 +31,13 @@ const STEPS: &[Step] = &[
                in it, folded into the file in batches",
         // The journal's files are made by the backend before the transaction commits
         // (`upgrade_then`); a database store has none.
+        run: |_| Ok(()),
+    },
+    Step {
+        from: 3,
+        what: "journal frames made durable after the writer lock is let go, so several \
+               processes' frames share one fdatasync (journal format 2, from a new segment)",
+        // The backend starts the journal's next segment before the transaction commits.
         run: |_| Ok(()),
     },
 ];
@@ -58,14 +65,15 @@ pub(crate) fn format_of(tx: &(impl ReadTx + ?Sized)) -> Result<Option<u32>> {
 /// Brings the store `tx` writes to [`FORMAT_VERSION`] and commits. The version is read inside
 /// the transaction, so of two processes upgrading at once the second finds nothing to do.
 pub(crate) fn upgrade(tx: Box<dyn WriteTx>) -> Result<UpgradeReport> {
-    upgrade_then(tx, &mut |_| Ok(()))
+    upgrade_then(tx, &mut |_, _| Ok(()))
 }
 
-/// [`upgrade`], running `before_commit` after the steps and before the commit when there was
-/// anything to do (a store file makes its journal there).
+/// [`upgrade`], running `before_commit` with the version the store was at after the steps and
+/// before the commit when there was anything to do (a store file makes or moves on its
+/// journal there).
 pub(crate) fn upgrade_then(
     mut tx: Box<dyn WriteTx>,
-    before_commit: &mut dyn FnMut(&dyn WriteTx) -> Result<()>,
+    before_commit: &mut dyn FnMut(&dyn WriteTx, u32) -> Result<()>,
 ) -> Result<UpgradeReport> {
     let from = format_of(tx.as_ref())?
         .ok_or_else(|| Error::corrupt("the store records no format version"))?;
@@ -82,7 +90,7 @@ pub(crate) fn upgrade_then(
     }
     if from < FORMAT_VERSION {
         tx.set_meta(META_FORMAT, Some(FORMAT_VERSION.to_le_bytes().as_slice()))?;
-        before_commit(tx.as_ref())?;
+        before_commit(tx.as_ref(), from)?;
         tx.commit()?;
     }
     Ok(UpgradeReport {
