@@ -336,3 +336,24 @@ fn a_frame_not_yet_published_is_seen_only_once_no_writer_holds_the_lock() {
         assert_eq!(texts(&Tract::open(&copy).unwrap()), all);
     }
 }
+
+#[test]
+fn a_failed_fdatasync_fails_the_write_and_the_process_writes_no_more() {
+    let (_dir, path) = file_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("durable").unwrap();
+    tract_core::storage::store::faults::fail_next_journal_sync(&journal_of(&path));
+    let failed = t.user("its fdatasync fails").unwrap_err();
+    assert!(matches!(failed, Error::Io { .. }), "{failed}");
+    // Whether that frame reached the disk is unknown: nothing more is written on top of it.
+    let after = t.user("refused").unwrap_err().to_string();
+    assert!(after.contains("an earlier fdatasync"), "{after}");
+    assert!(after.contains("tract fsck"), "{after}");
+    drop(t);
+    // A process that opens the store again (here: this one, once every handle closed) reads
+    // the frame the failed call wrote, as the disk has it, and writes on.
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(texts(&t), ["durable", "its fdatasync fails"]);
+    t.user("after a reopen").unwrap();
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}

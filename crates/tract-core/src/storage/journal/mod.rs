@@ -54,6 +54,27 @@ pub(crate) fn set_segment_limit(bytes: u64) {
     SEGMENT_LIMIT.store(bytes, Ordering::Relaxed);
 }
 
+/// The journal directory whose next segment fdatasync fails, once (`faults`).
+#[cfg(feature = "testing")]
+static FAIL_SYNC: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Makes the next fdatasync of a segment under `dir` in this process fail with EIO, once.
+#[cfg(feature = "testing")]
+pub(crate) fn fail_next_sync(dir: &Path) {
+    *FAIL_SYNC.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir.to_path_buf());
+}
+
+/// Whether the fault armed for `file`'s journal fires now (disarming it).
+#[cfg(feature = "testing")]
+fn sync_fails(file: &Segment) -> bool {
+    let mut armed = FAIL_SYNC.lock().unwrap_or_else(|e| e.into_inner());
+    let fires = armed.as_ref().is_some_and(|d| file.path().starts_with(d));
+    if fires {
+        *armed = None;
+    }
+    fires
+}
+
 /// The journal directory of the store file at `store`.
 pub(crate) fn dir_of(store: &Path) -> PathBuf {
     let mut name = store.file_name().unwrap_or_default().to_os_string();
@@ -500,8 +521,17 @@ impl Journal {
 
     /// Runs an fdatasync: a failure poisons the journal for this process.
     fn sync(&self, file: &Segment) -> Result<()> {
-        file.sync()
-            .inspect_err(|_| self.poisoned.store(true, Ordering::Release))
+        #[cfg(feature = "testing")]
+        let synced = match sync_fails(file) {
+            true => Err(Error::io(
+                file.path(),
+                std::io::Error::from_raw_os_error(libc::EIO),
+            )),
+            false => file.sync(),
+        };
+        #[cfg(not(feature = "testing"))]
+        let synced = file.sync();
+        synced.inspect_err(|_| self.poisoned.store(true, Ordering::Release))
     }
 
     /// Takes the writer lock, waiting up to `timeout` for another process's writer.

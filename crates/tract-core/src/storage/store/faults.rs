@@ -559,3 +559,9 @@ fn parent_in(object: Object, record: &[u8]) -> Option<CommitId> {
 pub fn set_journal_segment_limit(bytes: u64) {
     crate::storage::journal::set_segment_limit(bytes);
 }
+
+/// Makes the next fdatasync of a journal segment under `dir` (a store's journal directory) in
+/// this process fail as a disk error would (EIO), once.
+pub fn fail_next_journal_sync(dir: &std::path::Path) {
+    crate::storage::journal::fail_next_sync(dir);
+}
