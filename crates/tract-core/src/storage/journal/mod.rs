@@ -240,19 +240,26 @@ struct Published {
 
 impl Published {
     /// Read from the file (`Default`, nothing durable known, when it is not there or does not
-    /// check: a write of it torn, or one of an older layout).
+    /// check: one of an older layout, or a write torn by a crash).
     fn read(file: &File) -> Published {
         use std::os::unix::fs::FileExt;
         let mut bytes = [0u8; PUBLISHED_LEN];
         let u = |b: &[u8]| b.try_into().map_or(0, u64::from_le_bytes);
-        match file.read_exact_at(&mut bytes, 0) {
-            Ok(()) if bytes[24..] == published_check(&bytes[..24]) => Published {
-                generation: u(&bytes[..8]),
-                end: u(&bytes[8..16]),
-                seq: u(&bytes[16..24]),
-            },
-            _ => Published::default(),
+        // A read that overlaps a writer's write of the file can see half of each: read again.
+        for _ in 0..3 {
+            match file.read_exact_at(&mut bytes, 0) {
+                Ok(()) if bytes[24..] == published_check(&bytes[..24]) => {
+                    return Published {
+                        generation: u(&bytes[..8]),
+                        end: u(&bytes[8..16]),
+                        seq: u(&bytes[16..24]),
+                    };
+                }
+                Ok(()) => continue,
+                Err(_) => break,
+            }
         }
+        Published::default()
     }
 
     fn bytes(&self) -> [u8; PUBLISHED_LEN] {
@@ -513,7 +520,9 @@ impl Journal {
             true => Err(Error::io(
                 &self.dir,
                 std::io::Error::other(
-                    "an earlier fdatasync of this journal failed, so whether the frames it was to                      make durable are on the disk is unknown; this process writes no more (close                      the store, check the disk, and run `tract fsck`)",
+                    "an earlier fdatasync of this journal failed, so whether the frames it was to \
+                     make durable are on the disk is unknown; this process writes no more (close \
+                     the store, check the disk, and run `tract fsck`)",
                 ),
             )),
         }
