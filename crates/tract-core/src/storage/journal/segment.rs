@@ -52,8 +52,6 @@ pub(crate) type StoreId = [u8; 16];
 pub(crate) struct Frame<'a> {
     /// 1 for the generation's first frame, then one more for each.
     pub(crate) seq: u64,
-    /// How many frames right before it were not known durable when it was written.
-    pub(crate) in_flight: u64,
     /// The frame's offset in the segment.
     pub(crate) offset: u64,
     /// What the frame carries.
@@ -185,7 +183,6 @@ fn frame_at<'a>(
     }
     Ok(Frame {
         seq,
-        in_flight: word >> SEQ_BITS,
         offset: at as u64,
         payload,
     })
