@@ -38,7 +38,8 @@ pub fn prefix_range(prefix: &HexPrefix) -> ([u8; 32], [u8; 32]) {
 
 /// A journal segment's bytes with a frame for each of `payloads`, of a store whose id is all
 /// `store` bytes, at `generation`; then `spare` zeros. Each frame says that `in_flight` of its
-/// payload's length frames before it were not known durable when it was written.
+/// payload's length (at most every frame before it) were not known durable when it was
+/// written.
 pub fn journal_segment(
     store: u8,
     generation: u64,
