@@ -75,6 +75,18 @@ fn sync_fails(file: &Segment) -> bool {
     fires
 }
 
+/// The file at `path` open to read and write, made empty if it is not there (the journal's
+/// lock files and `published`).
+fn open_or_make(path: &Path) -> Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| Error::io(path, e))
+}
+
 /// The journal directory of the store file at `store`.
 pub(crate) fn dir_of(store: &Path) -> PathBuf {
     let mut name = store.file_name().unwrap_or_default().to_os_string();
@@ -428,16 +440,7 @@ impl Journal {
     fn published_file(&self) -> Result<MutexGuard<'_, Option<File>>> {
         let mut file = self.published.lock().unwrap_or_else(|e| e.into_inner());
         if file.is_none() {
-            let path = self.dir.join("published");
-            *file = Some(
-                std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .open(&path)
-                    .map_err(|e| Error::io(&path, e))?,
-            );
+            *file = Some(open_or_make(&self.dir.join("published"))?);
         }
         Ok(file)
     }
@@ -501,15 +504,8 @@ impl Journal {
     /// The syncing lock, held shared (by every writer making its frame durable).
     fn hold_syncing(&self) -> Result<File> {
         let path = self.dir.join("syncing");
-        let io = |e| Error::io(&path, e);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
-        file.lock_shared().map_err(io)?;
+        let file = open_or_make(&path)?;
+        file.lock_shared().map_err(|e| Error::io(&path, e))?;
         Ok(file)
     }
 
@@ -546,13 +542,7 @@ impl Journal {
     /// Takes the writer lock, waiting up to `timeout` for another process's writer.
     pub(crate) fn lock_writer(&self, timeout: Duration) -> Result<WriterLock> {
         let path = self.dir.join("lock");
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+        let file = open_or_make(&path)?;
         let deadline = Instant::now() + timeout;
         let mut pause = Duration::from_micros(20);
         loop {
