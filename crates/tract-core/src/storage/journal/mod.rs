@@ -431,8 +431,17 @@ impl Journal {
         Ok(Some(View { layers }))
     }
 
-    /// Where a writer last said the last durable frame ends.
+    /// Where a writer last said the last durable frame ends: read through the file this
+    /// process writes it with, once it has one (no open and close for each read).
     fn published(&self) -> Published {
+        if let Some(f) = self
+            .published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return Published::read(f);
+        }
         File::open(self.dir.join("published")).map_or(Published::default(), |f| Published::read(&f))
     }
 
@@ -501,7 +510,9 @@ impl Journal {
         })
     }
 
-    /// The syncing lock, held shared (by every writer making its frame durable).
+    /// The syncing lock, held shared (by every writer making its frame durable). Opened for
+    /// each write: an `flock` belongs to the open file, so writers sharing one would let go
+    /// of each other's hold.
     fn hold_syncing(&self) -> Result<File> {
         let path = self.dir.join("syncing");
         let file = open_or_make(&path)?;
