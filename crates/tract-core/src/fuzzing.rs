@@ -88,3 +88,13 @@ pub fn journal_ops(payload: &[u8]) -> std::result::Result<usize, String> {
     }
     Ok(read.len())
 }
+
+/// A text's tokens as tract counts them once a process has counted enough to split texts
+/// with regex-automata, and as tiktoken-rs's `encode_ordinary` (fancy-regex, backtracking)
+/// does: the two must always agree.
+pub fn token_counts(text: &str) -> (usize, usize) {
+    let reference = tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len();
+    (crate::tokens::count_split(text), reference)
+}

@@ -12,6 +12,7 @@ pub use singleton::*;
 pub use tiktoken_ext::openai_public::*;
 
 pub use patched_tiktoken::FromRank;
+pub use patched_tiktoken::{SplitScratch, Splitter};
 pub use vendor_tiktoken::CoreBPE;
 pub use vendor_tiktoken::DecodeKeyError;
 pub use vendor_tiktoken::EncodeError;
