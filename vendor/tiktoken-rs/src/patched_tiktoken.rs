@@ -169,21 +169,6 @@ impl CoreBPE {
         self.encode_ordinary(text).len()
     }
 
-    /// `count_ordinary` through fancy-regex, with the token counts of short pieces looked up
-    /// in `memo` first and remembered there.
-    pub(crate) fn count_ordinary_remembering(&self, text: &str, memo: &mut PieceCounts) -> usize {
-        let regex = self._get_tl_regex();
-        let mut n = 0;
-        for mat in regex.find_iter(text) {
-            let piece = mat.unwrap().as_str().as_bytes();
-            n += memo.count(piece, |piece| match self.encoder.get(piece) {
-                Some(_) => 1,
-                None => byte_pair_encode(piece, &self.encoder).len(),
-            });
-        }
-        n
-    }
-
     /// Returns the number of tokens that `encode` would produce for the given
     /// `allowed_special` set, without returning the token list itself.
     ///
@@ -342,9 +327,9 @@ impl CoreBPE {
                     at = end;
                 }
                 // Every character starts a piece of these patterns, so this is not expected;
-                // should it happen, the rest is counted as `count_ordinary` counts it (the
-                // patterns look at nothing before a piece's start).
-                _ => return n + self.count_ordinary_remembering(&text[at..], &mut scratch.pieces),
+                // should it happen, the rest is counted by `count_ordinary` (the patterns look
+                // at nothing before a piece's start).
+                _ => return n + self.count_ordinary(&text[at..]),
             }
         }
         n
