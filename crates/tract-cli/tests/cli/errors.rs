@@ -86,13 +86,13 @@ fn a_newer_store_format_is_refused() {
     assert_snapshot!(err, @"
     exit: 4
     --- stderr
-    error: store format version 7 is newer than this tract supports (4); upgrade tract
+    error: store format version 7 is newer than this tract supports (5); upgrade tract
     ");
     assert!(err.stderr.contains("newer"), "{err}");
     assert_snapshot!(p.fails(&["add", "y"]), @"
     exit: 4
     --- stderr
-    error: store format version 7 is newer than this tract supports (4); upgrade tract
+    error: store format version 7 is newer than this tract supports (5); upgrade tract
     ");
 }
 

@@ -3,20 +3,30 @@
 use crate::common::Project;
 use insta::assert_snapshot;
 
-/// Changes every copy of `from` in the store file to `to` (same length), as a damaged disk or
-/// a hand edit would (the journal folded into the file first, so the file holds them all).
+/// Changes every copy of `from` in the store's files to `to` (same length), as a damaged disk
+/// or a hand edit would (the journal folded first, so its pack holds them all: a record too
+/// short to compress is stored as it is).
 fn damage(p: &Project, from: &str, to: &str) {
     p.ok(&["checkpoint"]);
-    let mut bytes = std::fs::read(p.store()).unwrap();
+    let journal = p.store().with_file_name("store.redb-journal");
+    let mut files = vec![p.store()];
+    files.extend(
+        std::fs::read_dir(&journal)
+            .unwrap()
+            .map(|e| e.unwrap().path()),
+    );
     let mut found = 0;
-    for i in 0..bytes.len().saturating_sub(from.len()) {
-        if &bytes[i..i + from.len()] == from.as_bytes() {
-            bytes[i..i + to.len()].copy_from_slice(to.as_bytes());
-            found += 1;
+    for file in files {
+        let mut bytes = std::fs::read(&file).unwrap();
+        for i in 0..bytes.len().saturating_sub(from.len()) {
+            if &bytes[i..i + from.len()] == from.as_bytes() {
+                bytes[i..i + to.len()].copy_from_slice(to.as_bytes());
+                found += 1;
+            }
         }
+        std::fs::write(&file, bytes).unwrap();
     }
     assert!(found > 0, "'{from}' is not in the store");
-    std::fs::write(p.store(), bytes).unwrap();
 }
 
 fn session() -> Project {
@@ -70,14 +80,15 @@ fn a_changed_message_is_found_and_never_served() {
     let p = session();
     damage(&p, "msg 1003", "msg 1103");
     assert_snapshot!(p.run(&["fsck"]), @"
-        exit: 1
-        --- stdout
-        checked 4 commits, 3 blobs, 0 chunks (388 bytes), 2 branches, 5 reflog entries; counts of 0 branches replayed
-        corrupt     blob d8be0ac128d1a6e2c90441d1c8c93e62f2da89b415ed222bf3ebd047a15dd081: its bytes do not hash to its id
-        --- stderr
-        error: fsck found 1 problem
-        hint: keep a copy of the store file before changing anything
-        ");
+    exit: 1
+    --- stdout
+    checked 4 commits, 3 blobs, 0 chunks (409 bytes), 2 branches, 5 reflog entries; counts of 0 branches replayed
+    corrupt     pack pack-0000000000000001: the records do not match the footer's check
+    corrupt     blob d8be0ac128d1a6e2c90441d1c8c93e62f2da89b415ed222bf3ebd047a15dd081: its bytes do not hash to its id
+    --- stderr
+    error: fsck found 2 problems
+    hint: keep a copy of the store file before changing anything
+    ");
     assert_snapshot!(p.run(&["compile"]), @"
         exit: 6
         --- stderr

@@ -16,22 +16,23 @@ fn upgrade_says_what_it_changed_then_that_there_is_nothing_to_do() {
     assert_snapshot!(p.run(&["upgrade"]), @"
     exit: 0
     --- stdout
-    upgraded the store from format 1 to 4
+    upgraded the store from format 1 to 5
       1 to 2: a store id (16 random bytes), which the store's other files will name
       2 to 3: a journal beside a store file (<file>-journal/): a durable write is one frame in it, folded into the file in batches
       3 to 4: journal frames made durable after the writer lock is let go, so several processes' frames share one fdatasync (journal format 2, from a new segment)
+      4 to 5: a store file's objects in packs beside it (<file>-journal/pack-*): compressed with a dictionary trained on the store's own records, each pack indexed once, written whole by each fold (journal format 3, from a new segment)
     ");
     assert_snapshot!(p.run(&["upgrade"]), @"
     exit: 0
     --- stdout
-    the store is at format 4, the newest this tract writes
+    the store is at format 5, the newest this tract writes
     ");
     assert_snapshot!(p.run(&["upgrade", "--json"]), @r#"
     exit: 0
     --- stdout
     {
-      "from_version": 4,
-      "to_version": 4,
+      "from_version": 5,
+      "to_version": 5,
       "steps": []
     }
     "#);
@@ -55,14 +56,14 @@ fn any_command_upgrades_the_store_it_opens() {
     exit: 0
     --- stdout
     {
-      "from_version": 4,
-      "to_version": 4,
+      "from_version": 5,
+      "to_version": 5,
       "steps": []
     }
     "#);
     assert_snapshot!(p.run(&["fsck"]), @"
     exit: 0
     --- stdout
-    checked 12 commits, 12 blobs, 0 chunks (2813 bytes), 2 branches, 13 reflog entries; counts of 2 branches replayed
+    checked 12 commits, 12 blobs, 0 chunks (3041 bytes), 2 branches, 13 reflog entries; counts of 2 branches replayed
     ");
 }

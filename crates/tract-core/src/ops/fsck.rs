@@ -30,7 +30,7 @@ pub struct Problem {
     /// differ from a replay) or `order` (a commit not newer than its parent).
     pub kind: &'static str,
     /// What it is about: `commit <id>`, `blob <id>`, `chunk <id>`, `branch <name>`, `HEAD`,
-    /// `reflog <name>`.
+    /// `reflog <name>`, or `pack <file>` (a store file's pack whose bytes do not check).
     pub subject: String,
     /// What is wrong.
     pub detail: String,
@@ -200,10 +200,19 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
     let snap = store.read()?;
     // Every segment read whole: a damaged frame anywhere is an error naming its offset (a
     // torn tail, what a crash leaves, is not a problem: the next write overwrites it).
+    let (journal_frames, damaged_packs) = store.check_journal()?;
     let mut report = FsckReport {
-        journal_frames: store.check_journal()?,
+        journal_frames,
         ..FsckReport::default()
     };
+    // A pack that does not check is a finding; its records are checked one by one below.
+    for (path, reason) in damaged_packs {
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        report.problem("corrupt", format!("pack {name}"), reason);
+    }
 
     let chunks = scan(&snap, ObjectTable::Chunks, |id, record| {
         codec_chunk(&ChunkId::from_bytes(id), record)

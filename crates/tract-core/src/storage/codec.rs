@@ -13,6 +13,10 @@ const TAG_LZ4: u8 = 1;
 const TAG_CHUNKED: u8 = 2;
 /// A redacted blob: its payload removed, a tombstone in its place (see [`tombstone`]).
 const TAG_REDACTED: u8 = 3;
+/// Never written: what a backend hands up for a record it holds but cannot read back (a
+/// damaged pack), with the reason, so the record fails as any damaged record does, naming
+/// its id (see [`unreadable`]).
+const TAG_UNREADABLE: u8 = 0xff;
 
 /// Objects larger than this are split into chunks of this size, each stored once (chunks of
 /// equal content deduplicate). Kept under 1 MiB so a chunk with its page overhead does not
@@ -84,6 +88,14 @@ fn push_payload(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
+/// A record that stands for one a backend holds but could not read back, and why: decoding
+/// it is an error with that reason.
+pub(crate) fn unreadable(reason: &str) -> Vec<u8> {
+    let mut record = vec![TAG_UNREADABLE];
+    record.extend_from_slice(reason.as_bytes());
+    record
+}
+
 /// A tombstone record: what replaces a redacted blob's record. `tokens` are the placeholder's;
 /// `body` says when, why and what stands in the view (the caller's encoding).
 pub(crate) fn tombstone(tokens: u32, body: &[u8]) -> Vec<u8> {
@@ -103,6 +115,9 @@ pub(crate) fn tombstone_body(record: &[u8]) -> Option<&[u8]> {
 
 /// The token count of a blob record, read without decompressing anything.
 pub(crate) fn tokens(record: &[u8]) -> Result<u32> {
+    if let Some((&TAG_UNREADABLE, why)) = record.split_first() {
+        return Err(Error::corrupt(String::from_utf8_lossy(why)));
+    }
     record
         .get(1..5)
         .and_then(|b| <[u8; 4]>::try_from(b).ok())
@@ -120,6 +135,9 @@ pub(crate) fn decode(
     let (&tag, rest) = record
         .split_first()
         .ok_or_else(|| Error::corrupt("empty record"))?;
+    if tag == TAG_UNREADABLE {
+        return Err(Error::corrupt(String::from_utf8_lossy(rest)));
+    }
     let body = if has_tokens {
         rest.get(4..)
             .ok_or_else(|| Error::corrupt("blob record too short"))?
@@ -159,6 +177,26 @@ pub(crate) fn decode(
             Ok(out)
         }
         other => Err(Error::corrupt(format!("unknown record tag {other}"))),
+    }
+}
+
+/// The same record with an LZ4 payload stored as it is (`TAG_RAW`), any other record unchanged:
+/// what a pack compresses again, whole, with the store's dictionary (which finds far more in
+/// the plain bytes than in LZ4's). `has_tokens` for blob records, as for [`decode`].
+pub(crate) fn expanded(record: &[u8], has_tokens: bool) -> Result<std::borrow::Cow<'_, [u8]>> {
+    let head = 1 + if has_tokens { 4 } else { 0 };
+    match record.first() {
+        Some(&TAG_LZ4) => {
+            let body = record
+                .get(head..)
+                .ok_or_else(|| Error::corrupt("blob record too short"))?;
+            let mut out = Vec::with_capacity(head + body.len() * 2);
+            out.push(TAG_RAW);
+            out.extend_from_slice(&record[1..head]);
+            out.extend_from_slice(&payload(TAG_LZ4, body)?);
+            Ok(std::borrow::Cow::Owned(out))
+        }
+        _ => Ok(std::borrow::Cow::Borrowed(record)),
     }
 }
 
@@ -271,6 +309,30 @@ mod tests {
         let enc = encode(&big, None);
         assert_eq!(enc.chunks.len(), 3);
         assert_eq!(round_trip(&big, None), big);
+    }
+
+    #[test]
+    fn an_expanded_record_decodes_to_the_same_bytes() {
+        let text = b"the same words again and again, the same words again and again. ".repeat(8);
+        for tokens in [None, Some(7)] {
+            let record = encode(&text, tokens).record;
+            assert_eq!(record[0], TAG_LZ4);
+            let plain = expanded(&record, tokens.is_some()).unwrap();
+            assert_eq!(plain[0], TAG_RAW);
+            assert_eq!(
+                decode(&plain, tokens.is_some(), |_| unreachable!()).unwrap(),
+                text
+            );
+            if tokens.is_some() {
+                assert_eq!(super::tokens(&plain).unwrap(), 7);
+            }
+        }
+        let small = encode(b"short", Some(1)).record;
+        assert!(matches!(
+            expanded(&small, true).unwrap(),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert!(expanded(&[TAG_LZ4, 1, 0], true).is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::storage::journal::ops::{self, Op};
 use crate::storage::journal::overlay::{Hit, Layer};
 use crate::storage::journal::segment::StoreId;
 use crate::storage::journal::{Journal, View, WriterLock, frame_limit};
+use crate::storage::pack::set::{self as packs, ObjectWrites, PackCache, PackList, Packs};
 use crate::storage::redb_backend::{RedbBackend, RedbRead, RedbWrite};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -50,6 +51,8 @@ pub(crate) struct JournaledRedb {
 struct Inner {
     redb: RedbBackend,
     journal: Journal,
+    /// The packs this process has open.
+    packs: PackCache,
     path: PathBuf,
     /// The thread folding full segments, while it runs.
     folder: Mutex<Option<JoinHandle<()>>>,
@@ -86,13 +89,22 @@ impl JournaledRedb {
         journal.start_next(&newest.0).map(drop)
     }
 
+    /// Moves the objects the tables of the store file at `path` hold into a pack of its journal
+    /// directory, in the transaction `tx` (the upgrade to store format 5).
+    pub(crate) fn pack_objects(tx: &mut dyn WriteTx, path: &Path, store: &StoreId) -> Result<()> {
+        let cache = PackCache::new(&crate::storage::journal::dir_of(path), *store);
+        packs::pack_tables(&cache, tx).map(drop)
+    }
+
     /// The store file `redb` at `path` with its journal, which must be there, of this store,
     /// with every segment after the generation redb last folded.
     pub(crate) fn open(redb: RedbBackend, path: &Path, store: &StoreId) -> Result<Self> {
-        let journal = Journal::open(&crate::storage::journal::dir_of(path), store);
+        let dir = crate::storage::journal::dir_of(path);
+        let journal = Journal::open(&dir, store);
         let inner = Arc::new(Inner {
             redb,
             journal,
+            packs: PackCache::new(&dir, *store),
             path: path.to_path_buf(),
             folder: Mutex::new(None),
             again: AtomicBool::new(false),
@@ -110,19 +122,20 @@ impl JournaledRedb {
 
     /// A read transaction: redb's snapshot and the frames after it.
     pub(crate) fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
-        let (base, view) = self.inner.snapshot(false)?;
-        Ok(Box::new(JRead { base, view }))
+        let (base, view, packs) = self.inner.snapshot(false)?;
+        Ok(Box::new(JRead { base, view, packs }))
     }
 
     /// The one write transaction, waiting up to `timeout` for another process's.
     pub(crate) fn write(&self, scope: &WriteScope, timeout: Duration) -> Result<Box<dyn WriteTx>> {
         let lock = self.inner.journal.lock_writer(timeout)?;
-        let (base, view) = self.inner.snapshot(true)?;
+        let (base, view, packs) = self.inner.snapshot(true)?;
         Ok(Box::new(JWrite {
             inner: Arc::clone(&self.inner),
             lock,
             base,
             view,
+            packs,
             pending: Layer::default(),
             ops: Vec::new(),
             store_wide: *scope == WriteScope::Store,
@@ -136,16 +149,30 @@ impl JournaledRedb {
         self.inner.fold_all(false, timeout)
     }
 
-    /// Reads every segment after the folded generation whole (fsck): the frames they hold.
-    pub(crate) fn check_journal(&self) -> Result<u64> {
-        let folded = folded_of(&self.inner.redb.read_txn()?)?;
-        self.inner.journal.check(folded)
+    /// Reads every segment after the folded generation whole, and every pack the store lists
+    /// (fsck): the frames the segments hold, and each pack that does not check with what is
+    /// wrong (its records are then checked one by one as every record is).
+    pub(crate) fn check_journal(&self) -> Result<(u64, Vec<(PathBuf, String)>)> {
+        let (base, _, packs) = self.inner.snapshot(false)?;
+        let damaged = packs
+            .all()
+            .iter()
+            .filter_map(|p| match p.check() {
+                Ok(()) => None,
+                Err(Error::CorruptJournal { path, reason }) => Some((path, reason)),
+                Err(e) => Some((p.path().to_path_buf(), e.to_string())),
+            })
+            .collect();
+        let frames = self.inner.journal.check(folded_of(&base)?)?;
+        Ok((frames, damaged))
     }
 
-    /// Folds everything into redb, wipes and removes the segments, then compacts the file.
+    /// Folds everything, wipes and removes the segments, merges every pack into one, then
+    /// compacts the file.
     pub(crate) fn compact(&mut self, timeout: Duration) -> Result<()> {
         self.inner.fold_all(true, timeout)?;
         self.inner.join_folder();
+        self.inner.merge(true, timeout)?;
         match Arc::get_mut(&mut self.inner) {
             Some(inner) => inner.redb.compact(),
             None => Err(Error::invalid_op(
@@ -203,14 +230,14 @@ impl JournaledRedb {
             return Ok(None);
         };
         let kept = found.frames.len() as u64;
-        for ops in found.frames {
-            apply(&mut w, ops)?;
-        }
+        let cache = PackCache::new(&dir, *store);
+        let list = apply(&cache, &mut w, found.frames.into_iter().flatten(), false)?;
         let set_aside = journal.set_aside(generation, found.newest)?;
         set_folded(&mut w, found.newest)?;
         Box::new(w).commit()?;
         // Left out of the store: removing them is tidying (the next fold removes what is left).
         let _ = journal.remove_folded(found.newest, false);
+        let _ = cache.remove_unlisted(&list);
         Ok(Some(JournalSalvage {
             kept_frames: kept,
             damaged_segment: crate::storage::journal::segment_path(&dir, generation),
@@ -232,7 +259,7 @@ impl Drop for JournaledRedb {
             && self
                 .inner
                 .snapshot(false)
-                .is_ok_and(|(_, view)| view.bytes() > CLOSE_FOLD);
+                .is_ok_and(|(_, view, _)| view.bytes() > CLOSE_FOLD);
         if big {
             let _ = self.inner.fold_all(false, Duration::ZERO);
         }
@@ -240,22 +267,37 @@ impl Drop for JournaledRedb {
 }
 
 impl Inner {
-    /// A redb snapshot and the journal's frames after the generation it folded (every frame
-    /// there for the `writer`, who holds the writer lock; the durable ones for a reader).
-    fn snapshot(&self, writer: bool) -> Result<(RedbRead, View)> {
+    /// A redb snapshot, the journal's frames after the generation it folded (every frame
+    /// there for the `writer`, who holds the writer lock; the durable ones for a reader) and
+    /// the packs it lists.
+    fn snapshot(&self, writer: bool) -> Result<(RedbRead, View, Packs)> {
         let mut seen = None;
         loop {
             let base = self.redb.read_txn()?;
             let folded = folded_of(&base)?;
-            if let Some(view) = self.journal.view(folded, writer)? {
-                return Ok((base, view));
+            let list = PackList::of(&base)?;
+            let packs = match self.packs.packs(&list, &base) {
+                Ok(p) => Some(p),
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                    None
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(packs) = packs
+                && let Some(view) = self.journal.view(folded, writer)?
+            {
+                return Ok((base, view, packs));
             }
-            // The segment after the snapshot's fold is gone: a later fold removed it (read
-            // again), unless no fold happened in between.
-            if seen == Some(folded) {
-                return Err(self.journal.missing());
+            // A segment after the snapshot's fold or a pack it lists is gone: a later fold or
+            // merge removed it (read again), unless the store did not change in between.
+            let now = (folded, list);
+            if seen.as_ref() == Some(&now) {
+                return match self.packs.packs(&now.1, &base) {
+                    Err(e) => Err(e),
+                    Ok(_) => Err(self.journal.missing()),
+                };
             }
-            seen = Some(folded);
+            seen = Some(now);
         }
     }
 
@@ -305,21 +347,41 @@ impl Inner {
         let Some(last) = full.last().map(|s| s.generation()) else {
             return Ok(());
         };
-        for seg in &full {
-            let ops = seg.layer().net_ops();
-            apply(&mut w, ops)?;
-        }
+        let ops: Vec<Op> = full.iter().flat_map(|seg| seg.layer().net_ops()).collect();
+        let list = apply(&self.packs, &mut w, ops, false)?;
         // Derived data (view checkpoints, a search index) is computed here, once per fold.
         set_folded(&mut w, last)?;
         Box::new(w).commit()?;
-        self.tidy(last, false)
+        let _ = self.packs.remove_unlisted(&list);
+        self.tidy(last, false)?;
+        if !list.merge_plan().is_empty() {
+            self.merge(false, FOLD_WAIT)?;
+        }
+        Ok(())
+    }
+
+    /// Merges the newest packs, as [`PackList::merge_plan`] says (every pack with `all`), in a
+    /// redb transaction of its own: appends go on meanwhile, and other processes' folds wait.
+    fn merge(&self, all: bool, timeout: Duration) -> Result<()> {
+        let mut w = self.redb.write_txn(timeout)?;
+        let list = PackList::of(&w)?;
+        let numbers: Vec<u64> = match all {
+            true => list.packs.iter().map(|p| p.number).collect(),
+            false => list.merge_plan(),
+        };
+        if numbers.len() < 2 {
+            return Ok(());
+        }
+        let list = packs::merge(&self.packs, &mut w, &numbers)?;
+        Box::new(w).commit()?;
+        self.packs.remove_unlisted(&list)
     }
 
     /// Folds every frame into redb (the newest segment too), holding the writer lock.
     fn fold_all(&self, wipe: bool, timeout: Duration) -> Result<()> {
         let lock = self.journal.lock_writer(timeout)?;
-        let (_, view) = self.snapshot(true)?;
-        let folded = self.commit_direct(&view, Vec::new(), timeout)?;
+        let (_, view, _) = self.snapshot(true)?;
+        let folded = self.commit_direct(&view, Vec::new(), false, timeout)?;
         drop(lock);
         self.tidy(folded, wipe)
     }
@@ -337,9 +399,16 @@ impl Inner {
 
     /// Writes `ops` to redb directly, after every frame of `view` (read holding the writer
     /// lock, so it is all of them): a new segment is made first, so the journal always has the
-    /// one after the generation redb records, then one redb transaction folds and writes. The
+    /// one after the generation redb records, then one redb transaction folds and writes
+    /// (`replace`: store-wide work, whose records replace older ones with other bytes). The
     /// last generation redb then holds: the caller removes the segments up to it ([`Inner::tidy`]).
-    fn commit_direct(&self, view: &View, ops: Vec<Op>, timeout: Duration) -> Result<u64> {
+    fn commit_direct(
+        &self,
+        view: &View,
+        ops: Vec<Op>,
+        replace: bool,
+        timeout: Duration,
+    ) -> Result<u64> {
         let mut w = self.redb.write_txn(timeout)?;
         let folded = folded_of(&w)?;
         let Some((newest, _)) = view.layers.last() else {
@@ -354,19 +423,19 @@ impl Inner {
                 newest.generation()
             }
         };
-        for (seg, _) in view
+        let mut all: Vec<Op> = view
             .layers
             .iter()
             .filter(|(s, _)| s.generation() > folded && s.generation() <= last)
-        {
-            let net = seg.layer().net_ops();
-            apply(&mut w, net)?;
-        }
-        apply(&mut w, ops)?;
+            .flat_map(|(seg, _)| seg.layer().net_ops())
+            .collect();
+        all.extend(ops);
+        let list = apply(&self.packs, &mut w, all, replace)?;
         if last > folded {
             set_folded(&mut w, last)?;
         }
         Box::new(w).commit()?;
+        let _ = self.packs.remove_unlisted(&list);
         Ok(last)
     }
 }
@@ -375,29 +444,23 @@ fn set_folded(w: &mut RedbWrite, generation: u64) -> Result<()> {
     w.set_meta(META_FOLDED, Some(generation.to_le_bytes().as_slice()))
 }
 
-/// Writes ops into redb, in order, a run of puts or reflog entries at a time: redb opens a
-/// table for each call, and a fold is thousands of ops.
-fn apply(w: &mut RedbWrite, ops: Vec<Op>) -> Result<()> {
+/// Writes ops in the redb transaction `w`, in order: objects into a new pack (and packs
+/// rewritten without what is removed, `replace` as [`packs::write_objects`] says), the rest into
+/// redb, a run of reflog entries at a time (redb opens a table for each call, and a fold is
+/// thousands of ops). The list of packs `w` now holds: the caller removes the files it no
+/// longer names once `w` commits.
+fn apply(
+    cache: &PackCache,
+    w: &mut RedbWrite,
+    ops: impl IntoIterator<Item = Op>,
+    replace: bool,
+) -> Result<PackList> {
+    let mut objects = ObjectWrites::default();
     let mut ops = ops.into_iter().peekable();
     while let Some(op) = ops.next() {
         match op {
-            Op::Put(t, key, record) => {
-                let mut run = vec![(key, record)];
-                while let Some(Op::Put(_, key, record)) =
-                    ops.next_if(|o| matches!(o, Op::Put(u, ..) if *u == t))
-                {
-                    run.push((key, record));
-                }
-                let rows: Vec<Row<'_>> = run
-                    .iter()
-                    .map(|(key, record)| Row {
-                        key: *key,
-                        record,
-                        parent: None,
-                    })
-                    .collect();
-                w.put_objects(t, &rows)?;
-            }
+            Op::Put(t, key, record) => objects.put(t, key, record),
+            Op::Remove(t, key) => objects.remove(t, key),
             Op::Reflog(name, n, entry) => {
                 let mut run = vec![(name, n, entry)];
                 while let Some(Op::Reflog(name, n, entry)) =
@@ -407,7 +470,6 @@ fn apply(w: &mut RedbWrite, ops: Vec<Op>) -> Result<()> {
                 }
                 w.put_reflogs(&run)?;
             }
-            Op::Remove(t, key) => w.remove_objects(t, &[key])?,
             Op::Meta(name, v) => w.set_meta(&name, v.as_deref())?,
             Op::Tip(name, k) => w.set_tip(&name, None, k)?,
             Op::RemoveReflog(name, n) => w.remove_reflog(&[(name, n)])?,
@@ -415,7 +477,7 @@ fn apply(w: &mut RedbWrite, ops: Vec<Op>) -> Result<()> {
             Op::ClearStats => w.clear_stats()?,
         }
     }
-    Ok(())
+    packs::write_objects(cache, w, objects, replace)
 }
 
 /// The layers over a redb snapshot, newest first, each with its cut-off.
@@ -449,9 +511,10 @@ fn find<T>(layers: &Layers<'_>, f: impl Fn(&Layer, u64) -> Hit<T>) -> Option<Opt
     })
 }
 
-/// Reads through the layers to a redb snapshot.
+/// Reads through the layers to a redb snapshot and its packs.
 struct Merged<'a> {
     base: &'a RedbRead,
+    packs: &'a Packs,
     layers: &'a Layers<'a>,
 }
 
@@ -459,12 +522,21 @@ impl Merged<'_> {
     fn object(&self, t: ObjectTable, k: &Key) -> Result<Option<Vec<u8>>> {
         match find(self.layers, |l, u| l.object(t, k, u)) {
             Some(v) => Ok(v),
-            None => self.base.object(t, k),
+            None => self.packs.get(t, k),
         }
     }
 
     fn objects(&self, t: ObjectTable, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>> {
         keys.iter().map(|k| self.object(t, k)).collect()
+    }
+
+    fn has_objects(&self, t: ObjectTable, keys: &[Key]) -> Vec<bool> {
+        keys.iter()
+            .map(|k| match find(self.layers, |l, u| l.object(t, k, u)) {
+                Some(v) => v.is_some(),
+                None => self.packs.has(t, k),
+            })
+            .collect()
     }
 
     fn scan(
@@ -482,7 +554,7 @@ impl Merged<'_> {
             }
         }
         if over.is_empty() {
-            return self.base.scan(t, low, high, limit, f);
+            return self.packs.scan(t, low, high, limit, f);
         }
         let limit = limit.unwrap_or(usize::MAX);
         // Records the layers remove hide records redb has: ask redb for that many more.
@@ -496,7 +568,7 @@ impl Merged<'_> {
             }
             Ok(())
         };
-        self.base.scan(
+        self.packs.scan(
             t,
             low,
             high,
@@ -667,6 +739,10 @@ macro_rules! merged_reads {
                 self.merged(|m| m.objects(table, keys))
             }
 
+            fn has_objects(&self, table: ObjectTable, keys: &[Key]) -> Result<Vec<bool>> {
+                Ok(self.merged(|m| m.has_objects(table, keys)))
+            }
+
             fn scan(
                 &self,
                 table: ObjectTable,
@@ -713,6 +789,7 @@ macro_rules! merged_reads {
 struct JRead {
     base: RedbRead,
     view: View,
+    packs: Packs,
 }
 
 impl JRead {
@@ -720,6 +797,7 @@ impl JRead {
         with_layers(&self.view, None, |layers| {
             f(&Merged {
                 base: &self.base,
+                packs: &self.packs,
                 layers,
             })
         })
@@ -735,6 +813,7 @@ struct JWrite {
     lock: WriterLock,
     base: RedbRead,
     view: View,
+    packs: Packs,
     pending: Layer,
     ops: Vec<Op>,
     store_wide: bool,
@@ -748,6 +827,7 @@ impl JWrite {
         with_layers(&self.view, Some(&self.pending), |layers| {
             f(&Merged {
                 base: &self.base,
+                packs: &self.packs,
                 layers,
             })
         })
@@ -834,7 +914,7 @@ impl WriteTx for JWrite {
         }
         let payload = ops::encode(&ops)?;
         if store_wide || payload.len() > frame_limit() {
-            let folded = inner.commit_direct(&view, ops, timeout)?;
+            let folded = inner.commit_direct(&view, ops, store_wide, timeout)?;
             drop(lock);
             return inner.tidy(folded, store_wide);
         }

@@ -7,6 +7,7 @@ pub(crate) mod codec;
 pub(crate) mod group;
 pub(crate) mod journal;
 pub(crate) mod journaled;
+pub(crate) mod pack;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod redb_backend;

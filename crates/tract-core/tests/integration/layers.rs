@@ -29,6 +29,8 @@ const LAYERS: &[&[&str]] = &[
         "storage/journal/overlay",
     ],
     &["storage/journal"],
+    &["storage/pack"],
+    &["storage/pack/set"],
     &["storage/journaled"],
     &["storage/store/meta"],
     &["storage/store/verify"],

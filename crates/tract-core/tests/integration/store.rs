@@ -38,15 +38,15 @@ fn a_copy_of_a_store_file_opens_in_memory_and_damaged_copies_are_errors() {
     t.system("sys").unwrap();
     t.user("hello").unwrap();
     let expected = texts(&t);
-    // The file alone holds every commit once its journal is folded into it.
     t.store().checkpoint().unwrap();
     drop(t);
+    // The file holds the refs and settings; its objects are in the packs beside it, so the
+    // copy's branches are there and reading their messages is an error, never a panic.
     let bytes = std::fs::read(&path).unwrap();
     let options = tract_core::StoreOptions::default();
     let store = tract_core::Store::from_bytes(&bytes, options).unwrap();
     let copy = Tract::from_store(store, &Bind::HeadAtOpen).unwrap();
-    assert_eq!(texts(&copy), expected);
-    copy.user("only in the copy").unwrap();
+    assert!(copy.compile().is_err());
     assert_eq!(
         texts(&Tract::open(&path).unwrap()),
         expected,

@@ -25,6 +25,15 @@ const FORMAT_3: &str = concat!(
     "/../../tests/fixtures/store-format-3/store.redb"
 );
 
+/// Written at ed1e4d2, the last build of format 4, by `tract demo`, `tract checkpoint` (the
+/// demo's commits folded into the store file's tables), `tract branch agent` and `tract --branch
+/// agent add "on the fork"` (two frames in the journal's segment, journal format 2)
+/// (tests/fixtures/store-format-4/).
+const FORMAT_4: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/store-format-4/store.redb"
+);
+
 const STEP_2: &str =
     "1 to 2: a store id (16 random bytes), which the store's other files will name";
 const STEP_3: &str = "2 to 3: a journal beside a store file (<file>-journal/): a durable write is \
@@ -32,12 +41,16 @@ const STEP_3: &str = "2 to 3: a journal beside a store file (<file>-journal/): a
 const STEP_4: &str = "3 to 4: journal frames made durable after the writer lock is let go, so \
                       several processes' frames share one fdatasync (journal format 2, from a \
                       new segment)";
+const STEP_5: &str = "4 to 5: a store file's objects in packs beside it (<file>-journal/pack-*): \
+                      compressed with a dictionary trained on the store's own records, each \
+                      pack indexed once, written whole by each fold (journal format 3, from a \
+                      new segment)";
 
 fn upgrade_from(from: u32) -> UpgradeReport {
     UpgradeReport {
         from,
-        to: 4,
-        steps: [STEP_2, STEP_3, STEP_4][from as usize - 1..]
+        to: 5,
+        steps: [STEP_2, STEP_3, STEP_4, STEP_5][from as usize - 1..]
             .iter()
             .map(|s| s.to_string())
             .collect(),
@@ -91,22 +104,81 @@ fn upgraded_when_opened(fixture: &str, from: u32, main_tip: &str, agent_tip: &st
     assert!(path.with_file_name("store.redb-journal").is_dir());
     let again = Tract::open(&path).unwrap();
     let nothing = again.store().upgrade().unwrap();
-    assert_eq!((nothing.from, nothing.to), (4, 4));
+    assert_eq!((nothing.from, nothing.to), (5, 5));
     assert!(nothing.steps.is_empty());
     assert_eq!(again.store().id().unwrap(), id, "the id is made once");
     assert_eq!(texts(&again).last().unwrap(), "after the upgrade");
 }
 
 #[test]
-fn stores_written_at_formats_1_2_and_3_are_upgraded_when_opened_and_keep_every_id() {
+fn stores_written_at_formats_1_to_4_are_upgraded_when_opened_and_keep_every_id() {
     assert_eq!(
-        FORMAT_VERSION, 4,
+        FORMAT_VERSION, 5,
         "a new format needs a fixture of the one before"
     );
     upgraded_when_opened(FORMAT_1, 1, "9d5481c641", "215d8d1587");
     upgraded_when_opened(FORMAT_2, 2, "d8f27c58b1", "7311612b74");
     // Its commits are in the journal's frames of format 1, read as they were written.
     upgraded_when_opened(FORMAT_3, 3, "e50a6d8aee", "c03a881f05");
+    // Its commits are in the store file's tables (moved into a pack) and in frames of
+    // journal format 2.
+    upgraded_when_opened(FORMAT_4, 4, "0251b0d2c5", "8878f10027");
+}
+
+/// Copies `fixture` (a store file) and its journal directory into a new temporary directory.
+fn copy_fixture(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (d, path) = file_store();
+    std::fs::copy(fixture, &path).unwrap();
+    let journal = path.with_file_name("store.redb-journal");
+    std::fs::create_dir(&journal).unwrap();
+    for entry in std::fs::read_dir(format!("{fixture}-journal")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), journal.join(entry.file_name())).unwrap();
+    }
+    (d, path)
+}
+
+#[test]
+fn the_upgrade_from_4_moves_the_objects_into_a_pack_and_leaves_none_in_the_file() {
+    let (_d, path) = copy_fixture(FORMAT_4);
+    let before = std::fs::read(&path).unwrap();
+    assert!(
+        before.windows(12).any(|w| w == b"careful codi"),
+        "format 4 keeps messages in the store file"
+    );
+    let t = Tract::open(&path).unwrap();
+    let journal = path.with_file_name("store.redb-journal");
+    let packs: Vec<_> = std::fs::read_dir(&journal)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("pack-"))
+        .collect();
+    assert_eq!(packs, ["pack-0000000000000001"]);
+    // The old segment keeps its frames; the next, journal format 3, takes new ones.
+    let segment = |g: u64| std::fs::read(journal.join(format!("{g:016}"))).unwrap();
+    let newest = std::fs::read_dir(&journal)
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .into_string()
+                .unwrap()
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(segment(newest)[16..20], 3u32.to_le_bytes());
+    assert_eq!(segment(newest - 1)[16..20], 2u32.to_le_bytes());
+    // Compacted (the space the moved records left is given back): the store file holds no
+    // message, every record is in a pack, and the store reads as before.
+    t.into_store().compact().unwrap();
+    let after = std::fs::read(&path).unwrap();
+    assert!(!after.windows(12).any(|w| w == b"careful codi"));
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(texts(&t).len(), 11);
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
 }
 
 #[test]
@@ -120,12 +192,13 @@ fn the_upgrade_from_3_starts_a_segment_of_the_new_journal_format_after_the_old_f
         std::fs::copy(entry.path(), journal.join(entry.file_name())).unwrap();
     }
     let t = Tract::open(&path).unwrap();
-    // The old segment keeps its 13 frames; the new one, format 2 at byte 16, takes the next.
+    // The old segment keeps its 13 frames; the new one, of the newest journal format (3) at
+    // byte 16, takes the next.
     let segment = |g: u64| std::fs::read(journal.join(format!("{g:016}"))).unwrap();
     assert_eq!(segment(1)[16..20], 1u32.to_le_bytes());
-    assert_eq!(segment(2)[16..20], 2u32.to_le_bytes());
+    assert_eq!(segment(2)[16..20], 3u32.to_le_bytes());
     assert_eq!(tract_core::fsck(t.store()).unwrap().journal_frames, 13);
-    t.user("the first frame of format 2").unwrap();
+    t.user("the first frame of format 3").unwrap();
     assert_eq!(tract_core::fsck(t.store()).unwrap().journal_frames, 14);
     assert!(
         segment(2).windows(11).any(|w| w == b"first frame"),
@@ -139,11 +212,14 @@ fn a_format_1_store_on_either_backend_is_upgraded_in_one_transaction() {
     let t = Tract::open(&path).unwrap();
     t.user("kept").unwrap();
     let before = t.head().unwrap().commit;
-    // What format 1 held: the same records, version 1 and no store id.
+    // What format 1 held: the same records, version 1 and no store id (a store file keeps its
+    // id: its packs name it, and a real format-1 file, which has none, is the fixture's test).
     let mut d = t.store().damage().unwrap();
     d.set_meta("format", Some(1u32.to_le_bytes().as_slice()))
         .unwrap();
-    d.set_meta("store_id", None).unwrap();
+    if t.store().path().is_none() {
+        d.set_meta("store_id", None).unwrap();
+    }
     d.commit().unwrap();
     drop(t);
     let t = Tract::open(&path).unwrap();

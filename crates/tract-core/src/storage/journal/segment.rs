@@ -27,10 +27,12 @@ use std::path::{Path, PathBuf};
 
 /// What a segment file starts with.
 const MAGIC: &[u8; 16] = b"tract journal\0\0\0";
-/// The layout of segments and frames this build writes. It reads format 1 too: the same
-/// layout, written while the lock was held through the fdatasync, so no frame of it says
-/// another was in flight.
-const JOURNAL_FORMAT: u32 = 2;
+/// The layout of segments and frames this build writes. It reads formats 1 and 2 too: the same
+/// layout; 1 written while the lock was held through the fdatasync, so no frame of it says
+/// another was in flight; 3 marks the segments after a store's objects moved to packs (store
+/// format 5), so that a process of an older build, which would fold objects into the store
+/// file where this one no longer looks, stops at the first of them.
+const JOURNAL_FORMAT: u32 = 3;
 /// The header's size: magic, format, store id, generation, check, then zeros.
 pub(crate) const HEADER_LEN: usize = 64;
 /// A frame's fixed part: length, word, check.

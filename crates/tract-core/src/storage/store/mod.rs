@@ -414,12 +414,13 @@ impl Store {
         JournaledRedb::salvage(&redb, path, &id, DEFAULT_LOCK_TIMEOUT)
     }
 
-    /// Reads every segment of the journal whole, checking each frame and that its ops decode;
-    /// how many frames there are (0 without a journal).
-    pub(crate) fn check_journal(&self) -> Result<u64> {
+    /// Reads every segment of the journal whole, checking each frame and that its ops decode,
+    /// and every pack: how many frames there are (0 without a journal), and the packs that do
+    /// not check, with what is wrong.
+    pub(crate) fn check_journal(&self) -> Result<(u64, Vec<(PathBuf, String)>)> {
         match &self.shared.backend {
             Backend::Journaled(b) => b.check_journal(),
-            _ => Ok(0),
+            _ => Ok((0, Vec::new())),
         }
     }
 
@@ -617,18 +618,20 @@ fn initial_meta(w: &mut dyn WriteTx) -> Result<()> {
 
 /// A store file opened with its journal. A store an older build wrote is upgraded first, in
 /// one redb transaction that makes the journal (or, from format 3, its next segment, in the
-/// journal format this build writes) before it records the new format; what is not a store
-/// this build can open is left to [`Store::check_format`] to name.
+/// journal format this build writes) and moves the objects of redb's tables into a pack before
+/// it records the new format; what is not a store this build can open is left to
+/// [`Store::check_format`] to name.
 fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<UpgradeReport>)> {
     let report = match format_of(&redb.read_txn()?)? {
         Some(f) if f < FORMAT_VERSION => {
             let w = redb.write_txn(DEFAULT_LOCK_TIMEOUT)?;
             let report = upgrade::upgrade_then(Box::new(w), &mut |tx, from| {
-                let (id, folded) = (store_id_of(tx)?, folded_of(tx)?);
+                let (id, folded) = (store_id_of(&*tx)?, folded_of(&*tx)?);
                 match from {
                     ..3 => JournaledRedb::create_journal(path, &id, folded),
                     _ => JournaledRedb::start_next_segment(path, &id, folded, DEFAULT_LOCK_TIMEOUT),
-                }
+                }?;
+                JournaledRedb::pack_objects(tx, path, &id)
             })?;
             (report.from < report.to).then_some(report)
         }

@@ -9,7 +9,7 @@ use crate::storage::backend::{ReadTx, WriteTx};
 use crate::storage::store::meta::{META_FORMAT, META_STORE_ID};
 
 /// The store format written by this build (tables and record layout).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// One step of the format: what turns a store at version `from` into one at `from + 1`.
 struct Step {
@@ -38,6 +38,15 @@ const STEPS: &[Step] = &[
         what: "journal frames made durable after the writer lock is let go, so several \
                processes' frames share one fdatasync (journal format 2, from a new segment)",
         // The backend starts the journal's next segment before the transaction commits.
+        run: |_| Ok(()),
+    },
+    Step {
+        from: 4,
+        what: "a store file's objects in packs beside it (<file>-journal/pack-*): compressed \
+               with a dictionary trained on the store's own records, each pack indexed once, \
+               written whole by each fold (journal format 3, from a new segment)",
+        // A store file's backend moves its objects into a pack and starts the journal's next
+        // segment before the transaction commits; a database or memory store keeps its tables.
         run: |_| Ok(()),
     },
 ];
@@ -73,7 +82,7 @@ pub(crate) fn upgrade(tx: Box<dyn WriteTx>) -> Result<UpgradeReport> {
 /// journal there).
 pub(crate) fn upgrade_then(
     mut tx: Box<dyn WriteTx>,
-    before_commit: &mut dyn FnMut(&dyn WriteTx, u32) -> Result<()>,
+    before_commit: &mut dyn FnMut(&mut dyn WriteTx, u32) -> Result<()>,
 ) -> Result<UpgradeReport> {
     let from = format_of(tx.as_ref())?
         .ok_or_else(|| Error::corrupt("the store records no format version"))?;
@@ -90,7 +99,7 @@ pub(crate) fn upgrade_then(
     }
     if from < FORMAT_VERSION {
         tx.set_meta(META_FORMAT, Some(FORMAT_VERSION.to_le_bytes().as_slice()))?;
-        before_commit(tx.as_ref(), from)?;
+        before_commit(tx.as_mut(), from)?;
         tx.commit()?;
     }
     Ok(UpgradeReport {
