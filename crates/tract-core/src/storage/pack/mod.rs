@@ -305,7 +305,7 @@ impl<'d> PackWriter<'d> {
         // Sorted by table and id; of equal ones the last added stays.
         let mut entries = std::mem::take(&mut self.entries);
         entries.reverse();
-        entries.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        entries.sort_by_key(|e| (e.0, e.1));
         entries.dedup_by(|later, kept| (later.0, later.1) == (kept.0, kept.1));
         let mut fanout = [0u32; FANOUT];
         for e in &entries {

@@ -401,14 +401,10 @@ fn dictionary_for(
     };
     let id = 1;
     w.set_meta(&format!("{META_DICTIONARY}{id}"), Some(&bytes))?;
-    let d = Arc::new(Dictionary::new(id, &bytes)?);
-    cache
-        .dictionaries
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id, Arc::clone(&d));
     list.dictionary = id;
-    Ok(Some(d))
+    // Not kept in the cache: the transaction may not commit, and another process may then
+    // train a dictionary 1 of other bytes. The cache loads it from what committed.
+    Dictionary::new(id, &bytes).map(|d| Some(Arc::new(d)))
 }
 
 /// Writes the records of the packs of `all` that `from` names, less those in `leave`, into
