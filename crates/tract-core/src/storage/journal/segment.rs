@@ -300,9 +300,11 @@ pub(crate) enum Tail {
 }
 
 impl Segment {
-    /// Makes the segment of `generation` at `path` for `store`: its header and its first
-    /// allocated 256 KiB, made durable under a temporary name, then renamed into place, so a
-    /// segment that exists is whole (the directory's entry is the caller's to sync).
+    /// Makes the segment of `generation` at `path` for `store`: its header, made durable under
+    /// a temporary name, then renamed into place, so a segment that exists is whole (the
+    /// directory's entry is the caller's to sync). Its first frame allocates its first 256 KiB:
+    /// a segment made when a closing process folds the journal stays this small, and it is
+    /// what a closed store keeps beside its packs.
     pub(crate) fn create(path: &Path, store: &StoreId, generation: u64) -> Result<Self> {
         let io = |e| Error::io(path, e);
         let mut temporary = path.as_os_str().to_os_string();
@@ -315,7 +317,6 @@ impl Segment {
             .truncate(true)
             .open(&temporary)
             .map_err(|e| Error::io(&temporary, e))?;
-        allocate(&file, 0, GROW).map_err(io)?;
         file.write_all_at(&header(store, generation), 0)
             .map_err(io)?;
         file.sync_all().map_err(io)?;
@@ -327,7 +328,13 @@ impl Segment {
             ));
         }
         std::fs::rename(&temporary, path).map_err(io)?;
-        Ok(Segment::at_start(file, path, store, generation, GROW))
+        Ok(Segment::at_start(
+            file,
+            path,
+            store,
+            generation,
+            HEADER_LEN as u64,
+        ))
     }
 
     /// A segment file positioned before its first frame.
