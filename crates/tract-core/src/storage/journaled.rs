@@ -293,6 +293,18 @@ impl Inner {
             let now = (folded, list);
             if seen.as_ref() == Some(&now) {
                 return match self.packs.packs(&now.1, &base) {
+                    Err(Error::Io { path, source })
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        Err(Error::CorruptJournal {
+                            path,
+                            reason: "the store lists this pack and it is missing: a store file \
+                                     was copied or restored without its journal directory, which \
+                                     holds its objects (copy both, with no writer running; see \
+                                     docs/backends.md, \"Backups\")"
+                                .into(),
+                        })
+                    }
                     Err(e) => Err(e),
                     Ok(_) => Err(self.journal.missing()),
                 };

@@ -266,10 +266,30 @@ fn full_segments_are_folded_into_the_file_and_removed_while_sessions_append() {
             assert!(m.starts_with(&format!("s{k} {i} ")), "{m}");
         }
     }
-    // The file alone holds them once checkpointed.
+    // Folded: the journal's segments gone but the newest, the objects in packs that merges
+    // keep few (twenty folds or so, each a pack, merged while the next older pack is under
+    // twice the newer ones' total).
     t.store().checkpoint().unwrap();
     assert_eq!(segments(&path).len(), 1);
+    let packs = |path: &Path| {
+        store_files(path)
+            .iter()
+            .filter(|f| {
+                f.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("pack-")
+            })
+            .count()
+    };
+    assert!((1..=6).contains(&packs(&path)), "{} packs", packs(&path));
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+    // Compacted: one pack, and every message read from it.
+    t.into_store().compact().unwrap();
+    assert_eq!(packs(&path), 1);
+    let t = Tract::open(&path).unwrap();
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+    assert_eq!(tract_core::fsck(t.store()).unwrap().commits, 601);
 }
 
 #[test]
@@ -296,6 +316,99 @@ fn a_redacted_payload_leaves_the_journal() {
     let t = Tract::open(&path).unwrap();
     assert_eq!(texts(&t).len(), 3);
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}
+
+/// Every file beside the store file (segments and packs) and the store file itself.
+fn store_files(path: &Path) -> Vec<std::path::PathBuf> {
+    let journal = path.with_file_name(format!(
+        "{}-journal",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    let mut files: Vec<_> = std::fs::read_dir(journal)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.push(path.to_path_buf());
+    files
+}
+
+#[test]
+fn a_redacted_payload_leaves_the_packs_and_the_pack_that_held_it_is_removed() {
+    let (_dir, path) = file_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("before").unwrap();
+    // Short: a record compression does not shrink is stored as it is, so the bytes show.
+    let secret = "PW-PLANTED-4c1";
+    let m = t.user(secret).unwrap();
+    t.user("after").unwrap();
+    t.store().checkpoint().unwrap();
+    let packs = |path: &Path| -> Vec<std::path::PathBuf> {
+        store_files(path)
+            .into_iter()
+            .filter(|f| {
+                f.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("pack-")
+            })
+            .collect()
+    };
+    let holding = |path: &Path| -> Vec<std::path::PathBuf> {
+        store_files(path)
+            .into_iter()
+            .filter(|f| {
+                std::fs::read(f)
+                    .unwrap()
+                    .windows(secret.len())
+                    .any(|w| w == secret.as_bytes())
+            })
+            .collect()
+    };
+    let before = packs(&path);
+    assert_eq!(
+        holding(&path),
+        before,
+        "folded into the one pack, and only there"
+    );
+    t.redact(m.id, "a password").unwrap();
+    assert!(holding(&path).is_empty(), "{:?}", holding(&path));
+    assert!(
+        packs(&path).iter().all(|p| !before.contains(p)),
+        "the pack that held it was written again without it and removed"
+    );
+    drop(t);
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(texts(&t).len(), 3);
+    assert_eq!(texts(&t)[0], "before");
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}
+
+#[test]
+fn a_pack_the_store_lists_and_that_is_missing_is_an_error_naming_it() {
+    let (_dir, path) = file_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("in a pack").unwrap();
+    t.store().checkpoint().unwrap();
+    drop(t);
+    let pack = store_files(&path)
+        .into_iter()
+        .find(|f| {
+            f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pack-")
+        })
+        .unwrap();
+    let bytes = std::fs::read(&pack).unwrap();
+    std::fs::remove_file(&pack).unwrap();
+    let err = Tract::open(&path).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(&err, Error::CorruptJournal { path: p, reason } if *p == pack && reason.contains("missing")),
+        "{err}"
+    );
+    // Put back, the store opens as it was.
+    std::fs::write(&pack, bytes).unwrap();
+    assert_eq!(texts(&Tract::open(&path).unwrap()), ["in a pack"]);
 }
 
 #[test]

@@ -115,26 +115,50 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
 /// A compression dictionary of the store's, as zstd uses it, with its id (packs name it).
 pub(crate) struct Dictionary {
     id: u32,
-    encoder: zstd::dict::EncoderDictionary<'static>,
+    bytes: Vec<u8>,
+    /// Made when a pack is first written with it (about a millisecond): a process that only
+    /// reads never makes it.
+    encoder: std::sync::OnceLock<zstd::dict::EncoderDictionary<'static>>,
     decoder: zstd::dict::DecoderDictionary<'static>,
 }
+
+/// The most of the records a dictionary is trained on: zstd's trainer takes time in
+/// proportion to its samples, and more than this many do not make a better dictionary of
+/// 16 KiB (docs/decisions.md, "Objects in packs").
+pub(crate) const TRAIN_MAX_BYTES: usize = 1 << 20;
 
 impl Dictionary {
     /// The dictionary `id` from its bytes.
     pub(crate) fn new(id: u32, bytes: &[u8]) -> Result<Self> {
-        let bad = |e: std::io::Error| Error::corrupt(format!("pack dictionary {id}: {e}"));
+        let decoder = zstd::dict::DecoderDictionary::try_copy(bytes)
+            .map_err(|e| Error::corrupt(format!("pack dictionary {id}: {e}")))?;
         Ok(Dictionary {
             id,
-            encoder: zstd::dict::EncoderDictionary::try_copy(bytes, LEVEL).map_err(bad)?,
-            decoder: zstd::dict::DecoderDictionary::try_copy(bytes).map_err(bad)?,
+            bytes: bytes.to_vec(),
+            encoder: std::sync::OnceLock::new(),
+            decoder,
         })
     }
 
-    /// Trains a dictionary of at most `size` bytes on `samples` (records as packs hold them),
-    /// `None` when they are too few to train on.
+    fn encoder(&self) -> &zstd::dict::EncoderDictionary<'static> {
+        self.encoder
+            .get_or_init(|| zstd::dict::EncoderDictionary::copy(&self.bytes, LEVEL))
+    }
+
+    /// Trains a dictionary of at most `size` bytes on `samples` (records as packs hold them;
+    /// the first megabyte of them), `None` when they are too few to train on.
     pub(crate) fn train(samples: &[&[u8]], size: usize) -> Option<Vec<u8>> {
-        // zstd's trainer wants many samples, and a dictionary is only worth it for small ones.
+        let mut total = 0usize;
+        let taken = samples
+            .iter()
+            .take_while(|s| {
+                total += s.len();
+                total <= TRAIN_MAX_BYTES
+            })
+            .count();
+        let samples = &samples[..taken.max(1).min(samples.len())];
         let total: usize = samples.iter().map(|s| s.len()).sum();
+        // zstd's trainer wants many samples, and a dictionary is only worth it for small ones.
         if samples.len() < 256 || total < 4 * size {
             return None;
         }
@@ -220,7 +244,7 @@ impl<'d> PackWriter<'d> {
         let io = |e| Error::io(&path, e);
         let file = File::create(&path).map_err(io)?;
         let mut compressor = match dict {
-            Some(d) => zstd::bulk::Compressor::with_prepared_dictionary(&d.encoder),
+            Some(d) => zstd::bulk::Compressor::with_prepared_dictionary(d.encoder()),
             None => zstd::bulk::Compressor::new(LEVEL),
         }
         .map_err(io)?;

@@ -390,11 +390,17 @@ fn dictionary_for(
     if list.dictionary != 0 {
         return cache.dictionary(list.dictionary, &*w).map(Some);
     }
-    let expanded: Vec<std::borrow::Cow<'_, [u8]>> = puts
-        .iter()
-        .filter(|(t, _, _)| *t != ObjectTable::Chunks)
-        .map(|(t, _, r)| codec::expanded(r, *t == ObjectTable::Blobs))
-        .collect::<Result<_>>()?;
+    // The first records, as packs hold them, up to what the trainer takes.
+    let mut expanded: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
+    let mut total = 0usize;
+    for (t, _, r) in puts.iter().filter(|(t, _, _)| *t != ObjectTable::Chunks) {
+        if total >= super::TRAIN_MAX_BYTES {
+            break;
+        }
+        let e = codec::expanded(r, *t == ObjectTable::Blobs)?;
+        total += e.len();
+        expanded.push(e);
+    }
     let samples: Vec<&[u8]> = expanded.iter().map(|c| c.as_ref()).collect();
     let Some(bytes) = Dictionary::train(&samples, DICTIONARY_SIZE) else {
         return Ok(None);
