@@ -543,3 +543,55 @@ pub(crate) fn pack_tables(cache: &PackCache, w: &mut dyn WriteTx) -> Result<Pack
     list.save(w)?;
     Ok(list)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Folds of equal size, each a pack, merged as the plan says: packs stay about log2 of
+    /// the folds, and each fold's bytes are copied about that many times.
+    #[test]
+    fn merges_keep_packs_logarithmic_and_copies_bounded() {
+        let mut list = PackList {
+            next: 1,
+            ..PackList::default()
+        };
+        let mut copied = 0u64;
+        let folds = 1000u64;
+        for _ in 0..folds {
+            list.packs.push(Listed {
+                number: list.next,
+                objects: 1,
+                bytes: 100,
+            });
+            list.next += 1;
+            let plan = list.merge_plan();
+            if !plan.is_empty() {
+                // Only the newest packs, in order.
+                let newest: Vec<u64> = list.packs[list.packs.len() - plan.len()..]
+                    .iter()
+                    .map(|p| p.number)
+                    .collect();
+                assert_eq!(plan, newest);
+                let bytes: u64 = list.packs[list.packs.len() - plan.len()..]
+                    .iter()
+                    .map(|p| p.bytes)
+                    .sum();
+                copied += bytes;
+                list.packs.truncate(list.packs.len() - plan.len());
+                list.packs.push(Listed {
+                    number: list.next,
+                    objects: 1,
+                    bytes,
+                });
+                list.next += 1;
+            }
+            // Oldest first, so sizes shrink towards the newest.
+            assert!(list.packs.len() <= 12, "{} packs", list.packs.len());
+        }
+        assert_eq!(list.packs.iter().map(|p| p.bytes).sum::<u64>(), folds * 100);
+        // log2(1000) is about 10: each byte copied at most that often.
+        assert!(copied <= folds * 100 * 11, "{copied}");
+        assert!(list.merge_plan().len() != 1);
+    }
+}
