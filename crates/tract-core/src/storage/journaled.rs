@@ -357,7 +357,9 @@ impl Inner {
             .ok_or_else(|| self.journal.missing())?;
         let full: Vec<_> = view.complete().cloned().collect();
         let Some(last) = full.last().map(|s| s.generation()) else {
-            return Ok(());
+            // Nothing to fold: packs that direct writes made may be due a merge.
+            drop(w);
+            return self.merge_if_due(FOLD_WAIT);
         };
         let ops: Vec<Op> = full.iter().flat_map(|seg| seg.layer().net_ops()).collect();
         let list = apply(&self.packs, &mut w, ops, false)?;
@@ -366,10 +368,19 @@ impl Inner {
         Box::new(w).commit()?;
         let _ = self.packs.remove_unlisted(&list);
         self.tidy(last, false)?;
-        if !list.merge_plan().is_empty() {
-            self.merge(false, FOLD_WAIT)?;
+        self.merge_if_due(FOLD_WAIT)
+    }
+
+    /// Merges the newest packs if the list says they are due (after a fold, or a direct write
+    /// that made a pack), waiting up to `timeout` for redb's write transaction.
+    fn merge_if_due(&self, timeout: Duration) -> Result<()> {
+        match PackList::of(&self.redb.read_txn()?)?
+            .merge_plan()
+            .is_empty()
+        {
+            true => Ok(()),
+            false => self.merge(false, timeout),
         }
-        Ok(())
     }
 
     /// Merges the newest packs, as [`PackList::merge_plan`] says (every pack with `all`), in a
@@ -393,9 +404,13 @@ impl Inner {
     fn fold_all(&self, wipe: bool, timeout: Duration) -> Result<()> {
         let lock = self.journal.lock_writer(timeout)?;
         let (_, view, _) = self.snapshot(true)?;
-        let folded = self.commit_direct(&view, Vec::new(), false, timeout)?;
+        let (folded, _) = self.commit_direct(&view, Vec::new(), false, timeout)?;
         drop(lock);
-        self.tidy(folded, wipe)
+        self.tidy(folded, wipe)?;
+        // Packs the fold made may be due a merge; one that cannot run now runs after a later
+        // fold (the fold is done either way).
+        let _ = self.merge_if_due(timeout);
+        Ok(())
     }
 
     /// Removes the segments up to `folded` once redb holds them (wiping them first with
@@ -413,14 +428,15 @@ impl Inner {
     /// lock, so it is all of them): a new segment is made first, so the journal always has the
     /// one after the generation redb records, then one redb transaction folds and writes
     /// (`replace`: store-wide work, whose records replace older ones with other bytes). The
-    /// last generation redb then holds: the caller removes the segments up to it ([`Inner::tidy`]).
+    /// last generation redb then holds, which the caller removes the segments up to
+    /// ([`Inner::tidy`]), and whether the newest packs are now due a merge.
     fn commit_direct(
         &self,
         view: &View,
         ops: Vec<Op>,
         replace: bool,
         timeout: Duration,
-    ) -> Result<u64> {
+    ) -> Result<(u64, bool)> {
         let mut w = self.redb.write_txn(timeout)?;
         let folded = folded_of(&w)?;
         let Some((newest, _)) = view.layers.last() else {
@@ -448,7 +464,7 @@ impl Inner {
         }
         Box::new(w).commit()?;
         let _ = self.packs.remove_unlisted(&list);
-        Ok(last)
+        Ok((last, !list.merge_plan().is_empty()))
     }
 }
 
@@ -926,9 +942,14 @@ impl WriteTx for JWrite {
         }
         let payload = ops::encode(&ops)?;
         if store_wide || payload.len() > frame_limit() {
-            let folded = inner.commit_direct(&view, ops, store_wide, timeout)?;
+            let (folded, merge) = inner.commit_direct(&view, ops, store_wide, timeout)?;
             drop(lock);
-            return inner.tidy(folded, store_wide);
+            inner.tidy(folded, store_wide)?;
+            // The merge a new pack made due runs on the folding thread, off this call.
+            if merge {
+                inner.request_fold();
+            }
+            return Ok(());
         }
         let filled = inner.journal.append(&view, ops, &payload, lock)?;
         inner.wrote.store(true, Ordering::Release);

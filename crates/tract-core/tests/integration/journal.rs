@@ -384,6 +384,33 @@ fn a_redacted_payload_leaves_the_packs_and_the_pack_that_held_it_is_removed() {
 }
 
 #[test]
+fn packs_that_direct_writes_make_are_merged_too() {
+    let (_dir, path) = file_store();
+    let packs = |path: &Path| {
+        store_files(path)
+            .iter()
+            .filter(|f| {
+                f.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("pack-")
+            })
+            .count()
+    };
+    // Each checkpoint folds what was appended since into a pack of its own (a direct write, as
+    // store-wide work and closing processes make): a hundred of them.
+    for i in 0..100 {
+        let t = Tract::open(&path).unwrap();
+        t.user(format!("message {i}")).unwrap();
+        t.store().checkpoint().unwrap();
+    }
+    assert!(packs(&path) <= 8, "{} packs", packs(&path));
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(texts(&t).len(), 100);
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}
+
+#[test]
 fn a_pack_the_store_lists_and_that_is_missing_is_an_error_naming_it() {
     let (_dir, path) = file_store();
     let t = Tract::open(&path).unwrap();
