@@ -585,7 +585,7 @@ impl Merged<'_> {
             return self.packs.scan(t, low, high, limit, f);
         }
         let limit = limit.unwrap_or(usize::MAX);
-        // Records the layers remove hide records redb has: ask redb for that many more.
+        // Records the layers remove hide records the packs have: ask for that many more.
         let hidden = over.values().filter(|v| v.is_none()).count();
         let mut emitted = 0usize;
         let mut over = over.into_iter().peekable();
