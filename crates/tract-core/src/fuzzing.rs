@@ -141,7 +141,7 @@ pub fn pack_read(
     use crate::storage::backend::ObjectTable;
     use crate::storage::pack::Pack;
     std::fs::write(crate::storage::pack::pack_path(dir, 1), bytes).map_err(|e| e.to_string())?;
-    let pack = Pack::open(dir, &PACK_STORE, 1, None).map_err(|e| e.to_string())?;
+    let pack = Pack::open(dir, &PACK_STORE, 1, |_| Ok(None)).map_err(|e| e.to_string())?;
     let checked = pack.check().map_err(|e| e.to_string());
     let mut out = Vec::new();
     for i in 0..pack.len() {

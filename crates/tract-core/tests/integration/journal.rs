@@ -271,22 +271,11 @@ fn full_segments_are_folded_into_the_file_and_removed_while_sessions_append() {
     // twice the newer ones' total).
     t.store().checkpoint().unwrap();
     assert_eq!(segments(&path).len(), 1);
-    let packs = |path: &Path| {
-        store_files(path)
-            .iter()
-            .filter(|f| {
-                f.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("pack-")
-            })
-            .count()
-    };
-    assert!((1..=6).contains(&packs(&path)), "{} packs", packs(&path));
+    assert!((1..=6).contains(&packs(&path).len()), "{:?}", packs(&path));
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     // Compacted: one pack, and every message read from it.
     t.into_store().compact().unwrap();
-    assert_eq!(packs(&path), 1);
+    assert_eq!(packs(&path).len(), 1);
     let t = Tract::open(&path).unwrap();
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     assert_eq!(tract_core::fsck(t.store()).unwrap().commits, 601);
@@ -332,6 +321,19 @@ fn store_files(path: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// The pack files beside the store file at `path`.
+fn packs(path: &Path) -> Vec<std::path::PathBuf> {
+    store_files(path)
+        .into_iter()
+        .filter(|f| {
+            f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pack-")
+        })
+        .collect()
+}
+
 #[test]
 fn a_redacted_payload_leaves_the_packs_and_the_pack_that_held_it_is_removed() {
     let (_dir, path) = file_store();
@@ -342,17 +344,6 @@ fn a_redacted_payload_leaves_the_packs_and_the_pack_that_held_it_is_removed() {
     let m = t.user(secret).unwrap();
     t.user("after").unwrap();
     t.store().checkpoint().unwrap();
-    let packs = |path: &Path| -> Vec<std::path::PathBuf> {
-        store_files(path)
-            .into_iter()
-            .filter(|f| {
-                f.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("pack-")
-            })
-            .collect()
-    };
     let holding = |path: &Path| -> Vec<std::path::PathBuf> {
         store_files(path)
             .into_iter()
@@ -386,17 +377,6 @@ fn a_redacted_payload_leaves_the_packs_and_the_pack_that_held_it_is_removed() {
 #[test]
 fn packs_that_direct_writes_make_are_merged_too() {
     let (_dir, path) = file_store();
-    let packs = |path: &Path| {
-        store_files(path)
-            .iter()
-            .filter(|f| {
-                f.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("pack-")
-            })
-            .count()
-    };
     // Each checkpoint folds what was appended since into a pack of its own (a direct write, as
     // store-wide work and closing processes make): a hundred of them.
     for i in 0..100 {
@@ -404,7 +384,7 @@ fn packs_that_direct_writes_make_are_merged_too() {
         t.user(format!("message {i}")).unwrap();
         t.store().checkpoint().unwrap();
     }
-    assert!(packs(&path) <= 8, "{} packs", packs(&path));
+    assert!(packs(&path).len() <= 8, "{:?}", packs(&path));
     let t = Tract::open(&path).unwrap();
     assert_eq!(texts(&t).len(), 100);
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
@@ -417,15 +397,7 @@ fn a_pack_the_store_lists_and_that_is_missing_is_an_error_naming_it() {
     t.user("in a pack").unwrap();
     t.store().checkpoint().unwrap();
     drop(t);
-    let pack = store_files(&path)
-        .into_iter()
-        .find(|f| {
-            f.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("pack-")
-        })
-        .unwrap();
+    let pack = packs(&path).pop().unwrap();
     let bytes = std::fs::read(&pack).unwrap();
     std::fs::remove_file(&pack).unwrap();
     let err = Tract::open(&path).map(|_| ()).unwrap_err();

@@ -60,17 +60,7 @@ fn upgrade_from(from: u32) -> UpgradeReport {
 /// Opens a copy of `fixture`, written at format `from`, with its main and agent tips: the
 /// open upgrades it, every id stays, and it is written on at the new format.
 fn upgraded_when_opened(fixture: &str, from: u32, main_tip: &str, agent_tip: &str) {
-    let (_d, path) = file_store();
-    std::fs::copy(fixture, &path).unwrap();
-    let journal = std::path::PathBuf::from(format!("{fixture}-journal"));
-    let copied = path.with_file_name("store.redb-journal");
-    if journal.is_dir() {
-        std::fs::create_dir(&copied).unwrap();
-        for entry in std::fs::read_dir(&journal).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), copied.join(entry.file_name())).unwrap();
-        }
-    }
+    let (_d, path) = copy_fixture(fixture);
     let t = Tract::open(&path).unwrap();
     // The open made the upgrade, and says so once more when asked.
     assert_eq!(t.store().upgrade().unwrap(), upgrade_from(from));
@@ -125,15 +115,19 @@ fn stores_written_at_formats_1_to_4_are_upgraded_when_opened_and_keep_every_id()
     upgraded_when_opened(FORMAT_4, 4, "0251b0d2c5", "8878f10027");
 }
 
-/// Copies `fixture` (a store file) and its journal directory into a new temporary directory.
+/// Copies `fixture` (a store file) and its journal directory, when it has one (from format 3),
+/// into a new temporary directory.
 fn copy_fixture(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let (d, path) = file_store();
     std::fs::copy(fixture, &path).unwrap();
-    let journal = path.with_file_name("store.redb-journal");
-    std::fs::create_dir(&journal).unwrap();
-    for entry in std::fs::read_dir(format!("{fixture}-journal")).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), journal.join(entry.file_name())).unwrap();
+    let journal = std::path::PathBuf::from(format!("{fixture}-journal"));
+    if journal.is_dir() {
+        let copied = path.with_file_name("store.redb-journal");
+        std::fs::create_dir(&copied).unwrap();
+        for entry in std::fs::read_dir(&journal).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), copied.join(entry.file_name())).unwrap();
+        }
     }
     (d, path)
 }
@@ -183,14 +177,8 @@ fn the_upgrade_from_4_moves_the_objects_into_a_pack_and_leaves_none_in_the_file(
 
 #[test]
 fn the_upgrade_from_3_starts_a_segment_of_the_new_journal_format_after_the_old_frames() {
-    let (_d, path) = file_store();
-    std::fs::copy(FORMAT_3, &path).unwrap();
+    let (_d, path) = copy_fixture(FORMAT_3);
     let journal = path.with_file_name("store.redb-journal");
-    std::fs::create_dir(&journal).unwrap();
-    for entry in std::fs::read_dir(format!("{FORMAT_3}-journal")).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), journal.join(entry.file_name())).unwrap();
-    }
     let t = Tract::open(&path).unwrap();
     // The old segment keeps its 13 frames; the new one, of the newest journal format (3) at
     // byte 16, takes the next.

@@ -850,12 +850,19 @@ impl Journal {
 
 /// The generations of the segment files in `dir`, in order.
 fn generations(dir: &Path) -> Result<Vec<u64>> {
+    numbered_files(dir, "")
+}
+
+/// The numbers of the files in `dir` named `prefix` and 16 decimal digits (segments, packs),
+/// in order.
+pub(crate) fn numbered_files(dir: &Path, prefix: &str) -> Result<Vec<u64>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let name = entry.file_name();
         if let Some(g) = name
             .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
             .filter(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|n| n.parse().ok())
         {
@@ -867,7 +874,7 @@ fn generations(dir: &Path) -> Result<Vec<u64>> {
 }
 
 /// Makes a directory's entries durable (a file made or removed in it).
-fn sync_dir(dir: &Path) -> Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, e))

@@ -60,21 +60,7 @@ pub(crate) fn pack_path(dir: &Path, number: u64) -> PathBuf {
 
 /// The numbers of the pack files in `dir`, in order.
 pub(crate) fn pack_numbers(dir: &Path) -> Result<Vec<u64>> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name();
-        if let Some(n) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("pack-"))
-            .filter(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|n| n.parse().ok())
-        {
-            out.push(n);
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
+    crate::storage::journal::numbered_files(dir, "pack-")
 }
 
 fn table_byte(t: ObjectTable) -> u8 {
@@ -122,11 +108,6 @@ pub(crate) struct Dictionary {
     decoder: zstd::dict::DecoderDictionary<'static>,
 }
 
-/// The most of the records a dictionary is trained on: zstd's trainer takes time in
-/// proportion to its samples, and more than this many do not make a better dictionary of
-/// 16 KiB (docs/decisions.md, "Objects in packs").
-pub(crate) const TRAIN_MAX_BYTES: usize = 1 << 20;
-
 impl Dictionary {
     /// The dictionary `id` from its bytes.
     pub(crate) fn new(id: u32, bytes: &[u8]) -> Result<Self> {
@@ -145,18 +126,9 @@ impl Dictionary {
             .get_or_init(|| zstd::dict::EncoderDictionary::copy(&self.bytes, LEVEL))
     }
 
-    /// Trains a dictionary of at most `size` bytes on `samples` (records as packs hold them;
-    /// the first megabyte of them), `None` when they are too few to train on.
+    /// Trains a dictionary of at most `size` bytes on `samples` (records as packs hold them),
+    /// `None` when they are too few to train on.
     pub(crate) fn train(samples: &[&[u8]], size: usize) -> Option<Vec<u8>> {
-        let mut total = 0usize;
-        let taken = samples
-            .iter()
-            .take_while(|s| {
-                total += s.len();
-                total <= TRAIN_MAX_BYTES
-            })
-            .count();
-        let samples = &samples[..taken.max(1).min(samples.len())];
         let total: usize = samples.iter().map(|s| s.len()).sum();
         // zstd's trainer wants many samples, and a dictionary is only worth it for small ones.
         if samples.len() < 256 || total < 4 * size {
@@ -368,9 +340,7 @@ impl<'d> PackWriter<'d> {
             .into_inner()
             .map_err(|e| io(&self.path, e.into_error()))?;
         file.sync_data().map_err(|e| io(&self.path, e))?;
-        File::open(&self.dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| io(&self.dir, e))?;
+        crate::storage::journal::sync_dir(&self.dir)?;
         Ok(PackInfo {
             number: self.number,
             objects: entries.len() as u64,
@@ -422,27 +392,14 @@ impl Entry {
 }
 
 impl Pack {
-    /// The dictionary id the pack at `path` names (read before opening it, to find the
-    /// dictionary).
-    pub(crate) fn dictionary_of(path: &Path) -> Result<u32> {
-        use std::os::unix::fs::FileExt;
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut header = [0u8; HEADER_LEN];
-        file.read_exact_at(&mut header, 0)
-            .map_err(|_| corrupt(path, "shorter than a pack's header"))?;
-        Ok(u32::from_le_bytes([
-            header[20], header[21], header[22], header[23],
-        ]))
-    }
-
-    /// Opens pack `number` of store `store` in `dir`, whose records are compressed with
-    /// `dict` (the one its header names). A missing file is an I/O error of kind `NotFound`
-    /// (a newer fold or merge may have removed it: the caller reads the list again).
+    /// Opens pack `number` of store `store` in `dir`; `dictionary` gives the dictionary of the
+    /// id its header names (0: none). A missing file is an I/O error of kind `NotFound` (a
+    /// newer fold or merge may have removed it: the caller reads the list again).
     pub(crate) fn open(
         dir: &Path,
         store: &StoreId,
         number: u64,
-        dict: Option<Arc<Dictionary>>,
+        dictionary: impl FnOnce(u32) -> Result<Option<Arc<Dictionary>>>,
     ) -> Result<Pack> {
         let path = pack_path(dir, number);
         let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
@@ -474,6 +431,7 @@ impl Pack {
             return Err(bad("the pack's number is not its name's"));
         }
         let named = u32::from_le_bytes([header[20], header[21], header[22], header[23]]);
+        let dict = dictionary(named)?;
         if named != dict.as_ref().map_or(0, |d| d.id()) {
             return Err(bad(&format!(
                 "compressed with dictionary {named}, not given"
@@ -733,7 +691,7 @@ mod tests {
         for (number, d) in [(1, None), (2, Some(dict))] {
             let info = write(dir.path(), number, d.as_deref(), 500);
             assert_eq!(info.objects, 1000);
-            let pack = Pack::open(dir.path(), &STORE, number, d.clone()).unwrap();
+            let pack = Pack::open(dir.path(), &STORE, number, |_| Ok(d.clone())).unwrap();
             assert_eq!(pack.bytes(), info.bytes);
             pack.check().unwrap();
             for i in 0..500 {
@@ -766,7 +724,7 @@ mod tests {
         w.add(ObjectTable::Blobs, &key(1), b"\x00\x01\x00\x00\x00new")
             .unwrap();
         assert_eq!(w.finish().unwrap().objects, 1);
-        let pack = Pack::open(dir.path(), &STORE, 7, None).unwrap();
+        let pack = Pack::open(dir.path(), &STORE, 7, |_| Ok(None)).unwrap();
         let r = pack.get(ObjectTable::Blobs, &key(1)).unwrap().unwrap();
         assert_eq!(&r[5..], b"new");
     }
@@ -775,7 +733,7 @@ mod tests {
     fn ranges_find_ids_by_prefix() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), 1, None, 300);
-        let pack = Pack::open(dir.path(), &STORE, 1, None).unwrap();
+        let pack = Pack::open(dir.path(), &STORE, 1, |_| Ok(None)).unwrap();
         for i in 0..300 {
             let k = key(i);
             let mut low = [0u8; 32];
@@ -799,7 +757,7 @@ mod tests {
         let good = std::fs::read(&path).unwrap();
         let opens = |bytes: &[u8]| {
             std::fs::write(&path, bytes).unwrap();
-            Pack::open(dir.path(), &STORE, 1, None).and_then(|p| p.check())
+            Pack::open(dir.path(), &STORE, 1, |_| Ok(None)).and_then(|p| p.check())
         };
         let n = good.len();
         // Every byte of the header, the fanout and the footer, and records and entries.
@@ -822,11 +780,11 @@ mod tests {
         }
         std::fs::write(&path, &good).unwrap();
         assert!(matches!(
-            Pack::open(dir.path(), &[4; 16], 1, None),
+            Pack::open(dir.path(), &[4; 16], 1, |_| Ok(None)),
             Err(Error::CorruptJournal { reason, .. }) if reason.contains("another store")
         ));
         assert!(matches!(
-            Pack::open(dir.path(), &STORE, 2, None),
+            Pack::open(dir.path(), &STORE, 2, |_| Ok(None)),
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound
         ));
         assert_eq!(pack_numbers(dir.path()).unwrap(), vec![1]);
