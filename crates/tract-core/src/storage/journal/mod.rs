@@ -385,25 +385,25 @@ impl Journal {
         let mut layers = Vec::new();
         let mut g = folded + 1;
         loop {
-            let seg = match segs.iter().find(|s| s.generation == g) {
-                Some(s) => Arc::clone(s),
+            let (seg, cached) = match segs.iter().find(|s| s.generation == g) {
+                Some(s) => (Arc::clone(s), true),
                 None => match Segment::open(&segment_path(&self.dir, g), &self.store, g)? {
                     Some(file) => {
                         let seg = Seg::new(file);
                         segs.push(Arc::clone(&seg));
                         segs.sort_by_key(|s| s.generation);
-                        seg
+                        (seg, false)
                     }
                     None if layers.is_empty() => return Ok(None),
                     None => break,
                 },
             };
-            let mut next = segs.iter().any(|s| s.generation == g + 1);
+            // Whether the next segment exists is asked before this one is read: once it does,
+            // this one takes no more frames (all of them durable), so what is read now is all
+            // of it.
+            let next = segs.iter().any(|s| s.generation == g + 1)
+                || segment_path(&self.dir, g + 1).exists();
             if !seg.complete.load(Ordering::Acquire) {
-                // Whether the next segment exists is asked before this one is read: once it
-                // does, this one takes no more frames (all of them durable), so what is read
-                // now is all of it.
-                next = next || segment_path(&self.dir, g + 1).exists();
                 let limit = match g.cmp(&published_generation) {
                     _ if next => None,
                     std::cmp::Ordering::Less => None,
@@ -424,6 +424,15 @@ impl Journal {
             let frames = seg.layer().frames();
             layers.push((seg, frames));
             if !next {
+                // The newest segment this process had open may have been folded by another
+                // process and removed (this process reads it through its open file), with the
+                // segments after it, since the caller's redb snapshot was taken: its frames
+                // would then end the view early. Nothing is removed while the directory is
+                // held shared, so the file being there now means nothing came after it.
+                if cached && !segment_path(&self.dir, g).exists() {
+                    segs.retain(|s| s.generation > g);
+                    return Ok(None);
+                }
                 break;
             }
             g += 1;
@@ -1079,5 +1088,46 @@ mod tests {
             journal.salvageable(0),
             Err(Error::CorruptJournal { reason, .. }) if reason.contains("another store")
         ));
+    }
+
+    /// Appends frame `n` through `journal` as a writer whose redb folded `folded`.
+    fn append(journal: &Journal, folded: u64, n: u64) {
+        let lock = journal.lock_writer(Duration::ZERO).unwrap();
+        let view = journal.view(folded, true).unwrap().unwrap();
+        let payload = ops::encode(&ops_of(n)).unwrap();
+        journal.append(&view, ops_of(n), &payload, lock).unwrap();
+    }
+
+    fn generations_of(view: &View) -> Vec<u64> {
+        view.layers.iter().map(|(s, _)| s.generation()).collect()
+    }
+
+    #[test]
+    fn a_reader_whose_open_segment_was_folded_and_removed_reads_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = Journal::create(dir.path(), &STORE, 1).unwrap();
+        // Another process: it reads segment 1 and keeps it open.
+        let reader = Journal::open(dir.path(), &STORE);
+        append(&writer, 0, 1);
+        assert_eq!(
+            generations_of(&reader.view(0, false).unwrap().unwrap()),
+            [1]
+        );
+
+        // The writer goes on into segments 2 and 3, and a fold takes 1 and 2 into redb and
+        // removes them, after the reader's redb snapshot (which says 0 folded) was taken.
+        let newest = writer.view(0, true).unwrap().unwrap().layers[0].0.clone();
+        let second = writer.start_next(&newest).unwrap();
+        append(&writer, 0, 2);
+        writer.start_next(&second).unwrap();
+        append(&writer, 0, 3);
+        writer.remove_folded(2, false).unwrap();
+
+        // Segment 1, read through the reader's open file, is not all there is: the reader
+        // takes a new snapshot, and the fold's generation finds segment 3 with frame 3.
+        assert!(reader.view(0, false).unwrap().is_none());
+        let view = reader.view(2, false).unwrap().unwrap();
+        assert_eq!(generations_of(&view), [3]);
+        assert_eq!(view.layers[0].1, 1);
     }
 }
