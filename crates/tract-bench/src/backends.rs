@@ -557,6 +557,9 @@ pub fn sessions_worker(
     })?;
     Ok(json!({
         "latencies_us": all.iter().map(|(_, l)| *l).collect::<Vec<_>>(),
+        // When each append started (microseconds since the epoch), in the order of
+        // `latencies_us`: where in the window the slow ones were.
+        "starts_us": all.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
         "first_start_us": all.iter().map(|(s, _)| *s).min().unwrap_or(0),
         "last_end_us": all.iter().map(|(s, l)| s + l).max().unwrap_or(0),
     }))
