@@ -387,6 +387,27 @@ pub(crate) fn write_objects(
     Ok(list)
 }
 
+/// How many samples apart the first pass of [`training_order`] takes them.
+const TRAIN_STRIDE_SAMPLES: usize = 1024;
+
+/// The records (not chunks) of `puts` in the order the trainer takes them, up to its cap:
+/// spread over the whole batch, every `step`-th one, then those after each of them, and so on.
+/// A fold's records come grouped by table (every commit, then every blob), so the first
+/// megabyte alone would be commits, whose ids do not compress, and a dictionary trained on
+/// them left most messages uncompressed (10,000 items: 1.29 bytes per text byte against 0.76).
+fn training_order(puts: &[(ObjectTable, Key, Vec<u8>)]) -> Vec<&(ObjectTable, Key, Vec<u8>)> {
+    let records: Vec<_> = puts
+        .iter()
+        .filter(|(t, _, _)| *t != ObjectTable::Chunks)
+        .collect();
+    let step = (records.len() / TRAIN_STRIDE_SAMPLES).max(1);
+    let mut order = Vec::with_capacity(records.len());
+    for start in 0..step {
+        order.extend(records.iter().skip(start).step_by(step).copied());
+    }
+    order
+}
+
 /// The dictionary new packs use: the store's, or one trained now on `puts` when the store has
 /// none yet and they are enough to train on (saved in `w`).
 fn dictionary_for(
@@ -398,10 +419,9 @@ fn dictionary_for(
     if list.dictionary != 0 {
         return cache.dictionary(list.dictionary, &*w).map(Some);
     }
-    // The first records, as packs hold them, up to what the trainer takes.
     let mut expanded: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
     let mut total = 0usize;
-    for (t, _, r) in puts.iter().filter(|(t, _, _)| *t != ObjectTable::Chunks) {
+    for (t, _, r) in training_order(puts) {
         if total >= TRAIN_MAX_BYTES {
             break;
         }
@@ -555,6 +575,47 @@ pub(crate) fn pack_tables(cache: &PackCache, w: &mut dyn WriteTx) -> Result<Pack
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fold's records come grouped by table; the trainer's first megabyte has commits and
+    /// blobs as the batch has them, and every record comes once.
+    #[test]
+    fn the_dictionary_is_trained_on_records_spread_over_the_batch() {
+        let key = |i: usize| {
+            let mut k = [0u8; 32];
+            k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            k
+        };
+        let mut puts: Vec<(ObjectTable, Key, Vec<u8>)> = Vec::new();
+        puts.extend((0..9000).map(|i| (ObjectTable::Commits, key(i), vec![1; 80])));
+        puts.extend((0..9000).map(|i| (ObjectTable::Blobs, key(i), vec![2; 300])));
+        puts.extend((0..10).map(|i| (ObjectTable::Chunks, key(i), vec![3; 300])));
+        let order = training_order(&puts);
+        assert_eq!(order.len(), 18_000);
+        let mut seen = HashSet::new();
+        assert!(order.iter().all(|(t, k, _)| seen.insert((*t, *k))));
+        let (mut bytes, mut commits, mut blobs) = (0, 0usize, 0usize);
+        for (t, _, r) in order {
+            if bytes >= TRAIN_MAX_BYTES {
+                break;
+            }
+            bytes += r.len();
+            match t {
+                ObjectTable::Commits => commits += 1,
+                _ => blobs += 1,
+            }
+        }
+        // About half of the samples each, as in the batch, at most the commits of the one
+        // pass the cap cut short apart (a pass takes every 17th record); the first megabyte
+        // alone would be commits only.
+        assert!(
+            blobs > 2000 && commits > 2000,
+            "{commits} commits, {blobs} blobs"
+        );
+        assert!(
+            commits.abs_diff(blobs) <= 9000 / 17 + 5,
+            "{commits} commits, {blobs} blobs"
+        );
+    }
 
     /// Folds of equal size, each a pack, merged as the plan says: packs stay about log2 of
     /// the folds, and each fold's bytes are copied about that many times.
