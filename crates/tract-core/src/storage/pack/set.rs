@@ -387,7 +387,8 @@ pub(crate) fn write_objects(
     Ok(list)
 }
 
-/// How many samples apart the first pass of [`training_order`] takes them.
+/// About how many records the first pass of [`training_order`] takes: the step between them
+/// is the batch's records over this.
 const TRAIN_STRIDE_SAMPLES: usize = 1024;
 
 /// The records (not chunks) of `puts` in the order the trainer takes them, up to its cap:
