@@ -435,6 +435,18 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         render.push(start.elapsed());
         std::hint::black_box(body.len());
     }
+    // The same, step after step with a rendering kept across steps: one append, then the
+    // whole request again as JSON text, only the new message rendered.
+    let mut kept = tract_core::Rendering::new(tract_core::Provider::OpenAi);
+    std::hint::black_box(kept.json(&t.compile().map_err(err)?).len());
+    let mut render_kept = Vec::new();
+    for i in 0..5 {
+        t.user(format!("render step {i}")).map_err(err)?;
+        let c = t.compile().map_err(err)?;
+        let start = Instant::now();
+        std::hint::black_box(kept.json(&c).len());
+        render_kept.push(start.elapsed());
+    }
     // Last on this handle: merges add messages every figure above would count.
     let merges = merge_cost(&t).map_err(err)?;
     drop(t);
@@ -454,6 +466,7 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
         "fsck": fsck,
         "append_compile_step_ms": {"median": ms(median(step_times.clone())), "p95": ms(percentile(step_times, 0.95))},
         "render_openai_ms": ms(median(render)),
+        "render_openai_kept_ms": ms(median(render_kept)),
         "find_tool_results_grep": {"ms": results_ms, "matches": results_n},
         "find_tool_calls_bash": {"ms": calls_ms, "matches": calls_n},
         "find_tool_turns_all": {"ms": turns_ms, "matches": turns_n},

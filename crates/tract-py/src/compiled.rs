@@ -1,13 +1,17 @@
 //! `tract.Compiled`: a view rendered for a provider.
 
 use crate::convert::to_py;
+use crate::renders::Renders;
 use pyo3::prelude::*;
+use std::sync::Arc;
 use tract_core::Compiled;
 
 /// What the model would see at a commit, valid by construction.
 #[pyclass(name = "Compiled", module = "tract", frozen)]
 pub struct PyCompiled {
     pub(crate) inner: Compiled,
+    /// The renderings of the handle it was compiled by, reused and kept up to date.
+    pub(crate) renders: Arc<Renders>,
 }
 
 #[pymethods]
@@ -47,26 +51,36 @@ impl PyCompiled {
         self.inner.warnings()
     }
 
-    /// OpenAI chat-completions `messages`.
+    /// OpenAI chat-completions `messages`. Each call returns objects of its own; a message
+    /// rendered by an earlier call of the same handle is not rendered again.
     fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.to_openai())
+        self.renders
+            .openai(py, &self.inner)
+            .unwrap_or_else(|| to_py(py, &self.inner.to_openai()))
     }
 
-    /// Anthropic Messages body: `{"system": ..., "messages": [...]}`.
+    /// Anthropic Messages body: `{"system": ..., "messages": [...]}`. Each call returns
+    /// objects of its own; a message rendered by an earlier call of the same handle is not
+    /// rendered again.
     fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.to_anthropic())
+        self.renders
+            .anthropic(py, &self.inner)
+            .unwrap_or_else(|| to_py(py, &self.inner.to_anthropic()))
     }
 
     /// OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
     /// items added with `append_items` come back as they were added (with the current content
-    /// where it was edited since).
+    /// where it was edited since). Each call returns objects of its own; a message rendered
+    /// by an earlier call of the same handle is not rendered again.
     #[pyo3(signature = (limit=None))]
     fn to_responses<'py>(
         &self,
         py: Python<'py>,
         limit: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.to_responses(limit))
+        self.renders
+            .responses(py, &self.inner, limit)
+            .unwrap_or_else(|| to_py(py, &self.inner.to_responses(limit)))
     }
 
     fn __len__(&self) -> usize {

@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod hooks;
 mod record;
+mod renders;
 mod responses;
 mod tools;
 mod tract;

@@ -6,6 +6,7 @@ use crate::compress::{outcome_dict, positive, summarizer_of};
 use crate::convert::{from_py, to_py};
 use crate::errors::IntoPyResult;
 use crate::hooks::PyPendingToolResult;
+use crate::renders::Renders;
 use crate::tools::{PySearchHit, PyToolCall, PyToolTurn};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyWeakrefReference};
@@ -23,9 +24,19 @@ use tract_core::{
 #[pyclass(name = "Tract", module = "tract", frozen, weakref)]
 pub struct PyTract {
     inner: RwLock<Option<Arc<Tract>>>,
+    /// What its compiles rendered, kept for the next step.
+    renders: Arc<Renders>,
 }
 
 impl PyTract {
+    /// A handle on `t`, nothing rendered yet.
+    fn of(t: Tract) -> Self {
+        PyTract {
+            inner: RwLock::new(Some(Arc::new(t))),
+            renders: Arc::default(),
+        }
+    }
+
     fn get(&self) -> PyResult<Arc<Tract>> {
         let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
         guard.clone().ok_or_else(|| {
@@ -186,9 +197,7 @@ impl PyTract {
             })
             .py()?;
         t.set_summarizer(default);
-        Ok(PyTract {
-            inner: RwLock::new(Some(Arc::new(t))),
-        })
+        Ok(PyTract::of(t))
     }
 
     /// Where the store is: its file, or its URL without the password (None in memory).
@@ -201,6 +210,7 @@ impl PyTract {
     fn close(&self) {
         let mut guard = self.inner.write().unwrap_or_else(|e| e.into_inner());
         *guard = None;
+        self.renders.clear();
     }
 
     /// Closes this handle and compacts the store file: it shrinks, and no freed page keeps the
@@ -351,9 +361,7 @@ impl PyTract {
         let (t, _) = py
             .detach(|| Tract::clone_store(&src, &dest, options))
             .py()?;
-        Ok(PyTract {
-            inner: RwLock::new(Some(Arc::new(t))),
-        })
+        Ok(PyTract::of(t))
     }
 
     /// Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
@@ -946,7 +954,10 @@ impl PyTract {
             Some(rev) => t.compile_at(&rev),
             None => t.compile(),
         })?;
-        Ok(PyCompiled { inner })
+        Ok(PyCompiled {
+            inner,
+            renders: Arc::clone(&self.renders),
+        })
     }
 
     /// History from `start` (default HEAD) back along first parents, newest first. With
@@ -1063,9 +1074,7 @@ impl PyTract {
         let at = at.map(rev_of).transpose()?;
         let name = BranchName::new(&name).py()?;
         let fork = self.with(py, move |t| t.fork(&name, &at.unwrap_or_else(Rev::head)))?;
-        Ok(PyTract {
-            inner: RwLock::new(Some(Arc::new(fork))),
-        })
+        Ok(PyTract::of(fork))
     }
 
     /// Merges branch `name` into this handle's branch with a commit of two parents (the

@@ -7,7 +7,7 @@
 
 use crate::id::CommitId;
 use crate::json::{content_value, raw_value};
-use crate::object::{Content, ContentPart, Message, Role};
+use crate::object::{Content, ContentPart, Message, Role, ToolCall};
 use crate::tokens;
 use crate::view::{SYNTHETIC_RESULT, SYNTHETIC_RESULT_TOKENS, View, ViewEntry};
 use serde_json::{Map, Value};
@@ -58,34 +58,103 @@ impl Compiled {
 
     /// The messages in sending order.
     pub fn messages(&self) -> Vec<CompiledMessage<'_>> {
+        self.slots()
+            .into_iter()
+            .map(|slot| match slot {
+                Slot::Entry(e) => sent(e),
+                Slot::Missing(call) => CompiledMessage {
+                    message: Cow::Owned(synthetic_result(call)),
+                    tokens: tokens::framed(SYNTHETIC_RESULT_TOKENS, false),
+                    position: None,
+                    commit: None,
+                    synthetic: true,
+                },
+            })
+            .collect()
+    }
+
+    /// What is sent, in order: each entry, except tool results, which follow their call (a
+    /// call without one gets a synthetic result) or are not sent at all.
+    fn slots(&self) -> Vec<Slot<'_>> {
         let mut out = Vec::with_capacity(self.entries.len());
         for e in self.entries.iter() {
             match e.message.role {
                 Role::Tool => {} // sent right after its call, or not at all
                 Role::Assistant if !e.message.tool_calls.is_empty() => {
-                    out.push(sent(e));
+                    out.push(Slot::Entry(e));
                     for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
                         match result.and_then(|i| self.entries.get(i)) {
-                            Some(r) => out.push(sent(r)),
-                            None => out.push(CompiledMessage {
-                                message: Cow::Owned(Message::tool_result(
-                                    call.id.clone(),
-                                    call.name.clone(),
-                                    SYNTHETIC_RESULT,
-                                    true,
-                                )),
-                                tokens: tokens::framed(SYNTHETIC_RESULT_TOKENS, false),
-                                position: None,
-                                commit: None,
-                                synthetic: true,
-                            }),
+                            Some(r) => out.push(Slot::Entry(r)),
+                            None => out.push(Slot::Missing(call)),
                         }
                     }
                 }
-                _ => out.push(sent(e)),
+                _ => out.push(Slot::Entry(e)),
             }
         }
         out
+    }
+
+    /// The messages [`Compiled::to_openai`] renders, in order, each to be rendered by
+    /// [`openai_message`]: what a rendering kept across steps ([`crate::Rendering`]) renders
+    /// message by message.
+    pub fn openai_sent(&self) -> Vec<Sent<'_>> {
+        self.slots()
+            .into_iter()
+            .map(Sent::from)
+            .filter(|s| !only_unsendable(s.message(), OPENAI_PARTS))
+            .collect()
+    }
+
+    /// The shape of [`Compiled::to_anthropic`], of pieces made by `piece` from each message
+    /// sent (what [`anthropic_piece`] renders: a system message's text, another message's
+    /// content blocks): the system messages' pieces, to be joined by a blank line, and the
+    /// messages, consecutive ones of one role merged (their pieces' blocks in order), pieces
+    /// that are `empty` (no block) left out.
+    pub fn anthropic_layout<P>(
+        &self,
+        mut piece: impl FnMut(&Sent<'_>) -> P,
+        empty: impl Fn(&P) -> bool,
+    ) -> AnthropicLayout<P> {
+        let mut layout = AnthropicLayout {
+            system: Vec::new(),
+            messages: Vec::new(),
+        };
+        for s in self.slots().into_iter().map(Sent::from) {
+            let p = piece(&s);
+            let role = match s.message().role {
+                // Anthropic has one top-level system prompt: every system message goes there.
+                Role::System => {
+                    layout.system.push(p);
+                    continue;
+                }
+                Role::Assistant => Role::Assistant,
+                Role::User | Role::Tool => Role::User,
+            };
+            if empty(&p) {
+                continue;
+            }
+            // Consecutive messages of one role become one message: parallel tool results share
+            // one user message, in call order.
+            match layout.messages.last_mut() {
+                Some((r, pieces)) if *r == role => pieces.push(p),
+                _ => layout.messages.push((role, vec![p])),
+            }
+        }
+        layout
+    }
+
+    /// [`Compiled::to_responses`] of pieces: `items` makes a message's items (what
+    /// [`crate::formats::responses::items_from_message`] renders), `synthetic` the output
+    /// that stands in for a call's missing result; with `limit`, only the last `limit` items,
+    /// made from the end.
+    pub fn responses_layout<P>(
+        &self,
+        limit: Option<usize>,
+        items: impl FnMut(&Arc<Message>) -> Vec<P>,
+        synthetic: impl FnMut(&ToolCall) -> P,
+    ) -> Vec<P> {
+        crate::formats::responses::items_from_view(&self.entries, limit, items, synthetic)
     }
 
     /// Problems found while compiling: results that answer no call (not sent), calls that got a
@@ -131,27 +200,109 @@ impl Compiled {
     /// OpenAI chat-completions `messages`.
     pub fn to_openai(&self) -> Value {
         Value::Array(
-            self.messages()
+            self.openai_sent()
                 .iter()
-                .filter(|m| !only_unsendable(&m.message, OPENAI_PARTS))
-                .map(|m| openai_message(&m.message))
+                .map(|s| openai_message(s.message()))
                 .collect(),
         )
     }
 
     /// Anthropic Messages request body: `{"system": ..., "messages": [...]}`.
     pub fn to_anthropic(&self) -> Value {
-        anthropic(&self.messages())
+        let layout = self.anthropic_layout(
+            |s| anthropic_piece(s.message()),
+            |p| p.as_array().is_some_and(Vec::is_empty),
+        );
+        let mut body = Map::new();
+        if !layout.system.is_empty() {
+            let texts: Vec<&str> = layout.system.iter().filter_map(Value::as_str).collect();
+            body.insert("system".into(), texts.join("\n\n").into());
+        }
+        let messages = layout
+            .messages
+            .into_iter()
+            .map(|(role, pieces)| {
+                let blocks = pieces
+                    .into_iter()
+                    .flat_map(|p| match p {
+                        Value::Array(b) => b,
+                        _ => Vec::new(),
+                    })
+                    .collect();
+                anthropic_message(role, Value::Array(blocks))
+            })
+            .collect();
+        body.insert("messages".into(), Value::Array(messages));
+        Value::Object(body)
     }
 
     /// OpenAI Responses `input` items, in view order (with `limit`, the last `limit` of
     /// them): items added as items come back as they were (see [`crate::formats::responses`]).
     pub fn to_responses(&self, limit: Option<usize>) -> Value {
-        Value::Array(crate::formats::responses::items_from_view(
-            &self.entries,
+        Value::Array(self.responses_layout(
             limit,
+            |m| crate::formats::responses::items_from_message(m),
+            crate::formats::responses::synthetic_output,
         ))
     }
+}
+
+/// A place in what is sent: an entry of the view, or a call's missing result.
+enum Slot<'a> {
+    Entry(&'a ViewEntry),
+    Missing(&'a ToolCall),
+}
+
+/// A message as it is sent, for a rendering made message by message.
+#[derive(Debug)]
+pub enum Sent<'a> {
+    /// A message in view, shared with the view: a rendering kept across steps keeps what it
+    /// made of it while the same message stays in view.
+    InView(&'a Arc<Message>),
+    /// The synthetic error result that stands in for a call with no recorded result.
+    Synthetic(Message),
+}
+
+impl Sent<'_> {
+    /// The message.
+    pub fn message(&self) -> &Message {
+        match self {
+            Sent::InView(m) => m,
+            Sent::Synthetic(m) => m,
+        }
+    }
+}
+
+impl<'a> From<Slot<'a>> for Sent<'a> {
+    fn from(slot: Slot<'a>) -> Self {
+        match slot {
+            Slot::Entry(e) => Sent::InView(&e.message),
+            Slot::Missing(call) => Sent::Synthetic(synthetic_result(call)),
+        }
+    }
+}
+
+/// The shape of an Anthropic rendering, of pieces made message by message
+/// ([`Compiled::anthropic_layout`]).
+#[derive(Debug)]
+pub struct AnthropicLayout<P> {
+    /// The system messages' pieces (their text), in order, for the top-level system prompt.
+    pub system: Vec<P>,
+    /// The messages: a role (user or assistant) and the pieces whose blocks make its content.
+    pub messages: Vec<(Role, Vec<P>)>,
+}
+
+/// The result sent for a tool call that has none.
+fn synthetic_result(call: &ToolCall) -> Message {
+    Message::tool_result(call.id.clone(), call.name.clone(), SYNTHETIC_RESULT, true)
+}
+
+/// An Anthropic message: a role and its content blocks.
+fn anthropic_message(role: Role, blocks: Value) -> Value {
+    let mut o = Map::new();
+    o.insert("role".into(), role.as_str().into());
+    o.insert("content".into(), blocks);
+    Value::Object(o)
 }
 
 fn sent(e: &ViewEntry) -> CompiledMessage<'_> {
@@ -326,74 +477,41 @@ fn tool_input(arguments: &str) -> Value {
     }
 }
 
-fn anthropic(messages: &[CompiledMessage<'_>]) -> Value {
-    let mut system: Vec<String> = Vec::new();
-    let mut out: Vec<(Role, Vec<Value>)> = Vec::new();
-    for cm in messages {
-        let m = &cm.message;
-        let (role, new_blocks) = match m.role {
-            // Anthropic has one top-level system prompt: every system message goes there.
-            Role::System => {
-                system.push(m.content.text().into_owned());
-                continue;
-            }
-            Role::User => (Role::User, blocks(&m.content)),
-            Role::Assistant => {
-                let mut b = blocks(&m.content);
-                for call in &m.tool_calls {
-                    let mut t = Map::new();
-                    t.insert("type".into(), "tool_use".into());
-                    t.insert("id".into(), call.id.clone().into());
-                    t.insert("name".into(), call.name.clone().into());
-                    t.insert("input".into(), tool_input(&call.arguments));
-                    b.push(Value::Object(t));
-                }
-                (Role::Assistant, b)
-            }
-            Role::Tool => {
+/// One message's piece of an Anthropic rendering: a system message's text (a string), or
+/// the content blocks (an array) of any other: a user's or assistant's content and tool uses,
+/// or a tool result's `tool_result` block.
+pub fn anthropic_piece(m: &Message) -> Value {
+    match m.role {
+        Role::System => Value::String(m.content.text().into_owned()),
+        Role::User => Value::Array(blocks(&m.content)),
+        Role::Assistant => {
+            let mut b = blocks(&m.content);
+            for call in &m.tool_calls {
                 let mut t = Map::new();
-                t.insert("type".into(), "tool_result".into());
-                t.insert(
-                    "tool_use_id".into(),
-                    m.tool_call_id.clone().unwrap_or_default().into(),
-                );
-                let content = match &m.content {
-                    Content::Text(s) => Value::String(s.clone()),
-                    Content::Parts(_) => Value::Array(blocks(&m.content)),
-                };
-                t.insert("content".into(), content);
-                if m.is_error {
-                    t.insert("is_error".into(), true.into());
-                }
-                (Role::User, vec![Value::Object(t)])
+                t.insert("type".into(), "tool_use".into());
+                t.insert("id".into(), call.id.clone().into());
+                t.insert("name".into(), call.name.clone().into());
+                t.insert("input".into(), tool_input(&call.arguments));
+                b.push(Value::Object(t));
             }
-        };
-        if new_blocks.is_empty() {
-            continue;
+            Value::Array(b)
         }
-        // Consecutive messages of one role become one message: parallel tool results share
-        // one user message, in call order.
-        match out.last_mut() {
-            Some((r, b)) if *r == role => b.extend(new_blocks),
-            _ => out.push((role, new_blocks)),
+        Role::Tool => {
+            let mut t = Map::new();
+            t.insert("type".into(), "tool_result".into());
+            t.insert(
+                "tool_use_id".into(),
+                m.tool_call_id.clone().unwrap_or_default().into(),
+            );
+            let content = match &m.content {
+                Content::Text(s) => Value::String(s.clone()),
+                Content::Parts(_) => Value::Array(blocks(&m.content)),
+            };
+            t.insert("content".into(), content);
+            if m.is_error {
+                t.insert("is_error".into(), true.into());
+            }
+            Value::Array(vec![Value::Object(t)])
         }
     }
-    let mut body = Map::new();
-    if !system.is_empty() {
-        body.insert("system".into(), system.join("\n\n").into());
-    }
-    body.insert(
-        "messages".into(),
-        Value::Array(
-            out.into_iter()
-                .map(|(role, b)| {
-                    let mut o = Map::new();
-                    o.insert("role".into(), role.as_str().into());
-                    o.insert("content".into(), Value::Array(b));
-                    Value::Object(o)
-                })
-                .collect(),
-        ),
-    );
-    Value::Object(body)
 }

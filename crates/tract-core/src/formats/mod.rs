@@ -1,9 +1,10 @@
 //! Formats other tools speak: providers' request bodies (compile), OpenAI Responses items,
-//! Claude Code's session files, the transcripts `tract import` reads and the exports it writes.
+//! renderings kept across steps, Claude Code's session files, the transcripts `tract import` reads and the exports it writes.
 
 pub mod claude_code;
 pub mod compile;
 pub mod exports;
 pub mod imports;
+pub mod render;
 pub mod responses;
 pub mod transcript;

@@ -19,6 +19,7 @@ use crate::object::{Content, ContentPart, Message, Role, ToolCall};
 use crate::view::{SYNTHETIC_RESULT, ViewEntry};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The metadata key holding an item's shell (the item minus what the message holds).
 pub const ITEM_KEY: &str = "openai.responses_item";
@@ -201,13 +202,31 @@ fn take_content(shell: &mut Map<String, Value>, key: &str) -> Result<Content> {
 }
 
 /// The view as Responses input items, in view order (with `limit`, only the last `limit`
-/// of them, rendered from the end): each call is followed, where its result is missing, by a
-/// marked synthetic error output (as compile does); results that answer no call are left out.
-pub(crate) fn items_from_view(entries: &[ViewEntry], limit: Option<usize>) -> Vec<Value> {
+/// of them, made from the end), of pieces: `items` makes a message's items, `synthetic` the
+/// marked error output that follows a call whose result is missing (as compile does);
+/// results that answer no call are left out.
+pub(crate) fn items_from_view<P>(
+    entries: &[ViewEntry],
+    limit: Option<usize>,
+    mut items: impl FnMut(&Arc<Message>) -> Vec<P>,
+    mut synthetic: impl FnMut(&ToolCall) -> P,
+) -> Vec<P> {
+    let mut entry_items = |e: &ViewEntry| -> Vec<P> {
+        if e.message.role == Role::Tool && e.caller.is_none() {
+            return Vec::new();
+        }
+        let mut out = items(&e.message);
+        for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
+            if result.is_none() {
+                out.push(synthetic(call));
+            }
+        }
+        out
+    };
     let Some(limit) = limit else {
         return entries.iter().flat_map(entry_items).collect();
     };
-    let mut tail: Vec<Value> = Vec::with_capacity(limit);
+    let mut tail: Vec<P> = Vec::with_capacity(limit);
     for e in entries.iter().rev() {
         if tail.len() >= limit {
             break;
@@ -219,21 +238,13 @@ pub(crate) fn items_from_view(entries: &[ViewEntry], limit: Option<usize>) -> Ve
     tail
 }
 
-fn entry_items(e: &ViewEntry) -> Vec<Value> {
-    if e.message.role == Role::Tool && e.caller.is_none() {
-        return Vec::new();
-    }
-    let mut out = items_from_message(&e.message);
-    for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
-        if result.is_none() {
-            let mut o = Map::new();
-            o.insert("type".into(), "function_call_output".into());
-            o.insert("call_id".into(), call.id.clone().into());
-            o.insert("output".into(), SYNTHETIC_RESULT.into());
-            out.push(Value::Object(o));
-        }
-    }
-    out
+/// The output that stands in for the missing result of `call`.
+pub fn synthetic_output(call: &ToolCall) -> Value {
+    let mut o = Map::new();
+    o.insert("type".into(), "function_call_output".into());
+    o.insert("call_id".into(), call.id.clone().into());
+    o.insert("output".into(), SYNTHETIC_RESULT.into());
+    Value::Object(o)
 }
 
 /// One message as the items it came from (or, without a shell, in the plain input form).

@@ -61,6 +61,7 @@ const LAYERS: &[&[&str]] = &[
     &["formats/transcript/claude_code"],
     &["formats/transcript"],
     &["summarize/llm", "view/cache", "formats/compile"],
+    &["formats/render"],
     &["repo"],
     &["write/txn"],
     &[

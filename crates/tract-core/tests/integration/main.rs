@@ -22,6 +22,7 @@ mod policy;
 mod postgres;
 mod records;
 mod redact;
+mod render;
 mod sessions;
 mod store;
 mod sync;

@@ -345,15 +345,19 @@ class Compiled:
         """Problems repaired while compiling: calls without results, results without calls."""
 
     def to_openai(self) -> list[dict[str, Any]]:
-        """OpenAI chat-completions `messages`."""
+        """OpenAI chat-completions `messages`. Each call returns objects of its own; a message
+        rendered by an earlier call of the same handle is not rendered again."""
 
     def to_anthropic(self) -> dict[str, Any]:
-        """Anthropic Messages body: `{"system": ..., "messages": [...]}`."""
+        """Anthropic Messages body: `{"system": ..., "messages": [...]}`. Each call returns
+        objects of its own; a message rendered by an earlier call of the same handle is not
+        rendered again."""
 
     def to_responses(self, limit: Optional[int] = None) -> list[dict[str, Any]]:
         """OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
         items added with `append_items` come back as they were added (with the current content
-        where it was edited since)."""
+        where it was edited since). Each call returns objects of its own; a message rendered
+        by an earlier call of the same handle is not rendered again."""
 
     def __len__(self) -> int: ...
 

@@ -1,0 +1,134 @@
+//! Renderings kept across steps: the same JSON as a compile rendered whole, step after step,
+//! through appends, tool calls without results, edits, compression, items and another process's
+//! redaction.
+
+use crate::support::{branch, call, open_bound, temp_store, tool_session};
+use tract_core::{
+    AppendOptions, Bind, Compiled, CompressRequest, Content, FnSummarizer, Provider, Rendering, Rev,
+};
+
+/// One rendering kept per provider (and a Responses one with a limit), as a caller keeps them.
+struct Kept(Vec<Rendering>);
+
+impl Kept {
+    fn new() -> Self {
+        Kept(
+            [
+                Provider::OpenAi,
+                Provider::Anthropic,
+                Provider::Responses { limit: None },
+                Provider::Responses { limit: Some(3) },
+            ]
+            .into_iter()
+            .map(Rendering::new)
+            .collect(),
+        )
+    }
+
+    /// Each kept rendering of `c` is the whole rendering's JSON.
+    fn check(&mut self, c: &Compiled, step: &str) {
+        for r in &mut self.0 {
+            let whole = match r.provider() {
+                Provider::OpenAi => c.to_openai(),
+                Provider::Anthropic => c.to_anthropic(),
+                Provider::Responses { limit } => c.to_responses(limit),
+            };
+            assert_eq!(r.json(c), whole.to_string(), "{step}: {:?}", r.provider());
+        }
+    }
+}
+
+#[test]
+fn kept_renderings_match_whole_ones_at_every_step_and_drop_what_left_the_view() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let mut kept = Kept::new();
+    kept.check(&t.compile().unwrap(), "empty");
+    // Parallel calls, results out of order, an error, a call with no result.
+    let session = tool_session(&t);
+    for (i, made) in session.iter().enumerate() {
+        let c = t.compile_at(&Rev::from(made.id)).unwrap();
+        kept.check(&c, &format!("tool session, {i}"));
+    }
+    // A second system message, an image part, a thinking part (left out of OpenAI's rendering,
+    // kept in Anthropic's) and an empty user message between two user messages.
+    t.system("second system prompt, with \"quotes\"\nand a newline")
+        .unwrap();
+    let from = |v: serde_json::Value| tract_core::json::message_from_json(&v).unwrap();
+    t.append(from(serde_json::json!({"role": "user", "content": [
+        {"type": "text", "text": "look at this"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+    ]})))
+    .unwrap();
+    t.append(from(serde_json::json!({"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "hmm", "signature": "s"},
+    ]})))
+    .unwrap();
+    t.user("").unwrap();
+    t.user("after an empty one").unwrap();
+    kept.check(&t.compile().unwrap(), "parts and system messages");
+    // Items as the Agents SDK adds them.
+    t.append_items(
+        &[
+            serde_json::json!({"role": "user", "content": "an item"}),
+            serde_json::json!({"type": "function_call", "call_id": "i1", "name": "grep", "arguments": "{}"}),
+            serde_json::json!({"type": "function_call_output", "call_id": "i1", "output": "found"}),
+        ],
+        &AppendOptions::default(),
+    )
+    .unwrap();
+    kept.check(&t.compile().unwrap(), "items");
+    // An edit of an earlier result, then a compress of the first messages.
+    t.edit_tool_result(session[4].id, "g1", "grep", Content::Text("edited".into()))
+        .unwrap();
+    kept.check(&t.compile().unwrap(), "edit");
+    let log = t.log(&tract_core::LogQuery::default()).unwrap();
+    let oldest: Vec<Rev> = log.iter().rev().take(2).map(|c| Rev::from(c.id)).collect();
+    let summarizer = FnSummarizer::new("fixed", |_req| Ok("the start, summarized".to_string()));
+    t.compress(&CompressRequest {
+        commits: Some(oldest),
+        summarizer: Some(&summarizer),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    let c = t.compile().unwrap();
+    kept.check(&c, "compress");
+    for r in &kept.0 {
+        assert!(
+            r.kept() <= c.messages().len(),
+            "{:?} keeps {} pieces for {} messages",
+            r.provider(),
+            r.kept(),
+            c.messages().len()
+        );
+    }
+
+    // Another process redacts a result: the next rendering has the placeholder, and the
+    // redacted text is in no kept piece any more.
+    t.assistant("", vec![call("s1", "cat")]).unwrap();
+    let secret = "AWS_SECRET=AKIA-PLANTED-31337";
+    let leaked = t.tool_result("s1", "cat", secret, false).unwrap();
+    kept.check(&t.compile().unwrap(), "the secret in view");
+    let other = open_bound(&path, Bind::Branch(branch("main")));
+    other.redact(leaked.id, "a key").unwrap();
+    let c = t.compile().unwrap();
+    kept.check(&c, "redacted by another handle");
+    for r in &mut kept.0 {
+        assert!(!r.json(&c).contains("AKIA"), "{:?}", r.provider());
+    }
+}
+
+#[test]
+fn a_rendering_follows_the_view_it_is_given_back_and_forth() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let mut openai = Rendering::new(Provider::OpenAi);
+    let first = t.user("one").unwrap();
+    t.user("two").unwrap();
+    let head = t.compile().unwrap();
+    let older = t.compile_at(&Rev::from(first.id)).unwrap();
+    for c in [&head, &older, &head] {
+        assert_eq!(openai.json(c), c.to_openai().to_string());
+        assert_eq!(openai.kept(), c.messages().len());
+    }
+}

@@ -1,0 +1,226 @@
+//! The model input a handle renders for Python step after step: each message in view is made
+//! into Python objects once per provider and kept (`tract_core::Pieces`), so a view that grew by
+//! one message costs that message; every call gets its own copy of the containers (dicts and
+//! lists made again, strings shared: they cannot change), so what a caller does to what it got
+//! never reaches a later call.
+
+use crate::convert::to_py;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use tract_core::formats::compile::{anthropic_piece, openai_message};
+use tract_core::formats::responses::{items_from_message, synthetic_output};
+use tract_core::{Compiled, Pieces, Role, Sent};
+
+/// What a handle keeps of its renderings, one set of pieces per provider (each shared, so a
+/// rendering can hold it past the next lookup).
+#[derive(Default)]
+pub(crate) struct Renders {
+    /// Each message's chat-completions dict.
+    openai: Mutex<Pieces<Arc<Piece>>>,
+    /// Each message's Anthropic piece: a system message's text, another's blocks.
+    anthropic: Mutex<Pieces<Arc<Piece>>>,
+    /// Each message's Responses items.
+    responses: Mutex<Pieces<Arc<Piece>>>,
+}
+
+/// One message rendered: its objects (one dict, or its blocks or items), each with whether it
+/// is flat (no dict or list in it: a shallow copy is the caller's own).
+struct Piece(Vec<(Py<PyAny>, bool)>);
+
+impl Piece {
+    /// The piece of the JSON values `values`.
+    fn of(py: Python<'_>, values: &[serde_json::Value]) -> PyResult<Piece> {
+        values
+            .iter()
+            .map(|v| {
+                let flat = match v {
+                    serde_json::Value::Object(o) => o.values().all(|v| {
+                        !matches!(
+                            v,
+                            serde_json::Value::Object(_) | serde_json::Value::Array(_)
+                        )
+                    }),
+                    serde_json::Value::Array(_) => false,
+                    _ => true,
+                };
+                Ok((to_py(py, v)?.unbind(), flat))
+            })
+            .collect::<PyResult<_>>()
+            .map(Piece)
+    }
+
+    /// Copies of its objects for one caller.
+    fn copies<'py>(&self, py: Python<'py>) -> impl Iterator<Item = PyResult<Bound<'py, PyAny>>> {
+        self.0.iter().map(move |(obj, flat)| {
+            let obj = obj.bind(py);
+            match (flat, obj.cast_exact::<PyDict>()) {
+                (true, Ok(d)) => Ok(d.copy()?.into_any()),
+                (true, Err(_)) => Ok(obj.clone()),
+                (false, _) => fresh(obj),
+            }
+        })
+    }
+}
+
+/// The pieces, unless another thread renders with them now (or this one, from a finalizer
+/// run in the middle of a rendering): then the caller renders without them.
+fn take<T>(pieces: &Mutex<Pieces<T>>) -> Option<MutexGuard<'_, Pieces<T>>> {
+    match pieces.try_lock() {
+        Ok(p) => Some(p),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+impl Renders {
+    /// Lets go of every kept piece (the handle is closed).
+    pub(crate) fn clear(&self) {
+        for pieces in [&self.openai, &self.anthropic, &self.responses] {
+            if let Some(mut p) = take(pieces) {
+                *p = Pieces::new();
+            }
+        }
+    }
+
+    /// `Compiled.to_openai()`; `None` when the pieces are in use.
+    pub(crate) fn openai<'py>(
+        &self,
+        py: Python<'py>,
+        c: &Compiled,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        let mut pieces = take(&self.openai)?;
+        pieces.begin();
+        let mut items = Vec::new();
+        let made = c.openai_sent().iter().try_for_each(|s| {
+            match s {
+                Sent::InView(m) => {
+                    let piece =
+                        pieces.piece(m, |m| Piece::of(py, &[openai_message(m)]).map(Arc::new))?;
+                    for copy in piece.copies(py) {
+                        items.push(copy?);
+                    }
+                }
+                Sent::Synthetic(m) => items.push(to_py(py, &openai_message(m))?),
+            }
+            Ok::<_, PyErr>(())
+        });
+        pieces.end();
+        Some(made.and_then(|()| Ok(PyList::new(py, items)?.into_any())))
+    }
+
+    /// `Compiled.to_anthropic()`; `None` when the pieces are in use.
+    pub(crate) fn anthropic<'py>(
+        &self,
+        py: Python<'py>,
+        c: &Compiled,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        let mut pieces = take(&self.anthropic)?;
+        pieces.begin();
+        // A piece is the message's blocks (or its system text).
+        let piece_of = |m: &tract_core::Message| {
+            match anthropic_piece(m) {
+                serde_json::Value::Array(blocks) => Piece::of(py, &blocks),
+                text => Piece::of(py, &[text]),
+            }
+            .map(Arc::new)
+        };
+        let layout = c.anthropic_layout(
+            |s| match s {
+                Sent::InView(m) => pieces.piece(m, piece_of).map(Arc::clone),
+                Sent::Synthetic(m) => piece_of(m),
+            },
+            |p| p.as_ref().is_ok_and(|p| p.0.is_empty()),
+        );
+        pieces.end();
+        drop(pieces);
+        Some((|| {
+            let body = PyDict::new(py);
+            if !layout.system.is_empty() {
+                let mut texts = Vec::new();
+                for piece in layout.system {
+                    for text in piece?.copies(py) {
+                        texts.push(text?);
+                    }
+                }
+                let joined = PyString::new(py, "\n\n").call_method1("join", (texts,))?;
+                body.set_item(intern!(py, "system"), joined)?;
+            }
+            let mut messages = Vec::with_capacity(layout.messages.len());
+            for (role, parts) in layout.messages {
+                let mut blocks = Vec::new();
+                for part in parts {
+                    for block in part?.copies(py) {
+                        blocks.push(block?);
+                    }
+                }
+                // Interned: a key or role made anew for each of thousands of messages costs
+                // more than the rest of the message.
+                let role = match role {
+                    Role::Assistant => intern!(py, "assistant"),
+                    _ => intern!(py, "user"),
+                };
+                let message = PyDict::new(py);
+                message.set_item(intern!(py, "role"), role)?;
+                message.set_item(intern!(py, "content"), PyList::new(py, blocks)?)?;
+                messages.push(message);
+            }
+            body.set_item(intern!(py, "messages"), PyList::new(py, messages)?)?;
+            Ok(body.into_any())
+        })())
+    }
+
+    /// `Compiled.to_responses(limit)`; `None` when the pieces are in use.
+    pub(crate) fn responses<'py>(
+        &self,
+        py: Python<'py>,
+        c: &Compiled,
+        limit: Option<usize>,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        let mut pieces = take(&self.responses)?;
+        pieces.begin();
+        let items = c.responses_layout(
+            limit,
+            |m| match pieces.piece(m, |m| Piece::of(py, &items_from_message(m)).map(Arc::new)) {
+                Ok(piece) => piece.copies(py).collect(),
+                Err(e) => vec![Err(e)],
+            },
+            |call| to_py(py, &synthetic_output(call)),
+        );
+        match limit {
+            Some(_) => pieces.end_part(),
+            None => pieces.end(),
+        }
+        Some(
+            items
+                .into_iter()
+                .collect::<PyResult<Vec<_>>>()
+                .and_then(|items| Ok(PyList::new(py, items)?.into_any())),
+        )
+    }
+}
+
+/// A copy of a kept object for one caller: every dict and list in it made again, everything
+/// else (strings, numbers, None: what cannot change) shared.
+fn fresh<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(d) = obj.cast_exact::<PyDict>() {
+        let copy = d.copy()?;
+        // Values are replaced after the walk: a dict must not change while it is walked.
+        let mut nested = Vec::new();
+        for (k, v) in copy.iter() {
+            if v.cast_exact::<PyDict>().is_ok() || v.cast_exact::<PyList>().is_ok() {
+                nested.push((k, fresh(&v)?));
+            }
+        }
+        for (k, v) in nested {
+            copy.set_item(k, v)?;
+        }
+        return Ok(copy.into_any());
+    }
+    if let Ok(l) = obj.cast_exact::<PyList>() {
+        let items = l.iter().map(|v| fresh(&v)).collect::<PyResult<Vec<_>>>()?;
+        return Ok(PyList::new(obj.py(), items)?.into_any());
+    }
+    Ok(obj.clone())
+}

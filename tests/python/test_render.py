@@ -1,0 +1,136 @@
+"""The model input rendered step after step: a handle reuses what it rendered before, and every
+call still returns objects of its own, the same as a handle rendering the view for the first
+time, through appends, edits, items and another process's redaction."""
+
+import json
+import pathlib
+import subprocess
+import sys
+import threading
+
+import tract
+
+RENDERS = {
+    "openai": lambda c: c.to_openai(),
+    "anthropic": lambda c: c.to_anthropic(),
+    "responses": lambda c: c.to_responses(),
+    "responses_tail": lambda c: c.to_responses(3),
+}
+
+
+def first_time(path: pathlib.Path) -> dict:
+    """Each rendering as a new handle (nothing kept) makes it."""
+    other = tract.Tract.open(path, branch="main")
+    try:
+        c = other.compile()
+        return {k: json.dumps(r(c)) for k, r in RENDERS.items()}
+    finally:
+        other.close()
+
+
+def renders(t: tract.Tract) -> dict:
+    c = t.compile()
+    return {k: json.dumps(r(c)) for k, r in RENDERS.items()}
+
+
+def test_a_rendering_kept_across_steps_is_the_rendering_made_afresh(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "s.tract"
+    t = tract.Tract.open(path, branch="main")
+    steps = [
+        lambda: t.system("You are careful."),
+        lambda: t.user("find the config"),
+        lambda: t.assistant("", tool_calls=[{"id": "g1", "name": "grep", "arguments": {"q": 1}},
+                                            {"id": "r1", "name": "read", "arguments": "{}"}]),
+        lambda: t.tool_result("r1", "read", "body"),
+        lambda: t.system("a second system message\nwith a newline"),
+        lambda: t.tool_result("g1", "grep", "config.py:42"),
+        lambda: t.assistant("", tool_calls=[{"id": "x1", "name": "bash", "arguments": {}}]),
+        lambda: t.user(""),
+        lambda: t.append({"role": "user", "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}),
+        lambda: t.append_items([
+            {"type": "function_call", "call_id": "i1", "name": "grep", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "i1", "output": "found"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
+        ]),
+    ]
+    for i, step in enumerate(steps):
+        made = step()
+        assert renders(t) == first_time(path), f"after step {i}"
+        if i == 3:
+            result = made
+    t.edit(result.commit_hash, "body, edited")
+    assert renders(t) == first_time(path), "after an edit"
+    t.close()
+
+
+def test_what_a_call_returns_is_its_own(tmp_path: pathlib.Path) -> None:
+    t = tract.Tract.open(tmp_path / "s.tract", branch="main")
+    t.system("sys")
+    t.user("hi")
+    t.assistant("", tool_calls=[{"id": "c1", "name": "grep", "arguments": {"q": "x"}}])
+    t.tool_result("c1", "grep", "found")
+    t.append_items([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}])
+    before = renders(t)
+    c = t.compile()
+    oai = c.to_openai()
+    oai[2]["tool_calls"][0]["function"]["name"] = "changed"
+    oai[2]["tool_calls"].append({"id": "planted"})
+    oai[1]["content"] = "changed"
+    oai.append({"role": "user", "content": "planted"})
+    anth = c.to_anthropic()
+    anth["messages"][0]["content"][0]["text"] = "changed"
+    anth["messages"][1]["content"][0]["input"]["q"] = "changed"
+    anth["system"] = "changed"
+    items = c.to_responses()
+    items[-1]["content"][0]["text"] = "changed"
+    items[-1]["content"].append({"planted": True})
+    tail = c.to_responses(1)
+    tail[0]["role"] = "changed"
+    assert renders(t) == before
+    t.close()
+
+
+REDACT = """
+import sys, tract
+t = tract.Tract.open(sys.argv[1], branch="main")
+t.redact(sys.argv[2], "a key")
+t.close()
+"""
+
+
+def test_content_redacted_by_another_process_leaves_the_next_rendering(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "s.tract"
+    t = tract.Tract.open(path, branch="main")
+    t.user("cat .env")
+    t.assistant("", tool_calls=[{"id": "c1", "name": "cat", "arguments": {}}])
+    secret = "AWS_SECRET=AKIA-PLANTED-31337"
+    leaked = t.tool_result("c1", "cat", secret)
+    t.assistant("noted")
+    assert all(secret in r for r in list(renders(t).values())[:3])
+    subprocess.run([sys.executable, "-c", REDACT, str(path), leaked.commit_hash], check=True, timeout=60)
+    after = renders(t)
+    assert not any("AKIA" in r for r in after.values()), after
+    assert after == first_time(path)
+    t.close()
+
+
+def test_threads_rendering_one_handle_at_once_each_get_the_whole_rendering(tmp_path: pathlib.Path) -> None:
+    t = tract.Tract.open(tmp_path / "s.tract", branch="main")
+    t.append_many([{"role": "user", "content": f"message {i} " + "x" * 200} for i in range(2000)])
+    expected = renders(t)
+    failures: list[str] = []
+
+    def render() -> None:
+        for _ in range(5):
+            if renders(t) != expected:
+                failures.append("a rendering differed")
+
+    threads = [threading.Thread(target=render) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert failures == []
+    t.close()
