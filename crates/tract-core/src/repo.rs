@@ -13,9 +13,9 @@ use crate::refs::{Head, HeadRef};
 use crate::storage::store::snapshot::Snapshot;
 use crate::storage::store::writer::Writer;
 use crate::storage::store::{RefReader, Store};
-use crate::view::View;
 use crate::view::cache::ViewCache;
 use crate::view::revision::{BranchName, Rev};
+use crate::view::{View, checkpoint};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 
@@ -257,18 +257,34 @@ impl Repo {
     /// Runs `f` on a fresh snapshot and the view at the handle's position.
     pub(crate) fn at_head<R>(&self, f: impl FnOnce(&Snapshot, &View) -> R) -> Result<R> {
         let snap = self.read()?;
-        let head = self.head(&snap)?.commit;
-        self.views.with_view(&snap, head, |v| f(&snap, v))
+        let head = self.head(&snap)?;
+        self.with_view_of(&snap, &head, |v| f(&snap, v))
     }
 
-    /// Runs `f` on the view at `head` of `snap`.
+    /// Runs `f` on the view at `head` of `snap` (built, when it is not cached, from the
+    /// newest checkpoint of `head`'s branch).
+    pub(crate) fn with_view_of<R>(
+        &self,
+        snap: &Snapshot,
+        head: &Head,
+        f: impl FnOnce(&View) -> R,
+    ) -> Result<R> {
+        let checkpoint = || match &head.target {
+            HeadRef::Branch(name) => checkpoint::of_branch(snap, name),
+            HeadRef::Detached(_) => Ok(None),
+        };
+        self.views.with_view(snap, head.commit, checkpoint, f)
+    }
+
+    /// Runs `f` on the view at `head` of `snap` (built, when it is not cached, by a replay:
+    /// no branch names its checkpoint).
     pub(crate) fn with_view<R>(
         &self,
         snap: &Snapshot,
         head: Option<CommitId>,
         f: impl FnOnce(&View) -> R,
     ) -> Result<R> {
-        self.views.with_view(snap, head, f)
+        self.views.with_view(snap, head, || Ok(None), f)
     }
 
     /// The commit `rev` names and its index in `view`, if it is a message there. A commit

@@ -1193,9 +1193,9 @@ impl PyTract {
     /// Checks the whole store (every branch): re-hashes every object and chunk, checks every
     /// link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
     /// Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
-    /// `branches`, `reflog_entries`, `counts_replayed`, `journal_frames`), `problems` (dicts
-    /// with `kind`, `subject`, `detail`) and `unreachable` (`commits`, `blobs`, `chunks`: full
-    /// ids).
+    /// `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`),
+    /// `problems` (dicts with `kind`, `subject`, `detail`) and `unreachable` (`commits`, `blobs`,
+    /// `chunks`: full ids).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| tract_core::fsck(t.store()))?;
         let d = PyDict::new(py);
@@ -1207,6 +1207,7 @@ impl PyTract {
         d.set_item("branches", r.branches)?;
         d.set_item("reflog_entries", r.reflog_entries)?;
         d.set_item("counts_replayed", r.counts_replayed)?;
+        d.set_item("checkpoints_checked", r.checkpoints_checked)?;
         d.set_item("journal_frames", r.journal_frames)?;
         let problems = pyo3::types::PyList::empty(py);
         for p in &r.problems {

@@ -39,6 +39,13 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             plural(r.reflog_entries, "reflog entry"),
             plural(r.counts_replayed, "branch"),
         );
+        if r.checkpoints_checked > 0 {
+            let _ = writeln!(
+                ui,
+                "{} of views read back and compared with a replay",
+                plural(r.checkpoints_checked, "checkpoint")
+            );
+        }
         if r.journal_frames > 0 {
             let _ = writeln!(
                 ui,

@@ -22,6 +22,8 @@ pub struct FsckReport {
     reflog_entries: u64,
     /// Branches whose kept counts were compared with a replay of their view.
     counts_replayed: u64,
+    /// View checkpoints read back and compared with a replay.
+    checkpoints_checked: u64,
     /// Frames of the journal not yet folded into the store file, read whole and checked.
     journal_frames: u64,
     /// Everything found wrong; empty for a sound store.
@@ -66,6 +68,7 @@ impl From<&tract_core::FsckReport> for FsckReport {
             branches: r.branches,
             reflog_entries: r.reflog_entries,
             counts_replayed: r.counts_replayed,
+            checkpoints_checked: r.checkpoints_checked,
             journal_frames: r.journal_frames,
             problems: r
                 .problems

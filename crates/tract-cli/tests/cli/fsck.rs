@@ -61,6 +61,7 @@ fn a_sound_store_passes() {
       "branches": 2,
       "reflog_entries": 5,
       "counts_replayed": 2,
+      "checkpoints_checked": 0,
       "journal_frames": 5,
       "problems": [],
       "redacted": [],

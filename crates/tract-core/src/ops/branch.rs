@@ -7,7 +7,7 @@ use crate::refs::{CLEARED, Head, HeadRef};
 use crate::repo::Repo;
 use crate::stats::BranchStats;
 use crate::storage::store::snapshot::Snapshot;
-use crate::view::View;
+use crate::view::checkpoint;
 use crate::view::revision::{BranchName, Rev};
 
 /// A branch: its tip, what its view holds, when it last moved, and whether the handle is on
@@ -39,7 +39,7 @@ pub(crate) fn branches(repo: &Repo) -> Result<Vec<BranchInfo>> {
         .map(|(name, tip)| {
             let stats = match snap.branch_stats(&name)? {
                 Some(s) if s.tip == tip => s,
-                _ => counted(&snap, tip)?,
+                _ => counted(&snap, &name, tip)?,
             };
             Ok(BranchInfo {
                 current: position == HeadRef::Branch(name.clone()),
@@ -53,12 +53,14 @@ pub(crate) fn branches(repo: &Repo) -> Result<Vec<BranchInfo>> {
         .collect()
 }
 
-/// The counts of the view at `tip`, from the view itself.
-fn counted(snap: &Snapshot, tip: CommitId) -> Result<BranchStats> {
+/// The counts of the view at `tip`, branch `name`'s tip, from the view itself (built from the
+/// branch's checkpoint).
+fn counted(snap: &Snapshot, name: &str, tip: CommitId) -> Result<BranchStats> {
+    let from = checkpoint::of_branch(snap, name)?;
     Ok(BranchStats {
         tip,
         last_activity_us: snap.commit(&tip)?.timestamp_us,
-        tally: View::build(snap, Some(tip), None)?.tally(),
+        tally: checkpoint::build(snap, Some(tip), from)?.tally(),
     })
 }
 
@@ -86,12 +88,20 @@ pub(crate) fn create(repo: &Repo, name: &BranchName, at: &Rev) -> Result<CommitI
         (None, HeadRef::Branch(b)) => Some(b.as_str()),
         (None, HeadRef::Detached(_)) => None,
     };
+    let source_branch = source;
     let source = match source {
         Some(b) => w.branch_stats(b)?,
         None => None,
     };
     if let Some(stats) = source.filter(|s| s.tip == target) {
         w.set_branch_stats(name.as_str(), Some(&stats))?;
+    }
+    // The source's checkpoint is where a view of the fork starts too, when the fork is at or
+    // after it (otherwise the fork's first view replays).
+    if let Some(b) = source_branch
+        && let Some(at) = checkpoint::of_branch(&w, b)?
+    {
+        w.set_meta(&checkpoint::branch_key(name.as_str()), Some(at.as_bytes()))?;
     }
     w.commit()?;
     Ok(target)
@@ -145,7 +155,7 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
     let Some(tip) = head.commit else {
         return Ok(None);
     };
-    let Some((message, position)) = repo.with_view(&snap, Some(tip), |v| {
+    let Some((message, position)) = repo.with_view_of(&snap, &head, |v| {
         v.entries().last().map(|e| (e.message.clone(), e.position))
     })?
     else {

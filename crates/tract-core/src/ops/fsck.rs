@@ -13,7 +13,7 @@ use crate::storage::backend::ObjectTable;
 use crate::storage::store::Store;
 use crate::storage::store::snapshot::Snapshot;
 use crate::storage::store::verify;
-use crate::view::View;
+use crate::view::{View, checkpoint};
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
@@ -27,7 +27,8 @@ type IdSet = HashSet<[u8; 32], BuildHasherDefault<IdHasher>>;
 pub struct Problem {
     /// `corrupt` (an object that does not verify), `missing` (a link to an object the store
     /// lacks), `ref` (a branch, `HEAD` or reflog entry), `bookkeeping` (per-branch counts that
-    /// differ from a replay) or `order` (a commit not newer than its parent).
+    /// differ from a replay), `checkpoint` (a branch's view checkpoint that is missing,
+    /// damaged or differs from a replay) or `order` (a commit not newer than its parent).
     pub kind: &'static str,
     /// What it is about: `commit <id>`, `blob <id>`, `chunk <id>`, `branch <name>`, `HEAD`,
     /// `reflog <name>`, or `pack <file>` (a store file's pack whose bytes do not check).
@@ -53,6 +54,9 @@ pub struct FsckReport {
     pub reflog_entries: u64,
     /// Branches whose kept counts were compared with a replay of their view.
     pub counts_replayed: u64,
+    /// View checkpoints (the newest of each branch, which a new handle starts from) read and
+    /// compared with a replay of the view they keep.
+    pub checkpoints_checked: u64,
     /// Frames of the journal not yet folded into the store file, read whole and checked (a
     /// store in memory or in a database has no journal).
     pub journal_frames: u64,
@@ -268,6 +272,7 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
             commits: &commits.good,
         };
         check_counts(&mut report, &snap, &src)?;
+        check_checkpoints(&mut report, &snap, &src)?;
     }
     Ok(report)
 }
@@ -290,6 +295,11 @@ impl crate::view::Source for Checked<'_> {
     fn blob(&self, id: &BlobId) -> Result<(crate::object::Message, u32)> {
         // The scan hashed every blob record of this snapshot; a damaged one is reported there.
         self.snap.blob_verified_already(id)
+    }
+
+    // fsck replays every view from the start: checkpoints are what it checks, not a source.
+    fn meta(&self, _key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(None)
     }
 }
 
@@ -561,6 +571,53 @@ fn check_counts(
                     tally.messages,
                     tally.token_count()
                 ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The checkpoint each branch's views start from reads back whole and keeps the view a replay
+/// of the history gives at its commit.
+fn check_checkpoints(
+    report: &mut FsckReport,
+    snap: &Snapshot,
+    src: &impl crate::view::Source,
+) -> Result<()> {
+    for (name, _) in snap.branches()? {
+        let Some(at) = checkpoint::of_branch(snap, &name)? else {
+            continue;
+        };
+        let subject = format!("branch {name}");
+        let problem = match checkpoint::load(snap, &at) {
+            Ok(None) => Some(format!("its checkpoint at {} is missing", at.short())),
+            Err(e) => Some(format!(
+                "its checkpoint at {} cannot be read: {}",
+                at.short(),
+                reason(&e)
+            )),
+            Ok(Some(kept)) => match View::build(src, Some(at), None) {
+                Ok(replayed) => (!checkpoint::same(&kept, &replayed)).then(|| {
+                    format!(
+                        "its checkpoint at {} differs from a replay of the history",
+                        at.short()
+                    )
+                }),
+                // Damaged objects on the way are reported by the object checks.
+                Err(
+                    Error::CorruptObject { .. }
+                    | Error::Corrupt { .. }
+                    | Error::MissingCommit { .. },
+                ) => None,
+                Err(e) => return Err(e),
+            },
+        };
+        report.checkpoints_checked += 1;
+        if let Some(detail) = problem {
+            report.problem(
+                "checkpoint",
+                subject,
+                format!("{detail} (new handles replay the history instead until the branch is checkpointed again)"),
             );
         }
     }

@@ -16,12 +16,22 @@ impl Tract {
         self.repo.at_head(|_, v| Compiled::new(v))
     }
 
+    /// Compiles the view at `HEAD` replayed from the whole history, with no cached view and no
+    /// checkpoint: what views built from checkpoints are checked against.
+    #[cfg(feature = "testing")]
+    pub fn compile_replayed(&self) -> Result<Compiled> {
+        let snap = self.repo.read()?;
+        let head = self.repo.head(&snap)?.commit;
+        Ok(Compiled::new(&crate::view::View::build(&snap, head, None)?))
+    }
+
     /// Compiles the view at any commit.
     pub fn compile_at(&self, rev: &Rev) -> Result<Compiled> {
         let snap = self.repo.read()?;
         let id = self.repo.resolve(&snap, rev)?;
-        if self.repo.head(&snap)?.commit == Some(id) {
-            return self.repo.with_view(&snap, Some(id), Compiled::new);
+        let head = self.repo.head(&snap)?;
+        if head.commit == Some(id) {
+            return self.repo.with_view_of(&snap, &head, Compiled::new);
         }
         Ok(Compiled::new(&crate::view::View::build(
             &snap,
@@ -35,7 +45,7 @@ impl Tract {
         let snap = self.repo.read()?;
         let head = self.repo.head(&snap)?;
         let (messages, token_count, unanswered_calls) =
-            self.repo.with_view(&snap, head.commit, |v| {
+            self.repo.with_view_of(&snap, &head, |v| {
                 (v.len(), v.token_count(), v.unanswered_calls())
             })?;
         Ok(Status {

@@ -12,7 +12,7 @@ use crate::stats::Tally;
 use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
 use crate::view::info::CommitInfo;
-use crate::view::{Source, View};
+use crate::view::{Source, View, checkpoint};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
@@ -133,11 +133,14 @@ impl ViewCache {
         }
     }
 
-    /// Runs `f` on the view at `head`, from the cache, extending or rebuilding it as needed.
+    /// Runs `f` on the view at `head`, from the cache, extending or rebuilding it as needed;
+    /// a view built without one to extend starts from the checkpoint `checkpoint` names, when
+    /// `head` descends from it.
     pub(crate) fn with_view<R>(
         &self,
         snap: &Snapshot,
         head: Option<CommitId>,
+        checkpoint: impl FnOnce() -> Result<Option<CommitId>>,
         f: impl FnOnce(&View) -> R,
     ) -> Result<R> {
         let mut guard = self.slot();
@@ -147,7 +150,8 @@ impl ViewCache {
         }
         let view = match guard.take() {
             Some(v) if v.head() == head => v,
-            base => View::build(snap, head, base)?,
+            Some(base) => View::build(snap, head, Some(base))?,
+            None => checkpoint::build(snap, head, checkpoint()?)?,
         };
         let out = f(&view);
         self.account(Some(&view));
@@ -220,6 +224,12 @@ impl ViewCache {
         let guard = self.slot();
         let view = guard.as_ref()?;
         (view.head() == infos.last().map(|i| i.id)).then(|| view.tally())
+    }
+
+    /// Runs `f` on the cached view if it is at `head`.
+    pub(crate) fn cached<R>(&self, head: CommitId, f: impl FnOnce(&View) -> R) -> Option<R> {
+        let guard = self.slot();
+        guard.as_ref().filter(|v| v.head() == Some(head)).map(f)
     }
 
     /// Forgets the cached view (a write it was extended with did not commit).

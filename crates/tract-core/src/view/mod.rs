@@ -6,6 +6,7 @@
 
 pub mod ancestry;
 pub(crate) mod cache;
+pub(crate) mod checkpoint;
 pub(crate) mod info;
 pub mod revision;
 
@@ -85,7 +86,7 @@ fn insert_sorted(list: &mut Vec<usize>, idx: usize) {
 }
 
 /// View indices of entries, in order, overall and per tool name.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ToolIndex {
     pub all: Vec<usize>,
     pub by_name: HashMap<String, Vec<usize>>,
@@ -136,6 +137,8 @@ pub(crate) trait Source: Sync {
     fn blobs(&self, _ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
         None
     }
+    /// A metadata value (view checkpoints are kept there).
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
 }
 
 impl Source for Snapshot {
@@ -155,6 +158,9 @@ impl Source for Snapshot {
     fn blobs(&self, ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
         self.batched().then(|| Snapshot::blobs(self, ids))
     }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Snapshot::meta(self, key)
+    }
 }
 
 impl Source for crate::storage::store::writer::Writer {
@@ -167,6 +173,9 @@ impl Source for crate::storage::store::writer::Writer {
     // A write transaction opens its tables one user at a time.
     fn parallel(&self) -> bool {
         false
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        crate::storage::store::writer::Writer::meta(self, key)
     }
 }
 

@@ -16,9 +16,9 @@ use crate::stats::{BranchStats, Tally};
 use crate::storage::group::JobError;
 use crate::storage::store::writer::{Objects, Writer};
 use crate::tokens;
-use crate::view::View;
 use crate::view::cache::ViewCache;
 use crate::view::info::CommitInfo;
+use crate::view::{View, checkpoint};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -196,6 +196,7 @@ fn write_grouped(
         // Past this point the job has written: a failure abandons the whole group.
         let (infos, detached) = put(w, &target, clock, &start).map_err(JobError::Fatal)?;
         keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
+        keep_checkpoint(w, &views, &start, &infos).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
     });
     settle(repo, written)
@@ -230,13 +231,15 @@ pub(crate) fn write_planned(
     let start = target.head_in(&w)?;
     // Read after taking the write lock: this snapshot sees exactly what the writer sees.
     let snap = repo.read()?;
-    let steps = repo.with_view(&snap, start.commit, plan)??;
+    let steps = repo.with_view_of(&snap, &start, plan)??;
     if steps.is_empty() {
         return Ok(Vec::new()); // dropping the writer commits nothing
     }
     let clock = repo.store.options().clock;
     let (infos, detached) = write_chain(&mut w, &target, clock, &start, steps, None)?;
-    let committed = keep_stats(&mut w, &repo.views, &start, &infos).and_then(|()| w.commit());
+    let committed = keep_stats(&mut w, &repo.views, &start, &infos)
+        .and_then(|()| keep_checkpoint(&mut w, &repo.views, &start, &infos))
+        .and_then(|()| w.commit());
     settle(repo, committed.map(|()| (start, infos, detached)))
 }
 
@@ -375,6 +378,44 @@ fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitIn
         tally,
     };
     w.set_branch_stats(branch, Some(&stats))
+}
+
+/// How many commits a branch goes, on average, between two checkpoints of its view.
+const CHECKPOINT_INTERVAL: u64 = 256;
+
+/// Checkpoints the view of the branch the chain `infos` was written on, after a compress or,
+/// for about one commit in [`CHECKPOINT_INTERVAL`], after any chain: from the handle's cached
+/// view (extended with the chain) or, without one, from a view built in the transaction from
+/// the branch's last checkpoint.
+fn keep_checkpoint(
+    w: &mut Writer,
+    views: &ViewCache,
+    start: &Head,
+    infos: &[CommitInfo],
+) -> Result<()> {
+    let (HeadRef::Branch(branch), Some(last)) = (&start.target, infos.last()) else {
+        return Ok(());
+    };
+    let compressed = infos
+        .iter()
+        .any(|i| matches!(i.commit.op, Op::Compress { .. }));
+    if !compressed && !checkpoint::due(&last.id, infos.len(), CHECKPOINT_INTERVAL) {
+        return Ok(());
+    }
+    let cached = views
+        .extend_and_tally(&*w, w.redactions()?, start.commit, infos)
+        .and_then(|_| views.cached(last.id, checkpoint::encode));
+    let encoded = match cached {
+        Some(encoded) => encoded?,
+        None => {
+            let from = checkpoint::of_branch(&*w, branch)?;
+            checkpoint::encode(&checkpoint::build(&*w, Some(last.id), from)?)?
+        }
+    };
+    match encoded {
+        Some(values) => checkpoint::write(w, branch, &last.id, values),
+        None => Ok(()),
+    }
 }
 
 /// The branch's counts after `infos`, from its stored counts at `start`, when every commit

@@ -49,6 +49,7 @@ const LAYERS: &[&[&str]] = &[
         "tools/decision",
         "view/ancestry",
     ],
+    &["view/checkpoint"],
     &["formats/responses", "formats/claude_code"],
     &["formats/transcript/steps", "formats/transcript/rfc3339"],
     &[

@@ -6,6 +6,7 @@ mod support;
 
 mod append;
 mod branch;
+mod checkpoint;
 mod claude_code;
 mod compress;
 mod edit;

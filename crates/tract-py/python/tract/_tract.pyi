@@ -743,9 +743,9 @@ class Tract:
         """Checks the whole store (every branch): re-hashes every object and chunk, checks every
         link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
         Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
-        `branches`, `reflog_entries`, `counts_replayed`, `journal_frames`), `problems` (dicts
-        with `kind`, `subject`, `detail`) and `unreachable` (`commits`, `blobs`, `chunks`: full
-        ids)."""
+        `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`),
+        `problems` (dicts with `kind`, `subject`, `detail`) and `unreachable` (`commits`, `blobs`,
+        `chunks`: full ids)."""
 
     def redact(self, commit: Rev, reason: str) -> dict[str, Any]:
         """Removes the content of the message `commit` names from the store for good: a tombstone

@@ -525,13 +525,18 @@ impl Damage {
         }
     }
 
-    /// Stores `value` as setting `name`, as it is (or removes it with `None`).
+    /// A raw metadata value (a view checkpoint's manifest or chunk, for one).
+    pub fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.tx.meta(key)
+    }
+
     /// Sets (or, with `None`, removes) a raw metadata value: the format version, the store's
     /// id, whatever an older or damaged store would hold.
     pub fn set_meta(&mut self, key: &str, value: Option<&[u8]>) -> Result<()> {
         self.tx.set_meta(key, value)
     }
 
+    /// Stores `value` as setting `name`, as it is (or removes it with `None`).
     pub fn set_setting(&mut self, name: &str, value: Option<&[u8]>) -> Result<()> {
         self.tx.set_meta(&setting_key(name), value)
     }

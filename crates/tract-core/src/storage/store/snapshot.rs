@@ -193,6 +193,11 @@ impl Snapshot {
             .unwrap_or_else(|| crate::tokens::ENCODING.to_string()))
     }
 
+    /// A metadata value (`None` when there is none).
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.tx.meta(key)
+    }
+
     /// A setting stored in the store (`None` when it was never set).
     pub fn setting(&self, name: &str) -> Result<Option<Vec<u8>>> {
         self.tx.meta(&setting_key(name))

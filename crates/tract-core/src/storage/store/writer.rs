@@ -239,6 +239,16 @@ impl Writer {
         tx.put_objects(ObjectTable::Commits, &rows)
     }
 
+    /// A metadata value (`None` when there is none).
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.tx.meta(key)
+    }
+
+    /// Stores a metadata value, or removes it with `None`.
+    pub(crate) fn set_meta(&mut self, key: &str, value: Option<&[u8]>) -> Result<()> {
+        self.tx.set_meta(key, value)
+    }
+
     /// Stores a setting, or removes it with `None`.
     pub(crate) fn set_setting(&mut self, name: &str, value: Option<&[u8]>) -> Result<()> {
         self.tx.set_meta(&setting_key(name), value)

@@ -1,0 +1,372 @@
+//! A view's checkpoint: what a view at a commit holds besides the messages (each position's
+//! ids and its pairing), stored in the store's metadata as derived data, so a new handle builds
+//! the view from the nearest checkpoint and the commits after it instead of from the whole
+//! history (docs/decisions.md, "View checkpoints").
+//!
+//! A checkpoint is a manifest under `checkpoint.<commit>` naming chunks of its positions, each
+//! stored once under `checkpoint-chunk.<BLAKE3 of its bytes>`: chunks end where a position's id
+//! says (a content-defined boundary), and a position records its pairing relative to itself,
+//! so the chunks before what changed since an earlier checkpoint are the same bytes and are
+//! shared. Messages are not in it (a redaction changes a message, never an id): they are read
+//! from the store, as a replay reads them. A branch's newest checkpoint is named by
+//! `checkpoint-at.<branch>`. Nothing here is in a hashed object: commit ids never change.
+
+use crate::error::{Error, Result};
+use crate::id::{BlobId, CommitId};
+use crate::object::{Commit, Message, Role};
+use crate::view::{Source, View, ViewEntry, first_parents, frame};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// What a checkpoint's layout is; a checkpoint of another is not read (a replay is).
+const VERSION: u8 = 1;
+
+/// The metadata key of the checkpoint of the view at `at`.
+pub(crate) fn key(at: &CommitId) -> String {
+    format!("checkpoint.{}", at.to_hex())
+}
+
+/// The metadata key of a chunk.
+fn chunk_key(id: &[u8; 32]) -> String {
+    format!(
+        "checkpoint-chunk.{}",
+        blake3::Hash::from_bytes(*id).to_hex()
+    )
+}
+
+/// The metadata key naming the newest checkpoint written on `branch`.
+pub(crate) fn branch_key(branch: &str) -> String {
+    format!("checkpoint-at.{branch}")
+}
+
+/// A chunk ends after a position whose id's second byte is below this: 64 positions a chunk
+/// on average (about 7 KB), so an append rewrites one small chunk.
+const BOUNDARY: u8 = 4;
+
+/// One position as a checkpoint keeps it.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Slot {
+    position: CommitId,
+    /// The commit whose content is current, when it is not the position itself.
+    commit: Option<CommitId>,
+    blob: BlobId,
+    edits: Vec<CommitId>,
+    /// For each tool call, how many positions after this one its result is.
+    results: Vec<Option<u32>>,
+    /// For a tool result, how many positions before this one its call is.
+    caller: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    version: u8,
+    at: CommitId,
+    positions: u32,
+    chunks: Vec<[u8; 32]>,
+}
+
+/// Metadata values to store, by key.
+pub(crate) type Values = Vec<(String, Vec<u8>)>;
+
+/// A checkpoint of `view` as metadata values to store: the chunks, then the manifest.
+/// `None` when the view's pairing and indexes are not what its positions alone give back
+/// (a call id reused while an earlier call waited, an edit that renamed a tool): that view is
+/// not checkpointed, and a new handle replays it.
+pub(crate) fn encode(view: &View) -> Result<Option<Values>> {
+    let Some(at) = view.head() else {
+        return Ok(None);
+    };
+    if !view.deferred.is_empty() || !derives_back(view) {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    let mut chunks = Vec::new();
+    let mut run: Vec<Slot> = Vec::new();
+    let entries = view.entries();
+    for (i, e) in entries.iter().enumerate() {
+        let Some(slot) = slot_of(i, e) else {
+            return Ok(None);
+        };
+        run.push(slot);
+        if e.position.as_bytes()[1] < BOUNDARY || i + 1 == entries.len() {
+            let bytes = crate::storage::store::meta::encode_small(&run)?;
+            let id = *blake3::hash(&bytes).as_bytes();
+            out.push((chunk_key(&id), bytes));
+            chunks.push(id);
+            run.clear();
+        }
+    }
+    let manifest = Manifest {
+        version: VERSION,
+        at,
+        positions: u32::try_from(entries.len()).unwrap_or(u32::MAX),
+        chunks,
+    };
+    out.push((key(&at), sealed(&manifest)?));
+    Ok(Some(out))
+}
+
+/// Whether a chain of `len` commits ending at `last` is followed by a checkpoint: about one
+/// chain in `interval / len`, decided by the last commit's id, so every process decides alike
+/// and no count is kept anywhere.
+pub(crate) fn due(last: &CommitId, len: usize, interval: u64) -> bool {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&last.as_bytes()[..8]);
+    let len = u64::try_from(len).unwrap_or(u64::MAX);
+    u64::from_le_bytes(first) < (u64::MAX / interval.max(1)).saturating_mul(len)
+}
+
+/// The commit of the newest checkpoint written on `branch`, if any.
+pub(crate) fn of_branch(src: &impl Source, branch: &str) -> Result<Option<CommitId>> {
+    Ok(src
+        .meta(&branch_key(branch))?
+        .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok())
+        .map(CommitId::from_bytes))
+}
+
+/// Writes a checkpoint [`encode`] made, at `at` on `branch`: the chunks not stored yet, the
+/// manifest, and the branch's pointer to it.
+pub(crate) fn write(
+    w: &mut crate::storage::store::writer::Writer,
+    branch: &str,
+    at: &CommitId,
+    values: Values,
+) -> Result<()> {
+    for (k, v) in values {
+        // A chunk is named by its bytes: one already stored is the same.
+        if k.starts_with("checkpoint-chunk.") && w.meta(&k)?.is_some() {
+            continue;
+        }
+        w.set_meta(&k, Some(&v))?;
+    }
+    w.set_meta(&branch_key(branch), Some(at.as_bytes()))
+}
+
+/// The manifest's bytes with 8 bytes of its BLAKE3 after them: a damaged one is found, not
+/// read as another.
+fn sealed(m: &Manifest) -> Result<Vec<u8>> {
+    let mut bytes = crate::storage::store::meta::encode_small(m)?;
+    let check = blake3::hash(&bytes);
+    bytes.extend_from_slice(&check.as_bytes()[..8]);
+    Ok(bytes)
+}
+
+/// Position `i` as a checkpoint keeps it; `None` when its pairing points the wrong way (a
+/// result before its call), which no view is expected to hold.
+fn slot_of(i: usize, e: &ViewEntry) -> Option<Slot> {
+    let mut results = Vec::with_capacity(e.results.len());
+    for r in &e.results {
+        results.push(match r {
+            None => None,
+            Some(r) => Some(u32::try_from(r.checked_sub(i)?).ok().filter(|&d| d > 0)?),
+        });
+    }
+    let caller = match e.caller {
+        None => None,
+        Some(c) => Some(u32::try_from(i.checked_sub(c)?).ok().filter(|&d| d > 0)?),
+    };
+    Some(Slot {
+        position: e.position,
+        commit: (e.commit != e.position).then_some(e.commit),
+        blob: e.blob,
+        edits: e.edits.clone(),
+        results,
+        caller,
+    })
+}
+
+/// Whether the indexes and counts `restore` derives from the view's entries are the view's.
+fn derives_back(view: &View) -> bool {
+    let mut derived = View {
+        head: view.head,
+        entries: Arc::clone(&view.entries),
+        ..View::default()
+    };
+    derive(&mut derived);
+    derived.index == view.index
+        && derived.open_calls == view.open_calls
+        && derived.total_tokens == view.total_tokens
+        && derived.orphan_tokens == view.orphan_tokens
+        && derived.unanswered == view.unanswered
+        && derived.calls == view.calls
+        && derived.results == view.results
+}
+
+/// The indexes and counts of a view whose entries (with their pairing) are set.
+fn derive(view: &mut View) {
+    for (i, e) in view.entries.iter().enumerate() {
+        view.total_tokens += u64::from(e.tokens);
+        view.index.insert(e.position, i);
+        for edit in &e.edits {
+            view.index.insert(*edit, i);
+        }
+        match e.message.role {
+            Role::Assistant => {
+                for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
+                    view.calls.add(i, &call.name);
+                    if result.is_none() {
+                        view.unanswered += 1;
+                        view.open_calls.insert(call.id.clone(), i);
+                    }
+                }
+            }
+            Role::Tool => {
+                view.results
+                    .add(i, e.message.name.as_deref().unwrap_or_default());
+                if e.caller.is_none() {
+                    view.orphan_tokens += u64::from(e.tokens);
+                }
+            }
+            Role::System | Role::User => {}
+        }
+    }
+}
+
+/// The view at `head` built from the checkpoint of the view at `at` when `head` descends from
+/// it (the commits after it folded on top), else by a replay of the whole history. A
+/// checkpoint that is damaged or missing is replayed past, and said so once.
+pub(crate) fn build(
+    src: &impl Source,
+    head: Option<CommitId>,
+    at: Option<CommitId>,
+) -> Result<View> {
+    let (Some(head), Some(at)) = (head, at) else {
+        return View::build(src, head, None);
+    };
+    let (chain, reached) = first_parents(src, head, Some(at))?;
+    let view = match reached {
+        false => View::default(),
+        true => match load(src, &at) {
+            Ok(Some(view)) => view,
+            problem => {
+                replayed(&at, problem.err());
+                // The chain stops at the checkpoint: the history up to it is replayed too.
+                let (before, _) = first_parents(src, at, None)?;
+                View::default().fold(src, before)?
+            }
+        },
+    };
+    view.fold(src, chain)
+}
+
+/// Says, once a process, that a checkpoint could not be read and the history was replayed.
+pub(crate) fn replayed(at: &CommitId, problem: Option<Error>) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        let why = problem.map_or_else(|| "it is missing".to_string(), |e| e.to_string());
+        eprintln!(
+            "tract: the view checkpoint at {} could not be read ({why}); the history was \
+             replayed instead (`tract fsck` checks checkpoints)",
+            at.short()
+        );
+    });
+}
+
+/// Whether two views of one commit hold the same positions, pairing, counts and indexes.
+pub(crate) fn same(a: &View, b: &View) -> bool {
+    let entries = |v: &View| -> Vec<Option<Slot>> {
+        v.entries()
+            .iter()
+            .enumerate()
+            .map(|(i, e)| slot_of(i, e))
+            .collect()
+    };
+    let tokens = |v: &View| -> Vec<u32> { v.entries().iter().map(|e| e.tokens).collect() };
+    a.head == b.head
+        && entries(a) == entries(b)
+        && tokens(a) == tokens(b)
+        && a.index == b.index
+        && a.open_calls == b.open_calls
+        && a.total_tokens == b.total_tokens
+        && a.orphan_tokens == b.orphan_tokens
+        && a.unanswered == b.unanswered
+        && a.calls == b.calls
+        && a.results == b.results
+}
+
+/// The view at `at` from its checkpoint: `None` when there is none; an error when it is
+/// damaged or does not fit the store (the caller replays instead).
+pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
+    let Some(bytes) = src.meta(&key(at))? else {
+        return Ok(None);
+    };
+    let damaged = |what: &str| Error::corrupt(format!("checkpoint of {}: {what}", at.short()));
+    let (body, check) = bytes
+        .split_at_checked(bytes.len().saturating_sub(8))
+        .ok_or_else(|| damaged("too short"))?;
+    if blake3::hash(body).as_bytes()[..8] != *check {
+        return Err(damaged("its check does not match"));
+    }
+    let manifest: Manifest = crate::storage::store::meta::decode_small(body)?;
+    if manifest.version != VERSION || manifest.at != *at {
+        return Err(damaged("of another layout or commit"));
+    }
+    let mut slots: Vec<Slot> = Vec::with_capacity(manifest.positions as usize);
+    for id in &manifest.chunks {
+        let chunk = src
+            .meta(&chunk_key(id))?
+            .ok_or_else(|| damaged("a chunk is missing"))?;
+        if blake3::hash(&chunk).as_bytes() != id {
+            return Err(damaged("a chunk does not match its id"));
+        }
+        slots.extend(crate::storage::store::meta::decode_small::<Vec<Slot>>(
+            &chunk,
+        )?);
+    }
+    if slots.len() != manifest.positions as usize {
+        return Err(damaged("its chunks hold another number of positions"));
+    }
+    restore(src, *at, slots).map(Some)
+}
+
+/// The view of `slots`, its messages and position commits read from `src`.
+fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
+    let blobs: Vec<BlobId> = slots.iter().map(|s| s.blob).collect();
+    let messages: Vec<(Message, u32)> = match src.blobs(&blobs) {
+        Some(loaded) => loaded?,
+        None => blobs.iter().map(|b| src.blob(b)).collect::<Result<_>>()?,
+    };
+    let n = slots.len();
+    let mut entries = Vec::with_capacity(n);
+    for (i, (slot, (message, payload))) in slots.into_iter().zip(messages).enumerate() {
+        let origin: Commit = src.commit(&slot.position)?;
+        let wrong = || Error::corrupt(format!("checkpoint of {}: position {i}", at.short()));
+        if slot.results.len() != message.tool_calls.len() {
+            return Err(wrong());
+        }
+        let results = slot
+            .results
+            .iter()
+            .map(|r| match r {
+                None => Ok(None),
+                Some(d) => {
+                    let r = i + *d as usize;
+                    (r < n).then_some(Some(r)).ok_or_else(wrong)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let caller = match slot.caller {
+            None => None,
+            Some(d) => Some(i.checked_sub(d as usize).ok_or_else(wrong)?),
+        };
+        let tokens = frame(&message, payload);
+        entries.push(ViewEntry {
+            position: slot.position,
+            commit: slot.commit.unwrap_or(slot.position),
+            blob: slot.blob,
+            message: Arc::new(message),
+            tokens,
+            origin: Arc::new(origin),
+            edits: slot.edits,
+            results,
+            caller,
+        });
+    }
+    let mut view = View {
+        head: Some(at),
+        entries: Arc::new(entries),
+        ..View::default()
+    };
+    derive(&mut view);
+    Ok(view)
+}

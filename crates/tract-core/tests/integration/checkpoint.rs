@@ -1,0 +1,354 @@
+//! View checkpoints: a new handle builds its view from the branch's newest checkpoint and the
+//! commits after it, and gets the view a replay of the whole history gives, through appends,
+//! tool calls with and without results, edits, compression, merges, redaction, resets, and
+//! checkpoints that are missing or damaged.
+
+use crate::support::{branch, call, open_bound, temp_store};
+use std::path::Path;
+use tract_core::{
+    Bind, CommitId, Compiled, CompressRequest, Content, FnSummarizer, MergeRequest, ResultQuery,
+    Rev, Tract,
+};
+
+/// A small deterministic generator (xorshift), so a failure can be replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// What a compiled view shows, to compare two builds of it.
+fn shown(c: &Compiled) -> String {
+    let messages: Vec<String> = c
+        .messages()
+        .iter()
+        .map(|m| {
+            format!(
+                "{:?} {:?} {} {}",
+                m.position, m.commit, m.tokens, m.synthetic
+            )
+        })
+        .collect();
+    format!(
+        "{}\n{}\n{}\n{:?}\n{}\n{:?}",
+        c.to_openai(),
+        c.to_anthropic(),
+        c.to_responses(None),
+        messages,
+        c.token_count(),
+        c.warnings()
+    )
+}
+
+/// `a` is `b`; else where they first differ.
+fn same(a: &str, b: &str, step: &str) {
+    if a != b {
+        let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        let around = |s: &str| {
+            s.get(at.saturating_sub(300)..(at + 300).min(s.len()))
+                .unwrap_or("")
+                .to_string()
+        };
+        panic!(
+            "{step}: differs at byte {at}:\n{}\n---\n{}",
+            around(a),
+            around(b)
+        );
+    }
+}
+
+/// A new handle on `main` (its view built from the checkpoint) shows what a replay of the whole
+/// history shows, and answers the tool queries as the handle that wrote it does.
+fn check_cold(path: &Path, writer: &Tract, step: &str) {
+    let cold = open_bound(path, Bind::Branch(branch("main")));
+    let from_checkpoint = cold.compile().unwrap();
+    let replayed = cold.compile_replayed().unwrap();
+    same(&shown(&from_checkpoint), &shown(&replayed), step);
+    same(
+        &shown(&writer.compile().unwrap()),
+        &shown(&replayed),
+        &format!("{step}: the writer's own view"),
+    );
+    let ids = |t: &Tract| -> Vec<CommitId> {
+        let mut out: Vec<CommitId> = t
+            .find_tool_results(&ResultQuery::default())
+            .unwrap()
+            .iter()
+            .map(|i| i.id)
+            .collect();
+        out.extend(t.find_tool_calls(None).unwrap().iter().map(|i| i.id));
+        out
+    };
+    assert_eq!(ids(&cold), ids(writer), "{step}: tool queries");
+    let (a, b) = (cold.status().unwrap(), writer.status().unwrap());
+    assert_eq!(
+        (a.messages, a.token_count, a.unanswered_calls),
+        (b.messages, b.token_count, b.unanswered_calls),
+        "{step}: status"
+    );
+}
+
+/// The newest checkpoint of `main`, if one was written.
+fn newest(t: &Tract) -> Option<Vec<u8>> {
+    t.store()
+        .damage()
+        .unwrap()
+        .meta("checkpoint-at.main")
+        .unwrap()
+}
+
+fn run(seed: u64, ops: usize) -> usize {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let mut rng = Rng(seed);
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut next = 0u64;
+    let mut checked = 0;
+    // Every summary says something of its own: a message with the content of one redacted
+    // earlier is stored as the tombstone its blob is (docs/decisions.md, "Redaction").
+    let summaries = std::sync::atomic::AtomicU64::new(0);
+    let summarizer = FnSummarizer::new("fixed", |req| {
+        let n = summaries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(format!("summary {n} of {} messages", req.messages.len()))
+    });
+    for op in 0..ops {
+        next += 1;
+        match rng.below(100) {
+            0..=29 => {
+                t.user(format!(
+                    "user {next}: {}",
+                    "word ".repeat(rng.below(20) as usize)
+                ))
+                .unwrap();
+            }
+            30..=41 => {
+                let calls: Vec<_> = (0..=rng.below(2))
+                    .map(|k| {
+                        call(
+                            &format!("c{next}_{k}"),
+                            ["grep", "bash", "read"][k as usize],
+                        )
+                    })
+                    .collect();
+                pending.extend(calls.iter().map(|c| (c.id.clone(), c.name.clone())));
+                t.assistant("", calls).unwrap();
+            }
+            42..=61 if !pending.is_empty() => {
+                let (id, name) = pending.remove(rng.below(pending.len() as u64) as usize);
+                let error = rng.below(10) == 0;
+                t.tool_result(&id, &name, format!("output of {id}: {next}"), error)
+                    .unwrap();
+            }
+            62..=71 => {
+                t.assistant(format!("answer {next}"), vec![]).unwrap();
+            }
+            72..=76 => {
+                let results = t.find_tool_results(&ResultQuery::default()).unwrap();
+                if !results.is_empty() {
+                    let r = &results[rng.below(results.len() as u64) as usize];
+                    let m = r.message.as_ref().unwrap();
+                    let (id, name) = (
+                        m.tool_call_id.clone().unwrap(),
+                        m.name.clone().unwrap_or_default(),
+                    );
+                    t.edit_tool_result(r.id, &id, &name, Content::Text(format!("edited {next}")))
+                        .unwrap();
+                }
+            }
+            77..=82 => {
+                let c = t.compile().unwrap();
+                let positions: Vec<CommitId> =
+                    c.messages().iter().filter_map(|m| m.position).collect();
+                if positions.len() > 12 {
+                    let len = 3 + rng.below(8) as usize;
+                    let start = rng.below((positions.len() - len) as u64) as usize;
+                    let run: Vec<Rev> = positions[start..start + len]
+                        .iter()
+                        .map(|p| Rev::from(*p))
+                        .collect();
+                    // A run the view cannot give up (it would split what must stay together)
+                    // is refused, and nothing changes: that is fine here.
+                    let _ = t.compress(&CompressRequest {
+                        commits: Some(run),
+                        summarizer: Some(&summarizer),
+                        ..CompressRequest::default()
+                    });
+                }
+            }
+            83..=85 => {
+                let name = format!("side{next}");
+                let side = t.fork(&branch(&name), &Rev::head()).unwrap();
+                for k in 0..=rng.below(4) {
+                    side.user(format!("side {next} {k}")).unwrap();
+                }
+                t.merge(&branch(&name), &MergeRequest::default()).unwrap();
+            }
+            86 => {
+                let log = t.log(&tract_core::LogQuery::default()).unwrap();
+                let shown: Vec<_> = log.iter().filter(|i| i.message.is_some()).collect();
+                if shown.len() > 5 {
+                    let victim = shown[rng.below(shown.len() as u64) as usize].id;
+                    let _ = t.redact(victim, "a planted secret");
+                }
+            }
+            87..=89 => {
+                let log = t.log(&tract_core::LogQuery::default()).unwrap();
+                if log.len() > 20 {
+                    let back = log[1 + rng.below(10) as usize].id;
+                    t.reset(&Rev::from(back)).unwrap();
+                    pending.clear();
+                }
+            }
+            90..=93 => {
+                // A checkpoint missing or damaged: its manifest or one of its chunks removed,
+                // or a byte of it changed.
+                if let Some(at) = newest(&t) {
+                    let at = CommitId::from_bytes(at.try_into().unwrap());
+                    let mut d = t.store().damage().unwrap();
+                    let manifest_key = format!("checkpoint.{}", at.to_hex());
+                    if let Some(mut manifest) = d.meta(&manifest_key).unwrap() {
+                        match rng.below(3) {
+                            0 => d.set_meta(&manifest_key, None).unwrap(),
+                            1 => {
+                                let i = rng.below(manifest.len() as u64) as usize;
+                                manifest[i] ^= 0x5a;
+                                d.set_meta(&manifest_key, Some(&manifest)).unwrap();
+                            }
+                            _ => {
+                                // The manifest ends with its last chunk's id, then 8 bytes of
+                                // check: that chunk goes.
+                                let n = manifest.len();
+                                let id: String = manifest[n - 40..n - 8]
+                                    .iter()
+                                    .map(|b| format!("{b:02x}"))
+                                    .collect();
+                                d.set_meta(&format!("checkpoint-chunk.{id}"), None).unwrap();
+                            }
+                        }
+                        d.commit().unwrap();
+                    }
+                }
+            }
+            _ => {
+                check_cold(&path, &t, &format!("seed {seed}, op {op}"));
+                checked += 1;
+            }
+        }
+    }
+    check_cold(&path, &t, &format!("seed {seed}, at the end"));
+    assert!(
+        newest(&t).is_some(),
+        "seed {seed}: no checkpoint was written"
+    );
+    checked
+}
+
+#[test]
+fn views_built_from_checkpoints_are_views_replayed_over_thousands_of_operations() {
+    let (seeds, ops): (&[u64], usize) = match crate::support::postgres_url() {
+        Some(_) => (&[0x9e37_79b9], 600),
+        None => (&[0x9e37_79b9, 0x7f4a_7c15], 1000),
+    };
+    let mut checked = 0;
+    for &seed in seeds {
+        checked += run(seed, ops);
+    }
+    assert!(checked >= 30, "{checked} cold opens compared");
+}
+
+#[test]
+fn a_new_handle_reads_only_the_history_after_the_checkpoint() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let first = t.user("the first message").unwrap();
+    let mut run = vec![Rev::from(first.id)];
+    for i in 0..3 {
+        run.push(Rev::from(t.user(format!("early message {i}")).unwrap().id));
+    }
+    for i in 0..20 {
+        t.user(format!("message {i}")).unwrap();
+    }
+    // A compress is followed by a checkpoint.
+    let summarizer = FnSummarizer::new("fixed", |_req| Ok("the start".to_string()));
+    t.compress(&CompressRequest {
+        commits: Some(run),
+        summarizer: Some(&summarizer),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    for i in 0..5 {
+        t.user(format!("after {i}")).unwrap();
+    }
+    assert!(newest(&t).is_some());
+    // The first commit is damaged: a replay reads it (and fails), a view built from the
+    // checkpoint does not need it.
+    let mut d = t.store().damage().unwrap();
+    d.flip_byte(
+        tract_core::storage::store::faults::Object::Commit(first.id),
+        1,
+    )
+    .unwrap();
+    d.commit().unwrap();
+    let cold = open_bound(&path, Bind::Branch(branch("main")));
+    let c = cold.compile().unwrap();
+    assert_eq!(c.messages().len(), 1 + 20 + 5);
+    assert_eq!(shown(&c), shown(&t.compile().unwrap()));
+    assert!(cold.compile_replayed().is_err());
+}
+
+#[test]
+fn fsck_reads_back_the_checkpoint_of_each_branch_and_names_a_damaged_one() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let run: Vec<Rev> = (0..4)
+        .map(|i| Rev::from(t.user(format!("early {i}")).unwrap().id))
+        .collect();
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    t.tool_result("c1", "grep", "found", false).unwrap();
+    let summarizer = FnSummarizer::new("fixed", |_req| Ok("the start".to_string()));
+    t.compress(&CompressRequest {
+        commits: Some(run),
+        summarizer: Some(&summarizer),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    t.fork(&branch("side"), &Rev::head()).unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(
+        report.checkpoints_checked, 2,
+        "main's, and the fork's (the same one)"
+    );
+
+    let at = CommitId::from_bytes(newest(&t).unwrap().try_into().unwrap());
+    let key = format!("checkpoint.{}", at.to_hex());
+    let mut d = t.store().damage().unwrap();
+    let mut manifest = d.meta(&key).unwrap().unwrap();
+    manifest[3] ^= 1;
+    d.set_meta(&key, Some(&manifest)).unwrap();
+    d.commit().unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
+    let named: Vec<&str> = report
+        .problems
+        .iter()
+        .filter(|p| p.kind == "checkpoint")
+        .map(|p| p.subject.as_str())
+        .collect();
+    assert_eq!(
+        named,
+        ["branch main", "branch side"],
+        "{:?}",
+        report.problems
+    );
+    // A new handle replays past it and sees the same view.
+    let cold = open_bound(&path, Bind::Branch(branch("main")));
+    assert_eq!(
+        shown(&cold.compile().unwrap()),
+        shown(&cold.compile_replayed().unwrap())
+    );
+}
