@@ -227,9 +227,9 @@ impl ViewCache {
     }
 
     /// Runs `f` on the cached view if it is at `head`.
-    pub(crate) fn cached<R>(&self, head: CommitId, f: impl FnOnce(&View) -> R) -> Option<R> {
-        let guard = self.slot();
-        guard.as_ref().filter(|v| v.head() == Some(head)).map(f)
+    pub(crate) fn cached<R>(&self, head: CommitId, f: impl FnOnce(&mut View) -> R) -> Option<R> {
+        let mut guard = self.slot();
+        guard.as_mut().filter(|v| v.head() == Some(head)).map(f)
     }
 
     /// Forgets the cached view (a write it was extended with did not commit).

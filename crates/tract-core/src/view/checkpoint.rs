@@ -365,6 +365,7 @@ fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
     let mut view = View {
         head: Some(at),
         entries: Arc::new(entries),
+        checkpointed: true,
         ..View::default()
     };
     derive(&mut view);

@@ -383,38 +383,51 @@ fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitIn
 /// How many commits a branch goes, on average, between two checkpoints of its view.
 const CHECKPOINT_INTERVAL: u64 = 256;
 
-/// Checkpoints the view of the branch the chain `infos` was written on, after a compress or,
-/// for about one commit in [`CHECKPOINT_INTERVAL`], after any chain: from the handle's cached
-/// view (extended with the chain) or, without one, from a view built in the transaction from
-/// the branch's last checkpoint.
+/// Checkpoints the view of the branch the chain `infos` was written on, from the handle's
+/// cached view extended with the chain: after a compress, for about one commit in
+/// [`CHECKPOINT_INTERVAL`], and on the first write from a view its branch names no checkpoint
+/// of. A handle without a cached view writes none: building one here would hold every other
+/// writer off while it replays.
 fn keep_checkpoint(
     w: &mut Writer,
     views: &ViewCache,
     start: &Head,
     infos: &[CommitInfo],
 ) -> Result<()> {
-    let (HeadRef::Branch(branch), Some(last)) = (&start.target, infos.last()) else {
+    let (HeadRef::Branch(branch), Some(parent), Some(last)) =
+        (&start.target, start.commit, infos.last())
+    else {
         return Ok(());
     };
-    let compressed = infos
+    let due = infos
         .iter()
-        .any(|i| matches!(i.commit.op, Op::Compress { .. }));
-    if !compressed && !checkpoint::due(&last.id, infos.len(), CHECKPOINT_INTERVAL) {
+        .any(|i| matches!(i.commit.op, Op::Compress { .. }))
+        || checkpoint::due(&last.id, infos.len(), CHECKPOINT_INTERVAL);
+    // A write that counted from the view (a compress) has extended it with the chain already.
+    let extended = views.cached(last.id, |v| v.checkpointed);
+    let checkpointed = match extended.or_else(|| views.cached(parent, |v| v.checkpointed)) {
+        Some(c) => c,
+        None => return Ok(()),
+    };
+    if !due && checkpointed {
         return Ok(());
     }
-    let cached = views
-        .extend_and_tally(&*w, w.redactions()?, start.commit, infos)
-        .and_then(|_| views.cached(last.id, checkpoint::encode));
-    let encoded = match cached {
-        Some(encoded) => encoded?,
-        None => {
-            let from = checkpoint::of_branch(&*w, branch)?;
-            checkpoint::encode(&checkpoint::build(&*w, Some(last.id), from)?)?
-        }
-    };
+    if extended.is_none()
+        && views
+            .extend_and_tally(&*w, w.redactions()?, start.commit, infos)
+            .is_none()
+    {
+        return Ok(());
+    }
+    let encoded = views.cached(last.id, |v| {
+        let encoded = checkpoint::encode(v);
+        v.checkpointed = matches!(encoded, Ok(Some(_)));
+        encoded
+    });
     match encoded {
-        Some(values) => checkpoint::write(w, branch, &last.id, values),
-        None => Ok(()),
+        Some(Ok(Some(values))) => checkpoint::write(w, branch, &last.id, values),
+        Some(Err(e)) => Err(e),
+        _ => Ok(()),
     }
 }
 
