@@ -120,6 +120,7 @@ pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
     }
     w.set_branch(name.as_str(), None, "branch: deleted")?;
     w.set_branch_stats(name.as_str(), None)?;
+    w.set_meta(&checkpoint::branch_key(name.as_str()), None)?;
     w.commit()?;
     Ok(tip)
 }
@@ -139,6 +140,7 @@ pub(crate) fn clear(repo: &Repo) -> Result<Option<CommitId>> {
     };
     w.set_branch(name, None, CLEARED)?;
     w.set_branch_stats(name, None)?;
+    w.set_meta(&checkpoint::branch_key(name), None)?;
     w.commit()?;
     repo.written(&head.target, None);
     Ok(Some(tip))
