@@ -8,7 +8,8 @@ use crate::vocabulary::UpgradeReport;
 use std::fmt::Write;
 
 /// Bring a store an older tract wrote to this build's format, in place (opening it with any
-/// command does the same; this says what changed).
+/// command does the same; this says what changed), and checkpoint the view of every branch
+/// that has no checkpoint at its tip (a new handle then builds it from there).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What changed as JSON.
@@ -20,9 +21,12 @@ pub struct Args {
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
     let report = t.store().upgrade()?;
+    let checkpointed = t.checkpoint_views()?;
     if a.json {
-        output::print(ui, &UpgradeReport::from(&report), false);
-    } else if report.steps.is_empty() {
+        output::print(ui, &UpgradeReport::new(&report, checkpointed), false);
+        return Ok(());
+    }
+    if report.steps.is_empty() {
         let _ = writeln!(
             ui,
             "the store is at format {}, the newest this tract writes",
@@ -37,6 +41,16 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         for step in &report.steps {
             let _ = writeln!(ui, "  {step}");
         }
+    }
+    if checkpointed > 0 {
+        let branches = match checkpointed {
+            1 => "1 branch".to_string(),
+            n => format!("{n} branches"),
+        };
+        let _ = writeln!(
+            ui,
+            "checkpointed the views of {branches} at their tips (new handles start from there)"
+        );
     }
     Ok(())
 }

@@ -11,14 +11,18 @@ pub struct UpgradeReport {
     to_version: u32,
     /// What each step changed, in order (empty when it was at the newest already).
     steps: Vec<String>,
+    /// Branches whose view was checkpointed at its tip (those that had no checkpoint there).
+    views_checkpointed: usize,
 }
 
-impl From<&tract_core::UpgradeReport> for UpgradeReport {
-    fn from(r: &tract_core::UpgradeReport) -> Self {
+impl UpgradeReport {
+    /// The report of `r`, with how many branches' views were checkpointed after it.
+    pub fn new(r: &tract_core::UpgradeReport, views_checkpointed: usize) -> Self {
         UpgradeReport {
             from_version: r.from,
             to_version: r.to,
             steps: r.steps.clone(),
+            views_checkpointed,
         }
     }
 }

@@ -47,6 +47,7 @@ fn a_sound_store_passes() {
     exit: 0
     --- stdout
     checked 4 commits, 3 blobs, 0 chunks (388 bytes), 2 branches, 5 reflog entries; counts of 2 branches replayed
+    1 checkpoint of views read back and compared with a replay
     the journal holds 5 frames not yet folded into the store file, each checked
     ");
     assert_snapshot!(p.run(&["fsck", "--json"]), @r#"
@@ -61,7 +62,7 @@ fn a_sound_store_passes() {
       "branches": 2,
       "reflog_entries": 5,
       "counts_replayed": 2,
-      "checkpoints_checked": 0,
+      "checkpoints_checked": 1,
       "journal_frames": 5,
       "problems": [],
       "redacted": [],

@@ -69,6 +69,13 @@ impl Tract {
         merge::merge(&self.repo, name, req, self.summarizer())
     }
 
+    /// Checkpoints the view of every branch that has no checkpoint at its tip, so a new
+    /// handle builds it from there instead of replaying its history (`tract upgrade` does this
+    /// for a store older code wrote, a clone or a pull). Returns how many were written.
+    pub fn checkpoint_views(&self) -> Result<usize> {
+        crate::view::checkpoint::write_all(&self.repo.store)
+    }
+
     /// Deletes branch `name` (not the one this handle or the store's `HEAD` is on); the
     /// reflog keeps its tip, which this returns. A handle elsewhere still bound to it fails
     /// with [`Error::BranchDeleted`] rather than start a new history there.

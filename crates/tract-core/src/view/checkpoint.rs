@@ -238,6 +238,9 @@ pub(crate) fn build(
         false => View::default(),
         true => match load(src, &at) {
             Ok(Some(view)) => view,
+            // A message or commit of the view that is damaged is no fault of the checkpoint:
+            // a replay would read it too.
+            Err(e @ Error::CorruptObject { .. }) => return Err(e),
             problem => {
                 replayed(&at, problem.err());
                 // The chain stops at the checkpoint: the history up to it is replayed too.
@@ -370,4 +373,29 @@ fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
     };
     derive(&mut view);
     Ok(view)
+}
+
+/// Checkpoints the view of every branch whose pointer does not name its tip (a store older
+/// code wrote, a clone, a pull), one transaction a branch, each view built from the branch's
+/// checkpoint if it has one. Returns how many were written.
+pub(crate) fn write_all(store: &crate::storage::store::Store) -> Result<usize> {
+    let mut written = 0;
+    for (name, _) in store.read()?.branches()? {
+        let mut w = store.write_refs(&[name.as_str()])?;
+        // Read again under the branch's lock: it may have moved or gone.
+        let Some(tip) = w.branch(&name)? else {
+            continue;
+        };
+        let from = of_branch(&w, &name)?;
+        if from == Some(tip) {
+            continue;
+        }
+        let Some(values) = encode(&build(&w, Some(tip), from)?)? else {
+            continue;
+        };
+        write(&mut w, &name, &tip, values)?;
+        w.commit()?;
+        written += 1;
+    }
+    Ok(written)
 }
