@@ -69,8 +69,8 @@ pub struct View {
     deferred: Vec<(Vec<CommitId>, ViewEntry)>,
     /// The positions of the deferred summaries, to notice a compress of one of them.
     deferred_positions: CommitMap<()>,
-    /// Its branch names a checkpoint this view was built from or written as (else the next
-    /// write from it writes one).
+    /// Its branch names a checkpoint this view was built from or written as, or one was tried
+    /// (else the next write from it writes one).
     pub(crate) checkpointed: bool,
 }
 

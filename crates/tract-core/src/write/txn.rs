@@ -421,7 +421,9 @@ fn keep_checkpoint(
     }
     let encoded = views.cached(last.id, |v| {
         let encoded = checkpoint::encode(v);
-        v.checkpointed = matches!(encoded, Ok(Some(_)));
+        // A view that cannot be checkpointed is not tried again on every write: its next
+        // chance is the next one due.
+        v.checkpointed = encoded.is_ok();
         encoded
     });
     match encoded {
