@@ -69,7 +69,7 @@ fn with_param(url: &str, key: &str, value: &str) -> String {
 }
 
 /// `url` naming a schema of its own for `name` in this run of the bench.
-fn fresh(url: &str, name: &str) -> String {
+pub(crate) fn fresh(url: &str, name: &str) -> String {
     with_param(
         url,
         "schema",

@@ -9,12 +9,19 @@
 //! or `tract-bench --transcripts [--messages 10000]` for importing and exporting transcripts,
 //! or `tract-bench --serve [--sizes 10000,100000]` for the web view's API over HTTP,
 //! or `tract-bench --capture [--sessions 20] [--seconds 20] [--rate 10]` for the delay of
-//! `tract capture` from a line written to it committed. `--sessions-worker STORE PREFIX THREADS
-//! COUNT|timed [ITEMS.jsonl]` is one process of the sessions figures (scripts/bench-appends.py
-//! runs it on the items it gives SQLiteSession).
+//! `tract capture` from a line written to it committed,
+//! or `tract-bench --history [--commits 100000,1000000] [--dir DIR] [--postgres URL]
+//! [--postgres-commits 100000]` for a long-running agent's cold open: a seeded history of that
+//! many commits (tool turns, large results summarized, compressed whenever the view passes
+//! 1,000 messages), built in batches into DIR (default: `tract-bench-history` in the temporary
+//! directory) and reused by later runs, measured against a store holding only its view.
+//! `--sessions-worker STORE PREFIX THREADS COUNT|timed [ITEMS.jsonl]` is one process of the
+//! sessions figures (scripts/bench-appends.py runs it on the items it gives SQLiteSession);
+//! `--history-worker` is one measurement of `--history`.
 
 mod backends;
 mod capture;
+mod history;
 mod serve;
 mod transcripts;
 mod workload;
@@ -75,6 +82,29 @@ fn run() -> Result<Value, String> {
             number("--seconds", 20)?,
             number("--rate", 10)?,
         );
+    }
+    if let Some(i) = args.iter().position(|a| a == "--history-worker") {
+        return history::worker(args.get(i + 1..).unwrap_or_default());
+    }
+    if args.iter().any(|a| a == "--history") {
+        let commits = flag("--commits")
+            .unwrap_or_else(|| "100000,1000000".into())
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse::<u64>()
+                    .map_err(|e| format!("--commits: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let dir = flag("--dir").map_or_else(
+            || std::env::temp_dir().join("tract-bench-history"),
+            std::path::PathBuf::from,
+        );
+        let cap: u64 = flag("--postgres-commits")
+            .map_or(Ok(100_000), |s| s.parse())
+            .map_err(|e| format!("--postgres-commits: {e}"))?;
+        let url = flag("--postgres");
+        return history::run(&commits, &dir, url.as_deref().map(|u| (u, cap)));
     }
     if args.iter().any(|a| a == "--serve") {
         let sizes = flag("--sizes")

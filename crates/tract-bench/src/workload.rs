@@ -130,56 +130,90 @@ impl Workload {
     /// The next `n` messages of the session (the first is the system prompt).
     pub fn messages(&mut self, n: usize) -> Vec<Message> {
         let mut out = Vec::with_capacity(n + 8);
-        out.push(Message::text(
-            Role::System,
-            "You are a careful coding agent. Inspect the repository with tools before you answer. Prefer small, reviewable changes.",
-        ));
+        out.push(system_prompt());
         while out.len() < n {
-            let q = self.pick(QUESTIONS);
-            out.push(Message::text(Role::User, self.fill(q)));
-            let calls: Vec<ToolCall> = (0..self.rng.random_range(1..=2))
-                .map(|_| {
-                    self.call += 1;
-                    let name = self.pick(&["grep", "read_file", "bash"]);
-                    let arguments = match name {
-                        "grep" => format!(r#"{{"pattern":"{}","path":"."}}"#, self.pick(IDENTS)),
-                        "read_file" => format!(r#"{{"path":"{}"}}"#, self.path()),
-                        _ => r#"{"command":"cargo test --workspace"}"#.to_string(),
-                    };
-                    ToolCall {
-                        id: format!("call_{:08x}", self.call),
-                        name: name.into(),
-                        arguments,
-                    }
-                })
-                .collect();
-            let mut a = Message::text(Role::Assistant, "Let me look at the code.");
-            a.tool_calls = calls.clone();
-            out.push(a);
-            for c in &calls {
-                let body = self.output(&c.name);
-                out.push(Message::tool_result(
-                    c.id.clone(),
-                    c.name.clone(),
-                    body,
-                    false,
-                ));
-            }
-            let answer = (0..self.rng.random_range(2..8))
-                .map(|_| {
-                    let code = self.pick(CODE);
-                    self.fill(code)
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            out.push(Message::text(
-                Role::Assistant,
-                format!("Here is what I found:\n{answer}"),
-            ));
+            self.turn(&mut out);
         }
         out.truncate(n);
         out
     }
+
+    /// A generator with `seed` whose call ids follow the `calls` calls made before: a session
+    /// generated in parts (one generator a part) keeps its call ids unique.
+    pub fn resume(seed: u64, calls: u64) -> Self {
+        Workload {
+            call: calls,
+            ..Workload::new(seed)
+        }
+    }
+
+    /// How many tool calls it has made: the number a later part resumes from.
+    pub fn calls(&self) -> u64 {
+        self.call
+    }
+
+    /// Whole turns, without a system prompt, until there are at least `n` messages (a turn is
+    /// never cut, so every call has its result).
+    pub fn turns(&mut self, n: usize) -> Vec<Message> {
+        let mut out = Vec::with_capacity(n + 8);
+        while out.len() < n {
+            self.turn(&mut out);
+        }
+        out
+    }
+
+    /// One turn: a user message, an assistant calling 1–2 tools, their results, an answer.
+    fn turn(&mut self, out: &mut Vec<Message>) {
+        let q = self.pick(QUESTIONS);
+        out.push(Message::text(Role::User, self.fill(q)));
+        let calls: Vec<ToolCall> = (0..self.rng.random_range(1..=2))
+            .map(|_| {
+                self.call += 1;
+                let name = self.pick(&["grep", "read_file", "bash"]);
+                let arguments = match name {
+                    "grep" => format!(r#"{{"pattern":"{}","path":"."}}"#, self.pick(IDENTS)),
+                    "read_file" => format!(r#"{{"path":"{}"}}"#, self.path()),
+                    _ => r#"{"command":"cargo test --workspace"}"#.to_string(),
+                };
+                ToolCall {
+                    id: format!("call_{:08x}", self.call),
+                    name: name.into(),
+                    arguments,
+                }
+            })
+            .collect();
+        let mut a = Message::text(Role::Assistant, "Let me look at the code.");
+        a.tool_calls = calls.clone();
+        out.push(a);
+        for c in &calls {
+            let body = self.output(&c.name);
+            out.push(Message::tool_result(
+                c.id.clone(),
+                c.name.clone(),
+                body,
+                false,
+            ));
+        }
+        let answer = (0..self.rng.random_range(2..8))
+            .map(|_| {
+                let code = self.pick(CODE);
+                self.fill(code)
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        out.push(Message::text(
+            Role::Assistant,
+            format!("Here is what I found:\n{answer}"),
+        ));
+    }
+}
+
+/// The session's system prompt.
+pub fn system_prompt() -> Message {
+    Message::text(
+        Role::System,
+        "You are a careful coding agent. Inspect the repository with tools before you answer. Prefer small, reviewable changes.",
+    )
 }
 
 /// Bytes of message text: content, tool-call names and arguments.
