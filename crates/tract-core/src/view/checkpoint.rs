@@ -329,10 +329,19 @@ fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
         Some(loaded) => loaded?,
         None => blobs.iter().map(|b| src.blob(b)).collect::<Result<_>>()?,
     };
+    let positions: Vec<CommitId> = slots.iter().map(|s| s.position).collect();
+    let origins: Vec<Commit> = match src.commits(&positions) {
+        Some(loaded) => loaded?,
+        None => positions
+            .iter()
+            .map(|p| src.commit(p))
+            .collect::<Result<_>>()?,
+    };
     let n = slots.len();
     let mut entries = Vec::with_capacity(n);
-    for (i, (slot, (message, payload))) in slots.into_iter().zip(messages).enumerate() {
-        let origin: Commit = src.commit(&slot.position)?;
+    for (i, ((slot, (message, payload)), origin)) in
+        slots.into_iter().zip(messages).zip(origins).enumerate()
+    {
         let wrong = || Error::corrupt(format!("checkpoint of {}: position {i}", at.short()));
         if slot.results.len() != message.tool_calls.len() {
             return Err(wrong());

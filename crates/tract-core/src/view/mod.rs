@@ -140,6 +140,11 @@ pub(crate) trait Source: Sync {
     fn blobs(&self, _ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
         None
     }
+    /// Many commits at once, when reading them together is cheaper than one by one (`None`:
+    /// read them one by one).
+    fn commits(&self, _ids: &[CommitId]) -> Option<Result<Vec<Commit>>> {
+        None
+    }
     /// A metadata value (view checkpoints are kept there).
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
 }
@@ -160,6 +165,9 @@ impl Source for Snapshot {
     }
     fn blobs(&self, ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
         self.batched().then(|| Snapshot::blobs(self, ids))
+    }
+    fn commits(&self, ids: &[CommitId]) -> Option<Result<Vec<Commit>>> {
+        self.batched().then(|| Snapshot::commits(self, ids))
     }
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
         Snapshot::meta(self, key)

@@ -158,6 +158,24 @@ impl Snapshot {
             .collect()
     }
 
+    /// Many commits, in order, their records read at once (those a first-parent walk of this
+    /// snapshot read already are not read again).
+    pub(crate) fn commits(&self, ids: &[CommitId]) -> Result<Vec<Commit>> {
+        let walked = self.walked();
+        let missing: Vec<Key> = ids
+            .iter()
+            .filter(|id| !walked.contains_key(id))
+            .map(|id| *id.as_bytes())
+            .collect();
+        let mut records = self.tx.objects(ObjectTable::Commits, &missing)?.into_iter();
+        ids.iter()
+            .map(|id| match walked.get(id) {
+                Some(c) => Ok(c.clone()),
+                None => read_commit(records.next().flatten(), id),
+            })
+            .collect()
+    }
+
     /// A blob's message without re-hashing it: only for `fsck`'s replays, which run after its
     /// scan verified every blob record of this same snapshot.
     pub(crate) fn blob_verified_already(&self, id: &BlobId) -> Result<(Message, u32)> {
