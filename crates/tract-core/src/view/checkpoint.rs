@@ -183,13 +183,18 @@ fn derives_back(view: &View) -> bool {
         ..View::default()
     };
     derive(&mut derived);
-    derived.index == view.index
-        && derived.open_calls == view.open_calls
-        && derived.total_tokens == view.total_tokens
-        && derived.orphan_tokens == view.orphan_tokens
-        && derived.unanswered == view.unanswered
-        && derived.calls == view.calls
-        && derived.results == view.results
+    same_derived(&derived, view)
+}
+
+/// Whether two views have the same indexes and counts.
+fn same_derived(a: &View, b: &View) -> bool {
+    a.index == b.index
+        && a.open_calls == b.open_calls
+        && a.total_tokens == b.total_tokens
+        && a.orphan_tokens == b.orphan_tokens
+        && a.unanswered == b.unanswered
+        && a.calls == b.calls
+        && a.results == b.results
 }
 
 /// The indexes and counts of a view whose entries (with their pairing) are set.
@@ -275,16 +280,7 @@ pub(crate) fn same(a: &View, b: &View) -> bool {
             .collect()
     };
     let tokens = |v: &View| -> Vec<u32> { v.entries().iter().map(|e| e.tokens).collect() };
-    a.head == b.head
-        && entries(a) == entries(b)
-        && tokens(a) == tokens(b)
-        && a.index == b.index
-        && a.open_calls == b.open_calls
-        && a.total_tokens == b.total_tokens
-        && a.orphan_tokens == b.orphan_tokens
-        && a.unanswered == b.unanswered
-        && a.calls == b.calls
-        && a.results == b.results
+    a.head == b.head && entries(a) == entries(b) && tokens(a) == tokens(b) && same_derived(a, b)
 }
 
 /// The view at `at` from its checkpoint: `None` when there is none; an error when it is

@@ -93,6 +93,17 @@ fn check_cold(path: &Path, writer: &Tract, step: &str) {
     );
 }
 
+/// Compresses `run` into one summary saying `summary`.
+fn compress(t: &Tract, run: Vec<Rev>, summary: &'static str) {
+    let summarizer = FnSummarizer::new("fixed", move |_req| Ok(summary.to_string()));
+    t.compress(&CompressRequest {
+        commits: Some(run),
+        summarizer: Some(&summarizer),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+}
+
 /// The newest checkpoint of `main`, if one was written.
 fn newest(t: &Tract) -> Option<Vec<u8>> {
     t.store()
@@ -274,13 +285,7 @@ fn a_new_handle_reads_only_the_history_after_the_checkpoint() {
         t.user(format!("message {i}")).unwrap();
     }
     // A compress is followed by a checkpoint.
-    let summarizer = FnSummarizer::new("fixed", |_req| Ok("the start".to_string()));
-    t.compress(&CompressRequest {
-        commits: Some(run),
-        summarizer: Some(&summarizer),
-        ..CompressRequest::default()
-    })
-    .unwrap();
+    compress(&t, run, "the start");
     for i in 0..5 {
         t.user(format!("after {i}")).unwrap();
     }
@@ -310,13 +315,7 @@ fn fsck_reads_back_the_checkpoint_of_each_branch_and_names_a_damaged_one() {
         .collect();
     t.assistant("", vec![call("c1", "grep")]).unwrap();
     t.tool_result("c1", "grep", "found", false).unwrap();
-    let summarizer = FnSummarizer::new("fixed", |_req| Ok("the start".to_string()));
-    t.compress(&CompressRequest {
-        commits: Some(run),
-        summarizer: Some(&summarizer),
-        ..CompressRequest::default()
-    })
-    .unwrap();
+    compress(&t, run, "the start");
     t.fork(&branch("side"), &Rev::head()).unwrap();
     let report = tract_core::fsck(t.store()).unwrap();
     assert!(report.is_clean(), "{:?}", report.problems);
