@@ -384,7 +384,7 @@ fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitIn
 const CHECKPOINT_INTERVAL: u64 = 256;
 
 /// Checkpoints the view of the branch the chain `infos` was written on, from the handle's
-/// cached view extended with the chain: after a compress, for about one commit in
+/// cached view extended with the chain: after a compress or a clear, for about one commit in
 /// [`CHECKPOINT_INTERVAL`], and on the first write from a view its branch names no checkpoint
 /// of. A handle without a cached view writes none: building one here would hold every other
 /// writer off while it replays.
@@ -399,10 +399,13 @@ fn keep_checkpoint(
     else {
         return Ok(());
     };
-    let due = infos
+    // A compress, or a chain of several edits (a clear of old results), changes much of the
+    // view at once.
+    let reshaped = infos
         .iter()
         .any(|i| matches!(i.commit.op, Op::Compress { .. }))
-        || checkpoint::due(&last.id, infos.len(), CHECKPOINT_INTERVAL);
+        || (infos.len() > 1 && infos.iter().all(|i| matches!(i.commit.op, Op::Edit { .. })));
+    let due = reshaped || checkpoint::due(&last.id, infos.len(), CHECKPOINT_INTERVAL);
     // A write that counted from the view (a compress) has extended it with the chain already.
     let extended = views.cached(last.id, |v| v.checkpointed);
     let checkpointed = match extended.or_else(|| views.cached(parent, |v| v.checkpointed)) {

@@ -351,3 +351,33 @@ fn fsck_reads_back_the_checkpoint_of_each_branch_and_names_a_damaged_one() {
         shown(&cold.compile_replayed().unwrap())
     );
 }
+
+#[test]
+fn a_clear_of_old_results_is_followed_by_a_checkpoint() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    for i in 0..6 {
+        let id = format!("c{i}");
+        t.assistant("", vec![call(&id, "grep")]).unwrap();
+        t.tool_result(&id, "grep", format!("a long result {i} ").repeat(50), false)
+            .unwrap();
+    }
+    // The handle's view is cached, and its first write checkpoints it.
+    t.compile().unwrap();
+    t.user("and now?").unwrap();
+    let before = newest(&t);
+    assert!(before.is_some());
+    let opts = tract_core::ClearOptions {
+        keep: 1,
+        ..tract_core::ClearOptions::default()
+    };
+    let cleared = t.clear_tool_results(&opts).unwrap();
+    assert!(cleared.cleared.len() > 1, "{cleared:?}");
+    let tip = t.head().unwrap().commit.unwrap();
+    assert_eq!(newest(&t), Some(tip.as_bytes().to_vec()));
+    let cold = open_bound(&path, Bind::Branch(branch("main")));
+    assert_eq!(
+        shown(&cold.compile().unwrap()),
+        shown(&cold.compile_replayed().unwrap())
+    );
+}
