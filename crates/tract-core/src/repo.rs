@@ -257,34 +257,24 @@ impl Repo {
     /// Runs `f` on a fresh snapshot and the view at the handle's position.
     pub(crate) fn at_head<R>(&self, f: impl FnOnce(&Snapshot, &View) -> R) -> Result<R> {
         let snap = self.read()?;
-        let head = self.head(&snap)?;
-        self.with_view_of(&snap, &head, |v| f(&snap, v))
+        let head = self.head(&snap)?.commit;
+        self.with_view(&snap, head, |v| f(&snap, v))
     }
 
-    /// Runs `f` on the view at `head` of `snap` (built, when it is not cached, from the
-    /// newest checkpoint of `head`'s branch).
-    pub(crate) fn with_view_of<R>(
-        &self,
-        snap: &Snapshot,
-        head: &Head,
-        f: impl FnOnce(&View) -> R,
-    ) -> Result<R> {
-        let checkpoint = || match &head.target {
-            HeadRef::Branch(name) => checkpoint::of_branch(snap, name),
-            HeadRef::Detached(_) => Ok(None),
-        };
-        self.views.with_view(snap, head.commit, checkpoint, f)
-    }
-
-    /// Runs `f` on the view at `head` of `snap` (built, when it is not cached, by a replay:
-    /// no branch names its checkpoint).
+    /// Runs `f` on the view at `head` of `snap`. A view that is not cached is built from the
+    /// newest checkpoint of the handle's branch when `head` descends from it (a head elsewhere
+    /// is replayed: finding that out costs nothing the replay does not read anyway).
     pub(crate) fn with_view<R>(
         &self,
         snap: &Snapshot,
         head: Option<CommitId>,
         f: impl FnOnce(&View) -> R,
     ) -> Result<R> {
-        self.views.with_view(snap, head, || Ok(None), f)
+        let checkpoint = || match self.head(snap)?.target {
+            HeadRef::Branch(name) => checkpoint::of_branch(snap, &name),
+            HeadRef::Detached(_) => Ok(None),
+        };
+        self.views.with_view(snap, head, checkpoint, f)
     }
 
     /// The commit `rev` names and its index in `view`, if it is a message there. A commit

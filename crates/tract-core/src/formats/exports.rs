@@ -69,7 +69,7 @@ pub(crate) fn export(repo: &Repo, format: ExportFormat, history: bool) -> Result
             )),
         };
     }
-    let compiled = repo.with_view_of(&snap, &head, Compiled::new)?;
+    let compiled = repo.with_view(&snap, head.commit, Compiled::new)?;
     let pretty = |v: &serde_json::Value| {
         serde_json::to_string_pretty(v)
             .map(|s| s + "\n")

@@ -157,7 +157,7 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
     let Some(tip) = head.commit else {
         return Ok(None);
     };
-    let Some((message, position)) = repo.with_view_of(&snap, &head, |v| {
+    let Some((message, position)) = repo.with_view(&snap, Some(tip), |v| {
         v.entries().last().map(|e| (e.message.clone(), e.position))
     })?
     else {

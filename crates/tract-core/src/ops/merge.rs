@@ -5,7 +5,6 @@
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::object::{MergeStrategy, Message, Op, Role};
-use crate::refs::Head;
 use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
 use crate::summarize::{BRANCH_SUMMARIZE_SYSTEM, Summarizer, SummaryRequest, with_default};
@@ -81,20 +80,14 @@ pub(crate) fn merge(
     let MergeStrategy::ToolResult { call_id } = &req.strategy else {
         return txn::write_merge(repo, Some(plan.ours), op(None), plan.theirs, None, note);
     };
-    // The view of the handle's branch at `ours`, built from the branch's checkpoint if it is
-    // not cached.
-    let ours = Head {
-        target: repo.head(&snap)?.target,
-        commit: Some(plan.ours),
-    };
-    let pending = repo.with_view_of(&snap, &ours, |v| {
+    let pending = repo.with_view(&snap, Some(plan.ours), |v| {
         v.open_call(call_id).map(|e| {
             let call = e.message.tool_calls.iter().find(|c| &c.id == call_id);
             call.map(|c| c.name.clone()).unwrap_or_default()
         })
     })?;
     let Some(tool) = pending else {
-        let pending = repo.with_view_of(&snap, &ours, |v| v.tally().open_calls)?;
+        let pending = repo.with_view(&snap, Some(plan.ours), |v| v.tally().open_calls)?;
         return Err(Error::CallNotPending {
             call_id: call_id.clone(),
             pending: pending.into_iter().collect(),

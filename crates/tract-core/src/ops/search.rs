@@ -125,13 +125,12 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     let re = matcher(q)?;
     let limit = q.limit.unwrap_or(usize::MAX);
     let snap = repo.read()?;
-    let at = repo.head(&snap)?;
-    let head = at.commit;
+    let head = repo.head(&snap)?.commit;
     if q.history {
         return search_history(&snap, head, &re, q, limit);
     }
     // Find the matches under the view's lock; build their infos after.
-    let found = repo.with_view_of(&snap, &at, |v| {
+    let found = repo.with_view(&snap, head, |v| {
         v.entries()
             .iter()
             .filter(|e| wanted(&e.message, q))

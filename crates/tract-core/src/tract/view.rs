@@ -29,9 +29,8 @@ impl Tract {
     pub fn compile_at(&self, rev: &Rev) -> Result<Compiled> {
         let snap = self.repo.read()?;
         let id = self.repo.resolve(&snap, rev)?;
-        let head = self.repo.head(&snap)?;
-        if head.commit == Some(id) {
-            return self.repo.with_view_of(&snap, &head, Compiled::new);
+        if self.repo.head(&snap)?.commit == Some(id) {
+            return self.repo.with_view(&snap, Some(id), Compiled::new);
         }
         Ok(Compiled::new(&crate::view::View::build(
             &snap,
@@ -45,7 +44,7 @@ impl Tract {
         let snap = self.repo.read()?;
         let head = self.repo.head(&snap)?;
         let (messages, token_count, unanswered_calls) =
-            self.repo.with_view_of(&snap, &head, |v| {
+            self.repo.with_view(&snap, head.commit, |v| {
                 (v.len(), v.token_count(), v.unanswered_calls())
             })?;
         Ok(Status {

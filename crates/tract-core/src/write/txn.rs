@@ -231,7 +231,7 @@ pub(crate) fn write_planned(
     let start = target.head_in(&w)?;
     // Read after taking the write lock: this snapshot sees exactly what the writer sees.
     let snap = repo.read()?;
-    let steps = repo.with_view_of(&snap, &start, plan)??;
+    let steps = repo.with_view(&snap, start.commit, plan)??;
     if steps.is_empty() {
         return Ok(Vec::new()); // dropping the writer commits nothing
     }
