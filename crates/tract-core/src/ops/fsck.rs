@@ -578,48 +578,63 @@ fn check_counts(
 }
 
 /// The checkpoint each branch's views start from reads back whole and keeps the view a replay
-/// of the history gives at its commit.
+/// of the history gives at its commit. Forks share their source's checkpoint: each is read
+/// and replayed once.
 fn check_checkpoints(
     report: &mut FsckReport,
     snap: &Snapshot,
     src: &impl crate::view::Source,
 ) -> Result<()> {
+    let mut verdicts: HashMap<CommitId, Option<String>> = HashMap::new();
     for (name, _) in snap.branches()? {
         let Some(at) = checkpoint::of_branch(snap, &name)? else {
             continue;
         };
-        let subject = format!("branch {name}");
-        let problem = match checkpoint::load(snap, &at) {
-            Ok(None) => Some(format!("its checkpoint at {} is missing", at.short())),
-            Err(e) => Some(format!(
-                "its checkpoint at {} cannot be read: {}",
-                at.short(),
-                reason(&e)
-            )),
-            Ok(Some(kept)) => match View::build(src, Some(at), None) {
-                Ok(replayed) => (!checkpoint::same(&kept, &replayed)).then(|| {
-                    format!(
-                        "its checkpoint at {} differs from a replay of the history",
-                        at.short()
-                    )
-                }),
-                // Damaged objects on the way are reported by the object checks.
-                Err(
-                    Error::CorruptObject { .. }
-                    | Error::Corrupt { .. }
-                    | Error::MissingCommit { .. },
-                ) => None,
-                Err(e) => return Err(e),
-            },
+        let problem = match verdicts.get(&at) {
+            Some(p) => p.clone(),
+            None => {
+                let p = checkpoint_problem(snap, src, &at)?;
+                verdicts.insert(at, p.clone());
+                p
+            }
         };
         report.checkpoints_checked += 1;
         if let Some(detail) = problem {
             report.problem(
                 "checkpoint",
-                subject,
+                format!("branch {name}"),
                 format!("{detail} (new handles replay the history instead until the branch is checkpointed again)"),
             );
         }
     }
     Ok(())
+}
+
+/// What is wrong with the checkpoint of the view at `at`, if anything.
+fn checkpoint_problem(
+    snap: &Snapshot,
+    src: &impl crate::view::Source,
+    at: &CommitId,
+) -> Result<Option<String>> {
+    Ok(match checkpoint::load(snap, at) {
+        Ok(None) => Some(format!("its checkpoint at {} is missing", at.short())),
+        Err(e) => Some(format!(
+            "its checkpoint at {} cannot be read: {}",
+            at.short(),
+            reason(&e)
+        )),
+        Ok(Some(kept)) => match View::build(src, Some(*at), None) {
+            Ok(replayed) => (!checkpoint::same(&kept, &replayed)).then(|| {
+                format!(
+                    "its checkpoint at {} differs from a replay of the history",
+                    at.short()
+                )
+            }),
+            // Damaged objects on the way are reported by the object checks.
+            Err(
+                Error::CorruptObject { .. } | Error::Corrupt { .. } | Error::MissingCommit { .. },
+            ) => None,
+            Err(e) => return Err(e),
+        },
+    })
 }
