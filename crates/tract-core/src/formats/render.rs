@@ -166,8 +166,9 @@ pub enum Provider {
 pub struct Rendering {
     provider: Provider,
     /// Each message's JSON: the message (OpenAI), its escaped text or its blocks without the
-    /// brackets (Anthropic), its items (Responses).
-    pieces: Pieces<Vec<String>>,
+    /// brackets (Anthropic), its items (Responses); shared, so a rendering that holds them
+    /// while it puts them together copies none.
+    pieces: Pieces<Vec<Arc<str>>>,
 }
 
 impl Rendering {
@@ -214,7 +215,7 @@ impl Rendering {
             }
             match s {
                 Sent::InView(m) => {
-                    out.push_str(&self.made(m, |m| vec![text(&openai_message(m))])[0])
+                    out.push_str(&self.made(m, |m| vec![text(&openai_message(m)).into()])[0])
                 }
                 Sent::Synthetic(m) => out.push_str(&text(&openai_message(m))),
             }
@@ -226,10 +227,10 @@ impl Rendering {
     fn anthropic(&mut self, compiled: &Compiled) -> String {
         let layout = compiled.anthropic_layout(
             |s| match s {
-                Sent::InView(m) => self.made(m, |m| vec![anthropic_text(m)])[0].clone(),
-                Sent::Synthetic(m) => anthropic_text(m),
+                Sent::InView(m) => Arc::clone(&self.made(m, |m| vec![anthropic_text(m).into()])[0]),
+                Sent::Synthetic(m) => anthropic_text(m).into(),
             },
-            String::is_empty,
+            |p: &Arc<str>| p.is_empty(),
         );
         let mut out = String::from("{");
         if !layout.system.is_empty() {
@@ -258,10 +259,15 @@ impl Rendering {
         let items = compiled.responses_layout(
             limit,
             |m| {
-                self.made(m, |m| items_from_message(m).iter().map(text).collect())
-                    .clone()
+                self.made(m, |m| {
+                    items_from_message(m)
+                        .iter()
+                        .map(|v| text(v).into())
+                        .collect()
+                })
+                .clone()
             },
-            |call| text(&synthetic_output(call)),
+            |call| text(&synthetic_output(call)).into(),
         );
         format!("[{}]", items.join(","))
     }
@@ -270,8 +276,8 @@ impl Rendering {
     fn made(
         &mut self,
         m: &Arc<Message>,
-        make: impl FnOnce(&Message) -> Vec<String>,
-    ) -> &Vec<String> {
+        make: impl FnOnce(&Message) -> Vec<Arc<str>>,
+    ) -> &Vec<Arc<str>> {
         match self
             .pieces
             .piece(m, |m| Ok::<_, std::convert::Infallible>(make(m)))
