@@ -19,7 +19,7 @@
 //! cold open again.
 
 use crate::workload::{Workload, system_prompt, text_bytes};
-use crate::{SEED, files_bytes, median, ms, peak_rss_kib, percentile};
+use crate::{SEED, files_bytes, median, ms, peak_rss_kib, percentile, status_kib};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -423,16 +423,19 @@ fn cold(store: &str, render: bool) -> Res<Value> {
     let f = |k: &str| -> Vec<f64> { runs.iter().filter_map(|r| r.get(k)?.as_f64()).collect() };
     let mut times = f("ms");
     times.sort_by(f64::total_cmp);
-    let rss = runs
-        .iter()
-        .filter_map(|r| r.get("peak_rss_kib")?.as_u64())
-        .max()
-        .unwrap_or(0);
+    let largest = |k: &str| {
+        runs.iter()
+            .filter_map(|r| r.get(k)?.as_u64())
+            .max()
+            .unwrap_or(0)
+    };
     let first = runs.first().cloned().unwrap_or_default();
     Ok(json!({
         "ms": times.get(times.len() / 2).copied().unwrap_or(0.0),
         "runs_ms": times,
-        "peak_rss_kib": rss,
+        "peak_rss_kib": largest("peak_rss_kib"),
+        "rss_anon_kib": largest("rss_anon_kib"),
+        "rss_file_kib": largest("rss_file_kib"),
         "view_messages": first.get("messages"),
         "view_tokens": first.get("tokens"),
     }))
@@ -498,6 +501,8 @@ fn measure(
         "cold_open_compile_runs_ms": open.get("runs_ms"),
         "peak_rss_kib": open.get("peak_rss_kib"),
         "peak_rss_target_kib": TARGET_RSS_KIB,
+        "rss_anon_kib": open.get("rss_anon_kib"),
+        "rss_file_kib": open.get("rss_file_kib"),
         "only_view_cold_open_compile_ms": ms_of(&only_open),
         "vs_only_view": ratio(ms_of(&open), ms_of(&only_open)),
         "only_view_peak_rss_kib": only_open.get("peak_rss_kib"),
@@ -580,6 +585,8 @@ pub fn run(commits: &[u64], dir: &Path, postgres: Option<(&str, u64)>) -> Res<Va
             "cold_open_compile_runs_ms": view_open.get("runs_ms"),
             "peak_rss_kib": view_open.get("peak_rss_kib"),
             "peak_rss_target_kib": TARGET_VIEW_RSS_KIB,
+            "rss_anon_kib": view_open.get("rss_anon_kib"),
+            "rss_file_kib": view_open.get("rss_file_kib"),
         },
     }))
 }
@@ -615,6 +622,8 @@ fn open_once(store: &str, render: bool) -> Res<Value> {
         "messages": c.messages().len(),
         "tokens": c.token_count(),
         "peak_rss_kib": peak_rss_kib(),
+        "rss_anon_kib": status_kib("RssAnon:"),
+        "rss_file_kib": status_kib("RssFile:"),
     }))
 }
 

@@ -188,11 +188,17 @@ fn percentile(mut xs: Vec<Duration>, p: f64) -> Duration {
 }
 
 fn peak_rss_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// A figure of `/proc/self/status` in KiB (`RssAnon:`, the process's own memory; `RssFile:`,
+/// the pages of mapped files it reads, shared with the page cache), 0 where there is none.
+fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
         .unwrap_or(0)

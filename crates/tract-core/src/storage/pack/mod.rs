@@ -407,6 +407,8 @@ impl Pack {
         // writes a new one and removes the file); a file changed by hand under a running
         // process is outside what any store survives.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
+        // Lookups land anywhere in the file: reading ahead of them only maps pages no one reads.
+        let _ = map.advise(memmap2::Advice::Random);
         let bad = |reason: &str| corrupt(&path, reason);
         if map.len() < HEADER_LEN + FANOUT_LEN + FOOTER_LEN {
             return Err(bad("shorter than a pack's header, index and footer"));
@@ -565,10 +567,55 @@ impl Pack {
         lo
     }
 
-    /// Where the record of `table` and `key` is in the index.
+    /// Where the record of `table` and `key` is in the index. Ids are uniform hashes, so an
+    /// entry is about where its bytes after the first say within its fanout bucket: the search
+    /// starts there and gallops out, reading a page or two of the index rather than one per
+    /// step of a binary search over the bucket (a lookup's pages are all it maps).
     pub(crate) fn find(&self, table: ObjectTable, key: &Key) -> Option<usize> {
-        let r = self.range(table, key, key);
-        (r.start < r.end).then_some(r.start)
+        let bucket = usize::from(table_byte(table)) * 256 + usize::from(key[0]);
+        let start = if bucket == 0 {
+            0
+        } else {
+            self.fanout(bucket - 1)
+        };
+        let end = self.fanout(bucket);
+        if start >= end {
+            return None;
+        }
+        let tb = table_byte(table);
+        let before = |e: &[u8]| (e[0], &e[1..33]) < (tb, &key[..]);
+        let mut next = [0u8; 8];
+        next.copy_from_slice(&key[1..9]);
+        let span = (end - start) as u128;
+        let guess = start + ((u128::from(u64::from_be_bytes(next)) * span) >> 64) as usize;
+        let (mut lo, mut hi) = (start, end);
+        let mut step = 1;
+        if before(self.entry_bytes(guess)) {
+            lo = guess + 1;
+            while lo < end {
+                let probe = (guess + step).min(end - 1);
+                if !before(self.entry_bytes(probe)) {
+                    hi = probe;
+                    break;
+                }
+                lo = probe + 1;
+                step *= 2;
+            }
+        } else {
+            hi = guess;
+            while hi > start {
+                let probe = guess.saturating_sub(step).max(start);
+                if before(self.entry_bytes(probe)) {
+                    lo = probe + 1;
+                    break;
+                }
+                hi = probe;
+                step *= 2;
+            }
+        }
+        let at = self.partition(lo, hi, before);
+        (at < end && self.entry_bytes(at)[0] == tb && self.entry_bytes(at)[1..33] == key[..])
+            .then_some(at)
     }
 
     /// The record of entry `i` as stored: its bytes, compressed with the pack's dictionary
@@ -747,6 +794,43 @@ mod tests {
             assert!(found.contains(&k));
             assert!(found.iter().all(|f| f[..2] == k[..2]));
         }
+    }
+
+    #[test]
+    fn find_locates_every_id_hashed_or_skewed_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        // Hashed ids, and ids that are not uniform at all (all in one bucket, counting up at
+        // their end), so a wrong guess of where an entry is must still find it.
+        let skewed = |i: u32| {
+            let mut k = [7u8; 32];
+            k[28..].copy_from_slice(&(i * 2).to_be_bytes());
+            k
+        };
+        let mut w = PackWriter::create(dir.path(), &STORE, 1, None).unwrap();
+        for i in 0..2000 {
+            w.add(ObjectTable::Blobs, &key(i), b"hashed").unwrap();
+            w.add(ObjectTable::Chunks, &skewed(i), b"skewed").unwrap();
+        }
+        w.finish().unwrap();
+        let pack = Pack::open(dir.path(), &STORE, 1, |_| Ok(None)).unwrap();
+        for i in 0..2000 {
+            for (table, k) in [
+                (ObjectTable::Blobs, key(i)),
+                (ObjectTable::Chunks, skewed(i)),
+            ] {
+                let at = pack.find(table, &k).unwrap();
+                assert_eq!(pack.entry(at).unwrap().key, k);
+                assert_eq!(pack.entry(at).unwrap().table, table);
+            }
+            // Absent: another table, an id between two stored ones, one past the last.
+            assert_eq!(pack.find(ObjectTable::Commits, &key(i)), None);
+            let mut between = skewed(i);
+            between[31] |= 1;
+            assert_eq!(pack.find(ObjectTable::Chunks, &between), None);
+            assert_eq!(pack.find(ObjectTable::Blobs, &key(i + 2000)), None);
+        }
+        assert_eq!(pack.find(ObjectTable::Chunks, &[0; 32]), None);
+        assert_eq!(pack.find(ObjectTable::Chunks, &[0xff; 32]), None);
     }
 
     #[test]
