@@ -16,6 +16,8 @@ pub const LOCK_TIMEOUT_VAR: &str = "TRACT_LOCK_TIMEOUT_MS";
 /// A fixed time for every commit and reflog entry (RFC 3339, e.g. `2026-01-01T00:00:00Z`), so
 /// a scripted session gets the same ids on every run (tests, reproducible demos).
 pub const TIMESTAMP_VAR: &str = "TRACT_TIMESTAMP";
+/// How many commits a branch goes, on average, between two view checkpoints (0: none).
+pub const CHECKPOINT_INTERVAL_VAR: &str = "TRACT_CHECKPOINT_INTERVAL";
 /// How many MiB the views cached in one process may take together.
 pub const VIEW_CACHE_VAR: &str = "TRACT_VIEW_CACHE_MB";
 /// The OpenAI-compatible server's base URL, model and key, each falling back to the second name.
@@ -45,9 +47,14 @@ impl std::fmt::Debug for Environment {
 impl Environment {
     /// The variables of this process that tract reads.
     pub fn from_process() -> Self {
-        let names = [LOCK_TIMEOUT_VAR, TIMESTAMP_VAR, VIEW_CACHE_VAR]
-            .into_iter()
-            .chain(LLM_VARS.iter().flat_map(|(a, b)| [*a, *b]));
+        let names = [
+            LOCK_TIMEOUT_VAR,
+            TIMESTAMP_VAR,
+            VIEW_CACHE_VAR,
+            CHECKPOINT_INTERVAL_VAR,
+        ]
+        .into_iter()
+        .chain(LLM_VARS.iter().flat_map(|(a, b)| [*a, *b]));
         Self::from_vars(names.filter_map(|n| std::env::var(n).ok().map(|v| (n.to_string(), v))))
     }
 
@@ -72,7 +79,8 @@ impl Environment {
     }
 
     /// Store options: the lock wait from `TRACT_LOCK_TIMEOUT_MS` (an unreadable value keeps the
-    /// default) and a fixed clock from `TRACT_TIMESTAMP`.
+    /// default), a fixed clock from `TRACT_TIMESTAMP` and the view checkpoints' interval from
+    /// `TRACT_CHECKPOINT_INTERVAL` (a value that is not a whole number is an error).
     pub fn store_options(&self) -> Result<StoreOptions> {
         let mut options = StoreOptions::default();
         if let Some(ms) = self
@@ -92,6 +100,13 @@ impl Environment {
                 .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
                 .unwrap_or(0);
             options.clock = Clock::Fixed(us);
+        }
+        if let Some(text) = self.get(CHECKPOINT_INTERVAL_VAR) {
+            options.checkpoint_interval = text.trim().parse().map_err(|e| {
+                Error::invalid_input(format!(
+                    "{CHECKPOINT_INTERVAL_VAR}='{text}' is not a number of commits (0 or more): {e}"
+                ))
+            })?;
         }
         Ok(options)
     }
@@ -180,5 +195,13 @@ mod tests {
                 .store_options()
                 .is_err()
         );
+        let every = Environment::from_vars([(CHECKPOINT_INTERVAL_VAR, " 16 ")]);
+        assert_eq!(every.store_options().unwrap().checkpoint_interval, 16);
+        for bad in ["-1", "often", "1.5"] {
+            let e = Environment::from_vars([(CHECKPOINT_INTERVAL_VAR, bad)])
+                .store_options()
+                .unwrap_err();
+            assert!(e.to_string().contains(CHECKPOINT_INTERVAL_VAR), "{e}");
+        }
     }
 }

@@ -366,7 +366,9 @@ impl PyTract {
 
     /// Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
     /// than `grace_days` (older entries are expired); `prune_now=True` for no grace. Returns a
-    /// dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries` removed.
+    /// dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints
+    /// (all but each branch's newest) and their chunks, `checkpoints`, `checkpoint_chunks`,
+    /// removed.
     #[pyo3(signature = (*, grace_days=14.0, prune_now=false))]
     fn gc<'py>(
         &self,
@@ -391,6 +393,8 @@ impl PyTract {
         d.set_item("chunks", out.chunks)?;
         d.set_item("bytes", out.bytes)?;
         d.set_item("reflog_entries", out.reflog_entries)?;
+        d.set_item("checkpoints", out.checkpoints)?;
+        d.set_item("checkpoint_chunks", out.checkpoint_chunks)?;
         Ok(d)
     }
 

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 /// Remove objects nothing reaches (no branch, no HEAD, no reflog entry younger than the grace
-/// period); older reflog entries are expired.
+/// period); older reflog entries are expired, and view checkpoints but each branch's newest.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// How long reflog entries keep what they name, in days.
@@ -45,13 +45,15 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     } else {
         let _ = writeln!(
             ui,
-            "removed {} commit(s), {} blob(s), {} chunk(s) ({} bytes); expired {} reflog entr{}",
+            "removed {} commit(s), {} blob(s), {} chunk(s) ({} bytes), {} view checkpoint(s); \
+             expired {} reflog entr{}",
             out.commits,
             out.blobs,
             out.chunks,
             out.bytes,
+            out.checkpoints,
             out.reflog_entries,
-            if out.reflog_entries == 1 { "y" } else { "ies" }
+            if out.reflog_entries == 1 { "y" } else { "ies" },
         );
     }
     if a.compact {

@@ -16,6 +16,10 @@ pub struct GcReport {
     bytes: u64,
     /// Reflog entries expired (older than the grace period).
     reflog_entries: u64,
+    /// View checkpoints removed (all but each branch's newest).
+    checkpoints: u64,
+    /// Checkpoint chunks removed.
+    checkpoint_chunks: u64,
 }
 
 impl From<&GcOutcome> for GcReport {
@@ -26,6 +30,8 @@ impl From<&GcOutcome> for GcReport {
             chunks: o.chunks,
             bytes: o.bytes,
             reflog_entries: o.reflog_entries,
+            checkpoints: o.checkpoints,
+            checkpoint_chunks: o.checkpoint_chunks,
         }
     }
 }

@@ -218,6 +218,15 @@ fn clear_compress_gc_and_merge_print_their_reports_as_json() {
     let gc = json(&p.ok(&["gc", "--prune-now", "--json"]));
     assert_eq!(
         keys(&gc),
-        ["blobs", "bytes", "chunks", "commits", "reflog_entries"].into()
+        [
+            "blobs",
+            "bytes",
+            "checkpoint_chunks",
+            "checkpoints",
+            "chunks",
+            "commits",
+            "reflog_entries"
+        ]
+        .into()
     );
 }

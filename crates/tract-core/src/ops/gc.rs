@@ -2,6 +2,7 @@
 //! a reflog entry younger than the grace period reaches stays (reflog entries older than it
 //! are expired first, as git's `reflog expire` does); everything runs in one write
 //! transaction, so a writer in another process waits for it and nothing it adds can be taken.
+//! View checkpoints are derived data: all but the one each branch names go with it.
 
 use crate::error::{Error, Result};
 use crate::id::{CommitId, IdHasher};
@@ -11,6 +12,7 @@ use crate::storage::backend::ObjectTable;
 use crate::storage::codec;
 use crate::storage::store::Store;
 use crate::storage::store::verify;
+use crate::view::checkpoint;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::time::Duration;
@@ -31,6 +33,11 @@ pub struct GcOutcome {
     pub bytes: u64,
     /// Reflog entries expired (older than the grace period).
     pub reflog_entries: u64,
+    /// View checkpoints removed: every one but the newest of each branch (only that one is
+    /// read), and those of commits removed.
+    pub checkpoints: u64,
+    /// Checkpoint chunks removed, no kept checkpoint using them.
+    pub checkpoint_chunks: u64,
 }
 
 type IdSet = HashSet<[u8; 32], BuildHasherDefault<IdHasher>>;
@@ -107,8 +114,11 @@ pub fn gc(store: &Store, grace: Duration) -> Result<GcOutcome> {
         *count = ids.len() as u64;
         out.bytes += dead.iter().map(|(_, n)| *n as u64).sum::<u64>();
     }
-    // Counts kept for branches that no longer exist go too.
     let branches: HashSet<String> = w.branches()?.into_iter().map(|(n, _)| n).collect();
+    let collected = checkpoint::collect(&mut w, &branches, |c| reached.contains(c.as_bytes()))?;
+    out.checkpoints = collected.checkpoints;
+    out.checkpoint_chunks = collected.chunks;
+    // Counts kept for branches that no longer exist go too.
     for name in w.counted_branches()? {
         if !branches.contains(&name) {
             w.set_branch_stats(&name, None)?;

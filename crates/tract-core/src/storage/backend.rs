@@ -119,6 +119,9 @@ pub(crate) trait ReadTx: Send {
     /// A named value of the store's metadata (format, encoding, `HEAD`, settings, counters).
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
 
+    /// The metadata keys that start with `prefix`, in order (what `gc` finds derived data by).
+    fn meta_keys(&self, prefix: &str) -> Result<Vec<String>>;
+
     /// A branch's tip.
     fn tip(&self, name: &str) -> Result<Option<Key>>;
 

@@ -645,6 +645,21 @@ impl Merged<'_> {
         }
     }
 
+    fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut all: std::collections::BTreeSet<String> =
+            self.base.meta_keys(prefix)?.into_iter().collect();
+        for (l, u) in self.layers.iter().rev() {
+            for (key, set) in l.meta_keys(prefix, *u) {
+                if set {
+                    all.insert(key.to_string());
+                } else {
+                    all.remove(key);
+                }
+            }
+        }
+        Ok(all.into_iter().collect())
+    }
+
     fn tip(&self, name: &str) -> Result<Option<Key>> {
         match find(self.layers, |l, u| l.tip(name, u)) {
             Some(v) => Ok(v),
@@ -800,6 +815,10 @@ macro_rules! merged_reads {
 
             fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
                 self.merged(|m| m.meta(key))
+            }
+
+            fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+                self.merged(|m| m.meta_keys(prefix))
             }
 
             fn tip(&self, name: &str) -> Result<Option<Key>> {

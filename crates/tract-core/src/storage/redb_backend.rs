@@ -416,6 +416,22 @@ fn get_meta(
     Ok(t.get(key)?.map(|g| g.value().to_vec()))
 }
 
+fn meta_keys(
+    t: &impl ReadableTable<&'static str, &'static [u8]>,
+    prefix: &str,
+) -> Result<Vec<String>> {
+    let mut keys = Vec::new();
+    for row in t.range(prefix..)? {
+        let (k, _) = row?;
+        let k = k.value();
+        if !k.starts_with(prefix) {
+            break;
+        }
+        keys.push(k.to_string());
+    }
+    Ok(keys)
+}
+
 fn all_tips(t: &impl ReadableTable<&'static str, Key>) -> Result<Vec<(String, Key)>> {
     let mut out = Vec::new();
     for item in t.iter()? {
@@ -538,6 +554,10 @@ impl ReadTx for RedbRead {
         engine(|| get_meta(&self.meta, key))
     }
 
+    fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+        engine(|| meta_keys(&self.meta, prefix))
+    }
+
     fn tip(&self, name: &str) -> Result<Option<Key>> {
         engine(|| Ok(self.refs.get(name)?.map(|g| g.value())))
     }
@@ -610,6 +630,10 @@ impl ReadTx for RedbWrite {
 
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
         engine(|| get_meta(&self.txn.open_table(META)?, key))
+    }
+
+    fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+        engine(|| meta_keys(&self.txn.open_table(META)?, prefix))
     }
 
     fn tip(&self, name: &str) -> Result<Option<Key>> {

@@ -23,20 +23,24 @@ const VERSION: u8 = 1;
 
 /// The metadata key of the checkpoint of the view at `at`.
 pub(crate) fn key(at: &CommitId) -> String {
-    format!("checkpoint.{}", at.to_hex())
+    format!("{MANIFEST_PREFIX}{}", at.to_hex())
 }
+
+/// What every manifest's key starts with (not the chunks' or the pointers').
+const MANIFEST_PREFIX: &str = "checkpoint.";
+/// What every chunk's key starts with.
+const CHUNK_PREFIX: &str = "checkpoint-chunk.";
+/// What every branch's pointer key starts with.
+const POINTER_PREFIX: &str = "checkpoint-at.";
 
 /// The metadata key of a chunk.
 fn chunk_key(id: &[u8; 32]) -> String {
-    format!(
-        "checkpoint-chunk.{}",
-        blake3::Hash::from_bytes(*id).to_hex()
-    )
+    format!("{CHUNK_PREFIX}{}", blake3::Hash::from_bytes(*id).to_hex())
 }
 
 /// The metadata key naming the newest checkpoint written on `branch`.
 pub(crate) fn branch_key(branch: &str) -> String {
-    format!("checkpoint-at.{branch}")
+    format!("{POINTER_PREFIX}{branch}")
 }
 
 /// A chunk ends after a position whose id's second byte is below this: 64 positions a chunk
@@ -134,12 +138,66 @@ pub(crate) fn write(
 ) -> Result<()> {
     for (k, v) in values {
         // A chunk is named by its bytes: one already stored is the same.
-        if k.starts_with("checkpoint-chunk.") && w.meta(&k)?.is_some() {
+        if k.starts_with(CHUNK_PREFIX) && w.meta(&k)?.is_some() {
             continue;
         }
         w.set_meta(&k, Some(&v))?;
     }
     w.set_meta(&branch_key(branch), Some(at.as_bytes()))
+}
+
+/// What `gc` removed of the view checkpoints.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Collected {
+    /// Checkpoints (manifests) removed.
+    pub(crate) checkpoints: u64,
+    /// Chunks removed, no kept checkpoint using them.
+    pub(crate) chunks: u64,
+}
+
+/// Removes every checkpoint but those the pointers of `branches` name, and the chunks only
+/// removed ones used (only a pointer's checkpoint is ever read). A pointer of a branch not in
+/// `branches`, or naming a commit `reached` says is gone, goes too. When a kept checkpoint's
+/// manifest cannot be read, no chunk is removed: what it uses is not known (`fsck` names it).
+pub(crate) fn collect(
+    w: &mut crate::storage::store::writer::Writer,
+    branches: &std::collections::HashSet<String>,
+    reached: impl Fn(&CommitId) -> bool,
+) -> Result<Collected> {
+    let mut kept = std::collections::HashSet::new();
+    for k in w.meta_keys(POINTER_PREFIX)? {
+        let branch = &k[POINTER_PREFIX.len()..];
+        let at = of_branch(&*w, branch)?;
+        match at {
+            Some(at) if branches.contains(branch) && reached(&at) => {
+                kept.insert(key(&at));
+            }
+            _ => w.set_meta(&k, None)?,
+        }
+    }
+    let mut out = Collected::default();
+    let mut used = std::collections::HashSet::new();
+    let mut known = true;
+    for k in w.meta_keys(MANIFEST_PREFIX)? {
+        if !kept.contains(&k) {
+            w.set_meta(&k, None)?;
+            out.checkpoints += 1;
+            continue;
+        }
+        match w.meta(&k)?.as_deref().map(unsealed) {
+            Some(Ok(m)) => used.extend(m.chunks.iter().map(chunk_key)),
+            _ => known = false,
+        }
+    }
+    if known {
+        for k in w.meta_keys(CHUNK_PREFIX)? {
+            if !used.contains(&k) {
+                w.set_meta(&k, None)?;
+                out.chunks += 1;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The manifest's bytes with 8 bytes of its BLAKE3 after them: a damaged one is found, not
@@ -149,6 +207,17 @@ fn sealed(m: &Manifest) -> Result<Vec<u8>> {
     let check = blake3::hash(&bytes);
     bytes.extend_from_slice(&check.as_bytes()[..8]);
     Ok(bytes)
+}
+
+/// The manifest [`sealed`] wrote, or what is wrong with its bytes.
+fn unsealed(bytes: &[u8]) -> std::result::Result<Manifest, &'static str> {
+    let (body, check) = bytes
+        .split_at_checked(bytes.len().saturating_sub(8))
+        .ok_or("too short")?;
+    if blake3::hash(body).as_bytes()[..8] != *check {
+        return Err("its check does not match");
+    }
+    crate::storage::store::meta::decode_small(body).map_err(|_| "it does not decode")
 }
 
 /// Position `i` as a checkpoint keeps it; `None` when its pairing points the wrong way (a
@@ -290,13 +359,7 @@ pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
         return Ok(None);
     };
     let damaged = |what: &str| Error::corrupt(format!("checkpoint of {}: {what}", at.short()));
-    let (body, check) = bytes
-        .split_at_checked(bytes.len().saturating_sub(8))
-        .ok_or_else(|| damaged("too short"))?;
-    if blake3::hash(body).as_bytes()[..8] != *check {
-        return Err(damaged("its check does not match"));
-    }
-    let manifest: Manifest = crate::storage::store::meta::decode_small(body)?;
+    let manifest = unsealed(&bytes).map_err(damaged)?;
     if manifest.version != VERSION || manifest.at != *at {
         return Err(damaged("of another layout or commit"));
     }

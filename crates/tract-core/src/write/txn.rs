@@ -186,6 +186,7 @@ fn write_grouped(
 ) -> Result<Vec<CommitInfo>> {
     let target = repo.target();
     let clock = repo.store.options().clock;
+    let interval = repo.store.options().checkpoint_interval;
     let views = Arc::clone(&repo.views);
     let refs = target.refs();
     let written = repo.store.write_grouped(refs, move |w| {
@@ -196,7 +197,7 @@ fn write_grouped(
         // Past this point the job has written: a failure abandons the whole group.
         let (infos, detached) = put(w, &target, clock, &start).map_err(JobError::Fatal)?;
         keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
-        keep_checkpoint(w, &views, &start, &infos).map_err(JobError::Fatal)?;
+        keep_checkpoint(w, &views, &start, &infos, interval).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
     });
     settle(repo, written)
@@ -235,10 +236,18 @@ pub(crate) fn write_planned(
     if steps.is_empty() {
         return Ok(Vec::new()); // dropping the writer commits nothing
     }
-    let clock = repo.store.options().clock;
-    let (infos, detached) = write_chain(&mut w, &target, clock, &start, steps, None)?;
+    let options = repo.store.options();
+    let (infos, detached) = write_chain(&mut w, &target, options.clock, &start, steps, None)?;
     let committed = keep_stats(&mut w, &repo.views, &start, &infos)
-        .and_then(|()| keep_checkpoint(&mut w, &repo.views, &start, &infos))
+        .and_then(|()| {
+            keep_checkpoint(
+                &mut w,
+                &repo.views,
+                &start,
+                &infos,
+                options.checkpoint_interval,
+            )
+        })
         .and_then(|()| w.commit());
     settle(repo, committed.map(|()| (start, infos, detached)))
 }
@@ -380,22 +389,20 @@ fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitIn
     w.set_branch_stats(branch, Some(&stats))
 }
 
-/// How many commits a branch goes, on average, between two checkpoints of its view.
-const CHECKPOINT_INTERVAL: u64 = 256;
-
 /// Checkpoints the view of the branch the chain `infos` was written on, from the handle's
 /// cached view extended with the chain: after a compress or a clear, for about one commit in
-/// [`CHECKPOINT_INTERVAL`], and on the first write from a view its branch names no checkpoint
-/// of. A handle without a cached view writes none: building one here would hold every other
-/// writer off while it replays.
+/// `interval` (none at all with 0), and on the first write from a view its branch names no
+/// checkpoint of. A handle without a cached view writes none: building one here would hold
+/// every other writer off while it replays.
 fn keep_checkpoint(
     w: &mut Writer,
     views: &ViewCache,
     start: &Head,
     infos: &[CommitInfo],
+    interval: u64,
 ) -> Result<()> {
-    let (HeadRef::Branch(branch), Some(parent), Some(last)) =
-        (&start.target, start.commit, infos.last())
+    let (HeadRef::Branch(branch), Some(parent), Some(last), true) =
+        (&start.target, start.commit, infos.last(), interval > 0)
     else {
         return Ok(());
     };
@@ -405,7 +412,7 @@ fn keep_checkpoint(
         .iter()
         .any(|i| matches!(i.commit.op, Op::Compress { .. }))
         || (infos.len() > 1 && infos.iter().all(|i| matches!(i.commit.op, Op::Edit { .. })));
-    let due = reshaped || checkpoint::due(&last.id, infos.len(), CHECKPOINT_INTERVAL);
+    let due = reshaped || checkpoint::due(&last.id, infos.len(), interval);
     // A write that counted from the view (a compress) has extended it with the chain already.
     let extended = views.cached(last.id, |v| v.checkpointed);
     let checkpointed = match extended.or_else(|| views.cached(parent, |v| v.checkpointed)) {

@@ -381,3 +381,131 @@ fn a_clear_of_old_results_is_followed_by_a_checkpoint() {
         shown(&cold.compile_replayed().unwrap())
     );
 }
+
+/// The metadata keys starting with `prefix`.
+fn keys(t: &Tract, prefix: &str) -> Vec<String> {
+    t.store().damage().unwrap().meta_keys(prefix).unwrap()
+}
+
+#[test]
+fn gc_keeps_each_branch_s_newest_checkpoint_and_removes_the_others() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.compile().unwrap();
+    // Each compress is followed by a checkpoint: three on main, then one on a fork.
+    for round in 0..3 {
+        let run: Vec<Rev> = (0..4)
+            .map(|i| Rev::from(t.user(format!("round {round}, message {i}")).unwrap().id))
+            .collect();
+        t.assistant("", vec![call(&format!("c{round}"), "grep")])
+            .unwrap();
+        t.tool_result(format!("c{round}"), "grep", "found", false)
+            .unwrap();
+        compress(
+            &t,
+            run,
+            ["the first round", "the second round", "the third round"][round],
+        );
+    }
+    let side = t.fork(&branch("side"), &Rev::head()).unwrap();
+    side.compile().unwrap();
+    let run: Vec<Rev> = (0..3)
+        .map(|i| Rev::from(side.user(format!("on the side {i}")).unwrap().id))
+        .collect();
+    compress(&side, run, "the side's start");
+    let doomed = t.fork(&branch("doomed"), &Rev::head()).unwrap();
+    doomed.compile().unwrap();
+    let run: Vec<Rev> = (0..3)
+        .map(|i| Rev::from(doomed.user(format!("doomed {i}")).unwrap().id))
+        .collect();
+    compress(&doomed, run, "the doomed start");
+    drop(doomed);
+    t.delete_branch(&branch("doomed")).unwrap();
+    let manifests = keys(&t, "checkpoint.");
+    assert!(manifests.len() >= 5, "{manifests:?}");
+    let chunks = keys(&t, "checkpoint-chunk.");
+
+    let out = tract_core::gc(t.store(), std::time::Duration::from_secs(3600)).unwrap();
+    // main's newest is the one side forked with, so two are kept.
+    assert_eq!(out.checkpoints as usize, manifests.len() - 2, "{out:?}");
+    assert!(out.checkpoint_chunks > 0, "{out:?}");
+    let pointed: Vec<String> = ["main", "side"]
+        .iter()
+        .map(|b| {
+            let at = t
+                .store()
+                .damage()
+                .unwrap()
+                .meta(&format!("checkpoint-at.{b}"))
+                .unwrap()
+                .unwrap();
+            format!(
+                "checkpoint.{}",
+                CommitId::from_bytes(at.try_into().unwrap()).to_hex()
+            )
+        })
+        .collect();
+    let mut kept = keys(&t, "checkpoint.");
+    kept.sort();
+    let mut expected = pointed.clone();
+    expected.sort();
+    expected.dedup();
+    assert_eq!(kept, expected);
+    assert_eq!(
+        keys(&t, "checkpoint-chunk.").len(),
+        chunks.len() - out.checkpoint_chunks as usize
+    );
+    assert!(keys(&t, "checkpoint-at.doomed").is_empty());
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(report.checkpoints_checked, 2);
+    // New handles read the kept checkpoints (no problem said) and show what a replay shows.
+    for b in ["main", "side"] {
+        let cold = open_bound(&path, Bind::Branch(branch(b)));
+        assert_eq!(
+            shown(&cold.compile().unwrap()),
+            shown(&cold.compile_replayed().unwrap()),
+            "{b}"
+        );
+    }
+    // A second gc finds nothing more to remove.
+    let again = tract_core::gc(t.store(), std::time::Duration::from_secs(3600)).unwrap();
+    assert_eq!((again.checkpoints, again.checkpoint_chunks), (0, 0));
+}
+
+#[test]
+fn the_checkpoint_interval_is_the_handle_s_to_set_and_zero_writes_none() {
+    let (_dir, path) = temp_store();
+    let open = |interval| {
+        let options = tract_core::OpenOptions {
+            bind: Bind::Branch(branch("main")),
+            store: tract_core::StoreOptions {
+                checkpoint_interval: interval,
+                ..tract_core::StoreOptions::default()
+            },
+            ..tract_core::OpenOptions::default()
+        };
+        Tract::open_with(&path, &options).unwrap()
+    };
+    // 0: none at all, not even after a compress.
+    let off = open(0);
+    off.compile().unwrap();
+    let run: Vec<Rev> = (0..4)
+        .map(|i| Rev::from(off.user(format!("early {i}")).unwrap().id))
+        .collect();
+    compress(&off, run, "the start");
+    off.user("after the compress").unwrap();
+    assert_eq!(newest(&off), None);
+    // 1: after every write from a cached view.
+    let every = open(1);
+    every.compile().unwrap();
+    for i in 0..5 {
+        let id = every.user(format!("message {i}")).unwrap().id;
+        assert_eq!(newest(&every), Some(id.as_bytes().to_vec()), "write {i}");
+    }
+    let cold = open_bound(&path, Bind::Branch(branch("main")));
+    assert_eq!(
+        shown(&cold.compile().unwrap()),
+        shown(&cold.compile_replayed().unwrap())
+    );
+}

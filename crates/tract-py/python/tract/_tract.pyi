@@ -812,7 +812,9 @@ class Tract:
     def gc(self, *, grace_days: float = 14.0, prune_now: bool = False) -> dict[str, Any]:
         """Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
         than `grace_days` (older entries are expired); `prune_now=True` for no grace. Returns a
-        dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries` removed."""
+        dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints
+        (all but each branch's newest) and their chunks, `checkpoints`, `checkpoint_chunks`,
+        removed."""
 
     def compact(self) -> None:
         """Closes this handle and compacts the store file: it shrinks, and no freed page keeps the

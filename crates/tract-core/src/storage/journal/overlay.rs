@@ -147,6 +147,21 @@ impl Layer {
         hit(self.meta.get(name), upto)
     }
 
+    /// The metadata keys starting with `prefix` the layer set (`true`) or removed (`false`).
+    pub(crate) fn meta_keys<'a>(
+        &'a self,
+        prefix: &'a str,
+        upto: u64,
+    ) -> impl Iterator<Item = (&'a str, bool)> + 'a {
+        self.meta
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .filter_map(move |(k, v)| at(v, upto).map(|(_, v)| (k.as_str(), v.is_some())))
+    }
+
     /// A branch's tip.
     pub(crate) fn tip(&self, name: &str, upto: u64) -> Hit<Key> {
         match self.tips.get(name).and_then(|v| at(v, upto)) {

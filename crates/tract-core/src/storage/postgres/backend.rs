@@ -779,6 +779,15 @@ impl ReadTx for PgTx {
         Ok(rows.first().map(|r| r.get(0)))
     }
 
+    fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+        // `starts_with` rather than LIKE: a prefix holds no pattern characters to escape.
+        let rows = self.query(
+            "SELECT key FROM @.meta WHERE starts_with(key, $1) ORDER BY key COLLATE \"C\"",
+            &[(&prefix, Type::TEXT)],
+        )?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
     fn tip(&self, name: &str) -> Result<Option<Key>> {
         if self.scope.is_none() {
             return self.stored_tip(name);

@@ -289,6 +289,11 @@ macro_rules! forward_reads {
             self.tx.meta(key)
         }
 
+        fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+            self.faults.enter(Call::Meta)?;
+            self.tx.meta_keys(prefix)
+        }
+
         fn tip(&self, name: &str) -> Result<Option<Key>> {
             self.faults.enter(Call::Tip)?;
             self.tx.tip(name)
@@ -528,6 +533,11 @@ impl Damage {
     /// A raw metadata value (a view checkpoint's manifest or chunk, for one).
     pub fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.tx.meta(key)
+    }
+
+    /// The metadata keys starting with `prefix`, in order.
+    pub fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+        self.tx.meta_keys(prefix)
     }
 
     /// Sets (or, with `None`, removes) a raw metadata value: the format version, the store's

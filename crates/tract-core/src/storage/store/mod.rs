@@ -176,13 +176,22 @@ pub struct StoreOptions {
     pub lock_timeout: Duration,
     /// Where timestamps come from.
     pub clock: Clock,
+    /// How many commits a branch goes, on average, between two checkpoints of its view written
+    /// by this handle (besides those after a compress or a clear); 0 writes none, and new
+    /// handles replay what follows the last one.
+    pub checkpoint_interval: u64,
 }
+
+/// The checkpoint interval when none is set: a new handle folds about 256 commits on top of
+/// the newest checkpoint, and a checkpoint costs about one chunk per 256 commits.
+pub const DEFAULT_CHECKPOINT_INTERVAL: u64 = 256;
 
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             clock: Clock::System,
+            checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
         }
     }
 }

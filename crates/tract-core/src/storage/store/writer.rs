@@ -244,6 +244,11 @@ impl Writer {
         self.tx.meta(key)
     }
 
+    /// The metadata keys starting with `prefix`, in order.
+    pub(crate) fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+        self.tx.meta_keys(prefix)
+    }
+
     /// Stores a metadata value, or removes it with `None`.
     pub(crate) fn set_meta(&mut self, key: &str, value: Option<&[u8]>) -> Result<()> {
         self.tx.set_meta(key, value)
