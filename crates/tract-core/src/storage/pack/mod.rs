@@ -407,8 +407,6 @@ impl Pack {
         // writes a new one and removes the file); a file changed by hand under a running
         // process is outside what any store survives.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
-        // Lookups land anywhere in the file: reading ahead of them only maps pages no one reads.
-        let _ = map.advise(memmap2::Advice::Random);
         let bad = |reason: &str| corrupt(&path, reason);
         if map.len() < HEADER_LEN + FANOUT_LEN + FOOTER_LEN {
             return Err(bad("shorter than a pack's header, index and footer"));
