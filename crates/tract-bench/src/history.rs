@@ -624,6 +624,7 @@ fn open_once(store: &str, render: bool) -> Res<Value> {
         "peak_rss_kib": peak_rss_kib(),
         "rss_anon_kib": status_kib("RssAnon:"),
         "rss_file_kib": status_kib("RssFile:"),
+        "token_encoding_loaded": tract_core::tokens::encoding_loaded(),
     }))
 }
 

@@ -57,6 +57,22 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// Whether this process has loaded the encoding (set before its first use).
+static LOADED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process has loaded the token encoding: only writing a message counts tokens,
+/// so a process that opens, compiles and renders never does (the encoding is megabytes and
+/// takes tens of milliseconds to load).
+pub fn encoding_loaded() -> bool {
+    LOADED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The encoding, noting that this process loaded it.
+fn encoding() -> &'static tiktoken_rs::CoreBPE {
+    LOADED.store(true, std::sync::atomic::Ordering::Relaxed);
+    tiktoken_rs::o200k_base_singleton()
+}
+
 /// Tokens of a piece of text (special-token text counts as ordinary text).
 pub fn count_text(text: &str) -> u32 {
     if text.is_empty() {
@@ -67,7 +83,7 @@ pub fn count_text(text: &str) -> u32 {
         true => count_split(text),
         false => {
             UNSPLIT_BYTES.fetch_add(text.len() as u64, Relaxed);
-            tiktoken_rs::o200k_base_singleton().count_ordinary(text)
+            encoding().count_ordinary(text)
         }
     };
     u32::try_from(n).unwrap_or(u32::MAX)
@@ -76,7 +92,7 @@ pub fn count_text(text: &str) -> u32 {
 /// Tokens of a text through [`SPLITTER`] and this thread's [`SCRATCH`]: what `count_ordinary`
 /// gives, found faster.
 pub(crate) fn count_split(text: &str) -> usize {
-    let bpe = tiktoken_rs::o200k_base_singleton();
+    let bpe = encoding();
     match &*SPLITTER {
         Some(splitter) => SCRATCH.with_borrow_mut(|scratch| {
             let scratch = scratch.get_or_insert_with(|| splitter.scratch(PIECE_SLOTS));

@@ -509,3 +509,52 @@ fn the_checkpoint_interval_is_the_handle_s_to_set_and_zero_writes_none() {
         shown(&cold.compile_replayed().unwrap())
     );
 }
+
+#[test]
+fn opening_compiling_and_rendering_load_no_token_encoding() {
+    // The check runs in a process of its own, this test run again by name: the writes below
+    // load the encoding in this one.
+    const CHILD: &str = "TRACT_TEST_ENCODING_CHILD";
+    if let Some(path) = std::env::var_os(CHILD) {
+        let t = open_bound(Path::new(&path), Bind::Branch(branch("main")));
+        let c = t.compile().unwrap();
+        assert!(c.token_count() > 0);
+        assert_eq!(c.warnings().len(), 1, "the call without a result");
+        for rendered in [c.to_openai(), c.to_anthropic(), c.to_responses(None)] {
+            assert!(rendered.to_string().contains("the start"));
+        }
+        assert_eq!(t.status().unwrap().unanswered_calls, 1);
+        assert_eq!(t.find_tool_calls(None).unwrap().len(), 2);
+        assert!(
+            !tract_core::tokens::encoding_loaded(),
+            "reading a store loaded the token encoding"
+        );
+        return;
+    }
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.compile().unwrap();
+    let run: Vec<Rev> = (0..4)
+        .map(|i| Rev::from(t.user(format!("early {i}")).unwrap().id))
+        .collect();
+    compress(&t, run, "the start");
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    t.tool_result("c1", "grep", "found", false).unwrap();
+    t.assistant("", vec![call("c2", "grep")]).unwrap();
+    assert!(tract_core::tokens::encoding_loaded());
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "checkpoint::opening_compiling_and_rendering_load_no_token_encoding",
+            "--nocapture",
+        ])
+        .env(CHILD, &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
