@@ -29,8 +29,9 @@ use tract_core::{
     StoreOptions, SummaryRequest, ToolPolicy, Tract,
 };
 
-/// The marker's format: a marker of another format (or seed) is not reused.
-const FORMAT: u64 = 2;
+/// The marker's format: a marker of another format (or seed) is not reused (3: view
+/// checkpoints of layout 2, and the 100k-message view written by a handle with a view).
+const FORMAT: u64 = 3;
 /// The view is compressed when it passes this many messages.
 const VIEW_LIMIT: usize = 1_000;
 /// The newest messages a compression leaves (the agent's working set), give or take a turn.
@@ -212,7 +213,7 @@ fn summarize(req: &SummaryRequest) -> tract_core::Result<String> {
 /// [`KEEP`] newest ones. Returns the commits made and the view's length after.
 fn compress_oldest(t: &Tract, summarizer: &dyn tract_core::Summarizer) -> Res<(u64, usize)> {
     let c = t.compile().map_err(err)?;
-    let msgs = c.messages();
+    let msgs = c.messages().map_err(err)?;
     let first = usize::from(msgs.first().is_some_and(|m| m.message.role == Role::System));
     // The run ends before a user message, so no turn is split between it and the rest.
     let cut = (first + 1..=msgs.len().saturating_sub(KEEP))
@@ -349,8 +350,9 @@ fn history(
     ))
 }
 
-/// A store whose view holds [`VIEW_MESSAGES`] messages of the workload, appended in batches,
-/// never compressed (built once, then reused).
+/// A store whose view holds [`VIEW_MESSAGES`] messages of the workload, appended in batches
+/// by an agent's handle (one with its view, which checkpoints it as it goes), never compressed
+/// (built once, then reused).
 fn view_store(dir: &Path) -> Res<PathBuf> {
     let path = dir.join(format!("view-{VIEW_MESSAGES}.redb"));
     if read_marker(&path, VIEW_MESSAGES as u64).is_some() {
@@ -367,6 +369,7 @@ fn view_store(dir: &Path) -> Res<PathBuf> {
         ..Built::default()
     };
     let t = Tract::open(&path).map_err(err)?;
+    t.compile().map_err(err)?;
     let mut rest = messages.into_iter().peekable();
     while rest.peek().is_some() {
         t.append_batch(rest.by_ref().take(VIEW_BATCH).collect())
@@ -388,9 +391,10 @@ fn only_view(history: &Path, dest: &Path) -> Res<()> {
         let t = Tract::open_existing(history).map_err(err)?;
         let c = t.compile().map_err(err)?;
         c.messages()
+            .map_err(err)?
             .into_iter()
             .filter(|m| !m.synthetic)
-            .map(|m| m.message.into_owned())
+            .map(|m| std::sync::Arc::unwrap_or_clone(m.message))
             .collect()
     };
     let t = Tract::open(dest).map_err(err)?;
@@ -614,12 +618,17 @@ fn open_once(store: &str, render: bool) -> Res<Value> {
     let t = Tract::open_existing(store).map_err(err)?;
     let c = t.compile().map_err(err)?;
     if render {
-        std::hint::black_box(Rendering::new(Provider::OpenAi).json(&c).len());
+        std::hint::black_box(
+            Rendering::new(Provider::OpenAi)
+                .json(&c)
+                .map_err(err)?
+                .len(),
+        );
     }
     let took = start.elapsed();
     Ok(json!({
         "ms": ms(took),
-        "messages": c.messages().len(),
+        "messages": c.len(),
         "tokens": c.token_count(),
         "peak_rss_kib": peak_rss_kib(),
         "rss_anon_kib": status_kib("RssAnon:"),
@@ -646,13 +655,18 @@ fn steps(store: &str, calls: u64) -> Res<Value> {
         std::hint::black_box(c.token_count());
     }
     let mut rendering = Rendering::new(Provider::OpenAi);
-    std::hint::black_box(rendering.json(&t.compile().map_err(err)?).len());
+    std::hint::black_box(
+        rendering
+            .json(&t.compile().map_err(err)?)
+            .map_err(err)?
+            .len(),
+    );
     let mut rendered = Vec::with_capacity(STEPS);
     for m in turns.take(STEPS) {
         let start = Instant::now();
         t.append(m).map_err(err)?;
         let c = t.compile().map_err(err)?;
-        std::hint::black_box(rendering.json(&c).len());
+        std::hint::black_box(rendering.json(&c).map_err(err)?.len());
         rendered.push(start.elapsed());
     }
     let stat = |xs: Vec<Duration>| json!({"median": ms(median(xs.clone())), "p95": ms(percentile(xs, 0.95))});

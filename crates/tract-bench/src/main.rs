@@ -467,20 +467,20 @@ fn measure(n: usize, steps: usize) -> Result<Value, String> {
     for _ in 0..5 {
         let c = t.compile().map_err(err)?;
         let start = Instant::now();
-        let body = c.to_openai().to_string();
+        let body = c.to_openai().map_err(err)?.to_string();
         render.push(start.elapsed());
         std::hint::black_box(body.len());
     }
     // The same, step after step with a rendering kept across steps: one append, then the
     // whole request again as JSON text, only the new message rendered.
     let mut kept = tract_core::Rendering::new(tract_core::Provider::OpenAi);
-    std::hint::black_box(kept.json(&t.compile().map_err(err)?).len());
+    std::hint::black_box(kept.json(&t.compile().map_err(err)?).map_err(err)?.len());
     let mut render_kept = Vec::new();
     for i in 0..5 {
         t.user(format!("render step {i}")).map_err(err)?;
         let c = t.compile().map_err(err)?;
         let start = Instant::now();
-        std::hint::black_box(kept.json(&c).len());
+        std::hint::black_box(kept.json(&c).map_err(err)?.len());
         render_kept.push(start.elapsed());
     }
     // Last on this handle: merges add messages every figure above would count.

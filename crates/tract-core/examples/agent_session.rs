@@ -39,10 +39,10 @@ fn main() -> tract_core::Result<()> {
     let compiled = t.compile()?;
     println!(
         "request: {} messages, {} tokens",
-        compiled.messages().len(),
+        compiled.len(),
         compiled.token_count()
     );
-    println!("{}", compiled.to_anthropic());
+    println!("{}", compiled.to_anthropic()?);
     for info in t.log(&tract_core::LogQuery {
         limit: Some(3),
         ..Default::default()

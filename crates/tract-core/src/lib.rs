@@ -17,8 +17,8 @@
 //! }])?;
 //! t.tool_result("call_1", "grep", "config.py:42: DATABASE_URL=postgres://db", false)?;
 //! let compiled = t.compile()?;
-//! assert_eq!(compiled.messages().len(), 4);
-//! println!("{}", compiled.to_anthropic());
+//! assert_eq!(compiled.len(), 4);
+//! println!("{}", compiled.to_anthropic()?);
 //! # Ok::<(), tract_core::Error>(())
 //! ```
 
@@ -89,6 +89,6 @@ pub use tract::{OpenOptions, Status, Tract};
 pub use view::cache::{DEFAULT_VIEW_CACHE_BUDGET, set_view_cache_budget, view_cache_bytes};
 pub use view::info::{CommitInfo, Current};
 pub use view::revision::{BranchName, Rev};
-pub use view::{View, ViewEntry};
+pub use view::{CallShape, Shape, View, ViewEntry};
 pub use write::record::RecordQuery;
 pub use write::txn::AppendOptions;

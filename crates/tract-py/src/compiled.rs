@@ -1,6 +1,7 @@
 //! `tract.Compiled`: a view rendered for a provider.
 
 use crate::convert::to_py;
+use crate::errors::IntoPyResult;
 use crate::renders::Renders;
 use pyo3::prelude::*;
 use std::sync::Arc;
@@ -20,8 +21,8 @@ impl PyCompiled {
     /// where they apply, name, tool_calls, tool_call_id, is_error).
     #[getter]
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.inner
-            .messages()
+        let messages = py.detach(|| self.inner.messages()).py()?;
+        messages
             .iter()
             .map(|m| to_py(py, &tract_core::json::message_to_json(&m.message)))
             .collect()
@@ -30,7 +31,7 @@ impl PyCompiled {
     /// Tokens of each message in `messages`, framing included.
     #[getter]
     fn message_token_counts(&self) -> Vec<u32> {
-        self.inner.messages().iter().map(|m| m.tokens).collect()
+        self.inner.message_tokens()
     }
 
     /// Total tokens of the request (framing and reply priming included).
@@ -56,7 +57,7 @@ impl PyCompiled {
     fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.renders
             .openai(py, &self.inner)
-            .unwrap_or_else(|| to_py(py, &self.inner.to_openai()))
+            .unwrap_or_else(|| to_py(py, &py.detach(|| self.inner.to_openai()).py()?))
     }
 
     /// Anthropic Messages body: `{"system": ..., "messages": [...]}`. Each call returns
@@ -65,7 +66,7 @@ impl PyCompiled {
     fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.renders
             .anthropic(py, &self.inner)
-            .unwrap_or_else(|| to_py(py, &self.inner.to_anthropic()))
+            .unwrap_or_else(|| to_py(py, &py.detach(|| self.inner.to_anthropic()).py()?))
     }
 
     /// OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
@@ -80,17 +81,17 @@ impl PyCompiled {
     ) -> PyResult<Bound<'py, PyAny>> {
         self.renders
             .responses(py, &self.inner, limit)
-            .unwrap_or_else(|| to_py(py, &self.inner.to_responses(limit)))
+            .unwrap_or_else(|| to_py(py, &py.detach(|| self.inner.to_responses(limit)).py()?))
     }
 
     fn __len__(&self) -> usize {
-        self.inner.messages().len()
+        self.inner.len()
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Compiled(messages={}, token_count={})",
-            self.inner.messages().len(),
+            self.inner.len(),
             self.inner.token_count()
         )
     }

@@ -5,13 +5,14 @@
 //! never reaches a later call.
 
 use crate::convert::to_py;
+use crate::errors::IntoPyResult;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use tract_core::formats::compile::{anthropic_piece, openai_message};
 use tract_core::formats::responses::{items_from_message, synthetic_output};
-use tract_core::{Compiled, Pieces, Role, Sent};
+use tract_core::{Compiled, Pieces, Role, Sent, ViewEntry};
 
 /// What a handle keeps of its renderings, one set of pieces per provider (each shared, so a
 /// rendering can hold it past the next lookup).
@@ -74,6 +75,16 @@ fn take<T>(pieces: &Mutex<Pieces<T>>) -> Option<MutexGuard<'_, Pieces<T>>> {
     }
 }
 
+/// Reads the text of the messages of `c` that `pieces` has no piece of, in one read of the
+/// store, without the GIL (the last few items of a Responses rendering read theirs one by one).
+fn read_new<T>(py: Python<'_>, c: &Compiled, pieces: &Pieces<T>) -> PyResult<()> {
+    let new: Vec<&ViewEntry> = c.entries().filter(|e| !pieces.has(e)).collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    py.detach(|| c.read(new)).py()
+}
+
 impl Renders {
     /// Lets go of every kept piece (the handle is closed).
     pub(crate) fn clear(&self) {
@@ -91,13 +102,18 @@ impl Renders {
         c: &Compiled,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
         let mut pieces = take(&self.openai)?;
+        if let Err(e) = read_new(py, c, &pieces) {
+            return Some(Err(e));
+        }
         pieces.begin();
         let mut items = Vec::new();
         let made = c.openai_sent().iter().try_for_each(|s| {
             match s {
-                Sent::InView(m) => {
-                    let piece =
-                        pieces.piece(m, |m| Piece::of(py, &[openai_message(m)]).map(Arc::new))?;
+                Sent::InView(e) => {
+                    let piece = pieces.piece(e, || {
+                        let m = c.message(e).py()?;
+                        Piece::of(py, &[openai_message(&m)]).map(Arc::new)
+                    })?;
                     for copy in piece.copies(py) {
                         items.push(copy?);
                     }
@@ -117,6 +133,9 @@ impl Renders {
         c: &Compiled,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
         let mut pieces = take(&self.anthropic)?;
+        if let Err(e) = read_new(py, c, &pieces) {
+            return Some(Err(e));
+        }
         pieces.begin();
         // A piece is the message's blocks (or its system text).
         let piece_of = |m: &tract_core::Message| {
@@ -128,7 +147,9 @@ impl Renders {
         };
         let layout = c.anthropic_layout(
             |s| match s {
-                Sent::InView(m) => pieces.piece(m, piece_of).map(Arc::clone),
+                Sent::InView(e) => pieces
+                    .piece(e, || piece_of(&*c.message(e).py()?))
+                    .map(Arc::clone),
                 Sent::Synthetic(m) => piece_of(m),
             },
             |p| p.as_ref().is_ok_and(|p| p.0.is_empty()),
@@ -179,10 +200,18 @@ impl Renders {
         limit: Option<usize>,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
         let mut pieces = take(&self.responses)?;
+        if limit.is_none()
+            && let Err(e) = read_new(py, c, &pieces)
+        {
+            return Some(Err(e));
+        }
         pieces.begin();
         let items = c.responses_layout(
             limit,
-            |m| match pieces.piece(m, |m| Piece::of(py, &items_from_message(m)).map(Arc::new)) {
+            |e| match pieces.piece(e, || {
+                let m = c.message(e).py()?;
+                Piece::of(py, &items_from_message(&m)).map(Arc::new)
+            }) {
                 Ok(piece) => piece.copies(py).collect(),
                 Err(e) => vec![Err(e)],
             },

@@ -41,8 +41,8 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         ui.warning(&w);
     }
     let body = match a.format {
-        Format::Openai => compiled.to_openai(),
-        Format::Anthropic => compiled.to_anthropic(),
+        Format::Openai => compiled.to_openai()?,
+        Format::Anthropic => compiled.to_anthropic()?,
     };
     output::print(ui, &body, a.compact);
     Ok(())

@@ -134,7 +134,7 @@ pub fn run(ctx: &Context, out: &mut Ui<'_>, a: &Args) -> Result<(), CommandError
     for w in compiled.warnings() {
         let _ = writeln!(out, "warning: {w}");
     }
-    output::print(out, &compiled.to_anthropic(), false);
+    output::print(out, &compiled.to_anthropic()?, false);
     Ok(())
 }
 

@@ -78,7 +78,7 @@ pub struct ViewToolCall {
 impl From<&PageEntry> for ViewMessage {
     fn from(p: &PageEntry) -> Self {
         let e = &p.entry;
-        let m = &e.message;
+        let m = &p.message;
         let text = m.content.text();
         let (sources, summarizer) = match &e.origin.op {
             Op::Compress {

@@ -5,28 +5,51 @@
 //! directly after their call, and a result that answers no call is reported, not sent. The
 //! same view always renders to the same bytes, so provider prompt caches hold.
 
+use crate::error::Result;
 use crate::id::CommitId;
 use crate::json::{content_value, raw_value};
-use crate::object::{Content, ContentPart, Message, Role, ToolCall};
+use crate::object::{Content, ContentPart, Message, Role};
+use crate::storage::store::Store;
 use crate::tokens;
-use crate::view::{SYNTHETIC_RESULT, SYNTHETIC_RESULT_TOKENS, View, ViewEntry};
+use crate::view::{CallShape, SYNTHETIC_RESULT, SYNTHETIC_RESULT_TOKENS, Shape, View, ViewEntry};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-/// A compiled view: cheap to make (it shares the view's entries), rendered on demand.
+/// A compiled view: cheap to make (it shares the view's entries, which hold no text), rendered
+/// on demand, each message's text read from the store the first time this compile needs it.
 #[derive(Debug, Clone)]
 pub struct Compiled {
     head: Option<CommitId>,
     entries: Arc<Vec<ViewEntry>>,
     token_count: u64,
+    texts: Texts,
+}
+
+/// Where a compile reads its messages' text (the store it was compiled from), and what it has
+/// read: by the address of the entry's shape, which the compile holds.
+#[derive(Clone)]
+struct Texts {
+    store: Store,
+    read: Arc<Mutex<HashMap<usize, Arc<Message>>>>,
+}
+
+impl std::fmt::Debug for Texts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Texts").finish_non_exhaustive()
+    }
+}
+
+/// The key an entry's text is kept under.
+fn key(e: &ViewEntry) -> usize {
+    Arc::as_ptr(&e.shape) as usize
 }
 
 /// One message as it will be sent.
 #[derive(Debug, Clone)]
-pub struct CompiledMessage<'a> {
+pub struct CompiledMessage {
     /// The message.
-    pub message: Cow<'a, Message>,
+    pub message: Arc<Message>,
     /// Its tokens with framing.
     pub tokens: u32,
     /// The view position it renders, `None` for a synthetic result.
@@ -38,11 +61,15 @@ pub struct CompiledMessage<'a> {
 }
 
 impl Compiled {
-    pub(crate) fn new(view: &View) -> Self {
+    pub(crate) fn new(view: &View, store: &Store) -> Self {
         Compiled {
             head: view.head(),
             entries: view.shared_entries(),
             token_count: view.token_count(),
+            texts: Texts {
+                store: store.clone(),
+                read: Arc::default(),
+            },
         }
     }
 
@@ -56,19 +83,105 @@ impl Compiled {
         self.token_count
     }
 
-    /// The messages in sending order.
-    pub fn messages(&self) -> Vec<CompiledMessage<'_>> {
+    /// How many messages are sent (synthetic results included), reading no text.
+    pub fn len(&self) -> usize {
+        self.slots().len()
+    }
+
+    /// Whether nothing is sent.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Reads the text of those of `entries` (entries of this compile) this compile has not
+    /// read yet, in one read of the store: what a rendering does before it renders them one
+    /// by one with [`Compiled::message`].
+    pub fn read<'e>(&self, entries: impl IntoIterator<Item = &'e ViewEntry>) -> Result<()> {
+        let missing: Vec<&ViewEntry> = {
+            let read = self.texts.read.lock().unwrap_or_else(|e| e.into_inner());
+            entries
+                .into_iter()
+                .filter(|e| !read.contains_key(&key(e)))
+                .collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let snap = self.texts.store.read()?;
+        let texts = crate::view::texts(&snap, missing.iter().copied())?;
+        let mut read = self.texts.read.lock().unwrap_or_else(|e| e.into_inner());
+        for (e, m) in missing.into_iter().zip(texts) {
+            read.insert(key(e), m);
+        }
+        Ok(())
+    }
+
+    /// The message of `e`, an entry of this compile, text included: read from the store the
+    /// first time (a message redacted since shows its tombstone).
+    pub fn message(&self, e: &ViewEntry) -> Result<Arc<Message>> {
+        if let Some(m) = self
+            .texts
+            .read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key(e))
+        {
+            return Ok(Arc::clone(m));
+        }
+        self.read([e])?;
+        let read = self.texts.read.lock().unwrap_or_else(|e| e.into_inner());
+        match read.get(&key(e)) {
+            Some(m) => Ok(Arc::clone(m)),
+            None => Err(crate::error::Error::corrupt(format!(
+                "the message of {} could not be read",
+                e.position.short()
+            ))),
+        }
+    }
+
+    /// The message `s` sends, text included.
+    pub fn sent_message(&self, s: &Sent<'_>) -> Result<Arc<Message>> {
+        match s {
+            Sent::InView(e) => self.message(e),
+            Sent::Synthetic(m) => Ok(Arc::new(m.clone())),
+        }
+    }
+
+    /// The tokens of each message sent, framing included, in sending order (no text read).
+    pub fn message_tokens(&self) -> Vec<u32> {
         self.slots()
+            .iter()
+            .map(|s| match s {
+                Slot::Entry(e) => e.tokens,
+                Slot::Missing(_) => tokens::framed(SYNTHETIC_RESULT_TOKENS, false),
+            })
+            .collect()
+    }
+
+    /// The messages in sending order, their text read from the store.
+    pub fn messages(&self) -> Result<Vec<CompiledMessage>> {
+        let slots = self.slots();
+        self.read(slots.iter().filter_map(|s| match s {
+            Slot::Entry(e) => Some(*e),
+            Slot::Missing(_) => None,
+        }))?;
+        slots
             .into_iter()
             .map(|slot| match slot {
-                Slot::Entry(e) => sent(e),
-                Slot::Missing(call) => CompiledMessage {
-                    message: Cow::Owned(synthetic_result(call)),
+                Slot::Entry(e) => Ok(CompiledMessage {
+                    message: self.message(e)?,
+                    tokens: e.tokens,
+                    position: Some(e.position),
+                    commit: Some(e.commit),
+                    synthetic: false,
+                }),
+                Slot::Missing(call) => Ok(CompiledMessage {
+                    message: Arc::new(synthetic_result(call)),
                     tokens: tokens::framed(SYNTHETIC_RESULT_TOKENS, false),
                     position: None,
                     commit: None,
                     synthetic: true,
-                },
+                }),
             })
             .collect()
     }
@@ -78,11 +191,11 @@ impl Compiled {
     fn slots(&self) -> Vec<Slot<'_>> {
         let mut out = Vec::with_capacity(self.entries.len());
         for e in self.entries.iter() {
-            match e.message.role {
+            match e.shape.role {
                 Role::Tool => {} // sent right after its call, or not at all
-                Role::Assistant if !e.message.tool_calls.is_empty() => {
+                Role::Assistant if !e.shape.tool_calls.is_empty() => {
                     out.push(Slot::Entry(e));
-                    for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
+                    for (call, result) in e.shape.tool_calls.iter().zip(&e.results) {
                         match result.and_then(|i| self.entries.get(i)) {
                             Some(r) => out.push(Slot::Entry(r)),
                             None => out.push(Slot::Missing(call)),
@@ -95,6 +208,11 @@ impl Compiled {
         out
     }
 
+    /// The view's entries, in view order (what a rendering reads the text of).
+    pub fn entries(&self) -> impl Iterator<Item = &ViewEntry> {
+        self.entries.iter()
+    }
+
     /// The messages [`Compiled::to_openai`] renders, in order, each to be rendered by
     /// [`openai_message`]: what a rendering kept across steps ([`crate::Rendering`]) renders
     /// message by message.
@@ -102,7 +220,7 @@ impl Compiled {
         self.slots()
             .into_iter()
             .map(Sent::from)
-            .filter(|s| !only_unsendable(s.message(), OPENAI_PARTS))
+            .filter(|s| !matches!(s, Sent::InView(e) if only_unsendable(&e.shape, OPENAI_PARTS)))
             .collect()
     }
 
@@ -122,7 +240,7 @@ impl Compiled {
         };
         for s in self.slots().into_iter().map(Sent::from) {
             let p = piece(&s);
-            let role = match s.message().role {
+            let role = match s.role() {
                 // Anthropic has one top-level system prompt: every system message goes there.
                 Role::System => {
                     layout.system.push(p);
@@ -144,15 +262,15 @@ impl Compiled {
         layout
     }
 
-    /// [`Compiled::to_responses`] of pieces: `items` makes a message's items (what
-    /// [`crate::formats::responses::items_from_message`] renders), `synthetic` the output
-    /// that stands in for a call's missing result; with `limit`, only the last `limit` items,
-    /// made from the end.
+    /// [`Compiled::to_responses`] of pieces: `items` makes an entry's items (what
+    /// [`crate::formats::responses::items_from_message`] renders of its message), `synthetic`
+    /// the output that stands in for a call's missing result; with `limit`, only the last
+    /// `limit` items, made from the end.
     pub fn responses_layout<P>(
         &self,
         limit: Option<usize>,
-        items: impl FnMut(&Arc<Message>) -> Vec<P>,
-        synthetic: impl FnMut(&ToolCall) -> P,
+        items: impl FnMut(&ViewEntry) -> Vec<P>,
+        synthetic: impl FnMut(&CallShape) -> P,
     ) -> Vec<P> {
         crate::formats::responses::items_from_view(&self.entries, limit, items, synthetic)
     }
@@ -162,28 +280,25 @@ impl Compiled {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         for e in self.entries.iter() {
-            if e.message.role == Role::Tool && e.caller.is_none() {
+            if e.shape.role == Role::Tool && e.caller.is_none() {
                 w.push(format!(
                     "tool result {} (tool_call_id {}) answers no earlier tool call; not sent",
                     e.position.short(),
-                    e.message.tool_call_id.as_deref().unwrap_or("?")
+                    e.shape.tool_call_id.as_deref().unwrap_or("?")
                 ));
             }
-            if let Content::Parts(parts) = &e.message.content {
-                for kind in parts.iter().filter_map(raw_kind) {
-                    for (provider, takes) in
-                        [("OpenAI", OPENAI_PARTS), ("Anthropic", ANTHROPIC_PARTS)]
-                    {
-                        if !takes.contains(&kind.as_str()) {
-                            w.push(format!(
-                                "message {}: a '{kind}' part is left out of the {provider} rendering ({provider} cannot take it)",
-                                e.position.short()
-                            ));
-                        }
+            for kind in e.shape.parts.iter().flatten().flatten() {
+                for (provider, takes) in [("OpenAI", OPENAI_PARTS), ("Anthropic", ANTHROPIC_PARTS)]
+                {
+                    if !takes.contains(&kind.as_str()) {
+                        w.push(format!(
+                            "message {}: a '{kind}' part is left out of the {provider} rendering ({provider} cannot take it)",
+                            e.position.short()
+                        ));
                     }
                 }
             }
-            for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
+            for (call, result) in e.shape.tool_calls.iter().zip(&e.results) {
                 if result.is_none() {
                     w.push(format!(
                         "tool call {} ({}) in {} has no result; a synthetic error result is sent",
@@ -198,77 +313,91 @@ impl Compiled {
     }
 
     /// OpenAI chat-completions `messages`.
-    pub fn to_openai(&self) -> Value {
-        Value::Array(
-            self.openai_sent()
-                .iter()
-                .map(|s| openai_message(s.message()))
-                .collect(),
-        )
+    pub fn to_openai(&self) -> Result<Value> {
+        self.read(self.entries())?;
+        let sent = self.openai_sent();
+        let mut out = Vec::with_capacity(sent.len());
+        for s in &sent {
+            let m = self.sent_message(s)?;
+            out.push(openai_message(&m));
+        }
+        Ok(Value::Array(out))
     }
 
     /// Anthropic Messages request body: `{"system": ..., "messages": [...]}`.
-    pub fn to_anthropic(&self) -> Value {
+    pub fn to_anthropic(&self) -> Result<Value> {
+        self.read(self.entries())?;
         let layout = self.anthropic_layout(
-            |s| anthropic_piece(s.message()),
-            |p| p.as_array().is_some_and(Vec::is_empty),
+            |s| self.sent_message(s).map(|m| anthropic_piece(&m)),
+            |p| {
+                p.as_ref()
+                    .is_ok_and(|p| p.as_array().is_some_and(Vec::is_empty))
+            },
         );
         let mut body = Map::new();
         if !layout.system.is_empty() {
-            let texts: Vec<&str> = layout.system.iter().filter_map(Value::as_str).collect();
+            let texts = layout.system.into_iter().collect::<Result<Vec<_>>>()?;
+            let texts: Vec<&str> = texts.iter().filter_map(Value::as_str).collect();
             body.insert("system".into(), texts.join("\n\n").into());
         }
-        let messages = layout
-            .messages
-            .into_iter()
-            .map(|(role, pieces)| {
-                let blocks = pieces
-                    .into_iter()
-                    .flat_map(|p| match p {
-                        Value::Array(b) => b,
-                        _ => Vec::new(),
-                    })
-                    .collect();
-                anthropic_message(role, Value::Array(blocks))
-            })
-            .collect();
+        let mut messages = Vec::with_capacity(layout.messages.len());
+        for (role, pieces) in layout.messages {
+            let mut blocks = Vec::new();
+            for p in pieces {
+                if let Value::Array(b) = p? {
+                    blocks.extend(b);
+                }
+            }
+            messages.push(anthropic_message(role, Value::Array(blocks)));
+        }
         body.insert("messages".into(), Value::Array(messages));
-        Value::Object(body)
+        Ok(Value::Object(body))
     }
 
     /// OpenAI Responses `input` items, in view order (with `limit`, the last `limit` of
     /// them): items added as items come back as they were (see [`crate::formats::responses`]).
-    pub fn to_responses(&self, limit: Option<usize>) -> Value {
-        Value::Array(self.responses_layout(
+    pub fn to_responses(&self, limit: Option<usize>) -> Result<Value> {
+        // The last few items read their messages one by one; the whole view, in one read.
+        if limit.is_none() {
+            self.read(self.entries())?;
+        }
+        let items = self.responses_layout(
             limit,
-            |m| crate::formats::responses::items_from_message(m),
-            crate::formats::responses::synthetic_output,
-        ))
+            |e| match self.message(e) {
+                Ok(m) => crate::formats::responses::items_from_message(&m)
+                    .into_iter()
+                    .map(Ok)
+                    .collect(),
+                Err(err) => vec![Err(err)],
+            },
+            |call| Ok(crate::formats::responses::synthetic_output(call)),
+        );
+        Ok(Value::Array(items.into_iter().collect::<Result<_>>()?))
     }
 }
 
 /// A place in what is sent: an entry of the view, or a call's missing result.
 enum Slot<'a> {
     Entry(&'a ViewEntry),
-    Missing(&'a ToolCall),
+    Missing(&'a CallShape),
 }
 
 /// A message as it is sent, for a rendering made message by message.
 #[derive(Debug)]
 pub enum Sent<'a> {
-    /// A message in view, shared with the view: a rendering kept across steps keeps what it
-    /// made of it while the same message stays in view.
-    InView(&'a Arc<Message>),
+    /// An entry of the view, its text read with [`Compiled::message`]: a rendering kept
+    /// across steps keeps what it made of it while the entry's shape stays in view.
+    InView(&'a ViewEntry),
     /// The synthetic error result that stands in for a call with no recorded result.
     Synthetic(Message),
 }
 
 impl Sent<'_> {
-    /// The message.
-    pub fn message(&self) -> &Message {
+    /// Who speaks it.
+    pub fn role(&self) -> Role {
         match self {
-            Sent::InView(m) => m,
-            Sent::Synthetic(m) => m,
+            Sent::InView(e) => e.shape.role,
+            Sent::Synthetic(m) => m.role,
         }
     }
 }
@@ -276,7 +405,7 @@ impl Sent<'_> {
 impl<'a> From<Slot<'a>> for Sent<'a> {
     fn from(slot: Slot<'a>) -> Self {
         match slot {
-            Slot::Entry(e) => Sent::InView(&e.message),
+            Slot::Entry(e) => Sent::InView(e),
             Slot::Missing(call) => Sent::Synthetic(synthetic_result(call)),
         }
     }
@@ -293,7 +422,7 @@ pub struct AnthropicLayout<P> {
 }
 
 /// The result sent for a tool call that has none.
-fn synthetic_result(call: &ToolCall) -> Message {
+fn synthetic_result(call: &CallShape) -> Message {
     Message::tool_result(call.id.clone(), call.name.clone(), SYNTHETIC_RESULT, true)
 }
 
@@ -303,16 +432,6 @@ fn anthropic_message(role: Role, blocks: Value) -> Value {
     o.insert("role".into(), role.as_str().into());
     o.insert("content".into(), blocks);
     Value::Object(o)
-}
-
-fn sent(e: &ViewEntry) -> CompiledMessage<'_> {
-    CompiledMessage {
-        message: Cow::Borrowed(&e.message),
-        tokens: e.tokens,
-        position: Some(e.position),
-        commit: Some(e.commit),
-        synthetic: false,
-    }
 }
 
 /// One message in OpenAI's wire form.
@@ -410,20 +529,6 @@ const ANTHROPIC_PARTS: &[&str] = &[
     "container_upload",
 ];
 
-/// The `type` of a raw part (`None` for a text part).
-fn raw_kind(part: &ContentPart) -> Option<String> {
-    match part {
-        ContentPart::Text(_) => None,
-        ContentPart::Raw(raw) => Some(
-            raw_value(raw)
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string(),
-        ),
-    }
-}
-
 fn takes(part: &Value, kinds: &[&str]) -> bool {
     part.get("type")
         .and_then(Value::as_str)
@@ -431,14 +536,13 @@ fn takes(part: &Value, kinds: &[&str]) -> bool {
 }
 
 /// Whether a message holds nothing a provider takes: only parts it leaves out, no tool call.
-fn only_unsendable(m: &Message, kinds: &[&str]) -> bool {
-    match &m.content {
-        Content::Parts(parts) if m.tool_calls.is_empty() && m.role != Role::Tool => {
+fn only_unsendable(m: &Shape, kinds: &[&str]) -> bool {
+    match &m.parts {
+        Some(parts) if m.tool_calls.is_empty() && m.role != Role::Tool => {
             !parts.is_empty()
-                && parts.iter().all(|p| match p {
-                    ContentPart::Text(_) => false,
-                    ContentPart::Raw(raw) => !takes(&raw_value(raw), kinds),
-                })
+                && parts
+                    .iter()
+                    .all(|p| p.as_ref().is_some_and(|k| !kinds.contains(&k.as_str())))
         }
         _ => false,
     }

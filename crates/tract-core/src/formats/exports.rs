@@ -69,23 +69,23 @@ pub(crate) fn export(repo: &Repo, format: ExportFormat, history: bool) -> Result
             )),
         };
     }
-    let compiled = repo.with_view(&snap, head.commit, Compiled::new)?;
+    let compiled = repo.with_view(&snap, head.commit, |v| Compiled::new(v, &repo.store))?;
     let pretty = |v: &serde_json::Value| {
         serde_json::to_string_pretty(v)
             .map(|s| s + "\n")
             .map_err(|e| Error::invalid_input(e.to_string()))
     };
     match format {
-        ExportFormat::OpenAi => pretty(&serde_json::json!({ "messages": compiled.to_openai() })),
-        ExportFormat::Anthropic => pretty(&compiled.to_anthropic()),
+        ExportFormat::OpenAi => pretty(&serde_json::json!({ "messages": compiled.to_openai()? })),
+        ExportFormat::Anthropic => pretty(&compiled.to_anthropic()?),
         ExportFormat::Jsonl => Ok(compiled
-            .messages()
+            .messages()?
             .iter()
             .map(|m| format!("{}\n", message_to_json(&m.message)))
             .collect()),
         ExportFormat::Markdown => {
             let mut out = String::new();
-            for m in compiled.messages() {
+            for m in compiled.messages()? {
                 message_section(&mut out, &m.message, None);
             }
             Ok(out)

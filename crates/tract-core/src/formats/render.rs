@@ -2,9 +2,10 @@
 //! cost of that message, not of the whole view.
 //!
 //! Each message in view is rendered once per provider and its piece kept ([`Pieces`]), keyed by
-//! the message itself: a view shares each message (`Arc<Message>`) with the views and compiles
-//! made from it, so a message that stays in view is the same allocation from step to step, and
-//! an edit, a compress or a redaction (which makes the view be built again) brings new ones. A
+//! the entry's shape: a view shares each entry's shape (`Arc<Shape>`) with the views and
+//! compiles made from it, so a message that stays in view is the same allocation from step to
+//! step, and an edit, a compress or a redaction (which makes the view be built again) brings
+//! new ones. Only the messages with no kept piece have their text read from the store. A
 //! rendering then puts the kept pieces together in the order [`Compiled`] gives. What a
 //! rendering did not use is dropped after it, so what is kept follows the view, and content that
 //! left the view (redacted, by any process, or compressed) leaves the pieces with it.
@@ -12,9 +13,11 @@
 //! [`Rendering`] does this for Rust callers, as the JSON text a request carries; the Python
 //! binding keeps its own pieces as Python objects.
 
+use crate::error::Result;
 use crate::formats::compile::{Compiled, Sent, anthropic_piece, openai_message};
 use crate::formats::responses::{items_from_message, synthetic_output};
 use crate::object::Message;
+use crate::view::{Shape, ViewEntry};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -33,7 +36,7 @@ pub struct Pieces<T> {
 #[derive(Debug)]
 struct Kept<T> {
     /// Held so that the address the piece is kept under is not another message's meanwhile.
-    message: Arc<Message>,
+    shape: Arc<Shape>,
     piece: T,
     round: u64,
 }
@@ -60,18 +63,23 @@ impl<T> Pieces<T> {
         self.used = 0;
     }
 
-    /// The piece of `message`: the one kept, else made now by `make` and kept.
+    /// Whether a piece of the message of `e` is kept.
+    pub fn has(&self, e: &ViewEntry) -> bool {
+        self.kept.contains_key(&(Arc::as_ptr(&e.shape) as usize))
+    }
+
+    /// The piece of the message of `e`: the one kept, else made now by `make` and kept.
     pub fn piece<E>(
         &mut self,
-        message: &Arc<Message>,
-        make: impl FnOnce(&Message) -> Result<T, E>,
-    ) -> Result<&T, E> {
+        e: &ViewEntry,
+        make: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<&T, E> {
         let round = self.round;
-        let kept = match self.kept.entry(Arc::as_ptr(message) as usize) {
+        let kept = match self.kept.entry(Arc::as_ptr(&e.shape) as usize) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => v.insert(Kept {
-                message: Arc::clone(message),
-                piece: make(message)?,
+                shape: Arc::clone(&e.shape),
+                piece: make()?,
                 round: round.wrapping_sub(1),
             }),
         };
@@ -94,7 +102,7 @@ impl<T> Pieces<T> {
     /// did not use may be in view still, so only the pieces of messages that nothing else
     /// holds any more (no view or compile of this process) are dropped.
     pub fn end_part(&mut self) {
-        self.kept.retain(|_, k| Arc::strong_count(&k.message) > 1);
+        self.kept.retain(|_, k| Arc::strong_count(&k.shape) > 1);
     }
 
     /// How many pieces are kept.
@@ -154,11 +162,11 @@ pub enum Provider {
 /// let t = Tract::in_memory()?;
 /// let mut openai = Rendering::new(Provider::OpenAi);
 /// t.user("hello")?;
-/// let first = openai.json(&t.compile()?);
+/// let first = openai.json(&t.compile()?)?;
 /// t.assistant("hi", Vec::new())?;
-/// // Only the new message is rendered; the first one's JSON is reused.
-/// let second = openai.json(&t.compile()?);
-/// assert_eq!(second, t.compile()?.to_openai().to_string());
+/// // Only the new message is read and rendered; the first one's JSON is reused.
+/// let second = openai.json(&t.compile()?)?;
+/// assert_eq!(second, t.compile()?.to_openai()?.to_string());
 /// assert!(second.starts_with(&first[..first.len() - 1]));
 /// # Ok::<(), tract_core::Error>(())
 /// ```
@@ -192,8 +200,13 @@ impl Rendering {
 
     /// `compiled` as the provider's JSON text: the same text as `to_openai()`,
     /// `to_anthropic()` or `to_responses(limit)` serialized, made of the pieces kept from
-    /// the last rendering and those of the messages new since.
-    pub fn json(&mut self, compiled: &Compiled) -> String {
+    /// the last rendering and those of the messages new since (only their text is read).
+    pub fn json(&mut self, compiled: &Compiled) -> Result<String> {
+        // The messages with no kept piece, read in one go (the last few items of a Responses
+        // rendering read theirs one by one).
+        if !matches!(self.provider, Provider::Responses { limit: Some(_) }) {
+            compiled.read(compiled.entries().filter(|e| !self.pieces.has(e)))?;
+        }
         self.pieces.begin();
         let json = match self.provider {
             Provider::OpenAi => self.openai(compiled),
@@ -207,44 +220,48 @@ impl Rendering {
         json
     }
 
-    fn openai(&mut self, compiled: &Compiled) -> String {
+    fn openai(&mut self, compiled: &Compiled) -> Result<String> {
         let mut out = String::from("[");
         for (i, s) in compiled.openai_sent().iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
             match s {
-                Sent::InView(m) => {
-                    out.push_str(&self.made(m, |m| vec![text(&openai_message(m)).into()])[0])
-                }
+                Sent::InView(e) => out.push_str(
+                    &self.made(compiled, e, |m| vec![text(&openai_message(m)).into()])?[0],
+                ),
                 Sent::Synthetic(m) => out.push_str(&text(&openai_message(m))),
             }
         }
         out.push(']');
-        out
+        Ok(out)
     }
 
-    fn anthropic(&mut self, compiled: &Compiled) -> String {
+    fn anthropic(&mut self, compiled: &Compiled) -> Result<String> {
         let layout = compiled.anthropic_layout(
             |s| match s {
-                Sent::InView(m) => Arc::clone(&self.made(m, |m| vec![anthropic_text(m).into()])[0]),
-                Sent::Synthetic(m) => anthropic_text(m).into(),
+                Sent::InView(e) => self
+                    .made(compiled, e, |m| vec![anthropic_text(m).into()])
+                    .map(|p| Arc::clone(&p[0])),
+                Sent::Synthetic(m) => Ok(anthropic_text(m).into()),
             },
-            |p: &Arc<str>| p.is_empty(),
+            |p: &Result<Arc<str>>| p.as_ref().is_ok_and(|p| p.is_empty()),
         );
         let mut out = String::from("{");
         if !layout.system.is_empty() {
+            let system = layout.system.into_iter().collect::<Result<Vec<_>>>()?;
             // JSON escapes character by character: the escaped texts joined by an escaped
             // blank line are the joined text escaped.
             out.push_str("\"system\":\"");
-            out.push_str(&layout.system.join("\\n\\n"));
+            out.push_str(&system.join("\\n\\n"));
             out.push_str("\",");
         }
         out.push_str("\"messages\":[");
-        for (i, (role, pieces)) in layout.messages.iter().enumerate() {
+        for (i, (role, pieces)) in layout.messages.into_iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
+            let pieces = pieces.into_iter().collect::<Result<Vec<_>>>()?;
             out.push_str("{\"role\":\"");
             out.push_str(role.as_str());
             out.push_str("\",\"content\":[");
@@ -252,39 +269,37 @@ impl Rendering {
             out.push_str("]}");
         }
         out.push_str("]}");
-        out
+        Ok(out)
     }
 
-    fn responses(&mut self, compiled: &Compiled, limit: Option<usize>) -> String {
+    fn responses(&mut self, compiled: &Compiled, limit: Option<usize>) -> Result<String> {
         let items = compiled.responses_layout(
             limit,
-            |m| {
-                self.made(m, |m| {
-                    items_from_message(m)
-                        .iter()
-                        .map(|v| text(v).into())
-                        .collect()
-                })
-                .clone()
+            |e| match self.made(compiled, e, |m| {
+                items_from_message(m)
+                    .iter()
+                    .map(|v| text(v).into())
+                    .collect()
+            }) {
+                Ok(piece) => piece.iter().cloned().map(Ok).collect(),
+                Err(err) => vec![Err(err)],
             },
-            |call| text(&synthetic_output(call)).into(),
+            |call| Ok(text(&synthetic_output(call)).into()),
         );
-        format!("[{}]", items.join(","))
+        let items = items.into_iter().collect::<Result<Vec<Arc<str>>>>()?;
+        Ok(format!("[{}]", items.join(",")))
     }
 
-    /// The kept piece of `m`, made by `make` if there is none.
+    /// The kept piece of the message of `e`, made by `make` of its text (read through
+    /// `compiled`) if there is none.
     fn made(
         &mut self,
-        m: &Arc<Message>,
+        compiled: &Compiled,
+        e: &ViewEntry,
         make: impl FnOnce(&Message) -> Vec<Arc<str>>,
-    ) -> &Vec<Arc<str>> {
-        match self
-            .pieces
-            .piece(m, |m| Ok::<_, std::convert::Infallible>(make(m)))
-        {
-            Ok(piece) => piece,
-            Err(never) => match never {},
-        }
+    ) -> Result<&Vec<Arc<str>>> {
+        self.pieces
+            .piece(e, || compiled.message(e).map(|m| make(&m)))
     }
 }
 
@@ -306,30 +321,58 @@ fn anthropic_text(m: &Message) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::{BlobId, CommitId};
+    use crate::object::{Commit, Op, Role};
+
+    /// An entry of a view holding `text` (its own shape).
+    fn entry(text: &str) -> ViewEntry {
+        let id = CommitId::of(text.as_bytes());
+        ViewEntry {
+            position: id,
+            commit: id,
+            blob: BlobId::of(text.as_bytes()),
+            shape: Arc::new(Shape::of(&Message::text(Role::User, text))),
+            tokens: 1,
+            origin: Arc::new(Commit {
+                parents: Vec::new(),
+                op: Op::Append,
+                blob: None,
+                timestamp_us: 0,
+                message: None,
+            }),
+            edits: Vec::new(),
+            results: Vec::new(),
+            caller: None,
+        }
+    }
 
     #[test]
     fn a_piece_is_made_once_and_dropped_when_a_rendering_does_not_use_it() {
-        let a = Arc::new(Message::text(crate::object::Role::User, "a"));
-        let b = Arc::new(Message::text(crate::object::Role::User, "b"));
+        let (a, b) = (entry("a"), entry("b"));
         let mut pieces: Pieces<String> = Pieces::new();
         let made = std::cell::Cell::new(0);
-        let make = |m: &Message| {
-            made.set(made.get() + 1);
-            Ok::<_, ()>(m.content.text().into_owned())
+        let make = |text: &'static str| {
+            let made = &made;
+            move || {
+                made.set(made.get() + 1);
+                Ok::<_, ()>(text.to_string())
+            }
         };
         pieces.begin();
-        assert_eq!(pieces.piece(&a, make).unwrap(), "a");
-        assert_eq!(pieces.piece(&b, make).unwrap(), "b");
+        assert_eq!(pieces.piece(&a, make("a")).unwrap(), "a");
+        assert_eq!(pieces.piece(&b, make("b")).unwrap(), "b");
         pieces.end();
         pieces.begin();
-        assert_eq!(pieces.piece(&a, make).unwrap(), "a");
+        assert!(pieces.has(&a));
+        assert_eq!(pieces.piece(&a, make("a")).unwrap(), "a");
         pieces.end();
         assert_eq!(made.get(), 2, "a kept piece is not made again");
         assert_eq!(pieces.len(), 1, "b was not used by the last rendering");
-        // The same content in another message is another piece.
-        let a2 = Arc::new(Message::text(crate::object::Role::User, "a"));
+        assert!(!pieces.has(&b));
+        // The same message in another entry (another shape) is another piece.
+        let a2 = entry("a");
         pieces.begin();
-        pieces.piece(&a2, make).unwrap();
+        pieces.piece(&a2, make("a")).unwrap();
         pieces.end();
         assert_eq!(made.get(), 3);
         assert_eq!(pieces.len(), 1);
@@ -337,16 +380,15 @@ mod tests {
 
     #[test]
     fn a_part_keeps_the_pieces_of_messages_still_held_elsewhere() {
-        let a = Arc::new(Message::text(crate::object::Role::User, "a"));
-        let b = Arc::new(Message::text(crate::object::Role::User, "b"));
+        let (a, b) = (entry("a"), entry("b"));
         let mut pieces: Pieces<()> = Pieces::new();
         pieces.begin();
-        pieces.piece(&a, |_| Ok::<_, ()>(())).unwrap();
-        pieces.piece(&b, |_| Ok::<_, ()>(())).unwrap();
+        pieces.piece(&a, || Ok::<_, ()>(())).unwrap();
+        pieces.piece(&b, || Ok::<_, ()>(())).unwrap();
         pieces.end();
         drop(b);
         pieces.begin();
-        pieces.piece(&a, |_| Ok::<_, ()>(())).unwrap();
+        pieces.piece(&a, || Ok::<_, ()>(())).unwrap();
         pieces.end_part();
         assert_eq!(pieces.len(), 1, "only b, which nothing holds, is dropped");
         pieces.begin();
@@ -356,10 +398,10 @@ mod tests {
 
     #[test]
     fn a_failed_make_keeps_nothing() {
-        let a = Arc::new(Message::text(crate::object::Role::User, "a"));
+        let a = entry("a");
         let mut pieces: Pieces<String> = Pieces::new();
         pieces.begin();
-        assert!(pieces.piece(&a, |_| Err("no")).is_err());
+        assert!(pieces.piece(&a, || Err("no")).is_err());
         pieces.end();
         assert!(pieces.is_empty());
     }

@@ -16,10 +16,9 @@
 use crate::error::{BatchPosition, Error, Result};
 use crate::json::{content_value_with, part_from_json, raw_value};
 use crate::object::{Content, ContentPart, Message, Role, ToolCall};
-use crate::view::{SYNTHETIC_RESULT, ViewEntry};
+use crate::view::{CallShape, SYNTHETIC_RESULT, ViewEntry};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The metadata key holding an item's shell (the item minus what the message holds).
 pub const ITEM_KEY: &str = "openai.responses_item";
@@ -202,21 +201,21 @@ fn take_content(shell: &mut Map<String, Value>, key: &str) -> Result<Content> {
 }
 
 /// The view as Responses input items, in view order (with `limit`, only the last `limit`
-/// of them, made from the end), of pieces: `items` makes a message's items, `synthetic` the
+/// of them, made from the end), of pieces: `items` makes an entry's items, `synthetic` the
 /// marked error output that follows a call whose result is missing (as compile does);
 /// results that answer no call are left out.
 pub(crate) fn items_from_view<P>(
     entries: &[ViewEntry],
     limit: Option<usize>,
-    mut items: impl FnMut(&Arc<Message>) -> Vec<P>,
-    mut synthetic: impl FnMut(&ToolCall) -> P,
+    mut items: impl FnMut(&ViewEntry) -> Vec<P>,
+    mut synthetic: impl FnMut(&CallShape) -> P,
 ) -> Vec<P> {
     let mut entry_items = |e: &ViewEntry| -> Vec<P> {
-        if e.message.role == Role::Tool && e.caller.is_none() {
+        if e.shape.role == Role::Tool && e.caller.is_none() {
             return Vec::new();
         }
-        let mut out = items(&e.message);
-        for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
+        let mut out = items(e);
+        for (call, result) in e.shape.tool_calls.iter().zip(&e.results) {
             if result.is_none() {
                 out.push(synthetic(call));
             }
@@ -239,7 +238,7 @@ pub(crate) fn items_from_view<P>(
 }
 
 /// The output that stands in for the missing result of `call`.
-pub fn synthetic_output(call: &ToolCall) -> Value {
+pub fn synthetic_output(call: &CallShape) -> Value {
     let mut o = Map::new();
     o.insert("type".into(), "function_call_output".into());
     o.insert("call_id".into(), call.id.clone().into());
@@ -399,17 +398,18 @@ pub fn calls_answered_elsewhere(items: &[Value]) -> std::collections::HashSet<St
     needed
 }
 
-/// The tool names of the calls `wanted`, found in `messages` newest first, stopping once all
-/// are found (an answer is usually to one of the last calls, so a long session is not walked).
+/// The tool names of the calls `wanted`, found in the view's `shapes` newest first, stopping
+/// once all are found (an answer is usually to one of the last calls, so a long session is not
+/// walked).
 pub fn call_names<'a>(
-    messages: impl IntoIterator<Item = &'a Message>,
+    shapes: impl IntoIterator<Item = &'a crate::view::Shape>,
     wanted: &std::collections::HashSet<String>,
 ) -> HashMap<String, String> {
     let mut found = HashMap::new();
     if wanted.is_empty() {
         return found;
     }
-    for m in messages {
+    for m in shapes {
         for c in &m.tool_calls {
             if wanted.contains(&c.id) {
                 found.entry(c.id.clone()).or_insert_with(|| c.name.clone());

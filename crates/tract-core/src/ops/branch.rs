@@ -157,12 +157,10 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
     let Some(tip) = head.commit else {
         return Ok(None);
     };
-    let Some((message, position)) = repo.with_view(&snap, Some(tip), |v| {
-        v.entries().last().map(|e| (e.message.clone(), e.position))
-    })?
-    else {
+    let Some(last) = repo.with_view(&snap, Some(tip), |v| v.entries().last().cloned())? else {
         return Ok(None);
     };
+    let (message, position) = (crate::view::text(&snap, &last)?, last.position);
     let origin = snap.commit(&position)?;
     let mut cursor = Some(tip);
     let mut on_line = false;
@@ -291,7 +289,7 @@ mod tests {
         t.user("hi").unwrap();
         let side = Tract::from_store(t.store().clone(), &Bind::Branch(name("session-1"))).unwrap();
         // A handle on a branch not born yet reads it as empty; its first message creates it.
-        assert!(side.compile().unwrap().messages().is_empty());
+        assert!(side.compile().unwrap().is_empty());
         assert!(t.require_branch(&name("session-1")).is_err());
         side.user("on the side").unwrap();
         t.require_branch(&name("session-1")).unwrap();

@@ -301,6 +301,10 @@ impl crate::view::Source for Checked<'_> {
     fn meta(&self, _key: &str) -> Result<Option<Vec<u8>>> {
         Ok(None)
     }
+
+    fn redactions(&self) -> Result<u64> {
+        self.snap.redactions()
+    }
 }
 
 fn codec_chunk(id: &ChunkId, record: &[u8]) -> Result<()> {

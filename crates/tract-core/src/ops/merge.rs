@@ -82,7 +82,7 @@ pub(crate) fn merge(
     };
     let pending = repo.with_view(&snap, Some(plan.ours), |v| {
         v.open_call(call_id).map(|e| {
-            let call = e.message.tool_calls.iter().find(|c| &c.id == call_id);
+            let call = e.shape.tool_calls.iter().find(|c| &c.id == call_id);
             call.map(|c| c.name.clone()).unwrap_or_default()
         })
     })?;
@@ -93,13 +93,8 @@ pub(crate) fn merge(
             pending: pending.into_iter().collect(),
         });
     };
+    let messages: Vec<Arc<Message>> = crate::view::texts(&snap, plan.merged.entries())?;
     drop(snap);
-    let messages: Vec<Arc<Message>> = plan
-        .merged
-        .entries()
-        .iter()
-        .map(|e| Arc::clone(&e.message))
-        .collect();
     let (text, summarizer) = if req.summarize {
         // Summarized outside any transaction: a slow summarizer blocks no writer.
         let (text, identity) = with_default(req.summarizer, default, |s| -> Result<_> {

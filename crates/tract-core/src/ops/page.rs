@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::id::CommitId;
+use crate::object::Message;
 use crate::object::{Content, Op};
 use crate::ops::redact::REDACTED_TEXT;
 use crate::repo::Repo;
@@ -15,6 +16,7 @@ use crate::view::ancestry::merge_base_since;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use crate::view::{View, ViewEntry};
+use std::sync::Arc;
 
 /// The metadata key `repair` sets on the results it commits for calls that had none.
 const REPAIR_KEY: &str = "tract_repair";
@@ -52,8 +54,10 @@ impl Mark {
 pub struct PageEntry {
     /// Its index in the view.
     pub index: usize,
-    /// The position as the view holds it (current message, tokens, edits).
+    /// The position as the view holds it (shape, tokens, edits).
     pub entry: ViewEntry,
+    /// Its current message, text included.
+    pub message: Arc<Message>,
     /// The note of the commit whose content is shown (an edit's, or the position's own).
     pub note: Option<String>,
     /// What its content is.
@@ -124,6 +128,7 @@ pub(crate) fn view_page(repo: &Repo, at: PageAt, limit: usize) -> Result<ViewPag
 
 fn page_entry(snap: &Snapshot, v: &View, index: usize, with_calls: bool) -> Result<PageEntry> {
     let e = &v.entries()[index];
+    let message = crate::view::text(snap, e)?;
     let note = if e.edits.is_empty() {
         e.origin.message.clone()
     } else {
@@ -139,21 +144,21 @@ fn page_entry(snap: &Snapshot, v: &View, index: usize, with_calls: bool) -> Resu
             marks.push(Mark::Summarized);
         }
     }
-    if e.message.metadata.contains_key(CLEARED_KEY) {
+    if message.metadata.contains_key(CLEARED_KEY) {
         marks.push(Mark::Cleared);
     }
-    if e.message.metadata.contains_key(REPAIR_KEY) {
+    if message.metadata.contains_key(REPAIR_KEY) {
         marks.push(Mark::Repaired);
     }
     // Only a message showing the placeholder's text can be a redacted one: the tombstone is
     // looked up for those alone.
-    if matches!(&e.message.content, Content::Text(t) if t == REDACTED_TEXT)
+    if matches!(&message.content, Content::Text(t) if t == REDACTED_TEXT)
         && snap.tombstone(&e.blob)?.is_some()
     {
         marks.push(Mark::Redacted);
     }
     let calls = if with_calls {
-        call_infos(v, e)
+        call_infos(snap, v, e)?
             .into_iter()
             .zip(&e.results)
             .map(|(info, result)| {
@@ -169,6 +174,7 @@ fn page_entry(snap: &Snapshot, v: &View, index: usize, with_calls: bool) -> Resu
     Ok(PageEntry {
         index,
         entry: e.clone(),
+        message,
         note,
         marks,
         caller: e.caller,
@@ -190,7 +196,7 @@ pub(crate) fn compressed_sources(repo: &Repo, rev: &Rev) -> Result<Vec<CommitInf
     sources
         .iter()
         .map(|s| match before.entry_of(s) {
-            Some(e) => entry_info(&snap, e),
+            Some(e) => entry_info(&snap, e, crate::view::text(&snap, e)?),
             None => CommitInfo::load(&snap, *s),
         })
         .collect()

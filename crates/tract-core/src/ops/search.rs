@@ -6,8 +6,8 @@ use crate::id::CommitId;
 use crate::object::{Message, Op, Role};
 use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
-use crate::view::ancestry;
 use crate::view::info::CommitInfo;
+use crate::view::{ViewEntry, ancestry};
 use regex::{Regex, RegexBuilder};
 
 /// Characters of context on each side of a match in a snippet.
@@ -68,17 +68,30 @@ fn matcher(q: &SearchQuery) -> Result<Regex> {
         })
 }
 
-fn wanted(m: &Message, q: &SearchQuery) -> bool {
-    if q.role.is_some_and(|r| r != m.role) {
+/// Whether a message of `role`, `name` and tools `calls` passes the query's filters.
+fn wanted<'a>(
+    role: Role,
+    name: Option<&str>,
+    mut calls: impl Iterator<Item = &'a str>,
+    q: &SearchQuery,
+) -> bool {
+    if q.role.is_some_and(|r| r != role) {
         return false;
     }
     match &q.tool {
         None => true,
-        Some(t) => {
-            m.name.as_deref() == Some(t.as_str()) && m.role == Role::Tool
-                || m.tool_calls.iter().any(|c| &c.name == t)
-        }
+        Some(t) => name == Some(t.as_str()) && role == Role::Tool || calls.any(|c| c == t),
     }
+}
+
+/// [`wanted`] of a message.
+fn wanted_message(m: &Message, q: &SearchQuery) -> bool {
+    wanted(
+        m.role,
+        m.name.as_deref(),
+        m.tool_calls.iter().map(|c| c.name.as_str()),
+        q,
+    )
 }
 
 /// The snippet of the first match in `m`, if any.
@@ -129,15 +142,38 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     if q.history {
         return search_history(&snap, head, &re, q, limit);
     }
-    // Find the matches under the view's lock; build their infos after.
-    let found = repo.with_view(&snap, head, |v| {
+    // The entries the filters keep, taken under the view's lock; their messages are read in
+    // batches after, and the scan stops at the limit.
+    let candidates: Vec<ViewEntry> = repo.with_view(&snap, head, |v| {
         v.entries()
             .iter()
-            .filter(|e| wanted(&e.message, q))
-            .filter_map(|e| find(&re, &e.message).map(|s| (e.commit, s)))
-            .take(limit)
-            .collect::<Vec<_>>()
+            .filter(|e| {
+                let s = &e.shape;
+                wanted(
+                    s.role,
+                    s.name.as_deref(),
+                    s.tool_calls.iter().map(|c| c.name.as_str()),
+                    q,
+                )
+            })
+            .cloned()
+            .collect()
     })?;
+    const BATCH: usize = 256;
+    let mut found = Vec::new();
+    for part in candidates.chunks(BATCH) {
+        let texts = crate::view::texts(&snap, part)?;
+        for (e, m) in part.iter().zip(texts) {
+            if found.len() < limit
+                && let Some(s) = find(&re, &m)
+            {
+                found.push((e.commit, s));
+            }
+        }
+        if found.len() >= limit {
+            break;
+        }
+    }
     found
         .into_iter()
         .map(|(commit, snippet)| {
@@ -169,7 +205,7 @@ fn search_history(
         let snippet = info
             .message
             .as_deref()
-            .filter(|m| wanted(m, q))
+            .filter(|m| wanted_message(m, q))
             .and_then(|m| find(re, m));
         if let Some(snippet) = snippet {
             hits.push(SearchHit { info, snippet });

@@ -124,7 +124,7 @@ fn plan(
             .entries()
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.message.role != Role::System)
+            .filter(|(_, e)| e.shape.role != Role::System)
             .map(|(i, _)| i)
             .collect(),
     };
@@ -166,10 +166,10 @@ fn plan(
                 versions: entries.iter().map(|e| e.commit).collect(),
                 tokens: entries.iter().map(|e| u64::from(e.tokens)).sum(),
             };
-            let messages = entries.iter().map(|e| Arc::clone(&e.message)).collect();
-            (planned, messages)
+            let messages = crate::view::texts(snap, entries.iter().copied())?;
+            Ok((planned, messages))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok((runs, preserved_ids))
 }
 
@@ -280,7 +280,7 @@ pub(crate) fn compress(
     // Other writers may have appended meanwhile (an agent going on while its history is
     // compressed): the summaries go on top of the branch as it is now, as long as every run is
     // still in view as it was summarized. Otherwise nothing is committed.
-    let commits = txn::write_planned(repo, |v| {
+    let commits = txn::write_planned(repo, |_, v| {
         let intact = runs
             .iter()
             .all(|(sources, versions)| run_intact(v, sources, versions));
@@ -353,7 +353,7 @@ pub(crate) fn tool_turn_request<'a>(
             }
         }
         let answer = whole.iter().rev().copied().find(|&i| {
-            let m = &v.entries()[i].message;
+            let m = &v.entries()[i].shape;
             m.role == Role::Assistant && m.tool_calls.is_empty()
         });
         let position = |i: usize| Rev::from(v.entries()[i].position);

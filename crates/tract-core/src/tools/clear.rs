@@ -6,10 +6,12 @@ use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::object::{Content, Message};
 use crate::repo::Repo;
+use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
-use crate::view::View;
 use crate::view::info::CommitInfo;
+use crate::view::{View, ViewEntry};
 use crate::write::txn;
+use std::sync::Arc;
 
 /// The metadata key marking a cleared result (so it is not cleared twice).
 pub const CLEARED_KEY: &str = "tract_cleared";
@@ -73,7 +75,7 @@ pub struct ClearOutcome {
 }
 
 /// The results to clear and their new messages; empty when `clear_at_least` is not reached.
-fn plan(v: &View, opts: &ClearOptions) -> Result<Vec<(ClearCandidate, Message)>> {
+fn plan(snap: &Snapshot, v: &View, opts: &ClearOptions) -> Result<Vec<(ClearCandidate, Message)>> {
     if let Some(p) = &opts.placeholder
         && p.trim().is_empty()
     {
@@ -82,24 +84,34 @@ fn plan(v: &View, opts: &ClearOptions) -> Result<Vec<(ClearCandidate, Message)>>
     let template = opts.placeholder.as_deref().unwrap_or(DEFAULT_PLACEHOLDER);
     let calls = v.call_entries(None);
     let old = calls.len().saturating_sub(opts.keep);
+    // The results of the older turns, of tools not excluded: their messages are read.
+    let results: Vec<&ViewEntry> = calls[..old]
+        .iter()
+        .flat_map(|&i| v.entries()[i].results.iter().flatten())
+        .map(|&r| &v.entries()[r])
+        .filter(|e| {
+            let tool = e.shape.name.as_deref().unwrap_or_default();
+            !opts.exclude_tools.iter().any(|t| t == tool)
+        })
+        .collect();
+    let texts = crate::view::texts(snap, results.iter().copied())?;
     let mut out = Vec::new();
-    for &i in &calls[..old] {
-        for &r in v.entries()[i].results.iter().flatten() {
-            let e = &v.entries()[r];
-            let tool = e.message.name.clone().unwrap_or_default();
-            if opts.exclude_tools.contains(&tool) || e.message.metadata.contains_key(CLEARED_KEY) {
+    for (e, message) in results.into_iter().zip(texts) {
+        {
+            let tool = e.shape.name.clone().unwrap_or_default();
+            if message.metadata.contains_key(CLEARED_KEY) {
                 continue;
             }
             let text = template
                 .replace("{tool}", &tool)
                 .replace("{commit}", &e.position.to_hex()[..12])
                 .replace("{tokens}", &e.tokens.to_string())
-                .replace("{bytes}", &e.message.content.text().len().to_string());
+                .replace("{bytes}", &message.content.text().len().to_string());
             let placeholder_tokens = tokens::framed(tokens::count_text(&text), false);
             if placeholder_tokens >= e.tokens {
                 continue; // already smaller than its placeholder
             }
-            let mut m = (*e.message).clone();
+            let mut m = Arc::unwrap_or_clone(message);
             m.content = Content::Text(text);
             m.metadata.insert(CLEARED_KEY.into(), "true".into());
             out.push((
@@ -134,8 +146,9 @@ pub struct ClearPlan {
 
 /// What [`clear`] would clear.
 pub(crate) fn plan_clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearPlan> {
-    repo.at_head(|_, v| {
-        let candidates: Vec<ClearCandidate> = plan(v, opts)?.into_iter().map(|(c, _)| c).collect();
+    repo.at_head(|snap, v| {
+        let candidates: Vec<ClearCandidate> =
+            plan(snap, v, opts)?.into_iter().map(|(c, _)| c).collect();
         let tokens_before = v.token_count();
         let freed: u64 = candidates.iter().map(ClearCandidate::saving).sum();
         Ok(ClearPlan {
@@ -150,8 +163,8 @@ pub(crate) fn plan_clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearPlan> 
 /// original commit, as edits in one transaction.
 pub(crate) fn clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearOutcome> {
     let tokens_before = repo.at_head(|_, v| v.token_count())?;
-    let cleared = txn::write_edits(repo, |v| {
-        Ok(plan(v, opts)?
+    let cleared = txn::write_edits(repo, |snap, v| {
+        Ok(plan(snap, v, opts)?
             .into_iter()
             .map(|(c, m)| (c.position, m))
             .collect())

@@ -394,8 +394,13 @@ impl Batch {
                     Some(&i) => Some(Arc::new(self.steps[i].1.message.clone())),
                     None => r
                         .repo
-                        .at_head(|_, v| v.open_call(call_id).map(|e| Arc::clone(&e.message)))
+                        .at_head(|snap, v| {
+                            v.open_call(call_id)
+                                .map(|e| crate::view::text(snap, e))
+                                .transpose()
+                        })
                         .ok()
+                        .and_then(Result::ok)
                         .flatten(),
                 };
                 let ask = (instructions.clone(), *target_tokens);

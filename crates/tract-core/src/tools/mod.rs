@@ -15,6 +15,7 @@ use crate::view::info::{CommitInfo, Current};
 use crate::view::revision::Rev;
 use crate::view::{SYNTHETIC_RESULT, View, ViewEntry};
 use crate::write::txn::AppendOptions;
+use std::sync::Arc;
 
 /// Which tool results [`crate::Tract::find_tool_results`] lists (every one by default).
 #[derive(Debug, Clone, Default)]
@@ -101,13 +102,18 @@ impl ToolTurn {
     }
 }
 
-/// The position an entry stands for, with its current version when it has been edited.
-pub(crate) fn entry_info(snap: &Snapshot, e: &ViewEntry) -> Result<CommitInfo> {
+/// The position an entry stands for, with its current version when it has been edited:
+/// `message` is the entry's current message, text included.
+pub(crate) fn entry_info(
+    snap: &Snapshot,
+    e: &ViewEntry,
+    message: Arc<Message>,
+) -> Result<CommitInfo> {
     if e.edits.is_empty() {
         return Ok(CommitInfo {
             id: e.position,
             commit: e.origin.clone(),
-            message: Some(e.message.clone()),
+            message: Some(message),
             token_count: e.tokens,
             current: None,
         });
@@ -119,46 +125,81 @@ pub(crate) fn entry_info(snap: &Snapshot, e: &ViewEntry) -> Result<CommitInfo> {
     let mut info = CommitInfo::new(e.position, (*e.origin).clone(), original);
     info.current = Some(Current {
         commit: e.commit,
-        message: e.message.clone(),
+        message,
         token_count: e.tokens,
     });
     Ok(info)
 }
 
-/// Each tool call of `e` with its state, result and duration in `view`.
-pub(crate) fn call_infos(view: &View, e: &ViewEntry) -> Vec<ToolCallInfo> {
-    e.message
+/// [`entry_info`] of each of `entries`, their messages read in one go.
+pub(crate) fn entry_infos<'a>(
+    snap: &Snapshot,
+    entries: impl IntoIterator<Item = &'a ViewEntry>,
+) -> Result<Vec<CommitInfo>> {
+    let entries: Vec<&ViewEntry> = entries.into_iter().collect();
+    let texts = crate::view::texts(snap, entries.iter().copied())?;
+    entries
+        .into_iter()
+        .zip(texts)
+        .map(|(e, m)| entry_info(snap, e, m))
+        .collect()
+}
+
+/// Each tool call of `e` with its state, result and duration in `view` (the messages of the
+/// call and of its results read from `snap`: the arguments and the results' sizes are text).
+pub(crate) fn call_infos(snap: &Snapshot, view: &View, e: &ViewEntry) -> Result<Vec<ToolCallInfo>> {
+    let results: Vec<Option<&ViewEntry>> = e
+        .results
+        .iter()
+        .map(|r| r.and_then(|i| view.entries().get(i)))
+        .collect();
+    let mut texts = crate::view::texts(
+        snap,
+        std::iter::once(e).chain(results.iter().flatten().copied()),
+    )?
+    .into_iter();
+    let Some(call) = texts.next() else {
+        return Ok(Vec::new());
+    };
+    Ok(call
         .tool_calls
         .iter()
-        .zip(&e.results)
-        .map(|(call, result)| {
-            let r = result.and_then(|i| view.entries().get(i));
+        .zip(results)
+        .map(|(c, r)| {
+            let bytes = r.and_then(|_| texts.next()).map(|m| m.content.text().len());
             ToolCallInfo {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
                 state: match r {
                     None => CallState::Pending,
-                    Some(r) if r.message.is_error => CallState::Error,
+                    Some(r) if r.shape.is_error => CallState::Error,
                     Some(_) => CallState::Ok,
                 },
                 call_commit: e.position,
                 result_commit: r.map(|r| r.position),
                 duration_us: r.map(|r| r.origin.timestamp_us.saturating_sub(e.origin.timestamp_us)),
                 result_tokens: r.map(|r| r.tokens),
-                result_bytes: r.map(|r| r.message.content.text().len()),
+                result_bytes: bytes,
             }
         })
-        .collect()
+        .collect())
 }
 
 /// The calls in view that have no result.
-fn pending(v: &View) -> Vec<ToolCallInfo> {
-    v.call_entries(None)
-        .iter()
-        .flat_map(|&i| call_infos(v, &v.entries()[i]))
-        .filter(|c| c.state == CallState::Pending)
-        .collect()
+fn pending(snap: &Snapshot, v: &View) -> Result<Vec<ToolCallInfo>> {
+    let mut out = Vec::new();
+    for &i in v.call_entries(None) {
+        let e = &v.entries()[i];
+        if e.results.iter().any(Option::is_none) {
+            out.extend(
+                call_infos(snap, v, e)?
+                    .into_iter()
+                    .filter(|c| c.state == CallState::Pending),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// Tool results in the view at `HEAD`, in view order, each position once: of tool `name` if
@@ -180,21 +221,15 @@ pub(crate) fn find_results(
         // Indexes are in view order: the bounds are two binary searches.
         let start = lo.map_or(0, |lo| all.partition_point(|&i| i <= lo));
         let end = hi.map_or(all.len(), |hi| all.partition_point(|&i| i < hi));
-        all.get(start..end.max(start))
-            .unwrap_or_default()
-            .iter()
-            .map(|&i| entry_info(snap, &v.entries()[i]))
-            .collect()
+        let found = all.get(start..end.max(start)).unwrap_or_default();
+        entry_infos(snap, found.iter().map(|&i| &v.entries()[i]))
     })?
 }
 
 /// Assistant commits in the view at `HEAD` that call tools (`name`: that tool).
 pub(crate) fn find_calls(repo: &Repo, name: Option<&str>) -> Result<Vec<CommitInfo>> {
     repo.at_head(|snap, v| {
-        v.call_entries(name)
-            .iter()
-            .map(|&i| entry_info(snap, &v.entries()[i]))
-            .collect()
+        entry_infos(snap, v.call_entries(name).iter().map(|&i| &v.entries()[i]))
     })?
 }
 
@@ -205,16 +240,21 @@ pub(crate) fn find_turns(repo: &Repo, name: Option<&str>) -> Result<Vec<ToolTurn
             .iter()
             .map(|&i| {
                 let e = &v.entries()[i];
-                let results = e
-                    .results
-                    .iter()
-                    .flatten()
-                    .map(|&r| entry_info(snap, &v.entries()[r]))
-                    .collect::<Result<Vec<_>>>()?;
+                let mut infos = entry_infos(
+                    snap,
+                    std::iter::once(e).chain(e.results.iter().flatten().map(|&r| &v.entries()[r])),
+                )?
+                .into_iter();
+                let call = infos.next().ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "the message of {} was not read",
+                        e.position.short()
+                    ))
+                })?;
                 Ok(ToolTurn {
-                    call: entry_info(snap, e)?,
-                    results,
-                    calls: call_infos(v, e),
+                    call,
+                    results: infos.collect(),
+                    calls: call_infos(snap, v, e)?,
                 })
             })
             .collect()
@@ -223,7 +263,7 @@ pub(crate) fn find_turns(repo: &Repo, name: Option<&str>) -> Result<Vec<ToolTurn
 
 /// Every tool call in the view at `HEAD` without a result, in view order.
 pub(crate) fn pending_calls(repo: &Repo) -> Result<Vec<ToolCallInfo>> {
-    repo.at_head(|_, v| pending(v))
+    repo.at_head(pending)?
 }
 
 /// Edits a tool result: `target` must be a tool result in view answering `call_id` from tool
@@ -260,7 +300,8 @@ pub(crate) fn edit_result(
 /// Commits a marked synthetic error result for every tool call in view that has none, in one
 /// transaction.
 pub(crate) fn repair(repo: &Repo) -> Result<Vec<CommitInfo>> {
-    let (head, pending) = repo.at_head(|_, v| (v.head(), pending(v)))?;
+    let (head, pending) =
+        repo.at_head(|snap, v| Ok::<_, Error>((v.head(), pending(snap, v)?)))??;
     if pending.is_empty() {
         return Ok(Vec::new());
     }

@@ -163,7 +163,7 @@ impl Tract {
         }
         self.repo.at_head(|_, v| {
             crate::formats::responses::call_names(
-                v.entries().iter().rev().map(|e| e.message.as_ref()),
+                v.entries().iter().rev().map(|e| e.shape.as_ref()),
                 wanted,
             )
         })

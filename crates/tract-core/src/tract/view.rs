@@ -13,7 +13,7 @@ use super::{Status, Tract};
 impl Tract {
     /// Compiles the view at `HEAD`.
     pub fn compile(&self) -> Result<Compiled> {
-        self.repo.at_head(|_, v| Compiled::new(v))
+        self.repo.at_head(|_, v| Compiled::new(v, &self.repo.store))
     }
 
     /// Compiles the view at `HEAD` replayed from the whole history, with no cached view and no
@@ -22,7 +22,10 @@ impl Tract {
     pub fn compile_replayed(&self) -> Result<Compiled> {
         let snap = self.repo.read()?;
         let head = self.repo.head(&snap)?.commit;
-        Ok(Compiled::new(&crate::view::View::build(&snap, head, None)?))
+        Ok(Compiled::new(
+            &crate::view::View::build(&snap, head, None)?,
+            &self.repo.store,
+        ))
     }
 
     /// Compiles the view at any commit.
@@ -30,13 +33,14 @@ impl Tract {
         let snap = self.repo.read()?;
         let id = self.repo.resolve(&snap, rev)?;
         if self.repo.head(&snap)?.commit == Some(id) {
-            return self.repo.with_view(&snap, Some(id), Compiled::new);
+            return self
+                .repo
+                .with_view(&snap, Some(id), |v| Compiled::new(v, &self.repo.store));
         }
-        Ok(Compiled::new(&crate::view::View::build(
-            &snap,
-            Some(id),
-            None,
-        )?))
+        Ok(Compiled::new(
+            &crate::view::View::build(&snap, Some(id), None)?,
+            &self.repo.store,
+        ))
     }
 
     /// Where the handle is and what its view holds.

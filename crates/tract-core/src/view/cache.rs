@@ -6,13 +6,13 @@
 //! view was dropped builds it again on its next read), so one process can serve many sessions.
 
 use crate::error::Result;
-use crate::id::{BlobId, CommitId};
-use crate::object::{Commit, Message, Role};
+use crate::id::CommitId;
+use crate::object::{Commit, Role};
 use crate::stats::Tally;
 use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
 use crate::view::info::CommitInfo;
-use crate::view::{Source, View, checkpoint};
+use crate::view::{Carried as Content, Shape, Source, View, checkpoint};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
@@ -185,7 +185,7 @@ impl ViewCache {
         }
         for info in infos {
             let content = match (&info.commit.blob, &info.message) {
-                (Some(b), Some(m)) => Some((*b, ((**m).clone(), payload_of(info)))),
+                (Some(b), Some(m)) => Some((*b, (Arc::new(Shape::of(m)), payload_of(info)))),
                 _ => None,
             };
             if apply(view, info.id, info.commit.clone(), content).is_err() {
@@ -232,15 +232,17 @@ impl ViewCache {
         guard.as_mut().filter(|v| v.head() == Some(head)).map(f)
     }
 
+    /// The store's redaction count the cached view was built under.
+    pub(crate) fn redactions(&self) -> u64 {
+        self.redactions.load(Ordering::Relaxed)
+    }
+
     /// Forgets the cached view (a write it was extended with did not commit).
     pub(crate) fn invalidate(&self) {
         *self.slot() = None;
         self.account(None);
     }
 }
-
-/// What a commit carries for the view: its blob and message with payload tokens.
-type Content = Option<(BlobId, (Message, u32))>;
 
 /// Payload tokens back from a framed count.
 fn payload_of(info: &CommitInfo) -> u32 {

@@ -13,13 +13,15 @@
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
-use crate::object::{Commit, Message, Role};
-use crate::view::{Source, View, ViewEntry, first_parents, frame};
+use crate::object::{Commit, Role};
+use crate::view::{Shape, Source, View, ViewEntry, first_parents, frame, shapes};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// What a checkpoint's layout is; a checkpoint of another is not read (a replay is).
-const VERSION: u8 = 1;
+/// What a checkpoint's layout is: 2 keeps each position's shape and tokens (a view is loaded
+/// without reading a message); 1, written before, is still read, the shapes then read from the
+/// blobs. A checkpoint of another is not read (a replay is).
+const VERSION: u8 = 2;
 
 /// The metadata key of the checkpoint of the view at `at`.
 pub(crate) fn key(at: &CommitId) -> String {
@@ -59,10 +61,35 @@ struct Slot {
     results: Vec<Option<u32>>,
     /// For a tool result, how many positions before this one its call is.
     caller: Option<u32>,
+    /// The message's shape and its framed tokens (`None` in a checkpoint of layout 1).
+    shape: Option<(Shape, u32)>,
+}
+
+/// A position in a checkpoint of layout 1: a [`Slot`] without its shape.
+#[derive(Debug, Serialize, Deserialize)]
+struct SlotV1 {
+    position: CommitId,
+    commit: Option<CommitId>,
+    blob: BlobId,
+    edits: Vec<CommitId>,
+    results: Vec<Option<u32>>,
+    caller: Option<u32>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Manifest {
+    version: u8,
+    at: CommitId,
+    positions: u32,
+    /// The store's redaction count the shapes were read under: a redaction since may have
+    /// replaced a message (and its tokens), and then the shapes are read from the blobs.
+    redactions: u64,
+    chunks: Vec<[u8; 32]>,
+}
+
+/// The manifest of layout 1.
+#[derive(Debug, Serialize, Deserialize)]
+struct ManifestV1 {
     version: u8,
     at: CommitId,
     positions: u32,
@@ -76,7 +103,7 @@ pub(crate) type Values = Vec<(String, Vec<u8>)>;
 /// `None` when the view's pairing and indexes are not what its positions alone give back
 /// (a call id reused while an earlier call waited, an edit that renamed a tool): that view is
 /// not checkpointed, and a new handle replays it.
-pub(crate) fn encode(view: &View) -> Result<Option<Values>> {
+pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Values>> {
     let Some(at) = view.head() else {
         return Ok(None);
     };
@@ -104,6 +131,7 @@ pub(crate) fn encode(view: &View) -> Result<Option<Values>> {
         version: VERSION,
         at,
         positions: u32::try_from(entries.len()).unwrap_or(u32::MAX),
+        redactions,
         chunks,
     };
     out.push((key(&at), sealed(&manifest)?));
@@ -200,6 +228,15 @@ pub(crate) fn collect(
     Ok(out)
 }
 
+/// Whether the checkpoint at `at` is of this layout and of the store's `redactions` (a
+/// damaged one is not).
+fn is_current(src: &impl Source, at: &CommitId, redactions: u64) -> Result<bool> {
+    Ok(src
+        .meta(&key(at))?
+        .and_then(|b| unsealed(&b).ok())
+        .is_some_and(|m| m.version == VERSION && m.redactions == redactions))
+}
+
 /// The manifest's bytes with 8 bytes of its BLAKE3 after them: a damaged one is found, not
 /// read as another.
 fn sealed(m: &Manifest) -> Result<Vec<u8>> {
@@ -209,7 +246,8 @@ fn sealed(m: &Manifest) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The manifest [`sealed`] wrote, or what is wrong with its bytes.
+/// The manifest [`sealed`] wrote (one of layout 1 with no redaction count), or what is wrong
+/// with its bytes.
 fn unsealed(bytes: &[u8]) -> std::result::Result<Manifest, &'static str> {
     let (body, check) = bytes
         .split_at_checked(bytes.len().saturating_sub(8))
@@ -217,7 +255,20 @@ fn unsealed(bytes: &[u8]) -> std::result::Result<Manifest, &'static str> {
     if blake3::hash(body).as_bytes()[..8] != *check {
         return Err("its check does not match");
     }
-    crate::storage::store::meta::decode_small(body).map_err(|_| "it does not decode")
+    let wrong = |_| "it does not decode";
+    match body.first() {
+        Some(1) => {
+            let m: ManifestV1 = crate::storage::store::meta::decode_small(body).map_err(wrong)?;
+            Ok(Manifest {
+                version: m.version,
+                at: m.at,
+                positions: m.positions,
+                redactions: u64::MAX,
+                chunks: m.chunks,
+            })
+        }
+        _ => crate::storage::store::meta::decode_small(body).map_err(wrong),
+    }
 }
 
 /// Position `i` as a checkpoint keeps it; `None` when its pairing points the wrong way (a
@@ -241,6 +292,7 @@ fn slot_of(i: usize, e: &ViewEntry) -> Option<Slot> {
         edits: e.edits.clone(),
         results,
         caller,
+        shape: Some(((*e.shape).clone(), e.tokens)),
     })
 }
 
@@ -274,9 +326,9 @@ fn derive(view: &mut View) {
         for edit in &e.edits {
             view.index.insert(*edit, i);
         }
-        match e.message.role {
+        match e.shape.role {
             Role::Assistant => {
-                for (call, result) in e.message.tool_calls.iter().zip(&e.results) {
+                for (call, result) in e.shape.tool_calls.iter().zip(&e.results) {
                     view.calls.add(i, &call.name);
                     if result.is_none() {
                         view.unanswered += 1;
@@ -286,7 +338,7 @@ fn derive(view: &mut View) {
             }
             Role::Tool => {
                 view.results
-                    .add(i, e.message.name.as_deref().unwrap_or_default());
+                    .add(i, e.shape.name.as_deref().unwrap_or_default());
                 if e.caller.is_none() {
                     view.orphan_tokens += u64::from(e.tokens);
                 }
@@ -360,7 +412,7 @@ pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
     };
     let damaged = |what: &str| Error::corrupt(format!("checkpoint of {}: {what}", at.short()));
     let manifest = unsealed(&bytes).map_err(damaged)?;
-    if manifest.version != VERSION || manifest.at != *at {
+    if !(1..=VERSION).contains(&manifest.version) || manifest.at != *at {
         return Err(damaged("of another layout or commit"));
     }
     let mut slots: Vec<Slot> = Vec::with_capacity(manifest.positions as usize);
@@ -371,23 +423,45 @@ pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
         if blake3::hash(&chunk).as_bytes() != id {
             return Err(damaged("a chunk does not match its id"));
         }
-        slots.extend(crate::storage::store::meta::decode_small::<Vec<Slot>>(
-            &chunk,
-        )?);
+        match manifest.version {
+            1 => slots.extend(
+                crate::storage::store::meta::decode_small::<Vec<SlotV1>>(&chunk)?
+                    .into_iter()
+                    .map(|s| Slot {
+                        position: s.position,
+                        commit: s.commit,
+                        blob: s.blob,
+                        edits: s.edits,
+                        results: s.results,
+                        caller: s.caller,
+                        shape: None,
+                    }),
+            ),
+            _ => slots.extend(crate::storage::store::meta::decode_small::<Vec<Slot>>(
+                &chunk,
+            )?),
+        }
     }
     if slots.len() != manifest.positions as usize {
         return Err(damaged("its chunks hold another number of positions"));
     }
-    restore(src, *at, slots).map(Some)
+    // Shapes kept before a redaction may show what it removed: they are read again.
+    let current = manifest.redactions == src.redactions()?;
+    restore(src, *at, slots, current).map(Some)
 }
 
-/// The view of `slots`, its messages and position commits read from `src`.
-fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
-    let blobs: Vec<BlobId> = slots.iter().map(|s| s.blob).collect();
-    let messages: Vec<(Message, u32)> = match src.blobs(&blobs) {
-        Some(loaded) => loaded?,
-        None => blobs.iter().map(|b| src.blob(b)).collect::<Result<_>>()?,
-    };
+/// The view of `slots`, the position commits read from `src`, and the messages' shapes too
+/// unless `current` (and the slots hold them). A view whose shapes were read is not marked
+/// checkpointed: its next write checkpoints it again, as this layout and redaction count.
+fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool) -> Result<View> {
+    let read = !current || slots.iter().any(|s| s.shape.is_none());
+    if read {
+        let blobs: Vec<BlobId> = slots.iter().map(|s| s.blob).collect();
+        for (slot, (shape, payload)) in slots.iter_mut().zip(shapes(src, &blobs)?) {
+            let tokens = frame(&shape, payload);
+            slot.shape = Some((Arc::unwrap_or_clone(shape), tokens));
+        }
+    }
     let positions: Vec<CommitId> = slots.iter().map(|s| s.position).collect();
     let origins: Vec<Commit> = match src.commits(&positions) {
         Some(loaded) => loaded?,
@@ -398,11 +472,10 @@ fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
     };
     let n = slots.len();
     let mut entries = Vec::with_capacity(n);
-    for (i, ((slot, (message, payload)), origin)) in
-        slots.into_iter().zip(messages).zip(origins).enumerate()
-    {
+    for (i, (slot, origin)) in slots.into_iter().zip(origins).enumerate() {
         let wrong = || Error::corrupt(format!("checkpoint of {}: position {i}", at.short()));
-        if slot.results.len() != message.tool_calls.len() {
+        let (shape, tokens) = slot.shape.ok_or_else(wrong)?;
+        if slot.results.len() != shape.tool_calls.len() {
             return Err(wrong());
         }
         let results = slot
@@ -420,12 +493,11 @@ fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
             None => None,
             Some(d) => Some(i.checked_sub(d as usize).ok_or_else(wrong)?),
         };
-        let tokens = frame(&message, payload);
         entries.push(ViewEntry {
             position: slot.position,
             commit: slot.commit.unwrap_or(slot.position),
             blob: slot.blob,
-            message: Arc::new(message),
+            shape: Arc::new(shape),
             tokens,
             origin: Arc::new(origin),
             edits: slot.edits,
@@ -436,7 +508,7 @@ fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
     let mut view = View {
         head: Some(at),
         entries: Arc::new(entries),
-        checkpointed: true,
+        checkpointed: !read,
         ..View::default()
     };
     derive(&mut view);
@@ -444,8 +516,9 @@ fn restore(src: &impl Source, at: CommitId, slots: Vec<Slot>) -> Result<View> {
 }
 
 /// Checkpoints the view of every branch whose pointer does not name its tip (a store older
-/// code wrote, a clone, a pull), one transaction a branch, each view built from the branch's
-/// checkpoint if it has one. Returns how many were written.
+/// code wrote, a clone, a pull) or names one of an older layout or redaction count, one
+/// transaction a branch, each view built from the branch's checkpoint if it has one. Returns
+/// how many were written.
 pub(crate) fn write_all(store: &crate::storage::store::Store) -> Result<usize> {
     let mut written = 0;
     for (name, _) in store.read()?.branches()? {
@@ -455,10 +528,11 @@ pub(crate) fn write_all(store: &crate::storage::store::Store) -> Result<usize> {
             continue;
         };
         let from = of_branch(&w, &name)?;
-        if from == Some(tip) {
+        let redactions = w.redactions()?;
+        if from == Some(tip) && is_current(&w, &tip, redactions)? {
             continue;
         }
-        let Some(values) = encode(&build(&w, Some(tip), from)?)? else {
+        let Some(values) = encode(&build(&w, Some(tip), from)?, redactions)? else {
             continue;
         };
         write(&mut w, &name, &tip, values)?;

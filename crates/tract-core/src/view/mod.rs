@@ -3,6 +3,11 @@
 //! A view is built once per head and then extended in place by each new commit, so an agent
 //! step costs O(1) rather than O(history). Alongside the entries it keeps which tool calls
 //! have results, so token totals and provider-valid rendering need no extra pass.
+//!
+//! A view holds each message's [`Shape`], not its text: what pairing, tool queries, token
+//! counts and the order of a rendering need. The text is read from the store by blob id when
+//! a message is rendered, searched or changed ([`texts`]), so a view's memory follows its
+//! length, not what was said.
 
 pub mod ancestry;
 pub(crate) mod cache;
@@ -12,16 +17,100 @@ pub mod revision;
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, CommitMap};
-use crate::object::{Commit, MergeStrategy, Message, Op, Role, ToolCall};
+use crate::object::{Commit, Content, ContentPart, MergeStrategy, Message, Op, Role};
 use crate::stats::Tally;
 use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The text of the synthetic result that stands in for a tool call with no recorded result.
 pub const SYNTHETIC_RESULT: &str = "[tract] No result was recorded for this tool call: the agent stopped before the tool returned. Treat the call as failed.";
 pub(crate) use crate::tokens::SYNTHETIC_RESULT_TOKENS;
+
+/// What a view keeps of a message: all but its text (content, call arguments, metadata). Who
+/// speaks, the tool calls' ids and names, the call a result answers, whether it reports a
+/// failure and what kinds of parts its content has: enough to pair calls with results, answer
+/// tool queries, count tokens and lay a rendering out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Who speaks.
+    pub role: Role,
+    /// The tool name of a tool result, or a participant name.
+    pub name: Option<String>,
+    /// Each tool call's id and tool name, in the order the model made them.
+    pub tool_calls: Vec<CallShape>,
+    /// The call a tool result answers.
+    pub tool_call_id: Option<String>,
+    /// Whether a tool result reports a failure.
+    pub is_error: bool,
+    /// For content in parts, each part's provider type (`None` for a text part); `None` for
+    /// text content.
+    pub parts: Option<Vec<Option<String>>>,
+}
+
+/// A tool call as a [`Shape`] keeps it: its id and its tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallShape {
+    /// The provider's call id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+}
+
+impl Shape {
+    /// The shape of `m`.
+    pub fn of(m: &Message) -> Shape {
+        let parts = match &m.content {
+            Content::Text(_) => None,
+            Content::Parts(parts) => Some(
+                parts
+                    .iter()
+                    .map(|p| match p {
+                        ContentPart::Text(_) => None,
+                        ContentPart::Raw(raw) => Some(
+                            crate::json::raw_value(raw)
+                                .get("type")
+                                .and_then(serde_json::Value::as_str)
+                                .unwrap_or("?")
+                                .to_string(),
+                        ),
+                    })
+                    .collect(),
+            ),
+        };
+        Shape {
+            role: m.role,
+            name: m.name.clone(),
+            tool_calls: m
+                .tool_calls
+                .iter()
+                .map(|c| CallShape {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                })
+                .collect(),
+            tool_call_id: m.tool_call_id.clone(),
+            is_error: m.is_error,
+            parts,
+        }
+    }
+
+    /// Roughly the bytes it takes in memory.
+    fn bytes(&self) -> usize {
+        let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        std::mem::size_of::<Shape>()
+            + text(&self.name)
+            + text(&self.tool_call_id)
+            + self
+                .tool_calls
+                .iter()
+                .map(|c| std::mem::size_of::<CallShape>() + c.id.len() + c.name.len())
+                .sum::<usize>()
+            + self.parts.as_ref().map_or(0, |p| p.len() * 32)
+    }
+}
 
 /// One position of the view.
 #[derive(Debug, Clone)]
@@ -30,10 +119,11 @@ pub struct ViewEntry {
     pub position: CommitId,
     /// The commit whose content is current: the position itself or its newest edit.
     pub commit: CommitId,
-    /// The current blob.
+    /// The current blob: where the message's text is read from.
     pub blob: BlobId,
-    /// The current message.
-    pub message: Arc<Message>,
+    /// What the view keeps of the current message (a new one for each edit, compress or
+    /// rebuild, so a rendering kept across steps may key what it made of it by its address).
+    pub shape: Arc<Shape>,
     /// Tokens of the message with its framing.
     pub tokens: u32,
     /// The position's own commit (the append), as stored.
@@ -120,6 +210,10 @@ impl ToolIndex {
 pub(crate) trait Source: Sync {
     fn commit(&self, id: &CommitId) -> Result<Commit>;
     fn blob(&self, id: &BlobId) -> Result<(Message, u32)>;
+    /// A blob's message as a view keeps it, with its payload tokens.
+    fn shape(&self, id: &BlobId) -> Result<(Arc<Shape>, u32)> {
+        self.blob(id).map(|(m, t)| (Arc::new(Shape::of(&m)), t))
+    }
     /// Whether blobs may be read from several threads at once.
     fn parallel(&self) -> bool {
         true
@@ -147,6 +241,8 @@ pub(crate) trait Source: Sync {
     }
     /// A metadata value (view checkpoints are kept there).
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// How many redactions the store has seen.
+    fn redactions(&self) -> Result<u64>;
 }
 
 impl Source for Snapshot {
@@ -172,6 +268,9 @@ impl Source for Snapshot {
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
         Snapshot::meta(self, key)
     }
+    fn redactions(&self) -> Result<u64> {
+        Snapshot::redactions(self)
+    }
 }
 
 impl Source for crate::storage::store::writer::Writer {
@@ -187,6 +286,9 @@ impl Source for crate::storage::store::writer::Writer {
     }
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
         crate::storage::store::writer::Writer::meta(self, key)
+    }
+    fn redactions(&self) -> Result<u64> {
+        crate::storage::store::writer::Writer::redactions(self)
     }
 }
 
@@ -241,15 +343,16 @@ impl View {
         tokens::request_tokens(self.total_tokens, self.orphan_tokens, self.unanswered)
     }
 
-    /// Roughly how many bytes the view takes in memory: its entries and their text (about
-    /// four bytes a token). O(1): what the view counts anyway.
+    /// Roughly how many bytes the view takes in memory: its entries, their shapes and
+    /// indexes (no text: a view holds none). O(1): the shapes of the first and last entries
+    /// stand for the rest.
     pub fn estimated_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<ViewEntry>() + std::mem::size_of::<Message>() + 64;
-        let text = usize::try_from(self.total_tokens.saturating_mul(4)).unwrap_or(usize::MAX);
-        self.entries
-            .len()
-            .saturating_mul(entry)
-            .saturating_add(text)
+        let shape = match (self.entries.first(), self.entries.last()) {
+            (Some(a), Some(b)) => (a.shape.bytes() + b.shape.bytes()) / 2,
+            _ => 0,
+        };
+        let entry = std::mem::size_of::<ViewEntry>() + shape + 96;
+        self.entries.len().saturating_mul(entry)
     }
 
     /// What the view holds, in the counts a branch listing keeps.
@@ -331,7 +434,7 @@ impl View {
         src: &impl Source,
         id: CommitId,
         commit: Arc<Commit>,
-        content: Option<(BlobId, (Message, u32))>,
+        content: Carried,
     ) -> Result<()> {
         let Op::Merge {
             base,
@@ -369,7 +472,7 @@ impl View {
         &mut self,
         id: CommitId,
         commit: Arc<Commit>,
-        content: Option<(BlobId, (Message, u32))>,
+        content: Carried,
     ) -> Result<()> {
         if !self.deferred.is_empty() && !matches!(commit.op, Op::Compress { .. }) {
             self.flush();
@@ -380,10 +483,10 @@ impl View {
                 strategy: MergeStrategy::ToolResult { .. },
                 ..
             } => {
-                let (blob, (message, payload)) = content.ok_or_else(|| {
+                let (blob, (shape, payload)) = content.ok_or_else(|| {
                     Error::corrupt(format!("{} {} has no blob", commit.op.name(), id.short()))
                 })?;
-                self.push(id, commit, blob, Arc::new(message), payload);
+                self.push(id, commit, blob, shape, payload);
                 self.head = Some(id);
                 return Ok(());
             }
@@ -397,18 +500,18 @@ impl View {
                 )));
             }
             Op::Edit { target } => {
-                let (blob, (message, payload)) = content
+                let (blob, (shape, payload)) = content
                     .ok_or_else(|| Error::corrupt(format!("edit {} has no blob", id.short())))?;
                 // An edit whose target left the view (another branch) changes nothing here.
                 if let Some(&i) = self.index.get(target) {
-                    self.replace(i, id, blob, Arc::new(message), payload);
+                    self.replace(i, id, blob, shape, payload);
                     self.index.insert(id, i);
                 }
             }
             // A record keeps its owner's data on the branch; the model never sees it.
             Op::Record { .. } => {}
             Op::Compress { sources, .. } => {
-                let (blob, (message, payload)) = content.ok_or_else(|| {
+                let (blob, (shape, payload)) = content.ok_or_else(|| {
                     Error::corrupt(format!("compress {} has no blob", id.short()))
                 })?;
                 // A compress of a summary still waiting to be spliced needs it spliced first.
@@ -418,15 +521,14 @@ impl View {
                 {
                     self.flush();
                 }
-                let message = Arc::new(message);
-                let tokens = frame(&message, payload);
+                let tokens = frame(&shape, payload);
                 let sources = sources.clone();
                 let summary = ViewEntry {
                     position: id,
                     commit: id,
                     blob,
                     results: Vec::new(),
-                    message,
+                    shape,
                     tokens,
                     origin: commit,
                     edits: Vec::new(),
@@ -447,16 +549,16 @@ impl View {
         id: CommitId,
         commit: Arc<Commit>,
         blob: BlobId,
-        message: Arc<Message>,
+        shape: Arc<Shape>,
         payload: u32,
     ) {
-        let tokens = frame(&message, payload);
+        let tokens = frame(&shape, payload);
         self.push_entry(ViewEntry {
             position: id,
             commit: id,
             blob,
-            results: vec![None; message.tool_calls.len()],
-            message,
+            results: vec![None; shape.tool_calls.len()],
+            shape,
             tokens,
             origin: commit,
             edits: Vec::new(),
@@ -468,7 +570,7 @@ impl View {
     fn push_entry(&mut self, mut entry: ViewEntry) {
         let idx = self.entries.len();
         let framed = entry.tokens;
-        let message = Arc::clone(&entry.message);
+        let message = Arc::clone(&entry.shape);
         entry.results = vec![None; message.tool_calls.len()];
         entry.caller = None;
         self.total_tokens += u64::from(framed);
@@ -493,7 +595,7 @@ impl View {
                 match self.open_calls.remove(call_id) {
                     Some(caller) => {
                         let slot = entries[caller]
-                            .message
+                            .shape
                             .tool_calls
                             .iter()
                             .position(|c| c.id == call_id);
@@ -591,7 +693,7 @@ impl View {
             self.total_tokens += u64::from(summary.tokens);
             for e in &entries[lo..=hi] {
                 self.total_tokens -= u64::from(e.tokens);
-                if e.message.role == Role::Tool && e.caller.is_none() {
+                if e.shape.role == Role::Tool && e.caller.is_none() {
                     self.orphan_tokens -= u64::from(e.tokens);
                 }
                 for id in std::iter::once(&e.position).chain(&e.edits) {
@@ -678,25 +780,18 @@ impl View {
         }
     }
 
-    fn replace(
-        &mut self,
-        i: usize,
-        id: CommitId,
-        blob: BlobId,
-        message: Arc<Message>,
-        payload: u32,
-    ) {
+    fn replace(&mut self, i: usize, id: CommitId, blob: BlobId, message: Arc<Shape>, payload: u32) {
         let framed = frame(&message, payload);
         let entries = Arc::make_mut(&mut self.entries);
         let e = &mut entries[i];
         self.total_tokens = self.total_tokens - u64::from(e.tokens) + u64::from(framed);
-        if e.message.role == Role::Tool && e.caller.is_none() {
+        if e.shape.role == Role::Tool && e.caller.is_none() {
             self.orphan_tokens = self.orphan_tokens - u64::from(e.tokens) + u64::from(framed);
         }
         // Calls an edit adds after the message's own (an imported API response that grew
         // line by line) are open like those of an append; an edit otherwise keeps the calls.
-        let old = &e.message.tool_calls;
-        let added: Vec<ToolCall> = if message.role == Role::Assistant
+        let old = &e.shape.tool_calls;
+        let added: Vec<CallShape> = if message.role == Role::Assistant
             && message.tool_calls.len() > old.len()
             && old
                 .iter()
@@ -710,7 +805,7 @@ impl View {
         e.results.resize(e.results.len() + added.len(), None);
         e.commit = id;
         e.blob = blob;
-        e.message = message;
+        e.shape = message;
         e.tokens = framed;
         e.edits.push(id);
         for call in added {
@@ -734,35 +829,78 @@ fn first_parents(
 /// Below this many blobs, threads cost more than they save.
 const PARALLEL_MIN: usize = 2048;
 
-type Loaded = Option<(BlobId, (Message, u32))>;
+/// What a commit carries for the view: its blob, and its message's shape with payload tokens.
+pub(crate) type Carried = Option<(BlobId, (Arc<Shape>, u32))>;
 
-/// The blob of each commit in `chain`, in order. Decoding (decompression, allocation) is most
-/// of a cold build, so long chains are split across the machine's cores.
-fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Loaded>> {
-    let ids: Vec<BlobId> = chain.iter().filter_map(|(_, c)| c.blob).collect();
-    if let Some(loaded) = src.blobs(&ids) {
-        let mut loaded = ids.into_iter().zip(loaded?);
-        return Ok(chain
-            .iter()
-            .map(|(_, c)| c.blob.and_then(|_| loaded.next()))
-            .collect());
+/// The shapes of the blobs `ids`, in order: read together where the store reads many at once,
+/// else one by one (across the machine's cores for many).
+pub(crate) fn shapes(src: &impl Source, ids: &[BlobId]) -> Result<Vec<(Arc<Shape>, u32)>> {
+    // In batches: a batch's messages are dropped before the next is read.
+    const BATCH: usize = 4096;
+    let mut out = Vec::with_capacity(ids.len());
+    for part in ids.chunks(BATCH) {
+        match src.blobs(part) {
+            Some(loaded) => out.extend(
+                loaded?
+                    .into_iter()
+                    .map(|(m, t)| (Arc::new(Shape::of(&m)), t)),
+            ),
+            None => out.extend(load_many(src, part, |b| src.shape(b))?),
+        }
     }
-    let load = |part: &[(CommitId, Commit)]| -> Result<Vec<Loaded>> {
-        part.iter()
-            .map(|(_, c)| c.blob.map(|b| src.blob(&b).map(|m| (b, m))).transpose())
-            .collect()
+    Ok(out)
+}
+
+/// The messages of `entries`, text included, read from `src` by their blobs, in order: what a
+/// rendering, a search or a change reads (the view keeps only their shapes).
+pub(crate) fn texts<'a>(
+    src: &impl Source,
+    entries: impl IntoIterator<Item = &'a ViewEntry>,
+) -> Result<Vec<Arc<Message>>> {
+    let ids: Vec<BlobId> = entries.into_iter().map(|e| e.blob).collect();
+    let loaded = match src.blobs(&ids) {
+        Some(loaded) => loaded?,
+        None => load_many(src, &ids, |b| src.blob(b))?,
     };
+    Ok(loaded.into_iter().map(|(m, _)| Arc::new(m)).collect())
+}
+
+/// The message of `e`, text included, read from `src`.
+pub(crate) fn text(src: &impl Source, e: &ViewEntry) -> Result<Arc<Message>> {
+    let (m, _) = src.blob(&e.blob)?;
+    Ok(Arc::new(m))
+}
+
+/// The blob of each commit in `chain` as the view keeps it, in order.
+fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Carried>> {
+    let ids: Vec<BlobId> = chain.iter().filter_map(|(_, c)| c.blob).collect();
+    let mut loaded = ids.iter().copied().zip(shapes(src, &ids)?);
+    Ok(chain
+        .iter()
+        .map(|(_, c)| c.blob.and_then(|_| loaded.next()))
+        .collect())
+}
+
+/// `read` of each of `items`, in order. Decoding (decompression, allocation) is most of a cold
+/// build, so many items are split across the machine's cores when `src` may be read from
+/// several threads.
+fn load_many<T: Sync, R: Send>(
+    src: &impl Source,
+    items: &[T],
+    read: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let load = |part: &[T]| -> Result<Vec<R>> { part.iter().map(&read).collect() };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if threads < 2 || chain.len() < PARALLEL_MIN || !src.parallel() {
-        return load(chain);
+    if threads < 2 || items.len() < PARALLEL_MIN || !src.parallel() {
+        return load(items);
     }
-    let size = chain.len().div_ceil(threads);
+    let size = items.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = chain
+        let handles: Vec<_> = items
             .chunks(size)
             .map(|part| scope.spawn(move || load(part)))
             .collect();
-        let mut out = Vec::with_capacity(chain.len());
+        let mut out = Vec::with_capacity(items.len());
         for h in handles {
             let part = h
                 .join()
@@ -774,7 +912,7 @@ fn load_blobs(src: &impl Source, chain: &[(CommitId, Commit)]) -> Result<Vec<Loa
 }
 
 /// Framed tokens of a message: tool messages are sent without their name.
-fn frame(m: &Message, payload: u32) -> u32 {
+fn frame(m: &Shape, payload: u32) -> u32 {
     tokens::framed(payload, m.name.is_some() && m.role != Role::Tool)
 }
 
@@ -813,8 +951,9 @@ mod tests {
                 message: None,
             };
             let blob = BlobId::of(&bytes);
+            let shape = Arc::new(Shape::of(&message));
             self.view
-                .apply(id, Arc::new(commit), Some((blob, (message, payload))))
+                .apply(id, Arc::new(commit), Some((blob, (shape, payload))))
                 .unwrap();
             id
         }
@@ -828,7 +967,7 @@ mod tests {
         let mut m = Message::text(Role::Assistant, "let me look");
         m.tool_calls = calls
             .iter()
-            .map(|(id, name)| ToolCall {
+            .map(|(id, name)| crate::object::ToolCall {
                 id: (*id).to_string(),
                 name: (*name).to_string(),
                 arguments: "{}".into(),
@@ -927,8 +1066,21 @@ mod tests {
                 let i = rng.below(b.view.len() as u64) as usize;
                 // Edits change content only, as every edit the API makes.
                 let e = &b.view.entries()[i];
-                let (target, mut edited) = (e.position, (*e.message).clone());
-                edited.content = crate::object::Content::Text("edited".into());
+                let mut edited = Message::text(e.shape.role, "edited");
+                edited.name = e.shape.name.clone();
+                edited.tool_call_id = e.shape.tool_call_id.clone();
+                edited.is_error = e.shape.is_error;
+                edited.tool_calls = e
+                    .shape
+                    .tool_calls
+                    .iter()
+                    .map(|c| crate::object::ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: "{}".into(),
+                    })
+                    .collect();
+                let target = e.position;
                 b.commit(Op::Edit { target }, edited);
             }
             b.append(Message::text(Role::Assistant, format!("answer {turn}")));
@@ -968,7 +1120,7 @@ mod tests {
             let whole_turns = seed % 2 == 0;
             let starts: Vec<usize> = if whole_turns {
                 (1..n)
-                    .filter(|&i| b.view.entries()[i].message.role == Role::User)
+                    .filter(|&i| b.view.entries()[i].shape.role == Role::User)
                     .collect()
             } else {
                 (1..n).collect()

@@ -7,6 +7,7 @@ use crate::repo::Repo;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use crate::write::txn;
+use std::sync::Arc;
 
 /// Replaces the content of `target` (a message in the view at `HEAD`) after `check` has seen
 /// the message in view and not refused it, inside the write transaction (nothing can change
@@ -21,15 +22,16 @@ pub(crate) fn edit(
     let snap = repo.read()?;
     let id = repo.resolve(&snap, target)?;
     drop(snap);
-    let infos = txn::write_edits(repo, |v| {
+    let infos = txn::write_edits(repo, |snap, v| {
         let Some(entry) = v.entry_of(&id) else {
             return Err(Error::NotInView {
                 commit: id,
                 argument: None,
             });
         };
-        check(&entry.message)?;
-        let mut message = (*entry.message).clone();
+        let current = crate::view::text(snap, entry)?;
+        check(&current)?;
+        let mut message = Arc::unwrap_or_clone(current);
         message.content = content;
         Ok(vec![(id, message)])
     })?;

@@ -14,6 +14,7 @@ use crate::refs::{Head, HeadRef};
 use crate::repo::{Repo, Target};
 use crate::stats::{BranchStats, Tally};
 use crate::storage::group::JobError;
+use crate::storage::store::snapshot::Snapshot;
 use crate::storage::store::writer::{Objects, Writer};
 use crate::tokens;
 use crate::view::cache::ViewCache;
@@ -205,13 +206,14 @@ fn write_grouped(
 
 /// Edits planned from the view at the handle's position and committed in one transaction:
 /// `plan` sees the view under the write lock (nothing can change between planning and
-/// committing) and returns each target with its new message.
+/// committing), with a snapshot to read its messages from, and returns each target with its
+/// new message.
 pub(crate) fn write_edits(
     repo: &Repo,
-    plan: impl FnOnce(&View) -> Result<Vec<(CommitId, Message)>>,
+    plan: impl FnOnce(&Snapshot, &View) -> Result<Vec<(CommitId, Message)>>,
 ) -> Result<Vec<CommitInfo>> {
-    write_planned(repo, |view| {
-        let edits = plan(view)?;
+    write_planned(repo, |snap, view| {
+        let edits = plan(snap, view)?;
         let steps = edits
             .into_iter()
             .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
@@ -225,14 +227,14 @@ pub(crate) fn write_edits(
 /// An empty plan commits nothing.
 pub(crate) fn write_planned(
     repo: &Repo,
-    plan: impl FnOnce(&View) -> Result<Vec<(Step, Prepared)>>,
+    plan: impl FnOnce(&Snapshot, &View) -> Result<Vec<(Step, Prepared)>>,
 ) -> Result<Vec<CommitInfo>> {
     let mut w = repo.write()?;
     let target = repo.target();
     let start = target.head_in(&w)?;
     // Read after taking the write lock: this snapshot sees exactly what the writer sees.
     let snap = repo.read()?;
-    let steps = repo.with_view(&snap, start.commit, plan)??;
+    let steps = repo.with_view(&snap, start.commit, |v| plan(&snap, v))??;
     if steps.is_empty() {
         return Ok(Vec::new()); // dropping the writer commits nothing
     }
@@ -422,15 +424,20 @@ fn keep_checkpoint(
     if !due && checkpointed {
         return Ok(());
     }
+    let redactions = w.redactions()?;
     if extended.is_none()
         && views
-            .extend_and_tally(&*w, w.redactions()?, start.commit, infos)
+            .extend_and_tally(&*w, redactions, start.commit, infos)
             .is_none()
     {
         return Ok(());
     }
+    // A view built before a redaction this transaction sees may show what it removed.
+    if views.redactions() != redactions {
+        return Ok(());
+    }
     let encoded = views.cached(last.id, |v| {
-        let encoded = checkpoint::encode(v);
+        let encoded = checkpoint::encode(v, redactions);
         // A view that cannot be checkpointed is not tried again on every write: its next
         // chance is the next one due.
         v.checkpointed = encoded.is_ok();

@@ -13,10 +13,10 @@ fn messages_survive_reopening_and_compile_the_same() {
         t.system("be brief").unwrap();
         t.user("hello").unwrap();
         t.assistant("hi", vec![]).unwrap();
-        t.compile().unwrap().to_openai().to_string()
+        t.compile().unwrap().to_openai().unwrap().to_string()
     };
     let t = Tract::open_existing(&path).unwrap();
-    let after = t.compile().unwrap().to_openai().to_string();
+    let after = t.compile().unwrap().to_openai().unwrap().to_string();
     assert_eq!(before, after);
     assert_eq!(t.log(&tract_core::LogQuery::default()).unwrap().len(), 3);
 }

@@ -17,9 +17,12 @@ fn branches_time_travel_and_reset_with_reflog() {
     t.create_branch(&alt, &Rev::from(a.id)).unwrap();
     t.switch("alt").unwrap();
     t.user("two, differently").unwrap();
-    assert_eq!(t.compile().unwrap().messages().len(), 2);
+    assert_eq!(t.compile().unwrap().messages().unwrap().len(), 2);
     assert_eq!(
-        t.compile().unwrap().messages()[1].message.content.text(),
+        t.compile().unwrap().messages().unwrap()[1]
+            .message
+            .content
+            .text(),
         "two, differently"
     );
     t.switch("main").unwrap();
@@ -33,11 +36,11 @@ fn branches_time_travel_and_reset_with_reflog() {
     assert_eq!(t.head().unwrap().commit, Some(b.id));
     // Reset, then undo it from the reflog.
     t.reset(&Rev::from(a.id)).unwrap();
-    assert_eq!(t.compile().unwrap().messages().len(), 1);
+    assert_eq!(t.compile().unwrap().messages().unwrap().len(), 1);
     let log = t.reflog("main", 1).unwrap();
     assert_eq!(log[0].old, Some(b.id));
     t.reset(&Rev::from(b.id)).unwrap();
-    assert_eq!(t.compile().unwrap().messages().len(), 2);
+    assert_eq!(t.compile().unwrap().messages().unwrap().len(), 2);
     assert!(
         t.create_branch(&alt, &tract_core::Rev::head()).is_err(),
         "no silent overwrite"

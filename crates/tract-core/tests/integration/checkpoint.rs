@@ -26,6 +26,7 @@ impl Rng {
 fn shown(c: &Compiled) -> String {
     let messages: Vec<String> = c
         .messages()
+        .unwrap()
         .iter()
         .map(|m| {
             format!(
@@ -36,9 +37,9 @@ fn shown(c: &Compiled) -> String {
         .collect();
     format!(
         "{}\n{}\n{}\n{:?}\n{}\n{:?}",
-        c.to_openai(),
-        c.to_anthropic(),
-        c.to_responses(None),
+        c.to_openai().unwrap(),
+        c.to_anthropic().unwrap(),
+        c.to_responses(None).unwrap(),
         messages,
         c.token_count(),
         c.warnings()
@@ -173,8 +174,12 @@ fn run(seed: u64, ops: usize) -> usize {
             }
             77..=82 => {
                 let c = t.compile().unwrap();
-                let positions: Vec<CommitId> =
-                    c.messages().iter().filter_map(|m| m.position).collect();
+                let positions: Vec<CommitId> = c
+                    .messages()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|m| m.position)
+                    .collect();
                 if positions.len() > 12 {
                     let len = 3 + rng.below(8) as usize;
                     let start = rng.below((positions.len() - len) as u64) as usize;
@@ -301,7 +306,7 @@ fn a_new_handle_reads_only_the_history_after_the_checkpoint() {
     d.commit().unwrap();
     let cold = open_bound(&path, Bind::Branch(branch("main")));
     let c = cold.compile().unwrap();
-    assert_eq!(c.messages().len(), 1 + 20 + 5);
+    assert_eq!(c.messages().unwrap().len(), 1 + 20 + 5);
     assert_eq!(shown(&c), shown(&t.compile().unwrap()));
     assert!(cold.compile_replayed().is_err());
 }
@@ -520,7 +525,11 @@ fn opening_compiling_and_rendering_load_no_token_encoding() {
         let c = t.compile().unwrap();
         assert!(c.token_count() > 0);
         assert_eq!(c.warnings().len(), 1, "the call without a result");
-        for rendered in [c.to_openai(), c.to_anthropic(), c.to_responses(None)] {
+        for rendered in [
+            c.to_openai().unwrap(),
+            c.to_anthropic().unwrap(),
+            c.to_responses(None).unwrap(),
+        ] {
             assert!(rendered.to_string().contains("the start"));
         }
         assert_eq!(t.status().unwrap().unanswered_calls, 1);

@@ -173,7 +173,7 @@ fn a_claude_code_session_imported_as_it_is_written_ends_as_one_import_of_the_who
     // The response grew twice (its call lines came after its thinking line).
     assert_eq!(edited, 2);
     let view = live.compile().unwrap();
-    let ms = view.messages();
+    let ms = view.messages().unwrap();
     assert_eq!(ms.len(), 5);
     let joined = tract_core::json::message_to_json(&ms[1].message);
     assert_eq!(joined["content"][0]["signature"], "c2ln");

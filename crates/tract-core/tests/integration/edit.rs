@@ -21,7 +21,7 @@ fn edits_keep_tool_identity_and_history() {
         )
         .unwrap();
     let compiled = t.compile().unwrap();
-    let msgs = compiled.messages();
+    let msgs = compiled.messages().unwrap();
     assert_eq!(msgs.len(), 3, "edits do not add positions");
     let result = &msgs[1].message;
     assert_eq!(result.role, Role::Tool);
@@ -92,6 +92,7 @@ fn tool_result_edits_are_checked_and_keep_history() {
     let msgs = t.compile().unwrap();
     let shown: Vec<_> = msgs
         .messages()
+        .unwrap()
         .iter()
         .map(|m| m.message.content.text().into_owned())
         .collect();

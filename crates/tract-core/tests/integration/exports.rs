@@ -110,13 +110,16 @@ fn markdown_and_request_body_exports() {
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(openai["messages"], t.compile().unwrap().to_openai());
+    assert_eq!(
+        openai["messages"],
+        t.compile().unwrap().to_openai().unwrap()
+    );
     let anthropic: Value = serde_json::from_str(
         &t.export(tract_core::formats::exports::ExportFormat::Anthropic, false)
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(anthropic, t.compile().unwrap().to_anthropic());
+    assert_eq!(anthropic, t.compile().unwrap().to_anthropic().unwrap());
     assert!(matches!(
         t.export(tract_core::formats::exports::ExportFormat::OpenAi, true),
         Err(Error::InvalidInput { .. })

@@ -40,7 +40,7 @@ fn a_grown_transcript_adds_only_its_new_part_and_another_branch_is_refused() {
     std::fs::write(&file, body(3)).unwrap();
     let grown = t.import_file(&file, None).unwrap();
     assert_eq!((grown.added, grown.already), (6, 4));
-    assert_eq!(t.compile().unwrap().messages().len(), 10);
+    assert_eq!(t.compile().unwrap().messages().unwrap().len(), 10);
     // A branch holding other messages at that place is refused, and keeps what it had.
     let other = open_bound(&path, Bind::Branch(branch("other")));
     other.user("something else").unwrap();
@@ -82,7 +82,7 @@ fn an_anthropic_request_renders_back_exactly_after_import() {
         report.format,
         Some(tract_core::formats::transcript::Format::Anthropic)
     );
-    let rendered = t.compile().unwrap().to_anthropic();
+    let rendered = t.compile().unwrap().to_anthropic().unwrap();
     assert_eq!(rendered["system"], body["system"]);
     assert_eq!(rendered["messages"], body["messages"]);
 }
@@ -207,9 +207,12 @@ fn a_text_block_with_cache_control_is_kept_whole_and_still_read_as_text() {
     assert_eq!(back, m);
     t.append(m).unwrap();
     let c = t.compile().unwrap();
-    assert_eq!(c.to_anthropic()["messages"][0]["content"][0], block);
     assert_eq!(
-        c.to_openai()[0]["content"][0],
+        c.to_anthropic().unwrap()["messages"][0]["content"][0],
+        block
+    );
+    assert_eq!(
+        c.to_openai().unwrap()[0]["content"][0],
         json!({"type": "text", "text": "the long system prompt"})
     );
     let hits = t

@@ -39,8 +39,8 @@ fn a_tool_result_merge_answers_the_call_with_the_sub_agents_answer() {
     );
     let c = t.compile().unwrap();
     assert!(c.warnings().is_empty(), "{:?}", c.warnings());
-    assert_eq!(c.to_openai()[3]["tool_call_id"], "task_1");
-    let anth = c.to_anthropic();
+    assert_eq!(c.to_openai().unwrap()[3]["tool_call_id"], "task_1");
+    let anth = c.to_anthropic().unwrap();
     assert_eq!(anth["messages"][2]["content"][0]["type"], "tool_result");
     assert_eq!(anth["messages"][2]["content"][0]["tool_use_id"], "task_1");
     // The turn is whole; the sub-agent's work is in the history, found through the merge.

@@ -74,7 +74,7 @@ fn the_stored_policy_summarizes_per_tool_and_over_the_threshold() {
     );
     // The model sees the summary; history keeps the original.
     let shown = t.compile().unwrap();
-    let messages = shown.messages();
+    let messages = shown.messages().unwrap();
     assert_eq!(
         messages.last().unwrap().message.content.text(),
         "grep found src/db.rs"
@@ -85,7 +85,7 @@ fn the_stored_policy_summarizes_per_tool_and_over_the_threshold() {
     pending_call(&t, "b1", "bash");
     let info = t.tool_result("b1", "bash", big_output(200), false).unwrap();
     let shown = t.compile().unwrap();
-    let messages = shown.messages();
+    let messages = shown.messages().unwrap();
     let text = messages.last().unwrap().message.content.text().into_owned();
     assert!(text.starts_with("[Summary of 2 messages]"), "{text}");
     assert_eq!(info.message.unwrap().content.text(), big_output(200));
@@ -262,7 +262,7 @@ fn a_failing_summarizer_keeps_the_original_and_warns() {
     assert!(out.replacement.is_none());
     assert!(out.warnings[0].contains("HTTP 503"), "{:?}", out.warnings);
     let shown = t.compile().unwrap();
-    let messages = shown.messages();
+    let messages = shown.messages().unwrap();
     assert_eq!(
         messages.last().unwrap().message.content.text(),
         big_output(30)
@@ -356,6 +356,7 @@ fn a_batch_applies_the_policy_to_each_result_in_one_transaction() {
     let shown = t.compile().unwrap();
     let texts: Vec<String> = shown
         .messages()
+        .unwrap()
         .iter()
         .map(|m| m.message.content.text().into_owned())
         .collect();

@@ -166,6 +166,7 @@ fn postgres_connections_cut_mid_append_are_database_errors_and_lose_nothing() {
         .compile()
         .unwrap()
         .to_openai()
+        .unwrap()
         .as_array()
         .unwrap()
         .iter()

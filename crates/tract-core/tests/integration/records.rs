@@ -8,7 +8,7 @@ fn records_stay_out_of_the_view_and_come_back_exactly() {
     let (_d, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("threads/t1")));
     t.user("hello").unwrap();
-    let view_before = t.compile().unwrap().to_openai();
+    let view_before = t.compile().unwrap().to_openai().unwrap();
     let first = t
         .record(
             "langgraph.checkpoint",
@@ -17,7 +17,7 @@ fn records_stay_out_of_the_view_and_come_back_exactly() {
         )
         .unwrap();
     assert_eq!(first.commit.op.name(), "record");
-    assert_eq!(t.compile().unwrap().to_openai(), view_before);
+    assert_eq!(t.compile().unwrap().to_openai().unwrap(), view_before);
     // Messages and a record in one write: the messages join the view, the record does not.
     let mut asking = Message::text(Role::Assistant, "");
     asking.tool_calls.push(call("c1", "grep"));
@@ -103,8 +103,8 @@ fn records_stay_out_of_the_view_and_come_back_exactly() {
     // Cold (a new handle builds the view from the store) and warm views agree.
     let cold = open_bound(&path, Bind::Branch(branch("threads/t1")));
     assert_eq!(
-        cold.compile().unwrap().to_openai(),
-        t.compile().unwrap().to_openai()
+        cold.compile().unwrap().to_openai().unwrap(),
+        t.compile().unwrap().to_openai().unwrap()
     );
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     // A bad kind is refused and nothing is written, the messages with it included.

@@ -48,7 +48,7 @@ fn a_redacted_result_is_gone_from_views_search_and_chunks_and_ids_stay_valid() {
     // Both handles (and a new one) see placeholders; pairing and requests stay valid.
     for h in [&t, &side, &open_bound(&path, Bind::Branch(branch("main")))] {
         let c = h.compile().unwrap();
-        let oai = c.to_openai();
+        let oai = c.to_openai().unwrap();
         let text = oai.to_string();
         assert!(!text.contains("AKIA"), "{text}");
         assert_eq!(oai[3]["role"], "tool");

@@ -29,11 +29,16 @@ impl Kept {
     fn check(&mut self, c: &Compiled, step: &str) {
         for r in &mut self.0 {
             let whole = match r.provider() {
-                Provider::OpenAi => c.to_openai(),
-                Provider::Anthropic => c.to_anthropic(),
-                Provider::Responses { limit } => c.to_responses(limit),
+                Provider::OpenAi => c.to_openai().unwrap(),
+                Provider::Anthropic => c.to_anthropic().unwrap(),
+                Provider::Responses { limit } => c.to_responses(limit).unwrap(),
             };
-            assert_eq!(r.json(c), whole.to_string(), "{step}: {:?}", r.provider());
+            assert_eq!(
+                r.json(c).unwrap(),
+                whole.to_string(),
+                "{step}: {:?}",
+                r.provider()
+            );
         }
     }
 }
@@ -95,11 +100,11 @@ fn kept_renderings_match_whole_ones_at_every_step_and_drop_what_left_the_view() 
     kept.check(&c, "compress");
     for r in &kept.0 {
         assert!(
-            r.kept() <= c.messages().len(),
+            r.kept() <= c.messages().unwrap().len(),
             "{:?} keeps {} pieces for {} messages",
             r.provider(),
             r.kept(),
-            c.messages().len()
+            c.messages().unwrap().len()
         );
     }
 
@@ -114,7 +119,7 @@ fn kept_renderings_match_whole_ones_at_every_step_and_drop_what_left_the_view() 
     let c = t.compile().unwrap();
     kept.check(&c, "redacted by another handle");
     for r in &mut kept.0 {
-        assert!(!r.json(&c).contains("AKIA"), "{:?}", r.provider());
+        assert!(!r.json(&c).unwrap().contains("AKIA"), "{:?}", r.provider());
     }
 }
 
@@ -128,7 +133,42 @@ fn a_rendering_follows_the_view_it_is_given_back_and_forth() {
     let head = t.compile().unwrap();
     let older = t.compile_at(&Rev::from(first.id)).unwrap();
     for c in [&head, &older, &head] {
-        assert_eq!(openai.json(c), c.to_openai().to_string());
-        assert_eq!(openai.kept(), c.messages().len());
+        assert_eq!(openai.json(c).unwrap(), c.to_openai().unwrap().to_string());
+        assert_eq!(openai.kept(), c.messages().unwrap().len());
     }
+}
+
+#[test]
+fn a_compile_reads_its_text_when_it_renders_and_never_shows_what_was_redacted_since() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.user("look at the config").unwrap();
+    t.assistant("", vec![call("c1", "cat")]).unwrap();
+    let leaked = t
+        .tool_result("c1", "cat", "AWS_SECRET=AKIAEXAMPLE", false)
+        .unwrap();
+    let c = t.compile().unwrap();
+    // The compile holds no text: its length, tokens and warnings need none.
+    assert_eq!((c.len(), c.message_tokens().len()), (3, 3));
+    // Another handle redacts the result before anything is rendered.
+    let other = open_bound(&path, Bind::Branch(branch("main")));
+    other.redact(leaked.id, "a key").unwrap();
+    let rendered = [
+        c.to_openai().unwrap().to_string(),
+        c.to_anthropic().unwrap().to_string(),
+        c.to_responses(None).unwrap().to_string(),
+        format!("{:?}", c.messages().unwrap()),
+    ];
+    for r in &rendered {
+        assert!(!r.contains("AKIA"), "{r}");
+        assert!(r.contains("redacted"), "{r}");
+    }
+    // A compile rendered once renders the same again (its text read once).
+    assert_eq!(c.to_openai().unwrap().to_string(), rendered[0]);
+    assert!(
+        c.to_openai()
+            .unwrap()
+            .to_string()
+            .contains("look at the config")
+    );
 }

@@ -45,7 +45,7 @@ fn a_handle_bound_to_a_new_branch_creates_it_with_its_first_message() {
     let t = open_bound(&path, Bind::Branch(branch("user-42")));
     assert_eq!(t.head().unwrap().branch(), Some("user-42"));
     assert_eq!(t.head().unwrap().commit, None);
-    assert!(t.compile().unwrap().messages().is_empty());
+    assert!(t.compile().unwrap().messages().unwrap().is_empty());
     assert!(t.branches().unwrap().iter().all(|b| b.name != "user-42"));
     let first = t.user("hello").unwrap();
     assert!(
@@ -187,7 +187,10 @@ fn many_threads_append_to_many_branches_and_to_one() {
         .collect();
     assert_linear_with(&path, "together", &want);
     // The shared handle's cached view kept up with every other writer.
-    assert_eq!(shared.compile().unwrap().messages().len(), THREADS * EACH);
+    assert_eq!(
+        shared.compile().unwrap().messages().unwrap().len(),
+        THREADS * EACH
+    );
 }
 
 #[test]
@@ -246,7 +249,7 @@ fn cached_views_of_many_sessions_stay_within_the_process_budget() {
         for (k, t) in sessions.iter().enumerate() {
             let compiled = t.compile().unwrap();
             assert_eq!(
-                compiled.messages().len(),
+                compiled.messages().unwrap().len(),
                 150 + round,
                 "round {round}, session {k}"
             );

@@ -140,6 +140,6 @@ fn large_payloads_are_chunked_and_deduplicated() {
     );
     let t = Tract::open_existing(&path).unwrap();
     let c = t.compile().unwrap();
-    let text = c.messages()[1].message.content.text().into_owned();
+    let text = c.messages().unwrap()[1].message.content.text().into_owned();
     assert_eq!(text, big);
 }

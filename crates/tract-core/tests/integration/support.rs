@@ -87,6 +87,7 @@ pub fn texts(t: &Tract) -> Vec<String> {
     t.compile()
         .unwrap()
         .messages()
+        .unwrap()
         .iter()
         .map(|m| m.message.content.text().into_owned())
         .collect()

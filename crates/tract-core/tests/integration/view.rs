@@ -19,7 +19,7 @@ fn parallel_results_follow_their_calls_in_call_order() {
     t.tool_result("c1", "grep", "match", false).unwrap();
     t.assistant("done", vec![]).unwrap();
     let c = t.compile().unwrap();
-    let anth = c.to_anthropic();
+    let anth = c.to_anthropic().unwrap();
     assert_eq!(anth["system"], "sys");
     let msgs = anth["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 4);
@@ -30,7 +30,7 @@ fn parallel_results_follow_their_calls_in_call_order() {
     assert_eq!(results[1]["tool_use_id"], "c2");
     assert_eq!(msgs[1]["content"][1]["type"], "tool_use");
     assert_eq!(msgs[1]["content"][1]["input"], json!({"q": "c1"}));
-    let oai = c.to_openai();
+    let oai = c.to_openai().unwrap();
     let roles: Vec<&str> = oai
         .as_array()
         .unwrap()
@@ -57,7 +57,7 @@ fn calls_without_results_get_one_synthetic_error_and_orphans_are_not_sent() {
         .unwrap();
     t.assistant("", vec![call("c1", "bash")]).unwrap();
     let c = t.compile().unwrap();
-    let oai = c.to_openai();
+    let oai = c.to_openai().unwrap();
     let arr = oai.as_array().unwrap();
     assert_eq!(
         arr.len(),
@@ -67,12 +67,17 @@ fn calls_without_results_get_one_synthetic_error_and_orphans_are_not_sent() {
     assert_eq!(arr[2]["role"], "tool");
     assert_eq!(arr[2]["tool_call_id"], "c1");
     assert!(arr[2]["content"].as_str().unwrap().starts_with("[tract]"));
-    let anth = c.to_anthropic();
+    let anth = c.to_anthropic().unwrap();
     assert_eq!(anth["messages"][2]["content"][0]["is_error"], true);
     assert_eq!(c.warnings().len(), 2);
     assert_eq!(t.status().unwrap().unanswered_calls, 1);
     // Token total is what is sent: the per-message counts plus reply priming.
-    let per: u64 = c.messages().iter().map(|m| u64::from(m.tokens)).sum();
+    let per: u64 = c
+        .messages()
+        .unwrap()
+        .iter()
+        .map(|m| u64::from(m.tokens))
+        .sum();
     assert_eq!(c.token_count(), per + 3);
 }
 
@@ -105,7 +110,7 @@ fn provider_native_parts_render_exactly_where_they_can_and_are_left_out_with_a_w
     t.assistant("An image of a cat.", vec![]).unwrap();
     let c = t.compile().unwrap();
 
-    let anth = c.to_anthropic();
+    let anth = c.to_anthropic().unwrap();
     let msgs = anth["messages"].as_array().unwrap();
     assert_eq!(msgs[0]["content"][1], image);
     assert_eq!(
@@ -120,7 +125,7 @@ fn provider_native_parts_render_exactly_where_they_can_and_are_left_out_with_a_w
     );
     assert_eq!(msgs.len(), 4);
 
-    let oai = c.to_openai();
+    let oai = c.to_openai().unwrap();
     let oai = oai.as_array().unwrap();
     assert_eq!(
         oai[0]["content"],
@@ -172,14 +177,14 @@ fn a_view_renders_as_responses_items_whole_or_its_tail() {
     t.tool_result("nobody-called", "grep", "orphan", false)
         .unwrap();
     let c = t.compile().unwrap();
-    let all = c.to_responses(None);
+    let all = c.to_responses(None).unwrap();
     let all = all.as_array().unwrap();
     assert_eq!(&all[..4], items.as_array().unwrap().as_slice());
     assert_eq!(all[4]["call_id"], "c2");
     assert_eq!(all[4]["output"], tract_core::view::SYNTHETIC_RESULT);
     assert_eq!(all.len(), 5);
     for n in 0..=7 {
-        let tail = c.to_responses(Some(n));
+        let tail = c.to_responses(Some(n)).unwrap();
         assert_eq!(
             tail.as_array().unwrap().as_slice(),
             &all[all.len().saturating_sub(n)..],
@@ -196,15 +201,16 @@ fn the_same_view_renders_to_the_same_bytes() {
     t.assistant("", vec![call("c1", "grep"), call("c2", "grep")])
         .unwrap();
     t.tool_result("c1", "grep", "x", false).unwrap();
-    let a = t.compile().unwrap().to_anthropic().to_string();
+    let a = t.compile().unwrap().to_anthropic().unwrap().to_string();
     let b = Tract::open_existing(&path)
         .unwrap()
         .compile()
         .unwrap()
         .to_anthropic()
+        .unwrap()
         .to_string();
     assert_eq!(a, b);
-    assert_eq!(a, t.compile().unwrap().to_anthropic().to_string());
+    assert_eq!(a, t.compile().unwrap().to_anthropic().unwrap().to_string());
 }
 
 #[test]
@@ -230,12 +236,13 @@ fn a_cold_view_of_a_long_history_equals_the_incremental_one() {
     for chunk in msgs.chunks(500) {
         t.append_batch(chunk.to_vec()).unwrap();
     }
-    let warm = t.compile().unwrap().to_openai().to_string();
+    let warm = t.compile().unwrap().to_openai().unwrap().to_string();
     let cold = Tract::open_existing(&path)
         .unwrap()
         .compile()
         .unwrap()
         .to_openai()
+        .unwrap()
         .to_string();
     assert_eq!(warm, cold);
     // Every seventh call never got a result.
@@ -352,7 +359,7 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
     let states: Vec<&str> = calls.iter().map(|c| c.info.state.as_str()).collect();
     assert_eq!(states, ["ok", "error", "pending"]);
     let g = calls[0].result.as_ref().unwrap();
-    assert_eq!(g.entry.message.content.text(), "a.py:1");
+    assert_eq!(g.message.content.text(), "a.py:1");
     assert_eq!(g.entry.edits.len(), 1);
     assert_eq!(g.marks, [Mark::Edited]);
     assert!(calls[2].result.is_none() && calls[2].info.duration_us.is_none());
@@ -361,7 +368,7 @@ fn a_view_page_shows_calls_versions_marks_summaries_merges_and_forks() {
         let e = page
             .entries
             .iter()
-            .find(|e| e.entry.message.name.as_deref() == Some(tool));
+            .find(|e| e.entry.shape.name.as_deref() == Some(tool));
         e.unwrap().marks.clone()
     };
     assert_eq!(marks("ls"), [Mark::Edited, Mark::Summarized]);
