@@ -261,6 +261,40 @@ impl Repo {
         self.with_view(&snap, head, |v| f(&snap, v))
     }
 
+    /// The messages of `entries` (entries of a view of this handle), text included: those the
+    /// handle wrote or read lately from memory, the others read from `snap` in one go.
+    pub(crate) fn texts<'a>(
+        &self,
+        snap: &Snapshot,
+        entries: impl IntoIterator<Item = &'a crate::view::ViewEntry>,
+    ) -> Result<Vec<Arc<crate::object::Message>>> {
+        let blobs: Vec<crate::id::BlobId> = entries.into_iter().map(|e| e.blob).collect();
+        self.views.texts(snap, &blobs)
+    }
+
+    /// The messages of the blobs `blobs`, as [`Repo::texts`] reads them.
+    pub(crate) fn blob_texts(
+        &self,
+        snap: &Snapshot,
+        blobs: &[crate::id::BlobId],
+    ) -> Result<Vec<Arc<crate::object::Message>>> {
+        self.views.texts(snap, blobs)
+    }
+
+    /// The message of one entry of a view of this handle, text included.
+    pub(crate) fn text(
+        &self,
+        snap: &Snapshot,
+        e: &crate::view::ViewEntry,
+    ) -> Result<Arc<crate::object::Message>> {
+        self.texts(snap, [e])?.pop().ok_or_else(|| {
+            Error::corrupt(format!(
+                "the message of {} was not read",
+                e.position.short()
+            ))
+        })
+    }
+
     /// Runs `f` on the view at `head` of `snap`. A view that is not cached is built from the
     /// newest checkpoint of the handle's branch when `head` descends from it (a head elsewhere
     /// is replayed: finding that out costs nothing the replay does not read anyway).

@@ -7,7 +7,9 @@ use pyo3::prelude::*;
 use std::sync::Arc;
 use tract_core::Compiled;
 
-/// What the model would see at a commit, valid by construction.
+/// What the model would see at a commit, valid by construction. It holds what each message is
+/// (role, calls, tokens), not its text: a message's text is read from the store the first time
+/// this compile renders it (one redacted since shows its tombstone).
 #[pyclass(name = "Compiled", module = "tract", frozen)]
 pub struct PyCompiled {
     pub(crate) inner: Compiled,

@@ -11,6 +11,7 @@ use crate::json::{content_value, raw_value};
 use crate::object::{Content, ContentPart, Message, Role};
 use crate::storage::store::Store;
 use crate::tokens;
+use crate::view::cache::ViewCache;
 use crate::view::{CallShape, SYNTHETIC_RESULT, SYNTHETIC_RESULT_TOKENS, Shape, View, ViewEntry};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -26,11 +27,13 @@ pub struct Compiled {
     texts: Texts,
 }
 
-/// Where a compile reads its messages' text (the store it was compiled from), and what it has
-/// read: by the address of the entry's shape, which the compile holds.
+/// Where a compile reads its messages' text (the handle's kept messages, else the store it was
+/// compiled from), and what it has read: by the address of the entry's shape, which the
+/// compile holds.
 #[derive(Clone)]
 struct Texts {
     store: Store,
+    handle: Arc<ViewCache>,
     read: Arc<Mutex<HashMap<usize, Arc<Message>>>>,
 }
 
@@ -61,13 +64,14 @@ pub struct CompiledMessage {
 }
 
 impl Compiled {
-    pub(crate) fn new(view: &View, store: &Store) -> Self {
+    pub(crate) fn new(view: &View, store: &Store, handle: &Arc<ViewCache>) -> Self {
         Compiled {
             head: view.head(),
             entries: view.shared_entries(),
             token_count: view.token_count(),
             texts: Texts {
                 store: store.clone(),
+                handle: Arc::clone(handle),
                 read: Arc::default(),
             },
         }
@@ -108,7 +112,8 @@ impl Compiled {
             return Ok(());
         }
         let snap = self.texts.store.read()?;
-        let texts = crate::view::texts(&snap, missing.iter().copied())?;
+        let blobs: Vec<crate::id::BlobId> = missing.iter().map(|e| e.blob).collect();
+        let texts = self.texts.handle.texts(&snap, &blobs)?;
         let mut read = self.texts.read.lock().unwrap_or_else(|e| e.into_inner());
         for (e, m) in missing.into_iter().zip(texts) {
             read.insert(key(e), m);

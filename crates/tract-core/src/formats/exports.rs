@@ -69,7 +69,9 @@ pub(crate) fn export(repo: &Repo, format: ExportFormat, history: bool) -> Result
             )),
         };
     }
-    let compiled = repo.with_view(&snap, head.commit, |v| Compiled::new(v, &repo.store))?;
+    let compiled = repo.with_view(&snap, head.commit, |v| {
+        Compiled::new(v, &repo.store, &repo.views)
+    })?;
     let pretty = |v: &serde_json::Value| {
         serde_json::to_string_pretty(v)
             .map(|s| s + "\n")

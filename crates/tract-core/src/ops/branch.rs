@@ -160,7 +160,7 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
     let Some(last) = repo.with_view(&snap, Some(tip), |v| v.entries().last().cloned())? else {
         return Ok(None);
     };
-    let (message, position) = (crate::view::text(&snap, &last)?, last.position);
+    let (message, position) = (repo.text(&snap, &last)?, last.position);
     let origin = snap.commit(&position)?;
     let mut cursor = Some(tip);
     let mut on_line = false;

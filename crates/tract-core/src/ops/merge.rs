@@ -93,7 +93,7 @@ pub(crate) fn merge(
             pending: pending.into_iter().collect(),
         });
     };
-    let messages: Vec<Arc<Message>> = crate::view::texts(&snap, plan.merged.entries())?;
+    let messages: Vec<Arc<Message>> = repo.texts(&snap, plan.merged.entries())?;
     drop(snap);
     let (text, summarizer) = if req.summarize {
         // Summarized outside any transaction: a slow summarizer blocks no writer.

@@ -114,7 +114,7 @@ pub(crate) fn view_page(repo: &Repo, at: PageAt, limit: usize) -> Result<ViewPag
         };
         let end = offset.saturating_add(limit).min(total);
         let entries = (offset.min(end)..end)
-            .map(|i| page_entry(snap, v, i, true))
+            .map(|i| page_entry(repo, snap, v, i, true))
             .collect::<Result<Vec<_>>>()?;
         Ok(ViewPage {
             head: v.head(),
@@ -126,9 +126,15 @@ pub(crate) fn view_page(repo: &Repo, at: PageAt, limit: usize) -> Result<ViewPag
     })?
 }
 
-fn page_entry(snap: &Snapshot, v: &View, index: usize, with_calls: bool) -> Result<PageEntry> {
+fn page_entry(
+    repo: &Repo,
+    snap: &Snapshot,
+    v: &View,
+    index: usize,
+    with_calls: bool,
+) -> Result<PageEntry> {
     let e = &v.entries()[index];
-    let message = crate::view::text(snap, e)?;
+    let message = repo.text(snap, e)?;
     let note = if e.edits.is_empty() {
         e.origin.message.clone()
     } else {
@@ -158,12 +164,12 @@ fn page_entry(snap: &Snapshot, v: &View, index: usize, with_calls: bool) -> Resu
         marks.push(Mark::Redacted);
     }
     let calls = if with_calls {
-        call_infos(snap, v, e)?
+        call_infos(repo, snap, v, e)?
             .into_iter()
             .zip(&e.results)
             .map(|(info, result)| {
                 let result = result
-                    .map(|r| page_entry(snap, v, r, false).map(Box::new))
+                    .map(|r| page_entry(repo, snap, v, r, false).map(Box::new))
                     .transpose()?;
                 Ok(PageCall { info, result })
             })
@@ -196,7 +202,7 @@ pub(crate) fn compressed_sources(repo: &Repo, rev: &Rev) -> Result<Vec<CommitInf
     sources
         .iter()
         .map(|s| match before.entry_of(s) {
-            Some(e) => entry_info(&snap, e, crate::view::text(&snap, e)?),
+            Some(e) => entry_info(&snap, e, repo.text(&snap, e)?),
             None => CommitInfo::load(&snap, *s),
         })
         .collect()

@@ -2,12 +2,12 @@
 //! the current view, or over every version in the branch's history.
 
 use crate::error::{Error, Result};
-use crate::id::CommitId;
+use crate::id::{BlobId, CommitId};
 use crate::object::{Message, Op, Role};
 use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
+use crate::view::ancestry;
 use crate::view::info::CommitInfo;
-use crate::view::{ViewEntry, ancestry};
 use regex::{Regex, RegexBuilder};
 
 /// Characters of context on each side of a match in a snippet.
@@ -144,7 +144,7 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     }
     // The entries the filters keep, taken under the view's lock; their messages are read in
     // batches after, and the scan stops at the limit.
-    let candidates: Vec<ViewEntry> = repo.with_view(&snap, head, |v| {
+    let candidates: Vec<(CommitId, BlobId)> = repo.with_view(&snap, head, |v| {
         v.entries()
             .iter()
             .filter(|e| {
@@ -156,18 +156,19 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
                     q,
                 )
             })
-            .cloned()
+            .map(|e| (e.commit, e.blob))
             .collect()
     })?;
     const BATCH: usize = 256;
     let mut found = Vec::new();
     for part in candidates.chunks(BATCH) {
-        let texts = crate::view::texts(&snap, part)?;
-        for (e, m) in part.iter().zip(texts) {
+        let blobs: Vec<BlobId> = part.iter().map(|(_, b)| *b).collect();
+        let texts = repo.blob_texts(&snap, &blobs)?;
+        for ((commit, _), m) in part.iter().zip(texts) {
             if found.len() < limit
                 && let Some(s) = find(&re, &m)
             {
-                found.push((e.commit, s));
+                found.push((*commit, s));
             }
         }
         if found.len() >= limit {

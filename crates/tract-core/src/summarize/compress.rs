@@ -166,7 +166,7 @@ fn plan(
                 versions: entries.iter().map(|e| e.commit).collect(),
                 tokens: entries.iter().map(|e| u64::from(e.tokens)).sum(),
             };
-            let messages = crate::view::texts(snap, entries.iter().copied())?;
+            let messages = repo.texts(snap, entries.iter().copied())?;
             Ok((planned, messages))
         })
         .collect::<Result<_>>()?;

@@ -75,7 +75,12 @@ pub struct ClearOutcome {
 }
 
 /// The results to clear and their new messages; empty when `clear_at_least` is not reached.
-fn plan(snap: &Snapshot, v: &View, opts: &ClearOptions) -> Result<Vec<(ClearCandidate, Message)>> {
+fn plan(
+    repo: &Repo,
+    snap: &Snapshot,
+    v: &View,
+    opts: &ClearOptions,
+) -> Result<Vec<(ClearCandidate, Message)>> {
     if let Some(p) = &opts.placeholder
         && p.trim().is_empty()
     {
@@ -94,7 +99,7 @@ fn plan(snap: &Snapshot, v: &View, opts: &ClearOptions) -> Result<Vec<(ClearCand
             !opts.exclude_tools.iter().any(|t| t == tool)
         })
         .collect();
-    let texts = crate::view::texts(snap, results.iter().copied())?;
+    let texts = repo.texts(snap, results.iter().copied())?;
     let mut out = Vec::new();
     for (e, message) in results.into_iter().zip(texts) {
         {
@@ -147,8 +152,10 @@ pub struct ClearPlan {
 /// What [`clear`] would clear.
 pub(crate) fn plan_clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearPlan> {
     repo.at_head(|snap, v| {
-        let candidates: Vec<ClearCandidate> =
-            plan(snap, v, opts)?.into_iter().map(|(c, _)| c).collect();
+        let candidates: Vec<ClearCandidate> = plan(repo, snap, v, opts)?
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
         let tokens_before = v.token_count();
         let freed: u64 = candidates.iter().map(ClearCandidate::saving).sum();
         Ok(ClearPlan {
@@ -164,7 +171,7 @@ pub(crate) fn plan_clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearPlan> 
 pub(crate) fn clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearOutcome> {
     let tokens_before = repo.at_head(|_, v| v.token_count())?;
     let cleared = txn::write_edits(repo, |snap, v| {
-        Ok(plan(snap, v, opts)?
+        Ok(plan(repo, snap, v, opts)?
             .into_iter()
             .map(|(c, m)| (c.position, m))
             .collect())

@@ -396,7 +396,7 @@ impl Batch {
                         .repo
                         .at_head(|snap, v| {
                             v.open_call(call_id)
-                                .map(|e| crate::view::text(snap, e))
+                                .map(|e| r.repo.text(snap, e))
                                 .transpose()
                         })
                         .ok()

@@ -133,11 +133,12 @@ pub(crate) fn entry_info(
 
 /// [`entry_info`] of each of `entries`, their messages read in one go.
 pub(crate) fn entry_infos<'a>(
+    repo: &Repo,
     snap: &Snapshot,
     entries: impl IntoIterator<Item = &'a ViewEntry>,
 ) -> Result<Vec<CommitInfo>> {
     let entries: Vec<&ViewEntry> = entries.into_iter().collect();
-    let texts = crate::view::texts(snap, entries.iter().copied())?;
+    let texts = repo.texts(snap, entries.iter().copied())?;
     entries
         .into_iter()
         .zip(texts)
@@ -146,27 +147,45 @@ pub(crate) fn entry_infos<'a>(
 }
 
 /// Each tool call of `e` with its state, result and duration in `view` (the messages of the
-/// call and of its results read from `snap`: the arguments and the results' sizes are text).
-pub(crate) fn call_infos(snap: &Snapshot, view: &View, e: &ViewEntry) -> Result<Vec<ToolCallInfo>> {
-    let results: Vec<Option<&ViewEntry>> = e
+/// call and of its results read through the handle: the arguments and the results' sizes are
+/// text).
+pub(crate) fn call_infos(
+    repo: &Repo,
+    snap: &Snapshot,
+    view: &View,
+    e: &ViewEntry,
+) -> Result<Vec<ToolCallInfo>> {
+    let results: Vec<&ViewEntry> = e
         .results
         .iter()
-        .map(|r| r.and_then(|i| view.entries().get(i)))
+        .flatten()
+        .filter_map(|&i| view.entries().get(i))
         .collect();
-    let mut texts = crate::view::texts(
-        snap,
-        std::iter::once(e).chain(results.iter().flatten().copied()),
-    )?
-    .into_iter();
+    let mut texts = repo
+        .texts(snap, std::iter::once(e).chain(results.iter().copied()))?
+        .into_iter();
     let Some(call) = texts.next() else {
         return Ok(Vec::new());
     };
-    Ok(call
-        .tool_calls
+    let read: Vec<Arc<Message>> = texts.collect();
+    Ok(calls_of(view, e, &call, &read))
+}
+
+/// The calls of `e` (whose message is `call`) as [`call_infos`] gives them, `results` being
+/// the messages of its results in view, in call order.
+fn calls_of(
+    view: &View,
+    e: &ViewEntry,
+    call: &Message,
+    results: &[Arc<Message>],
+) -> Vec<ToolCallInfo> {
+    let mut read = results.iter();
+    call.tool_calls
         .iter()
-        .zip(results)
-        .map(|(c, r)| {
-            let bytes = r.and_then(|_| texts.next()).map(|m| m.content.text().len());
+        .zip(&e.results)
+        .map(|(c, result)| {
+            let r = result.and_then(|i| view.entries().get(i));
+            let bytes = r.and_then(|_| read.next()).map(|m| m.content.text().len());
             ToolCallInfo {
                 call_id: c.id.clone(),
                 name: c.name.clone(),
@@ -183,17 +202,17 @@ pub(crate) fn call_infos(snap: &Snapshot, view: &View, e: &ViewEntry) -> Result<
                 result_bytes: bytes,
             }
         })
-        .collect())
+        .collect()
 }
 
 /// The calls in view that have no result.
-fn pending(snap: &Snapshot, v: &View) -> Result<Vec<ToolCallInfo>> {
+fn pending(repo: &Repo, snap: &Snapshot, v: &View) -> Result<Vec<ToolCallInfo>> {
     let mut out = Vec::new();
     for &i in v.call_entries(None) {
         let e = &v.entries()[i];
         if e.results.iter().any(Option::is_none) {
             out.extend(
-                call_infos(snap, v, e)?
+                call_infos(repo, snap, v, e)?
                     .into_iter()
                     .filter(|c| c.state == CallState::Pending),
             );
@@ -222,48 +241,72 @@ pub(crate) fn find_results(
         let start = lo.map_or(0, |lo| all.partition_point(|&i| i <= lo));
         let end = hi.map_or(all.len(), |hi| all.partition_point(|&i| i < hi));
         let found = all.get(start..end.max(start)).unwrap_or_default();
-        entry_infos(snap, found.iter().map(|&i| &v.entries()[i]))
+        entry_infos(repo, snap, found.iter().map(|&i| &v.entries()[i]))
     })?
 }
 
 /// Assistant commits in the view at `HEAD` that call tools (`name`: that tool).
 pub(crate) fn find_calls(repo: &Repo, name: Option<&str>) -> Result<Vec<CommitInfo>> {
     repo.at_head(|snap, v| {
-        entry_infos(snap, v.call_entries(name).iter().map(|&i| &v.entries()[i]))
+        entry_infos(
+            repo,
+            snap,
+            v.call_entries(name).iter().map(|&i| &v.entries()[i]),
+        )
     })?
 }
 
 /// Tool-call commits paired with their results (`name`: turns that call that tool).
 pub(crate) fn find_turns(repo: &Repo, name: Option<&str>) -> Result<Vec<ToolTurn>> {
     repo.at_head(|snap, v| {
-        v.call_entries(name)
+        // Every call and result of the turns, their messages read in one go.
+        let turns: Vec<(&ViewEntry, Vec<&ViewEntry>)> = v
+            .call_entries(name)
             .iter()
             .map(|&i| {
                 let e = &v.entries()[i];
-                let mut infos = entry_infos(
-                    snap,
-                    std::iter::once(e).chain(e.results.iter().flatten().map(|&r| &v.entries()[r])),
-                )?
-                .into_iter();
-                let call = infos.next().ok_or_else(|| {
-                    Error::corrupt(format!(
-                        "the message of {} was not read",
-                        e.position.short()
-                    ))
-                })?;
-                Ok(ToolTurn {
-                    call,
-                    results: infos.collect(),
-                    calls: call_infos(snap, v, e)?,
-                })
+                let results = e
+                    .results
+                    .iter()
+                    .flatten()
+                    .filter_map(|&r| v.entries().get(r));
+                (e, results.collect())
             })
-            .collect()
+            .collect();
+        let all = turns
+            .iter()
+            .flat_map(|(e, results)| std::iter::once(*e).chain(results.iter().copied()));
+        let mut texts = repo.texts(snap, all)?.into_iter();
+        let mut out = Vec::with_capacity(turns.len());
+        for (e, results) in turns {
+            let missing = || {
+                Error::corrupt(format!(
+                    "the message of {} was not read",
+                    e.position.short()
+                ))
+            };
+            let call = texts.next().ok_or_else(missing)?;
+            let read: Vec<Arc<Message>> = texts.by_ref().take(results.len()).collect();
+            if read.len() != results.len() {
+                return Err(missing());
+            }
+            out.push(ToolTurn {
+                calls: calls_of(v, e, &call, &read),
+                call: entry_info(snap, e, call)?,
+                results: results
+                    .into_iter()
+                    .zip(read)
+                    .map(|(r, m)| entry_info(snap, r, m))
+                    .collect::<Result<_>>()?,
+            });
+        }
+        Ok(out)
     })?
 }
 
 /// Every tool call in the view at `HEAD` without a result, in view order.
 pub(crate) fn pending_calls(repo: &Repo) -> Result<Vec<ToolCallInfo>> {
-    repo.at_head(pending)?
+    repo.at_head(|snap, v| pending(repo, snap, v))?
 }
 
 /// Edits a tool result: `target` must be a tool result in view answering `call_id` from tool
@@ -301,7 +344,7 @@ pub(crate) fn edit_result(
 /// transaction.
 pub(crate) fn repair(repo: &Repo) -> Result<Vec<CommitInfo>> {
     let (head, pending) =
-        repo.at_head(|snap, v| Ok::<_, Error>((v.head(), pending(snap, v)?)))??;
+        repo.at_head(|snap, v| Ok::<_, Error>((v.head(), pending(repo, snap, v)?)))??;
     if pending.is_empty() {
         return Ok(Vec::new());
     }

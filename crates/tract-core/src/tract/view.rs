@@ -13,7 +13,8 @@ use super::{Status, Tract};
 impl Tract {
     /// Compiles the view at `HEAD`.
     pub fn compile(&self) -> Result<Compiled> {
-        self.repo.at_head(|_, v| Compiled::new(v, &self.repo.store))
+        self.repo
+            .at_head(|_, v| Compiled::new(v, &self.repo.store, &self.repo.views))
     }
 
     /// Compiles the view at `HEAD` replayed from the whole history, with no cached view and no
@@ -25,6 +26,7 @@ impl Tract {
         Ok(Compiled::new(
             &crate::view::View::build(&snap, head, None)?,
             &self.repo.store,
+            &self.repo.views,
         ))
     }
 
@@ -33,13 +35,14 @@ impl Tract {
         let snap = self.repo.read()?;
         let id = self.repo.resolve(&snap, rev)?;
         if self.repo.head(&snap)?.commit == Some(id) {
-            return self
-                .repo
-                .with_view(&snap, Some(id), |v| Compiled::new(v, &self.repo.store));
+            return self.repo.with_view(&snap, Some(id), |v| {
+                Compiled::new(v, &self.repo.store, &self.repo.views)
+            });
         }
         Ok(Compiled::new(
             &crate::view::View::build(&snap, Some(id), None)?,
             &self.repo.store,
+            &self.repo.views,
         ))
     }
 

@@ -4,15 +4,21 @@
 //! All the views cached in a process share one memory budget ([`set_view_cache_budget`]): when
 //! their estimated size passes it, the views used least recently are dropped (a handle whose
 //! view was dropped builds it again on its next read), so one process can serve many sessions.
+//!
+//! A view holds no text. Beside it, a handle keeps the messages it wrote or read lately
+//! (`Texts`, least recently used dropped first, counted in the same budget), so a step that
+//! renders the message it just wrote, or queries the same results again, reads nothing from
+//! the store.
 
 use crate::error::Result;
-use crate::id::CommitId;
-use crate::object::{Commit, Role};
+use crate::id::{BlobId, CommitId};
+use crate::object::{Commit, Message, Role};
 use crate::stats::Tally;
 use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
 use crate::view::info::CommitInfo;
 use crate::view::{Carried as Content, Shape, Source, View, checkpoint};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
@@ -44,11 +50,92 @@ pub fn view_cache_bytes() -> usize {
     BUDGET.total.load(Ordering::Relaxed)
 }
 
+/// The most text one handle keeps (a quarter of the budget when that is less).
+const TEXTS_LIMIT: usize = 64 << 20;
+
+/// Messages a handle wrote or read lately, by blob, least recently used dropped first.
+#[derive(Debug, Default)]
+struct Texts {
+    /// Each message with when it was last used and its size.
+    by_blob: HashMap<BlobId, (Arc<Message>, u64, usize)>,
+    bytes: usize,
+    tick: u64,
+    /// The store's redaction count these were read under: a redaction (by any process) keeps
+    /// the blob's id and replaces what it holds.
+    redactions: u64,
+}
+
+/// Roughly the bytes a message takes in memory.
+fn message_bytes(m: &Message) -> usize {
+    let content = match &m.content {
+        crate::object::Content::Text(t) => t.len(),
+        crate::object::Content::Parts(parts) => parts
+            .iter()
+            .map(|p| match p {
+                crate::object::ContentPart::Text(t) | crate::object::ContentPart::Raw(t) => {
+                    t.len() + 32
+                }
+            })
+            .sum(),
+    };
+    let calls: usize = m
+        .tool_calls
+        .iter()
+        .map(|c| c.id.len() + c.name.len() + c.arguments.len() + 72)
+        .sum();
+    let metadata: usize = m.metadata.iter().map(|(k, v)| k.len() + v.len() + 48).sum();
+    std::mem::size_of::<Message>() + content + calls + metadata + 64
+}
+
+impl Texts {
+    /// The message of `blob`, marked used.
+    fn get(&mut self, blob: &BlobId) -> Option<Arc<Message>> {
+        self.tick += 1;
+        let (m, used, _) = self.by_blob.get_mut(blob)?;
+        *used = self.tick;
+        Some(Arc::clone(m))
+    }
+
+    /// Keeps `m` as the message of `blob`; past `limit`, drops the least recently used down to
+    /// three quarters of it (a sort now and then, not an order kept on every read). Returns how
+    /// the bytes kept changed.
+    fn put(&mut self, blob: BlobId, m: Arc<Message>, limit: usize) -> isize {
+        let before = self.bytes;
+        self.tick += 1;
+        let size = message_bytes(&m);
+        if let Some((_, _, old)) = self.by_blob.insert(blob, (m, self.tick, size)) {
+            self.bytes -= old;
+        }
+        self.bytes += size;
+        if self.bytes > limit {
+            let mut by_use: Vec<(u64, BlobId)> = self
+                .by_blob
+                .iter()
+                .map(|(b, (_, used, _))| (*used, *b))
+                .collect();
+            by_use.sort_unstable_by_key(|(used, _)| *used);
+            for (_, oldest) in by_use {
+                if self.bytes <= limit / 4 * 3 {
+                    break;
+                }
+                if let Some((_, _, old)) = self.by_blob.remove(&oldest) {
+                    self.bytes -= old;
+                }
+            }
+        }
+        self.bytes as isize - before as isize
+    }
+}
+
 /// The cached view of one head.
 #[derive(Debug)]
 pub(crate) struct ViewCache {
     slot: Mutex<Option<View>>,
-    /// The cached view's estimated size, counted in the process's budget.
+    /// The messages the handle wrote or read lately.
+    texts: Mutex<Texts>,
+    /// The cached view's estimated size.
+    view_bytes: AtomicUsize,
+    /// The cached view's estimated size and its texts', counted in the process's budget.
     bytes: AtomicUsize,
     /// When it was last used (a tick of the budget's clock), to drop the oldest first.
     used: AtomicU64,
@@ -70,6 +157,8 @@ impl ViewCache {
     pub(crate) fn new() -> Arc<Self> {
         let cache = Arc::new(ViewCache {
             slot: Mutex::new(None),
+            texts: Mutex::new(Texts::default()),
+            view_bytes: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
             used: AtomicU64::new(0),
             redactions: AtomicU64::new(0),
@@ -94,11 +183,22 @@ impl ViewCache {
     /// use first) while the budget is exceeded.
     fn account(&self, view: Option<&View>) {
         let new = view.map_or(0, View::estimated_bytes);
-        let old = self.bytes.swap(new, Ordering::Relaxed);
-        if new >= old {
-            BUDGET.total.fetch_add(new - old, Ordering::Relaxed);
+        let old = self.view_bytes.swap(new, Ordering::Relaxed);
+        self.charge(new as isize - old as isize);
+    }
+
+    /// Adds `delta` bytes to what this cache holds, and drops other caches' views and texts
+    /// (oldest use first) while the budget is exceeded.
+    fn charge(&self, delta: isize) {
+        if delta >= 0 {
+            self.bytes.fetch_add(delta as usize, Ordering::Relaxed);
+            BUDGET.total.fetch_add(delta as usize, Ordering::Relaxed);
         } else {
-            BUDGET.total.fetch_sub(old - new, Ordering::Relaxed);
+            self.bytes
+                .fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
+            BUDGET
+                .total
+                .fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
         }
         self.used.store(
             BUDGET.clock.fetch_add(1, Ordering::Relaxed),
@@ -125,8 +225,10 @@ impl ViewCache {
                 break;
             }
             // Never wait for another handle's view: a busy one is in use, so not the oldest.
-            if let Ok(mut slot) = c.slot.try_lock() {
+            if let (Ok(mut slot), Ok(mut texts)) = (c.slot.try_lock(), c.texts.try_lock()) {
                 *slot = None;
+                *texts = Texts::default();
+                c.view_bytes.store(0, Ordering::Relaxed);
                 let freed = c.bytes.swap(0, Ordering::Relaxed);
                 BUDGET.total.fetch_sub(freed, Ordering::Relaxed);
             }
@@ -185,7 +287,10 @@ impl ViewCache {
         }
         for info in infos {
             let content = match (&info.commit.blob, &info.message) {
-                (Some(b), Some(m)) => Some((*b, (Arc::new(Shape::of(m)), payload_of(info)))),
+                (Some(b), Some(m)) => {
+                    self.remember(*b, Arc::clone(m));
+                    Some((*b, (Arc::new(Shape::of(m)), payload_of(info))))
+                }
                 _ => None,
             };
             if apply(view, info.id, info.commit.clone(), content).is_err() {
@@ -235,6 +340,67 @@ impl ViewCache {
     /// The store's redaction count the cached view was built under.
     pub(crate) fn redactions(&self) -> u64 {
         self.redactions.load(Ordering::Relaxed)
+    }
+
+    /// The most text this handle keeps.
+    fn texts_limit() -> usize {
+        TEXTS_LIMIT.min(BUDGET.limit.load(Ordering::Relaxed) / 4)
+    }
+
+    /// Keeps the message of `blob` (one this handle just wrote, so no redaction can have
+    /// replaced it yet) for the next read of it.
+    fn remember(&self, blob: BlobId, m: Arc<Message>) {
+        let delta =
+            self.texts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .put(blob, m, Self::texts_limit());
+        self.charge(delta);
+    }
+
+    /// The messages of the blobs `ids`, text included: those this handle wrote or read lately
+    /// from memory, the others read from `src` in one go (and kept for the next read).
+    pub(crate) fn texts(&self, src: &impl Source, ids: &[BlobId]) -> Result<Vec<Arc<Message>>> {
+        let redactions = src.redactions()?;
+        let mut freed = 0;
+        let mut out: Vec<Option<Arc<Message>>> = {
+            let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+            if texts.redactions != redactions {
+                freed = texts.bytes;
+                *texts = Texts {
+                    redactions,
+                    ..Texts::default()
+                };
+            }
+            ids.iter().map(|b| texts.get(b)).collect()
+        };
+        self.charge(-(freed as isize));
+        let missing: Vec<BlobId> = ids
+            .iter()
+            .zip(&out)
+            .filter(|(_, m)| m.is_none())
+            .map(|(b, _)| *b)
+            .collect();
+        if missing.is_empty() {
+            return Ok(out.into_iter().flatten().collect());
+        }
+        let read = crate::view::texts(src, &missing)?;
+        let mut delta = 0;
+        {
+            let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+            let limit = Self::texts_limit();
+            let mut read = read.into_iter();
+            for (slot, b) in out.iter_mut().zip(ids) {
+                if slot.is_none()
+                    && let Some(m) = read.next()
+                {
+                    delta += texts.put(*b, Arc::clone(&m), limit);
+                    *slot = Some(m);
+                }
+            }
+        }
+        self.charge(delta);
+        Ok(out.into_iter().flatten().collect())
     }
 
     /// Forgets the cached view (a write it was extended with did not commit).

@@ -851,24 +851,14 @@ pub(crate) fn shapes(src: &impl Source, ids: &[BlobId]) -> Result<Vec<(Arc<Shape
     Ok(out)
 }
 
-/// The messages of `entries`, text included, read from `src` by their blobs, in order: what a
-/// rendering, a search or a change reads (the view keeps only their shapes).
-pub(crate) fn texts<'a>(
-    src: &impl Source,
-    entries: impl IntoIterator<Item = &'a ViewEntry>,
-) -> Result<Vec<Arc<Message>>> {
-    let ids: Vec<BlobId> = entries.into_iter().map(|e| e.blob).collect();
-    let loaded = match src.blobs(&ids) {
+/// The messages of the blobs `ids`, text included, read from `src`, in order: what a rendering,
+/// a search or a change reads (the view keeps only their shapes).
+pub(crate) fn texts(src: &impl Source, ids: &[BlobId]) -> Result<Vec<Arc<Message>>> {
+    let loaded = match src.blobs(ids) {
         Some(loaded) => loaded?,
-        None => load_many(src, &ids, |b| src.blob(b))?,
+        None => load_many(src, ids, |b| src.blob(b))?,
     };
     Ok(loaded.into_iter().map(|(m, _)| Arc::new(m)).collect())
-}
-
-/// The message of `e`, text included, read from `src`.
-pub(crate) fn text(src: &impl Source, e: &ViewEntry) -> Result<Arc<Message>> {
-    let (m, _) = src.blob(&e.blob)?;
-    Ok(Arc::new(m))
 }
 
 /// The blob of each commit in `chain` as the view keeps it, in order.

@@ -29,7 +29,7 @@ pub(crate) fn edit(
                 argument: None,
             });
         };
-        let current = crate::view::text(snap, entry)?;
+        let current = repo.text(snap, entry)?;
         check(&current)?;
         let mut message = Arc::unwrap_or_clone(current);
         message.content = content;

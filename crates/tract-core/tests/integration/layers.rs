@@ -50,6 +50,7 @@ const LAYERS: &[&[&str]] = &[
         "view/ancestry",
     ],
     &["view/checkpoint"],
+    &["view/cache"],
     &["formats/responses", "formats/claude_code"],
     &["formats/transcript/steps", "formats/transcript/rfc3339"],
     &[
@@ -61,7 +62,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["formats/transcript/claude_code"],
     &["formats/transcript"],
-    &["summarize/llm", "view/cache", "formats/compile"],
+    &["summarize/llm", "formats/compile"],
     &["formats/render"],
     &["repo"],
     &["write/txn"],

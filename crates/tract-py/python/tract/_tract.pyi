@@ -321,7 +321,9 @@ class SearchHit:
         """The matching line, cut around the match."""
 
 class Compiled:
-    """What the model would see at a commit, valid by construction."""
+    """What the model would see at a commit, valid by construction. It holds what each message is
+    (role, calls, tokens), not its text: a message's text is read from the store the first time
+    this compile renders it (one redacted since shows its tombstone)."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
