@@ -94,7 +94,7 @@ impl Compiled {
 
     /// Whether nothing is sent.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Reads the text of those of `entries` (entries of this compile) this compile has not

@@ -388,13 +388,18 @@ impl ViewCache {
         let mut delta = 0;
         {
             let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+            // Another thread may have seen a redaction since: what this snapshot read is then
+            // returned, not kept.
+            let keep = texts.redactions == redactions;
             let limit = Self::texts_limit();
             let mut read = read.into_iter();
             for (slot, b) in out.iter_mut().zip(ids) {
                 if slot.is_none()
                     && let Some(m) = read.next()
                 {
-                    delta += texts.put(*b, Arc::clone(&m), limit);
+                    if keep {
+                        delta += texts.put(*b, Arc::clone(&m), limit);
+                    }
                     *slot = Some(m);
                 }
             }
