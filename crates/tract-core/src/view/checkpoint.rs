@@ -97,13 +97,24 @@ struct ManifestV1 {
 }
 
 /// Metadata values to store, by key.
-pub(crate) type Values = Vec<(String, Vec<u8>)>;
+/// A checkpoint encoded, to be stored with [`write`].
+pub(crate) struct Encoded {
+    at: CommitId,
+    /// Each chunk's id and bytes, in order.
+    chunks: Vec<([u8; 32], Vec<u8>)>,
+    manifest: Vec<u8>,
+}
 
-/// A checkpoint of `view` as metadata values to store: the chunks, then the manifest.
+/// The chunks a checkpoint stored: those of the one a view was loaded from or last written
+/// as. They are in the store while its branch's pointer names that checkpoint (`gc` keeps
+/// them), so the next checkpoint of the view need not ask for each of them again.
+pub(crate) type Stored = Option<(CommitId, Arc<std::collections::HashSet<[u8; 32]>>)>;
+
+/// A checkpoint of `view`: its chunks and manifest.
 /// `None` when the view's pairing and indexes are not what its positions alone give back
 /// (a call id reused while an earlier call waited, an edit that renamed a tool): that view is
 /// not checkpointed, and a new handle replays it.
-pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Values>> {
+pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Encoded>> {
     let Some(at) = view.head() else {
         return Ok(None);
     };
@@ -111,7 +122,6 @@ pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Values>> {
         return Ok(None);
     }
     let mut out = Vec::new();
-    let mut chunks = Vec::new();
     let mut run: Vec<Slot> = Vec::new();
     let entries = view.entries();
     for (i, e) in entries.iter().enumerate() {
@@ -122,8 +132,7 @@ pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Values>> {
         if e.position.as_bytes()[1] < BOUNDARY || i + 1 == entries.len() {
             let bytes = crate::storage::store::meta::encode_small(&run)?;
             let id = *blake3::hash(&bytes).as_bytes();
-            out.push((chunk_key(&id), bytes));
-            chunks.push(id);
+            out.push((id, bytes));
             run.clear();
         }
     }
@@ -132,10 +141,13 @@ pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Values>> {
         at,
         positions: u32::try_from(entries.len()).unwrap_or(u32::MAX),
         redactions,
-        chunks,
+        chunks: out.iter().map(|(id, _)| *id).collect(),
     };
-    out.push((key(&at), sealed(&manifest)?));
-    Ok(Some(out))
+    Ok(Some(Encoded {
+        at,
+        chunks: out,
+        manifest: sealed(&manifest)?,
+    }))
 }
 
 /// Whether a chain of `len` commits ending at `last` is followed by a checkpoint: about one
@@ -156,22 +168,35 @@ pub(crate) fn of_branch(src: &impl Source, branch: &str) -> Result<Option<Commit
         .map(CommitId::from_bytes))
 }
 
-/// Writes a checkpoint [`encode`] made, at `at` on `branch`: the chunks not stored yet, the
-/// manifest, and the branch's pointer to it.
+/// Writes a checkpoint [`encode`] made on `branch`: the chunks not stored yet, the manifest,
+/// and the branch's pointer to it. `stored` names chunks known to be there while the pointer
+/// still names their checkpoint; any other chunk is looked for first (one read each). Returns
+/// what the checkpoint stored, for the view it was made of.
 pub(crate) fn write(
     w: &mut crate::storage::store::writer::Writer,
     branch: &str,
-    at: &CommitId,
-    values: Values,
-) -> Result<()> {
-    for (k, v) in values {
-        // A chunk is named by its bytes: one already stored is the same.
-        if k.starts_with(CHUNK_PREFIX) && w.meta(&k)?.is_some() {
+    encoded: Encoded,
+    stored: &Stored,
+) -> Result<Stored> {
+    let known = match stored {
+        Some((at, chunks)) if of_branch(&*w, branch)? == Some(*at) => Some(chunks),
+        _ => None,
+    };
+    let mut ids = std::collections::HashSet::with_capacity(encoded.chunks.len());
+    for (id, bytes) in encoded.chunks {
+        ids.insert(id);
+        if known.is_some_and(|k| k.contains(&id)) {
             continue;
         }
-        w.set_meta(&k, Some(&v))?;
+        let k = chunk_key(&id);
+        // A chunk is named by its bytes: one already stored is the same.
+        if w.meta(&k)?.is_none() {
+            w.set_meta(&k, Some(&bytes))?;
+        }
     }
-    w.set_meta(&branch_key(branch), Some(at.as_bytes()))
+    w.set_meta(&key(&encoded.at), Some(&encoded.manifest))?;
+    w.set_meta(&branch_key(branch), Some(encoded.at.as_bytes()))?;
+    Ok(Some((encoded.at, Arc::new(ids))))
 }
 
 /// What `gc` removed of the view checkpoints.
@@ -447,7 +472,10 @@ pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
     }
     // Shapes kept before a redaction may show what it removed: they are read again.
     let current = manifest.redactions == src.redactions()?;
-    restore(src, *at, slots, current).map(Some)
+    let mut view = restore(src, *at, slots, current)?;
+    // Every chunk was just read back: they are in the store.
+    view.stored = Some((*at, Arc::new(manifest.chunks.into_iter().collect())));
+    Ok(Some(view))
 }
 
 /// The view of `slots`, the position commits read from `src`, and the messages' shapes too
@@ -532,10 +560,10 @@ pub(crate) fn write_all(store: &crate::storage::store::Store) -> Result<usize> {
         if from == Some(tip) && is_current(&w, &tip, redactions)? {
             continue;
         }
-        let Some(values) = encode(&build(&w, Some(tip), from)?, redactions)? else {
+        let Some(encoded) = encode(&build(&w, Some(tip), from)?, redactions)? else {
             continue;
         };
-        write(&mut w, &name, &tip, values)?;
+        write(&mut w, &name, encoded, &None)?;
         w.commit()?;
         written += 1;
     }

@@ -162,6 +162,8 @@ pub struct View {
     /// Its branch names a checkpoint this view was built from or written as, or one was tried
     /// (else the next write from it writes one).
     pub(crate) checkpointed: bool,
+    /// The chunks of the checkpoint it was loaded from or last written as.
+    pub(crate) stored: checkpoint::Stored,
 }
 
 /// Adds `idx` to sorted `list` once: at the end, as appends come (an edit that adds a call to

@@ -441,10 +441,15 @@ fn keep_checkpoint(
         // A view that cannot be checkpointed is not tried again on every write: its next
         // chance is the next one due.
         v.checkpointed = encoded.is_ok();
-        encoded
+        encoded.map(|e| (e, v.stored.clone()))
     });
     match encoded {
-        Some(Ok(Some(values))) => checkpoint::write(w, branch, &last.id, values),
+        Some(Ok((Some(encoded), stored))) => {
+            let stored = checkpoint::write(w, branch, encoded, &stored)?;
+            // Dropped with the view if this transaction does not commit.
+            views.cached(last.id, |v| v.stored = stored);
+            Ok(())
+        }
         Some(Err(e)) => Err(e),
         _ => Ok(()),
     }

@@ -567,3 +567,66 @@ fn opening_compiling_and_rendering_load_no_token_encoding() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_checkpoint_asks_only_for_the_chunks_it_does_not_know_are_stored() {
+    use tract_core::storage::store::faults::Call;
+    let (_dir, path) = temp_store();
+    let every = |bind: &str| {
+        let options = tract_core::OpenOptions {
+            bind: Bind::Branch(branch(bind)),
+            store: tract_core::StoreOptions {
+                checkpoint_interval: 1,
+                ..tract_core::StoreOptions::default()
+            },
+            ..tract_core::OpenOptions::default()
+        };
+        Tract::open_with(&path, &options).unwrap()
+    };
+    let t = every("main");
+    t.user("the first message").unwrap();
+    t.compile().unwrap();
+    // About 20 chunks of positions.
+    t.append_batch(
+        (0..1200)
+            .map(|i| tract_core::Message::text(tract_core::Role::User, format!("message {i}")))
+            .collect(),
+    )
+    .unwrap();
+    let chunks = keys(&t, "checkpoint-chunk.").len();
+    assert!(chunks >= 10, "{chunks} chunks");
+    let meta_reads = |t: &Tract, text: &str| {
+        let faults = t.store().faults();
+        let before = faults.calls(Call::Meta);
+        t.user(text).unwrap();
+        faults.calls(Call::Meta) - before
+    };
+    // The writer knows what its last checkpoint stored: one new chunk to ask for, whatever
+    // the view's length.
+    let known = meta_reads(&t, "one more");
+    // A new handle's view, loaded from the checkpoint, knows its chunks too.
+    let other = every("main");
+    other.compile().unwrap();
+    let loaded = meta_reads(&other, "and one more");
+    assert!(
+        known < 10 && loaded < 10,
+        "{known} / {loaded} metadata reads"
+    );
+    // A view replayed (its checkpoint removed) asks for every chunk, and stores what is
+    // missing.
+    let mut d = t.store().damage().unwrap();
+    d.set_meta("checkpoint-at.main", None).unwrap();
+    d.commit().unwrap();
+    let replayed = every("main");
+    replayed.compile().unwrap();
+    let asked = meta_reads(&replayed, "after the replay");
+    assert!(
+        asked as usize >= chunks,
+        "{asked} metadata reads for {chunks} chunks"
+    );
+    let cold = open_bound(&path, Bind::Branch(branch("main")));
+    assert_eq!(
+        shown(&cold.compile().unwrap()),
+        shown(&cold.compile_replayed().unwrap())
+    );
+}
