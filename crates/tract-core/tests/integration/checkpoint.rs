@@ -114,6 +114,28 @@ fn newest(t: &Tract) -> Option<Vec<u8>> {
         .unwrap()
 }
 
+/// A new handle on `main` (its view built from the checkpoint) shows what a replay shows.
+fn cold_is_replayed(path: &Path) {
+    let cold = open_bound(path, Bind::Branch(branch("main")));
+    assert_eq!(
+        shown(&cold.compile().unwrap()),
+        shown(&cold.compile_replayed().unwrap())
+    );
+}
+
+/// A handle on `branch` that checkpoints its view about once in `interval` commits.
+fn with_interval(path: &Path, name: &str, interval: u64) -> Tract {
+    let options = tract_core::OpenOptions {
+        bind: Bind::Branch(branch(name)),
+        store: tract_core::StoreOptions {
+            checkpoint_interval: interval,
+            ..tract_core::StoreOptions::default()
+        },
+        ..tract_core::OpenOptions::default()
+    };
+    Tract::open_with(path, &options).unwrap()
+}
+
 fn run(seed: u64, ops: usize) -> usize {
     let (_dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
@@ -350,11 +372,7 @@ fn fsck_reads_back_the_checkpoint_of_each_branch_and_names_a_damaged_one() {
         report.problems
     );
     // A new handle replays past it and sees the same view.
-    let cold = open_bound(&path, Bind::Branch(branch("main")));
-    assert_eq!(
-        shown(&cold.compile().unwrap()),
-        shown(&cold.compile_replayed().unwrap())
-    );
+    cold_is_replayed(&path);
 }
 
 #[test]
@@ -380,11 +398,7 @@ fn a_clear_of_old_results_is_followed_by_a_checkpoint() {
     assert!(cleared.cleared.len() > 1, "{cleared:?}");
     let tip = t.head().unwrap().commit.unwrap();
     assert_eq!(newest(&t), Some(tip.as_bytes().to_vec()));
-    let cold = open_bound(&path, Bind::Branch(branch("main")));
-    assert_eq!(
-        shown(&cold.compile().unwrap()),
-        shown(&cold.compile_replayed().unwrap())
-    );
+    cold_is_replayed(&path);
 }
 
 /// The metadata keys starting with `prefix`.
@@ -412,19 +426,17 @@ fn gc_keeps_each_branch_s_newest_checkpoint_and_removes_the_others() {
             ["the first round", "the second round", "the third round"][round],
         );
     }
-    let side = t.fork(&branch("side"), &Rev::head()).unwrap();
-    side.compile().unwrap();
-    let run: Vec<Rev> = (0..3)
-        .map(|i| Rev::from(side.user(format!("on the side {i}")).unwrap().id))
-        .collect();
-    compress(&side, run, "the side's start");
-    let doomed = t.fork(&branch("doomed"), &Rev::head()).unwrap();
-    doomed.compile().unwrap();
-    let run: Vec<Rev> = (0..3)
-        .map(|i| Rev::from(doomed.user(format!("doomed {i}")).unwrap().id))
-        .collect();
-    compress(&doomed, run, "the doomed start");
-    drop(doomed);
+    // A fork whose own first messages are compressed: a checkpoint of its own.
+    let compressed_fork = |name: &str, summary: &'static str| {
+        let fork = t.fork(&branch(name), &Rev::head()).unwrap();
+        fork.compile().unwrap();
+        let run: Vec<Rev> = (0..3)
+            .map(|i| Rev::from(fork.user(format!("{name} {i}")).unwrap().id))
+            .collect();
+        compress(&fork, run, summary);
+    };
+    compressed_fork("side", "the side's start");
+    compressed_fork("doomed", "the doomed start");
     t.delete_branch(&branch("doomed")).unwrap();
     let manifests = keys(&t, "checkpoint.");
     assert!(manifests.len() >= 5, "{manifests:?}");
@@ -481,17 +493,7 @@ fn gc_keeps_each_branch_s_newest_checkpoint_and_removes_the_others() {
 #[test]
 fn the_checkpoint_interval_is_the_handle_s_to_set_and_zero_writes_none() {
     let (_dir, path) = temp_store();
-    let open = |interval| {
-        let options = tract_core::OpenOptions {
-            bind: Bind::Branch(branch("main")),
-            store: tract_core::StoreOptions {
-                checkpoint_interval: interval,
-                ..tract_core::StoreOptions::default()
-            },
-            ..tract_core::OpenOptions::default()
-        };
-        Tract::open_with(&path, &options).unwrap()
-    };
+    let open = |interval| with_interval(&path, "main", interval);
     // 0: none at all, not even after a compress.
     let off = open(0);
     off.compile().unwrap();
@@ -508,11 +510,7 @@ fn the_checkpoint_interval_is_the_handle_s_to_set_and_zero_writes_none() {
         let id = every.user(format!("message {i}")).unwrap().id;
         assert_eq!(newest(&every), Some(id.as_bytes().to_vec()), "write {i}");
     }
-    let cold = open_bound(&path, Bind::Branch(branch("main")));
-    assert_eq!(
-        shown(&cold.compile().unwrap()),
-        shown(&cold.compile_replayed().unwrap())
-    );
+    cold_is_replayed(&path);
 }
 
 #[test]
@@ -572,17 +570,7 @@ fn opening_compiling_and_rendering_load_no_token_encoding() {
 fn a_checkpoint_asks_only_for_the_chunks_it_does_not_know_are_stored() {
     use tract_core::storage::store::faults::Call;
     let (_dir, path) = temp_store();
-    let every = |bind: &str| {
-        let options = tract_core::OpenOptions {
-            bind: Bind::Branch(branch(bind)),
-            store: tract_core::StoreOptions {
-                checkpoint_interval: 1,
-                ..tract_core::StoreOptions::default()
-            },
-            ..tract_core::OpenOptions::default()
-        };
-        Tract::open_with(&path, &options).unwrap()
-    };
+    let every = |name: &str| with_interval(&path, name, 1);
     let t = every("main");
     t.user("the first message").unwrap();
     t.compile().unwrap();
@@ -624,9 +612,5 @@ fn a_checkpoint_asks_only_for_the_chunks_it_does_not_know_are_stored() {
         asked as usize >= chunks,
         "{asked} metadata reads for {chunks} chunks"
     );
-    let cold = open_bound(&path, Bind::Branch(branch("main")));
-    assert_eq!(
-        shown(&cold.compile().unwrap()),
-        shown(&cold.compile_replayed().unwrap())
-    );
+    cold_is_replayed(&path);
 }
