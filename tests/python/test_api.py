@@ -191,3 +191,14 @@ def test_gil_is_released_during_store_work(store_path) -> None:
             stop.set()
             thread.join()
     assert during > 0
+
+
+def test_checkpoint_views_checkpoints_what_a_handle_without_a_view_wrote(store_path) -> None:
+    # A handle that never read its view writes no checkpoint as it appends.
+    writer = tract.Tract.open(store_path)
+    writer.append_many([{"role": "user", "content": f"message {i}"} for i in range(50)])
+    assert writer.checkpoint_views() == 1
+    assert writer.checkpoint_views() == 0
+    reader = tract.Tract.open(store_path)
+    assert reader.compile().to_openai() == writer.compile().to_openai()
+    assert reader.fsck()["checkpoints_checked"] == 1

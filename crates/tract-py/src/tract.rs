@@ -398,6 +398,14 @@ impl PyTract {
         Ok(d)
     }
 
+    /// Checkpoints the view of every branch whose tip has no checkpoint of this layout (a
+    /// store written by older code, a clone, a pull), so a new handle builds it from there
+    /// instead of replaying its history; what `tract upgrade` does. Returns how many were
+    /// written.
+    fn checkpoint_views(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |t| t.checkpoint_views())
+    }
+
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }

@@ -614,3 +614,33 @@ fn a_checkpoint_asks_only_for_the_chunks_it_does_not_know_are_stored() {
     );
     cold_is_replayed(&path);
 }
+
+#[test]
+fn a_clone_carries_no_checkpoint_and_checkpoint_views_writes_its_own() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.compile().unwrap();
+    let run: Vec<Rev> = (0..4)
+        .map(|i| Rev::from(t.user(format!("early {i}")).unwrap().id))
+        .collect();
+    compress(&t, run, "the start");
+    t.user("after the compress").unwrap();
+    assert!(newest(&t).is_some());
+    let (_dest_dir, dest) = temp_store();
+    let (copy, _) = Tract::clone_store(&path, &dest, tract_core::StoreOptions::default()).unwrap();
+    // Sync copies objects, refs and settings: checkpoints are the store's own derived data.
+    assert!(keys(&copy, "checkpoint").is_empty());
+    // A handle that only reads replays, and shows what the original shows.
+    assert_eq!(
+        shown(&copy.compile().unwrap()),
+        shown(&t.compile().unwrap())
+    );
+    assert!(keys(&copy, "checkpoint").is_empty(), "reading writes none");
+    assert_eq!(copy.checkpoint_views().unwrap(), 1);
+    assert_eq!(
+        copy.checkpoint_views().unwrap(),
+        0,
+        "the tip is checkpointed already"
+    );
+    cold_is_replayed(&dest);
+}

@@ -818,6 +818,12 @@ class Tract:
         (all but each branch's newest) and their chunks, `checkpoints`, `checkpoint_chunks`,
         removed."""
 
+    def checkpoint_views(self) -> int:
+        """Checkpoints the view of every branch whose tip has no checkpoint of this layout (a
+        store written by older code, a clone, a pull), so a new handle builds it from there
+        instead of replaying its history; what `tract upgrade` does. Returns how many were
+        written."""
+
     def compact(self) -> None:
         """Closes this handle and compacts the store file: it shrinks, and no freed page keeps the
         bytes of what `gc` removed or `redact` replaced. Needs the only open handle on the store

@@ -518,6 +518,10 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.gc`, run in a worker thread."""
         return await self._run(self._tract.gc, grace_days=grace_days, prune_now=prune_now)
 
+    async def checkpoint_views(self) -> int:
+        """Awaitable twin of :meth:`Tract.checkpoint_views`, run in a worker thread."""
+        return await self._run(self._tract.checkpoint_views)
+
     async def compact(self) -> None:
         """Awaitable twin of :meth:`Tract.compact`, run in a worker thread."""
         return await self._run(self._tract.compact)
