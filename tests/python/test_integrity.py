@@ -153,6 +153,31 @@ def test_redaction_removes_a_secret_for_good_and_keeps_every_id(store_path) -> N
         assert t.fsck()["clean"] and len(t.log()) == 4
 
 
+def test_a_summary_of_a_secret_is_listed_and_redacted_with_it(store_path) -> None:
+    secret = "ghp_PLANTEDtoken0123456789"
+    with tract.Tract.open(store_path) as t:
+        first = t.user("read the deploy config")
+        leaked = t.assistant(f"the token is {secret}")
+        t.user("thanks")
+        done = t.compress(commits=[first, leaked], content=f"the config holds {secret}")
+        summary = done["commits"][0].commit_hash
+        r = t.redact(leaked, "a GitHub token")
+        assert r["derived"] == [summary] and r["followed"] == []
+        assert t.fsck()["derived_from_redacted"] == [summary]
+        assert secret in str(t.compile().to_openai())
+    with tract.Tract.open(store_path) as t:
+        t.user("and a second one")
+        other = t.assistant(f"another token {secret}2")
+        t.user("ok")
+        done = t.compress(commits=[other], content=f"it said {secret}2")
+        second = done["commits"][0].commit_hash
+        r = t.redact(other, "another token", follow=True)
+        assert r["followed"] == [second] and r["derived"] == []
+        # The first summary is still listed: it was not followed.
+        assert t.fsck()["derived_from_redacted"] == [summary]
+        assert f"{secret}2" not in str(t.compile().to_openai())
+
+
 def test_gc_while_another_process_appends_removes_nothing_it_adds(store_path) -> None:
     import subprocess
     import sys

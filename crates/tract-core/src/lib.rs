@@ -61,7 +61,7 @@ pub use ops::gc::{GcOutcome, gc};
 pub use ops::history::LogQuery;
 pub use ops::merge::MergeRequest;
 pub use ops::page::{Mark, PageAt, PageCall, PageEntry, ViewPage};
-pub use ops::redact::Redaction;
+pub use ops::redact::{RedactOptions, Redaction};
 pub use ops::search::{SearchHit, SearchQuery};
 pub use ops::sync::{BranchSync, SyncOptions, SyncReport, clone_store, pull, push};
 pub use refs::{Head, HeadRef, ReflogEntry};

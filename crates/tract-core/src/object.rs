@@ -123,6 +123,11 @@ fn raw_text(raw: &str) -> Option<String> {
     v.get("text")?.as_str().map(str::to_string)
 }
 
+/// How the note of a hook's summary edit begins (`summarized by extractive`): how a viewer
+/// tells a result the policy or a hook summarized from one edited by hand, and what makes the
+/// edit's content derived from the version it replaced.
+pub const HOOK_SUMMARY_NOTE: &str = "summarized by ";
+
 /// A tool call requested by an assistant message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {

@@ -236,17 +236,23 @@ impl PyTract {
 
     /// Removes the content of the message `commit` names from the store for good: a tombstone
     /// keeps when and `reason`; ids stay valid; views show a placeholder with the message's
-    /// role and call structure; search no longer finds it. Returns a dict: `commit`, `blob`,
-    /// `redacted_at` (aware datetime), `reason`, `chunks_removed`. `compact()` afterwards makes
-    /// sure no freed page of the file keeps the bytes.
+    /// role and call structure; search no longer finds it. With `follow=True`, every commit
+    /// whose content was made from the removed content (a summary or compression of it, or of such
+    /// a summary) is redacted too. Returns a dict: `commit`, `blob`, `redacted_at` (aware
+    /// datetime), `reason`, `chunks_removed`, `derived` (commits made from the removed content
+    /// that still hold it) and `followed` (those redacted with it). `compact()` afterwards
+    /// makes sure no freed page of the file keeps the bytes.
+    #[pyo3(signature = (commit, reason, *, follow=false))]
     fn redact<'py>(
         &self,
         py: Python<'py>,
         commit: &Bound<'py, PyAny>,
         reason: String,
+        follow: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let rev = rev_of(commit)?;
-        let r = self.with(py, move |t| t.redact(rev, &reason))?;
+        let options = tract_core::RedactOptions { follow };
+        let r = self.with(py, move |t| t.redact_with(rev, &reason, &options))?;
         let d = PyDict::new(py);
         d.set_item("commit", r.commit.to_hex())?;
         d.set_item("blob", r.blob.to_hex())?;
@@ -262,6 +268,9 @@ impl PyTract {
                 .map(|c| c.to_hex())
                 .collect::<Vec<_>>(),
         )?;
+        let ids = |ids: &[tract_core::CommitId]| ids.iter().map(|c| c.to_hex()).collect::<Vec<_>>();
+        d.set_item("derived", ids(&r.derived))?;
+        d.set_item("followed", ids(&r.followed))?;
         Ok(d)
     }
 
@@ -1206,8 +1215,9 @@ impl PyTract {
     /// link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
     /// Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
     /// `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`),
-    /// `problems` (dicts with `kind`, `subject`, `detail`) and `unreachable` (`commits`, `blobs`,
-    /// `chunks`: full ids).
+    /// `problems` (dicts with `kind`, `subject`, `detail`), `unreachable` (`commits`, `blobs`,
+    /// `chunks`: full ids), `redacted` (blob ids) and `derived_from_redacted` (commits whose
+    /// content was made from redacted content: `redact(..., follow=True)` removes them too).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| tract_core::fsck(t.store()))?;
         let d = PyDict::new(py);
@@ -1256,6 +1266,13 @@ impl PyTract {
         d.set_item(
             "redacted",
             r.redacted.iter().map(|b| b.to_hex()).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "derived_from_redacted",
+            r.derived_from_redacted
+                .iter()
+                .map(|c| c.to_hex())
+                .collect::<Vec<_>>(),
         )?;
         Ok(d)
     }

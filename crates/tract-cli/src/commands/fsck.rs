@@ -78,6 +78,14 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 ids.join(", ")
             );
         }
+        if !r.derived_from_redacted.is_empty() {
+            let ids: Vec<String> = r.derived_from_redacted.iter().map(|c| c.short()).collect();
+            let _ = writeln!(
+                ui,
+                "made from redacted content (summaries that may still hold it; `tract redact REV --follow`): {}",
+                ids.join(", ")
+            );
+        }
         for p in &r.problems {
             let _ = writeln!(ui, "{:<11} {}: {}", p.kind, p.subject, p.detail);
         }

@@ -15,6 +15,10 @@ pub struct Args {
     /// Why (kept with the tombstone; not shown to the model).
     #[arg(long, value_name = "TEXT")]
     reason: String,
+    /// Also redact every commit whose content was made from the removed content (a summary or a
+    /// compression of it, or of such a summary), with the same reason.
+    #[arg(long)]
+    follow: bool,
     /// Do not compact the file afterwards (the removed bytes may then stay in freed pages
     /// until the store reuses them, or `tract gc --compact` runs).
     #[arg(long)]
@@ -24,7 +28,8 @@ pub struct Args {
 /// Runs `tract redact`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
-    let r = t.redact(rev(&a.rev)?, &a.reason)?;
+    let options = tract_core::RedactOptions { follow: a.follow };
+    let r = t.redact_with(rev(&a.rev)?, &a.reason, &options)?;
     let chunks = match r.chunks_removed.len() {
         0 => String::new(),
         n => format!(" and {n} chunk(s)"),
@@ -35,6 +40,21 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         r.commit.short(),
         r.blob.short()
     );
+    let short =
+        |ids: &[tract_core::CommitId]| ids.iter().map(|c| c.short()).collect::<Vec<_>>().join(", ");
+    if !r.followed.is_empty() {
+        let _ = writeln!(
+            ui,
+            "redacted with it, made from its content: {}",
+            short(&r.followed)
+        );
+    }
+    if !r.derived.is_empty() {
+        ui.warning(&format!(
+            "made from its content and still holding it: {} (`--follow` redacts them)",
+            short(&r.derived)
+        ));
+    }
     if !a.no_compact {
         // The redaction is committed; compaction only makes sure no freed page keeps the bytes.
         if let Err(e) = t.into_store().compact() {

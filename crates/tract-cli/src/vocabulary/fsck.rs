@@ -31,6 +31,9 @@ pub struct FsckReport {
     /// Blobs whose payload was redacted (a tombstone in its place; their ids and commits stay
     /// valid; not a problem).
     redacted: Vec<String>,
+    /// Commits whose content was made from redacted content (a summary or compression of it,
+    /// or of such a summary), oldest first; `tract redact --follow` removes them too.
+    derived_from_redacted: Vec<String>,
     /// The objects nothing reaches (kept; `gc` removes them).
     unreachable: Unreachable,
 }
@@ -80,6 +83,7 @@ impl From<&tract_core::FsckReport> for FsckReport {
                 })
                 .collect(),
             redacted: hex(&r.redacted),
+            derived_from_redacted: hex(&r.derived_from_redacted),
             unreachable: Unreachable {
                 commits: hex(&r.unreachable_commits),
                 blobs: hex(&r.unreachable_blobs),

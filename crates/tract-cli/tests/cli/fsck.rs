@@ -66,6 +66,7 @@ fn a_sound_store_passes() {
       "journal_frames": 5,
       "problems": [],
       "redacted": [],
+      "derived_from_redacted": [],
       "unreachable": {
         "commits": [],
         "blobs": [],

@@ -103,3 +103,85 @@ fn gc_removes_a_deleted_branch_after_its_grace_period() {
         1236fd4b58 shared
         ");
 }
+
+/// A compression that summarized a secret is named when the secret is redacted, listed by
+/// fsck, and redacted with it by `--follow`.
+#[test]
+fn redact_names_the_summaries_made_from_a_secret_and_follow_removes_them() {
+    let p = Project::new();
+    p.ok(&["add", "read the deploy config"]);
+    let leaked = p.ok(&[
+        "add",
+        "--role",
+        "assistant",
+        "the token is ghp_PLANTED0123456789",
+    ]);
+    let leaked = leaked.trim().to_string();
+    p.ok(&["add", "thanks"]);
+    let first = p.hash("HEAD~2");
+    p.ok(&[
+        "compress",
+        "--commits",
+        &first,
+        &leaked,
+        "--content",
+        "the user read a config holding ghp_PLANTED0123456789",
+    ]);
+    let summary = p.hash("HEAD");
+    let out = p
+        .run(&[
+            "redact",
+            &leaked,
+            "--reason",
+            "a GitHub token",
+            "--no-compact",
+        ])
+        .to_string();
+    assert!(out.contains(&summary[..10]), "{out}");
+    assert!(out.contains("--follow"), "{out}");
+    let report = crate::common::json(&p.ok(&["fsck", "--json"]));
+    assert_eq!(
+        report["derived_from_redacted"],
+        serde_json::json!([summary])
+    );
+    assert!(p.ok(&["fsck"]).contains("made from redacted content"));
+    // The summary still holds the token until it is redacted in turn.
+    assert!(p.ok(&["compile"]).contains("ghp_PLANTED"));
+    p.ok(&[
+        "redact",
+        &summary,
+        "--reason",
+        "holds the token",
+        "--no-compact",
+    ]);
+    assert!(!p.ok(&["compile"]).contains("ghp_PLANTED"));
+    let report = crate::common::json(&p.ok(&["fsck", "--json"]));
+    assert_eq!(report["derived_from_redacted"], serde_json::json!([]));
+
+    // With --follow, both go in one redaction.
+    let p = Project::new();
+    p.ok(&["add", "read the deploy config"]);
+    let leaked = p.ok(&[
+        "add",
+        "--role",
+        "assistant",
+        "the token is ghp_PLANTED0123456789",
+    ]);
+    let leaked = leaked.trim().to_string();
+    p.ok(&["add", "thanks"]);
+    let first = p.hash("HEAD~2");
+    p.ok(&[
+        "compress",
+        "--commits",
+        &first,
+        &leaked,
+        "--content",
+        "the user read a config holding ghp_PLANTED0123456789",
+    ]);
+    let summary = p.hash("HEAD");
+    let out = p.ok(&["redact", &leaked, "--reason", "a GitHub token", "--follow"]);
+    assert!(out.contains("redacted with it"), "{out}");
+    assert!(out.contains(&summary[..10]), "{out}");
+    assert!(!p.ok(&["compile"]).contains("ghp_PLANTED"));
+    assert!(!String::from_utf8_lossy(&std::fs::read(p.store()).unwrap()).contains("ghp_PLANTED"));
+}

@@ -64,6 +64,9 @@ pub struct FsckReport {
     pub problems: Vec<Problem>,
     /// Blobs whose content was redacted (a tombstone in their place; not a problem).
     pub redacted: Vec<BlobId>,
+    /// Commits whose content was made from redacted content (a summary or compression of it,
+    /// or of such a summary), oldest first: `tract redact --follow` removes them too.
+    pub derived_from_redacted: Vec<CommitId>,
     /// Commits no branch, `HEAD` or reflog entry reaches.
     pub unreachable_commits: Vec<CommitId>,
     /// Blobs no reachable commit carries.
@@ -245,6 +248,15 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
     let commits = scan(&snap, ObjectTable::Commits, |id, record| {
         verify::verified_commit(&CommitId::from_bytes(id), record)
     })?;
+    let tainted: std::collections::HashSet<BlobId> = report.redacted.iter().copied().collect();
+    if !tainted.is_empty() {
+        let all: Vec<(CommitId, &Commit)> = commits
+            .good
+            .iter()
+            .map(|(id, c)| (CommitId::from_bytes(*id), c))
+            .collect();
+        report.derived_from_redacted = crate::view::ancestry::made_from(&all, &tainted);
+    }
     report.chunks = chunks.present.len() as u64;
     report.blobs = blobs.present.len() as u64;
     report.commits = commits.present.len() as u64;

@@ -5,9 +5,11 @@
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, ChunkId, CommitId};
-use crate::object::{Content, Message, ToolCall};
+use crate::object::{Commit, Content, Message, ToolCall};
 use crate::repo::Repo;
-use crate::storage::store::verify::Tombstone;
+use crate::storage::backend::ObjectTable;
+use crate::storage::store::verify::{self, Tombstone};
+use crate::storage::store::writer::Writer;
 use crate::tokens;
 use crate::view::revision::Rev;
 
@@ -27,6 +29,20 @@ pub struct Redaction {
     pub reason: String,
     /// The chunks of a large blob that were removed with it.
     pub chunks_removed: Vec<ChunkId>,
+    /// Commits whose content was made from the removed content and still holds it (a summary
+    /// or a compression of it, or of such a summary), oldest first; empty after a redaction
+    /// that follows them (`fsck` lists those of every redaction).
+    pub derived: Vec<CommitId>,
+    /// The commits redacted with it because their content was made from it (with `follow`).
+    pub followed: Vec<CommitId>,
+}
+
+/// How a redaction goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RedactOptions {
+    /// Also redact, with the same reason, every commit whose content was made from the removed
+    /// content: a secret does not live on in a summary of it.
+    pub follow: bool,
 }
 
 /// The message the view shows for a redacted one: its role, name, call id, error flag and
@@ -51,9 +67,15 @@ fn placeholder(m: &Message) -> Message {
     }
 }
 
-/// Removes the content of the message `rev` names. A commit without a message, an unknown
-/// one, a blank reason or a blob redacted already is an error, and nothing changes.
-pub(crate) fn redact(repo: &Repo, rev: &Rev, reason: &str) -> Result<Redaction> {
+/// Removes the content of the message `rev` names (and, with `follow`, of every commit made
+/// from redacted content). A commit without a message, an unknown one, a blank reason or a blob
+/// redacted already is an error, and nothing changes.
+pub(crate) fn redact(
+    repo: &Repo,
+    rev: &Rev,
+    reason: &str,
+    options: &RedactOptions,
+) -> Result<Redaction> {
     if reason.trim().is_empty() {
         return Err(Error::invalid_input(
             "a redaction needs a reason (it is kept with the tombstone)",
@@ -76,23 +98,55 @@ pub(crate) fn redact(repo: &Repo, rev: &Rev, reason: &str) -> Result<Redaction> 
         )));
     }
     drop(snap);
-    let (message, _) = w.blob(&blob)?;
-    let placeholder = placeholder(&message);
-    let payload = tokens::count_message(&placeholder);
-    let tombstone = Tombstone {
-        redacted_at_us: w.clock().now_us(),
-        reason: reason.to_string(),
-        placeholder,
-    };
-    let chunks_removed = w.redact_blob(&blob, &tombstone, payload)?;
+    let redacted_at_us = w.clock().now_us();
+    let chunks_removed = remove(&mut w, &blob, reason, redacted_at_us)?;
+    let mut derived = derived(&mut w, &blob)?;
+    let mut followed = Vec::new();
+    if options.follow {
+        for d in std::mem::take(&mut derived) {
+            if let Some(b) = w.commit_object(&d)?.blob {
+                remove(&mut w, &b, reason, redacted_at_us)?;
+                followed.push(d);
+            }
+        }
+    }
     w.commit()?;
     // This process's cached views notice through the redaction count; counts kept per branch
     // (tokens in view) are stale now and counted again from the views when listed.
     Ok(Redaction {
         commit,
         blob,
-        redacted_at_us: tombstone.redacted_at_us,
-        reason: tombstone.reason,
+        redacted_at_us,
+        reason: reason.to_string(),
         chunks_removed,
+        derived,
+        followed,
     })
+}
+
+/// Replaces blob `blob` with its tombstone; returns the chunks removed with it.
+fn remove(w: &mut Writer, blob: &BlobId, reason: &str, at_us: u64) -> Result<Vec<ChunkId>> {
+    let (message, _) = w.blob(blob)?;
+    let placeholder = placeholder(&message);
+    let payload = tokens::count_message(&placeholder);
+    let tombstone = Tombstone {
+        redacted_at_us: at_us,
+        reason: reason.to_string(),
+        placeholder,
+    };
+    w.redact_blob(blob, &tombstone, payload)
+}
+
+/// The commits whose content was made from the content of `blob` (and, in turn, from theirs),
+/// read in the write transaction from every commit of the store.
+fn derived(w: &mut Writer, blob: &BlobId) -> Result<Vec<CommitId>> {
+    let tainted: std::collections::HashSet<BlobId> = [*blob].into();
+    let commits = w.scan_objects(ObjectTable::Commits, |id, record| {
+        verify::verified_commit(&CommitId::from_bytes(id), record)
+    })?;
+    let all: Vec<(CommitId, &Commit)> = commits
+        .iter()
+        .map(|(id, c)| (CommitId::from_bytes(*id), c))
+        .collect();
+    Ok(crate::view::ancestry::made_from(&all, &tainted))
 }

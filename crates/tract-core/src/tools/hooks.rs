@@ -43,9 +43,7 @@ use std::sync::Arc;
 /// The events a handler can be registered for.
 pub const HOOK_EVENTS: &[&str] = &["tool_result"];
 
-/// How the note of a hook's summary edit begins (`summarized by extractive`): how a viewer
-/// tells a result the policy or a hook summarized from one edited by hand.
-pub const HOOK_SUMMARY_NOTE: &str = "summarized by ";
+pub use crate::object::HOOK_SUMMARY_NOTE;
 
 /// An event a handler is registered for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -101,7 +101,20 @@ impl Tract {
     /// `reason`. Every commit id stays valid; the view shows a placeholder with the message's
     /// role and call structure (requests stay valid); search finds nothing of it; `fsck`
     /// reports it as redacted. Every commit carrying the same content shows the placeholder.
+    /// The redaction lists the commits whose content was made from redacted content (a
+    /// summary of it, or of such a summary): see [`Tract::redact_with`] to remove them too.
     pub fn redact(&self, rev: impl Into<Rev>, reason: &str) -> Result<Redaction> {
-        redact::redact(&self.repo, &rev.into(), reason)
+        self.redact_with(rev, reason, &redact::RedactOptions::default())
+    }
+
+    /// [`Tract::redact`], and with `options.follow` every commit whose content was made from
+    /// redacted content too, in the same transaction.
+    pub fn redact_with(
+        &self,
+        rev: impl Into<Rev>,
+        reason: &str,
+        options: &redact::RedactOptions,
+    ) -> Result<Redaction> {
+        redact::redact(&self.repo, &rev.into(), reason, options)
     }
 }

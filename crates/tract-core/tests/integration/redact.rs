@@ -164,3 +164,63 @@ fn the_write_after_a_redaction_keeps_counts_that_match_the_view() {
     let report = tract_core::fsck(fresh.store()).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
 }
+
+#[test]
+fn summaries_made_from_redacted_content_are_listed_and_followed() {
+    use tract_core::{
+        CompressRequest, FnSummarizer, Message, RecordOptions, RedactOptions, ToolPolicy,
+    };
+    for follow in [false, true] {
+        let (_dir, path) = temp_store();
+        let t = open_bound(&path, Bind::Branch(branch("main")));
+        t.set_tool_policy(&ToolPolicy {
+            instructions: Default::default(),
+            auto_threshold: Some(50),
+            default_instructions: None,
+        })
+        .unwrap();
+        t.user("show me the config").unwrap();
+        let asked = t.assistant("", vec![call("c1", "cat")]).unwrap().id;
+        let secret = "AWS_SECRET=AKIAEXAMPLE in the config file\n".repeat(40);
+        let out = t
+            .record_tool_result(
+                Message::tool_result("c1", "cat", secret, false),
+                &RecordOptions::default(),
+            )
+            .unwrap();
+        // The policy's summary of the secret (a hook's edit) may hold it.
+        let hook = out.replacement.expect("summarized by the policy").id;
+        let original = out.original.id;
+        t.user("unrelated").unwrap();
+        // A compression of the turn summarizes that summary.
+        let summarizer = FnSummarizer::new("fixed", |_| Ok("the cat turn".to_string()));
+        let compressed = t
+            .compress(&CompressRequest {
+                commits: Some(vec![Rev::from(asked), Rev::from(original)]),
+                summarizer: Some(&summarizer),
+                ..CompressRequest::default()
+            })
+            .unwrap();
+        let summary = compressed.commits[0].id;
+        let r = t
+            .redact_with(original, "a key", &RedactOptions { follow })
+            .unwrap();
+        let report = tract_core::fsck(t.store()).unwrap();
+        assert!(report.is_clean(), "{:?}", report.problems);
+        if follow {
+            assert_eq!(r.followed, [hook, summary]);
+            assert!(r.derived.is_empty() && report.derived_from_redacted.is_empty());
+            let shown = t.compile().unwrap().to_openai().unwrap().to_string();
+            assert!(
+                !shown.contains("AKIA") && !shown.contains("the cat turn"),
+                "{shown}"
+            );
+            assert_eq!(report.redacted.len(), 3);
+        } else {
+            assert!(r.followed.is_empty());
+            assert_eq!(r.derived, [hook, summary]);
+            assert_eq!(report.derived_from_redacted, [hook, summary]);
+            assert_eq!(report.redacted.len(), 1);
+        }
+    }
+}

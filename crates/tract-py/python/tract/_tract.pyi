@@ -746,15 +746,19 @@ class Tract:
         link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
         Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
         `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`),
-        `problems` (dicts with `kind`, `subject`, `detail`) and `unreachable` (`commits`, `blobs`,
-        `chunks`: full ids)."""
+        `problems` (dicts with `kind`, `subject`, `detail`), `unreachable` (`commits`, `blobs`,
+        `chunks`: full ids), `redacted` (blob ids) and `derived_from_redacted` (commits whose
+        content was made from redacted content: `redact(..., follow=True)` removes them too)."""
 
-    def redact(self, commit: Rev, reason: str) -> dict[str, Any]:
+    def redact(self, commit: Rev, reason: str, *, follow: bool = False) -> dict[str, Any]:
         """Removes the content of the message `commit` names from the store for good: a tombstone
         keeps when and `reason`; ids stay valid; views show a placeholder with the message's
-        role and call structure; search no longer finds it. Returns a dict: `commit`, `blob`,
-        `redacted_at` (aware datetime), `reason`, `chunks_removed`. `compact()` afterwards makes
-        sure no freed page of the file keeps the bytes."""
+        role and call structure; search no longer finds it. With `follow=True`, every commit
+        whose content was made from the removed content (a summary or compression of it, or of such
+        a summary) is redacted too. Returns a dict: `commit`, `blob`, `redacted_at` (aware
+        datetime), `reason`, `chunks_removed`, `derived` (commits made from the removed content
+        that still hold it) and `followed` (those redacted with it). `compact()` afterwards
+        makes sure no freed page of the file keeps the bytes."""
 
     def push(
         self,

@@ -471,9 +471,9 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.fsck`, run in a worker thread."""
         return await self._run(self._tract.fsck)
 
-    async def redact(self, commit: Rev, reason: str) -> dict[str, Any]:
+    async def redact(self, commit: Rev, reason: str, *, follow: bool = False) -> dict[str, Any]:
         """Awaitable twin of :meth:`Tract.redact`, run in a worker thread."""
-        return await self._run(self._tract.redact, commit, reason)
+        return await self._run(self._tract.redact, commit, reason, follow=follow)
 
     async def push(
         self,
