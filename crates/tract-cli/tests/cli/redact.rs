@@ -104,10 +104,9 @@ fn gc_removes_a_deleted_branch_after_its_grace_period() {
         ");
 }
 
-/// A compression that summarized a secret is named when the secret is redacted, listed by
-/// fsck, and redacted with it by `--follow`.
-#[test]
-fn redact_names_the_summaries_made_from_a_secret_and_follow_removes_them() {
+/// A project whose second message holds a token, compressed with the first into a summary
+/// that repeats it: the project, the message's id and the summary's.
+fn secret_and_its_summary() -> (Project, String, String) {
     let p = Project::new();
     p.ok(&["add", "read the deploy config"]);
     let leaked = p.ok(&[
@@ -128,6 +127,14 @@ fn redact_names_the_summaries_made_from_a_secret_and_follow_removes_them() {
         "the user read a config holding ghp_PLANTED0123456789",
     ]);
     let summary = p.hash("HEAD");
+    (p, leaked, summary)
+}
+
+/// A compression that summarized a secret is named when the secret is redacted, listed by
+/// fsck, and redacted with it by `--follow`.
+#[test]
+fn redact_names_the_summaries_made_from_a_secret_and_follow_removes_them() {
+    let (p, leaked, summary) = secret_and_its_summary();
     let out = p
         .run(&[
             "redact",
@@ -159,26 +166,7 @@ fn redact_names_the_summaries_made_from_a_secret_and_follow_removes_them() {
     assert_eq!(report["derived_from_redacted"], serde_json::json!([]));
 
     // With --follow, both go in one redaction.
-    let p = Project::new();
-    p.ok(&["add", "read the deploy config"]);
-    let leaked = p.ok(&[
-        "add",
-        "--role",
-        "assistant",
-        "the token is ghp_PLANTED0123456789",
-    ]);
-    let leaked = leaked.trim().to_string();
-    p.ok(&["add", "thanks"]);
-    let first = p.hash("HEAD~2");
-    p.ok(&[
-        "compress",
-        "--commits",
-        &first,
-        &leaked,
-        "--content",
-        "the user read a config holding ghp_PLANTED0123456789",
-    ]);
-    let summary = p.hash("HEAD");
+    let (p, leaked, summary) = secret_and_its_summary();
     let out = p.ok(&["redact", &leaked, "--reason", "a GitHub token", "--follow"]);
     assert!(out.contains("redacted with it"), "{out}");
     assert!(out.contains(&summary[..10]), "{out}");

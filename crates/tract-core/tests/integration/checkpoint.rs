@@ -105,6 +105,14 @@ fn compress(t: &Tract, run: Vec<Rev>, summary: &'static str) {
     .unwrap();
 }
 
+/// Four new messages, then compressed into one summary saying "the start".
+fn compress_early(t: &Tract) {
+    let run: Vec<Rev> = (0..4)
+        .map(|i| Rev::from(t.user(format!("early {i}")).unwrap().id))
+        .collect();
+    compress(t, run, "the start");
+}
+
 /// The newest checkpoint of `main`, if one was written.
 fn newest(t: &Tract) -> Option<Vec<u8>> {
     t.store()
@@ -497,10 +505,7 @@ fn the_checkpoint_interval_is_the_handle_s_to_set_and_zero_writes_none() {
     // 0: none at all, not even after a compress.
     let off = open(0);
     off.compile().unwrap();
-    let run: Vec<Rev> = (0..4)
-        .map(|i| Rev::from(off.user(format!("early {i}")).unwrap().id))
-        .collect();
-    compress(&off, run, "the start");
+    compress_early(&off);
     off.user("after the compress").unwrap();
     assert_eq!(newest(&off), None);
     // 1: after every write from a cached view.
@@ -541,10 +546,7 @@ fn opening_compiling_and_rendering_load_no_token_encoding() {
     let (_dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
     t.compile().unwrap();
-    let run: Vec<Rev> = (0..4)
-        .map(|i| Rev::from(t.user(format!("early {i}")).unwrap().id))
-        .collect();
-    compress(&t, run, "the start");
+    compress_early(&t);
     t.assistant("", vec![call("c1", "grep")]).unwrap();
     t.tool_result("c1", "grep", "found", false).unwrap();
     t.assistant("", vec![call("c2", "grep")]).unwrap();
@@ -620,10 +622,7 @@ fn a_clone_carries_no_checkpoint_and_checkpoint_views_writes_its_own() {
     let (_dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
     t.compile().unwrap();
-    let run: Vec<Rev> = (0..4)
-        .map(|i| Rev::from(t.user(format!("early {i}")).unwrap().id))
-        .collect();
-    compress(&t, run, "the start");
+    compress_early(&t);
     t.user("after the compress").unwrap();
     assert!(newest(&t).is_some());
     let (_dest_dir, dest) = temp_store();
