@@ -18,6 +18,8 @@ pub const LOCK_TIMEOUT_VAR: &str = "TRACT_LOCK_TIMEOUT_MS";
 pub const TIMESTAMP_VAR: &str = "TRACT_TIMESTAMP";
 /// How many commits a branch goes, on average, between two view checkpoints (0: none).
 pub const CHECKPOINT_INTERVAL_VAR: &str = "TRACT_CHECKPOINT_INTERVAL";
+/// How many commits a process writes before it indexes them for search (0: none).
+pub const INDEX_BATCH_VAR: &str = "TRACT_INDEX_BATCH";
 /// How many MiB the views cached in one process may take together.
 pub const VIEW_CACHE_VAR: &str = "TRACT_VIEW_CACHE_MB";
 /// The OpenAI-compatible server's base URL, model and key, each falling back to the second name.
@@ -52,6 +54,7 @@ impl Environment {
             TIMESTAMP_VAR,
             VIEW_CACHE_VAR,
             CHECKPOINT_INTERVAL_VAR,
+            INDEX_BATCH_VAR,
         ]
         .into_iter()
         .chain(LLM_VARS.iter().flat_map(|(a, b)| [*a, *b]));
@@ -79,8 +82,9 @@ impl Environment {
     }
 
     /// Store options: the lock wait from `TRACT_LOCK_TIMEOUT_MS` (an unreadable value keeps the
-    /// default), a fixed clock from `TRACT_TIMESTAMP` and the view checkpoints' interval from
-    /// `TRACT_CHECKPOINT_INTERVAL` (a value that is not a whole number is an error).
+    /// default), a fixed clock from `TRACT_TIMESTAMP`, the view checkpoints' interval from
+    /// `TRACT_CHECKPOINT_INTERVAL` and the search index's batch from `TRACT_INDEX_BATCH` (a
+    /// value of either that is not a whole number is an error).
     pub fn store_options(&self) -> Result<StoreOptions> {
         let mut options = StoreOptions::default();
         if let Some(ms) = self
@@ -105,6 +109,13 @@ impl Environment {
             options.checkpoint_interval = text.trim().parse().map_err(|e| {
                 Error::invalid_input(format!(
                     "{CHECKPOINT_INTERVAL_VAR}='{text}' is not a number of commits (0 or more): {e}"
+                ))
+            })?;
+        }
+        if let Some(text) = self.get(INDEX_BATCH_VAR) {
+            options.index_batch = text.trim().parse().map_err(|e| {
+                Error::invalid_input(format!(
+                    "{INDEX_BATCH_VAR}='{text}' is not a number of commits (0 or more): {e}"
                 ))
             })?;
         }

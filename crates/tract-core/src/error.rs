@@ -276,6 +276,15 @@ pub enum Error {
         /// What went wrong, as the client or the server said it (no password in it).
         reason: String,
     },
+    /// The search index failed (it is derived data: `tract index --rebuild` makes it anew).
+    #[error("the search index: {doing}: {source}")]
+    SearchIndex {
+        /// What was being done.
+        doing: String,
+        /// The index engine's error.
+        #[source]
+        source: Arc<tantivy::TantivyError>,
+    },
     /// An error from the storage engine that none of the variants above describes.
     #[error("storage error: {source}")]
     Storage {
@@ -635,7 +644,7 @@ impl Error {
                 Unavailable
             }
             Error::Io { source, .. } => ErrorCategory::of_io(source.kind()),
-            Error::Handler { .. } | Error::Storage { .. } => Internal,
+            Error::Handler { .. } | Error::Storage { .. } | Error::SearchIndex { .. } => Internal,
         }
     }
 
@@ -770,6 +779,10 @@ impl Error {
             Error::Storage {
                 source: Arc::new(redb::Error::TransactionInProgress),
             },
+            Error::SearchIndex {
+                doing: "committing a batch".into(),
+                source: Arc::new(tantivy::TantivyError::IndexAlreadyExists),
+            },
             Error::CorruptJournal {
                 path: "/srv/agents/.tract/store.redb-journal/0000000000000007".into(),
                 reason: "the frame at offset 4096 is damaged (its check does not match) and frames follow it".into(),
@@ -808,6 +821,7 @@ impl Error {
                 | Error::Rejected { .. }
                 | Error::Diverged { .. }
                 | Error::Database { .. }
+                | Error::SearchIndex { .. }
                 | Error::Storage { .. } => {}
             }
         }

@@ -791,6 +791,7 @@ impl PyTract {
             tool,
             history,
             limit,
+            ..SearchQuery::default()
         };
         let hits = self.with(py, move |t| t.search(&q))?;
         Ok(hits.into_iter().map(Into::into).collect())

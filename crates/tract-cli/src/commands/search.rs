@@ -44,6 +44,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         tool: a.tool.clone(),
         history: a.history,
         limit: a.limit,
+        ..SearchQuery::default()
     };
     let hits = t.search(&q)?;
     if a.json {

@@ -28,10 +28,13 @@ pub struct Problem {
     /// `corrupt` (an object that does not verify), `missing` (a link to an object the store
     /// lacks), `ref` (a branch, `HEAD` or reflog entry), `bookkeeping` (per-branch counts that
     /// differ from a replay), `checkpoint` (a branch's view checkpoint that is missing,
-    /// damaged or differs from a replay) or `order` (a commit not newer than its parent).
+    /// damaged or differs from a replay), `order` (a commit not newer than its parent) or
+    /// `index` (the search index holds a commit the store does not, or twice, misses one a
+    /// branch reached when it was last brought up to date, or has not applied a redaction).
     pub kind: &'static str,
     /// What it is about: `commit <id>`, `blob <id>`, `chunk <id>`, `branch <name>`, `HEAD`,
-    /// `reflog <name>`, or `pack <file>` (a store file's pack whose bytes do not check).
+    /// `reflog <name>`, `pack <file>` (a store file's pack whose bytes do not check), or
+    /// `index` (the search index as a whole).
     pub subject: String,
     /// What is wrong.
     pub detail: String,
@@ -60,6 +63,9 @@ pub struct FsckReport {
     /// Frames of the journal not yet folded into the store file, read whole and checked (a
     /// store in memory or in a database has no journal).
     pub journal_frames: u64,
+    /// Documents of the search index read and checked against the store (a store file's
+    /// index; one in memory is this process's own).
+    pub index_documents: u64,
     /// Everything found wrong; empty for a sound store.
     pub problems: Vec<Problem>,
     /// Blobs whose content was redacted (a tombstone in their place; not a problem).
@@ -285,6 +291,18 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
         };
         check_counts(&mut report, &snap, &src)?;
         check_checkpoints(&mut report, &snap, &src)?;
+    }
+    let parents = |id: &CommitId| {
+        commits
+            .good
+            .get(id.as_bytes())
+            .map(|c| c.parents.as_slice())
+    };
+    if let Some(index) = crate::ops::index::check(store, &snap, parents)? {
+        report.index_documents = index.documents;
+        for (subject, detail) in index.problems {
+            report.problem("index", subject, detail);
+        }
     }
     Ok(report)
 }

@@ -124,6 +124,17 @@ pub fn gc(store: &Store, grace: Duration) -> Result<GcOutcome> {
             w.set_branch_stats(&name, None)?;
         }
     }
+    if !dead_commits.is_empty() {
+        w.count_collection()?;
+    }
+    let removed: Vec<CommitId> = dead_commits
+        .iter()
+        .map(|(id, _)| CommitId::from_bytes(*id))
+        .collect();
     w.commit()?;
+    // Removed text leaves the search index before gc returns.
+    if !removed.is_empty() {
+        crate::index::keeper::after_removal(store, Some(&removed))?;
+    }
     Ok(out)
 }

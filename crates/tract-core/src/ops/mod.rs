@@ -1,4 +1,4 @@
-//! Operations over a repository: branches, history and search, merges, integrity (fsck),
+//! Operations over a repository: branches, history and search (and the search index), merges, integrity (fsck),
 //! redaction and garbage collection, sync between stores, and a view's page as a person reads
 //! it.
 
@@ -6,6 +6,7 @@ pub mod branch;
 pub mod fsck;
 pub mod gc;
 pub mod history;
+pub mod index;
 pub mod merge;
 pub mod page;
 pub mod redact;

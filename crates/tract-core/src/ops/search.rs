@@ -1,33 +1,77 @@
-//! Full-text search over message text, tool-call names and arguments, and tool results: on
-//! the current view, or over every version in the branch's history.
+//! Search over message text, tool-call names and arguments, and tool results: ranked by the
+//! search index (BM25; `index`), or scanned with a regular expression; in the view or over every
+//! version in history; of the handle's branch, one branch, or every branch.
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
+use crate::index::catch_up::{self, key_at, key_columns, searchable};
+use crate::index::lanes::{self, Lanes, Place, Reach};
+use crate::index::{Fields, Index, KEY0, PLACE, keeper};
 use crate::object::{Message, Op, Role};
 use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
-use crate::view::ancestry;
 use crate::view::info::CommitInfo;
+use crate::view::{ancestry, checkpoint};
 use regex::{Regex, RegexBuilder};
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+use tantivy::collector::{Count, FilterCollector, TopDocs};
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
+};
+use tantivy::schema::IndexRecordOption;
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{DocAddress, Searcher, Term};
 
-/// Characters of context on each side of a match in a snippet.
+/// Characters of context on each side of a match in a scan's snippet.
 const SNIPPET_CONTEXT: usize = 40;
+
+/// Characters of a ranked hit's snippet, at most.
+const SNIPPET_CHARS: usize = 160;
+
+/// Which branches a search covers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SearchScope {
+    /// The handle's position (its branch, or the commit it is detached at).
+    #[default]
+    Here,
+    /// One branch, by name.
+    Branch(String),
+    /// Every branch.
+    All,
+}
 
 /// What to look for.
 #[derive(Debug, Clone, Default)]
 pub struct SearchQuery {
-    /// The text (case-insensitive substring), or a regular expression with `regex`.
+    /// The words to look for (ranked; the syntax is `index::query`'s: words, `"phrases"`,
+    /// `-excluded`, `OR`), or a regular expression with `regex`.
     pub query: String,
-    /// Treat `query` as a regular expression (case-insensitive unless it says otherwise).
+    /// Scan with `query` as a regular expression (case-insensitive unless it says otherwise),
+    /// hits in store order, instead of ranking. Scans the scope's branch (not `All`).
     pub regex: bool,
     /// Only messages of this role.
     pub role: Option<Role>,
     /// Only results of this tool, and assistant messages that call it.
     pub tool: Option<String>,
-    /// Search every version in the branch's history (originals of edited messages included,
-    /// and the history of every branch merged into it), not just what is in view.
+    /// Search every version in history (originals of edited messages included, and the
+    /// history of every branch merged in), not just what is in view.
     pub history: bool,
-    /// At most this many hits.
+    /// Which branches.
+    pub scope: SearchScope,
+    /// Only commits of this operation: `append`, `edit`, `compress`, `merge`.
+    pub op: Option<String>,
+    /// Only tool results marked as errors.
+    pub errors: bool,
+    /// Only commits made at or after this time (microseconds since the epoch).
+    pub since_us: Option<u64>,
+    /// Only commits made before this time (microseconds since the epoch).
+    pub until_us: Option<u64>,
+    /// Hits skipped before the first returned (paging).
+    pub offset: usize,
+    /// At most this many hits (`None`: all).
     pub limit: Option<usize>,
 }
 
@@ -36,9 +80,20 @@ pub struct SearchQuery {
 pub struct SearchHit {
     /// The commit whose message matched (for the view: the version in view).
     pub info: CommitInfo,
-    /// The matching line, cut to the match with some context.
+    /// Where it matched: a ranked hit's best passage, a scan's matching line, with some
+    /// context.
     pub snippet: String,
+    /// The byte ranges of `snippet` that matched.
+    pub highlights: Vec<(usize, usize)>,
+    /// The ranking's score (BM25; `None` for a scan's hit).
+    pub score: Option<f32>,
+    /// Every branch whose history holds the commit, by name (a fork shares its source's
+    /// commits: one hit names them all).
+    pub branches: Vec<String>,
 }
+
+/// The operations a search can filter on.
+const OPS: [&str; 4] = ["append", "edit", "compress", "merge"];
 
 fn matcher(q: &SearchQuery) -> Result<Regex> {
     if q.query.is_empty() {
@@ -68,7 +123,8 @@ fn matcher(q: &SearchQuery) -> Result<Regex> {
         })
 }
 
-/// Whether a message of `role`, `name` and tools `calls` passes the query's filters.
+/// Whether a message of `role`, `name` and tools `calls` passes the query's role and tool
+/// filters.
 fn wanted<'a>(
     role: Role,
     name: Option<&str>,
@@ -84,18 +140,28 @@ fn wanted<'a>(
     }
 }
 
-/// [`wanted`] of a message.
+/// [`wanted`] of a message, with the error filter.
 fn wanted_message(m: &Message, q: &SearchQuery) -> bool {
-    wanted(
-        m.role,
-        m.name.as_deref(),
-        m.tool_calls.iter().map(|c| c.name.as_str()),
-        q,
-    )
+    (!q.errors || m.is_error)
+        && wanted(
+            m.role,
+            m.name.as_deref(),
+            m.tool_calls.iter().map(|c| c.name.as_str()),
+            q,
+        )
 }
 
-/// The snippet of the first match in `m`, if any.
-fn find(re: &Regex, m: &Message) -> Option<String> {
+/// Whether a commit passes the query's operation and time filters.
+fn wanted_commit(info: &CommitInfo, q: &SearchQuery) -> bool {
+    let t = info.commit.timestamp_us;
+    q.op.as_deref()
+        .is_none_or(|op| catch_up::op_name(&info.commit.op) == op)
+        && q.since_us.is_none_or(|s| t >= s)
+        && q.until_us.is_none_or(|u| t < u)
+}
+
+/// The snippet of the first match in `m`, if any, and where the match is in it.
+fn find(re: &Regex, m: &Message) -> Option<(String, (usize, usize))> {
     let text = m.content.text();
     if let Some(hit) = re.find(&text) {
         return Some(snippet(&text, hit.start(), hit.end()));
@@ -107,8 +173,9 @@ fn find(re: &Regex, m: &Message) -> Option<String> {
     })
 }
 
-/// The line around `start..end`, with at most [`SNIPPET_CONTEXT`] characters each side.
-fn snippet(text: &str, start: usize, end: usize) -> String {
+/// The line around `start..end`, with at most [`SNIPPET_CONTEXT`] characters each side, and
+/// where `start..end` is in it.
+fn snippet(text: &str, start: usize, end: usize) -> (String, (usize, usize)) {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
     let before: String = text[line_start..start]
@@ -130,91 +197,577 @@ fn snippet(text: &str, start: usize, end: usize) -> String {
     } else {
         ""
     };
-    format!("{lead}{before}{}{after}{tail}", &text[start..end])
+    let at = lead.len() + before.len();
+    let s = format!("{lead}{before}{}{after}{tail}", &text[start..end]);
+    (s, (at, at + end - start))
 }
 
-/// Messages matching `q` in the view at `HEAD` (or its branch's history), oldest first.
-pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
-    let re = matcher(q)?;
-    let limit = q.limit.unwrap_or(usize::MAX);
-    let snap = repo.read()?;
-    let head = repo.head(&snap)?.commit;
-    if q.history {
-        return search_history(&snap, head, &re, q, limit);
+/// Checks what a query asks for before any work: bad input changes nothing and costs little.
+fn check(q: &SearchQuery) -> Result<()> {
+    if q.query.trim().is_empty() {
+        return Err(Error::invalid_input("an empty search query"));
     }
-    // The entries the filters keep, taken under the view's lock; their messages are read in
-    // batches after, and the scan stops at the limit.
-    let candidates: Vec<(CommitId, BlobId)> = repo.with_view(&snap, head, |v| {
-        v.entries()
-            .iter()
-            .filter(|e| {
-                let s = &e.shape;
-                wanted(
-                    s.role,
-                    s.name.as_deref(),
-                    s.tool_calls.iter().map(|c| c.name.as_str()),
-                    q,
-                )
-            })
-            .map(|e| (e.commit, e.blob))
-            .collect()
-    })?;
-    const BATCH: usize = 256;
-    let mut found = Vec::new();
-    for part in candidates.chunks(BATCH) {
-        let blobs: Vec<BlobId> = part.iter().map(|(_, b)| *b).collect();
-        let texts = repo.blob_texts(&snap, &blobs)?;
-        for ((commit, _), m) in part.iter().zip(texts) {
-            if found.len() < limit
-                && let Some(s) = find(&re, &m)
-            {
-                found.push((*commit, s));
+    if let Some(op) = &q.op
+        && !OPS.contains(&op.as_str())
+    {
+        return Err(Error::invalid_input(format!(
+            "unknown operation '{op}' to search (one of: {})",
+            OPS.join(", ")
+        )));
+    }
+    if let (Some(s), Some(u)) = (q.since_us, q.until_us)
+        && s >= u
+    {
+        return Err(Error::invalid_input(
+            "a search's time range ends before it starts",
+        ));
+    }
+    if q.regex && q.scope == SearchScope::All {
+        return Err(Error::invalid_input(
+            "a regular expression scans one branch: leave out --all, or search by words",
+        ));
+    }
+    Ok(())
+}
+
+/// Messages matching `q`: ranked by the index, best first, or scanned with a regular
+/// expression, oldest first.
+pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+    check(q)?;
+    if q.regex {
+        let re = matcher(q)?;
+        return scan(repo, q, &re);
+    }
+    ranked(repo, q)
+}
+
+/// Where a scan or a ranking starts: the index as committed, the store read after it, and
+/// what is not indexed yet, walked (and, for a ranking, indexed in memory).
+struct Ground {
+    index: Arc<Index>,
+    searcher: Searcher,
+    snap: Snapshot,
+    /// The commits not indexed yet, in memory (`None` for a scan).
+    pending: Option<Searcher>,
+    lanes: Lanes,
+    /// Each branch's tip and its place.
+    tips: Vec<(String, CommitId, Place)>,
+    /// Places of the commits not indexed yet, and of the handle's detached commit.
+    placed: HashMap<CommitId, Place>,
+}
+
+impl Ground {
+    /// Reads the index and the store; with `rank`, indexes the commits not indexed yet in
+    /// memory. When those are many, the index is brought up to date first (once).
+    fn new(repo: &Repo, rank: bool) -> Result<Ground> {
+        let keeper = keeper::of(&repo.store);
+        let index = keeper.index(&repo.store)?;
+        let mut tried = false;
+        loop {
+            let reading = index.read()?;
+            // After the index: the store holds everything the index does.
+            let snap = repo.read()?;
+            let extra: Vec<CommitId> = match repo.head(&snap)?.target {
+                crate::refs::HeadRef::Detached(id) => vec![id],
+                crate::refs::HeadRef::Branch(_) => Vec::new(),
+            };
+            let memory = match rank {
+                true => Some(Index::in_memory()?),
+                false => None,
+            };
+            let mut writer = match &memory {
+                Some(m) => m.writer(Duration::ZERO)?,
+                None => None,
+            };
+            let walked = catch_up::walk(&snap, &reading, &index.fields, &extra, &mut |docs| {
+                if let Some(w) = writer.as_mut() {
+                    for d in docs {
+                        w.tantivy
+                            .add_document(d)
+                            .map_err(|e| crate::index::failed("adding a document", e))?;
+                    }
+                }
+                Ok(())
+            })?;
+            if walked.commits > keeper::SEARCH_BATCH && index.dir().is_some() && !tried {
+                tried = true;
+                if keeper
+                    .catch_up(&repo.store, Duration::ZERO, None, false)?
+                    .is_some()
+                {
+                    continue;
+                }
+            }
+            let pending = match (&memory, writer.as_mut()) {
+                (Some(m), Some(w)) => {
+                    m.commit(w, Default::default())?;
+                    Some(m.read()?.searcher)
+                }
+                _ => None,
+            };
+            return Ok(Ground {
+                index,
+                searcher: reading.searcher,
+                snap,
+                pending,
+                lanes: walked.lanes,
+                tips: walked.tip_places,
+                placed: walked.placed,
+            });
+        }
+    }
+
+    /// The place of commit `id`, if it is indexed or was walked.
+    fn place(&self, id: &CommitId) -> Result<Option<Place>> {
+        if let Some(p) = self.placed.get(id) {
+            return Ok(Some(*p));
+        }
+        if let Some((_, _, p)) = self.tips.iter().find(|(_, t, _)| t == id) {
+            return Ok(Some(*p));
+        }
+        catch_up::locate(&self.searcher, &self.index.fields, id)
+    }
+
+    /// The history a scope covers, as lane bounds.
+    fn reach(&self, repo: &Repo, scope: &SearchScope) -> Result<Reach> {
+        let mut reach = Reach::new();
+        match scope {
+            SearchScope::All => {
+                for (_, _, p) in &self.tips {
+                    self.lanes.extend(&mut reach, *p);
+                }
+            }
+            SearchScope::Here | SearchScope::Branch(_) => {
+                if let Some(head) = self.head(repo, scope)?
+                    && let Some(p) = self.place(&head)?
+                {
+                    self.lanes.extend(&mut reach, p);
+                }
             }
         }
-        if found.len() >= limit {
-            break;
+        Ok(reach)
+    }
+
+    /// The commit a one-branch scope starts from (`None`: a branch with no commits yet).
+    fn head(&self, repo: &Repo, scope: &SearchScope) -> Result<Option<CommitId>> {
+        match scope {
+            SearchScope::Here => Ok(repo.head(&self.snap)?.commit),
+            SearchScope::Branch(name) => self.snap.require_branch(name).map(Some),
+            SearchScope::All => Ok(None),
         }
     }
+
+    /// Which branches hold each place.
+    fn membership(&self) -> Membership {
+        let mut by_lane: HashMap<u32, Vec<(usize, u32)>> = HashMap::new();
+        let names: Vec<String> = self.tips.iter().map(|(n, _, _)| n.clone()).collect();
+        for (i, (_, _, p)) in self.tips.iter().enumerate() {
+            for (lane, height) in self.lanes.reach(*p) {
+                by_lane.entry(lane).or_default().push((i, height));
+            }
+        }
+        Membership { names, by_lane }
+    }
+
+    /// The first key of every commit in the view of each branch the scope covers.
+    fn view_keys(&self, repo: &Repo, scope: &SearchScope) -> Result<HashSet<u64>> {
+        let mut keys = HashSet::new();
+        let mut add = |v: &crate::view::View| {
+            keys.extend(
+                v.entries()
+                    .iter()
+                    .map(|e| crate::index::key_of(&e.commit)[0]),
+            );
+        };
+        match scope {
+            SearchScope::Here => {
+                let head = repo.head(&self.snap)?.commit;
+                repo.with_view(&self.snap, head, &mut add)?;
+            }
+            SearchScope::Branch(name) => {
+                let tip = self.snap.require_branch(name)?;
+                let snap = &self.snap;
+                repo.views.with_view(
+                    snap,
+                    Some(tip),
+                    || checkpoint::of_branch(snap, name),
+                    &mut add,
+                )?;
+            }
+            SearchScope::All => {
+                for (name, tip, _) in &self.tips {
+                    let snap = &self.snap;
+                    repo.views.with_view(
+                        snap,
+                        Some(*tip),
+                        || checkpoint::of_branch(snap, name),
+                        &mut add,
+                    )?;
+                }
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// Which branches hold a place: each lane's branches and how high they reach on it.
+struct Membership {
+    names: Vec<String>,
+    by_lane: HashMap<u32, Vec<(usize, u32)>>,
+}
+
+impl Membership {
+    fn branches(&self, place: Option<Place>) -> Vec<String> {
+        let Some((lane, height)) = place else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = self
+            .by_lane
+            .get(&lane)
+            .into_iter()
+            .flatten()
+            .filter(|(_, h)| *h >= height)
+            .map(|(i, _)| self.names[*i].clone())
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// The statistics of the index and of what is not indexed yet, together: scores of both
+/// compare.
+struct Both<'a>(&'a Searcher, Option<&'a Searcher>);
+
+impl Bm25StatisticsProvider for Both<'_> {
+    fn total_num_tokens(&self, field: tantivy::schema::Field) -> tantivy::Result<u64> {
+        let extra = match self.1 {
+            Some(s) => s.total_num_tokens(field)?,
+            None => 0,
+        };
+        Ok(self.0.total_num_tokens(field)? + extra)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        let extra = match self.1 {
+            Some(s) => s.total_num_docs()?,
+            None => 0,
+        };
+        Ok(self.0.total_num_docs()? + extra)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let extra = match self.1 {
+            Some(s) => s.doc_freq(term)?,
+            None => 0,
+        };
+        Ok(self.0.doc_freq(term)? + extra)
+    }
+}
+
+/// The query's filters as queries that match without scoring.
+fn filters(q: &SearchQuery, f: &Fields) -> Vec<(Occur, Box<dyn Query>)> {
+    let term = |t: Term| -> Box<dyn Query> {
+        Box::new(ConstScoreQuery::new(
+            Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
+            0.0,
+        ))
+    };
+    let mut out = Vec::new();
+    if let Some(r) = q.role {
+        out.push((Occur::Must, term(Term::from_field_text(f.role, r.as_str()))));
+    }
+    if let Some(t) = &q.tool {
+        out.push((Occur::Must, term(Term::from_field_text(f.tool, t))));
+    }
+    if let Some(op) = &q.op {
+        out.push((Occur::Must, term(Term::from_field_text(f.op, op))));
+    }
+    if q.errors {
+        out.push((Occur::Must, term(Term::from_field_bool(f.error, true))));
+    }
+    if q.since_us.is_some() || q.until_us.is_some() {
+        let at = |v: u64| Term::from_field_u64(f.time, v);
+        let low = q
+            .since_us
+            .map_or(Bound::Unbounded, |v| Bound::Included(at(v)));
+        let high = q
+            .until_us
+            .map_or(Bound::Unbounded, |v| Bound::Excluded(at(v)));
+        out.push((
+            Occur::Must,
+            Box::new(ConstScoreQuery::new(
+                Box::new(RangeQuery::new(low, high)),
+                0.0,
+            )),
+        ));
+    }
+    out
+}
+
+/// One ranked hit before its commit is read: which searcher, its document, its score.
+struct Ranked {
+    score: f32,
+    pending: bool,
+    doc: DocAddress,
+}
+
+/// A ranked search: the index and what is not indexed yet, scored together, filtered to the
+/// scope's history (and view), best first, paged.
+fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+    let keeper = keeper::of(&repo.store);
+    let index = keeper.index(&repo.store)?;
+    let fields = index.fields;
+    let text = crate::index::query::parse(&q.query, fields.text)?;
+    if q.limit == Some(0) {
+        return Ok(Vec::new());
+    }
+    let ground = Ground::new(repo, true)?;
+    if let SearchScope::Branch(name) = &q.scope {
+        ground.snap.require_branch(name)?;
+    }
+    let reach = Arc::new(ground.reach(repo, &q.scope)?);
+    let view = match q.history {
+        true => None,
+        false => Some(Arc::new(ground.view_keys(repo, &q.scope)?)),
+    };
+    let mut clauses = vec![(Occur::Must, text.box_clone())];
+    clauses.extend(filters(q, &fields));
+    let query = BooleanQuery::new(clauses);
+    let stats = Both(&ground.searcher, ground.pending.as_ref());
+    let run = |searcher: &Searcher, n: usize| -> Result<(Vec<(f32, DocAddress)>, usize)> {
+        let reach = Arc::clone(&reach);
+        let view = view.clone();
+        let collector = FilterCollector::new(
+            PLACE.to_string(),
+            move |v: u64| lanes::holds(&reach, lanes::unpack(v)),
+            FilterCollector::new(
+                KEY0.to_string(),
+                move |k: u64| view.as_ref().is_none_or(|s| s.contains(&k)),
+                (TopDocs::with_limit(n.max(1)).order_by_score(), Count),
+            ),
+        );
+        searcher
+            .search_with_statistics_provider(&query, &collector, &stats)
+            .map_err(|e| crate::index::failed("searching it", e))
+    };
+    let wanted = |total: usize| q.limit.map_or(total, |l| q.offset.saturating_add(l)).max(1);
+    let mut found: Vec<Ranked> = Vec::new();
+    for (searcher, pending) in [
+        (Some(&ground.searcher), false),
+        (ground.pending.as_ref(), true),
+    ] {
+        let Some(searcher) = searcher else { continue };
+        let (mut top, total) = run(searcher, wanted(usize::MAX).min(1 << 16))?;
+        if q.limit.is_none() && total > top.len() {
+            top = run(searcher, total)?.0;
+        }
+        found.extend(top.into_iter().map(|(score, doc)| Ranked {
+            score,
+            pending,
+            doc,
+        }));
+    }
+    found.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let page: Vec<Ranked> = found
+        .into_iter()
+        .skip(q.offset)
+        .take(q.limit.unwrap_or(usize::MAX))
+        .collect();
+    hits(&ground, &page, &*text)
+}
+
+/// The hits of ranked documents: their commits read, a snippet of each, their branches.
+fn hits(ground: &Ground, page: &[Ranked], text: &dyn Query) -> Result<Vec<SearchHit>> {
+    let fields = ground.index.fields;
+    let mut ids = Vec::with_capacity(page.len());
+    for r in page {
+        let searcher = match r.pending {
+            true => ground.pending.as_ref().unwrap_or(&ground.searcher),
+            false => &ground.searcher,
+        };
+        let seg = searcher.segment_reader(r.doc.segment_ord);
+        let keys = key_columns(seg, &fields)?;
+        let place = seg
+            .fast_fields()
+            .u64(PLACE)
+            .map_err(|e| crate::index::failed("reading its places", e))?
+            .first(r.doc.doc_id)
+            .map(lanes::unpack);
+        ids.push((key_at(&keys, r.doc.doc_id), place, r.score));
+    }
+    // A commit a collection removed while the index still held it is left out.
+    let held = ground
+        .snap
+        .has_commits(&ids.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())?;
+    let generator = snippets(ground, text)?;
+    let members = ground.membership();
+    let mut out = Vec::with_capacity(ids.len());
+    for ((id, place, score), held) in ids.into_iter().zip(held) {
+        if !held {
+            continue;
+        }
+        let info = CommitInfo::load(&ground.snap, id)?;
+        let whole = info.message.as_deref().map(searchable).unwrap_or_default();
+        let s = generator.snippet(&whole);
+        let (snippet, highlights) = match s.fragment().is_empty() {
+            true => (whole.chars().take(SNIPPET_CHARS).collect(), Vec::new()),
+            false => {
+                let ranges: Vec<(usize, usize)> =
+                    s.highlighted().iter().map(|r| (r.start, r.end)).collect();
+                one_line(s.fragment(), &ranges)
+            }
+        };
+        out.push(SearchHit {
+            info,
+            snippet: snippet.trim_end().to_string(),
+            highlights,
+            score: Some(score),
+            branches: members.branches(place),
+        });
+    }
+    Ok(out)
+}
+
+/// Snippets of the query's words, rarer words weighing more, counted over the index and what
+/// is not indexed yet together.
+fn snippets(ground: &Ground, text: &dyn Query) -> Result<SnippetGenerator> {
+    let field = ground.index.fields.text;
+    let stats = Both(&ground.searcher, ground.pending.as_ref());
+    let mut terms: Vec<Term> = Vec::new();
+    text.query_terms(&mut |t, _| {
+        if t.field() == field {
+            terms.push(t.clone());
+        }
+    });
+    let mut weights = std::collections::BTreeMap::new();
+    for t in terms {
+        let n = stats
+            .doc_freq(&t)
+            .map_err(|e| crate::index::failed("making snippets", e))?;
+        if let (Some(word), true) = (t.value().as_str(), n > 0) {
+            weights.insert(word.to_string(), 1.0 / (1.0 + n as f32));
+        }
+    }
+    Ok(SnippetGenerator::new(
+        weights,
+        tantivy::tokenizer::TextAnalyzer::from(crate::index::tokenizer::CodeTokenizer),
+        field,
+        SNIPPET_CHARS,
+    ))
+}
+
+/// `text` on one line (each run of whitespace one space), with `ranges` moved to match.
+fn one_line(text: &str, ranges: &[(usize, usize)]) -> (String, Vec<(usize, usize)>) {
+    let mut out = String::with_capacity(text.len());
+    // Where each byte of `text` lands in `out`.
+    let mut map = vec![0usize; text.len() + 1];
+    let mut space = false;
+    for (i, c) in text.char_indices() {
+        map[i] = out.len();
+        if c.is_whitespace() {
+            if !space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = true;
+        } else {
+            out.push(c);
+            space = false;
+        }
+    }
+    map[text.len()] = out.len();
+    let moved = ranges
+        .iter()
+        .filter(|(a, b)| a < b && *b <= text.len())
+        .map(|(a, b)| (map[*a], map[*b]))
+        .collect();
+    (out, moved)
+}
+
+/// A regular expression's scan: the view at the scope's head (or its history), oldest first.
+fn scan(repo: &Repo, q: &SearchQuery, re: &Regex) -> Result<Vec<SearchHit>> {
+    let limit = q.limit.map_or(usize::MAX, |l| l.saturating_add(q.offset));
+    let ground = Ground::new(repo, false)?;
+    let snap = &ground.snap;
+    let head = ground.head(repo, &q.scope)?;
+    let mut found: Vec<(CommitInfo, (String, (usize, usize)))> = Vec::new();
+    if q.history {
+        let heads: Vec<CommitId> = head.into_iter().collect();
+        for (id, commit) in ancestry::ancestors(snap, &heads, None)? {
+            // A record's data is its owner's (a framework's state), not something said.
+            if matches!(commit.op, Op::Record { .. }) {
+                continue;
+            }
+            let info = CommitInfo::with_commit(snap, id, commit)?;
+            let m = info.message.as_deref().filter(|m| wanted_message(m, q));
+            if let Some(s) = m.and_then(|m| find(re, m))
+                && wanted_commit(&info, q)
+            {
+                found.push((info, s));
+            }
+        }
+        found.reverse();
+        found.truncate(limit);
+    } else {
+        // The entries the filters keep, taken under the view's lock; their messages are read
+        // in batches after, and the scan stops at the limit.
+        let pick = |v: &crate::view::View| -> Vec<(CommitId, BlobId)> {
+            v.entries()
+                .iter()
+                .filter(|e| {
+                    let s = &e.shape;
+                    (!q.errors || s.is_error)
+                        && wanted(
+                            s.role,
+                            s.name.as_deref(),
+                            s.tool_calls.iter().map(|c| c.name.as_str()),
+                            q,
+                        )
+                })
+                .map(|e| (e.commit, e.blob))
+                .collect()
+        };
+        let candidates = match &q.scope {
+            SearchScope::Branch(name) => {
+                let tip = snap.require_branch(name)?;
+                repo.views
+                    .with_view(snap, Some(tip), || checkpoint::of_branch(snap, name), pick)?
+            }
+            _ => repo.with_view(snap, head, pick)?,
+        };
+        const BATCH: usize = 256;
+        for part in candidates.chunks(BATCH) {
+            let blobs: Vec<BlobId> = part.iter().map(|(_, b)| *b).collect();
+            let texts = repo.blob_texts(snap, &blobs)?;
+            for ((commit, _), m) in part.iter().zip(texts) {
+                if found.len() < limit
+                    && let Some(s) = find(re, &m)
+                {
+                    let info = CommitInfo::load(snap, *commit)?;
+                    if wanted_commit(&info, q) {
+                        found.push((info, s));
+                    }
+                }
+            }
+            if found.len() >= limit {
+                break;
+            }
+        }
+    }
+    let members = ground.membership();
     found
         .into_iter()
-        .map(|(commit, snippet)| {
+        .skip(q.offset)
+        .map(|(info, (snippet, at))| {
+            let place = ground.place(&info.id)?;
             Ok(SearchHit {
-                info: CommitInfo::load(&snap, commit)?,
+                branches: members.branches(place),
+                info,
                 snippet,
+                highlights: vec![at],
+                score: None,
             })
         })
         .collect()
-}
-
-/// Every version of every message reachable from `head`, through both parents of merges (a
-/// merged sub-agent's work is part of the history), oldest first.
-fn search_history(
-    snap: &Snapshot,
-    head: Option<CommitId>,
-    re: &Regex,
-    q: &SearchQuery,
-    limit: usize,
-) -> Result<Vec<SearchHit>> {
-    let mut hits = Vec::new();
-    let heads: Vec<CommitId> = head.into_iter().collect();
-    for (id, commit) in ancestry::ancestors(snap, &heads, None)? {
-        // A record's data is its owner's (a framework's state), not something said.
-        if matches!(commit.op, Op::Record { .. }) {
-            continue;
-        }
-        let info = CommitInfo::with_commit(snap, id, commit)?;
-        let snippet = info
-            .message
-            .as_deref()
-            .filter(|m| wanted_message(m, q))
-            .and_then(|m| find(re, m));
-        if let Some(snippet) = snippet {
-            hits.push(SearchHit { info, snippet });
-        }
-    }
-    hits.reverse();
-    hits.truncate(limit);
-    Ok(hits)
 }
 
 #[cfg(test)]
@@ -224,7 +777,8 @@ mod tests {
     #[test]
     fn snippets_cut_long_lines_around_the_match() {
         let line = format!("{}needle{}", "a".repeat(100), "b".repeat(100));
-        let s = snippet(&line, 100, 106);
+        let (s, at) = snippet(&line, 100, 106);
+        assert_eq!(&s[at.0..at.1], "needle");
         assert!(
             s.starts_with('…') && s.ends_with('…') && s.contains("needle"),
             "{s}"
@@ -232,7 +786,7 @@ mod tests {
         assert_eq!(s.chars().count(), 2 + 40 + 6 + 40);
         let text = "first\nsecond needle line\nthird";
         let start = text.find("needle").unwrap_or(0);
-        assert_eq!(snippet(text, start, start + 6), "second needle line");
+        assert_eq!(snippet(text, start, start + 6).0, "second needle line");
     }
 
     #[test]

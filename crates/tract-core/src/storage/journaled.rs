@@ -49,7 +49,7 @@ pub(crate) fn folded_of(tx: &(impl ReadTx + ?Sized)) -> Result<u64> {
 /// its group (docs/performance.md, "The folding thread yields to appends"). A niced thread
 /// still runs whenever the appends leave a core free, and a fold that falls behind folds
 /// more segments at once. Linux only: elsewhere `setpriority` names a whole process.
-fn yield_to_appends() {
+pub(crate) fn yield_to_appends() {
     #[cfg(target_os = "linux")]
     // SAFETY: gettid and setpriority read no memory of ours; a failure leaves the priority.
     unsafe {

@@ -264,6 +264,7 @@ fn settle(
     let (start, infos, detached) = written.inspect_err(|_| repo.views.invalidate())?;
     repo.written(&start.target, detached);
     repo.views.extend(start.commit, &infos);
+    crate::index::keeper::written(&repo.store, infos.len() as u64);
     Ok(infos)
 }
 

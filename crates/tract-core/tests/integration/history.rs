@@ -54,9 +54,17 @@ fn search_the_view_and_the_history() {
     let hits = t.search(&q("database_url")).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].info.id, c[4].id);
-    assert_eq!(hits[0].snippet, "config.py:42: DATABASE_URL");
+    assert_eq!(hits[0].snippet, "config.py:42: DATABASE_URL other.py:1: x");
+    let marked: Vec<&str> = hits[0]
+        .highlights
+        .iter()
+        .map(|&(a, b)| &hits[0].snippet[a..b])
+        .collect();
+    assert_eq!(marked, ["DATABASE", "URL"]);
+    assert_eq!(hits[0].branches, ["main"]);
+    assert!(hits[0].score.is_some_and(|s| s > 0.0));
     // Tool-call names and arguments are searched too.
-    assert_eq!(t.search(&q(r#""q":"b1""#)).unwrap()[0].info.id, c[5].id);
+    assert_eq!(t.search(&q("b1")).unwrap()[0].info.id, c[5].id);
     // Edit the result: the view no longer has it, the history does (original first).
     let e = t
         .edit_tool_result(c[4].id, "g1", "grep", Content::Text("trimmed".into()))

@@ -420,6 +420,7 @@ async fn search(
             tool,
             history,
             limit: Some(limit),
+            ..SearchQuery::default()
         })?;
         // Where each hit is in the view, so the page can link to its place: only a hit whose
         // content is what the view shows (an earlier version or a compressed source is not).

@@ -22,6 +22,16 @@ const SETTING_PREFIX: &str = "setting.";
 /// How many redactions the store has seen: a handle whose cached view is older builds it again
 /// (it may hold a redacted message).
 pub(crate) const META_REDACTIONS: &str = "redactions";
+/// The blob the n-th redaction removed (32 bytes, under `redacted.<n>`): what derived data
+/// (the search index) drops after a redaction it did not see.
+const REDACTED_PREFIX: &str = "redacted.";
+/// How many times `gc` removed objects: derived data older than the count checks what it holds.
+pub(crate) const META_COLLECTIONS: &str = "collections";
+
+/// The metadata key naming the blob of the `n`-th redaction.
+pub(crate) fn redacted_key(n: u64) -> String {
+    format!("{REDACTED_PREFIX}{n}")
+}
 
 /// The metadata key of setting `name`.
 pub(crate) fn setting_key(name: &str) -> String {

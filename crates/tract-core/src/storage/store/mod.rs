@@ -81,6 +81,9 @@ struct Shared {
     group: GroupCommit<Writer>,
     /// The upgrade this process made when it opened the store, if the store was older.
     upgraded: Mutex<Option<UpgradeReport>>,
+    /// What higher layers keep per store and process (the search index's keeper), one value
+    /// of each type, dropped with the last handle.
+    attached: Mutex<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
     /// Every transaction's calls counted, failing where a test armed a fault.
     #[cfg(feature = "testing")]
     faults: Arc<Faults>,
@@ -180,7 +183,13 @@ pub struct StoreOptions {
     /// by this handle (besides those after a compress or a clear); 0 writes none, and new
     /// handles replay what follows the last one.
     pub checkpoint_interval: u64,
+    /// How many commits this process writes before it adds them to the search index, in the
+    /// background (0: it does not; a search then indexes what is new itself).
+    pub index_batch: u64,
 }
+
+/// The search index's batch when none is set.
+pub const DEFAULT_INDEX_BATCH: u64 = 1024;
 
 /// The checkpoint interval when none is set: a new handle folds about 256 commits on top of
 /// the newest checkpoint, and a checkpoint costs about one chunk per 256 commits.
@@ -192,6 +201,7 @@ impl Default for StoreOptions {
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             clock: Clock::System,
             checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
+            index_batch: DEFAULT_INDEX_BATCH,
         }
     }
 }
@@ -435,6 +445,35 @@ impl Store {
         }
     }
 
+    /// The value of type `T` this process keeps for this store, made by `make` on first use:
+    /// how a higher layer keeps per-store state (the search index's keeper) without this
+    /// layer knowing it.
+    pub(crate) fn attached<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let mut all = self
+            .shared
+            .attached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = all.iter().find_map(|a| Arc::clone(a).downcast::<T>().ok()) {
+            return found;
+        }
+        let made = Arc::new(make());
+        all.push(Arc::clone(&made) as Arc<dyn std::any::Any + Send + Sync>);
+        made
+    }
+
+    /// The journal directory beside a store file (`None` in memory and in a database): where
+    /// the file store's derived files live.
+    pub(crate) fn journal_dir(&self) -> Option<PathBuf> {
+        match &self.shared.backend {
+            Backend::Journaled(b) => Some(crate::storage::journal::dir_of(b.path())),
+            _ => None,
+        }
+    }
+
     /// The file, or `None` in memory or in a database.
     pub fn path(&self) -> Option<&Path> {
         self.shared.backend.path()
@@ -584,6 +623,7 @@ impl Shared {
             backend,
             group: GroupCommit::default(),
             upgraded: Mutex::new(upgraded),
+            attached: Mutex::default(),
         })
     }
 

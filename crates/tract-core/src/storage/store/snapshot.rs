@@ -9,8 +9,8 @@ use crate::stats::BranchStats;
 use crate::storage::backend::{Key, ObjectTable, ReadTx};
 use crate::storage::codec;
 use crate::storage::store::meta::{
-    META_ENCODING, META_REDACTIONS, decode_small, read_counter, read_head, read_head_ref,
-    setting_key, tips, unknown_branch,
+    META_COLLECTIONS, META_ENCODING, META_REDACTIONS, decode_small, read_counter, read_head,
+    read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
     BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_of,
@@ -261,6 +261,21 @@ impl Snapshot {
     /// How many redactions the store has seen.
     pub(crate) fn redactions(&self) -> Result<u64> {
         read_counter(&*self.tx, META_REDACTIONS)
+    }
+
+    /// The blob the `n`-th redaction removed (1 is the first), where this build's redaction
+    /// recorded it.
+    pub(crate) fn redacted_blob(&self, n: u64) -> Result<Option<BlobId>> {
+        Ok(self
+            .tx
+            .meta(&redacted_key(n))?
+            .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok())
+            .map(BlobId::from_bytes))
+    }
+
+    /// How many times `gc` removed objects.
+    pub(crate) fn collections(&self) -> Result<u64> {
+        read_counter(&*self.tx, META_COLLECTIONS)
     }
 
     /// A redacted blob's tombstone; `None` for a blob that is not redacted.

@@ -11,8 +11,8 @@ use crate::stats::BranchStats;
 use crate::storage::backend::{Key, ObjectTable, Row, WriteTx};
 use crate::storage::codec;
 use crate::storage::store::meta::{
-    META_HEAD, META_REDACTIONS, decode_small, encode_small, read_counter, read_head, read_head_ref,
-    setting_key, tips, unknown_branch,
+    META_COLLECTIONS, META_HEAD, META_REDACTIONS, decode_small, encode_small, read_counter,
+    read_head, read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
     BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_of,
@@ -311,6 +311,14 @@ impl Writer {
         self.tx.stats(name)?.map(|r| decode_small(&r)).transpose()
     }
 
+    /// Counts one more collection by `gc` that removed objects.
+    pub(crate) fn count_collection(&mut self) -> Result<()> {
+        self.flush()?;
+        let n = read_counter(&*self.tx, META_COLLECTIONS)? + 1;
+        self.tx
+            .set_meta(META_COLLECTIONS, Some(n.to_le_bytes().as_slice()))
+    }
+
     /// How many redactions the store has seen, this transaction's included.
     pub(crate) fn redactions(&self) -> Result<u64> {
         read_counter(&*self.tx, META_REDACTIONS)
@@ -405,6 +413,8 @@ impl Writer {
         let n = read_counter(&*self.tx, META_REDACTIONS)? + 1;
         self.tx
             .set_meta(META_REDACTIONS, Some(n.to_le_bytes().as_slice()))?;
+        self.tx
+            .set_meta(&redacted_key(n), Some(id.as_bytes().as_slice()))?;
         Ok(removed)
     }
 

@@ -1,0 +1,128 @@
+//! Who keeps the index up to date, and when: the processes that write the store, in batches.
+//!
+//! Each store open in a process has one keeper (attached to the store, dropped with its last
+//! handle). The write path tells it how many commits it wrote; past a batch (`StoreOptions::index_batch`, 1,024 by default) a thread of the
+//! process (at a lower priority, as the journal's folding thread) indexes what is new, while
+//! the appends go on. A search indexes the rest itself when it is more than [`SEARCH_BATCH`],
+//! and otherwise searches it beside the index from memory. Store-wide work that removes
+//! content (redaction, `gc`) brings the index up to date before it returns.
+
+use crate::error::Result;
+use crate::id::CommitId;
+use crate::index::catch_up::{self, Caught};
+use crate::index::{DIR, Index};
+use crate::storage::store::Store;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Commits a search finds unindexed past which it indexes them before it searches.
+pub(crate) const SEARCH_BATCH: u64 = 2048;
+
+/// How long store-wide work waits for another process's index writer.
+const UPKEEP_WAIT: Duration = Duration::from_secs(30);
+
+/// The index of one store in this process, and its batches.
+#[derive(Default)]
+pub(crate) struct Keeper {
+    index: Mutex<Option<Arc<Index>>>,
+    /// Commits written by this process since its last batch.
+    written: AtomicU64,
+    /// The thread indexing a batch, while it runs.
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The keeper of `store` in this process.
+pub(crate) fn of(store: &Store) -> Arc<Keeper> {
+    store.attached(Keeper::default)
+}
+
+impl Keeper {
+    /// The index, opened on first use: in the journal directory of a store file, in memory
+    /// otherwise.
+    pub(crate) fn index(&self, store: &Store) -> Result<Arc<Index>> {
+        let mut slot = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = &*slot {
+            return Ok(Arc::clone(i));
+        }
+        let index = Arc::new(match store.journal_dir() {
+            Some(journal) => Index::open_dir(&journal.join(DIR))?,
+            None => Index::in_memory()?,
+        });
+        *slot = Some(Arc::clone(&index));
+        Ok(index)
+    }
+
+    /// Brings the index up to the store, waiting up to `wait` for another process's writer
+    /// (`None`: it was still busy). See [`catch_up::catch_up`].
+    pub(crate) fn catch_up(
+        &self,
+        store: &Store,
+        wait: Duration,
+        collected: Option<&[CommitId]>,
+        rebuild: bool,
+    ) -> Result<Option<Caught>> {
+        let index = self.index(store)?;
+        let Some(mut w) = index.writer(wait)? else {
+            return Ok(None);
+        };
+        self.written.store(0, Ordering::Release);
+        catch_up::catch_up(&index, &mut w, store, collected, rebuild).map(Some)
+    }
+}
+
+/// Tells `store`'s keeper that `n` commits were written; a full batch (the handle's
+/// `index_batch`; 0: none) starts a thread that indexes them.
+pub(crate) fn written(store: &Store, n: u64) {
+    let batch = store.options().index_batch;
+    if batch == 0 {
+        return;
+    }
+    let keeper = of(store);
+    if keeper.written.fetch_add(n, Ordering::AcqRel) + n < batch {
+        return;
+    }
+    let mut worker = keeper.worker.lock().unwrap_or_else(|e| e.into_inner());
+    if worker.as_ref().is_some_and(|h| !h.is_finished()) {
+        return;
+    }
+    if let Some(done) = worker.take() {
+        let _ = done.join();
+    }
+    let store = store.clone();
+    let me = Arc::clone(&keeper);
+    *worker = std::thread::Builder::new()
+        .name("tract-index".into())
+        .spawn(move || {
+            crate::storage::journaled::yield_to_appends();
+            // A batch that fails (a full disk, another process's writer) is indexed with the
+            // next one, or by the next search.
+            let _ = me.catch_up(&store, Duration::ZERO, None, false);
+        })
+        .ok();
+}
+
+/// Brings `store`'s index up to date after store-wide work removed content (`collected`: the
+/// commits a collection removed), so removed text leaves it before the work returns. An index
+/// writer busy past a while leaves it to the next catch-up, which finds the work by the
+/// store's counts.
+pub(crate) fn after_removal(store: &Store, collected: Option<&[CommitId]>) -> Result<()> {
+    of(store)
+        .catch_up(store, UPKEEP_WAIT, collected, false)
+        .map(drop)
+}
+
+/// Waits for the batch this process is indexing in the background, if any (tests, and before
+/// a rebuild).
+pub(crate) fn settle(store: &Store) {
+    let keeper = of(store);
+    let handle = keeper
+        .worker
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    if let Some(h) = handle {
+        let _ = h.join();
+    }
+}

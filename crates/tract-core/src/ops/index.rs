@@ -1,0 +1,179 @@
+//! The search index's operations: bringing it up to date, rebuilding it, and checking it
+//! against the store (for `fsck`).
+
+use crate::error::{Error, Result};
+use crate::id::CommitId;
+use crate::index::catch_up::{key_at, key_columns};
+use crate::index::keeper;
+use crate::storage::store::Store;
+use crate::storage::store::snapshot::Snapshot;
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// How long `tract index` waits for another process's index writer.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// What bringing the index up to date did, and what it holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexReport {
+    /// Commits added.
+    pub added: u64,
+    /// Documents dropped or rewritten after redactions and collections.
+    pub removed: u64,
+    /// Whether it was built anew from the store.
+    pub rebuilt: bool,
+    /// Documents it holds (one per commit).
+    pub documents: u64,
+    /// Bytes of its files (0 for an index in memory).
+    pub bytes: u64,
+    /// Where it is (`None`: in this process's memory: a store in memory or in a database).
+    pub path: Option<std::path::PathBuf>,
+}
+
+/// Brings `store`'s search index up to date (what is new, what redactions and collections
+/// removed), or, with `rebuild`, builds it anew from every branch. Waits up to a minute for
+/// another process that is indexing.
+pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
+    keeper::settle(store);
+    let k = keeper::of(store);
+    let caught = k
+        .catch_up(store, WAIT, None, rebuild)?
+        .ok_or_else(|| Error::StoreLocked {
+            path: store
+                .journal_dir()
+                .map(|j| j.join(crate::index::DIR))
+                .unwrap_or_default(),
+            reason: crate::error::LockReason::Busy { waited: WAIT },
+        })?;
+    let index = k.index(store)?;
+    let reading = index.read()?;
+    Ok(IndexReport {
+        added: caught.added,
+        removed: caught.removed,
+        rebuilt: caught.rebuilt,
+        documents: reading.searcher.num_docs(),
+        bytes: index.bytes(),
+        path: index.dir().map(|p| p.to_path_buf()),
+    })
+}
+
+/// What `fsck` finds of the index: documents read, and each problem as (subject, detail).
+pub(crate) struct IndexCheck {
+    pub(crate) documents: u64,
+    pub(crate) problems: Vec<(String, String)>,
+}
+
+/// Checks a store file's index against `snap`: every document's commit is in the store, no
+/// commit has two, every commit the branches' tips it recorded reach is in it, and it applied
+/// every redaction the store recorded before its last batch. `commits`: every commit's
+/// parents, as `fsck` read them (`None`: not in the store when it read). A store without an
+/// index file has nothing to check.
+pub(crate) fn check<'a>(
+    store: &Store,
+    snap: &Snapshot,
+    parents: impl Fn(&CommitId) -> Option<&'a [CommitId]>,
+) -> Result<Option<IndexCheck>> {
+    let Some(journal) = store.journal_dir() else {
+        return Ok(None);
+    };
+    if !journal.join(crate::index::DIR).exists() {
+        return Ok(None);
+    }
+    let mut out = IndexCheck {
+        documents: 0,
+        problems: Vec::new(),
+    };
+    let index = keeper::of(store).index(store)?;
+    let reading = match index.read() {
+        Ok(r) => r,
+        Err(e) => {
+            out.problems.push(("index".into(), format!("{e}")));
+            return Ok(Some(out));
+        }
+    };
+    let fields = index.fields;
+    let mut held: HashSet<CommitId> = HashSet::new();
+    let mut unknown = Vec::new();
+    for seg in reading.searcher.segment_readers() {
+        let keys = key_columns(seg, &fields)?;
+        let alive = seg.alive_bitset();
+        for doc in 0..seg.max_doc() {
+            if alive.is_some_and(|a| !a.is_alive(doc)) {
+                continue;
+            }
+            out.documents += 1;
+            let id = key_at(&keys, doc);
+            if parents(&id).is_none() {
+                unknown.push(id);
+            }
+            if !held.insert(id) {
+                out.problems.push((
+                    format!("commit {}", id.to_hex()),
+                    "the search index holds it twice".into(),
+                ));
+            }
+        }
+    }
+    // Written since fsck read the store, or gone from it.
+    let now = store.read()?;
+    for part in unknown.chunks(4096) {
+        for (id, there) in part.iter().zip(now.has_commits(part)?) {
+            if !there {
+                out.problems.push((
+                    format!("commit {}", id.to_hex()),
+                    "the search index holds it and the store does not (collected): `tract index \
+                     --rebuild` drops it"
+                        .into(),
+                ));
+            }
+        }
+    }
+    // What the recorded tips reach must all be in it.
+    let mut todo: Vec<CommitId> = reading
+        .state
+        .tips
+        .values()
+        .map(|t| CommitId::from_bytes(*t))
+        .filter(|t| parents(t).is_some())
+        .collect();
+    let mut seen: HashSet<CommitId> = HashSet::new();
+    let mut missing = 0u64;
+    while let Some(id) = todo.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        if !held.contains(&id) {
+            missing += 1;
+            if missing <= 16 {
+                out.problems.push((
+                    format!("commit {}", id.to_hex()),
+                    "a branch reaches it and the search index does not hold it: `tract index \
+                     --rebuild`"
+                        .into(),
+                ));
+            }
+        }
+        todo.extend(parents(&id).into_iter().flatten().copied());
+    }
+    if missing > 16 {
+        out.problems.push((
+            "index".into(),
+            format!(
+                "{} more commits a branch reaches are not in it",
+                missing - 16
+            ),
+        ));
+    }
+    let redactions = snap.redactions()?;
+    if reading.state.redactions < redactions && !reading.state.tips.is_empty() {
+        out.problems.push((
+            "index".into(),
+            format!(
+                "it has not applied {} of the store's redactions (text they removed may still be \
+                 in it): `tract index` applies them",
+                redactions - reading.state.redactions
+            ),
+        ));
+    }
+    Ok(Some(out))
+}
