@@ -169,12 +169,14 @@ impl Pending<'_> {
 
 /// Walks back from each branch's tip that moved since `reading`'s state (and from each of
 /// `extra`, a detached handle's commit) to the commits the index holds, places what it finds,
-/// and hands their documents to `sink`, parents first.
+/// and hands their documents to `sink`, parents first. `empty`: the index is being built
+/// anew, so it holds nothing (whatever its searcher still shows).
 pub(crate) fn walk(
     snap: &Snapshot,
     reading: &Reading,
     fields: &Fields,
     extra: &[CommitId],
+    empty: bool,
     sink: &mut dyn FnMut(Vec<TantivyDocument>) -> Result<()>,
 ) -> Result<Walked> {
     let state = &reading.state;
@@ -196,7 +198,7 @@ pub(crate) fn walk(
             return Ok(Some(*p));
         }
         // Nothing newer than the newest commit indexed can be in the index.
-        if commit.timestamp_us > state.newest_us {
+        if empty || commit.timestamp_us > state.newest_us {
             return Ok(None);
         }
         locate(&reading.searcher, fields, id)
@@ -327,7 +329,7 @@ pub(crate) fn catch_up(
         }
         reading
     };
-    let walked = walk(&snap, &reading, &fields, &[], &mut |docs| {
+    let walked = walk(&snap, &reading, &fields, &[], rebuild, &mut |docs| {
         for d in docs {
             w.tantivy
                 .add_document(d)

@@ -171,21 +171,27 @@ impl Index {
     pub(crate) fn open_dir(dir: &Path) -> Result<Index> {
         let (schema, fields) = schema();
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let opened = tantivy::directory::MmapDirectory::open(dir)
-            .map_err(|e| failed("opening its directory", e))
-            .and_then(|d| {
-                tantivy::Index::open_or_create(d, schema.clone())
-                    .map_err(|e| failed("opening it", e))
-            });
-        let tantivy = match opened {
-            Ok(i) => i,
-            // A schema of another layout, or files that do not open: start over.
-            Err(_) => {
-                remove_contents(dir)?;
-                tantivy::Index::create_in_dir(dir, schema).map_err(|e| failed("making it", e))?
+        let mut last = None;
+        // Another process may be making it at this moment: its first commit is what an open
+        // reads, so an open that fails is tried again before anything else.
+        for _ in 0..20 {
+            let opened = tantivy::directory::MmapDirectory::open(dir)
+                .map_err(TantivyError::from)
+                .and_then(|d| tantivy::Index::open_or_create(d, schema.clone()));
+            match opened {
+                Ok(i) => return Self::with(i, fields, Some(dir.to_path_buf())),
+                // Another layout (an older build's): made anew, it is derived data.
+                Err(TantivyError::SchemaError(_)) => {
+                    remove_contents(dir)?;
+                }
+                Err(e) => last = Some(e),
             }
-        };
-        Self::with(tantivy, fields, Some(dir.to_path_buf()))
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        Err(failed(
+            "opening it",
+            last.unwrap_or_else(|| TantivyError::InternalError("it does not open".into())),
+        ))
     }
 
     /// An index in memory.

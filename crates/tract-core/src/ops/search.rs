@@ -160,8 +160,11 @@ fn wanted_commit(info: &CommitInfo, q: &SearchQuery) -> bool {
         && q.until_us.is_none_or(|u| t < u)
 }
 
+/// A snippet and where the match is in it.
+type Snippet = (String, (usize, usize));
+
 /// The snippet of the first match in `m`, if any, and where the match is in it.
-fn find(re: &Regex, m: &Message) -> Option<(String, (usize, usize))> {
+fn find(re: &Regex, m: &Message) -> Option<Snippet> {
     let text = m.content.text();
     if let Some(hit) = re.find(&text) {
         return Some(snippet(&text, hit.start(), hit.end()));
@@ -175,7 +178,7 @@ fn find(re: &Regex, m: &Message) -> Option<(String, (usize, usize))> {
 
 /// The line around `start..end`, with at most [`SNIPPET_CONTEXT`] characters each side, and
 /// where `start..end` is in it.
-fn snippet(text: &str, start: usize, end: usize) -> (String, (usize, usize)) {
+fn snippet(text: &str, start: usize, end: usize) -> Snippet {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
     let before: String = text[line_start..start]
@@ -271,39 +274,24 @@ impl Ground {
                 crate::refs::HeadRef::Detached(id) => vec![id],
                 crate::refs::HeadRef::Branch(_) => Vec::new(),
             };
-            let memory = match rank {
-                true => Some(Index::in_memory()?),
-                false => None,
-            };
-            let mut writer = match &memory {
-                Some(m) => m.writer(Duration::ZERO)?,
-                None => None,
-            };
-            let walked = catch_up::walk(&snap, &reading, &index.fields, &extra, &mut |docs| {
-                if let Some(w) = writer.as_mut() {
-                    for d in docs {
-                        w.tantivy
-                            .add_document(d)
-                            .map_err(|e| crate::index::failed("adding a document", e))?;
-                    }
+            let mut docs = Vec::new();
+            let walked = catch_up::walk(&snap, &reading, &index.fields, &extra, false, &mut |d| {
+                if rank {
+                    docs.extend(d);
                 }
                 Ok(())
             })?;
-            if walked.commits > keeper::SEARCH_BATCH && index.dir().is_some() && !tried {
+            if walked.commits > keeper::SEARCH_BATCH && !tried {
                 tried = true;
-                if keeper
-                    .catch_up(&repo.store, Duration::ZERO, None, false)?
-                    .is_some()
-                {
+                // An index that cannot be written now (another process's writer, a full
+                // disk) leaves this search to what it walked.
+                if let Ok(Some(_)) = keeper.catch_up(&repo.store, Duration::ZERO, None, false) {
                     continue;
                 }
             }
-            let pending = match (&memory, writer.as_mut()) {
-                (Some(m), Some(w)) => {
-                    m.commit(w, Default::default())?;
-                    Some(m.read()?.searcher)
-                }
-                _ => None,
+            let pending = match docs.is_empty() {
+                true => None,
+                false => Some(in_memory(docs)?),
             };
             return Ok(Ground {
                 index,
@@ -408,6 +396,26 @@ impl Ground {
         }
         Ok(keys)
     }
+}
+
+/// A searcher over `docs` alone, in memory: the commits not indexed yet.
+fn in_memory(docs: Vec<tantivy::TantivyDocument>) -> Result<Searcher> {
+    let memory = Index::in_memory()?;
+    let mut w = memory.writer(Duration::ZERO)?.ok_or_else(|| {
+        crate::index::failed(
+            "indexing in memory",
+            tantivy::TantivyError::InternalError("its lock is held".into()),
+        )
+    })?;
+    w.tantivy
+        .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+    for d in docs {
+        w.tantivy
+            .add_document(d)
+            .map_err(|e| crate::index::failed("adding a document", e))?;
+    }
+    memory.commit(&mut w, Default::default())?;
+    Ok(memory.read()?.searcher)
 }
 
 /// Which branches hold a place: each lane's branches and how high they reach on it.
@@ -689,7 +697,7 @@ fn scan(repo: &Repo, q: &SearchQuery, re: &Regex) -> Result<Vec<SearchHit>> {
     let ground = Ground::new(repo, false)?;
     let snap = &ground.snap;
     let head = ground.head(repo, &q.scope)?;
-    let mut found: Vec<(CommitInfo, (String, (usize, usize)))> = Vec::new();
+    let mut found: Vec<(CommitInfo, Snippet)> = Vec::new();
     if q.history {
         let heads: Vec<CommitId> = head.into_iter().collect();
         for (id, commit) in ancestry::ancestors(snap, &heads, None)? {

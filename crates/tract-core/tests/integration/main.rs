@@ -24,6 +24,7 @@ mod postgres;
 mod records;
 mod redact;
 mod render;
+mod search;
 mod sessions;
 mod store;
 mod sync;

@@ -1,0 +1,506 @@
+//! Ranked search end to end: BM25 order, the syntax, filters, paging, the branches a hit is
+//! in, what is not indexed yet, and the index's upkeep after redaction and gc.
+
+use crate::support::{branch, call, temp_store};
+use tract_core::{
+    Content, Error, OpenOptions, Rev, Role, SearchHit, SearchQuery, SearchScope, StoreOptions,
+    Tract, update_index,
+};
+
+fn q(query: &str) -> SearchQuery {
+    SearchQuery {
+        query: query.into(),
+        ..SearchQuery::default()
+    }
+}
+
+fn ids(hits: &[SearchHit]) -> Vec<tract_core::CommitId> {
+    hits.iter().map(|h| h.info.id).collect()
+}
+
+/// A store whose handles index every `batch` commits they write (0: never; searches do).
+fn open(path: &std::path::Path, batch: u64) -> Tract {
+    let options = OpenOptions {
+        store: StoreOptions {
+            index_batch: batch,
+            ..StoreOptions::default()
+        },
+        ..OpenOptions::default()
+    };
+    Tract::open_with(path, &options).unwrap()
+}
+
+/// Filler an agent might have seen: many messages that share the common words.
+fn filler(t: &Tract, n: usize) {
+    for i in 0..n {
+        t.user(format!("please look at the build log number {i}"))
+            .unwrap();
+        t.assistant(format!("the build log {i} shows the tests ran"), vec![])
+            .unwrap();
+    }
+}
+
+#[test]
+fn hits_are_ranked_best_first() {
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    filler(&t, 50);
+    let needle = t
+        .user("the flaky test is in payment_gateway_retry, see the retry logic")
+        .unwrap();
+    let once = t.user("retry once and move on").unwrap();
+    filler(&t, 50);
+    // The rare identifier: one hit, first.
+    let hits = t.search(&q("payment_gateway_retry")).unwrap();
+    assert_eq!(ids(&hits), [needle.id]);
+    // A word in two messages: the one saying it twice, in fewer words, first.
+    let hits = t.search(&q("retry")).unwrap();
+    assert_eq!(ids(&hits), [needle.id, once.id]);
+    assert!(hits[0].score > hits[1].score);
+    // Every required word; the common ones do not outweigh the rare one.
+    let hits = t.search(&q("build retry")).unwrap();
+    assert!(hits.is_empty(), "no message has both");
+    let hits = t.search(&q("log 7")).unwrap();
+    assert_eq!(
+        hits.len(),
+        4,
+        "the user's and the assistant's message about log 7, twice"
+    );
+    // The whole index again, after a batch: the same answers.
+    update_index(t.store(), false).unwrap();
+    assert_eq!(ids(&t.search(&q("retry")).unwrap()), [needle.id, once.id]);
+}
+
+#[test]
+fn the_syntax_phrases_exclusions_or_and_identifiers() {
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    let a = t.user("connection refused by the database").unwrap();
+    let b = t.user("the database refused the connection").unwrap();
+    let c = t.user("call getUserName before saving").unwrap();
+    let d = t.user("src/store/mod.rs:42 panicked").unwrap();
+    let e = t.user("Датабаза недоступна, 数据库连接失败").unwrap();
+    let by_id = |query: &str| {
+        let mut found = ids(&t.search(&q(query)).unwrap());
+        found.sort();
+        found
+    };
+    let sorted = |mut v: Vec<tract_core::CommitId>| {
+        v.sort();
+        v
+    };
+    assert_eq!(by_id(r#""connection refused""#), [a.id]);
+    assert_eq!(by_id("connection refused"), sorted(vec![a.id, b.id]));
+    assert_eq!(by_id("database -connection"), Vec::new());
+    assert_eq!(by_id("refused -\"refused the\""), [a.id]);
+    assert_eq!(by_id("panicked OR getUserName"), sorted(vec![c.id, d.id]));
+    // A word's parts come from its case: all in small letters, it is one word.
+    assert_eq!(by_id("getusername"), Vec::new());
+    // Identifiers and paths match their parts, in order.
+    assert_eq!(by_id("user name"), [c.id]);
+    assert_eq!(by_id("get_user_name"), [c.id]);
+    assert_eq!(by_id("store/mod.rs"), [d.id]);
+    assert_eq!(by_id("mod 42"), [d.id]);
+    assert_eq!(by_id("недоступна"), [e.id]);
+    assert_eq!(by_id("数据库"), [e.id]);
+    assert_eq!(by_id("据数"), Vec::new(), "ideographs in order");
+    for bad in ["", "   ", "---", "-connection", "a OR", r#""open"#] {
+        assert!(
+            matches!(t.search(&q(bad)), Err(Error::InvalidInput { .. })),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn filters_role_tool_operation_errors_and_time() {
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    let c = crate::support::tool_session(&t);
+    let search = |f: &dyn Fn(&mut SearchQuery)| {
+        let mut query = q("grep OR tests OR config");
+        query.history = true;
+        f(&mut query);
+        ids(&t.search(&query).unwrap())
+    };
+    let mut all = search(&|_| {});
+    all.sort();
+    assert!(all.len() >= 3);
+    assert_eq!(
+        search(&|s| s.tool = Some("bash".into())),
+        [c[6].id],
+        "the bash result (the call to bash says none of the words)"
+    );
+    assert_eq!(search(&|s| s.errors = true), [c[6].id]);
+    let mut grep = search(&|s| s.tool = Some("grep".into()));
+    grep.sort();
+    let mut want = vec![c[2].id, c[4].id, c[7].id];
+    want.sort();
+    assert_eq!(grep, want, "grep's calls and results");
+    assert_eq!(search(&|s| s.role = Some(Role::User)), [c[1].id]);
+    assert!(search(&|s| s.op = Some("edit".into())).is_empty());
+    let e = t
+        .edit_tool_result(
+            c[4].id,
+            "g1",
+            "grep",
+            Content::Text("config trimmed".into()),
+        )
+        .unwrap();
+    assert_eq!(search(&|s| s.op = Some("edit".into())), [e.id]);
+    // Time: the edit is the newest commit.
+    let at = e.commit.timestamp_us;
+    assert_eq!(search(&|s| s.since_us = Some(at)), [e.id]);
+    assert!(!search(&|s| s.until_us = Some(at)).contains(&e.id));
+    let bad = |f: &dyn Fn(&mut SearchQuery)| {
+        let mut query = q("grep");
+        f(&mut query);
+        matches!(t.search(&query), Err(Error::InvalidInput { .. }))
+    };
+    assert!(bad(&|s| s.op = Some("record".into())));
+    assert!(bad(&|s| {
+        s.since_us = Some(10);
+        s.until_us = Some(5);
+    }));
+    assert!(bad(&|s| {
+        s.regex = true;
+        s.scope = SearchScope::All;
+    }));
+}
+
+#[test]
+fn paging_is_stable_and_whole() {
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    filler(&t, 40);
+    let all = ids(&t.search(&q("log")).unwrap());
+    assert_eq!(all.len(), 80);
+    let mut paged = Vec::new();
+    for page in 0..9 {
+        let mut query = q("log");
+        query.offset = page * 10;
+        query.limit = Some(10);
+        paged.extend(ids(&t.search(&query).unwrap()));
+    }
+    assert_eq!(paged, all);
+    let mut none = q("log");
+    none.limit = Some(0);
+    assert!(t.search(&none).unwrap().is_empty());
+}
+
+#[test]
+fn the_view_or_the_history_of_one_branch_or_every_branch() {
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    t.system("you are a coding agent").unwrap();
+    let shared = t
+        .user("the migration script fails on null columns")
+        .unwrap();
+    let fork = t.fork(&branch("retry"), &Rev::head()).unwrap();
+    let main_only = t.user("main tries the migration with a default").unwrap();
+    let fork_only = fork
+        .user("the fork tries the migration in batches")
+        .unwrap();
+    let other = t.fork(&branch("other"), &Rev::from(shared.id)).unwrap();
+    drop(other);
+
+    let hits = |scope: SearchScope, history: bool| {
+        let mut query = q("migration");
+        query.scope = scope;
+        query.history = history;
+        t.search(&query).unwrap()
+    };
+    let sorted = |mut v: Vec<tract_core::CommitId>| {
+        v.sort();
+        v
+    };
+    // Every branch: each commit once, naming every branch whose history holds it.
+    let every = hits(SearchScope::All, true);
+    assert_eq!(
+        sorted(ids(&every)),
+        sorted(vec![shared.id, main_only.id, fork_only.id])
+    );
+    let branches_of = |id| {
+        every
+            .iter()
+            .find(|h| h.info.id == id)
+            .map(|h| h.branches.clone())
+            .unwrap()
+    };
+    assert_eq!(branches_of(shared.id), ["main", "other", "retry"]);
+    assert_eq!(branches_of(main_only.id), ["main"]);
+    assert_eq!(branches_of(fork_only.id), ["retry"]);
+    // One branch, by name; the handle's own by default.
+    assert_eq!(
+        sorted(ids(&hits(SearchScope::Branch("retry".into()), true))),
+        sorted(vec![shared.id, fork_only.id])
+    );
+    assert_eq!(
+        sorted(ids(&hits(SearchScope::Here, true))),
+        sorted(vec![shared.id, main_only.id])
+    );
+    assert!(matches!(
+        t.search(&SearchQuery {
+            scope: SearchScope::Branch("nope".into()),
+            ..q("migration")
+        }),
+        Err(Error::UnknownBranch { .. })
+    ));
+    // The view: an edited message is found by its version in view; the original only in
+    // history.
+    let edited = t
+        .edit(
+            main_only.id,
+            Content::Text("main uses a default value".into()),
+        )
+        .unwrap();
+    assert_eq!(ids(&hits(SearchScope::Here, false)), [shared.id]);
+    assert!(ids(&hits(SearchScope::Here, true)).contains(&main_only.id));
+    let mut by_edit = q("default value");
+    by_edit.scope = SearchScope::Here;
+    assert_eq!(ids(&t.search(&by_edit).unwrap()), [edited.id]);
+    // Every branch's view.
+    assert_eq!(
+        sorted(ids(&hits(SearchScope::All, false))),
+        sorted(vec![shared.id, fork_only.id])
+    );
+}
+
+#[test]
+fn what_was_just_written_is_found_before_and_after_a_batch_once() {
+    let (_d, path) = temp_store();
+    // A batch every 64 commits, in the background.
+    let t = open(&path, 64);
+    filler(&t, 100);
+    let fresh = t.user("a brand new observation about zebras").unwrap();
+    assert_eq!(ids(&t.search(&q("zebras")).unwrap()), [fresh.id]);
+    let report = update_index(t.store(), false).unwrap();
+    assert_eq!(report.documents, 201);
+    assert_eq!(ids(&t.search(&q("zebras")).unwrap()), [fresh.id]);
+    // Another handle, another process's view of the same store, finds each once.
+    drop(t);
+    let again = open(&path, 0);
+    assert_eq!(again.search(&q("log")).unwrap().len(), 200);
+    let later = again.user("zebras again").unwrap();
+    let mut found = ids(&again.search(&q("zebras")).unwrap());
+    found.sort();
+    let mut want = vec![fresh.id, later.id];
+    want.sort();
+    assert_eq!(found, want);
+    // A rebuild holds the same.
+    let rebuilt = update_index(again.store(), true).unwrap();
+    assert!(rebuilt.rebuilt);
+    assert_eq!(rebuilt.documents, 202);
+    assert_eq!(again.search(&q("zebras")).unwrap().len(), 2);
+}
+
+/// The index directory of the store file at `path`: in its journal directory.
+fn index_dir(path: &std::path::Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap().to_os_string();
+    name.push("-journal");
+    path.with_file_name(name).join("index")
+}
+
+/// Whether any segment of the index's files holds `word` in its term dictionary: a deleted
+/// document's words stay there until its segment is written again.
+fn index_has_word(path: &std::path::Path, word: &str) -> bool {
+    let index = tantivy::Index::open_in_dir(index_dir(path)).unwrap();
+    let text = index.schema().get_field("text").unwrap();
+    let reader = index
+        .reader_builder()
+        .reload_policy(tantivy::ReloadPolicy::Manual)
+        .try_into()
+        .unwrap();
+    let searcher: tantivy::Searcher = reader.searcher();
+    searcher.segment_readers().iter().any(|seg| {
+        let inverted = seg.inverted_index(text).unwrap();
+        inverted.terms().get(word.as_bytes()).unwrap().is_some()
+    })
+}
+
+#[test]
+fn redacted_and_collected_text_leaves_the_index_for_good() {
+    if crate::support::postgres_url().is_some() {
+        return; // the files of a store file's index
+    }
+    let (_d, path) = crate::support::file_store();
+    let t = open(&path, 0);
+    filler(&t, 10);
+    let secret = t.user("my key is zqxwvsecretvalue keep it").unwrap();
+    let report = update_index(t.store(), false).unwrap();
+    assert_eq!(report.path, Some(index_dir(&path)));
+    assert!(index_has_word(&path, "zqxwvsecretvalue"));
+    assert_eq!(t.search(&q("zqxwvsecretvalue")).unwrap().len(), 1);
+    t.redact(secret.id, "a key").unwrap();
+    assert!(t.search(&q("zqxwvsecretvalue")).unwrap().is_empty());
+    assert!(
+        !index_has_word(&path, "zqxwvsecretvalue"),
+        "the redacted word is gone from the index's files"
+    );
+    // The placeholder is searchable by what the view shows, the commit keeps its place.
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+
+    // A branch whose commits gc collects.
+    let side = t.fork(&branch("side"), &Rev::head()).unwrap();
+    side.user("ephemeral qwpfgjluy notes").unwrap();
+    update_index(t.store(), false).unwrap();
+    assert!(index_has_word(&path, "qwpfgjluy"));
+    drop(side);
+    t.delete_branch(&branch("side")).unwrap();
+    let gc = tract_core::gc(t.store(), std::time::Duration::ZERO).unwrap();
+    assert!(gc.commits >= 1);
+    assert!(t.search(&q("qwpfgjluy")).unwrap().is_empty());
+    assert!(!index_has_word(&path, "qwpfgjluy"));
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(
+        report.index_documents, 21,
+        "20 of filler and the redacted one"
+    );
+}
+
+#[test]
+fn fsck_finds_an_index_behind_on_a_redaction_and_a_catch_up_mends_it() {
+    if crate::support::postgres_url().is_some() {
+        return;
+    }
+    let (_d, path) = crate::support::file_store();
+    let t = open(&path, 0);
+    let secret = t.user("hunter2hunter2 is the password").unwrap();
+    update_index(t.store(), false).unwrap();
+    // The index's state as it was before the redaction: as if the process died between the
+    // redaction's commit and the index's upkeep.
+    let dir = index_dir(&path);
+    let saved = tempfile::tempdir().unwrap();
+    copy_dir(&dir, saved.path());
+    t.redact(secret.id, "password").unwrap();
+    drop(t);
+    std::fs::remove_dir_all(&dir).unwrap();
+    copy_dir(saved.path(), &dir);
+    let t = open(&path, 0);
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.kind == "index" && p.detail.contains("redactions")),
+        "{:?}",
+        report.problems
+    );
+    // `tract index` (as the next batch would) applies the redaction it missed.
+    update_index(t.store(), false).unwrap();
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+    assert!(t.search(&q("hunter2hunter2")).unwrap().is_empty());
+    assert!(!index_has_word(&path, "hunter2hunter2"));
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn regex_scans_still_work_and_list_branches() {
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    crate::support::tool_session(&t);
+    let mut re = q(r"DATABASE_\w+");
+    re.regex = true;
+    let hits = t.search(&re).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].score, None);
+    assert_eq!(hits[0].branches, ["main"]);
+    let (a, b) = hits[0].highlights[0];
+    assert_eq!(&hits[0].snippet[a..b], "DATABASE_URL");
+    // Tool calls' arguments are scanned too.
+    t.assistant("", vec![call("z9", "grep_everything")])
+        .unwrap();
+    let mut args = q("grep_every");
+    args.regex = true;
+    assert_eq!(t.search(&args).unwrap().len(), 1);
+}
+
+/// Set for a child process of `processes_writing_side_by_side_keep_one_index`: the store's
+/// path and the branch it writes.
+const CHILD: &str = "TRACT_TEST_SEARCH_CHILD";
+
+#[test]
+fn processes_writing_side_by_side_keep_one_index() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        let (path, name) = spec.split_once('|').unwrap();
+        let options = OpenOptions {
+            store: StoreOptions {
+                index_batch: 40,
+                ..StoreOptions::default()
+            },
+            bind: tract_core::Bind::Branch(branch(name)),
+            ..OpenOptions::default()
+        };
+        let t = Tract::open_with(path, &options).unwrap();
+        for i in 0..150 {
+            t.user(format!("{name} step {i} touches file{i}.rs"))
+                .unwrap();
+            // Each process finds what it just wrote, whoever indexed what.
+            if i % 50 == 49 {
+                let mut query = q(&format!("{name} step {i}"));
+                query.scope = SearchScope::Here;
+                assert_eq!(t.search(&query).unwrap().len(), 1, "{name} {i}");
+            }
+        }
+        return;
+    }
+    if crate::support::postgres_url().is_some() {
+        return; // one index file shared by processes
+    }
+    let (_d, path) = crate::support::file_store();
+    let t = open(&path, 0);
+    t.system("shared start").unwrap();
+    for name in ["alpha", "bravo", "charlie"] {
+        t.create_branch(&branch(name), &Rev::head()).unwrap();
+    }
+    let children: Vec<_> = ["alpha", "bravo", "charlie"]
+        .iter()
+        .map(|name| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "search::processes_writing_side_by_side_keep_one_index",
+                    "--nocapture",
+                ])
+                .env(CHILD, format!("{}|{name}", path.display()))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let report = update_index(t.store(), false).unwrap();
+    assert_eq!(report.documents, 451, "every commit once");
+    let fsck = tract_core::fsck(t.store()).unwrap();
+    assert!(fsck.is_clean(), "{:?}", fsck.problems);
+    let mut all = q("step");
+    all.scope = SearchScope::All;
+    all.history = true;
+    let hits = t.search(&all).unwrap();
+    assert_eq!(hits.len(), 450);
+    let mut shared = q("shared start");
+    shared.scope = SearchScope::All;
+    shared.history = true;
+    let hit = t.search(&shared).unwrap();
+    assert_eq!(hit.len(), 1);
+    assert_eq!(hit[0].branches, ["alpha", "bravo", "charlie", "main"]);
+}
