@@ -68,7 +68,9 @@ impl Keeper {
             return Ok(None);
         };
         self.written.store(0, Ordering::Release);
-        catch_up::catch_up(&index, &mut w, store, collected, rebuild).map(Some)
+        let caught = catch_up::catch_up(&index, &mut w, store, collected, rebuild)?;
+        w.finish()?;
+        Ok(Some(caught))
     }
 }
 

@@ -165,6 +165,17 @@ pub(crate) struct Writer {
     pub(crate) tantivy: IndexWriter<TantivyDocument>,
 }
 
+impl Writer {
+    /// Lets the write lock go once the merges its commits started are done: a writer dropped
+    /// without this abandons them, and an index written in many small batches would keep
+    /// every batch as a segment of its own.
+    pub(crate) fn finish(self) -> Result<()> {
+        self.tantivy
+            .wait_merging_threads()
+            .map_err(|e| failed("merging segments", e))
+    }
+}
+
 impl Index {
     /// The index in `dir`, made there if missing; one of another layout, or that does not
     /// open, is made anew (it is derived data).

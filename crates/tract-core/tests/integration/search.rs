@@ -504,3 +504,20 @@ fn processes_writing_side_by_side_keep_one_index() {
     assert_eq!(hit.len(), 1);
     assert_eq!(hit[0].branches, ["alpha", "bravo", "charlie", "main"]);
 }
+
+#[test]
+fn batches_are_merged_into_few_segments() {
+    if crate::support::postgres_url().is_some() {
+        return; // the files of a store file's index
+    }
+    let (_d, path) = crate::support::file_store();
+    let t = open(&path, 0);
+    for _ in 0..40 {
+        filler(&t, 10);
+        update_index(t.store(), false).unwrap();
+    }
+    let index = tantivy::Index::open_in_dir(index_dir(&path)).unwrap();
+    let segments = index.searchable_segment_ids().unwrap().len();
+    assert!(segments <= 16, "{segments} segments for 40 batches");
+    assert_eq!(t.search(&q("log")).unwrap().len(), 800);
+}
