@@ -308,6 +308,7 @@ pub(crate) fn catch_up(
             None => rebuild = true,
         }
     }
+    let before = reading.searcher.num_docs();
     let reading = if rebuild {
         w.tantivy
             .delete_all_documents()
@@ -338,6 +339,11 @@ pub(crate) fn catch_up(
         Ok(())
     })?;
     caught.added = walked.commits;
+    if caught.rebuilt {
+        // What the rebuild did not make again: documents of commits no branch reaches now,
+        // collected, or of another store.
+        caught.removed = before.saturating_sub(caught.added);
+    }
     state.lanes = walked.lanes;
     state.tips = walked.tips;
     state.newest_us = walked.newest_us;

@@ -73,6 +73,11 @@ pub(crate) const PLACE: &str = "place";
 /// The first 8 bytes of the id, as a number.
 pub(crate) const KEY0: &str = "k0";
 
+/// The fields of the index's documents (the same in every index).
+pub(crate) fn fields() -> Fields {
+    schema().1
+}
+
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let id = b.add_bytes_field("id", BytesOptions::default().set_indexed());

@@ -64,7 +64,7 @@ fn clauses(query: &str) -> Result<Vec<Clause>> {
 /// The query of one clause's text on `field`: a term, a phrase of its words, or nothing (no
 /// words in it).
 fn text_query(field: Field, text: &str) -> Option<Box<dyn Query>> {
-    let ws = words(text);
+    let ws = words(text, false);
     match ws.as_slice() {
         [] => None,
         [one] => Some(Box::new(TermQuery::new(
@@ -122,8 +122,8 @@ pub(crate) fn parse(query: &str, field: Field) -> Result<Box<dyn Query>> {
     }
     if groups.is_empty() {
         return Err(Error::invalid_input(format!(
-            "the search '{query}' has no word to look for (punctuation is not searched: use \
-             --regex)"
+            "the search '{query}' has no word to look for (punctuation is not searched; a \
+             regular expression searches it)"
         )));
     }
     let mut all: Vec<(Occur, Box<dyn Query>)> = groups

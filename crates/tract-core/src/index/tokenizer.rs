@@ -10,8 +10,11 @@
 //! - Words are lowercased; a piece longer than [`MAX_WORD`] bytes (a hash, base64) is left
 //!   out, keeping its place.
 //!
-//! A query is cut the same way, and a query word of several pieces is a phrase of them: the
-//! query `getUserName` finds `get_user_name` and `get user name` as well.
+//! A run cut into pieces is also kept whole, lowercased, at its first piece's place
+//! (`getusername`), so a query typed in small letters finds it too.
+//!
+//! A query is cut the same way but not kept whole, and a query word of several pieces is a
+//! phrase of them: the query `getUserName` finds `get_user_name` and `get user name` as well.
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
@@ -38,7 +41,7 @@ impl Tokenizer for CodeTokenizer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Words {
         Words {
-            tokens: words(text),
+            tokens: words(text, true),
             next: 0,
             none: Token::default(),
         }
@@ -119,29 +122,18 @@ fn starts_piece(prev: Class, cur: Class, next: Option<Class>) -> bool {
     }
 }
 
-/// The words of `text`, with their byte offsets and positions.
-pub(crate) fn words(text: &str) -> Vec<Token> {
+/// The words of `text`, with their byte offsets and positions; with `whole`, a run cut into
+/// pieces is also a word whole, at its first piece's position (what the index holds; a query
+/// is its pieces).
+pub(crate) fn words(text: &str, whole: bool) -> Vec<Token> {
     let mut out = Vec::new();
     let mut position = 0usize;
-    let mut push = |from: usize, to: usize, out: &mut Vec<Token>| {
-        let piece = &text[from..to];
-        if piece.len() <= MAX_WORD {
-            out.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position,
-                text: piece.to_lowercase(),
-                position_length: 1,
-            });
-        }
-        position += 1;
-    };
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut i = 0;
     while i < chars.len() {
         let (at, c) = chars[i];
         if is_ideographic(c) {
-            push(at, at + c.len_utf8(), &mut out);
+            piece(text, at, at + c.len_utf8(), &mut position, &mut out);
             i += 1;
             continue;
         }
@@ -149,6 +141,7 @@ pub(crate) fn words(text: &str) -> Vec<Token> {
             i += 1;
             continue;
         };
+        let (run_start, first) = (at, position);
         let mut start = at;
         i += 1;
         while i < chars.len() {
@@ -158,16 +151,42 @@ pub(crate) fn words(text: &str) -> Vec<Token> {
             };
             let next = chars.get(i + 1).and_then(|&(_, n)| class(n));
             if starts_piece(prev, cur, next) {
-                push(start, at, &mut out);
+                piece(text, start, at, &mut position, &mut out);
                 start = at;
             }
             prev = cur;
             i += 1;
         }
         let end = chars.get(i).map_or(text.len(), |&(at, _)| at);
-        push(start, end, &mut out);
+        piece(text, start, end, &mut position, &mut out);
+        let pieces = position - first;
+        if whole && pieces > 1 && end - run_start <= MAX_WORD {
+            out.push(Token {
+                offset_from: run_start,
+                offset_to: end,
+                position: first,
+                text: text[run_start..end].to_lowercase(),
+                position_length: pieces,
+            });
+        }
     }
     out
+}
+
+/// Adds the piece `text[from..to]` at the next position (left out past [`MAX_WORD`] bytes,
+/// keeping its place).
+fn piece(text: &str, from: usize, to: usize, position: &mut usize, out: &mut Vec<Token>) {
+    let p = &text[from..to];
+    if p.len() <= MAX_WORD {
+        out.push(Token {
+            offset_from: from,
+            offset_to: to,
+            position: *position,
+            text: p.to_lowercase(),
+            position_length: 1,
+        });
+    }
+    *position += 1;
 }
 
 #[cfg(test)]
@@ -175,7 +194,7 @@ mod tests {
     use super::*;
 
     fn texts(text: &str) -> Vec<String> {
-        words(text).into_iter().map(|t| t.text).collect()
+        words(text, false).into_iter().map(|t| t.text).collect()
     }
 
     #[test]
@@ -211,7 +230,7 @@ mod tests {
 
     #[test]
     fn offsets_and_positions_follow_the_text() {
-        let t = words("a getUser é");
+        let t = words("a getUser é", false);
         let spans: Vec<(usize, usize, usize)> = t
             .iter()
             .map(|t| (t.offset_from, t.offset_to, t.position))
@@ -222,10 +241,29 @@ mod tests {
     #[test]
     fn long_pieces_are_left_out_keeping_their_place() {
         let long = "x".repeat(MAX_WORD + 1);
-        let t = words(&format!("a {long} b"));
+        let t = words(&format!("a {long} b"), false);
         let kept: Vec<(&str, usize)> = t.iter().map(|t| (t.text.as_str(), t.position)).collect();
         assert_eq!(kept, [("a", 0), ("b", 2)]);
-        assert!(words("").is_empty() && words("  --  ").is_empty());
+        assert!(words("", true).is_empty() && words("  --  ", true).is_empty());
+    }
+
+    #[test]
+    fn the_index_keeps_a_cut_run_whole_too() {
+        let t = words("see getUserName now", true);
+        let kept: Vec<(&str, usize)> = t.iter().map(|t| (t.text.as_str(), t.position)).collect();
+        assert_eq!(
+            kept,
+            [
+                ("see", 0),
+                ("get", 1),
+                ("user", 2),
+                ("name", 3),
+                ("getusername", 1),
+                ("now", 4)
+            ]
+        );
+        // A word of one piece is not doubled.
+        assert_eq!(words("plain", true).len(), 1);
     }
 
     #[test]
@@ -236,6 +274,6 @@ mod tests {
         while let Some(t) = stream.next() {
             seen.push(t.text.clone());
         }
-        assert_eq!(seen, ["one", "two", "three"]);
+        assert_eq!(seen, ["one", "two", "three", "twothree"]);
     }
 }

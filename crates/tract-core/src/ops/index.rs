@@ -18,7 +18,8 @@ const WAIT: Duration = Duration::from_secs(60);
 pub struct IndexReport {
     /// Commits added.
     pub added: u64,
-    /// Documents dropped or rewritten after redactions and collections.
+    /// Documents dropped or rewritten after redactions and collections (for a rebuild: those
+    /// it did not make again).
     pub removed: u64,
     /// Whether it was built anew from the store.
     pub rebuilt: bool,
@@ -121,8 +122,8 @@ pub(crate) fn check<'a>(
             if !there {
                 out.problems.push((
                     format!("commit {}", id.to_hex()),
-                    "the search index holds it and the store does not (collected): `tract index \
-                     --rebuild` drops it"
+                    "the search index holds it and the store does not (a collection it missed, \
+                     or another store's index): `tract index --rebuild` drops it"
                         .into(),
                 ));
             }

@@ -227,7 +227,7 @@ fn check(q: &SearchQuery) -> Result<()> {
     }
     if q.regex && q.scope == SearchScope::All {
         return Err(Error::invalid_input(
-            "a regular expression scans one branch: leave out --all, or search by words",
+            "a regular expression scans one branch: search one branch, or search by words",
         ));
     }
     Ok(())
@@ -522,9 +522,8 @@ struct Ranked {
 /// A ranked search: the index and what is not indexed yet, scored together, filtered to the
 /// scope's history (and view), best first, paged.
 fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
-    let keeper = keeper::of(&repo.store);
-    let index = keeper.index(&repo.store)?;
-    let fields = index.fields;
+    // Bad input is refused before the index is opened (or made).
+    let fields = crate::index::fields();
     let text = crate::index::query::parse(&q.query, fields.text)?;
     if q.limit == Some(0) {
         return Ok(Vec::new());
@@ -558,16 +557,19 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             .search_with_statistics_provider(&query, &collector, &stats)
             .map_err(|e| crate::index::failed("searching it", e))
     };
-    let wanted = |total: usize| q.limit.map_or(total, |l| q.offset.saturating_add(l)).max(1);
+    // Past this many, the hits are counted first, so a page far out (or all hits) asks for
+    // no more than there are.
+    const FIRST: usize = 1 << 12;
+    let wanted = q.limit.map_or(usize::MAX, |l| q.offset.saturating_add(l));
     let mut found: Vec<Ranked> = Vec::new();
     for (searcher, pending) in [
         (Some(&ground.searcher), false),
         (ground.pending.as_ref(), true),
     ] {
         let Some(searcher) = searcher else { continue };
-        let (mut top, total) = run(searcher, wanted(usize::MAX).min(1 << 16))?;
-        if q.limit.is_none() && total > top.len() {
-            top = run(searcher, total)?.0;
+        let (mut top, total) = run(searcher, wanted.min(FIRST))?;
+        if wanted > FIRST && total > top.len() {
+            top = run(searcher, wanted.min(total))?.0;
         }
         found.extend(top.into_iter().map(|(score, doc)| Ranked {
             score,
@@ -607,7 +609,7 @@ fn hits(ground: &Ground, page: &[Ranked], text: &dyn Query) -> Result<Vec<Search
     let held = ground
         .snap
         .has_commits(&ids.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())?;
-    let generator = snippets(ground, text)?;
+    let (generator, words) = snippets(ground, text)?;
     let members = ground.membership();
     let mut out = Vec::with_capacity(ids.len());
     for ((id, place, score), held) in ids.into_iter().zip(held) {
@@ -616,18 +618,10 @@ fn hits(ground: &Ground, page: &[Ranked], text: &dyn Query) -> Result<Vec<Search
         }
         let info = CommitInfo::load(&ground.snap, id)?;
         let whole = info.message.as_deref().map(searchable).unwrap_or_default();
-        let s = generator.snippet(&whole);
-        let (snippet, highlights) = match s.fragment().is_empty() {
-            true => (whole.chars().take(SNIPPET_CHARS).collect(), Vec::new()),
-            false => {
-                let ranges: Vec<(usize, usize)> =
-                    s.highlighted().iter().map(|r| (r.start, r.end)).collect();
-                one_line(s.fragment(), &ranges)
-            }
-        };
+        let (snippet, highlights) = passage(&whole, &generator.snippet(&whole), &words);
         out.push(SearchHit {
             info,
-            snippet: snippet.trim_end().to_string(),
+            snippet,
             highlights,
             score: Some(score),
             branches: members.branches(place),
@@ -638,7 +632,7 @@ fn hits(ground: &Ground, page: &[Ranked], text: &dyn Query) -> Result<Vec<Search
 
 /// Snippets of the query's words, rarer words weighing more, counted over the index and what
 /// is not indexed yet together.
-fn snippets(ground: &Ground, text: &dyn Query) -> Result<SnippetGenerator> {
+fn snippets(ground: &Ground, text: &dyn Query) -> Result<(SnippetGenerator, HashSet<String>)> {
     let field = ground.index.fields.text;
     let stats = Both(&ground.searcher, ground.pending.as_ref());
     let mut terms: Vec<Term> = Vec::new();
@@ -656,12 +650,80 @@ fn snippets(ground: &Ground, text: &dyn Query) -> Result<SnippetGenerator> {
             weights.insert(word.to_string(), 1.0 / (1.0 + n as f32));
         }
     }
-    Ok(SnippetGenerator::new(
+    let words = weights.keys().cloned().collect();
+    let generator = SnippetGenerator::new(
         weights,
         tantivy::tokenizer::TextAnalyzer::from(crate::index::tokenizer::CodeTokenizer),
         field,
         SNIPPET_CHARS,
-    ))
+    );
+    Ok((generator, words))
+}
+
+/// Bytes a passage is widened by, at most, to reach whitespace on each side.
+const WIDEN: usize = 24;
+
+/// The passage `s` picked from `text`, widened to whole words (the snippet's fragment ends at
+/// its last word, cutting `env()` to `env`), on one line, marked `…` where it cuts the text,
+/// with the query's `words` in it marked (overlapping or touching ones joined).
+fn passage(
+    text: &str,
+    s: &tantivy::snippet::Snippet,
+    words: &HashSet<String>,
+) -> (String, Vec<(usize, usize)>) {
+    if s.fragment().is_empty() {
+        let start: String = text.chars().take(SNIPPET_CHARS).collect();
+        let cut = start.len() < text.len();
+        let (mut line, _) = one_line(&start, &[]);
+        if cut {
+            line.push('…');
+        }
+        return (line, Vec::new());
+    }
+    let range = s.fragment_range();
+    let back = text[..range.start]
+        .char_indices()
+        .rev()
+        .take_while(|(i, _)| range.start - i <= WIDEN)
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, c)| i + c.len_utf8());
+    let start = match back {
+        Some(i) => i,
+        None if range.start <= WIDEN => 0,
+        None => range.start,
+    };
+    let ahead = text[range.end..]
+        .char_indices()
+        .take_while(|(i, _)| *i <= WIDEN)
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, _)| range.end + i);
+    let end = match ahead {
+        Some(i) => i,
+        None if text.len() - range.end <= WIDEN => text.len(),
+        None => range.end,
+    };
+    let mut marks: Vec<(usize, usize)> = crate::index::tokenizer::words(&text[start..end], true)
+        .into_iter()
+        .filter(|w| words.contains(&w.text))
+        .map(|w| (w.offset_from, w.offset_to))
+        .collect();
+    marks.sort();
+    let mut joined: Vec<(usize, usize)> = Vec::new();
+    for (a, b) in marks {
+        match joined.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => joined.push((a, b)),
+        }
+    }
+    let (line, marks) = one_line(&text[start..end], &joined);
+    let lead = if start > 0 { "…" } else { "" };
+    let tail = if end < text.len() { "…" } else { "" };
+    let line = format!("{lead}{}{tail}", line.trim_end());
+    let marks = marks
+        .into_iter()
+        .map(|(a, b)| (a + lead.len(), b + lead.len()))
+        .collect();
+    (line, marks)
 }
 
 /// `text` on one line (each run of whitespace one space), with `ranges` moved to match.
@@ -767,11 +829,12 @@ fn scan(repo: &Repo, q: &SearchQuery, re: &Regex) -> Result<Vec<SearchHit>> {
         .skip(q.offset)
         .map(|(info, (snippet, at))| {
             let place = ground.place(&info.id)?;
+            let (snippet, highlights) = one_line(&snippet, &[at]);
             Ok(SearchHit {
                 branches: members.branches(place),
                 info,
-                snippet,
-                highlights: vec![at],
+                snippet: snippet.trim_end().to_string(),
+                highlights,
                 score: None,
             })
         })

@@ -94,8 +94,9 @@ fn the_syntax_phrases_exclusions_or_and_identifiers() {
     assert_eq!(by_id("database -connection"), Vec::new());
     assert_eq!(by_id("refused -\"refused the\""), [a.id]);
     assert_eq!(by_id("panicked OR getUserName"), sorted(vec![c.id, d.id]));
-    // A word's parts come from its case: all in small letters, it is one word.
-    assert_eq!(by_id("getusername"), Vec::new());
+    // Typed in small letters, an identifier is found whole.
+    assert_eq!(by_id("getusername"), [c.id]);
+    assert_eq!(by_id("GETUSERNAME"), [c.id]);
     // Identifiers and paths match their parts, in order.
     assert_eq!(by_id("user name"), [c.id]);
     assert_eq!(by_id("get_user_name"), [c.id]);
@@ -104,6 +105,24 @@ fn the_syntax_phrases_exclusions_or_and_identifiers() {
     assert_eq!(by_id("недоступна"), [e.id]);
     assert_eq!(by_id("数据库"), [e.id]);
     assert_eq!(by_id("据数"), Vec::new(), "ideographs in order");
+    // A snippet keeps its words whole, punctuation included, and marks the matches.
+    let f = t.user("config: DATABASE_URL = env()").unwrap();
+    let hit = t.search(&q("database url")).unwrap().remove(0);
+    assert_eq!(hit.info.id, f.id);
+    assert_eq!(hit.snippet, "config: DATABASE_URL = env()");
+    let marked: Vec<&str> = hit
+        .highlights
+        .iter()
+        .map(|&(a, b)| &hit.snippet[a..b])
+        .collect();
+    assert_eq!(marked, ["DATABASE", "URL"]);
+    let hit = t.search(&q("getusername")).unwrap().remove(0);
+    let marked: Vec<&str> = hit
+        .highlights
+        .iter()
+        .map(|&(a, b)| &hit.snippet[a..b])
+        .collect();
+    assert_eq!(marked, ["getUserName"]);
     for bad in ["", "   ", "---", "-connection", "a OR", r#""open"#] {
         assert!(
             matches!(t.search(&q(bad)), Err(Error::InvalidInput { .. })),
@@ -520,4 +539,46 @@ fn batches_are_merged_into_few_segments() {
     let segments = index.searchable_segment_ids().unwrap().len();
     assert!(segments <= 16, "{segments} segments for 40 batches");
     assert_eq!(t.search(&q("log")).unwrap().len(), 800);
+}
+
+#[test]
+fn a_long_message_shows_the_passage_around_its_match() {
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    let before = "lorem ipsum dolor sit amet ".repeat(40);
+    let after = " consectetur adipiscing elit".repeat(40);
+    let m = t
+        .user(format!("{before}the needle_in_haystack(42) is here{after}"))
+        .unwrap();
+    let hit = t.search(&q("needle in haystack")).unwrap().remove(0);
+    assert_eq!(hit.info.id, m.id);
+    assert!(
+        hit.snippet.starts_with('…') && hit.snippet.ends_with('…'),
+        "{}",
+        hit.snippet
+    );
+    assert!(
+        hit.snippet.chars().count() <= 160 + 2 * 24 + 2,
+        "{}",
+        hit.snippet
+    );
+    assert!(
+        hit.snippet.contains("needle_in_haystack(42)"),
+        "{}",
+        hit.snippet
+    );
+    let marked: Vec<&str> = hit
+        .highlights
+        .iter()
+        .map(|&(a, b)| &hit.snippet[a..b])
+        .collect();
+    assert_eq!(marked, ["needle", "in", "haystack"]);
+    // A page far out asks for no more hits than there are.
+    let mut far = q("needle");
+    far.offset = 1 << 20;
+    far.limit = Some(10);
+    assert!(t.search(&far).unwrap().is_empty());
+    far.offset = 0;
+    far.limit = Some(usize::MAX);
+    assert_eq!(t.search(&far).unwrap().len(), 1);
 }
