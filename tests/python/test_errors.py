@@ -170,6 +170,7 @@ EXPECTED = {
         },
     ),
     "Storage": (tract.InternalError, {}),
+    "SearchIndex": (tract.InternalError, {"doing": "committing a batch"}),
 }
 
 

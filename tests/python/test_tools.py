@@ -130,16 +130,22 @@ def test_repair_after_a_crash(store_path) -> None:
 
 def test_search_view_and_history(t: tract.Tract) -> None:
     c = session(t)
+    # Ranked, best first: the grep result and the call to grep.
     hits = t.search("database_url", tool="grep")
-    assert [h.commit_hash for h in hits] == [c["call"].commit_hash, c["grep"].commit_hash]
-    assert "DATABASE_URL" in hits[1].snippet
-    assert hits[1].commit.name == "grep"
+    assert {h.commit_hash for h in hits} == {c["call"].commit_hash, c["grep"].commit_hash}
+    grep = next(h for h in hits if h.commit_hash == c["grep"].commit_hash)
+    assert "DATABASE_URL" in grep.snippet
+    assert grep.commit.name == "grep"
+    # A regular expression scans, oldest first.
+    scanned = t.search("database_url", tool="grep", regex=True)
+    assert [h.commit_hash for h in scanned] == [c["call"].commit_hash, c["grep"].commit_hash]
     t.tool_result("g1", "grep", "trimmed", edit=c["grep"])
     assert t.search("mod199") == []
     old = t.search("mod199", history=True)
     assert [h.commit_hash for h in old] == [c["grep"].commit_hash]
     assert [h.commit.role for h in t.search(r"1 fail(ed)?", regex=True)] == ["tool"]
-    assert len(t.search("a", role="user", limit=1)) == 1
+    assert len(t.search("database", role="user", limit=1)) == 1
+    assert t.search("a", role="user") == []  # words, not substrings
     with pytest.raises(tract.InvalidInputError, match="regular expression"):
         t.search("(", regex=True)
 

@@ -10,6 +10,8 @@ use tract_core::{Bind, BranchName, Environment, OpenMode, OpenOptions, Summarize
 pub struct Context {
     store: Option<PathBuf>,
     branch: Option<String>,
+    /// Whether the branch was named on the command line (not by `TRACT_BRANCH`).
+    branch_named: bool,
     env: Environment,
 }
 
@@ -18,10 +20,24 @@ impl Context {
     /// read them).
     pub fn new(store: Option<PathBuf>, branch: Option<String>) -> Self {
         Context {
+            branch_named: branch.is_some(),
             store,
             branch,
             env: Environment::from_process(),
         }
+    }
+
+    /// The same context, saying whether the branch was named on the command line (`true`)
+    /// or only by `TRACT_BRANCH`: a session's variable does not keep `tract search --all`
+    /// from searching every branch, a `--branch` typed beside it does.
+    pub fn branch_named(mut self, on_command_line: bool) -> Self {
+        self.branch_named = on_command_line && self.branch.is_some();
+        self
+    }
+
+    /// Whether `--branch` was given on the command line.
+    pub fn branch_on_command_line(&self) -> bool {
+        self.branch_named
     }
 
     /// The environment tract reads.

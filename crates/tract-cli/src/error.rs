@@ -199,6 +199,10 @@ fn hint(e: &Error) -> Option<&'static str> {
             "a store is its file and its journal together; keep a copy of both, then `tract \
              checkpoint --salvage` keeps every frame before the damage"
         }
+        Error::SearchIndex { .. } => {
+            "the search index is derived data: `tract index --rebuild` makes it anew from the \
+             store"
+        }
         Error::CorruptJournal { .. } => {
             "a store is its file and its journal together; keep a copy of both before anything else"
         }
@@ -219,6 +223,19 @@ mod tests {
         for fixed in [EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE] {
             assert!(!codes.contains(&fixed), "{fixed} is taken");
         }
+    }
+
+    #[test]
+    fn a_failed_search_index_points_at_its_rebuild() {
+        let e = Error::examples()
+            .into_iter()
+            .find(|e| matches!(e, Error::SearchIndex { .. }));
+        let failed = e.map(CommandError::from);
+        let hint = failed.as_ref().and_then(|f| f.hint());
+        assert!(
+            hint.is_some_and(|h| h.contains("tract index --rebuild")),
+            "{hint:?}"
+        );
     }
 
     #[test]

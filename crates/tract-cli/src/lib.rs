@@ -16,9 +16,9 @@ mod render;
 mod ui;
 mod vocabulary;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 pub use cli::Cli;
@@ -34,8 +34,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let parsed = match parse(args) {
+        Ok(parsed) => parsed,
         Err(e) => {
             // clap colours its message when the stream is a terminal.
             let _ = e.print();
@@ -46,7 +46,9 @@ where
     // from another thread.
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
-    ExitCode::from(execute(cli, &mut stdout, &mut stderr))
+    // Colour only for a person at a terminal, and not when NO_COLOR asks for none.
+    let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    ExitCode::from(execute(parsed, colour, &mut stdout, &mut stderr))
 }
 
 /// Runs `tract` with `args`, writing to `stdout` and `stderr` (usage errors without colour);
@@ -56,8 +58,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    match Cli::try_parse_from(args) {
-        Ok(cli) => execute(cli, stdout, stderr),
+    match parse(args) {
+        Ok(parsed) => execute(parsed, false, stdout, stderr),
         Err(e) => {
             let out: &mut dyn Write = if e.use_stderr() { stderr } else { stdout };
             let _ = write!(out, "{}", e.render());
@@ -75,9 +77,36 @@ fn usage_code(e: &clap::Error) -> u8 {
     }
 }
 
-fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
-    let ctx = Context::new(cli.store.clone(), cli.branch.clone());
-    let mut ui = Ui::new(stderr);
+/// The command line parsed, and whether `--branch` was given on it (not by `TRACT_BRANCH`).
+fn parse<I, T>(args: I) -> Result<(Cli, bool), clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let mut command = Cli::command();
+    let matches = command.try_get_matches_from_mut(args)?;
+    let named = branch_on_command_line(&matches);
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+    Ok((cli, named))
+}
+
+/// Whether `--branch` (a global option: any subcommand's matches may hold it) came from the
+/// command line.
+fn branch_on_command_line(m: &clap::ArgMatches) -> bool {
+    let here = m.value_source("branch") == Some(clap::parser::ValueSource::CommandLine);
+    here || m
+        .subcommand()
+        .is_some_and(|(_, sub)| branch_on_command_line(sub))
+}
+
+fn execute(
+    (cli, branch_named): (Cli, bool),
+    colour: bool,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
+    let ctx = Context::new(cli.store.clone(), cli.branch.clone()).branch_named(branch_named);
+    let mut ui = Ui::new(stderr).with_colour(colour);
     match cli.command.run(&ctx, &mut ui) {
         Ok(()) => {
             // A closed pipe (`tract log | head`) is not an error worth reporting.

@@ -11,6 +11,7 @@ use std::io::Write;
 pub struct Ui<'a> {
     stdout: String,
     stderr: &'a mut dyn Write,
+    colour: bool,
 }
 
 impl<'a> Ui<'a> {
@@ -19,7 +20,20 @@ impl<'a> Ui<'a> {
         Ui {
             stdout: String::new(),
             stderr,
+            colour: false,
         }
+    }
+
+    /// The same UI, colouring standard output when `on` (a person reads it at a terminal).
+    pub fn with_colour(mut self, on: bool) -> Self {
+        self.colour = on;
+        self
+    }
+
+    /// Whether standard output may hold colours (ANSI escapes): only at a terminal, so
+    /// pipes, files and tests get plain text.
+    pub fn colour(&self) -> bool {
+        self.colour
     }
 
     /// Standard output so far.

@@ -130,6 +130,20 @@ pub(crate) struct Repo {
     /// Opened on a branch that did not exist, and not written to since: a new session, which
     /// its first commit creates (even where a deleted branch of that name was).
     fresh: AtomicBool,
+    /// Waits, when the handle closes, for the search index's batch this process is writing.
+    _batch: Settle,
+}
+
+/// Waits for the search index's batch in progress when dropped: a closed handle leaves no
+/// thread of its own reading the store's files, and holds no handle on it (`compact` needs
+/// the only one).
+#[derive(Debug)]
+struct Settle(Store);
+
+impl Drop for Settle {
+    fn drop(&mut self) {
+        crate::index::keeper::settle(&self.0);
+    }
 }
 
 impl Repo {
@@ -145,6 +159,7 @@ impl Repo {
             Bind::HeadAtOpen => Position::Own(RwLock::new(store.read()?.head()?.target)),
         };
         Ok(Repo {
+            _batch: Settle(store.clone()),
             store,
             views: ViewCache::new(),
             position,

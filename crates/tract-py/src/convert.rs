@@ -66,3 +66,65 @@ pub fn utc_datetime(py: Python<'_>, us: u64) -> PyResult<Bound<'_, PyAny>> {
     let delta = dt.getattr("timedelta")?.call((), Some(&kwargs))?;
     epoch.call_method1("__add__", (delta,))
 }
+
+/// A point in time a caller gives (`since=`, `until=`) as microseconds since the Unix epoch: a
+/// `datetime.datetime` (naive: UTC) or a number of seconds (an `int` or a `float`). Any other
+/// type is a `TypeError`; a time before the epoch, or not finite, an `InvalidInputError`.
+pub fn epoch_micros(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    use pyo3::types::{PyBool, PyFloat, PyInt};
+    let py = value.py();
+    let invalid = |what: String| {
+        crate::errors::to_py(tract_core::Error::InvalidInput {
+            message: format!("{name} must be a time at or after 1970-01-01 UTC, not {what}"),
+        })
+    };
+    let dt = py.import("datetime")?;
+    if value.is_instance(&dt.getattr("datetime")?)? {
+        let utc = dt.getattr("timezone")?.getattr("utc")?;
+        // Naive (no tzinfo, or one that gives no offset): UTC.
+        let aware = if value.call_method0("utcoffset")?.is_none() {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("tzinfo", &utc)?;
+            value.call_method("replace", (), Some(&kwargs))?
+        } else {
+            value.clone()
+        };
+        let epoch = dt
+            .getattr("datetime")?
+            .call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
+        let delta = aware.call_method1("__sub__", (epoch,))?;
+        let days: i64 = delta.getattr("days")?.extract()?;
+        let seconds: i64 = delta.getattr("seconds")?.extract()?;
+        let micros: i64 = delta.getattr("microseconds")?.extract()?;
+        // `datetime` spans years 1 to 9999: this fits in an i64 with room to spare.
+        let total = days * 86_400_000_000 + seconds * 1_000_000 + micros;
+        return match u64::try_from(total) {
+            Ok(us) => Ok(us),
+            Err(_) => Err(invalid(value.repr()?.to_string())),
+        };
+    }
+    if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+        let seconds: i128 = match value.extract() {
+            Ok(s) => s,
+            Err(_) => return Err(invalid(format!("{} seconds", value.repr()?))),
+        };
+        return seconds
+            .checked_mul(1_000_000)
+            .and_then(|us| u64::try_from(us).ok())
+            .ok_or_else(|| invalid(format!("{seconds} seconds")));
+    }
+    if value.is_instance_of::<PyFloat>() {
+        let seconds: f64 = value.extract()?;
+        let us = (seconds * 1e6).round();
+        // 2^64 as a float: anything from there on does not fit.
+        if !(seconds.is_finite() && (0.0..18_446_744_073_709_551_616.0).contains(&us)) {
+            return Err(invalid(format!("{seconds} seconds")));
+        }
+        return Ok(us as u64);
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "{name} must be a datetime.datetime (naive: UTC) or a number of seconds since the \
+         epoch, not {}",
+        value.get_type().name()?
+    )))
+}

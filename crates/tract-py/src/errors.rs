@@ -236,6 +236,10 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             None
         }
         Error::Storage { .. } => None,
+        Error::SearchIndex { doing, .. } => {
+            facts.set_item("doing", doing)?;
+            None
+        }
         // Variants added later: their category's class.
         _ => None,
     };

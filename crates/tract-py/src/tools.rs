@@ -158,21 +158,36 @@ impl PyToolTurn {
     }
 }
 
-/// One search match: the commit and a snippet of the matching line.
+/// One search match: the commit, a snippet of where it matched with the matching words
+/// marked, its score when ranked, and the branches that hold it.
 #[pyclass(name = "SearchHit", module = "tract", frozen)]
 pub struct PySearchHit {
     inner: SearchHit,
+    /// `inner.highlights` as character offsets into the snippet.
+    highlights: Vec<(usize, usize)>,
 }
 
 impl From<SearchHit> for PySearchHit {
     fn from(inner: SearchHit) -> Self {
-        PySearchHit { inner }
+        let highlights = char_ranges(&inner.snippet, &inner.highlights);
+        PySearchHit { inner, highlights }
     }
+}
+
+/// Byte ranges of `text` as ranges of characters (code points), which Python strings index
+/// by. An offset inside a character (none should be) counts that character in; one past the
+/// end stops at the end.
+fn char_ranges(text: &str, bytes: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let at = |byte: usize| text.char_indices().take_while(|(i, _)| *i < byte).count();
+    bytes
+        .iter()
+        .map(|&(start, end)| (at(start), at(end.max(start))))
+        .collect()
 }
 
 #[pymethods]
 impl PySearchHit {
-    /// The commit whose message matched.
+    /// The commit whose message matched (for a search of the view: the version in view).
     #[getter]
     fn commit(&self) -> PyCommitInfo {
         self.inner.info.clone().into()
@@ -184,17 +199,50 @@ impl PySearchHit {
         self.inner.info.id.to_hex()
     }
 
-    /// The matching line, cut around the match.
+    /// Where it matched, on one line: a ranked hit's best passage (some 160 characters), a
+    /// regular expression's matching line cut around the match; `…` where it cuts the text.
     #[getter]
     fn snippet(&self) -> &str {
         &self.inner.snippet
     }
 
+    /// The parts of `snippet` that matched, in order, as `(start, end)` character offsets into
+    /// it: `snippet[start:end]` is a word of the query (or a regular expression's match).
+    #[getter]
+    fn highlights(&self) -> Vec<(usize, usize)> {
+        self.highlights.clone()
+    }
+
+    /// How well it matched (BM25: higher is better; hits come best first), or None for a
+    /// regular expression's hit.
+    #[getter]
+    fn score(&self) -> Option<f64> {
+        // The shortest decimal that reads back as the f32 (what the CLI's JSON prints), not
+        // the f32's binary expansion.
+        self.inner
+            .score
+            .map(|s| s.to_string().parse().unwrap_or(f64::from(s)))
+    }
+
+    /// Every branch whose history holds the commit, sorted by name: a commit from before a
+    /// fork is one hit naming the branch and its forks.
+    #[getter]
+    fn branches(&self) -> Vec<String> {
+        self.inner.branches.clone()
+    }
+
     fn __repr__(&self) -> String {
-        format!(
-            "SearchHit({} {:?})",
-            self.inner.info.id.short(),
-            self.inner.snippet
-        )
+        match self.inner.score {
+            Some(score) => format!(
+                "SearchHit({} {:?} score={score:.3})",
+                self.inner.info.id.short(),
+                self.inner.snippet
+            ),
+            None => format!(
+                "SearchHit({} {:?})",
+                self.inner.info.id.short(),
+                self.inner.snippet
+            ),
+        }
     }
 }

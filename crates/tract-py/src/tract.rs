@@ -16,7 +16,7 @@ use tract_core::json::{message_from_json, messages_from_list, tool_calls_from_js
 use tract_core::{
     AppendOptions, Bind, BranchName, ClearOptions, CompressRequest, Content, Error, LogQuery,
     Manual, MergeRequest, MergeStrategy, Message, OpenOptions, RecordOptions, Rev, Role,
-    SearchQuery, Summarizer, Tract,
+    SearchQuery, SearchScope, Summarizer, Tract,
 };
 
 /// A tract store. Open one with `Tract.open(path)` (in memory without a path) and use it as a
@@ -407,6 +407,29 @@ impl PyTract {
         Ok(d)
     }
 
+    /// Brings the store's search index up to date: the commits written since it was last
+    /// brought up to date (by any process), and the text redactions and `gc` removed; with
+    /// `rebuild=True`, builds it anew from every branch. Searching never needs this (a search
+    /// finds what is not indexed yet itself, and the processes that write index in batches);
+    /// it is for after a bulk import, and to repair an index `fsck` finds wrong. Waits up to a
+    /// minute for another process that is indexing (`StoreLockedError` after that). Returns a
+    /// dict: `added` (commits), `removed` (documents dropped or rewritten), `rebuilt`,
+    /// `documents` (one per commit), `bytes` (of its files) and `path` (its directory beside
+    /// the store file; None for a store in memory or in PostgreSQL, whose index is kept in
+    /// this process's memory).
+    #[pyo3(signature = (*, rebuild=false))]
+    fn update_index<'py>(&self, py: Python<'py>, rebuild: bool) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.with(py, move |t| tract_core::update_index(t.store(), rebuild))?;
+        let d = PyDict::new(py);
+        d.set_item("added", r.added)?;
+        d.set_item("removed", r.removed)?;
+        d.set_item("rebuilt", r.rebuilt)?;
+        d.set_item("documents", r.documents)?;
+        d.set_item("bytes", r.bytes)?;
+        d.set_item("path", r.path.map(|p| p.display().to_string()))?;
+        Ok(d)
+    }
+
     /// Checkpoints the view of every branch whose tip has no checkpoint of this layout (a
     /// store written by older code, a clone, a pull), so a new handle builds it from there
     /// instead of replaying its history; what `tract upgrade` does. Returns how many were
@@ -768,10 +791,26 @@ impl PyTract {
         outcome_dict(py, out)
     }
 
-    /// Searches message text, tool-call names and arguments, and tool results (case-insensitive
-    /// substring, or a regular expression with `regex=True`), in the current view or, with
-    /// `history=True`, every version including originals of edited messages. Oldest first.
-    #[pyo3(signature = (query, role=None, tool=None, history=false, regex=false, limit=None))]
+    /// Searches message text, tool-call names and arguments, and tool results. By words, the
+    /// hits ranked best first (BM25): every word must appear (case does not matter),
+    /// `"some words"` in this order, `-word` must not, `a OR b` either; `getUserName`,
+    /// `src/main.rs` and `DATABASE_URL` are searched as their parts (`user name` finds
+    /// `getUserName`), and punctuation is not searched. With `regex=True`, a regular
+    /// expression (case-insensitive), the hits oldest first. What was just written is found at
+    /// once.
+    ///
+    /// It searches the current view of this handle's position, of `branch`, or of every branch
+    /// (`all_branches=True`; not with `regex`); with `history=True` every version in history
+    /// (originals of edited messages, compressed messages, what merges brought in). Filters:
+    /// `role`, `tool` (its results and the calls to it), `op` (`append`, `edit`, `compress`,
+    /// `merge`), `errors` (tool results marked as errors), `since` (inclusive) and `until`
+    /// (exclusive), each a `datetime` (naive: UTC) or seconds since the epoch. `offset` hits
+    /// are skipped, then at most `limit` returned (None: all). A commit several branches
+    /// share is one hit naming them all in `branches`.
+    #[pyo3(signature = (
+        query, role=None, tool=None, history=false, regex=false, limit=None, *, branch=None,
+        all_branches=false, op=None, errors=false, since=None, until=None, offset=0
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -781,17 +820,63 @@ impl PyTract {
         tool: Option<String>,
         history: bool,
         regex: bool,
-        limit: Option<usize>,
+        limit: Option<i64>,
+        branch: Option<String>,
+        all_branches: bool,
+        op: Option<String>,
+        errors: bool,
+        since: Option<&Bound<'_, PyAny>>,
+        until: Option<&Bound<'_, PyAny>>,
+        offset: i64,
     ) -> PyResult<Vec<PySearchHit>> {
         let role = role.as_deref().map(Role::parse).transpose().py()?;
+        let scope = match (branch, all_branches) {
+            (Some(name), true) => {
+                return Err(invalid_input(format!(
+                    "search one branch (branch='{name}') or every branch (all_branches=True), \
+                     not both"
+                )));
+            }
+            (Some(name), false) => SearchScope::Branch(name),
+            (None, true) => SearchScope::All,
+            (None, false) => SearchScope::Here,
+        };
+        if regex && scope == SearchScope::All {
+            return Err(invalid_input(
+                "a regular expression scans one branch: leave out all_branches=True, or search \
+                 by words",
+            ));
+        }
+        let count = |name: &str, n: i64| {
+            usize::try_from(n).map_err(|_| {
+                invalid_input(format!(
+                    "{name} must be a number of hits, 0 or more (got {n})"
+                ))
+            })
+        };
+        let limit = limit.map(|n| count("limit", n)).transpose()?;
+        let offset = count("offset", offset)?;
+        let since_us = since
+            .filter(|v| !v.is_none())
+            .map(|v| crate::convert::epoch_micros(v, "since"))
+            .transpose()?;
+        let until_us = until
+            .filter(|v| !v.is_none())
+            .map(|v| crate::convert::epoch_micros(v, "until"))
+            .transpose()?;
         let q = SearchQuery {
             query,
             regex,
             role,
             tool,
             history,
+            scope,
+            op,
+            errors,
+            since_us,
+            until_us,
+            offset,
             limit,
-            ..SearchQuery::default()
         };
         let hits = self.with(py, move |t| t.search(&q))?;
         Ok(hits.into_iter().map(Into::into).collect())
@@ -1215,10 +1300,13 @@ impl PyTract {
     /// Checks the whole store (every branch): re-hashes every object and chunk, checks every
     /// link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
     /// Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
-    /// `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`),
-    /// `problems` (dicts with `kind`, `subject`, `detail`), `unreachable` (`commits`, `blobs`,
-    /// `chunks`: full ids), `redacted` (blob ids) and `derived_from_redacted` (commits whose
-    /// content was made from redacted content: `redact(..., follow=True)` removes them too).
+    /// `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`,
+    /// `index_documents`: the search index's documents checked against the store, 0 without an
+    /// index file), `problems` (dicts with `kind`, `subject`, `detail`; the search index's are
+    /// of kind `index`, and `update_index(rebuild=True)` repairs them), `unreachable`
+    /// (`commits`, `blobs`, `chunks`: full ids), `redacted` (blob ids) and
+    /// `derived_from_redacted` (commits whose content was made from redacted content:
+    /// `redact(..., follow=True)` removes them too).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| tract_core::fsck(t.store()))?;
         let d = PyDict::new(py);
@@ -1232,6 +1320,7 @@ impl PyTract {
         d.set_item("counts_replayed", r.counts_replayed)?;
         d.set_item("checkpoints_checked", r.checkpoints_checked)?;
         d.set_item("journal_frames", r.journal_frames)?;
+        d.set_item("index_documents", r.index_documents)?;
         let problems = pyo3::types::PyList::empty(py);
         for p in &r.problems {
             let item = PyDict::new(py);

@@ -53,6 +53,13 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 plural(r.journal_frames, "frame")
             );
         }
+        if r.index_documents > 0 {
+            let _ = writeln!(
+                ui,
+                "the search index holds {}, each checked against the store",
+                plural(r.index_documents, "document")
+            );
+        }
         let unreachable = [
             (r.unreachable_commits.len(), "commit"),
             (r.unreachable_blobs.len(), "blob"),

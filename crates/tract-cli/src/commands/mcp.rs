@@ -9,6 +9,7 @@
 //! `error: ...` line, with the error's category and message as structured content
 //! (`{"error": {"category", "message"}}`).
 
+use super::search::{DEFAULT_HITS, when_us};
 use super::versions;
 use crate::context::Context;
 use crate::error::CommandError;
@@ -23,7 +24,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tract_core::{
-    Bind, BranchName, CompressRequest, Content, Manual, Rev, Role, SearchQuery, Tract,
+    Bind, BranchName, CompressRequest, Content, Manual, Rev, Role, SearchQuery, SearchScope, Tract,
 };
 
 /// Serve the store's history to an agent as MCP tools over stdio (search_history, log, show,
@@ -90,18 +91,37 @@ struct BranchOnly {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct SearchArgs {
-    /// Text to look for (case-insensitive) in message text, tool calls and results.
+    /// What to look for: words (every one must appear; best matches first), "a phrase" (in
+    /// this order), -word (must not appear), a OR b (either). Identifiers and paths
+    /// (getUserName, src/main.rs) match as phrases of their parts; case and punctuation are
+    /// ignored. With regex=true: a regular expression.
     query: String,
     /// The branch (default: the branch the store's HEAD is on).
     branch: Option<String>,
+    /// Search every branch (then leave out branch); each hit names the branches that hold it.
+    all_branches: Option<bool>,
     /// Only messages of this role: system, user, assistant or tool.
     role: Option<String>,
     /// Only tool calls and results of this tool.
     tool: Option<String>,
     /// Search every version in history (edited originals, compressed runs), not only the view.
     history: Option<bool>,
+    /// Only commits of this operation: append, edit, compress or merge.
+    op: Option<String>,
+    /// Only tool results marked as errors.
+    errors: Option<bool>,
+    /// Only commits made at or after this time: RFC 3339 (2026-01-31T09:00:00Z), or a
+    /// duration ago (7d, 2h, 30min).
+    since: Option<String>,
+    /// Only commits made before this time: RFC 3339, or a duration ago.
+    until: Option<String>,
+    /// Skip this many hits: the next page (offset=20 after 20 hits).
+    offset: Option<usize>,
     /// At most this many hits (default 20).
     limit: Option<usize>,
+    /// Treat query as a regular expression: hits in conversation order, not ranked, on one
+    /// branch.
+    regex: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -184,17 +204,50 @@ struct Shown {
 impl History {
     /// Search what the agent saw, said and got back from tools.
     #[tool(
-        description = "Search message text, tool calls and tool results of a branch (its view, or with history=true every version ever committed). Returns the matching commits with a snippet."
+        description = "Search message text, tool calls and tool results of a branch's view (history=true: every version ever committed; all_branches=true: every branch). Best matches first: every word must appear, \"quoted phrases\" match in order, -word excludes, a OR b takes either; case and punctuation are ignored (regex=true scans with a regular expression instead). Returns the matching commits, each with a snippet, its score and the branches that hold it; offset pages on."
     )]
     fn search_history(&self, Parameters(a): Parameters<SearchArgs>) -> Answer {
-        self.answer(a.branch.as_deref(), |t| {
+        let all = a.all_branches.unwrap_or(false);
+        // Every branch: the store's HEAD handle searches them all.
+        let branch = a.branch.as_deref().filter(|_| !all);
+        self.answer(branch, |t| {
+            // Refused here in the tool's own words (the core's name the CLI's options).
+            let refuse = |message: &str| {
+                Err(tract_core::Error::InvalidInput {
+                    message: message.into(),
+                })
+            };
+            if all && a.branch.is_some() {
+                return refuse(
+                    "all_branches searches every branch and branch names one: give one of them",
+                );
+            }
+            let regex = a.regex.unwrap_or(false);
+            if all && regex {
+                return refuse(
+                    "a regular expression scans one branch: leave out all_branches, or search by \
+                     words",
+                );
+            }
+            let now_us = t.store().options().clock.now_us();
+            let when =
+                |name: &str, v: Option<&str>| v.map(|text| when_us(name, text, now_us)).transpose();
             let q = SearchQuery {
                 query: a.query,
+                regex,
                 role: a.role.as_deref().map(Role::parse).transpose()?,
                 tool: a.tool,
                 history: a.history.unwrap_or(false),
-                limit: Some(a.limit.unwrap_or(20)),
-                ..SearchQuery::default()
+                scope: match all {
+                    true => SearchScope::All,
+                    false => SearchScope::Here,
+                },
+                op: a.op,
+                errors: a.errors.unwrap_or(false),
+                since_us: when("since", a.since.as_deref())?,
+                until_us: when("until", a.until.as_deref())?,
+                offset: a.offset.unwrap_or(0),
+                limit: Some(a.limit.unwrap_or(DEFAULT_HITS)),
             };
             let hits = t.search(&q)?;
             // The snippet says what matched; `show` gives the rest.

@@ -17,6 +17,7 @@ mod export;
 mod fsck;
 mod gc;
 mod import;
+mod index;
 mod init;
 mod log;
 mod mcp;
@@ -54,8 +55,11 @@ pub enum Command {
     Tools(tools::Args),
     /// Commit a marked error result for every tool call left without one (after a crash).
     Repair(repair::Args),
-    /// Search message text, tool calls and tool results.
+    /// Search message text, tool calls and tool results: ranked by relevance, or scanned with
+    /// a regular expression.
     Search(search::Args),
+    /// Bring the search index up to date (--rebuild: build it anew from every branch).
+    Index(index::Args),
     /// Replace old tool results with a placeholder naming the original (kept in history).
     Clear(clear::Args),
     /// Replace runs of messages with summaries; the originals stay in history.
@@ -134,6 +138,7 @@ impl Command {
             Command::Tools(a) => tools::run(ctx, ui, a),
             Command::Repair(a) => repair::run(ctx, ui, a),
             Command::Search(a) => search::run(ctx, ui, a),
+            Command::Index(a) => index::run(ctx, ui, a),
             Command::Clear(a) => clear::run(ctx, ui, a),
             Command::Compress(a) => compress::run(ctx, ui, a),
             Command::Config(a) => config::run(ctx, ui, a),

@@ -1,4 +1,5 @@
-//! `tract search`.
+//! `tract search`, and what `tract mcp` and `tract serve` share with it: reading a time given
+//! as text ([`when_us`]).
 
 use crate::context::Context;
 use crate::error::CommandError;
@@ -7,14 +8,35 @@ use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::SearchHit;
 use std::fmt::Write;
-use tract_core::{Role, SearchQuery};
+use std::time::UNIX_EPOCH;
+use tract_core::{Error, Role, SearchQuery, SearchScope};
 
-/// Search message text, tool calls and tool results.
+/// The hits a ranked search shows when `-n` does not say.
+pub(super) const DEFAULT_HITS: usize = 20;
+
+/// How the query reads, after the options in `--help`.
+const QUERY_HELP: &str = "\
+Query syntax (ranked search):
+  word word       every word must appear, in any order; the best matches first (BM25)
+  \"a phrase\"      these words in this order
+  -word           must not appear (-\"a phrase\" too)
+  a OR b          either
+Identifiers and paths (getUserName, src/main.rs, DATABASE_URL) match as phrases of their
+parts. Case does not matter; punctuation is not searched: use --regex for it.
+
+WHEN is an RFC 3339 time (2026-01-31T09:00:00Z, 2026-01-31T10:00:00+01:00, 2026-01-31) or
+a duration ago (7d, 2h, 30min; from TRACT_TIMESTAMP when it is set).";
+
+/// Search message text, tool calls and tool results: ranked by relevance, best first, or
+/// scanned with a regular expression.
 #[derive(Debug, clap::Args)]
+#[command(after_help = QUERY_HELP)]
 pub struct Args {
-    /// What to look for (case-insensitive substring).
+    /// What to look for: words, "phrases", -excluded, a OR b (below); with --regex, a regular
+    /// expression.
     query: String,
-    /// Treat QUERY as a regular expression.
+    /// Scan with QUERY as a regular expression (case-insensitive unless it says otherwise):
+    /// hits in conversation order, not ranked; one branch, not --all.
     #[arg(long)]
     regex: bool,
     /// Only messages of this role.
@@ -23,46 +45,280 @@ pub struct Args {
     /// Only results of this tool and messages that call it.
     #[arg(long, value_name = "NAME")]
     tool: Option<String>,
-    /// Search every version in history, originals of edited messages included.
+    /// Search every version in history, originals of edited messages included, not only the
+    /// view.
     #[arg(long)]
     history: bool,
-    /// At most this many hits.
+    /// Search every branch, not only the current one (or --branch's); each hit names the
+    /// branches that hold it.
+    #[arg(long)]
+    all: bool,
+    /// Only commits of this operation: append, edit, compress or merge.
+    #[arg(long, value_name = "OP")]
+    op: Option<String>,
+    /// Only tool results marked as errors.
+    #[arg(long)]
+    errors: bool,
+    /// Only commits made at or after WHEN.
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Only commits made before WHEN.
+    #[arg(long, value_name = "WHEN")]
+    until: Option<String>,
+    /// At most N hits (default: 20 for a ranked search, all of them with --regex).
     #[arg(short = 'n', long = "max-count", value_name = "N")]
     limit: Option<usize>,
-    /// As JSON.
+    /// Skip the first N hits: the next page (--offset 20 after 20 hits).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    offset: usize,
+    /// As JSON: a list of hits.
     #[arg(long)]
     json: bool,
 }
 
 /// Runs `tract search`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open_to_read()?;
+    // The input is read whole before the store is opened: a mistake costs nothing.
+    if a.all && ctx.branch_on_command_line() {
+        return Err(CommandError::invalid_input(
+            "--all searches every branch and --branch names one: give one of them",
+        ));
+    }
+    let now_us = ctx.env().store_options()?.clock.now_us();
+    let when = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|text| when_us(flag, text, now_us))
+            .transpose()
+    };
+    let since_us = when("--since", &a.since)?;
+    let until_us = when("--until", &a.until)?;
+    let role = a.role.as_deref().map(Role::parse).transpose()?;
+    let limit = match (a.limit, a.regex) {
+        (Some(n), _) => Some(n),
+        (None, false) => Some(DEFAULT_HITS),
+        (None, true) => None,
+    };
+    // Every branch: which one the handle is on (TRACT_BRANCH's, maybe not born yet) does not
+    // matter.
+    let t = match a.all {
+        true => ctx.open()?,
+        false => ctx.open_to_read()?,
+    };
     let q = SearchQuery {
         query: a.query.clone(),
         regex: a.regex,
-        role: a.role.as_deref().map(Role::parse).transpose()?,
+        role,
         tool: a.tool.clone(),
         history: a.history,
-        limit: a.limit,
-        ..SearchQuery::default()
+        scope: match a.all {
+            true => SearchScope::All,
+            false => SearchScope::Here,
+        },
+        op: a.op.clone(),
+        errors: a.errors,
+        since_us,
+        until_us,
+        offset: a.offset,
+        // One more than shown tells whether a next page follows.
+        limit: limit.map(|n| if n == 0 { 0 } else { n.saturating_add(1) }),
     };
-    let hits = t.search(&q)?;
+    let mut hits = t.search(&q)?;
+    let more = limit.is_some_and(|n| hits.len() > n);
+    if let Some(n) = limit {
+        hits.truncate(n);
+    }
     if a.json {
         let list: Vec<_> = hits.iter().map(SearchHit::from).collect();
         output::print(ui, &list, false);
         return Ok(());
     }
+    // Which branches hold a hit says something only when there is more than one.
+    let show_branches = t.branches()?.len() > 1;
+    let colour = ui.colour();
     for h in &hits {
         let role = h.info.role().map_or("-", |r| r.as_str());
         let tools = h.info.tool_names().join(",");
-        let _ = writeln!(
-            ui,
+        let mut line = format!(
             "{} {:<9} {:<12} {}",
             h.info.id.short(),
             role,
             render::cut(if tools.is_empty() { "-" } else { &tools }, 12),
-            h.snippet
+            snippet(&h.snippet, &h.highlights, colour)
         );
+        if show_branches && !h.branches.is_empty() {
+            line = format!("{}  ({})", line.trim_end(), branch_list(&h.branches));
+        }
+        let _ = writeln!(ui, "{}", line.trim_end());
+    }
+    if more && let Some(n) = limit {
+        // The same page size again, when it was not the default.
+        let size = a.limit.map(|n| format!(" -n {n}")).unwrap_or_default();
+        ui.note(&format!(
+            "more hits follow: --offset {}{size} shows the next page",
+            a.offset.saturating_add(n)
+        ));
     }
     Ok(())
+}
+
+/// Branch names shown after a hit: the first three, and how many more.
+const BRANCHES_SHOWN: usize = 3;
+
+/// `names`, the first [`BRANCHES_SHOWN`] of them and a count of the rest.
+fn branch_list(names: &[String]) -> String {
+    let mut out = names
+        .iter()
+        .take(BRANCHES_SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > BRANCHES_SHOWN {
+        let _ = write!(out, " +{} more", names.len() - BRANCHES_SHOWN);
+    }
+    out
+}
+
+/// Bold red, as `grep --color` marks a match, and back to plain.
+const MARK: (&str, &str) = ("\x1b[1;31m", "\x1b[0m");
+
+/// `text` with the byte ranges `ranges` marked in colour when `colour` is on; as it is
+/// otherwise. A range that is out of order, overlaps the one before, or does not fall on
+/// character boundaries is left unmarked.
+fn snippet(text: &str, ranges: &[(usize, usize)], colour: bool) -> String {
+    if !colour || ranges.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + ranges.len() * 12);
+    let mut at = 0;
+    for &(start, end) in ranges {
+        let fits = at <= start
+            && start < end
+            && end <= text.len()
+            && text.is_char_boundary(start)
+            && text.is_char_boundary(end);
+        if !fits {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(MARK.0);
+        out.push_str(&text[start..end]);
+        out.push_str(MARK.1);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Microseconds since the Unix epoch of `text`, the value of the option or argument `name`:
+/// an RFC 3339 time (UTC with `Z`, or with an offset such as `+01:00`), a date (its midnight,
+/// UTC), or a duration ago (`7d`, `2h`, `30min`, humantime's units) counted back from `now_us`.
+/// Anything else is an input error naming `name`.
+pub(super) fn when_us(name: &str, text: &str, now_us: u64) -> Result<u64, Error> {
+    let t = text.trim();
+    let bad = || Error::InvalidInput {
+        message: format!(
+            "{name} '{text}' is not a time: give an RFC 3339 time (2026-01-31T09:00:00Z) or a \
+             duration ago (7d, 2h, 30min)"
+        ),
+    };
+    if let Ok(d) = humantime::parse_duration(t) {
+        let back = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        return Ok(now_us.saturating_sub(back));
+    }
+    let us = |s: &str| -> Option<u64> {
+        let at = humantime::parse_rfc3339_weak(s).ok()?;
+        let since = at.duration_since(UNIX_EPOCH).ok()?;
+        u64::try_from(since.as_micros()).ok()
+    };
+    // An offset from UTC (`+01:00`, `-05:30`), applied here: humantime reads UTC only (and
+    // takes any `+HH:MM` after a fraction of a second for `+00:00`).
+    if let Some((time, sign, offset)) = t
+        .len()
+        .checked_sub(6)
+        .filter(|&i| t.is_char_boundary(i))
+        .map(|i| (&t[..i], &t[i..i + 1], &t[i + 1..]))
+        && offset.find(':') == Some(2)
+        && offset.bytes().filter(u8::is_ascii_digit).count() == 4
+        && let Some((h, m)) = offset.split_once(':')
+        && let (Ok(h), Ok(m)) = (h.parse::<u64>(), m.parse::<u64>())
+        && h < 24
+        && m < 60
+        && matches!(sign, "+" | "-")
+        && let Some(v) = us(time)
+    {
+        let shift = (h * 60 + m) * 60_000_000;
+        // 10:00+01:00 is 09:00 UTC.
+        let utc = match sign {
+            "+" => v.checked_sub(shift),
+            _ => v.checked_add(shift),
+        };
+        return utc.ok_or_else(bad);
+    }
+    if let Some(v) = us(t) {
+        return Ok(v);
+    }
+    // A date alone: its first moment, UTC.
+    if t.len() == 10
+        && let Some(v) = us(&format!("{t}T00:00:00Z"))
+    {
+        return Ok(v);
+    }
+    Err(bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z
+
+    #[test]
+    fn times_are_rfc_3339_dates_or_durations_ago() {
+        let at = |s: &str| when_us("--since", s, NOW);
+        assert_eq!(at("2026-01-01T00:00:00Z").ok(), Some(NOW));
+        assert_eq!(at("2026-01-01T00:00:00.000003Z").ok(), Some(NOW + 3));
+        assert_eq!(at("2026-01-01").ok(), Some(NOW));
+        assert_eq!(at("2026-01-01T01:00:00+01:00").ok(), Some(NOW));
+        assert_eq!(at("2025-12-31T19:00:00-05:00").ok(), Some(NOW));
+        assert_eq!(at("2026-01-01T01:00:00.000006+01:00").ok(), Some(NOW + 6));
+        assert_eq!(at("7d").ok(), Some(NOW - 7 * 86_400_000_000));
+        assert_eq!(at(" 2h ").ok(), Some(NOW - 2 * 3_600_000_000));
+        assert_eq!(at("30min").ok(), Some(NOW - 30 * 60_000_000));
+        for bad in [
+            "",
+            "yesterday",
+            "7",
+            "2026-13-01",
+            "2026-01-01T00:00:00+1:00",
+            "2026-01-01T00:00:00++1:00",
+            "é",
+        ] {
+            let e = at(bad).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                e.contains("--since") && e.contains("not a time"),
+                "{bad:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn matches_are_coloured_only_where_they_fit() {
+        assert_eq!(snippet("a needle b", &[(2, 8)], false), "a needle b");
+        assert_eq!(
+            snippet("a needle b", &[(2, 8)], true),
+            "a \x1b[1;31mneedle\x1b[0m b"
+        );
+        // Out of bounds, inside a character, overlapping: left plain.
+        assert_eq!(
+            snippet("é x", &[(1, 2), (3, 9), (0, 2), (1, 2)], true),
+            "\x1b[1;31mé\x1b[0m x"
+        );
+    }
+
+    #[test]
+    fn long_branch_lists_are_cut() {
+        let names: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        assert_eq!(branch_list(&names[..2]), "a, b");
+        assert_eq!(branch_list(&names), "a, b, c +2 more");
+    }
 }

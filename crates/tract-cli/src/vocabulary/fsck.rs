@@ -26,6 +26,9 @@ pub struct FsckReport {
     checkpoints_checked: u64,
     /// Frames of the journal not yet folded into the store file, read whole and checked.
     journal_frames: u64,
+    /// Documents of the search index (one per commit) read and checked against the store: no
+    /// commit the store lacks, none twice, none a branch reaches missing (0: no index yet).
+    index_documents: u64,
     /// Everything found wrong; empty for a sound store.
     problems: Vec<Problem>,
     /// Blobs whose payload was redacted (a tombstone in its place; their ids and commits stay
@@ -41,9 +44,10 @@ pub struct FsckReport {
 /// One thing found wrong.
 #[derive(Debug, Clone, Serialize)]
 struct Problem {
-    /// `corrupt`, `missing`, `ref`, `bookkeeping` or `order`.
+    /// `corrupt`, `missing`, `ref`, `bookkeeping`, `checkpoint`, `order` or `index` (the
+    /// search index: derived data, `tract index --rebuild` makes it anew).
     kind: &'static str,
-    /// What it is about: `commit <id>`, `blob <id>`, `branch <name>`, `HEAD`, ...
+    /// What it is about: `commit <id>`, `blob <id>`, `branch <name>`, `HEAD`, `index`, ...
     subject: String,
     /// What is wrong.
     detail: String,
@@ -73,6 +77,7 @@ impl From<&tract_core::FsckReport> for FsckReport {
             counts_replayed: r.counts_replayed,
             checkpoints_checked: r.checkpoints_checked,
             journal_frames: r.journal_frames,
+            index_documents: r.index_documents,
             problems: r
                 .problems
                 .iter()

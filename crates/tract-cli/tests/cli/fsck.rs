@@ -64,6 +64,7 @@ fn a_sound_store_passes() {
       "counts_replayed": 2,
       "checkpoints_checked": 1,
       "journal_frames": 5,
+      "index_documents": 0,
       "problems": [],
       "redacted": [],
       "derived_from_redacted": [],

@@ -20,6 +20,7 @@ mod edit;
 mod errors;
 mod fsck;
 mod hostile;
+mod index;
 mod init;
 mod interop;
 mod log;

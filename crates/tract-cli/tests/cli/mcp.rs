@@ -3,6 +3,8 @@
 //! answers, exactly.
 
 use crate::common::{Project, json};
+use crate::search::deploy_session;
+use insta::assert_snapshot;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -187,4 +189,173 @@ fn a_tool_error_names_its_category() {
     let exists = m.call_result("status", json!({}));
     assert_eq!(exists["isError"], false);
     assert!(exists.get("structuredContent").is_none(), "{exists}");
+}
+
+/// `search_history` ranks (best first, with a score), pages (`offset`), searches every branch
+/// (`all_branches`: each hit names the branches that hold it), filters by operation, errors
+/// and time, and still scans with `regex`; its description tells an agent the query syntax.
+/// Input it cannot use is a tool error naming what is wrong.
+#[test]
+fn search_history_ranks_pages_and_searches_every_branch() {
+    let p = deploy_session();
+    let user = json(&p.ok(&["search", "refused", "--role", "user", "--json"]));
+    let at = user[0]["commit_hash"].as_str().unwrap()[..10].to_string();
+    p.ok(&["branch", "retry", &at]);
+    p.ok(&[
+        "--branch",
+        "retry",
+        "add",
+        "Retry the deploy with a longer timeout.",
+    ]);
+    let mut m = Mcp::start(&p, &[]);
+    let tools = m.request("tools/list", json!({}));
+    let search = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "search_history")
+        .unwrap()
+        .clone();
+    let description = search["description"].as_str().unwrap();
+    for part in [
+        "\"quoted phrases\"",
+        "-word",
+        "a OR b",
+        "all_branches",
+        "offset",
+    ] {
+        assert!(description.contains(part), "{part}: {description}");
+    }
+    let properties: Vec<&String> = search["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    for p in [
+        "all_branches",
+        "branch",
+        "op",
+        "errors",
+        "since",
+        "until",
+        "offset",
+        "regex",
+    ] {
+        assert!(properties.iter().any(|k| *k == p), "{p}: {properties:?}");
+    }
+    let mut hits = |arguments: Value| -> String {
+        let (failed, text) = m.call("search_history", arguments.clone());
+        assert!(!failed, "{arguments}: {text}");
+        let lines: Vec<String> = json(&text)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let snippet = h["snippet"].as_str().unwrap();
+                let marked: Vec<&str> = h["highlights"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        &snippet[r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize]
+                    })
+                    .collect();
+                format!(
+                    "{} {:<9} score={} branches={} marked={marked:?}",
+                    &h["commit_hash"].as_str().unwrap()[..10],
+                    h["role"].as_str().unwrap(),
+                    if h["score"].is_f64() { "yes" } else { "null" },
+                    h["branches"],
+                )
+            })
+            .collect();
+        format!("{arguments}\n{}\n", lines.join("\n"))
+    };
+    let all = [
+        json!({"query": "deploy"}),
+        json!({"query": "deploy", "all_branches": true}),
+        json!({"query": "deploy", "all_branches": true, "offset": 3, "limit": 1}),
+        json!({"query": "deploy", "branch": "retry"}),
+        json!({"query": "connection", "errors": true}),
+        json!({"query": "deploy OR connection", "op": "append", "since": "2026-01-01T00:00:00.000002Z", "until": "2026-01-01T00:00:00.000004Z"}),
+        json!({"query": "deploy", "regex": true}),
+    ]
+    .map(&mut hits)
+    .join("\n");
+    assert_snapshot!(all, @r#"
+        {"query":"deploy"}
+        d9a60c89c2 tool      score=yes branches=["main"] marked=["deploy", "deploy", "deploy"]
+        651e92b005 assistant score=yes branches=["main"] marked=["deploy"]
+        65235cfb84 system    score=yes branches=["main","retry"] marked=["deploy"]
+        23bacaa138 user      score=yes branches=["main","retry"] marked=["deploy"]
+
+        {"query":"deploy","all_branches":true}
+        d9a60c89c2 tool      score=yes branches=["main"] marked=["deploy", "deploy", "deploy"]
+        651e92b005 assistant score=yes branches=["main"] marked=["deploy"]
+        65235cfb84 system    score=yes branches=["main","retry"] marked=["deploy"]
+        1426834272 user      score=yes branches=["retry"] marked=["deploy"]
+        23bacaa138 user      score=yes branches=["main","retry"] marked=["deploy"]
+
+        {"query":"deploy","all_branches":true,"offset":3,"limit":1}
+        1426834272 user      score=yes branches=["retry"] marked=["deploy"]
+
+        {"query":"deploy","branch":"retry"}
+        65235cfb84 system    score=yes branches=["main","retry"] marked=["deploy"]
+        1426834272 user      score=yes branches=["retry"] marked=["deploy"]
+        23bacaa138 user      score=yes branches=["main","retry"] marked=["deploy"]
+
+        {"query":"connection","errors":true}
+        d9a60c89c2 tool      score=yes branches=["main"] marked=["connection"]
+
+        {"query":"deploy OR connection","op":"append","since":"2026-01-01T00:00:00.000002Z","until":"2026-01-01T00:00:00.000004Z"}
+        d9a60c89c2 tool      score=yes branches=["main"] marked=["deploy", "deploy", "connection", "deploy"]
+        651e92b005 assistant score=yes branches=["main"] marked=["deploy"]
+
+        {"query":"deploy","regex":true}
+        65235cfb84 system    score=null branches=["main","retry"] marked=["deploy"]
+        23bacaa138 user      score=null branches=["main","retry"] marked=["deploy"]
+        651e92b005 assistant score=null branches=["main"] marked=["deploy"]
+        d9a60c89c2 tool      score=null branches=["main"] marked=["deploy"]
+    "#);
+
+    let mut error = |arguments: Value| -> String {
+        let r = m.call_result("search_history", arguments.clone());
+        assert_eq!(r["isError"], true, "{r}");
+        format!(
+            "{arguments}\n{} {}\n",
+            r["structuredContent"]["error"]["category"]
+                .as_str()
+                .unwrap(),
+            r["content"][0]["text"].as_str().unwrap()
+        )
+    };
+    let errors = [
+        json!({"query": ""}),
+        json!({"query": "deploy", "all_branches": true, "branch": "retry"}),
+        json!({"query": "deploy", "all_branches": true, "regex": true}),
+        json!({"query": "deploy", "since": "yesterday"}),
+        json!({"query": "deploy", "op": "rebase"}),
+        json!({"query": "deploy", "branch": "retyr"}),
+    ]
+    .map(&mut error)
+    .join("\n");
+    assert_snapshot!(errors, @r#"
+        {"query":""}
+        invalid_input error: invalid input: an empty search query
+
+        {"query":"deploy","all_branches":true,"branch":"retry"}
+        invalid_input error: invalid input: all_branches searches every branch and branch names one: give one of them
+
+        {"query":"deploy","all_branches":true,"regex":true}
+        invalid_input error: invalid input: a regular expression scans one branch: leave out all_branches, or search by words
+
+        {"query":"deploy","since":"yesterday"}
+        invalid_input error: invalid input: since 'yesterday' is not a time: give an RFC 3339 time (2026-01-31T09:00:00Z) or a duration ago (7d, 2h, 30min)
+
+        {"query":"deploy","op":"rebase"}
+        invalid_input error: invalid input: unknown operation 'rebase' to search (one of: append, edit, compress, merge)
+
+        {"query":"deploy","branch":"retyr"}
+        not_found error: branch 'retyr' not found; did you mean 'retry'?
+    "#);
 }

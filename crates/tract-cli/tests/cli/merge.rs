@@ -153,7 +153,7 @@ fn a_tool_result_merge_answers_the_pending_call() {
     assert_snapshot!(p.run(&["search", "test_login", "--history"]), @"
         exit: 0
         --- stdout
-        af8a35fc0d user      -            find why test_login fails
+        af8a35fc0d user      -            find why test_login fails  (main, sub)
         ");
 }
 

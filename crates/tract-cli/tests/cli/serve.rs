@@ -4,6 +4,7 @@
 //! ids.
 
 use crate::common::{Project, json};
+use crate::search::deploy_session;
 use insta::assert_snapshot;
 use regex::Regex;
 use std::collections::BTreeSet;
@@ -322,6 +323,159 @@ fn a_branch_that_does_not_exist_is_a_404_naming_the_close_ones() {
     assert_snapshot!(s.error("GET", "/api/history?branch=mian"), @r#"
     HTTP/1.1 404 Not Found
     {"error":{"code":"not_found","category":"not_found","message":"branch 'mian' not found"}}
+    "#);
+}
+
+/// `/api/search` answers hits best first with their score, highlights and branches, a page
+/// at a time (`offset`, `more`); `all=true` searches every session, a hit of another branch's
+/// having no place in this view; the filters pass through; bad parameters are 400s.
+#[test]
+fn search_ranks_pages_and_searches_every_session() {
+    let p = deploy_session();
+    let user = json(&p.ok(&["search", "refused", "--role", "user", "--json"]));
+    let at = user[0]["commit_hash"].as_str().unwrap()[..10].to_string();
+    p.ok(&["branch", "retry", &at]);
+    p.ok(&[
+        "--branch",
+        "retry",
+        "add",
+        "Retry the deploy with a longer timeout.",
+    ]);
+    let s = Server::start(&p, &[]);
+    let page = |path: &str| -> String {
+        let answer = s.get(path);
+        let hits: Vec<String> = answer["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let snippet = h["snippet"].as_str().unwrap();
+                let marked: Vec<&str> = h["highlights"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        &snippet[r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize]
+                    })
+                    .collect();
+                format!(
+                    "{} index={} score={} branches={} marked={marked:?}",
+                    &h["commit_hash"].as_str().unwrap()[..10],
+                    h["index"],
+                    if h["score"].is_f64() { "yes" } else { "null" },
+                    h["branches"],
+                )
+            })
+            .collect();
+        format!(
+            "{path}\noffset={} more={}\n{}\n",
+            answer["offset"],
+            answer["more"],
+            hits.join("\n")
+        )
+    };
+    let answers = [
+        "/api/search?branch=main&q=deploy",
+        "/api/search?branch=main&q=deploy&limit=2",
+        "/api/search?branch=main&q=deploy&limit=2&offset=2",
+        "/api/search?branch=main&q=deploy&all=true",
+        "/api/search?branch=retry&q=deploy",
+        "/api/search?branch=main&q=connection&errors=true",
+        "/api/search?branch=main&q=deploy%20OR%20connection&op=append&since=2026-01-01T00:00:00.000002Z&until=2026-01-01T00:00:00.000004Z",
+        "/api/search?branch=main&q=%22connection%20refused%22",
+    ]
+    .map(page)
+    .join("\n");
+    assert_snapshot!(answers, @r#"
+        /api/search?branch=main&q=deploy
+        offset=0 more=false
+        d9a60c89c2 index=3 score=yes branches=["main"] marked=["deploy", "deploy", "deploy"]
+        651e92b005 index=2 score=yes branches=["main"] marked=["deploy"]
+        65235cfb84 index=0 score=yes branches=["main","retry"] marked=["deploy"]
+        23bacaa138 index=1 score=yes branches=["main","retry"] marked=["deploy"]
+
+        /api/search?branch=main&q=deploy&limit=2
+        offset=0 more=true
+        d9a60c89c2 index=3 score=yes branches=["main"] marked=["deploy", "deploy", "deploy"]
+        651e92b005 index=2 score=yes branches=["main"] marked=["deploy"]
+
+        /api/search?branch=main&q=deploy&limit=2&offset=2
+        offset=2 more=false
+        65235cfb84 index=0 score=yes branches=["main","retry"] marked=["deploy"]
+        23bacaa138 index=1 score=yes branches=["main","retry"] marked=["deploy"]
+
+        /api/search?branch=main&q=deploy&all=true
+        offset=0 more=false
+        d9a60c89c2 index=3 score=yes branches=["main"] marked=["deploy", "deploy", "deploy"]
+        651e92b005 index=2 score=yes branches=["main"] marked=["deploy"]
+        65235cfb84 index=0 score=yes branches=["main","retry"] marked=["deploy"]
+        1426834272 index=null score=yes branches=["retry"] marked=["deploy"]
+        23bacaa138 index=1 score=yes branches=["main","retry"] marked=["deploy"]
+
+        /api/search?branch=retry&q=deploy
+        offset=0 more=false
+        65235cfb84 index=0 score=yes branches=["main","retry"] marked=["deploy"]
+        1426834272 index=2 score=yes branches=["retry"] marked=["deploy"]
+        23bacaa138 index=1 score=yes branches=["main","retry"] marked=["deploy"]
+
+        /api/search?branch=main&q=connection&errors=true
+        offset=0 more=false
+        d9a60c89c2 index=3 score=yes branches=["main"] marked=["connection"]
+
+        /api/search?branch=main&q=deploy%20OR%20connection&op=append&since=2026-01-01T00:00:00.000002Z&until=2026-01-01T00:00:00.000004Z
+        offset=0 more=false
+        d9a60c89c2 index=3 score=yes branches=["main"] marked=["deploy", "deploy", "connection", "deploy"]
+        651e92b005 index=2 score=yes branches=["main"] marked=["deploy"]
+
+        /api/search?branch=main&q=%22connection%20refused%22
+        offset=0 more=false
+        23bacaa138 index=1 score=yes branches=["main","retry"] marked=["connection", "refused"]
+    "#);
+    let scores: Vec<f64> = s.get("/api/search?branch=main&q=deploy")["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["score"].as_f64().unwrap())
+        .collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "best first: {scores:?}"
+    );
+
+    let errors = [
+        "/api/search?branch=main&q=deploy&offset=-1",
+        "/api/search?branch=main&q=deploy&offset=10001",
+        "/api/search?branch=main&q=deploy&all=maybe",
+        "/api/search?branch=main&q=deploy&since=yesterday",
+        "/api/search?branch=main&q=deploy&op=rebase",
+        "/api/search?branch=main&q=-deploy",
+    ]
+    .map(|path| format!("{path}\n{}\n", s.error("GET", path)))
+    .join("\n");
+    assert_snapshot!(errors, @r#"
+        /api/search?branch=main&q=deploy&offset=-1
+        HTTP/1.1 400 Bad Request
+        {"error":{"code":"bad_request","category":"invalid_input","message":"offset must be a whole number from 0 to 10000, not '-1'"}}
+
+        /api/search?branch=main&q=deploy&offset=10001
+        HTTP/1.1 400 Bad Request
+        {"error":{"code":"bad_request","category":"invalid_input","message":"offset must be a whole number from 0 to 10000, not '10001'"}}
+
+        /api/search?branch=main&q=deploy&all=maybe
+        HTTP/1.1 400 Bad Request
+        {"error":{"code":"bad_request","category":"invalid_input","message":"all must be true or false, not 'maybe'"}}
+
+        /api/search?branch=main&q=deploy&since=yesterday
+        HTTP/1.1 400 Bad Request
+        {"error":{"code":"bad_request","category":"invalid_input","message":"invalid input: since 'yesterday' is not a time: give an RFC 3339 time (2026-01-31T09:00:00Z) or a duration ago (7d, 2h, 30min)"}}
+
+        /api/search?branch=main&q=deploy&op=rebase
+        HTTP/1.1 400 Bad Request
+        {"error":{"code":"bad_request","category":"invalid_input","message":"invalid input: unknown operation 'rebase' to search (one of: append, edit, compress, merge)"}}
+
+        /api/search?branch=main&q=-deploy
+        HTTP/1.1 400 Bad Request
+        {"error":{"code":"bad_request","category":"invalid_input","message":"invalid input: the search '-deploy' has no word to look for (punctuation is not searched; a regular expression searches it)"}}
     "#);
 }
 

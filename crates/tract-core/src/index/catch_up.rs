@@ -340,9 +340,8 @@ pub(crate) fn catch_up(
     })?;
     caught.added = walked.commits;
     if caught.rebuilt {
-        // What the rebuild did not make again: documents of commits no branch reaches now,
-        // collected, or of another store.
-        caught.removed = before.saturating_sub(caught.added);
+        // Every document it held was dropped; `added` counts those made anew.
+        caught.removed = before;
     }
     state.lanes = walked.lanes;
     state.tips = walked.tips;

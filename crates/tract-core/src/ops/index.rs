@@ -18,8 +18,8 @@ const WAIT: Duration = Duration::from_secs(60);
 pub struct IndexReport {
     /// Commits added.
     pub added: u64,
-    /// Documents dropped or rewritten after redactions and collections (for a rebuild: those
-    /// it did not make again).
+    /// Documents dropped or rewritten after redactions and collections (for a rebuild: every
+    /// document the index held before).
     pub removed: u64,
     /// Whether it was built anew from the store.
     pub rebuilt: bool,

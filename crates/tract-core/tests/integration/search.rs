@@ -582,3 +582,20 @@ fn a_long_message_shows_the_passage_around_its_match() {
     far.limit = Some(usize::MAX);
     assert_eq!(t.search(&far).unwrap().len(), 1);
 }
+
+#[test]
+fn a_closed_handle_leaves_no_batch_running() {
+    if crate::support::postgres_url().is_some() {
+        return; // compaction of a file
+    }
+    let (_d, path) = crate::support::file_store();
+    for _ in 0..5 {
+        let t = open(&path, 8);
+        filler(&t, 20);
+        // The batches' thread is done with the store once the handle is closed: it is the
+        // only handle, so the file can be compacted at once.
+        t.into_store().compact().unwrap();
+    }
+    let t = open(&path, 0);
+    assert_eq!(t.search(&q("log")).unwrap().len(), 200);
+}

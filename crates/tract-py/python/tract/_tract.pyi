@@ -306,11 +306,12 @@ class ToolTurn:
     def __hash__(self) -> int: ...
 
 class SearchHit:
-    """One search match: the commit and a snippet of the matching line."""
+    """One search match: the commit, a snippet of where it matched with the matching words
+    marked, its score when ranked, and the branches that hold it."""
 
     @property
     def commit(self) -> CommitInfo:
-        """The commit whose message matched."""
+        """The commit whose message matched (for a search of the view: the version in view)."""
 
     @property
     def commit_hash(self) -> str:
@@ -318,7 +319,23 @@ class SearchHit:
 
     @property
     def snippet(self) -> str:
-        """The matching line, cut around the match."""
+        """Where it matched, on one line: a ranked hit's best passage (some 160 characters), a
+        regular expression's matching line cut around the match; `…` where it cuts the text."""
+
+    @property
+    def highlights(self) -> list[tuple[int, int]]:
+        """The parts of `snippet` that matched, in order, as `(start, end)` character offsets into
+        it: `snippet[start:end]` is a word of the query (or a regular expression's match)."""
+
+    @property
+    def score(self) -> Optional[float]:
+        """How well it matched (BM25: higher is better; hits come best first), or None for a
+        regular expression's hit."""
+
+    @property
+    def branches(self) -> list[str]:
+        """Every branch whose history holds the commit, sorted by name: a commit from before a
+        fork is one hit naming the branch and its forks."""
 
 class Compiled:
     """What the model would see at a commit, valid by construction. It holds what each message is
@@ -599,10 +616,31 @@ class Tract:
         history: bool = False,
         regex: bool = False,
         limit: Optional[int] = None,
+        *,
+        branch: Optional[str] = None,
+        all_branches: bool = False,
+        op: Optional[Literal["append", "edit", "compress", "merge"]] = None,
+        errors: bool = False,
+        since: Optional[Union[datetime.datetime, float]] = None,
+        until: Optional[Union[datetime.datetime, float]] = None,
+        offset: int = 0,
     ) -> list[SearchHit]:
-        """Searches message text, tool-call names and arguments, and tool results (case-insensitive
-        substring, or a regular expression with `regex=True`), in the current view or, with
-        `history=True`, every version including originals of edited messages. Oldest first."""
+        """Searches message text, tool-call names and arguments, and tool results. By words, the
+        hits ranked best first (BM25): every word must appear (case does not matter),
+        `"some words"` in this order, `-word` must not, `a OR b` either; `getUserName`,
+        `src/main.rs` and `DATABASE_URL` are searched as their parts (`user name` finds
+        `getUserName`), and punctuation is not searched. With `regex=True`, a regular
+        expression (case-insensitive), the hits oldest first. What was just written is found at
+        once.
+
+        It searches the current view of this handle's position, of `branch`, or of every branch
+        (`all_branches=True`; not with `regex`); with `history=True` every version in history
+        (originals of edited messages, compressed messages, what merges brought in). Filters:
+        `role`, `tool` (its results and the calls to it), `op` (`append`, `edit`, `compress`,
+        `merge`), `errors` (tool results marked as errors), `since` (inclusive) and `until`
+        (exclusive), each a `datetime` (naive: UTC) or seconds since the epoch. `offset` hits
+        are skipped, then at most `limit` returned (None: all). A commit several branches
+        share is one hit naming them all in `branches`."""
 
     def append(self, message: dict[str, Any], *, expected_head: Optional[Rev] = None) -> CommitInfo:
         """Appends one message given as a dict (`role`, `content`, `tool_calls`, …)."""
@@ -745,10 +783,13 @@ class Tract:
         """Checks the whole store (every branch): re-hashes every object and chunk, checks every
         link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.
         Returns a dict: `clean`, the counts checked (`commits`, `blobs`, `chunks`, `bytes`,
-        `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`),
-        `problems` (dicts with `kind`, `subject`, `detail`), `unreachable` (`commits`, `blobs`,
-        `chunks`: full ids), `redacted` (blob ids) and `derived_from_redacted` (commits whose
-        content was made from redacted content: `redact(..., follow=True)` removes them too)."""
+        `branches`, `reflog_entries`, `counts_replayed`, `checkpoints_checked`, `journal_frames`,
+        `index_documents`: the search index's documents checked against the store, 0 without an
+        index file), `problems` (dicts with `kind`, `subject`, `detail`; the search index's are
+        of kind `index`, and `update_index(rebuild=True)` repairs them), `unreachable`
+        (`commits`, `blobs`, `chunks`: full ids), `redacted` (blob ids) and
+        `derived_from_redacted` (commits whose content was made from redacted content:
+        `redact(..., follow=True)` removes them too)."""
 
     def redact(self, commit: Rev, reason: str, *, follow: bool = False) -> dict[str, Any]:
         """Removes the content of the message `commit` names from the store for good: a tombstone
@@ -821,6 +862,18 @@ class Tract:
         dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints
         (all but each branch's newest) and their chunks, `checkpoints`, `checkpoint_chunks`,
         removed."""
+
+    def update_index(self, *, rebuild: bool = False) -> dict[str, Any]:
+        """Brings the store's search index up to date: the commits written since it was last
+        brought up to date (by any process), and the text redactions and `gc` removed; with
+        `rebuild=True`, builds it anew from every branch. Searching never needs this (a search
+        finds what is not indexed yet itself, and the processes that write index in batches);
+        it is for after a bulk import, and to repair an index `fsck` finds wrong. Waits up to a
+        minute for another process that is indexing (`StoreLockedError` after that). Returns a
+        dict: `added` (commits), `removed` (documents dropped or rewritten), `rebuilt`,
+        `documents` (one per commit), `bytes` (of its files) and `path` (its directory beside
+        the store file; None for a store in memory or in PostgreSQL, whose index is kept in
+        this process's memory)."""
 
     def checkpoint_views(self) -> int:
         """Checkpoints the view of every branch whose tip has no checkpoint of this layout (a

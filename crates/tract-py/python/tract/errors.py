@@ -92,9 +92,12 @@ class UnavailableError(TractError):
 class InternalError(TractError):
     """Category: none of the others, such as an unexpected error of the storage engine or a
     handler that failed with an error that is not a Python exception. Nothing was
-    committed; the message says what happened."""
+    committed; the message says what happened. A failure of the search index (derived data:
+    ``update_index(rebuild=True)`` makes it anew) says in ``doing`` what it was doing."""
 
     category = "internal"
+
+    doing: Optional[str] = None
 
 
 class InvalidOperationError(ConflictError):

@@ -100,21 +100,27 @@ pub(super) struct Fork {
     pub at: String,
 }
 
-/// `GET /api/search`: the hits of a search.
+/// `GET /api/search`: a page of the hits of a search.
 #[derive(Serialize)]
 pub(super) struct SearchAnswer {
-    /// The hits, in order.
+    /// The hits, best first.
     pub hits: Vec<Hit>,
+    /// How many hits before these were skipped, as asked.
+    pub offset: usize,
+    /// Whether more hits follow (the next page starts at `offset` plus these hits).
+    pub more: bool,
 }
 
 /// One hit: the search hit without its texts (the snippet shows what matched; the commit's
 /// page has the rest) and its place in the view.
 #[derive(Serialize)]
 pub(super) struct Hit {
-    /// The hit: its commit's fields and the snippet.
+    /// The hit: its commit's fields, the snippet and its highlights, the score and the
+    /// branches that hold it.
     #[serde(flatten)]
     pub hit: SearchHit,
-    /// Its index in the view when the view shows that content (`null` for an earlier
-    /// version of an edited message or a compressed source).
+    /// Its index in the branch's view when the view shows that content (`null` for an
+    /// earlier version of an edited message, a compressed source, or, searching all
+    /// branches, a message of another branch's).
     pub index: Option<usize>,
 }

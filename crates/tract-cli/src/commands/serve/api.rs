@@ -2,6 +2,7 @@
 //! history, search, and a stream of a branch's head moves. Every handler reads the store on a
 //! blocking thread; none writes.
 
+use super::super::search::when_us;
 use super::State;
 use super::answers::{
     CommitAnswer, Fork, HistoryAnswer, HistoryRow, Hit, SearchAnswer, SessionsAnswer, StoreAnswer,
@@ -24,7 +25,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tract_core::{
-    CommitId, CommitInfo, Error, ErrorCategory, PageAt, Rev, Role, SearchQuery, Tract,
+    CommitId, CommitInfo, Error, ErrorCategory, PageAt, Rev, Role, SearchQuery, SearchScope, Tract,
 };
 
 /// The API's routes, under `/api`.
@@ -186,6 +187,11 @@ struct Params {
     history: Option<String>,
     role: Option<String>,
     tool: Option<String>,
+    all: Option<String>,
+    op: Option<String>,
+    errors: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
 }
 
 impl Params {
@@ -392,6 +398,9 @@ async fn history(
     .await
 }
 
+/// The most hits `/api/search` skips (`offset`): paging, not a walk of everything.
+const MAX_SEARCH_OFFSET: usize = 10_000;
+
 async fn search(
     Shared(s): Shared<Arc<State>>,
     q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
@@ -399,7 +408,10 @@ async fn search(
     let p = params(q)?;
     let branch = p.branch()?.to_string();
     let limit = bounded("limit", p.limit.as_deref(), 50, 1, 500)?;
+    let offset = bounded("offset", p.offset.as_deref(), 0, 0, MAX_SEARCH_OFFSET)?;
     let history = flag("history", p.history.as_deref())?;
+    let all = flag("all", p.all.as_deref())?;
+    let errors = flag("errors", p.errors.as_deref())?;
     let query = p.q.clone().unwrap_or_default();
     if query.trim().is_empty() {
         return Err(ApiError::bad_request(
@@ -411,19 +423,42 @@ async fn search(
         None => None,
     };
     let tool = p.tool.clone().filter(|t| !t.is_empty());
+    let op = p.op.clone().filter(|o| !o.is_empty());
+    let now_us = s.head.store().options().clock.now_us();
+    let when = |name: &str, v: &Option<String>| -> Result<Option<u64>, ApiError> {
+        match v.as_deref().filter(|v| !v.is_empty()) {
+            Some(text) => Ok(Some(when_us(name, text, now_us)?)),
+            None => Ok(None),
+        }
+    };
+    let since_us = when("since", &p.since)?;
+    let until_us = when("until", &p.until)?;
     blocking(move || {
+        // The page's branch, even searching all: a hit in its view links to its place.
         let t = s.on(&branch)?;
-        let hits = t.search(&SearchQuery {
+        let mut hits = t.search(&SearchQuery {
             query,
             regex: false,
             role,
             tool,
             history,
-            limit: Some(limit),
-            ..SearchQuery::default()
+            scope: match all {
+                true => SearchScope::All,
+                false => SearchScope::Here,
+            },
+            op,
+            errors,
+            since_us,
+            until_us,
+            offset,
+            // One more than asked tells whether a next page follows.
+            limit: Some(limit + 1),
         })?;
+        let more = hits.len() > limit;
+        hits.truncate(limit);
         // Where each hit is in the view, so the page can link to its place: only a hit whose
-        // content is what the view shows (an earlier version or a compressed source is not).
+        // content is what the view shows (an earlier version, a compressed source or another
+        // branch's message is not).
         let shown =
             |h: &tract_core::SearchHit| h.info.current.as_ref().map_or(h.info.id, |c| c.commit);
         let places = t.view_indexes(hits.iter().map(shown))?;
@@ -435,7 +470,7 @@ async fn search(
                 index,
             })
             .collect();
-        Ok(SearchAnswer { hits })
+        Ok(SearchAnswer { hits, offset, more })
     })
     .await
 }

@@ -10,8 +10,16 @@ export const view = (branch, offset, limit) =>
   get('/api/view?branch=' + enc(branch) + (offset != null ? '&offset=' + offset : '') + '&limit=' + limit);
 export const history = (branch, limit) => get('/api/history?branch=' + enc(branch) + '&limit=' + limit);
 export const commit = (id) => get('/api/commit/' + enc(id));
-export const search = (branch, q, wholeHistory) =>
-  get('/api/search?branch=' + enc(branch) + '&q=' + enc(q) + '&history=' + (wholeHistory ? 'true' : 'false'));
+/** A page of a search's hits, best first: { hits, offset, more }. opts: history (every
+ *  version), all (every branch), offset, limit. */
+export const search = (branch, q, opts = {}) =>
+  get(
+    '/api/search?branch=' + enc(branch) + '&q=' + enc(q) +
+      '&history=' + (opts.history ? 'true' : 'false') +
+      (opts.all ? '&all=true' : '') +
+      (opts.offset ? '&offset=' + enc(opts.offset) : '') +
+      (opts.limit ? '&limit=' + enc(opts.limit) : '')
+  );
 /** The stream of the branch's `head` events. */
 export const events = (branch) => new EventSource('/api/events?branch=' + enc(branch));
 
