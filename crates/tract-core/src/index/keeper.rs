@@ -1,11 +1,13 @@
 //! Who keeps the index up to date, and when: the processes that write the store, in batches.
 //!
 //! Each store open in a process has one keeper (attached to the store, dropped with its last
-//! handle). The write path tells it how many commits it wrote; past a batch (`StoreOptions::index_batch`, 1,024 by default) a thread of the
-//! process (at a lower priority, as the journal's folding thread) indexes what is new, while
-//! the appends go on. A search indexes the rest itself when it is more than [`SEARCH_BATCH`],
-//! and otherwise searches it beside the index from memory. Store-wide work that removes
-//! content (redaction, `gc`) brings the index up to date before it returns.
+//! handle). For a store file, the write path tells it how many commits it wrote; past a batch
+//! (`StoreOptions::index_batch`, 1,024 by default) a thread of the process (at a lower
+//! priority, as the journal's folding thread) indexes what is new, while the appends go on. A
+//! search indexes the rest itself when it is more than [`SEARCH_BATCH`], and otherwise
+//! searches it beside the index from memory. An index in memory (a store in memory or in a
+//! database) is brought up to date only by the searches of its process. Store-wide work that
+//! removes content (redaction, `gc`) takes it out of an index that exists before it returns.
 
 use crate::error::Result;
 use crate::id::CommitId;
@@ -78,7 +80,9 @@ impl Keeper {
 /// `index_batch`; 0: none) starts a thread that indexes them.
 pub(crate) fn written(store: &Store, n: u64) {
     let batch = store.options().index_batch;
-    if batch == 0 {
+    // An index in memory is this process's alone: a search brings it up to date when it
+    // needs to, and a process that never searches pays nothing.
+    if batch == 0 || store.journal_dir().is_none() {
         return;
     }
     let keeper = of(store);
@@ -110,7 +114,21 @@ pub(crate) fn written(store: &Store, n: u64) {
 /// writer busy past a while leaves it to the next catch-up, which finds the work by the
 /// store's counts.
 pub(crate) fn after_removal(store: &Store, collected: Option<&[CommitId]>) -> Result<()> {
-    of(store)
+    let keeper = of(store);
+    // Nothing to take out of an index that does not exist yet: a store file's never made, or
+    // one in memory this process has not built.
+    let exists = match store.journal_dir() {
+        Some(journal) => journal.join(DIR).exists(),
+        None => keeper
+            .index
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some(),
+    };
+    if !exists {
+        return Ok(());
+    }
+    keeper
         .catch_up(store, UPKEEP_WAIT, collected, false)
         .map(drop)
 }
