@@ -15,13 +15,20 @@
 //! many commits (tool turns, large results summarized, compressed whenever the view passes
 //! 1,000 messages), built in batches into DIR (default: `tract-bench-history` in the temporary
 //! directory) and reused by later runs, measured against a store holding only its view.
+//! `tract-bench --search [--messages 1000000] [--branches 1000] [--needles 20] [--dir DIR]
+//! [--runs 200] [--index-runs 3] [--append-pairs 7] [--append-count 10752]` measures ranked
+//! search: a seeded corpus of agent sessions over many branches, with planted needles, built
+//! into DIR (default: `tract-bench-search` in the temporary directory) and reused by later
+//! runs; the index's build, its size, its cost per append, query latencies and the needles'
+//! ranks (see `search.rs`).
 //! `--sessions-worker STORE PREFIX THREADS COUNT|timed [ITEMS.jsonl]` is one process of the
 //! sessions figures (scripts/bench-appends.py runs it on the items it gives SQLiteSession);
-//! `--history-worker` is one measurement of `--history`.
+//! `--history-worker` is one measurement of `--history`, `--search-worker` one of `--search`.
 
 mod backends;
 mod capture;
 mod history;
+mod search;
 mod serve;
 mod transcripts;
 mod workload;
@@ -105,6 +112,33 @@ fn run() -> Result<Value, String> {
             .map_err(|e| format!("--postgres-commits: {e}"))?;
         let url = flag("--postgres");
         return history::run(&commits, &dir, url.as_deref().map(|u| (u, cap)));
+    }
+    if let Some(i) = args.iter().position(|a| a == "--search-worker") {
+        return search::worker(args.get(i + 1..).unwrap_or_default());
+    }
+    if args.iter().any(|a| a == "--search") {
+        let number = |name: &str, default: usize| {
+            flag(name)
+                .map_or(Ok(default), |s| s.trim().replace('_', "").parse::<usize>())
+                .map_err(|e| format!("{name}: {e}"))
+        };
+        let params = search::Params {
+            messages: number("--messages", 1_000_000)?,
+            branches: number("--branches", 1_000)?,
+            needles: number("--needles", 20)?,
+        };
+        let dir = flag("--dir").map_or_else(
+            || std::env::temp_dir().join("tract-bench-search"),
+            std::path::PathBuf::from,
+        );
+        return search::run(
+            params,
+            &dir,
+            number("--runs", 200)?,
+            number("--index-runs", 3)?,
+            number("--append-pairs", 7)?,
+            number("--append-count", 10 * 1024 + 512)?,
+        );
     }
     if args.iter().any(|a| a == "--serve") {
         let sizes = flag("--sizes")
