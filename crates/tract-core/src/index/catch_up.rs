@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::id::{BlobId, CommitId};
 use crate::index::lanes::{self, Lanes, Place};
 use crate::index::{Fields, Index, PLACE, Reading, State, Writer, failed, key_of};
-use crate::object::{Commit, Message, Op};
+use crate::object::{Commit, Message, Op, Role};
 use crate::storage::store::Store;
 use crate::storage::store::snapshot::Snapshot;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -24,8 +24,8 @@ const BATCH: usize = 256;
 pub(crate) struct Walked {
     /// The lanes with the new commits placed.
     pub(crate) lanes: Lanes,
-    /// Each branch's tip (every branch: those whose tip did not move too).
-    pub(crate) tips: BTreeMap<String, [u8; 32]>,
+    /// Each branch's tip and its place (every branch: those whose tip did not move too).
+    pub(crate) tips: BTreeMap<String, ([u8; 32], Place)>,
     /// The newest commit time among what the index then holds.
     pub(crate) newest_us: u64,
     /// Commits found.
@@ -93,55 +93,93 @@ pub(crate) fn searchable(m: &Message) -> String {
     text
 }
 
-/// The document of commit `id`.
-fn document(
-    fields: &Fields,
-    id: &CommitId,
-    commit: &Commit,
-    place: Place,
-    message: Option<&Message>,
-) -> TantivyDocument {
-    let mut d = TantivyDocument::new();
-    d.add_bytes(fields.id, id.as_bytes().as_slice());
-    if let Some(b) = &commit.blob {
-        d.add_bytes(fields.blob, b.as_bytes().as_slice());
-    }
-    d.add_text(fields.op, op_name(&commit.op));
-    d.add_u64(fields.time, commit.timestamp_us);
-    d.add_u64(fields.place, lanes::pack(place));
-    for (f, k) in fields.key.iter().zip(key_of(id)) {
-        d.add_u64(*f, k);
-    }
-    // A record's data is its owner's (a framework's state), not something said.
-    if let Some(m) = message.filter(|_| !matches!(commit.op, Op::Record { .. })) {
-        d.add_text(fields.role, m.role.as_str());
-        if let Some(name) = m
-            .name
-            .as_ref()
-            .filter(|_| m.role == crate::object::Role::Tool)
-        {
-            d.add_text(fields.tool, name);
+/// What the index holds of a commit, before it is a document of the index (or, for a commit
+/// not indexed yet, searched as it is).
+#[derive(Debug, Clone)]
+pub(crate) struct Doc {
+    pub(crate) id: CommitId,
+    pub(crate) blob: Option<BlobId>,
+    /// The operation's name ([`op_name`]).
+    pub(crate) op: &'static str,
+    pub(crate) time: u64,
+    pub(crate) place: Place,
+    /// Its message, when it says something (not a record's data).
+    pub(crate) said: Option<Said>,
+}
+
+/// What a message says, as the index holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct Said {
+    pub(crate) role: Role,
+    /// A result's tool, and the tools an assistant message calls.
+    pub(crate) tools: Vec<String>,
+    pub(crate) error: bool,
+    /// [`searchable`] text.
+    pub(crate) text: String,
+}
+
+impl Doc {
+    fn new(id: CommitId, commit: &Commit, place: Place, message: Option<&Message>) -> Doc {
+        // A record's data is its owner's (a framework's state), not something said.
+        let said = message
+            .filter(|_| !matches!(commit.op, Op::Record { .. }))
+            .map(|m| Said {
+                role: m.role,
+                tools: m
+                    .name
+                    .iter()
+                    .filter(|_| m.role == Role::Tool)
+                    .chain(m.tool_calls.iter().map(|c| &c.name))
+                    .cloned()
+                    .collect(),
+                error: m.is_error,
+                text: searchable(m),
+            });
+        Doc {
+            id,
+            blob: commit.blob,
+            op: op_name(&commit.op),
+            time: commit.timestamp_us,
+            place,
+            said,
         }
-        for c in &m.tool_calls {
-            d.add_text(fields.tool, &c.name);
-        }
-        d.add_bool(fields.error, m.is_error);
-        d.add_text(fields.text, searchable(m));
     }
-    d
+
+    /// The index's document.
+    pub(crate) fn tantivy(&self, fields: &Fields) -> TantivyDocument {
+        let mut d = TantivyDocument::new();
+        d.add_bytes(fields.id, self.id.as_bytes().as_slice());
+        if let Some(b) = &self.blob {
+            d.add_bytes(fields.blob, b.as_bytes().as_slice());
+        }
+        d.add_text(fields.op, self.op);
+        d.add_u64(fields.time, self.time);
+        d.add_u64(fields.place, lanes::pack(self.place));
+        for (f, k) in fields.key.iter().zip(key_of(&self.id)) {
+            d.add_u64(*f, k);
+        }
+        if let Some(s) = &self.said {
+            d.add_text(fields.role, s.role.as_str());
+            for t in &s.tools {
+                d.add_text(fields.tool, t);
+            }
+            d.add_bool(fields.error, s.error);
+            d.add_text(fields.text, &s.text);
+        }
+        d
+    }
 }
 
 /// Commits placed and waiting for their messages.
 struct Pending<'a> {
     snap: &'a Snapshot,
-    fields: &'a Fields,
     items: Vec<(CommitId, Commit, Place)>,
 }
 
 impl Pending<'_> {
     /// Makes the documents of the waiting commits (their messages read at once) and hands
     /// them to `sink`.
-    fn flush(&mut self, sink: &mut dyn FnMut(Vec<TantivyDocument>) -> Result<()>) -> Result<()> {
+    fn flush(&mut self, sink: &mut dyn FnMut(Vec<Doc>) -> Result<()>) -> Result<()> {
         if self.items.is_empty() {
             return Ok(());
         }
@@ -160,7 +198,7 @@ impl Pending<'_> {
                     (Op::Record { .. }, _) | (_, None) => None,
                     _ => messages.next().map(|(m, _)| m),
                 };
-                document(self.fields, &id, &c, place, m.as_ref())
+                Doc::new(id, &c, place, m.as_ref())
             })
             .collect();
         sink(docs)
@@ -177,7 +215,7 @@ pub(crate) fn walk(
     fields: &Fields,
     extra: &[CommitId],
     empty: bool,
-    sink: &mut dyn FnMut(Vec<TantivyDocument>) -> Result<()>,
+    sink: &mut dyn FnMut(Vec<Doc>) -> Result<()>,
 ) -> Result<Walked> {
     let state = &reading.state;
     let branches = snap.branches()?;
@@ -188,7 +226,6 @@ pub(crate) fn walk(
     let mut seen: HashSet<CommitId> = HashSet::new();
     let mut pending = Pending {
         snap,
-        fields,
         items: Vec::new(),
     };
     let mut found = 0u64;
@@ -212,8 +249,11 @@ pub(crate) fn walk(
         if placed.contains_key(&tip) {
             continue;
         }
-        let unmoved = name.is_some_and(|n| state.tips.get(n) == Some(tip.as_bytes()));
-        if unmoved && let Some(p) = tops.get(tip.as_bytes()) {
+        // A branch that did not move since the index's last batch: its tip's place is known.
+        if let Some((_, p)) = name
+            .and_then(|n| state.tips.get(n))
+            .filter(|(t, _)| t == tip.as_bytes())
+        {
             placed.insert(tip, *p);
             continue;
         }
@@ -259,9 +299,9 @@ pub(crate) fn walk(
     }
     Ok(Walked {
         lanes,
-        tips: branches
-            .into_iter()
-            .map(|(n, t)| (n, *t.as_bytes()))
+        tips: tip_places
+            .iter()
+            .map(|(n, t, p)| (n.clone(), (*t.as_bytes(), *p)))
             .collect(),
         newest_us,
         commits: found,
@@ -300,7 +340,7 @@ pub(crate) fn catch_up(
     let fields = index.fields;
     let redactions = snap.redactions()?;
     let mut redacted = Vec::new();
-    let mut rebuild = rebuild || state.redactions > redactions;
+    let mut rebuild = rebuild || reading.stale || state.redactions > redactions;
     for n in state.redactions + 1..=redactions {
         match snap.redacted_blob(n)? {
             Some(b) => redacted.push(b),
@@ -318,6 +358,7 @@ pub(crate) fn catch_up(
         Reading {
             searcher: reading.searcher,
             state: Arc::new(State::default()),
+            stale: false,
         }
     } else {
         caught.removed += redact(&reading, &snap, w, &fields, &redacted)?;
@@ -333,7 +374,7 @@ pub(crate) fn catch_up(
     let walked = walk(&snap, &reading, &fields, &[], rebuild, &mut |docs| {
         for d in docs {
             w.tantivy
-                .add_document(d)
+                .add_document(d.tantivy(&fields))
                 .map_err(|e| failed("adding a document", e))?;
         }
         Ok(())
@@ -378,9 +419,9 @@ fn redact(
                 .blob
                 .map(|b| snap.blob(&b).map(|(m, _)| m))
                 .transpose()?;
-            let doc = document(fields, &id, &commit, place, message.as_ref());
+            let doc = Doc::new(id, &commit, place, message.as_ref());
             w.tantivy
-                .add_document(doc)
+                .add_document(doc.tantivy(fields))
                 .map_err(|e| failed("adding a document", e))?;
             rewritten += 1;
         }

@@ -49,6 +49,19 @@ pub(crate) fn unpack(v: u64) -> Place {
 }
 
 impl Lanes {
+    /// How many lanes there are (numbered from 0).
+    pub(crate) fn count(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Whether `reach` holds every commit placed: each lane up to its newest.
+    pub(crate) fn all_reached(&self, reach: &Reach) -> bool {
+        self.lanes
+            .iter()
+            .enumerate()
+            .all(|(i, l)| reach.get(&(i as u32)).is_some_and(|&h| h >= l.top))
+    }
+
     /// The place of a commit that is the newest of its lane (most tips are).
     pub(crate) fn tops(&self) -> HashMap<[u8; 32], Place> {
         self.lanes
@@ -130,14 +143,14 @@ impl Lanes {
     }
 }
 
-/// Whether `reach` holds the commit at `place`.
-pub(crate) fn holds(reach: &Reach, place: Place) -> bool {
-    reach.get(&place.0).is_some_and(|&h| h >= place.1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `reach` holds the commit at `place`.
+    fn holds(reach: &Reach, place: Place) -> bool {
+        reach.get(&place.0).is_some_and(|&h| h >= place.1)
+    }
 
     fn id(n: u8) -> [u8; 32] {
         [n; 32]
@@ -155,7 +168,7 @@ mod tests {
         assert_eq!(f, (1, 2));
         let g = lanes.place(id(5), Some(f), None);
         assert_eq!(g, (1, 3));
-        assert_eq!(lanes.lanes.len(), 2);
+        assert_eq!(lanes.count(), 2);
         assert_eq!(lanes.tops()[&id(5)], g);
 
         let main = lanes.reach(c);
@@ -171,6 +184,10 @@ mod tests {
             !holds(&fork, c),
             "the fork does not hold what main wrote after it"
         );
+        // Both branches reach every commit placed; one alone does not.
+        let mut both = main.clone();
+        lanes.extend(&mut both, g);
+        assert!(lanes.all_reached(&both) && !lanes.all_reached(&main));
         // A branch reset to b holds neither later commit.
         let reset = lanes.reach(b);
         assert!(holds(&reset, a) && !holds(&reset, c) && !holds(&reset, f));

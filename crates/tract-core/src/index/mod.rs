@@ -35,7 +35,7 @@ use tantivy::schema::{
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError};
 
 /// The layout of the documents and the state file; an index of another is rebuilt.
-const LAYOUT: u32 = 1;
+const LAYOUT: u32 = 2;
 
 /// The writer's memory for documents not yet written as a segment.
 const WRITER_MEMORY: usize = 32 << 20;
@@ -119,8 +119,8 @@ pub(crate) struct State {
     layout: u32,
     /// The lanes of every indexed commit.
     pub(crate) lanes: Lanes,
-    /// Each branch's tip when it was indexed.
-    pub(crate) tips: BTreeMap<String, [u8; 32]>,
+    /// Each branch's tip when it was indexed, and its place.
+    pub(crate) tips: BTreeMap<String, ([u8; 32], lanes::Place)>,
     /// The store's redaction count the index has applied.
     pub(crate) redactions: u64,
     /// The store's collection count the index has applied.
@@ -151,6 +151,9 @@ pub(crate) struct Index {
     dir: Option<PathBuf>,
     /// In memory: the state of the last commit (on disk it is a file the payload names).
     memory_state: Mutex<Arc<State>>,
+    /// On disk: the state file read last, by name (a search reads the same one again until a
+    /// batch writes the next).
+    last_state: Mutex<Option<(String, Arc<State>)>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -163,6 +166,9 @@ impl std::fmt::Debug for Index {
 pub(crate) struct Reading {
     pub(crate) searcher: Searcher,
     pub(crate) state: Arc<State>,
+    /// Written by a build of another layout (or its state does not decode): what it holds is
+    /// not to be read, and the next catch-up builds it anew.
+    pub(crate) stale: bool,
 }
 
 /// The index's write lock and what it writes.
@@ -231,6 +237,7 @@ impl Index {
             reader,
             dir,
             memory_state: Mutex::default(),
+            last_state: Mutex::default(),
         })
     }
 
@@ -247,6 +254,7 @@ impl Index {
             return Ok(Reading {
                 searcher: self.reader.searcher(),
                 state,
+                stale: false,
             });
         };
         // Another process may commit between the reload and reading the payload: read until
@@ -273,22 +281,42 @@ impl Index {
             if have != want {
                 continue;
             }
-            let state = match &metas.payload {
-                None => State::default(),
-                Some(name) => match read_state(dir, name)? {
-                    Some(s) => s,
+            let Some(name) = &metas.payload else {
+                // Never committed by this build: empty, or another layout's with documents.
+                return Ok(Reading {
+                    stale: searcher.num_docs() > 0,
+                    searcher,
+                    state: Arc::default(),
+                });
+            };
+            let cached = self
+                .last_state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .filter(|(n, _)| n == name)
+                .map(|(_, s)| Arc::clone(s));
+            let state = match cached {
+                Some(s) => Some(s),
+                None => match read_state(dir, name)? {
                     // Removed by a later commit since: read again.
                     None => continue,
+                    Some(decoded) => decoded.filter(|s| s.layout == LAYOUT).map(Arc::new),
                 },
             };
-            let state = if state.layout == LAYOUT {
-                state
-            } else {
-                State::default()
+            let Some(state) = state else {
+                return Ok(Reading {
+                    searcher,
+                    state: Arc::default(),
+                    stale: true,
+                });
             };
+            *self.last_state.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some((name.clone(), Arc::clone(&state)));
             return Ok(Reading {
                 searcher,
-                state: Arc::new(state),
+                state,
+                stale: false,
             });
         }
         Err(broken(
@@ -418,19 +446,15 @@ fn write_state(dir: &Path, state: &State) -> Result<String> {
     Ok(name)
 }
 
-/// The state saved as `name`; `None` if it is gone (a later commit removed it).
-fn read_state(dir: &Path, name: &str) -> Result<Option<State>> {
+/// The state saved as `name`; `None` if it is gone (a later commit removed it), `Some(None)`
+/// if it does not decode (another layout's, or damaged: the index is built anew).
+fn read_state(dir: &Path, name: &str) -> Result<Option<Option<State>>> {
     if !name.starts_with(STATE_PREFIX) || name.contains('/') {
-        return Err(broken(
-            "reading its state",
-            format!("an unknown name '{name}'"),
-        ));
+        return Ok(Some(None));
     }
     let path = dir.join(name);
     match std::fs::read(&path) {
-        Ok(bytes) => postcard::from_bytes(&bytes)
-            .map(Some)
-            .map_err(|e| broken("decoding its state", e.to_string())),
+        Ok(bytes) => Ok(Some(postcard::from_bytes(&bytes).ok())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&path, e)),
     }

@@ -61,39 +61,189 @@ fn clauses(query: &str) -> Result<Vec<Clause>> {
     Ok(out)
 }
 
-/// The query of one clause's text on `field`: a term, a phrase of its words, or nothing (no
-/// words in it).
-fn text_query(field: Field, text: &str) -> Option<Box<dyn Query>> {
-    let ws = words(text, false);
-    match ws.as_slice() {
-        [] => None,
-        [one] => Some(Box::new(TermQuery::new(
-            Term::from_field_text(field, &one.text),
+/// A query as written, each clause as its words: what the index is asked, and what a commit
+/// not indexed yet is matched and scored against.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Parsed {
+    /// Groups of alternatives, all required; each alternative a word or a phrase's words.
+    groups: Vec<Vec<Vec<String>>>,
+    /// Words or phrases that must not appear.
+    excluded: Vec<Vec<String>>,
+}
+
+/// The words of a clause as a query asks for them (pieces, in order).
+fn clause_words(text: &str) -> Vec<String> {
+    words(text, false).into_iter().map(|w| w.text).collect()
+}
+
+/// The query of one clause's words on `field`: a term, or a phrase of them.
+fn text_query(field: Field, ws: &[String]) -> Box<dyn Query> {
+    match ws {
+        [one] => Box::new(TermQuery::new(
+            Term::from_field_text(field, one),
             IndexRecordOption::WithFreqs,
-        ))),
-        many => {
-            let first = many[0].position;
-            let terms = many
-                .iter()
-                .map(|w| (w.position - first, Term::from_field_text(field, &w.text)))
-                .collect();
-            Some(Box::new(PhraseQuery::new_with_offset(terms)))
+        )),
+        many => Box::new(PhraseQuery::new(
+            many.iter()
+                .map(|w| Term::from_field_text(field, w))
+                .collect(),
+        )),
+    }
+}
+
+/// BM25's parameters, as tantivy's.
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// What scoring a commit not indexed yet needs: each query word's inverse document frequency
+/// and the average length of a text, over the index (and what is not indexed yet).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Weights {
+    pub(crate) idf: std::collections::HashMap<String, f32>,
+    pub(crate) average: f32,
+}
+
+impl Weights {
+    /// Weights from document counts: `docs` in all, `tokens` in all their texts, and each
+    /// word's number of documents.
+    pub(crate) fn new(
+        docs: u64,
+        tokens: u64,
+        freq: impl IntoIterator<Item = (String, u64)>,
+    ) -> Self {
+        let n = docs as f32;
+        Weights {
+            idf: freq
+                .into_iter()
+                .map(|(w, df)| {
+                    let df = df as f32;
+                    (w, (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+                })
+                .collect(),
+            average: if docs == 0 { 1.0 } else { tokens as f32 / n },
         }
     }
 }
 
-/// The query of the text `query` on `field`. A query with nothing to look for (empty, only
-/// punctuation, only exclusions, an `OR` with nothing beside it) is an error.
-pub(crate) fn parse(query: &str, field: Field) -> Result<Box<dyn Query>> {
+/// A text's words by position, for matching a query without an index.
+#[derive(Debug, Default)]
+pub(crate) struct Positions {
+    at: std::collections::HashMap<String, Vec<usize>>,
+    len: usize,
+}
+
+impl Positions {
+    /// The words of `text` as the index cuts them.
+    pub(crate) fn of(text: &str) -> Positions {
+        let ws = words(text, true);
+        let len = ws.len();
+        let mut at: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for w in ws {
+            at.entry(w.text).or_default().push(w.position);
+        }
+        Positions { at, len }
+    }
+
+    /// How many times the words `ws` appear in this order.
+    fn count(&self, ws: &[String]) -> usize {
+        let Some(first) = ws.first().and_then(|w| self.at.get(w)) else {
+            return 0;
+        };
+        first
+            .iter()
+            .filter(|&&p| {
+                ws.iter().enumerate().skip(1).all(|(i, w)| {
+                    self.at
+                        .get(w)
+                        .is_some_and(|ps| ps.binary_search(&(p + i)).is_ok())
+                })
+            })
+            .count()
+    }
+
+    /// How many texts hold each word (0 or 1 here).
+    pub(crate) fn holds(&self, word: &str) -> bool {
+        self.at.contains_key(word)
+    }
+
+    /// Words in the text.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Parsed {
+    /// The query of the index's text `field`.
+    pub(crate) fn query(&self, field: Field) -> Box<dyn Query> {
+        let mut all: Vec<(Occur, Box<dyn Query>)> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let q: Box<dyn Query> = match g.as_slice() {
+                    [one] => text_query(field, one),
+                    many => Box::new(BooleanQuery::new(
+                        many.iter()
+                            .map(|ws| (Occur::Should, text_query(field, ws)))
+                            .collect(),
+                    )),
+                };
+                (Occur::Must, q)
+            })
+            .collect();
+        all.extend(
+            self.excluded
+                .iter()
+                .map(|ws| (Occur::MustNot, text_query(field, ws))),
+        );
+        Box::new(BooleanQuery::new(all))
+    }
+
+    /// Every word the query looks for (not those it excludes).
+    pub(crate) fn words(&self) -> impl Iterator<Item = &String> {
+        self.groups.iter().flatten().flatten()
+    }
+
+    /// The score of a text with these `positions` (BM25, as the index scores: a phrase weighs
+    /// its words' weights together), `None` when it does not match.
+    pub(crate) fn score(&self, positions: &Positions, w: &Weights) -> Option<f32> {
+        if self.excluded.iter().any(|ws| positions.count(ws) > 0) {
+            return None;
+        }
+        let length = positions.len() as f32;
+        let mut total = 0.0;
+        for group in &self.groups {
+            let mut matched = false;
+            for ws in group {
+                let tf = positions.count(ws) as f32;
+                if tf == 0.0 {
+                    continue;
+                }
+                matched = true;
+                let idf: f32 = ws
+                    .iter()
+                    .map(|x| w.idf.get(x).copied().unwrap_or(0.0))
+                    .sum();
+                total += idf * (tf * (K1 + 1.0))
+                    / (tf + K1 * (1.0 - B + B * length / w.average.max(1.0)));
+            }
+            if !matched {
+                return None;
+            }
+        }
+        Some(total)
+    }
+}
+
+/// The query `query`. A query with nothing to look for (empty, only punctuation, only
+/// exclusions, an `OR` with nothing beside it) is an error.
+pub(crate) fn parse(query: &str) -> Result<Parsed> {
     let cls = clauses(query)?;
-    // Groups of alternatives, all required; exclusions apart.
-    let mut groups: Vec<Vec<Box<dyn Query>>> = Vec::new();
-    let mut excluded: Vec<Box<dyn Query>> = Vec::new();
+    let mut parsed = Parsed::default();
     let mut join = false;
     for c in cls {
         match c {
             Clause::Or => {
-                if groups.is_empty() || join {
+                if parsed.groups.is_empty() || join {
                     return Err(Error::invalid_input(format!(
                         "the search '{query}' has an OR with nothing before it"
                     )));
@@ -101,15 +251,16 @@ pub(crate) fn parse(query: &str, field: Field) -> Result<Box<dyn Query>> {
                 join = true;
             }
             Clause::Text { text, negated } => {
-                let Some(q) = text_query(field, &text) else {
+                let ws = clause_words(&text);
+                if ws.is_empty() {
                     continue;
-                };
+                }
                 if negated {
-                    excluded.push(q);
-                } else if join && let Some(last) = groups.last_mut() {
-                    last.push(q);
+                    parsed.excluded.push(ws);
+                } else if join && let Some(last) = parsed.groups.last_mut() {
+                    last.push(ws);
                 } else {
-                    groups.push(vec![q]);
+                    parsed.groups.push(vec![ws]);
                 }
                 join = false;
             }
@@ -120,26 +271,13 @@ pub(crate) fn parse(query: &str, field: Field) -> Result<Box<dyn Query>> {
             "the search '{query}' has an OR with nothing after it"
         )));
     }
-    if groups.is_empty() {
+    if parsed.groups.is_empty() {
         return Err(Error::invalid_input(format!(
             "the search '{query}' has no word to look for (punctuation is not searched; a \
              regular expression searches it)"
         )));
     }
-    let mut all: Vec<(Occur, Box<dyn Query>)> = groups
-        .into_iter()
-        .map(|mut g| {
-            let q: Box<dyn Query> = match g.len() {
-                1 => g.remove(0),
-                _ => Box::new(BooleanQuery::new(
-                    g.into_iter().map(|q| (Occur::Should, q)).collect(),
-                )),
-            };
-            (Occur::Must, q)
-        })
-        .collect();
-    all.extend(excluded.into_iter().map(|q| (Occur::MustNot, q)));
-    Ok(Box::new(BooleanQuery::new(all)))
+    Ok(parsed)
 }
 
 #[cfg(test)]
@@ -171,19 +309,41 @@ mod tests {
 
     #[test]
     fn queries_with_nothing_to_find_are_refused() {
-        let field = {
-            let mut b = tantivy::schema::Schema::builder();
-            b.add_text_field("t", tantivy::schema::TEXT)
-        };
         for bad in ["", "   ", "-x", "--- ...", "OR a", "a OR", "a OR OR b"] {
-            let e = parse(bad, field).err();
+            let e = parse(bad).err();
             assert!(
                 matches!(e, Some(Error::InvalidInput { .. })),
                 "{bad:?}: {e:?}"
             );
         }
         for good in ["a", "a -b", "a OR b c", r#""x y" z"#, "getUserName"] {
-            assert!(parse(good, field).is_ok(), "{good:?}");
+            assert!(parse(good).is_ok(), "{good:?}");
         }
+    }
+
+    #[test]
+    fn texts_are_matched_and_scored_as_the_index_would() {
+        let q = parse(r#"retry "connection refused" -timeout"#).unwrap();
+        let w = Weights::new(
+            100,
+            1000,
+            ["retry", "connection", "refused"].map(|x| (x.to_string(), 10)),
+        );
+        let hit = Positions::of("retry: connection refused by host");
+        let more = Positions::of("retry retry: connection refused");
+        let order = Positions::of("retry: refused connection");
+        let excluded = Positions::of("retry: connection refused, timeout");
+        let (a, b) = (q.score(&hit, &w).unwrap(), q.score(&more, &w).unwrap());
+        assert!(b > a, "more of the word, in fewer words");
+        assert_eq!(q.score(&order, &w), None, "a phrase in its order");
+        assert_eq!(q.score(&excluded, &w), None);
+        let either = parse("alpha OR beta gamma").unwrap();
+        assert!(either.score(&Positions::of("beta gamma"), &w).is_some());
+        assert!(either.score(&Positions::of("alpha beta"), &w).is_none());
+        // Identifiers as the index holds them: pieces, and the whole in small letters.
+        let id = Positions::of("call getUserName now");
+        assert!(parse("user name").unwrap().score(&id, &w).is_some());
+        assert!(parse("getusername").unwrap().score(&id, &w).is_some());
+        assert!(parse("getUserName").unwrap().score(&id, &w).is_some());
     }
 }

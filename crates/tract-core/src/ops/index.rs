@@ -134,7 +134,7 @@ pub(crate) fn check<'a>(
         .state
         .tips
         .values()
-        .map(|t| CommitId::from_bytes(*t))
+        .map(|(t, _)| CommitId::from_bytes(*t))
         .filter(|t| parents(t).is_some())
         .collect();
     let mut seen: HashSet<CommitId> = HashSet::new();

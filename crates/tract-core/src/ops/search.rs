@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
 use crate::index::catch_up::{self, key_at, key_columns, searchable};
 use crate::index::lanes::{self, Lanes, Place, Reach};
+use crate::index::query::{Parsed, Positions, Weights};
 use crate::index::{Fields, Index, KEY0, PLACE, keeper};
 use crate::object::{Message, Op, Role};
 use crate::repo::Repo;
@@ -250,8 +251,8 @@ struct Ground {
     index: Arc<Index>,
     searcher: Searcher,
     snap: Snapshot,
-    /// The commits not indexed yet, in memory (`None` for a scan).
-    pending: Option<Searcher>,
+    /// The commits not indexed yet (none for a scan), searched as they are.
+    pending: Vec<catch_up::Doc>,
     lanes: Lanes,
     /// Each branch's tip and its place.
     tips: Vec<(String, CommitId, Place)>,
@@ -260,8 +261,9 @@ struct Ground {
 }
 
 impl Ground {
-    /// Reads the index and the store; with `rank`, indexes the commits not indexed yet in
-    /// memory. When those are many, the index is brought up to date first (once).
+    /// Reads the index and the store, and walks to the commits not indexed yet (made
+    /// documents with `rank`). When those are many, or the index is of another layout, it is
+    /// brought up to date first (once).
     fn new(repo: &Repo, rank: bool) -> Result<Ground> {
         let keeper = keeper::of(&repo.store);
         let index = keeper.index(&repo.store)?;
@@ -275,13 +277,20 @@ impl Ground {
                 crate::refs::HeadRef::Branch(_) => Vec::new(),
             };
             let mut docs = Vec::new();
-            let walked = catch_up::walk(&snap, &reading, &index.fields, &extra, false, &mut |d| {
-                if rank {
-                    docs.extend(d);
-                }
-                Ok(())
-            })?;
-            if walked.commits > keeper::SEARCH_BATCH && !tried {
+            let walked = catch_up::walk(
+                &snap,
+                &reading,
+                &index.fields,
+                &extra,
+                reading.stale,
+                &mut |d| {
+                    if rank {
+                        docs.extend(d);
+                    }
+                    Ok(())
+                },
+            )?;
+            if (walked.commits > keeper::SEARCH_BATCH || reading.stale) && !tried {
                 tried = true;
                 // An index that cannot be written now (another process's writer, a full
                 // disk) leaves this search to what it walked.
@@ -289,15 +298,17 @@ impl Ground {
                     continue;
                 }
             }
-            let pending = match docs.is_empty() {
-                true => None,
-                false => Some(in_memory(docs)?),
+            // An index of another layout that could not be rebuilt now is not read: what it
+            // holds was walked as not indexed.
+            let searcher = match reading.stale {
+                true => Index::in_memory()?.read()?.searcher,
+                false => reading.searcher,
             };
             return Ok(Ground {
                 index,
-                searcher: reading.searcher,
+                searcher,
                 snap,
-                pending,
+                pending: docs,
                 lanes: walked.lanes,
                 tips: walked.tip_places,
                 placed: walked.placed,
@@ -398,26 +409,6 @@ impl Ground {
     }
 }
 
-/// A searcher over `docs` alone, in memory: the commits not indexed yet.
-fn in_memory(docs: Vec<tantivy::TantivyDocument>) -> Result<Searcher> {
-    let memory = Index::in_memory()?;
-    let mut w = memory.writer(Duration::ZERO)?.ok_or_else(|| {
-        crate::index::failed(
-            "indexing in memory",
-            tantivy::TantivyError::InternalError("its lock is held".into()),
-        )
-    })?;
-    w.tantivy
-        .set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-    for d in docs {
-        w.tantivy
-            .add_document(d)
-            .map_err(|e| crate::index::failed("adding a document", e))?;
-    }
-    memory.commit(&mut w, Default::default())?;
-    Ok(memory.read()?.searcher)
-}
-
 /// Which branches hold a place: each lane's branches and how high they reach on it.
 struct Membership {
     names: Vec<String>,
@@ -442,34 +433,66 @@ impl Membership {
     }
 }
 
-/// The statistics of the index and of what is not indexed yet, together: scores of both
-/// compare.
-struct Both<'a>(&'a Searcher, Option<&'a Searcher>);
+/// The statistics of the index and of the commits not indexed yet, together, so the scores of
+/// both compare: the documents, their words, and each query word's documents.
+struct Stats<'a> {
+    searcher: &'a Searcher,
+    /// Documents and words of the commits not indexed yet.
+    docs: u64,
+    tokens: u64,
+    /// Per query word, the commits not indexed yet that hold it.
+    freq: HashMap<String, u64>,
+}
 
-impl Bm25StatisticsProvider for Both<'_> {
+impl Stats<'_> {
+    /// The weights a text not indexed yet is scored with.
+    fn weights(&self, field: tantivy::schema::Field) -> Result<Weights> {
+        let failed = |e| crate::index::failed("reading its statistics", e);
+        let docs = self.total_num_docs().map_err(failed)?;
+        let tokens = self.total_num_tokens(field).map_err(failed)?;
+        let freq = self
+            .freq
+            .keys()
+            .map(|w| {
+                let df = self.doc_freq(&Term::from_field_text(field, w));
+                df.map(|n| (w.clone(), n)).map_err(failed)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Weights::new(docs, tokens, freq))
+    }
+}
+
+impl Bm25StatisticsProvider for Stats<'_> {
     fn total_num_tokens(&self, field: tantivy::schema::Field) -> tantivy::Result<u64> {
-        let extra = match self.1 {
-            Some(s) => s.total_num_tokens(field)?,
-            None => 0,
-        };
-        Ok(self.0.total_num_tokens(field)? + extra)
+        Ok(self.searcher.total_num_tokens(field)? + self.tokens)
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        let extra = match self.1 {
-            Some(s) => s.total_num_docs()?,
-            None => 0,
-        };
-        Ok(self.0.total_num_docs()? + extra)
+        Ok(self.searcher.total_num_docs()? + self.docs)
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        let extra = match self.1 {
-            Some(s) => s.doc_freq(term)?,
-            None => 0,
-        };
-        Ok(self.0.doc_freq(term)? + extra)
+        let extra = term
+            .value()
+            .as_str()
+            .and_then(|w| self.freq.get(w))
+            .copied()
+            .unwrap_or(0);
+        Ok(self.searcher.doc_freq(term)? + extra)
     }
+}
+
+/// Whether a commit not indexed yet passes the query's filters (the index's own, in code).
+fn wanted_doc(d: &catch_up::Doc, q: &SearchQuery) -> bool {
+    let Some(said) = &d.said else {
+        return false;
+    };
+    q.role.is_none_or(|r| r == said.role)
+        && q.tool.as_ref().is_none_or(|t| said.tools.contains(t))
+        && q.op.as_deref().is_none_or(|op| op == d.op)
+        && (!q.errors || said.error)
+        && q.since_us.is_none_or(|t| d.time >= t)
+        && q.until_us.is_none_or(|t| d.time < t)
 }
 
 /// The query's filters as queries that match without scoring.
@@ -512,19 +535,102 @@ fn filters(q: &SearchQuery, f: &Fields) -> Vec<(Occur, Box<dyn Query>)> {
     out
 }
 
-/// One ranked hit before its commit is read: which searcher, its document, its score.
+/// One ranked hit before its commit is read: its score, and its document in the index or the
+/// commit not indexed yet.
 struct Ranked {
     score: f32,
-    pending: bool,
-    doc: DocAddress,
+    from: From,
 }
 
-/// A ranked search: the index and what is not indexed yet, scored together, filtered to the
-/// scope's history (and view), best first, paged.
+/// Where a ranked hit is.
+enum From {
+    Index(DocAddress),
+    Walked(CommitId, Place),
+}
+
+/// The lane bounds of a reach as a list by lane (lanes are numbered densely): each lane's
+/// highest height reached plus one, 0 for a lane not reached.
+fn bounds(reach: &Reach, lanes: &Lanes) -> Vec<u32> {
+    let mut out = vec![0u32; lanes.count()];
+    for (&lane, &height) in reach {
+        if let Some(b) = out.get_mut(lane as usize) {
+            *b = height.saturating_add(1);
+        }
+    }
+    out
+}
+
+/// Whether `bounds` holds the place packed in `v`.
+fn within(bounds: &[u32], v: u64) -> bool {
+    let (lane, height) = lanes::unpack(v);
+    bounds.get(lane as usize).is_some_and(|&b| b > height)
+}
+
+/// The best `n` documents of `searcher` for `query` that pass the optional place and view
+/// filters (a filter read only where the search needs it: a filter makes the index visit every
+/// match, where the best `n` alone can skip most).
+fn best(
+    searcher: &Searcher,
+    query: &dyn Query,
+    stats: &Stats<'_>,
+    n: usize,
+    places: Option<Arc<Vec<u32>>>,
+    view: Option<Arc<HashSet<u64>>>,
+) -> Result<Vec<(f32, DocAddress)>> {
+    let top = TopDocs::with_limit(n.max(1)).order_by_score();
+    let run = |found: tantivy::Result<Vec<(f32, DocAddress)>>| {
+        found.map_err(|e| crate::index::failed("searching it", e))
+    };
+    let in_view = |v: Arc<HashSet<u64>>| move |k: u64| v.contains(&k);
+    let in_reach = |b: Arc<Vec<u32>>| move |v: u64| within(&b, v);
+    match (places, view) {
+        (None, None) => run(searcher.search_with_statistics_provider(query, &top, stats)),
+        (Some(b), None) => {
+            let c = FilterCollector::new(PLACE.to_string(), in_reach(b), top);
+            run(searcher.search_with_statistics_provider(query, &c, stats))
+        }
+        (None, Some(v)) => {
+            let c = FilterCollector::new(KEY0.to_string(), in_view(v), top);
+            run(searcher.search_with_statistics_provider(query, &c, stats))
+        }
+        (Some(b), Some(v)) => {
+            let c = FilterCollector::new(
+                PLACE.to_string(),
+                in_reach(b),
+                FilterCollector::new(KEY0.to_string(), in_view(v), top),
+            );
+            run(searcher.search_with_statistics_provider(query, &c, stats))
+        }
+    }
+}
+
+/// How many documents of `searcher` match `query` within the filters.
+fn count(
+    searcher: &Searcher,
+    query: &dyn Query,
+    places: Option<Arc<Vec<u32>>>,
+    view: Option<Arc<HashSet<u64>>>,
+) -> Result<usize> {
+    let c = FilterCollector::new(
+        PLACE.to_string(),
+        move |v: u64| places.as_ref().is_none_or(|b| within(b, v)),
+        FilterCollector::new(
+            KEY0.to_string(),
+            move |k: u64| view.as_ref().is_none_or(|s| s.contains(&k)),
+            Count,
+        ),
+    );
+    searcher
+        .search(query, &c)
+        .map_err(|e| crate::index::failed("counting", e))
+}
+
+/// A ranked search: the index and the commits not indexed yet, scored together, filtered to
+/// the scope's history (and view), best first, paged.
 fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     // Bad input is refused before the index is opened (or made).
     let fields = crate::index::fields();
-    let text = crate::index::query::parse(&q.query, fields.text)?;
+    let parsed = crate::index::query::parse(&q.query)?;
     if q.limit == Some(0) {
         return Ok(Vec::new());
     }
@@ -532,84 +638,111 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
     if let SearchScope::Branch(name) = &q.scope {
         ground.snap.require_branch(name)?;
     }
-    let reach = Arc::new(ground.reach(repo, &q.scope)?);
+    let reach = ground.reach(repo, &q.scope)?;
     let view = match q.history {
         true => None,
         false => Some(Arc::new(ground.view_keys(repo, &q.scope)?)),
     };
-    let mut clauses = vec![(Occur::Must, text.box_clone())];
+    // Every indexed commit is in the scope when it reaches every lane to its newest commit
+    // (every branch's history, no commit left behind by a reset or a deleted branch): then no
+    // place is read.
+    let bounds = Arc::new(bounds(&reach, &ground.lanes));
+    let places = match ground.lanes.all_reached(&reach) {
+        true => None,
+        false => Some(Arc::clone(&bounds)),
+    };
+    // The commits not indexed yet that pass the filters, with their words.
+    let walked: Vec<(&catch_up::Doc, Positions)> = ground
+        .pending
+        .iter()
+        .filter(|d| wanted_doc(d, q) && within(&bounds, lanes::pack(d.place)))
+        .filter(|d| {
+            view.as_ref()
+                .is_none_or(|v| v.contains(&crate::index::key_of(&d.id)[0]))
+        })
+        .filter_map(|d| d.said.as_ref().map(|s| (d, Positions::of(&s.text))))
+        .collect();
+    let mut freq: HashMap<String, u64> = parsed.words().map(|w| (w.clone(), 0)).collect();
+    for (_, pos) in &walked {
+        for (w, n) in freq.iter_mut() {
+            *n += u64::from(pos.holds(w));
+        }
+    }
+    let stats = Stats {
+        searcher: &ground.searcher,
+        docs: walked.len() as u64,
+        tokens: walked.iter().map(|(_, p)| p.len() as u64).sum(),
+        freq,
+    };
+    let weights = stats.weights(fields.text)?;
+    let mut clauses = vec![(Occur::Must, parsed.query(fields.text))];
     clauses.extend(filters(q, &fields));
     let query = BooleanQuery::new(clauses);
-    let stats = Both(&ground.searcher, ground.pending.as_ref());
-    let run = |searcher: &Searcher, n: usize| -> Result<(Vec<(f32, DocAddress)>, usize)> {
-        let reach = Arc::clone(&reach);
-        let view = view.clone();
-        let collector = FilterCollector::new(
-            PLACE.to_string(),
-            move |v: u64| lanes::holds(&reach, lanes::unpack(v)),
-            FilterCollector::new(
-                KEY0.to_string(),
-                move |k: u64| view.as_ref().is_none_or(|s| s.contains(&k)),
-                (TopDocs::with_limit(n.max(1)).order_by_score(), Count),
-            ),
-        );
-        searcher
-            .search_with_statistics_provider(&query, &collector, &stats)
-            .map_err(|e| crate::index::failed("searching it", e))
-    };
     // Past this many, the hits are counted first, so a page far out (or all hits) asks for
     // no more than there are.
     const FIRST: usize = 1 << 12;
     let wanted = q.limit.map_or(usize::MAX, |l| q.offset.saturating_add(l));
-    let mut found: Vec<Ranked> = Vec::new();
-    for (searcher, pending) in [
-        (Some(&ground.searcher), false),
-        (ground.pending.as_ref(), true),
-    ] {
-        let Some(searcher) = searcher else { continue };
-        let (mut top, total) = run(searcher, wanted.min(FIRST))?;
-        if wanted > FIRST && total > top.len() {
-            top = run(searcher, wanted.min(total))?.0;
-        }
-        found.extend(top.into_iter().map(|(score, doc)| Ranked {
-            score,
-            pending,
-            doc,
-        }));
+    let mut n = wanted.min(FIRST);
+    if wanted > FIRST {
+        n = wanted.min(count(
+            &ground.searcher,
+            &query,
+            places.clone(),
+            view.clone(),
+        )?);
     }
+    let mut found: Vec<Ranked> = best(&ground.searcher, &query, &stats, n, places, view)?
+        .into_iter()
+        .map(|(score, doc)| Ranked {
+            score,
+            from: From::Index(doc),
+        })
+        .collect();
+    found.extend(walked.iter().filter_map(|(d, pos)| {
+        parsed.score(pos, &weights).map(|score| Ranked {
+            score,
+            from: From::Walked(d.id, d.place),
+        })
+    }));
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
     let page: Vec<Ranked> = found
         .into_iter()
         .skip(q.offset)
         .take(q.limit.unwrap_or(usize::MAX))
         .collect();
-    hits(&ground, &page, &*text)
+    hits(&ground, &page, &parsed, &weights)
 }
 
 /// The hits of ranked documents: their commits read, a snippet of each, their branches.
-fn hits(ground: &Ground, page: &[Ranked], text: &dyn Query) -> Result<Vec<SearchHit>> {
+fn hits(
+    ground: &Ground,
+    page: &[Ranked],
+    parsed: &Parsed,
+    weights: &Weights,
+) -> Result<Vec<SearchHit>> {
     let fields = ground.index.fields;
     let mut ids = Vec::with_capacity(page.len());
     for r in page {
-        let searcher = match r.pending {
-            true => ground.pending.as_ref().unwrap_or(&ground.searcher),
-            false => &ground.searcher,
-        };
-        let seg = searcher.segment_reader(r.doc.segment_ord);
-        let keys = key_columns(seg, &fields)?;
-        let place = seg
-            .fast_fields()
-            .u64(PLACE)
-            .map_err(|e| crate::index::failed("reading its places", e))?
-            .first(r.doc.doc_id)
-            .map(lanes::unpack);
-        ids.push((key_at(&keys, r.doc.doc_id), place, r.score));
+        match r.from {
+            From::Walked(id, place) => ids.push((id, Some(place), r.score)),
+            From::Index(doc) => {
+                let seg = ground.searcher.segment_reader(doc.segment_ord);
+                let keys = key_columns(seg, &fields)?;
+                let place = seg
+                    .fast_fields()
+                    .u64(PLACE)
+                    .map_err(|e| crate::index::failed("reading its places", e))?
+                    .first(doc.doc_id)
+                    .map(lanes::unpack);
+                ids.push((key_at(&keys, doc.doc_id), place, r.score));
+            }
+        }
     }
     // A commit a collection removed while the index still held it is left out.
     let held = ground
         .snap
         .has_commits(&ids.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())?;
-    let (generator, words) = snippets(ground, text)?;
+    let (generator, words) = snippets(parsed, weights);
     let members = ground.membership();
     let mut out = Vec::with_capacity(ids.len());
     for ((id, place, score), held) in ids.into_iter().zip(held) {
@@ -630,34 +763,20 @@ fn hits(ground: &Ground, page: &[Ranked], text: &dyn Query) -> Result<Vec<Search
     Ok(out)
 }
 
-/// Snippets of the query's words, rarer words weighing more, counted over the index and what
-/// is not indexed yet together.
-fn snippets(ground: &Ground, text: &dyn Query) -> Result<(SnippetGenerator, HashSet<String>)> {
-    let field = ground.index.fields.text;
-    let stats = Both(&ground.searcher, ground.pending.as_ref());
-    let mut terms: Vec<Term> = Vec::new();
-    text.query_terms(&mut |t, _| {
-        if t.field() == field {
-            terms.push(t.clone());
-        }
-    });
-    let mut weights = std::collections::BTreeMap::new();
-    for t in terms {
-        let n = stats
-            .doc_freq(&t)
-            .map_err(|e| crate::index::failed("making snippets", e))?;
-        if let (Some(word), true) = (t.value().as_str(), n > 0) {
-            weights.insert(word.to_string(), 1.0 / (1.0 + n as f32));
-        }
-    }
-    let words = weights.keys().cloned().collect();
+/// Snippets of the query's words, rarer words weighing more, and the words to mark.
+fn snippets(parsed: &Parsed, weights: &Weights) -> (SnippetGenerator, HashSet<String>) {
+    let words: HashSet<String> = parsed.words().cloned().collect();
+    let terms = words
+        .iter()
+        .map(|w| (w.clone(), weights.idf.get(w).copied().unwrap_or(1.0)))
+        .collect();
     let generator = SnippetGenerator::new(
-        weights,
+        terms,
         tantivy::tokenizer::TextAnalyzer::from(crate::index::tokenizer::CodeTokenizer),
-        field,
+        crate::index::fields().text,
         SNIPPET_CHARS,
     );
-    Ok((generator, words))
+    (generator, words)
 }
 
 /// Bytes a passage is widened by, at most, to reach whitespace on each side.
