@@ -54,7 +54,6 @@ fn a_redacted_secret_is_gone_from_the_file_and_ids_stay() {
         exit: 0
         --- stdout
         checked 4 commits, 4 blobs, 0 chunks (463 bytes), 1 branch, 4 reflog entries; counts of 0 branches replayed
-        the search index holds 4 documents, each checked against the store
         redacted (payload removed for good, ids kept): 981d23e81e
         ");
     let report = crate::common::json(&p.ok(&["fsck", "--json"]));
@@ -97,7 +96,6 @@ fn gc_removes_a_deleted_branch_after_its_grace_period() {
         exit: 0
         --- stdout
         checked 1 commit, 1 blob, 0 chunks (72 bytes), 1 branch, 0 reflog entries; counts of 1 branch replayed
-        the search index holds 1 document, each checked against the store
         ");
     assert_snapshot!(p.run(&["log", "--oneline"]), @"
         exit: 0

@@ -161,7 +161,7 @@ impl Positions {
             .count()
     }
 
-    /// How many texts hold each word (0 or 1 here).
+    /// Whether the text holds `word`.
     pub(crate) fn holds(&self, word: &str) -> bool {
         self.at.contains_key(word)
     }

@@ -444,7 +444,53 @@ struct Stats<'a> {
     freq: HashMap<String, u64>,
 }
 
-impl Stats<'_> {
+impl<'a> Stats<'a> {
+    /// The statistics for a search of `parsed` whose commits not indexed yet that pass its
+    /// filters are `walked`. Over an index that holds nothing, every such commit is counted as
+    /// the index would count it (a store in memory, or a new one: the scores are the index's
+    /// own after a batch). Beside an index, the others are counted as its average document:
+    /// they are a batch at most among all it holds.
+    fn of(
+        ground: &'a Ground,
+        parsed: &Parsed,
+        walked: &[(&catch_up::Doc, Positions)],
+        field: tantivy::schema::Field,
+    ) -> Result<Stats<'a>> {
+        let searcher = &ground.searcher;
+        let failed = |e| crate::index::failed("reading its statistics", e);
+        let indexed = searcher.total_num_docs().map_err(failed)?;
+        let mut freq: HashMap<String, u64> = parsed.words().map(|w| (w.clone(), 0)).collect();
+        let mut count = |pos: &Positions| {
+            for (w, n) in freq.iter_mut() {
+                *n += u64::from(pos.holds(w));
+            }
+            pos.len() as u64
+        };
+        let all = ground.pending.len() as u64;
+        let tokens = if indexed == 0 {
+            ground
+                .pending
+                .iter()
+                .map(|d| match &d.said {
+                    Some(s) => count(&Positions::of(&s.text)),
+                    None => 0,
+                })
+                .sum()
+        } else {
+            walked.iter().for_each(|(_, p)| {
+                count(p);
+            });
+            let average = searcher.total_num_tokens(field).map_err(failed)? / indexed;
+            average * all
+        };
+        Ok(Stats {
+            searcher,
+            docs: all,
+            tokens,
+            freq,
+        })
+    }
+
     /// The weights a text not indexed yet is scored with.
     fn weights(&self, field: tantivy::schema::Field) -> Result<Weights> {
         let failed = |e| crate::index::failed("reading its statistics", e);
@@ -662,18 +708,7 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         })
         .filter_map(|d| d.said.as_ref().map(|s| (d, Positions::of(&s.text))))
         .collect();
-    let mut freq: HashMap<String, u64> = parsed.words().map(|w| (w.clone(), 0)).collect();
-    for (_, pos) in &walked {
-        for (w, n) in freq.iter_mut() {
-            *n += u64::from(pos.holds(w));
-        }
-    }
-    let stats = Stats {
-        searcher: &ground.searcher,
-        docs: walked.len() as u64,
-        tokens: walked.iter().map(|(_, p)| p.len() as u64).sum(),
-        freq,
-    };
+    let stats = Stats::of(&ground, &parsed, &walked, fields.text)?;
     let weights = stats.weights(fields.text)?;
     let mut clauses = vec![(Occur::Must, parsed.query(fields.text))];
     clauses.extend(filters(q, &fields));
