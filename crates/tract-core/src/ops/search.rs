@@ -467,21 +467,22 @@ impl<'a> Stats<'a> {
             pos.len() as u64
         };
         let all = ground.pending.len() as u64;
-        let tokens = if indexed == 0 {
-            ground
+        let in_index = searcher.total_num_tokens(field).map_err(failed)?;
+        let tokens = match in_index.checked_div(indexed) {
+            None => ground
                 .pending
                 .iter()
                 .map(|d| match &d.said {
                     Some(s) => count(&Positions::of(&s.text)),
                     None => 0,
                 })
-                .sum()
-        } else {
-            walked.iter().for_each(|(_, p)| {
-                count(p);
-            });
-            let average = searcher.total_num_tokens(field).map_err(failed)? / indexed;
-            average * all
+                .sum(),
+            Some(average) => {
+                walked.iter().for_each(|(_, p)| {
+                    count(p);
+                });
+                average * all
+            }
         };
         Ok(Stats {
             searcher,
