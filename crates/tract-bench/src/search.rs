@@ -67,8 +67,8 @@ const WARMUPS: usize = 5;
 const COLD_RUNS: usize = 5;
 /// Hits asked for.
 const LIMIT: usize = 10;
-/// Commits not indexed yet when the word query is timed (a search indexes up to 2,048 in
-/// memory, the index's `SEARCH_BATCH`; past that it brings the index up to date first).
+/// Commits not indexed yet when the word query is timed (a search matches up to 1,024 as they
+/// are, the index's `SEARCH_BATCH`; past that it brings the index up to date first).
 const PENDING: [usize; 4] = [0, 256, 1024, 2000];
 /// Searches timed for each of [`PENDING`].
 const PENDING_RUNS: usize = 30;
@@ -1461,7 +1461,8 @@ fn append_cost(path: &Path, pairs: usize, count: usize) -> Res<(Value, Value)> {
     });
     let pending = json!({
         "what": format!("the word query ({WORD}, every branch's history) right after a batch of commits \
-            no process indexed yet (a search indexes up to {} of them in memory, each time)", 2048),
+            no process indexed yet (a search matches up to {} of them as they are, each time; past \
+            that it indexes them first)", 1024),
         "runs_each": PENDING_RUNS,
         "by_commits_not_indexed": pending,
     });

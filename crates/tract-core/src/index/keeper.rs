@@ -20,7 +20,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Commits a search finds unindexed past which it indexes them before it searches.
-pub(crate) const SEARCH_BATCH: u64 = 2048;
+pub(crate) const SEARCH_BATCH: u64 = 1024;
 
 /// How long store-wide work waits for another process's index writer.
 const UPKEEP_WAIT: Duration = Duration::from_secs(30);

@@ -133,13 +133,26 @@ pub(crate) struct Positions {
 }
 
 impl Positions {
-    /// The words of `text` as the index cuts them.
-    pub(crate) fn of(text: &str) -> Positions {
-        let ws = words(text, true);
-        let len = ws.len();
+    /// The words of `text` as the index cuts them; with `only`, only those words are kept
+    /// (the length still counts every word).
+    pub(crate) fn of(text: &str, only: Option<&std::collections::HashSet<String>>) -> Positions {
         let mut at: std::collections::HashMap<String, Vec<usize>> = Default::default();
-        for w in ws {
-            at.entry(w.text).or_default().push(w.position);
+        let mut len = 0;
+        crate::index::tokenizer::each_word(text, true, |w, _, _, position, _| {
+            len += 1;
+            if only.is_none_or(|o| o.contains(w)) {
+                match at.get_mut(w) {
+                    Some(ps) => ps.push(position),
+                    None => {
+                        at.insert(w.to_string(), vec![position]);
+                    }
+                }
+            }
+        });
+        // A whole word sits at its first piece's position, after the pieces: keep each list
+        // in order for the phrase lookups.
+        for ps in at.values_mut() {
+            ps.sort_unstable();
         }
         Positions { at, len }
     }
@@ -196,6 +209,17 @@ impl Parsed {
                 .map(|ws| (Occur::MustNot, text_query(field, ws))),
         );
         Box::new(BooleanQuery::new(all))
+    }
+
+    /// Every word the query names, those it excludes too.
+    pub(crate) fn all_words(&self) -> std::collections::HashSet<String> {
+        self.groups
+            .iter()
+            .flatten()
+            .chain(&self.excluded)
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     /// Every word the query looks for (not those it excludes).
@@ -329,19 +353,27 @@ mod tests {
             1000,
             ["retry", "connection", "refused"].map(|x| (x.to_string(), 10)),
         );
-        let hit = Positions::of("retry: connection refused by host");
-        let more = Positions::of("retry retry: connection refused");
-        let order = Positions::of("retry: refused connection");
-        let excluded = Positions::of("retry: connection refused, timeout");
+        let hit = Positions::of("retry: connection refused by host", None);
+        let more = Positions::of("retry retry: connection refused", None);
+        let order = Positions::of("retry: refused connection", None);
+        let excluded = Positions::of("retry: connection refused, timeout", None);
         let (a, b) = (q.score(&hit, &w).unwrap(), q.score(&more, &w).unwrap());
         assert!(b > a, "more of the word, in fewer words");
         assert_eq!(q.score(&order, &w), None, "a phrase in its order");
         assert_eq!(q.score(&excluded, &w), None);
         let either = parse("alpha OR beta gamma").unwrap();
-        assert!(either.score(&Positions::of("beta gamma"), &w).is_some());
-        assert!(either.score(&Positions::of("alpha beta"), &w).is_none());
+        assert!(
+            either
+                .score(&Positions::of("beta gamma", None), &w)
+                .is_some()
+        );
+        assert!(
+            either
+                .score(&Positions::of("alpha beta", None), &w)
+                .is_none()
+        );
         // Identifiers as the index holds them: pieces, and the whole in small letters.
-        let id = Positions::of("call getUserName now");
+        let id = Positions::of("call getUserName now", None);
         assert!(parse("user name").unwrap().score(&id, &w).is_some());
         assert!(parse("getusername").unwrap().score(&id, &w).is_some());
         assert!(parse("getUserName").unwrap().score(&id, &w).is_some());

@@ -127,66 +127,75 @@ fn starts_piece(prev: Class, cur: Class, next: Option<Class>) -> bool {
 /// is its pieces).
 pub(crate) fn words(text: &str, whole: bool) -> Vec<Token> {
     let mut out = Vec::new();
+    each_word(text, whole, |word, from, to, position, length| {
+        out.push(Token {
+            offset_from: from,
+            offset_to: to,
+            position,
+            text: word.to_string(),
+            position_length: length,
+        });
+    });
+    out
+}
+
+/// Calls `f` with each word of `text` as [`words`] cuts it: the word lowercased (in a buffer
+/// reused from word to word), its byte offsets, its position and how many positions it spans.
+pub(crate) fn each_word(
+    text: &str,
+    whole: bool,
+    mut f: impl FnMut(&str, usize, usize, usize, usize),
+) {
+    let mut lower = String::new();
     let mut position = 0usize;
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let (at, c) = chars[i];
+    let mut emit = |from: usize, to: usize, at: usize, length: usize, lower: &mut String| {
+        let piece = &text[from..to];
+        if piece.len() > MAX_WORD {
+            return;
+        }
+        lower.clear();
+        if piece.is_ascii() {
+            lower.push_str(piece);
+            lower.make_ascii_lowercase();
+        } else {
+            lower.extend(piece.chars().flat_map(char::to_lowercase));
+        }
+        f(lower, from, to, at, length);
+    };
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
         if is_ideographic(c) {
-            piece(text, at, at + c.len_utf8(), &mut position, &mut out);
-            i += 1;
+            emit(at, at + c.len_utf8(), position, 1, &mut lower);
+            position += 1;
             continue;
         }
         let Some(mut prev) = class(c) else {
-            i += 1;
             continue;
         };
         let (run_start, first) = (at, position);
         let mut start = at;
-        i += 1;
-        while i < chars.len() {
-            let (at, c) = chars[i];
+        let mut end = text.len();
+        while let Some(&(at, c)) = chars.peek() {
             let Some(cur) = class(c).filter(|_| !is_ideographic(c)) else {
+                end = at;
                 break;
             };
-            let next = chars.get(i + 1).and_then(|&(_, n)| class(n));
+            chars.next();
+            let next = chars.peek().and_then(|&(_, n)| class(n));
             if starts_piece(prev, cur, next) {
-                piece(text, start, at, &mut position, &mut out);
+                emit(start, at, position, 1, &mut lower);
+                position += 1;
                 start = at;
             }
             prev = cur;
-            i += 1;
         }
-        let end = chars.get(i).map_or(text.len(), |&(at, _)| at);
-        piece(text, start, end, &mut position, &mut out);
+        emit(start, end, position, 1, &mut lower);
+        position += 1;
         let pieces = position - first;
-        if whole && pieces > 1 && end - run_start <= MAX_WORD {
-            out.push(Token {
-                offset_from: run_start,
-                offset_to: end,
-                position: first,
-                text: text[run_start..end].to_lowercase(),
-                position_length: pieces,
-            });
+        if whole && pieces > 1 {
+            emit(run_start, end, first, pieces, &mut lower);
         }
     }
-    out
-}
-
-/// Adds the piece `text[from..to]` at the next position (left out past [`MAX_WORD`] bytes,
-/// keeping its place).
-fn piece(text: &str, from: usize, to: usize, position: &mut usize, out: &mut Vec<Token>) {
-    let p = &text[from..to];
-    if p.len() <= MAX_WORD {
-        out.push(Token {
-            offset_from: from,
-            offset_to: to,
-            position: *position,
-            text: p.to_lowercase(),
-            position_length: 1,
-        });
-    }
-    *position += 1;
 }
 
 #[cfg(test)]

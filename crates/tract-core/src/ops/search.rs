@@ -454,6 +454,7 @@ impl<'a> Stats<'a> {
         ground: &'a Ground,
         parsed: &Parsed,
         walked: &[(&catch_up::Doc, Positions)],
+        wanted: &HashSet<String>,
         field: tantivy::schema::Field,
     ) -> Result<Stats<'a>> {
         let searcher = &ground.searcher;
@@ -473,7 +474,7 @@ impl<'a> Stats<'a> {
                 .pending
                 .iter()
                 .map(|d| match &d.said {
-                    Some(s) => count(&Positions::of(&s.text)),
+                    Some(s) => count(&Positions::of(&s.text, Some(wanted))),
                     None => 0,
                 })
                 .sum(),
@@ -698,7 +699,8 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         true => None,
         false => Some(Arc::clone(&bounds)),
     };
-    // The commits not indexed yet that pass the filters, with their words.
+    // The commits not indexed yet that pass the filters, with the query's words in them.
+    let wanted = parsed.all_words();
     let walked: Vec<(&catch_up::Doc, Positions)> = ground
         .pending
         .iter()
@@ -707,9 +709,13 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             view.as_ref()
                 .is_none_or(|v| v.contains(&crate::index::key_of(&d.id)[0]))
         })
-        .filter_map(|d| d.said.as_ref().map(|s| (d, Positions::of(&s.text))))
+        .filter_map(|d| {
+            d.said
+                .as_ref()
+                .map(|s| (d, Positions::of(&s.text, Some(&wanted))))
+        })
         .collect();
-    let stats = Stats::of(&ground, &parsed, &walked, fields.text)?;
+    let stats = Stats::of(&ground, &parsed, &walked, &wanted, fields.text)?;
     let weights = stats.weights(fields.text)?;
     let mut clauses = vec![(Occur::Must, parsed.query(fields.text))];
     clauses.extend(filters(q, &fields));
