@@ -3,7 +3,7 @@
 //! answers, exactly.
 
 use crate::common::{Project, json};
-use crate::search::deploy_session;
+use crate::search::{deploy_session_and_a_retry, marked};
 use insta::assert_snapshot;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -197,16 +197,7 @@ fn a_tool_error_names_its_category() {
 /// Input it cannot use is a tool error naming what is wrong.
 #[test]
 fn search_history_ranks_pages_and_searches_every_branch() {
-    let p = deploy_session();
-    let user = json(&p.ok(&["search", "refused", "--role", "user", "--json"]));
-    let at = user[0]["commit_hash"].as_str().unwrap()[..10].to_string();
-    p.ok(&["branch", "retry", &at]);
-    p.ok(&[
-        "--branch",
-        "retry",
-        "add",
-        "Retry the deploy with a longer timeout.",
-    ]);
+    let p = deploy_session_and_a_retry();
     let mut m = Mcp::start(&p, &[]);
     let tools = m.request("tools/list", json!({}));
     let search = tools["tools"]
@@ -251,15 +242,7 @@ fn search_history_ranks_pages_and_searches_every_branch() {
             .unwrap()
             .iter()
             .map(|h| {
-                let snippet = h["snippet"].as_str().unwrap();
-                let marked: Vec<&str> = h["highlights"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|r| {
-                        &snippet[r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize]
-                    })
-                    .collect();
+                let marked = marked(h);
                 format!(
                     "{} {:<9} score={} branches={} marked={marked:?}",
                     &h["commit_hash"].as_str().unwrap()[..10],

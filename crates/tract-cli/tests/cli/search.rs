@@ -24,6 +24,33 @@ pub(crate) fn deploy_session() -> Project {
     })
 }
 
+/// [`deploy_session`] with a branch `retry` forked at the user's report, where the user asks
+/// for a retry: the commits before the fork are in both branches.
+pub(crate) fn deploy_session_and_a_retry() -> Project {
+    let p = deploy_session();
+    let user = json(&p.ok(&["search", "refused", "--role", "user", "--json"]));
+    let at = user[0]["commit_hash"].as_str().unwrap()[..10].to_string();
+    p.ok(&["branch", "retry", &at]);
+    p.ok(&[
+        "--branch",
+        "retry",
+        "add",
+        "Retry the deploy with a longer timeout.",
+    ]);
+    p
+}
+
+/// The parts of a JSON hit's snippet that its highlights mark (byte ranges).
+pub(crate) fn marked(hit: &serde_json::Value) -> Vec<&str> {
+    let snippet = hit["snippet"].as_str().unwrap();
+    hit["highlights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &snippet[r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize])
+        .collect()
+}
+
 /// Each command's line, then what it did: several runs in one snapshot.
 fn runs(p: &Project, commands: &[&[&str]]) -> String {
     commands
@@ -289,16 +316,7 @@ fn filters_narrow_the_hits() {
 /// searches another branch.
 #[test]
 fn all_searches_every_branch_and_names_them() {
-    let p = deploy_session();
-    let user = json(&p.ok(&["search", "refused", "--role", "user", "--json"]));
-    let at = user[0]["commit_hash"].as_str().unwrap()[..10].to_string();
-    p.ok(&["branch", "retry", &at]);
-    p.ok(&[
-        "--branch",
-        "retry",
-        "add",
-        "Retry the deploy with a longer timeout.",
-    ]);
+    let p = deploy_session_and_a_retry();
     assert_snapshot!(runs(&p, &[
         &["search", "deploy"],
         &["search", "deploy", "--all"],

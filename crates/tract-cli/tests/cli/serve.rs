@@ -4,7 +4,7 @@
 //! ids.
 
 use crate::common::{Project, json};
-use crate::search::deploy_session;
+use crate::search::{deploy_session_and_a_retry, marked};
 use insta::assert_snapshot;
 use regex::Regex;
 use std::collections::BTreeSet;
@@ -331,16 +331,7 @@ fn a_branch_that_does_not_exist_is_a_404_naming_the_close_ones() {
 /// having no place in this view; the filters pass through; bad parameters are 400s.
 #[test]
 fn search_ranks_pages_and_searches_every_session() {
-    let p = deploy_session();
-    let user = json(&p.ok(&["search", "refused", "--role", "user", "--json"]));
-    let at = user[0]["commit_hash"].as_str().unwrap()[..10].to_string();
-    p.ok(&["branch", "retry", &at]);
-    p.ok(&[
-        "--branch",
-        "retry",
-        "add",
-        "Retry the deploy with a longer timeout.",
-    ]);
+    let p = deploy_session_and_a_retry();
     let s = Server::start(&p, &[]);
     let page = |path: &str| -> String {
         let answer = s.get(path);
@@ -349,15 +340,7 @@ fn search_ranks_pages_and_searches_every_session() {
             .unwrap()
             .iter()
             .map(|h| {
-                let snippet = h["snippet"].as_str().unwrap();
-                let marked: Vec<&str> = h["highlights"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|r| {
-                        &snippet[r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize]
-                    })
-                    .collect();
+                let marked = marked(h);
                 format!(
                     "{} index={} score={} branches={} marked={marked:?}",
                     &h["commit_hash"].as_str().unwrap()[..10],
