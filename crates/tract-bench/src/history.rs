@@ -22,7 +22,6 @@ use crate::workload::{Workload, system_prompt, text_bytes};
 use crate::{SEED, files_bytes, median, ms, peak_rss_kib, percentile, status_kib};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tract_core::{
     CompressRequest, Extractive, FnSummarizer, Provider, RecordOptions, Rendering, Rev, Role,
@@ -404,17 +403,7 @@ fn only_view(history: &Path, dest: &Path) -> Res<()> {
 
 /// Runs `tract-bench --history-worker ARGS` and returns what it printed.
 fn child(args: &[&str]) -> Res<Value> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .arg("--history-worker")
-        .args(args)
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!("--history-worker {}: failed", args.join(" ")));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+    crate::worker("--history-worker", args)
 }
 
 /// [`RUNS`] children that each open `store` cold and compile (and render, with `render`):

@@ -847,3 +847,19 @@ fn log_process_ms(store: &Path) -> Result<Value, String> {
     }
     Ok(json!(ms(median(times))))
 }
+
+/// Runs this benchmark again as `tract-bench FLAG ARGS` (one measurement in a process of its
+/// own: `--history-worker`, `--search-worker`) and returns the JSON it printed.
+pub(crate) fn worker(flag: &str, args: &[&str]) -> Result<Value, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .arg(flag)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("{flag} {}: failed", args.join(" ")));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}

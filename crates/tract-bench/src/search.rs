@@ -44,7 +44,6 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tract_core::{
     Bind, BranchName, CommitId, Content, Message, OpenMode, OpenOptions, Rev, Role, SearchQuery,
@@ -1334,17 +1333,7 @@ fn needles(t: &Tract, needles: &[Needle]) -> Res<Value> {
 
 /// Runs `tract-bench --search-worker ARGS` and returns what it printed.
 fn child(args: &[&str]) -> Res<Value> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .arg("--search-worker")
-        .args(args)
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!("--search-worker {}: failed", args.join(" ")));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+    crate::worker("--search-worker", args)
 }
 
 /// [`COLD_RUNS`] children that each open the store and search for [`WORD`] once.
@@ -1644,11 +1633,9 @@ fn appends(store: &str, index_batch: u64, count: usize, run: u64) -> Res<Value> 
     }))
 }
 
-/// `rounds` catch-ups of the index (`update_index`), each after `each` durable appends to a
-/// fresh branch with `index_batch: 0`: what one batch of the background indexing costs, its
-/// part that does not grow with the batch included.
-fn catch_ups(store: &str, rounds: usize, each: usize) -> Res<Value> {
-    let name = BranchName::new(&format!("catch-up-{each}")).map_err(err)?;
+/// A handle on a fresh branch `name` of `store` that never indexes (`index_batch: 0`), with
+/// the index brought up to date first.
+fn not_indexing(store: &str, name: BranchName) -> Res<Tract> {
     let options = OpenOptions {
         mode: OpenMode::Existing,
         store: StoreOptions {
@@ -1659,6 +1646,15 @@ fn catch_ups(store: &str, rounds: usize, each: usize) -> Res<Value> {
     };
     let t = Tract::open_with(store, &options).map_err(err)?;
     update_index(t.store(), false).map_err(err)?;
+    Ok(t)
+}
+
+/// `rounds` catch-ups of the index (`update_index`), each after `each` durable appends to a
+/// fresh branch with `index_batch: 0`: what one batch of the background indexing costs, its
+/// part that does not grow with the batch included.
+fn catch_ups(store: &str, rounds: usize, each: usize) -> Res<Value> {
+    let name = BranchName::new(&format!("catch-up-{each}")).map_err(err)?;
+    let t = not_indexing(store, name)?;
     let vocab = Vocab::new();
     let mut messages = Gen::new(&vocab, SEED ^ 0x6375 ^ each as u64)
         .messages(rounds * each, true)
@@ -1691,16 +1687,7 @@ fn catch_ups(store: &str, rounds: usize, each: usize) -> Res<Value> {
 /// so the next measurement starts from a current index.
 fn pending(store: &str, n: usize, runs: usize) -> Res<Value> {
     let name = BranchName::new(&format!("pending-{n}")).map_err(err)?;
-    let options = OpenOptions {
-        mode: OpenMode::Existing,
-        store: StoreOptions {
-            index_batch: 0,
-            ..StoreOptions::default()
-        },
-        bind: Bind::Branch(name),
-    };
-    let t = Tract::open_with(store, &options).map_err(err)?;
-    update_index(t.store(), false).map_err(err)?;
+    let t = not_indexing(store, name)?;
     if n > 0 {
         let vocab = Vocab::new();
         let messages = Gen::new(&vocab, SEED ^ 0x7065 ^ n as u64).messages(n, true);
