@@ -34,6 +34,8 @@ pub(crate) struct Walked {
     pub(crate) tip_places: Vec<(String, CommitId, Place)>,
     /// The places of the commits found, and of the extra heads walked.
     pub(crate) placed: HashMap<CommitId, Place>,
+    /// It stopped at its limit: what it found is not all there is.
+    pub(crate) stopped: bool,
 }
 
 /// The place of commit `id` in the index as `reading` has it, if it holds it.
@@ -208,13 +210,16 @@ impl Pending<'_> {
 /// Walks back from each branch's tip that moved since `reading`'s state (and from each of
 /// `extra`, a detached handle's commit) to the commits the index holds, places what it finds,
 /// and hands their documents to `sink`, parents first. `empty`: the index is being built
-/// anew, so it holds nothing (whatever its searcher still shows).
+/// anew, so it holds nothing (whatever its searcher still shows). With a `limit`, it stops
+/// once it has found more commits than that (`Walked::stopped`): a search indexes them
+/// instead of reading them all.
 pub(crate) fn walk(
     snap: &Snapshot,
     reading: &Reading,
     fields: &Fields,
     extra: &[CommitId],
     empty: bool,
+    limit: Option<u64>,
     sink: &mut dyn FnMut(Vec<Doc>) -> Result<()>,
 ) -> Result<Walked> {
     let state = &reading.state;
@@ -269,6 +274,17 @@ pub(crate) fn walk(
                 newest_us = newest_us.max(commit.timestamp_us);
                 pending.items.push((id, commit, place));
                 found += 1;
+                if limit.is_some_and(|l| found > l) {
+                    return Ok(Walked {
+                        lanes,
+                        tips: BTreeMap::new(),
+                        newest_us,
+                        commits: found,
+                        tip_places,
+                        placed,
+                        stopped: true,
+                    });
+                }
                 if pending.items.len() >= BATCH {
                     pending.flush(sink)?;
                 }
@@ -307,6 +323,7 @@ pub(crate) fn walk(
         commits: found,
         tip_places,
         placed,
+        stopped: false,
     })
 }
 
@@ -371,7 +388,7 @@ pub(crate) fn catch_up(
         }
         reading
     };
-    let walked = walk(&snap, &reading, &fields, &[], rebuild, &mut |docs| {
+    let walked = walk(&snap, &reading, &fields, &[], rebuild, None, &mut |docs| {
         for d in docs {
             w.tantivy
                 .add_document(d.tantivy(&fields))

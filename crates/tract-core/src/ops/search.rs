@@ -277,12 +277,15 @@ impl Ground {
                 crate::refs::HeadRef::Branch(_) => Vec::new(),
             };
             let mut docs = Vec::new();
+            // The first walk stops past a batch: those are indexed, not read here.
+            let limit = (!tried).then_some(keeper::SEARCH_BATCH);
             let walked = catch_up::walk(
                 &snap,
                 &reading,
                 &index.fields,
                 &extra,
                 reading.stale,
+                limit,
                 &mut |d| {
                     if rank {
                         docs.extend(d);
@@ -290,13 +293,12 @@ impl Ground {
                     Ok(())
                 },
             )?;
-            if (walked.commits > keeper::SEARCH_BATCH || reading.stale) && !tried {
+            if (walked.stopped || reading.stale) && !tried {
                 tried = true;
                 // An index that cannot be written now (another process's writer, a full
-                // disk) leaves this search to what it walked.
-                if let Ok(Some(_)) = keeper.catch_up(&repo.store, Duration::ZERO, None, false) {
-                    continue;
-                }
+                // disk) leaves this search to walk all of them.
+                let _ = keeper.catch_up(&repo.store, Duration::ZERO, None, false);
+                continue;
             }
             // An index of another layout that could not be rebuilt now is not read: what it
             // holds was walked as not indexed.

@@ -599,3 +599,20 @@ fn a_closed_handle_leaves_no_batch_running() {
     let t = open(&path, 0);
     assert_eq!(t.search(&q("log")).unwrap().len(), 200);
 }
+
+#[test]
+fn a_search_past_a_batch_of_unindexed_commits_indexes_them_first() {
+    if crate::support::postgres_url().is_some() {
+        return; // a store file's index
+    }
+    let (_d, path) = crate::support::file_store();
+    let t = open(&path, 0);
+    filler(&t, 600);
+    // 1,200 commits no process indexed: the search indexes them, then searches the index.
+    assert_eq!(t.search(&q("log 599")).unwrap().len(), 2);
+    assert_eq!(update_index(t.store(), false).unwrap().added, 0);
+    // A few more are matched as they are, and left to the next batch.
+    t.user("one more about the zebra crossing").unwrap();
+    assert_eq!(t.search(&q("zebra")).unwrap().len(), 1);
+    assert_eq!(update_index(t.store(), false).unwrap().added, 1);
+}
