@@ -129,6 +129,15 @@ pub fn run(ctx: &Context, out: &mut Ui<'_>, a: &Args) -> Result<(), CommandError
     }
     let _ = writeln!(out, "\n$ tract status");
     render::status(out, &t.status()?);
+    // Ranked search over history: the grep output edited out of view is still found.
+    let _ = writeln!(out, "\n$ tract search --history \"DB_POOL_MAX\"");
+    let hits = t.search(&tract_core::SearchQuery {
+        query: "\"DB_POOL_MAX\"".into(),
+        history: true,
+        limit: Some(5),
+        ..tract_core::SearchQuery::default()
+    })?;
+    super::search::print_hits(out, &hits, false);
     let compiled = t.compile()?;
     let _ = writeln!(out, "\n$ tract compile --format anthropic");
     for w in compiled.warnings() {

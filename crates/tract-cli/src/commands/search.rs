@@ -134,8 +134,23 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     }
     // Which branches hold a hit says something only when there is more than one.
     let show_branches = t.branches()?.len() > 1;
+    print_hits(ui, &hits, show_branches);
+    if more && let Some(n) = limit {
+        // The same page size again, when it was not the default.
+        let size = a.limit.map(|n| format!(" -n {n}")).unwrap_or_default();
+        ui.note(&format!(
+            "more hits follow: --offset {}{size} shows the next page",
+            a.offset.saturating_add(n)
+        ));
+    }
+    Ok(())
+}
+
+/// One line per hit: its short id, role, tools and snippet (its matches in colour on a
+/// terminal), and with `show_branches` the branches that hold it.
+pub(super) fn print_hits(ui: &mut Ui<'_>, hits: &[tract_core::SearchHit], show_branches: bool) {
     let colour = ui.colour();
-    for h in &hits {
+    for h in hits {
         let role = h.info.role().map_or("-", |r| r.as_str());
         let tools = h.info.tool_names().join(",");
         let mut line = format!(
@@ -150,15 +165,6 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         }
         let _ = writeln!(ui, "{}", line.trim_end());
     }
-    if more && let Some(n) = limit {
-        // The same page size again, when it was not the default.
-        let size = a.limit.map(|n| format!(" -n {n}")).unwrap_or_default();
-        ui.note(&format!(
-            "more hits follow: --offset {}{size} shows the next page",
-            a.offset.saturating_add(n)
-        ));
-    }
-    Ok(())
 }
 
 /// Branch names shown after a hit: the first three, and how many more.

@@ -3,9 +3,9 @@
 use crate::common::{Project, assert_run_snapshot};
 use insta::assert_snapshot;
 
-/// The demo prints where its store is, then what `log`, `status` and `compile --format
-/// anthropic` show: tool use and results, and the crashed call answered by a synthetic
-/// result. Run again in the same place it refuses rather than mix two demos.
+/// The demo prints where its store is, then what `log`, `status`, `search --history` and
+/// `compile --format anthropic` show: tool use and results, the edited grep output found in
+/// history, and the crashed call answered by a synthetic result. Run again in the same place it refuses rather than mix two demos.
 #[test]
 fn demo_builds_a_session_and_shows_it() {
     let p = Project::empty();
