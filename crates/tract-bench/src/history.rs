@@ -165,7 +165,7 @@ fn remove_store(store: &Path) -> Res<()> {
 
 /// Copies a file and makes the copy durable: what is measured next (durable appends) then
 /// does not wait for the copy's writeback.
-fn copy_file(from: &Path, to: &Path) -> Res<()> {
+pub(crate) fn copy_file(from: &Path, to: &Path) -> Res<()> {
     std::fs::copy(from, to).map_err(|e| format!("{}: {e}", from.display()))?;
     std::fs::File::open(to)
         .and_then(|f| f.sync_all())

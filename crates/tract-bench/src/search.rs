@@ -84,6 +84,8 @@ const WORD: &str = "error";
 const PHRASE: &str = "failed to parse";
 
 /// Errors are reported as text, as the other modes do.
+use crate::history::copy_file;
+
 type Res<T> = Result<T, String>;
 
 fn err(e: tract_core::Error) -> String {
@@ -963,14 +965,6 @@ fn copy_tree(from: &Path, to: &Path) -> Res<()> {
     Ok(())
 }
 
-/// Copies a file and makes the copy durable.
-fn copy_file(from: &Path, to: &Path) -> Res<()> {
-    std::fs::copy(from, to).map_err(|e| format!("{}: {e}", from.display()))?;
-    std::fs::File::open(to)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| format!("{}: {e}", to.display()))
-}
-
 /// Copies a closed store (file, journal directory, index) and makes it durable, so the
 /// appends measured next do not wait for the copy's writeback.
 fn copy_store(from: &Path, to: &Path) -> Res<()> {
@@ -1168,23 +1162,20 @@ fn index_build(path: &Path, built: &Built, runs: usize) -> Res<Value> {
     if !rebuild {
         return Ok(json!({"runs": 0, "kept": sizes, "caught_up_ms": ms(took), "added": r.added}));
     }
-    Ok(json!({
-        "runs": if rebuild { times.len() } else { 0 },
+    let mut out = json!({
+        "runs": times.len(),
         "ms": ms(took),
         "runs_ms": times.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
         "cpu_s": cpus.get(cpus.len() / 2),
         "messages_per_s": (built.messages as f64 / took.as_secs_f64()).round(),
         "text_mb_per_s": ((built.text_bytes as f64 / 1e6) / took.as_secs_f64() * 10.0).round() / 10.0,
-        "documents": r.documents,
         "added": r.added,
         "rebuilt": r.rebuilt,
-        "index_bytes": r.bytes,
-        "index_bytes_all_files": index_bytes,
-        "store_bytes_without_index": store_bytes,
-        "index_per_store_byte": ((index_bytes as f64 / store_bytes as f64) * 1000.0).round() / 1000.0,
-        "index_per_text_byte": ((index_bytes as f64 / built.text_bytes as f64) * 1000.0).round() / 1000.0,
-        "segments": index_segments(path),
-    }))
+    });
+    if let (Some(o), Value::Object(sizes)) = (out.as_object_mut(), sizes) {
+        o.extend(sizes);
+    }
+    Ok(out)
 }
 
 /// The measured queries: a word, a phrase, a filtered query, one branch's history.
