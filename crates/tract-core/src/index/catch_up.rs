@@ -207,7 +207,8 @@ impl Pending<'_> {
     }
 }
 
-/// Walks back from each branch's tip that moved since `reading`'s state (and from each of
+/// Walks back from each branch's tip that moved since `state` (`locate` finds the place of a
+/// commit the index holds) (and from each of
 /// `extra`, a detached handle's commit) to the commits the index holds, places what it finds,
 /// and hands their documents to `sink`, parents first. `empty`: the index is being built
 /// anew, so it holds nothing (whatever its searcher still shows). With a `limit`, it stops
@@ -215,14 +216,13 @@ impl Pending<'_> {
 /// instead of reading them all.
 pub(crate) fn walk(
     snap: &Snapshot,
-    reading: &Reading,
-    fields: &Fields,
+    state: &State,
+    locate: &mut dyn FnMut(&CommitId) -> Result<Option<Place>>,
     extra: &[CommitId],
     empty: bool,
     limit: Option<u64>,
     sink: &mut dyn FnMut(Vec<Doc>) -> Result<()>,
 ) -> Result<Walked> {
-    let state = &reading.state;
     let branches = snap.branches()?;
     let tops = state.lanes.tops();
     let mut lanes = state.lanes.clone();
@@ -235,7 +235,7 @@ pub(crate) fn walk(
     };
     let mut found = 0u64;
     // The place of a commit the index holds (`None`: it does not).
-    let indexed = |id: &CommitId, commit: &Commit| -> Result<Option<Place>> {
+    let mut indexed = |id: &CommitId, commit: &Commit| -> Result<Option<Place>> {
         if let Some(p) = tops.get(id.as_bytes()) {
             return Ok(Some(*p));
         }
@@ -243,7 +243,7 @@ pub(crate) fn walk(
         if empty || commit.timestamp_us > state.newest_us {
             return Ok(None);
         }
-        locate(&reading.searcher, fields, id)
+        locate(id)
     };
     let starts = branches
         .iter()
@@ -388,14 +388,24 @@ pub(crate) fn catch_up(
         }
         reading
     };
-    let walked = walk(&snap, &reading, &fields, &[], rebuild, None, &mut |docs| {
-        for d in docs {
-            w.tantivy
-                .add_document(d.tantivy(&fields))
-                .map_err(|e| failed("adding a document", e))?;
-        }
-        Ok(())
-    })?;
+    let searcher = &reading.searcher;
+    let mut at = |id: &CommitId| locate(searcher, &fields, id);
+    let walked = walk(
+        &snap,
+        &reading.state,
+        &mut at,
+        &[],
+        rebuild,
+        None,
+        &mut |docs| {
+            for d in docs {
+                w.tantivy
+                    .add_document(d.tantivy(&fields))
+                    .map_err(|e| failed("adding a document", e))?;
+            }
+            Ok(())
+        },
+    )?;
     caught.added = walked.commits;
     if caught.rebuilt {
         // Every document it held was dropped; `added` counts those made anew.
@@ -416,6 +426,16 @@ pub(crate) fn catch_up(
     Ok(caught)
 }
 
+/// The document of commit `id` at `place`, read from the store as it is now.
+pub(crate) fn doc_of(snap: &Snapshot, id: CommitId, place: Place) -> Result<Doc> {
+    let commit = snap.commit(&id)?;
+    let message = commit
+        .blob
+        .map(|b| snap.blob(&b).map(|(m, _)| m))
+        .transpose()?;
+    Ok(Doc::new(id, &commit, place, message.as_ref()))
+}
+
 /// Rewrites the documents of the commits carrying `blobs` (redacted: their text is the
 /// placeholder now). Returns how many.
 fn redact(
@@ -431,12 +451,7 @@ fn redact(
         let hits = docs_with(&reading.searcher, &term, fields)?;
         w.tantivy.delete_term(term);
         for (id, place) in hits {
-            let commit = snap.commit(&id)?;
-            let message = commit
-                .blob
-                .map(|b| snap.blob(&b).map(|(m, _)| m))
-                .transpose()?;
-            let doc = Doc::new(id, &commit, place, message.as_ref());
+            let doc = doc_of(snap, id, place)?;
             w.tantivy
                 .add_document(doc.tantivy(fields))
                 .map_err(|e| failed("adding a document", e))?;

@@ -5,8 +5,10 @@
 //! (`StoreOptions::index_batch`, 1,024 by default) a thread of the process (at a lower
 //! priority, as the journal's folding thread) indexes what is new, while the appends go on. A
 //! search indexes the rest itself when it is more than [`SEARCH_BATCH`], and otherwise
-//! searches it beside the index from memory. An index in memory (a store in memory or in a
-//! database) is brought up to date only by the searches of its process. Store-wide work that
+//! searches it beside the index from memory. A store in PostgreSQL has its index in the
+//! database ([`crate::index::postgres`]), kept the same way by the processes that write it,
+//! one at a time (a batch another process is writing is left to it). An index in memory (a
+//! store in memory) is brought up to date only by the searches of its process. Store-wide work that
 //! removes content (redaction, `gc`) takes it out of an index that exists before it returns.
 
 use crate::error::Result;
@@ -65,6 +67,10 @@ impl Keeper {
         collected: Option<&[CommitId]>,
         rebuild: bool,
     ) -> Result<Option<Caught>> {
+        #[cfg(feature = "postgres")]
+        if store.postgres().is_some() {
+            return self.in_database(store, wait, collected, rebuild, true);
+        }
         let index = self.index(store)?;
         let Some(mut w) = index.writer(wait)? else {
             return Ok(None);
@@ -76,13 +82,56 @@ impl Keeper {
     }
 }
 
+#[cfg(feature = "postgres")]
+impl Keeper {
+    /// [`Keeper::catch_up`] of a store in PostgreSQL ([`crate::index::postgres::catch_up`]),
+    /// trying the index writer's lock again for up to `wait`. `create`: make the index's
+    /// tables if there are none.
+    fn in_database(
+        &self,
+        store: &Store,
+        wait: Duration,
+        collected: Option<&[CommitId]>,
+        rebuild: bool,
+        create: bool,
+    ) -> Result<Option<Caught>> {
+        let start = std::time::Instant::now();
+        loop {
+            let written = self.written.swap(0, Ordering::AcqRel);
+            match crate::index::postgres::catch_up(store, collected, rebuild, create) {
+                Ok(Some(caught)) => return Ok(Some(caught)),
+                Ok(None) if start.elapsed() < wait => {
+                    self.written.fetch_add(written, Ordering::AcqRel);
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                other => {
+                    // Not indexed by this one: counted toward the next batch.
+                    self.written.fetch_add(written, Ordering::AcqRel);
+                    return other;
+                }
+            }
+        }
+    }
+}
+
+/// Whether `store` is in a database (its index is the database's).
+fn in_database(store: &Store) -> bool {
+    #[cfg(feature = "postgres")]
+    return store.postgres().is_some();
+    #[cfg(not(feature = "postgres"))]
+    {
+        let _ = store;
+        false
+    }
+}
+
 /// Tells `store`'s keeper that `n` commits were written; a full batch (the handle's
 /// `index_batch`; 0: none) starts a thread that indexes them.
 pub(crate) fn written(store: &Store, n: u64) {
     let batch = store.options().index_batch;
     // An index in memory is this process's alone: a search brings it up to date when it
     // needs to, and a process that never searches pays nothing.
-    if batch == 0 || store.journal_dir().is_none() {
+    if batch == 0 || (store.journal_dir().is_none() && !in_database(store)) {
         return;
     }
     let keeper = of(store);
@@ -115,6 +164,13 @@ pub(crate) fn written(store: &Store, n: u64) {
 /// store's counts.
 pub(crate) fn after_removal(store: &Store, collected: Option<&[CommitId]>) -> Result<()> {
     let keeper = of(store);
+    // A database's index takes it out if it has tables (none: nothing to take out).
+    #[cfg(feature = "postgres")]
+    if store.postgres().is_some() {
+        return keeper
+            .in_database(store, UPKEEP_WAIT, collected, false, false)
+            .map(drop);
+    }
     // Nothing to take out of an index that does not exist yet: a store file's never made, or
     // one in memory this process has not built.
     let exists = match store.journal_dir() {

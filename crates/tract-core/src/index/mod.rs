@@ -16,6 +16,8 @@
 pub(crate) mod catch_up;
 pub(crate) mod keeper;
 pub(crate) mod lanes;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 pub(crate) mod query;
 pub(crate) mod tokenizer;
 
@@ -127,6 +129,24 @@ pub(crate) struct State {
     pub(crate) collections: u64,
     /// The newest commit time the index holds: nothing newer can be in it.
     pub(crate) newest_us: u64,
+}
+
+#[cfg(feature = "postgres")]
+impl State {
+    /// The state as the database keeps it (see [`postgres`]).
+    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
+        let mut state = self.clone();
+        state.layout = LAYOUT;
+        postcard::to_allocvec(&state).map_err(|e| broken("encoding its state", e.to_string()))
+    }
+
+    /// A state [`State::encode`] made; `None` for one of another layout or damaged (the
+    /// index is then built anew: it is derived data).
+    pub(crate) fn decode(bytes: &[u8]) -> Option<State> {
+        postcard::from_bytes::<State>(bytes)
+            .ok()
+            .filter(|s| s.layout == LAYOUT)
+    }
 }
 
 /// An index error, with what was being done.

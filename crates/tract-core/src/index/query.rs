@@ -91,6 +91,12 @@ fn text_query(field: Field, ws: &[String]) -> Box<dyn Query> {
     }
 }
 
+/// A word quoted as a lexeme of PostgreSQL's `tsvector` and `tsquery` text.
+#[cfg(feature = "postgres")]
+pub(crate) fn lexeme(word: &str) -> String {
+    format!("'{}'", word.replace('\\', "\\\\").replace('\'', "''"))
+}
+
 /// BM25's parameters, as tantivy's.
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -209,6 +215,27 @@ impl Parsed {
                 .map(|ws| (Occur::MustNot, text_query(field, ws))),
         );
         Box::new(BooleanQuery::new(all))
+    }
+
+    /// The query as PostgreSQL's `tsquery` text: the groups joined by `&`, alternatives by
+    /// `|`, a phrase's words by `<->`, an excluded one after `!`; each word quoted as the
+    /// lexeme it is (the text's words are cut here, not by the database).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn tsquery(&self) -> String {
+        let phrase = |ws: &[String]| -> String {
+            let inner: Vec<String> = ws.iter().map(|w| lexeme(w)).collect();
+            format!("( {} )", inner.join(" <-> "))
+        };
+        let mut all: Vec<String> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let alts: Vec<String> = g.iter().map(|ws| phrase(ws)).collect();
+                format!("( {} )", alts.join(" | "))
+            })
+            .collect();
+        all.extend(self.excluded.iter().map(|ws| format!("!{}", phrase(ws))));
+        all.join(" & ")
     }
 
     /// Every word the query names, those it excludes too.

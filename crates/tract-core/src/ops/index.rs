@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::index::catch_up::{key_at, key_columns};
-use crate::index::keeper;
+use crate::index::{State, keeper};
 use crate::storage::store::Store;
 use crate::storage::store::snapshot::Snapshot;
 use std::collections::HashSet;
@@ -25,9 +25,11 @@ pub struct IndexReport {
     pub rebuilt: bool,
     /// Documents it holds (one per commit).
     pub documents: u64,
-    /// Bytes of its files (0 for an index in memory).
+    /// Bytes of its files, or of its tables and their indexes in a database (0 for an index
+    /// in memory).
     pub bytes: u64,
-    /// Where it is (`None`: in this process's memory: a store in memory or in a database).
+    /// Where it is (`None`: in this process's memory for a store in memory, or in the
+    /// database beside a store in PostgreSQL).
     pub path: Option<std::path::PathBuf>,
 }
 
@@ -46,6 +48,18 @@ pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
                 .unwrap_or_default(),
             reason: crate::error::LockReason::Busy { waited: WAIT },
         })?;
+    #[cfg(feature = "postgres")]
+    if store.postgres().is_some() {
+        let (table, _) = crate::index::postgres::Table::read(store)?;
+        return Ok(IndexReport {
+            added: caught.added,
+            removed: caught.removed,
+            rebuilt: caught.rebuilt,
+            documents: table.documents()?,
+            bytes: table.bytes()?,
+            path: None,
+        });
+    }
     let index = k.index(store)?;
     let reading = index.read()?;
     Ok(IndexReport {
@@ -58,61 +72,78 @@ pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
     })
 }
 
-/// What `fsck` finds of the index: documents read, and each problem as (subject, detail).
-pub(crate) struct IndexCheck {
-    pub(crate) documents: u64,
-    pub(crate) problems: Vec<(String, String)>,
-}
-
-/// Checks a store file's index against `snap`: every document's commit is in the store, no
-/// commit has two, every commit the branches' tips it recorded reach is in it, and it applied
-/// every redaction the store recorded before its last batch. `commits`: every commit's
-/// parents, as `fsck` read them (`None`: not in the store when it read). A store without an
-/// index file has nothing to check.
-pub(crate) fn check<'a>(
-    store: &Store,
-    snap: &Snapshot,
-    parents: impl Fn(&CommitId) -> Option<&'a [CommitId]>,
-) -> Result<Option<IndexCheck>> {
+/// The commits of every document the index of `store` holds, and its state; `None` when it
+/// has none (a store file's never made, a database's without its tables, one in memory).
+fn held_by(store: &Store) -> Result<Option<(Vec<CommitId>, State)>> {
+    #[cfg(feature = "postgres")]
+    if store.postgres().is_some() {
+        let (table, reading) = crate::index::postgres::Table::read(store)?;
+        if !reading.exists {
+            return Ok(None);
+        }
+        return Ok(Some((table.ids()?, reading.state)));
+    }
     let Some(journal) = store.journal_dir() else {
         return Ok(None);
     };
     if !journal.join(crate::index::DIR).exists() {
         return Ok(None);
     }
+    let index = keeper::of(store).index(store)?;
+    let reading = index.read()?;
+    let mut ids = Vec::new();
+    for seg in reading.searcher.segment_readers() {
+        let keys = key_columns(seg, &index.fields)?;
+        let alive = seg.alive_bitset();
+        for doc in 0..seg.max_doc() {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                ids.push(key_at(&keys, doc));
+            }
+        }
+    }
+    Ok(Some((ids, (*reading.state).clone())))
+}
+
+/// What `fsck` finds of the index: documents read, and each problem as (subject, detail).
+pub(crate) struct IndexCheck {
+    pub(crate) documents: u64,
+    pub(crate) problems: Vec<(String, String)>,
+}
+
+/// Checks the search index (a store file's, or a database's) against `snap`: every document's commit is in the store, no
+/// commit has two, every commit the branches' tips it recorded reach is in it, and it applied
+/// every redaction the store recorded before its last batch. `commits`: every commit's
+/// parents, as `fsck` read them (`None`: not in the store when it read). A store without an
+/// index has nothing to check.
+pub(crate) fn check<'a>(
+    store: &Store,
+    snap: &Snapshot,
+    parents: impl Fn(&CommitId) -> Option<&'a [CommitId]>,
+) -> Result<Option<IndexCheck>> {
     let mut out = IndexCheck {
         documents: 0,
         problems: Vec::new(),
     };
-    let index = keeper::of(store).index(store)?;
-    let reading = match index.read() {
-        Ok(r) => r,
+    let (documents, state) = match held_by(store) {
+        Ok(Some(found)) => found,
+        Ok(None) => return Ok(None),
         Err(e) => {
             out.problems.push(("index".into(), format!("{e}")));
             return Ok(Some(out));
         }
     };
-    let fields = index.fields;
     let mut held: HashSet<CommitId> = HashSet::new();
     let mut unknown = Vec::new();
-    for seg in reading.searcher.segment_readers() {
-        let keys = key_columns(seg, &fields)?;
-        let alive = seg.alive_bitset();
-        for doc in 0..seg.max_doc() {
-            if alive.is_some_and(|a| !a.is_alive(doc)) {
-                continue;
-            }
-            out.documents += 1;
-            let id = key_at(&keys, doc);
-            if parents(&id).is_none() {
-                unknown.push(id);
-            }
-            if !held.insert(id) {
-                out.problems.push((
-                    format!("commit {}", id.to_hex()),
-                    "the search index holds it twice".into(),
-                ));
-            }
+    for id in documents {
+        out.documents += 1;
+        if parents(&id).is_none() {
+            unknown.push(id);
+        }
+        if !held.insert(id) {
+            out.problems.push((
+                format!("commit {}", id.to_hex()),
+                "the search index holds it twice".into(),
+            ));
         }
     }
     // Written since fsck read the store, or gone from it.
@@ -130,8 +161,7 @@ pub(crate) fn check<'a>(
         }
     }
     // What the recorded tips reach must all be in it.
-    let mut todo: Vec<CommitId> = reading
-        .state
+    let mut todo: Vec<CommitId> = state
         .tips
         .values()
         .map(|(t, _)| CommitId::from_bytes(*t))
@@ -166,13 +196,13 @@ pub(crate) fn check<'a>(
         ));
     }
     let redactions = snap.redactions()?;
-    if reading.state.redactions < redactions && !reading.state.tips.is_empty() {
+    if state.redactions < redactions && !state.tips.is_empty() {
         out.problems.push((
             "index".into(),
             format!(
                 "it has not applied {} of the store's redactions (text they removed may still be \
                  in it): `tract index` applies them",
-                redactions - reading.state.redactions
+                redactions - state.redactions
             ),
         ));
     }

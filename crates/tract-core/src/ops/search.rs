@@ -246,10 +246,9 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
 }
 
 /// Where a scan or a ranking starts: the index as committed, the store read after it, and
-/// what is not indexed yet, walked (and, for a ranking, indexed in memory).
+/// what is not indexed yet, walked (and, for a ranking, made documents).
 struct Ground {
-    index: Arc<Index>,
-    searcher: Searcher,
+    engine: Engine,
     snap: Snapshot,
     /// The commits not indexed yet (none for a scan), searched as they are.
     pending: Vec<catch_up::Doc>,
@@ -260,11 +259,39 @@ struct Ground {
     placed: HashMap<CommitId, Place>,
 }
 
+/// The index a search reads.
+enum Engine {
+    /// Tantivy's, beside a store file or in this process's memory.
+    Tantivy {
+        index: Arc<Index>,
+        searcher: Searcher,
+    },
+    /// The database's own full-text search, for a store in PostgreSQL. `usable`: its rows
+    /// may be read (not those of another layout, or of no tables yet).
+    #[cfg(feature = "postgres")]
+    Sql {
+        table: Box<crate::index::postgres::Table>,
+        usable: bool,
+    },
+}
+
+/// The commit a handle's detached `HEAD` is at, walked beside the branches.
+fn detached(repo: &Repo, snap: &Snapshot) -> Result<Vec<CommitId>> {
+    Ok(match repo.head(snap)?.target {
+        crate::refs::HeadRef::Detached(id) => vec![id],
+        crate::refs::HeadRef::Branch(_) => Vec::new(),
+    })
+}
+
 impl Ground {
     /// Reads the index and the store, and walks to the commits not indexed yet (made
     /// documents with `rank`). When those are many, or the index is of another layout, it is
     /// brought up to date first (once).
     fn new(repo: &Repo, rank: bool) -> Result<Ground> {
+        #[cfg(feature = "postgres")]
+        if repo.store.postgres().is_some() {
+            return Self::in_database(repo, rank);
+        }
         let keeper = keeper::of(&repo.store);
         let index = keeper.index(&repo.store)?;
         let mut tried = false;
@@ -272,17 +299,16 @@ impl Ground {
             let reading = index.read()?;
             // After the index: the store holds everything the index does.
             let snap = repo.read()?;
-            let extra: Vec<CommitId> = match repo.head(&snap)?.target {
-                crate::refs::HeadRef::Detached(id) => vec![id],
-                crate::refs::HeadRef::Branch(_) => Vec::new(),
-            };
+            let extra = detached(repo, &snap)?;
             let mut docs = Vec::new();
             // The first walk stops past a batch: those are indexed, not read here.
             let limit = (!tried).then_some(keeper::SEARCH_BATCH);
+            let searcher = &reading.searcher;
+            let mut at = |id: &CommitId| catch_up::locate(searcher, &index.fields, id);
             let walked = catch_up::walk(
                 &snap,
-                &reading,
-                &index.fields,
+                &reading.state,
+                &mut at,
                 &extra,
                 reading.stale,
                 limit,
@@ -307,8 +333,59 @@ impl Ground {
                 false => reading.searcher,
             };
             return Ok(Ground {
-                index,
-                searcher,
+                engine: Engine::Tantivy { index, searcher },
+                snap,
+                pending: docs,
+                lanes: walked.lanes,
+                tips: walked.tip_places,
+                placed: walked.placed,
+            });
+        }
+    }
+
+    /// [`Ground::new`] for a store in PostgreSQL: the rows as one read-only transaction sees
+    /// them, the store read after it.
+    #[cfg(feature = "postgres")]
+    fn in_database(repo: &Repo, rank: bool) -> Result<Ground> {
+        let mut tried = false;
+        loop {
+            let (table, reading) = crate::index::postgres::Table::read(&repo.store)?;
+            let snap = repo.read()?;
+            let extra = detached(repo, &snap)?;
+            let usable = reading.exists && !reading.stale;
+            let mut docs = Vec::new();
+            let limit = (!tried).then_some(keeper::SEARCH_BATCH);
+            let mut at = |id: &CommitId| match usable {
+                true => table.locate(id),
+                false => Ok(None),
+            };
+            let walked = catch_up::walk(
+                &snap,
+                &reading.state,
+                &mut at,
+                &extra,
+                !usable,
+                limit,
+                &mut |d| {
+                    if rank {
+                        docs.extend(d);
+                    }
+                    Ok(())
+                },
+            )?;
+            if (walked.stopped || reading.stale) && !tried {
+                tried = true;
+                drop(table);
+                // A database that refuses the index's tables (a role that may only read)
+                // leaves this search to walk all of them.
+                let _ = keeper::of(&repo.store).catch_up(&repo.store, Duration::ZERO, None, false);
+                continue;
+            }
+            return Ok(Ground {
+                engine: Engine::Sql {
+                    table: Box::new(table),
+                    usable,
+                },
                 snap,
                 pending: docs,
                 lanes: walked.lanes,
@@ -326,7 +403,14 @@ impl Ground {
         if let Some((_, _, p)) = self.tips.iter().find(|(_, t, _)| t == id) {
             return Ok(Some(*p));
         }
-        catch_up::locate(&self.searcher, &self.index.fields, id)
+        match &self.engine {
+            Engine::Tantivy { index, searcher } => catch_up::locate(searcher, &index.fields, id),
+            #[cfg(feature = "postgres")]
+            Engine::Sql { table, usable } => match usable {
+                true => table.locate(id),
+                false => Ok(None),
+            },
+        }
     }
 
     /// The history a scope covers, as lane bounds.
@@ -453,13 +537,13 @@ impl<'a> Stats<'a> {
     /// own after a batch). Beside an index, the others are counted as its average document:
     /// they are a batch at most among all it holds.
     fn of(
-        ground: &'a Ground,
+        searcher: &'a Searcher,
+        ground: &Ground,
         parsed: &Parsed,
         walked: &[(&catch_up::Doc, Positions)],
         wanted: &HashSet<String>,
         field: tantivy::schema::Field,
     ) -> Result<Stats<'a>> {
-        let searcher = &ground.searcher;
         let failed = |e| crate::index::failed("reading its statistics", e);
         let indexed = searcher.total_num_docs().map_err(failed)?;
         let mut freq: HashMap<String, u64> = parsed.words().map(|w| (w.clone(), 0)).collect();
@@ -593,9 +677,12 @@ struct Ranked {
 }
 
 /// Where a ranked hit is.
+#[derive(Clone, Copy)]
 enum From {
+    /// A document of a tantivy index.
     Index(DocAddress),
-    Walked(CommitId, Place),
+    /// A commit and its place: one not indexed yet, or a database's row.
+    Commit(CommitId, Place),
 }
 
 /// The lane bounds of a reach as a list by lane (lanes are numbered densely): each lane's
@@ -717,37 +804,87 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
                 .map(|s| (d, Positions::of(&s.text, Some(&wanted))))
         })
         .collect();
-    let stats = Stats::of(&ground, &parsed, &walked, &wanted, fields.text)?;
-    let weights = stats.weights(fields.text)?;
-    let mut clauses = vec![(Occur::Must, parsed.query(fields.text))];
-    clauses.extend(filters(q, &fields));
-    let query = BooleanQuery::new(clauses);
-    // Past this many, the hits are counted first, so a page far out (or all hits) asks for
-    // no more than there are.
-    const FIRST: usize = 1 << 12;
-    let wanted = q.limit.map_or(usize::MAX, |l| q.offset.saturating_add(l));
-    let mut n = wanted.min(FIRST);
-    if wanted > FIRST {
-        n = wanted.min(count(
-            &ground.searcher,
-            &query,
-            places.clone(),
-            view.clone(),
-        )?);
-    }
-    let mut found: Vec<Ranked> = best(&ground.searcher, &query, &stats, n, places, view)?
-        .into_iter()
-        .map(|(score, doc)| Ranked {
-            score,
-            from: From::Index(doc),
-        })
-        .collect();
-    found.extend(walked.iter().filter_map(|(d, pos)| {
-        parsed.score(pos, &weights).map(|score| Ranked {
-            score,
-            from: From::Walked(d.id, d.place),
-        })
-    }));
+    let wanted_hits = q.limit.map_or(usize::MAX, |l| q.offset.saturating_add(l));
+    let (mut found, weights) = match &ground.engine {
+        Engine::Tantivy { searcher, .. } => {
+            let stats = Stats::of(searcher, &ground, &parsed, &walked, &wanted, fields.text)?;
+            let weights = stats.weights(fields.text)?;
+            let mut clauses = vec![(Occur::Must, parsed.query(fields.text))];
+            clauses.extend(filters(q, &fields));
+            let query = BooleanQuery::new(clauses);
+            // Past this many, the hits are counted first, so a page far out (or all hits)
+            // asks for no more than there are.
+            const FIRST: usize = 1 << 12;
+            let mut n = wanted_hits.min(FIRST);
+            if wanted_hits > FIRST {
+                n = wanted_hits.min(count(searcher, &query, places.clone(), view.clone())?);
+            }
+            let mut found: Vec<Ranked> = best(searcher, &query, &stats, n, places, view)?
+                .into_iter()
+                .map(|(score, doc)| Ranked {
+                    score,
+                    from: From::Index(doc),
+                })
+                .collect();
+            found.extend(walked.iter().filter_map(|(d, pos)| {
+                parsed.score(pos, &weights).map(|score| Ranked {
+                    score,
+                    from: From::Commit(d.id, d.place),
+                })
+            }));
+            (found, weights)
+        }
+        #[cfg(feature = "postgres")]
+        Engine::Sql { table, usable } => {
+            let tsquery = parsed.tsquery();
+            let role = q.role.map(|r| r.as_str());
+            let filters = crate::index::postgres::Filters {
+                role,
+                tool: q.tool.as_deref(),
+                op: q.op.as_deref(),
+                errors: q.errors,
+                since_us: q.since_us,
+                until_us: q.until_us,
+                bounds: places.as_deref().map(|b| b.as_slice()),
+                view: view.as_deref(),
+            };
+            let mut found: Vec<Ranked> = match usable {
+                true => table.best(&tsquery, &filters, wanted_hits)?,
+                false => Vec::new(),
+            }
+            .into_iter()
+            .map(|f| Ranked {
+                score: f.score,
+                from: From::Commit(f.id, f.place),
+            })
+            .collect();
+            // The commits not indexed yet that hold a word of the query, scored by the
+            // database as its rows are.
+            let candidates: Vec<&catch_up::Doc> = walked
+                .iter()
+                .filter(|(_, pos)| parsed.words().any(|w| pos.holds(w)))
+                .map(|(d, _)| *d)
+                .collect();
+            let vectors: Vec<String> = candidates
+                .iter()
+                .map(|d| {
+                    d.said
+                        .as_ref()
+                        .map(|s| crate::index::postgres::tsvector(&s.text))
+                        .unwrap_or_default()
+                })
+                .collect();
+            let scores = table.rank(&tsquery, &vectors)?;
+            found.extend(candidates.iter().zip(scores).filter_map(|(d, score)| {
+                score.map(|score| Ranked {
+                    score,
+                    from: From::Commit(d.id, d.place),
+                })
+            }));
+            // The database's scores weigh every word alike.
+            (found, Weights::default())
+        }
+    };
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
     let page: Vec<Ranked> = found
         .into_iter()
@@ -764,14 +901,13 @@ fn hits(
     parsed: &Parsed,
     weights: &Weights,
 ) -> Result<Vec<SearchHit>> {
-    let fields = ground.index.fields;
     let mut ids = Vec::with_capacity(page.len());
     for r in page {
-        match r.from {
-            From::Walked(id, place) => ids.push((id, Some(place), r.score)),
-            From::Index(doc) => {
-                let seg = ground.searcher.segment_reader(doc.segment_ord);
-                let keys = key_columns(seg, &fields)?;
+        match (r.from, &ground.engine) {
+            (From::Commit(id, place), _) => ids.push((id, Some(place), r.score)),
+            (From::Index(doc), Engine::Tantivy { index, searcher }) => {
+                let seg = searcher.segment_reader(doc.segment_ord);
+                let keys = key_columns(seg, &index.fields)?;
                 let place = seg
                     .fast_fields()
                     .u64(PLACE)
@@ -779,6 +915,12 @@ fn hits(
                     .first(doc.doc_id)
                     .map(lanes::unpack);
                 ids.push((key_at(&keys, doc.doc_id), place, r.score));
+            }
+            #[cfg(feature = "postgres")]
+            (From::Index(_), Engine::Sql { .. }) => {
+                return Err(Error::invalid_op(
+                    "a database's search has no index documents",
+                ));
             }
         }
     }

@@ -52,8 +52,8 @@ const LAYERS: &[&[&str]] = &[
         "view/ancestry",
         "index/catch_up",
     ],
-    &["view/checkpoint", "index/keeper"],
-    &["view/cache"],
+    &["view/checkpoint", "index/postgres"],
+    &["view/cache", "index/keeper"],
     &["formats/responses", "formats/claude_code"],
     &["formats/transcript/steps", "formats/transcript/rfc3339"],
     &[

@@ -69,6 +69,12 @@ fn hits_are_ranked_best_first() {
     // The whole index again, after a batch: the same answers.
     update_index(t.store(), false).unwrap();
     assert_eq!(ids(&t.search(&q("retry")).unwrap()), [needle.id, once.id]);
+    // The best one alone, when only one is asked for.
+    let best = SearchQuery {
+        limit: Some(1),
+        ..q("retry")
+    };
+    assert_eq!(ids(&t.search(&best).unwrap()), [needle.id]);
 }
 
 #[test]
@@ -89,22 +95,28 @@ fn the_syntax_phrases_exclusions_or_and_identifiers() {
         v.sort();
         v
     };
-    assert_eq!(by_id(r#""connection refused""#), [a.id]);
-    assert_eq!(by_id("connection refused"), sorted(vec![a.id, b.id]));
-    assert_eq!(by_id("database -connection"), Vec::new());
-    assert_eq!(by_id("refused -\"refused the\""), [a.id]);
-    assert_eq!(by_id("panicked OR getUserName"), sorted(vec![c.id, d.id]));
-    // Typed in small letters, an identifier is found whole.
-    assert_eq!(by_id("getusername"), [c.id]);
-    assert_eq!(by_id("GETUSERNAME"), [c.id]);
-    // Identifiers and paths match their parts, in order.
-    assert_eq!(by_id("user name"), [c.id]);
-    assert_eq!(by_id("get_user_name"), [c.id]);
-    assert_eq!(by_id("store/mod.rs"), [d.id]);
-    assert_eq!(by_id("mod 42"), [d.id]);
-    assert_eq!(by_id("недоступна"), [e.id]);
-    assert_eq!(by_id("数据库"), [e.id]);
-    assert_eq!(by_id("据数"), Vec::new(), "ideographs in order");
+    // Matched as they are (nothing indexed yet), then by the index.
+    for indexed in [false, true] {
+        if indexed {
+            update_index(t.store(), false).unwrap();
+        }
+        assert_eq!(by_id(r#""connection refused""#), [a.id]);
+        assert_eq!(by_id("connection refused"), sorted(vec![a.id, b.id]));
+        assert_eq!(by_id("database -connection"), Vec::new());
+        assert_eq!(by_id("refused -\"refused the\""), [a.id]);
+        assert_eq!(by_id("panicked OR getUserName"), sorted(vec![c.id, d.id]));
+        // Typed in small letters, an identifier is found whole.
+        assert_eq!(by_id("getusername"), [c.id]);
+        assert_eq!(by_id("GETUSERNAME"), [c.id]);
+        // Identifiers and paths match their parts, in order.
+        assert_eq!(by_id("user name"), [c.id]);
+        assert_eq!(by_id("get_user_name"), [c.id]);
+        assert_eq!(by_id("store/mod.rs"), [d.id]);
+        assert_eq!(by_id("mod 42"), [d.id]);
+        assert_eq!(by_id("недоступна"), [e.id]);
+        assert_eq!(by_id("数据库"), [e.id]);
+        assert_eq!(by_id("据数"), Vec::new(), "ideographs in order");
+    }
     // A snippet keeps its words whole, punctuation included, and marks the matches.
     let f = t.user("config: DATABASE_URL = env()").unwrap();
     let hit = t.search(&q("database url")).unwrap().remove(0);
@@ -142,22 +154,28 @@ fn filters_role_tool_operation_errors_and_time() {
         f(&mut query);
         ids(&t.search(&query).unwrap())
     };
-    let mut all = search(&|_| {});
-    all.sort();
-    assert!(all.len() >= 3);
-    assert_eq!(
-        search(&|s| s.tool = Some("bash".into())),
-        [c[6].id],
-        "the bash result (the call to bash says none of the words)"
-    );
-    assert_eq!(search(&|s| s.errors = true), [c[6].id]);
-    let mut grep = search(&|s| s.tool = Some("grep".into()));
-    grep.sort();
-    let mut want = vec![c[2].id, c[4].id, c[7].id];
-    want.sort();
-    assert_eq!(grep, want, "grep's calls and results");
-    assert_eq!(search(&|s| s.role = Some(Role::User)), [c[1].id]);
-    assert!(search(&|s| s.op = Some("edit".into())).is_empty());
+    // Matched as they are (nothing indexed yet), then by the index.
+    for indexed in [false, true] {
+        if indexed {
+            update_index(t.store(), false).unwrap();
+        }
+        let mut all = search(&|_| {});
+        all.sort();
+        assert!(all.len() >= 3);
+        assert_eq!(
+            search(&|s| s.tool = Some("bash".into())),
+            [c[6].id],
+            "the bash result (the call to bash says none of the words)"
+        );
+        assert_eq!(search(&|s| s.errors = true), [c[6].id]);
+        let mut grep = search(&|s| s.tool = Some("grep".into()));
+        grep.sort();
+        let mut want = vec![c[2].id, c[4].id, c[7].id];
+        want.sort();
+        assert_eq!(grep, want, "grep's calls and results");
+        assert_eq!(search(&|s| s.role = Some(Role::User)), [c[1].id]);
+        assert!(search(&|s| s.op = Some("edit".into())).is_empty());
+    }
     let e = t
         .edit_tool_result(
             c[4].id,
@@ -166,11 +184,16 @@ fn filters_role_tool_operation_errors_and_time() {
             Content::Text("config trimmed".into()),
         )
         .unwrap();
-    assert_eq!(search(&|s| s.op = Some("edit".into())), [e.id]);
     // Time: the edit is the newest commit.
     let at = e.commit.timestamp_us;
-    assert_eq!(search(&|s| s.since_us = Some(at)), [e.id]);
-    assert!(!search(&|s| s.until_us = Some(at)).contains(&e.id));
+    for indexed in [false, true] {
+        if indexed {
+            update_index(t.store(), false).unwrap();
+        }
+        assert_eq!(search(&|s| s.op = Some("edit".into())), [e.id]);
+        assert_eq!(search(&|s| s.since_us = Some(at)), [e.id]);
+        assert!(!search(&|s| s.until_us = Some(at)).contains(&e.id));
+    }
     let bad = |f: &dyn Fn(&mut SearchQuery)| {
         let mut query = q("grep");
         f(&mut query);
@@ -192,16 +215,22 @@ fn paging_is_stable_and_whole() {
     let (_d, path) = temp_store();
     let t = open(&path, 0);
     filler(&t, 40);
-    let all = ids(&t.search(&q("log")).unwrap());
-    assert_eq!(all.len(), 80);
-    let mut paged = Vec::new();
-    for page in 0..9 {
-        let mut query = q("log");
-        query.offset = page * 10;
-        query.limit = Some(10);
-        paged.extend(ids(&t.search(&query).unwrap()));
+    // Matched as they are (nothing indexed yet), then by the index.
+    for indexed in [false, true] {
+        if indexed {
+            update_index(t.store(), false).unwrap();
+        }
+        let all = ids(&t.search(&q("log")).unwrap());
+        assert_eq!(all.len(), 80);
+        let mut paged = Vec::new();
+        for page in 0..9 {
+            let mut query = q("log");
+            query.offset = page * 10;
+            query.limit = Some(10);
+            paged.extend(ids(&t.search(&query).unwrap()));
+        }
+        assert_eq!(paged, all);
     }
-    assert_eq!(paged, all);
     let mut none = q("log");
     none.limit = Some(0);
     assert!(t.search(&none).unwrap().is_empty());
@@ -233,8 +262,17 @@ fn the_view_or_the_history_of_one_branch_or_every_branch() {
         v.sort();
         v
     };
-    // Every branch: each commit once, naming every branch whose history holds it.
+    // Every branch: each commit once, naming every branch whose history holds it; as
+    // matched before the index holds them, then by the index.
+    let before = hits(SearchScope::All, true);
+    update_index(t.store(), false).unwrap();
     let every = hits(SearchScope::All, true);
+    let names = |hs: &[SearchHit]| {
+        let mut v: Vec<_> = hs.iter().map(|h| (h.info.id, h.branches.clone())).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&before), names(&every));
     assert_eq!(
         sorted(ids(&every)),
         sorted(vec![shared.id, main_only.id, fork_only.id])
@@ -278,11 +316,17 @@ fn the_view_or_the_history_of_one_branch_or_every_branch() {
     let mut by_edit = q("default value");
     by_edit.scope = SearchScope::Here;
     assert_eq!(ids(&t.search(&by_edit).unwrap()), [edited.id]);
-    // Every branch's view.
-    assert_eq!(
-        sorted(ids(&hits(SearchScope::All, false))),
-        sorted(vec![shared.id, fork_only.id])
-    );
+    // Every branch's view, before and after the edit is indexed.
+    for indexed in [false, true] {
+        if indexed {
+            update_index(t.store(), false).unwrap();
+        }
+        assert_eq!(
+            sorted(ids(&hits(SearchScope::All, false))),
+            sorted(vec![shared.id, fork_only.id])
+        );
+        assert_eq!(ids(&t.search(&by_edit).unwrap()), [edited.id]);
+    }
 }
 
 #[test]
@@ -320,9 +364,21 @@ fn index_dir(path: &std::path::Path) -> std::path::PathBuf {
     path.with_file_name(name).join("index")
 }
 
-/// Whether any segment of the index's files holds `word` in its term dictionary: a deleted
-/// document's words stay there until its segment is written again.
+/// Whether the index holds `word` anywhere: in a store file's, any segment's term
+/// dictionary (a deleted document's words stay there until its segment is written again); in
+/// PostgreSQL, any row of the `search` table.
 fn index_has_word(path: &std::path::Path, word: &str) -> bool {
+    if let Some(mut sql) = crate::support::sql_on(path) {
+        let n: i64 = sql
+            .query_one(
+                "SELECT count(*) FROM search WHERE words @@ $1::text::tsquery \
+                 OR words::text LIKE '%' || $1 || '%'",
+                &[&word],
+            )
+            .unwrap()
+            .get(0);
+        return n > 0;
+    }
     let index = tantivy::Index::open_in_dir(index_dir(path)).unwrap();
     let text = index.schema().get_field("text").unwrap();
     let reader = index
@@ -339,15 +395,17 @@ fn index_has_word(path: &std::path::Path, word: &str) -> bool {
 
 #[test]
 fn redacted_and_collected_text_leaves_the_index_for_good() {
-    if crate::support::postgres_url().is_some() {
-        return; // the files of a store file's index
-    }
-    let (_d, path) = crate::support::file_store();
+    let (_d, path) = temp_store();
     let t = open(&path, 0);
     filler(&t, 10);
     let secret = t.user("my key is zqxwvsecretvalue keep it").unwrap();
     let report = update_index(t.store(), false).unwrap();
-    assert_eq!(report.path, Some(index_dir(&path)));
+    match crate::support::postgres_url() {
+        // In the database, beside the store's tables.
+        Some(_) => assert_eq!(report.path, None),
+        None => assert_eq!(report.path, Some(index_dir(&path))),
+    }
+    assert!(report.bytes > 0);
     assert!(index_has_word(&path, "zqxwvsecretvalue"));
     assert_eq!(t.search(&q("zqxwvsecretvalue")).unwrap().len(), 1);
     t.redact(secret.id, "a key").unwrap();
@@ -376,12 +434,19 @@ fn redacted_and_collected_text_leaves_the_index_for_good() {
         report.index_documents, 21,
         "20 of filler and the redacted one"
     );
+    // Compaction rewrites the database's tables, the index's too, leaving no old row versions.
+    if crate::support::postgres_url().is_some() {
+        t.into_store().compact().unwrap();
+        let t = open(&path, 0);
+        assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+        assert_eq!(t.search(&q("log")).unwrap().len(), 20);
+    }
 }
 
 #[test]
 fn fsck_finds_an_index_behind_on_a_redaction_and_a_catch_up_mends_it() {
     if crate::support::postgres_url().is_some() {
-        return;
+        return postgres_index_behind_on_a_redaction();
     }
     let (_d, path) = crate::support::file_store();
     let t = open(&path, 0);
@@ -407,6 +472,46 @@ fn fsck_finds_an_index_behind_on_a_redaction_and_a_catch_up_mends_it() {
         report.problems
     );
     // `tract index` (as the next batch would) applies the redaction it missed.
+    update_index(t.store(), false).unwrap();
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+    assert!(t.search(&q("hunter2hunter2")).unwrap().is_empty());
+    assert!(!index_has_word(&path, "hunter2hunter2"));
+}
+
+/// The database's index as it was before a redaction (its state and the redacted row's
+/// words put back, as if the process died between the redaction's commit and the index's
+/// upkeep): fsck names it, a catch-up applies it.
+fn postgres_index_behind_on_a_redaction() {
+    let (_d, path) = temp_store();
+    let mut sql = crate::support::sql_on(&path).unwrap();
+    let t = open(&path, 0);
+    let secret = t.user("hunter2hunter2 is the password").unwrap();
+    update_index(t.store(), false).unwrap();
+    let row = sql
+        .query_one(
+            "SELECT (SELECT value FROM search_state), words::text FROM search WHERE id = $1",
+            &[&secret.id.as_bytes().as_slice()],
+        )
+        .unwrap();
+    let (state, words): (Vec<u8>, String) = (row.get(0), row.get(1));
+    t.redact(secret.id, "password").unwrap();
+    assert!(!index_has_word(&path, "hunter2hunter2"));
+    sql.execute("UPDATE search_state SET value = $1", &[&state])
+        .unwrap();
+    sql.execute(
+        "UPDATE search SET words = $1::text::tsvector WHERE id = $2",
+        &[&words, &secret.id.as_bytes().as_slice()],
+    )
+    .unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.kind == "index" && p.detail.contains("redactions")),
+        "{:?}",
+        report.problems
+    );
     update_index(t.store(), false).unwrap();
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     assert!(t.search(&q("hunter2hunter2")).unwrap().is_empty());
@@ -473,10 +578,8 @@ fn processes_writing_side_by_side_keep_one_index() {
         }
         return;
     }
-    if crate::support::postgres_url().is_some() {
-        return; // one index file shared by processes
-    }
-    let (_d, path) = crate::support::file_store();
+    // One index file shared by the processes, or the database's tables.
+    let (_d, path) = temp_store();
     let t = open(&path, 0);
     t.system("shared start").unwrap();
     for name in ["alpha", "bravo", "charlie"] {
@@ -602,10 +705,8 @@ fn a_closed_handle_leaves_no_batch_running() {
 
 #[test]
 fn a_search_past_a_batch_of_unindexed_commits_indexes_them_first() {
-    if crate::support::postgres_url().is_some() {
-        return; // a store file's index
-    }
-    let (_d, path) = crate::support::file_store();
+    // A store in PostgreSQL gets the index's tables then.
+    let (_d, path) = temp_store();
     let t = open(&path, 0);
     filler(&t, 600);
     // 1,200 commits no process indexed: the search indexes them, then searches the index.

@@ -55,7 +55,7 @@ pub(crate) struct PgBackend {
 }
 
 /// A statement's parameters with their types (statements are parsed unnamed, with them).
-type Params<'a> = [(&'a (dyn ToSql + Sync), Type)];
+pub(crate) type Params<'a> = [(&'a (dyn ToSql + Sync), Type)];
 
 impl PgBackend {
     /// Connects to the store a `postgresql://` URL names, creating its schema and tables if
@@ -95,7 +95,7 @@ impl PgBackend {
     }
 
     /// `sql` with `@.` naming this store's schema.
-    fn sql(&self, sql: &str) -> String {
+    pub(crate) fn sql(&self, sql: &str) -> String {
         sql.replace("@.", &self.prefix)
     }
 
@@ -267,10 +267,23 @@ impl PgBackend {
         }
     }
 
-    /// Rewrites the object tables, so removed and redacted records leave no bytes behind.
-    pub(crate) fn compact(&self) -> Result<()> {
+    /// Rewrites the object tables (and the search index's table, when there is one), so
+    /// removed and redacted records leave no bytes behind.
+    pub(crate) fn compact(self: &Arc<Self>) -> Result<()> {
+        let mut tables = "@.commits, @.blobs, @.chunks".to_string();
+        {
+            let mut session = self.session(true)?;
+            let search: Vec<PgRow> = session.query(
+                "SELECT to_regclass($1) IS NOT NULL",
+                &[(&self.sql("@.search"), Type::TEXT)],
+            )?;
+            if search.first().is_some_and(|r| r.get::<_, bool>(0)) {
+                tables.push_str(", @.search");
+            }
+            session.commit()?;
+        }
         let conn = self.pool.get()?;
-        let sql = self.sql("VACUUM FULL @.commits, @.blobs, @.chunks");
+        let sql = self.sql(&format!("VACUUM FULL {tables}"));
         match self
             .pool
             .run_bounded(&conn, COMPACT_BOUND, conn.client.batch_execute(&sql))
@@ -282,6 +295,108 @@ impl PgBackend {
                 Err(e)
             }
         }
+    }
+}
+
+impl PgBackend {
+    /// A transaction of its own on one connection, for work beside the store's tables (the
+    /// search index's): read-only at repeatable read (one state), or read-write. Its `BEGIN`
+    /// goes with its first statement; dropped without [`Session::commit`], it rolls back.
+    pub(crate) fn session(self: &Arc<Self>, read_only: bool) -> Result<Session> {
+        let kind = match read_only {
+            true => " ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            false => "",
+        };
+        Ok(Session {
+            backend: Arc::clone(self),
+            begin: Some(self.begin(kind, None)),
+            conn: Some(self.pool.get()?),
+        })
+    }
+
+    /// A transaction-scoped advisory lock of this store for work that is not a ref's or the
+    /// whole store's (`what` names it: the search index's writer).
+    pub(crate) fn lock_of(&self, what: &str) -> i64 {
+        lock_key(&self.settings().schema, Some(&format!("\0{what}")))
+    }
+}
+
+/// A transaction on one pooled connection, statement by statement (see
+/// [`PgBackend::session`]).
+pub(crate) struct Session {
+    backend: Arc<PgBackend>,
+    /// The `BEGIN` and its settings, until sent.
+    begin: Option<String>,
+    /// `None` once ended, or once lost (discarded).
+    conn: Option<Pooled>,
+}
+
+impl Session {
+    /// Runs one statement (`@.` naming the schema) and returns its rows.
+    pub(crate) fn query(&mut self, sql: &str, params: &Params<'_>) -> Result<Vec<PgRow>> {
+        if let Some(begin) = self.begin.take() {
+            self.backend.batch(&mut self.conn, &begin)?;
+        }
+        let Some(c) = self.conn.as_ref() else {
+            return Err(Error::invalid_op("the transaction has ended"));
+        };
+        let sql = self.backend.sql(sql);
+        match self.backend.pool.run(c, c.client.query_typed(&sql, params)) {
+            Ok(rows) => Ok(rows),
+            Err(RunError::Server(e)) => {
+                // The transaction is aborted on the server: the connection goes back after
+                // its `ROLLBACK`.
+                let e = self.backend.settings().error(&e);
+                self.end("ROLLBACK");
+                Err(e)
+            }
+            Err(RunError::Lost(e)) => {
+                if let Some(c) = self.conn.take() {
+                    Pooled::take(c).discard();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// `name` (`@.` naming the schema) as the server names it: for `to_regclass`.
+    pub(crate) fn name(&self, name: &str) -> String {
+        self.backend.sql(name)
+    }
+
+    /// Runs statements without parameters (`@.` naming the schema), with the simple
+    /// protocol: several at once, such as a table's creation.
+    pub(crate) fn batch(&mut self, sql: &str) -> Result<()> {
+        if let Some(begin) = self.begin.take() {
+            self.backend.batch(&mut self.conn, &begin)?;
+        }
+        let sql = self.backend.sql(sql);
+        self.backend.batch(&mut self.conn, &sql)
+    }
+
+    /// Commits what it wrote.
+    pub(crate) fn commit(mut self) -> Result<()> {
+        if self.begin.is_some() {
+            return Ok(());
+        }
+        let done = self.backend.batch(&mut self.conn, "COMMIT");
+        // Given back to the pool, with nothing left to roll back.
+        self.conn = None;
+        done
+    }
+
+    /// Ends the transaction with `sql`; a connection that cannot end it is not given back.
+    fn end(&mut self, sql: &str) {
+        if self.begin.is_none() && self.conn.is_some() {
+            let _ = self.backend.batch(&mut self.conn, sql);
+        }
+        self.conn = None;
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.end("ROLLBACK");
     }
 }
 

@@ -474,6 +474,16 @@ impl Store {
         }
     }
 
+    /// The database a store in PostgreSQL is in (`None`: a file or memory): where its search
+    /// index's tables are.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres(&self) -> Option<&Arc<PgBackend>> {
+        match &self.shared.backend {
+            Backend::Postgres(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// The file, or `None` in memory or in a database.
     pub fn path(&self) -> Option<&Path> {
         self.shared.backend.path()

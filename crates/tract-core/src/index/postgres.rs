@@ -1,0 +1,540 @@
+//! The search index of a store in PostgreSQL: the database's own full-text search, so nothing
+//! runs beside the database and every process and machine shares one index.
+//!
+//! One row per commit in `search` beside the store's tables: its words as a `tsvector` (cut by
+//! [`crate::index::tokenizer`] here, each word a lexeme at its position, so code and logs are
+//! cut as on a store file), a GIN index over them, its role, tools, operation, error flag,
+//! time, place in the [`crate::index::lanes`] and first id key as columns the query filters
+//! on. `search_state` holds the [`State`] (tips, lanes, counts applied) the rows go with; both
+//! change in one transaction, under an advisory lock of the index's writer, taken without
+//! waiting: a second writer leaves the batch to the first.
+//!
+//! A query is a `tsquery` ([`crate::index::query::Parsed::tsquery`]: `&`, `|`, `<->` for
+//! phrases, `!`), ranked by `ts_rank_cd` (cover density, divided by 1 + the log of the
+//! message's length): not BM25, so words are not weighed by how rare they are, and the scores
+//! of the two backends do not compare. Commits not indexed yet are ranked by the same function
+//! in the same query's terms, so they compare with the rows.
+//!
+//! What a `tsvector` can hold bounds a message's words: positions past 16,383 count as 16,383
+//! (a phrase further in is not matched as one; its words still are), 256 positions per word,
+//! and about 1 MB in all (the rarest-placed new words of a longer text are left out).
+
+use crate::error::{Error, Result};
+use crate::id::{BlobId, CommitId};
+use crate::index::catch_up::{self, Caught, Doc};
+use crate::index::lanes::Place;
+use crate::index::query::lexeme;
+use crate::index::{State, key_of};
+use crate::storage::postgres::backend::{PgBackend, Session};
+use crate::storage::store::Store;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use tokio_postgres::types::Type;
+
+/// The tables and their indexes, made by the first catch-up (a store made before them gets
+/// them then). The GIN index takes new rows in its pending list, merged by `VACUUM` (or
+/// when the list is full), so a batch's inserts stay cheap.
+const TABLES: &str = "
+    CREATE TABLE IF NOT EXISTS @.search (
+        id bytea PRIMARY KEY,
+        blob bytea,
+        role text,
+        tools text[],
+        op text NOT NULL,
+        error boolean NOT NULL,
+        time bigint NOT NULL,
+        lane integer NOT NULL,
+        height integer NOT NULL,
+        k0 bigint NOT NULL,
+        words tsvector
+    );
+    CREATE INDEX IF NOT EXISTS search_words ON @.search USING gin (words);
+    CREATE INDEX IF NOT EXISTS search_blob ON @.search (blob);
+    CREATE TABLE IF NOT EXISTS @.search_state (key text PRIMARY KEY, value bytea NOT NULL);";
+
+/// The lock of the index's writer.
+const WRITER: &str = "search index";
+
+/// Rank normalization of `ts_rank_cd`: divided by 1 + the log of the document's length.
+const NORMALIZATION: i32 = 1;
+
+/// What a `tsvector` holds: positions up to this,
+const MAX_POSITION: usize = 16_383;
+/// this many positions of one word,
+const MAX_POSITIONS: usize = 256;
+/// and, in all, under a megabyte (kept well under it: the encoding's overhead is estimated).
+const MAX_BYTES: usize = 900_000;
+
+/// A message's words as `tsvector` text: each lexeme quoted, with its positions (1-based).
+pub(crate) fn tsvector(text: &str) -> String {
+    let mut at: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut bytes = 0usize;
+    crate::index::tokenizer::each_word(text, true, |w, _, _, position, _| {
+        let p = (position + 1).min(MAX_POSITION);
+        match at.get_mut(w) {
+            Some(ps) if ps.len() < MAX_POSITIONS && ps.last() != Some(&p) => {
+                ps.push(p);
+                bytes += 2;
+            }
+            Some(_) => {}
+            None if bytes + w.len() + 8 <= MAX_BYTES => {
+                bytes += w.len() + 8;
+                at.insert(w.to_string(), vec![p]);
+            }
+            None => {}
+        }
+    });
+    let mut out = String::with_capacity(bytes + at.len() * 4);
+    for (w, mut ps) in at {
+        // The whole of a split word sits at its first piece's position, after the pieces.
+        ps.sort_unstable();
+        ps.dedup();
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&lexeme(&w));
+        out.push(':');
+        let list: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
+        out.push_str(&list.join(","));
+    }
+    out
+}
+
+/// The index as one transaction sees it: the state its rows go with.
+pub(crate) struct Reading {
+    /// The state (the default when there are no tables or no state yet).
+    pub(crate) state: State,
+    /// Whether the tables exist.
+    pub(crate) exists: bool,
+    /// A state of another layout, or one that does not decode: the rows are not read.
+    pub(crate) stale: bool,
+}
+
+/// The index in a transaction of its own (see [`PgBackend::session`]).
+pub(crate) struct Table {
+    session: RefCell<Session>,
+}
+
+/// What a query keeps: the optional filters beside the words.
+#[derive(Debug, Default)]
+pub(crate) struct Filters<'a> {
+    pub(crate) role: Option<&'a str>,
+    pub(crate) tool: Option<&'a str>,
+    pub(crate) op: Option<&'a str>,
+    pub(crate) errors: bool,
+    pub(crate) since_us: Option<u64>,
+    pub(crate) until_us: Option<u64>,
+    /// Each lane's bound (the highest height reached, plus one): only rows within them.
+    pub(crate) bounds: Option<&'a [u32]>,
+    /// Only rows whose first id key is one of these (a view's commits).
+    pub(crate) view: Option<&'a HashSet<u64>>,
+}
+
+/// A row a query found: its commit, its score and its place.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Found {
+    pub(crate) id: CommitId,
+    pub(crate) score: f32,
+    pub(crate) place: Place,
+}
+
+/// A commit id from a row's bytes.
+fn commit_id(bytes: &[u8]) -> Result<CommitId> {
+    let b: [u8; 32] = bytes
+        .try_into()
+        .map_err(|_| Error::invalid_op("the search table holds an id that is not 32 bytes"))?;
+    Ok(CommitId::from_bytes(b))
+}
+
+/// A place from a row's lane and height.
+fn place(lane: i32, height: i32) -> Place {
+    (lane.max(0) as u32, height.max(0) as u32)
+}
+
+/// The backend of a store in PostgreSQL.
+fn backend(store: &Store) -> Result<&Arc<PgBackend>> {
+    store
+        .postgres()
+        .ok_or_else(|| Error::invalid_op("not a store in PostgreSQL"))
+}
+
+impl Table {
+    /// The index of `store` in a read-only transaction (one state of it).
+    pub(crate) fn read(store: &Store) -> Result<(Table, Reading)> {
+        let table = Table {
+            session: RefCell::new(backend(store)?.session(true)?),
+        };
+        let reading = table.reading()?;
+        Ok((table, reading))
+    }
+
+    fn query(
+        &self,
+        sql: &str,
+        params: &[(&(dyn tokio_postgres::types::ToSql + Sync), Type)],
+    ) -> Result<Vec<tokio_postgres::Row>> {
+        self.session.borrow_mut().query(sql, params)
+    }
+
+    /// Whether the tables exist, and the state they hold.
+    fn reading(&self) -> Result<Reading> {
+        let name = self.session.borrow().name("@.search_state");
+        let rows = self.query("SELECT to_regclass($1) IS NOT NULL", &[(&name, Type::TEXT)])?;
+        if !rows.first().is_some_and(|r| r.get::<_, bool>(0)) {
+            return Ok(Reading {
+                state: State::default(),
+                exists: false,
+                stale: false,
+            });
+        }
+        let rows = self.query("SELECT value FROM @.search_state WHERE key = 'state'", &[])?;
+        Ok(match rows.first() {
+            None => Reading {
+                state: State::default(),
+                exists: true,
+                stale: false,
+            },
+            Some(r) => match State::decode(r.get::<_, &[u8]>(0)) {
+                Some(state) => Reading {
+                    state,
+                    exists: true,
+                    stale: false,
+                },
+                None => Reading {
+                    state: State::default(),
+                    exists: true,
+                    stale: true,
+                },
+            },
+        })
+    }
+
+    /// The place of commit `id`, if the index holds it.
+    pub(crate) fn locate(&self, id: &CommitId) -> Result<Option<Place>> {
+        let id = id.as_bytes().as_slice();
+        let rows = self.query(
+            "SELECT lane, height FROM @.search WHERE id = $1",
+            &[(&id, Type::BYTEA)],
+        )?;
+        Ok(rows.first().map(|r| place(r.get(0), r.get(1))))
+    }
+
+    /// The best `n` rows matching `tsquery` within `f`, best first (ties in id order, so a
+    /// page follows the one before it).
+    pub(crate) fn best(&self, tsquery: &str, f: &Filters<'_>, n: usize) -> Result<Vec<Found>> {
+        let bounds: Option<Vec<i32>> = f
+            .bounds
+            .map(|b| b.iter().map(|&h| h.min(i32::MAX as u32) as i32).collect());
+        let view: Option<Vec<i64>> = f.view.map(|v| v.iter().map(|&k| k as i64).collect());
+        let since = f.since_us.map(|t| t.min(i64::MAX as u64) as i64);
+        let until = f.until_us.map(|t| t.min(i64::MAX as u64) as i64);
+        let limit = n.min(i64::MAX as usize) as i64;
+        let rows = self.query(
+            "SELECT id, ts_rank_cd(words, q, $11) AS score, lane, height
+             FROM @.search, (SELECT $1::tsquery AS q) AS query
+             WHERE words @@ q
+               AND ($2::text IS NULL OR role = $2)
+               AND ($3::text IS NULL OR $3 = ANY (tools))
+               AND ($4::text IS NULL OR op = $4)
+               AND (NOT $5 OR error)
+               AND ($6::bigint IS NULL OR time >= $6)
+               AND ($7::bigint IS NULL OR time < $7)
+               AND ($8::integer[] IS NULL OR height < coalesce(($8::integer[])[lane + 1], 0))
+               AND ($9::bigint[] IS NULL OR k0 = ANY ($9))
+             ORDER BY score DESC, id
+             LIMIT $10",
+            &[
+                (&tsquery, Type::TEXT),
+                (&f.role, Type::TEXT),
+                (&f.tool, Type::TEXT),
+                (&f.op, Type::TEXT),
+                (&f.errors, Type::BOOL),
+                (&since, Type::INT8),
+                (&until, Type::INT8),
+                (&bounds, Type::INT4_ARRAY),
+                (&view, Type::INT8_ARRAY),
+                (&limit, Type::INT8),
+                (&NORMALIZATION, Type::INT4),
+            ],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(Found {
+                    id: commit_id(r.get(0))?,
+                    score: r.get(1),
+                    place: place(r.get(2), r.get(3)),
+                })
+            })
+            .collect()
+    }
+
+    /// The scores of texts not indexed yet (their [`tsvector`]s) for `tsquery`, by the
+    /// function that scores the rows; `None` for one that does not match.
+    pub(crate) fn rank(&self, tsquery: &str, vectors: &[String]) -> Result<Vec<Option<f32>>> {
+        let mut out = vec![None; vectors.len()];
+        if vectors.is_empty() {
+            return Ok(out);
+        }
+        let rows = self.query(
+            "SELECT i, ts_rank_cd(v, q, $3)
+             FROM unnest($1::text[]::tsvector[]) WITH ORDINALITY AS t(v, i),
+                  (SELECT $2::tsquery AS q) AS query
+             WHERE v @@ q",
+            &[
+                (&vectors, Type::TEXT_ARRAY),
+                (&tsquery, Type::TEXT),
+                (&NORMALIZATION, Type::INT4),
+            ],
+        )?;
+        for r in rows {
+            let i: i64 = r.get(0);
+            if let Some(slot) = usize::try_from(i - 1).ok().and_then(|i| out.get_mut(i)) {
+                *slot = Some(r.get(1));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every commit the rows are of (for `fsck`).
+    pub(crate) fn ids(&self) -> Result<Vec<CommitId>> {
+        self.query("SELECT id FROM @.search", &[])?
+            .iter()
+            .map(|r| commit_id(r.get(0)))
+            .collect()
+    }
+
+    /// Rows it holds.
+    pub(crate) fn documents(&self) -> Result<u64> {
+        let rows = self.query("SELECT count(*) FROM @.search", &[])?;
+        Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+    }
+
+    /// Bytes of its tables and their indexes.
+    pub(crate) fn bytes(&self) -> Result<u64> {
+        let (search, state) = {
+            let s = self.session.borrow();
+            (s.name("@.search"), s.name("@.search_state"))
+        };
+        let rows = self.query(
+            "SELECT coalesce(pg_total_relation_size(to_regclass($1)), 0)
+                  + coalesce(pg_total_relation_size(to_regclass($2)), 0)",
+            &[(&search, Type::TEXT), (&state, Type::TEXT)],
+        )?;
+        Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+    }
+
+    /// Writes `docs` (a row already there is replaced: a redacted message's words).
+    fn put(&self, docs: &[Doc]) -> Result<()> {
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<&[u8]> = docs.iter().map(|d| d.id.as_bytes().as_slice()).collect();
+        let blobs: Vec<Option<&[u8]>> = docs
+            .iter()
+            .map(|d| d.blob.as_ref().map(|b| b.as_bytes().as_slice()))
+            .collect();
+        let roles: Vec<Option<&str>> = docs
+            .iter()
+            .map(|d| d.said.as_ref().map(|s| s.role.as_str()))
+            .collect();
+        // Each row's tools, joined by a unit separator (arrays of arrays must be even).
+        let tools: Vec<Option<String>> = docs
+            .iter()
+            .map(|d| {
+                d.said
+                    .as_ref()
+                    .filter(|s| !s.tools.is_empty())
+                    .map(|s| s.tools.join("\u{1f}"))
+            })
+            .collect();
+        let ops: Vec<&str> = docs.iter().map(|d| d.op).collect();
+        let errors: Vec<bool> = docs
+            .iter()
+            .map(|d| d.said.as_ref().is_some_and(|s| s.error))
+            .collect();
+        let times: Vec<i64> = docs
+            .iter()
+            .map(|d| d.time.min(i64::MAX as u64) as i64)
+            .collect();
+        let lanes: Vec<i32> = docs.iter().map(|d| d.place.0 as i32).collect();
+        let heights: Vec<i32> = docs.iter().map(|d| d.place.1 as i32).collect();
+        let keys: Vec<i64> = docs.iter().map(|d| key_of(&d.id)[0] as i64).collect();
+        let words: Vec<Option<String>> = docs
+            .iter()
+            .map(|d| d.said.as_ref().map(|s| tsvector(&s.text)))
+            .collect();
+        self.query(
+            "INSERT INTO @.search (id, blob, role, tools, op, error, time, lane, height, k0, words)
+             SELECT id, blob, role, string_to_array(tools, chr(31)), op, error, time, lane,
+                    height, k0, words::tsvector
+             FROM unnest($1::bytea[], $2::bytea[], $3::text[], $4::text[], $5::text[],
+                         $6::boolean[], $7::bigint[], $8::integer[], $9::integer[],
+                         $10::bigint[], $11::text[])
+                  AS t(id, blob, role, tools, op, error, time, lane, height, k0, words)
+             ON CONFLICT (id) DO UPDATE SET blob = excluded.blob, role = excluded.role,
+                 tools = excluded.tools, op = excluded.op, error = excluded.error,
+                 time = excluded.time, lane = excluded.lane, height = excluded.height,
+                 k0 = excluded.k0, words = excluded.words",
+            &[
+                (&ids, Type::BYTEA_ARRAY),
+                (&blobs, Type::BYTEA_ARRAY),
+                (&roles, Type::TEXT_ARRAY),
+                (&tools, Type::TEXT_ARRAY),
+                (&ops, Type::TEXT_ARRAY),
+                (&errors, Type::BOOL_ARRAY),
+                (&times, Type::INT8_ARRAY),
+                (&lanes, Type::INT4_ARRAY),
+                (&heights, Type::INT4_ARRAY),
+                (&keys, Type::INT8_ARRAY),
+                (&words, Type::TEXT_ARRAY),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Deletes with `sql` (its parameters `params`) and counts the rows deleted.
+    fn delete(
+        &self,
+        sql: &str,
+        params: &[(&(dyn tokio_postgres::types::ToSql + Sync), Type)],
+    ) -> Result<u64> {
+        let rows = self.query(
+            &format!("WITH gone AS ({sql} RETURNING 1) SELECT count(*) FROM gone"),
+            params,
+        )?;
+        Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+    }
+}
+
+/// Brings the index of a store in PostgreSQL up to the store, as
+/// [`catch_up::catch_up`] does a file's: in one transaction holding the index writer's lock
+/// (`None`: another process holds it), the redactions and collections it has not applied,
+/// then the commits it does not hold. `create`: make the tables if there are none (without,
+/// there is nothing to bring up to date).
+pub(crate) fn catch_up(
+    store: &Store,
+    collected: Option<&[CommitId]>,
+    rebuild: bool,
+    create: bool,
+) -> Result<Option<Caught>> {
+    let pg = backend(store)?;
+    let table = Table {
+        session: RefCell::new(pg.session(false)?),
+    };
+    let key = pg.lock_of(WRITER);
+    let got = table.query(
+        "SELECT pg_try_advisory_xact_lock($1)",
+        &[(&key, Type::INT8)],
+    )?;
+    if !got.first().is_some_and(|r| r.get::<_, bool>(0)) {
+        return Ok(None);
+    }
+    let mut reading = table.reading()?;
+    if !reading.exists {
+        if !create {
+            return Ok(Some(Caught::default()));
+        }
+        table.session.borrow_mut().batch(TABLES)?;
+    }
+    // The store is read after the index's state: it holds everything the rows do.
+    let snap = store.read()?;
+    let mut caught = Caught::default();
+    let redactions = snap.redactions()?;
+    let mut state = reading.state.clone();
+    let mut rebuild = rebuild || reading.stale || state.redactions > redactions;
+    let mut redacted: Vec<BlobId> = Vec::new();
+    for n in state.redactions + 1..=redactions {
+        match snap.redacted_blob(n)? {
+            Some(b) => redacted.push(b),
+            // A redaction this build did not record: what it removed is not known.
+            None => rebuild = true,
+        }
+    }
+    if rebuild {
+        caught.removed = table.delete("DELETE FROM @.search", &[])?;
+        caught.rebuilt = true;
+        state = State::default();
+        reading.state = State::default();
+    } else {
+        for blob in &redacted {
+            let b = blob.as_bytes().as_slice();
+            let rows = table.query(
+                "SELECT id, lane, height FROM @.search WHERE blob = $1",
+                &[(&b, Type::BYTEA)],
+            )?;
+            let mut docs = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let id = commit_id(r.get(0))?;
+                docs.push(catch_up::doc_of(&snap, id, place(r.get(1), r.get(2)))?);
+            }
+            table.put(&docs)?;
+            caught.removed += docs.len() as u64;
+        }
+        let collections = snap.collections()?;
+        if state.collections < collections {
+            caught.removed += match collected.filter(|_| state.collections + 1 == collections) {
+                Some(ids) => {
+                    let ids: Vec<&[u8]> = ids.iter().map(|i| i.as_bytes().as_slice()).collect();
+                    table.delete(
+                        "DELETE FROM @.search WHERE id = ANY ($1)",
+                        &[(&ids, Type::BYTEA_ARRAY)],
+                    )?
+                }
+                None => table.delete(
+                    "DELETE FROM @.search s WHERE NOT EXISTS \
+                     (SELECT 1 FROM @.commits c WHERE c.id = s.id)",
+                    &[],
+                )?,
+            };
+        }
+    }
+    let mut at = |id: &CommitId| table.locate(id);
+    let walked = catch_up::walk(
+        &snap,
+        &reading.state,
+        &mut at,
+        &[],
+        rebuild,
+        None,
+        &mut |docs| table.put(&docs),
+    )?;
+    caught.added = walked.commits;
+    state.lanes = walked.lanes;
+    state.tips = walked.tips;
+    state.newest_us = walked.newest_us;
+    state.redactions = redactions;
+    state.collections = snap.collections()?;
+    let changed = caught.added > 0 || caught.removed > 0 || caught.rebuilt;
+    if !changed && reading.exists && reading.state == state {
+        return Ok(Some(caught));
+    }
+    let bytes = state.encode()?;
+    table.query(
+        "INSERT INTO @.search_state (key, value) VALUES ('state', $1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[(&bytes, Type::BYTEA)],
+    )?;
+    table.session.into_inner().commit()?;
+    Ok(Some(caught))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_lexemes_at_their_positions_quoted_and_bounded() {
+        assert_eq!(
+            tsvector("getUserName failed: it's"),
+            "'failed':4 'get':1 'getusername':1 'it':5 'name':3 's':6 'user':2"
+        );
+        assert_eq!(lexeme("it's\\"), "'it''s\\\\'");
+        let long: String = (0..20_000).map(|i| format!("w{} ", i % 3)).collect();
+        let v = tsvector(&long);
+        // Each word keeps at most 256 positions, none past the last one a tsvector holds.
+        assert!(v.split(' ').all(|l| l.split(',').count() <= MAX_POSITIONS));
+        let many: String = (0..200_000).map(|i| format!("word{i} ")).collect();
+        assert!(tsvector(&many).len() < 1_000_000);
+    }
+}
