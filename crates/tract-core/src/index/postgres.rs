@@ -51,10 +51,16 @@ const TABLES: &str = "
     );
     CREATE INDEX IF NOT EXISTS search_words ON @.search USING gin (words);
     CREATE INDEX IF NOT EXISTS search_blob ON @.search (blob);
+    CREATE INDEX IF NOT EXISTS search_place ON @.search (lane, height);
+    CREATE INDEX IF NOT EXISTS search_time ON @.search (time);
+    CREATE INDEX IF NOT EXISTS search_tools ON @.search USING gin (tools);
     CREATE TABLE IF NOT EXISTS @.search_state (key text PRIMARY KEY, value bytea NOT NULL);";
 
 /// The lock of the index's writer.
 const WRITER: &str = "search index";
+
+/// Lanes a search's bounds may cover for its rows to be reached through the lanes.
+const LANES_JOINED: usize = 64;
 
 /// Rank normalization of `ts_rank_cd`: divided by 1 + the log of the document's length.
 const NORMALIZATION: i32 = 1;
@@ -222,28 +228,61 @@ impl Table {
 
     /// The best `n` rows matching `tsquery` within `f`, best first (ties in id order, so a
     /// page follows the one before it).
+    ///
+    /// Within lane bounds, the rows are reached through the lanes (an index of places): one
+    /// branch's history is a few ranges of a few lanes, so its rows are read and matched there
+    /// rather than every match of a common word being read to be left out. Without bounds (or
+    /// past [`LANES_JOINED`] lanes) the words' index finds the rows.
     pub(crate) fn best(&self, tsquery: &str, f: &Filters<'_>, n: usize) -> Result<Vec<Found>> {
-        let bounds: Option<Vec<i32>> = f
-            .bounds
-            .map(|b| b.iter().map(|&h| h.min(i32::MAX as u32) as i32).collect());
+        let reached: Option<(Vec<i32>, Vec<i32>)> = f.bounds.map(|b| {
+            b.iter()
+                .enumerate()
+                .filter(|(_, h)| **h > 0)
+                .map(|(lane, &h)| (lane as i32, h.min(i32::MAX as u32) as i32))
+                .unzip()
+        });
+        let joined = reached
+            .as_ref()
+            .is_some_and(|(lanes, _)| lanes.len() <= LANES_JOINED);
+        let bounds: Option<Vec<i32>> = match joined {
+            true => None,
+            false => f
+                .bounds
+                .map(|b| b.iter().map(|&h| h.min(i32::MAX as u32) as i32).collect()),
+        };
+        let (lanes, heights) = match (joined, reached) {
+            (true, Some((l, h))) => (Some(l), Some(h)),
+            _ => (None, None),
+        };
         let view: Option<Vec<i64>> = f.view.map(|v| v.iter().map(|&k| k as i64).collect());
         let since = f.since_us.map(|t| t.min(i64::MAX as u64) as i64);
         let until = f.until_us.map(|t| t.min(i64::MAX as u64) as i64);
         let limit = n.min(i64::MAX as usize) as i64;
+        let from = match joined {
+            true => {
+                "unnest($12::integer[], $13::integer[]) AS r(lane, bound) \
+                 JOIN @.search AS s ON s.lane = r.lane AND s.height < r.bound"
+            }
+            false => "@.search AS s",
+        };
+        let sql = format!(
+            "SELECT s.id, ts_rank_cd(s.words, q, $11) AS score, s.lane, s.height
+             FROM {from}, (SELECT $1::tsquery AS q) AS query
+             WHERE s.words @@ q
+               AND ($2::text IS NULL OR s.role = $2)
+               AND ($3::text IS NULL OR s.tools @> ARRAY[$3::text])
+               AND ($4::text IS NULL OR s.op = $4)
+               AND (NOT $5 OR s.error)
+               AND ($6::bigint IS NULL OR s.time >= $6)
+               AND ($7::bigint IS NULL OR s.time < $7)
+               AND ($8::integer[] IS NULL
+                    OR s.height < coalesce(($8::integer[])[s.lane + 1], 0))
+               AND ($9::bigint[] IS NULL OR s.k0 = ANY ($9))
+             ORDER BY score DESC, s.id
+             LIMIT $10"
+        );
         let rows = self.query(
-            "SELECT id, ts_rank_cd(words, q, $11) AS score, lane, height
-             FROM @.search, (SELECT $1::tsquery AS q) AS query
-             WHERE words @@ q
-               AND ($2::text IS NULL OR role = $2)
-               AND ($3::text IS NULL OR $3 = ANY (tools))
-               AND ($4::text IS NULL OR op = $4)
-               AND (NOT $5 OR error)
-               AND ($6::bigint IS NULL OR time >= $6)
-               AND ($7::bigint IS NULL OR time < $7)
-               AND ($8::integer[] IS NULL OR height < coalesce(($8::integer[])[lane + 1], 0))
-               AND ($9::bigint[] IS NULL OR k0 = ANY ($9))
-             ORDER BY score DESC, id
-             LIMIT $10",
+            &sql,
             &[
                 (&tsquery, Type::TEXT),
                 (&f.role, Type::TEXT),
@@ -256,6 +295,8 @@ impl Table {
                 (&view, Type::INT8_ARRAY),
                 (&limit, Type::INT8),
                 (&NORMALIZATION, Type::INT4),
+                (&lanes, Type::INT4_ARRAY),
+                (&heights, Type::INT4_ARRAY),
             ],
         )?;
         rows.iter()

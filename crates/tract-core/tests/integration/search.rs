@@ -717,3 +717,34 @@ fn a_search_past_a_batch_of_unindexed_commits_indexes_them_first() {
     assert_eq!(t.search(&q("zebra")).unwrap().len(), 1);
     assert_eq!(update_index(t.store(), false).unwrap().added, 1);
 }
+
+#[test]
+fn many_branches_and_one_left_behind() {
+    // Seventy forks, each a lane of its own, indexed, then one deleted: every branch's history
+    // no longer reaches every indexed commit, so the search bounds each lane.
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    t.system("shared start of the kestrel project").unwrap();
+    let mut kept = Vec::new();
+    for i in 0..70 {
+        let fork = t.fork(&branch(&format!("b{i:02}")), &Rev::head()).unwrap();
+        let c = fork.user(format!("kestrel note {i}")).unwrap();
+        if i != 33 {
+            kept.push(c.id);
+        }
+    }
+    update_index(t.store(), false).unwrap();
+    t.delete_branch(&branch("b33")).unwrap();
+    let mut all = q("kestrel note");
+    all.scope = SearchScope::All;
+    all.history = true;
+    let mut found = ids(&t.search(&all).unwrap());
+    found.sort();
+    kept.sort();
+    assert_eq!(found, kept, "the deleted branch's note is in no branch");
+    let mut one = q("kestrel");
+    one.scope = SearchScope::Branch("b07".into());
+    one.history = true;
+    let hits = t.search(&one).unwrap();
+    assert_eq!(hits.len(), 2, "the shared start and b07's note");
+}
