@@ -287,7 +287,8 @@ def test_update_index_reports_what_it_did(store_path) -> None:
     with tract.Tract.open(store_path) as t:
         t.append_many([{"role": "user", "content": f"kraken {i}"} for i in range(10)])
         r = t.update_index()
-        assert set(r) == {"added", "removed", "rebuilt", "documents", "bytes", "path"}
+        assert set(r) == {"added", "removed", "rebuilt", "documents", "bytes", "path", "in_database"}
+        assert r["in_database"] is False
         assert r["added"] == 10 and r["documents"] == 10 and r["rebuilt"] is False
         assert r["bytes"] > 0 and r["path"] is not None and r["path"].startswith(str(store_path))
         again = t.update_index()
@@ -303,6 +304,32 @@ def test_update_index_reports_what_it_did(store_path) -> None:
         r = m.update_index()
         assert r["path"] is None and r["bytes"] == 0 and r["documents"] == 1
         assert m.fsck()["index_documents"] == 0
+
+
+def test_the_index_on_each_backend_finds_ranks_and_forgets(any_store: str) -> None:
+    """A store file's index in its files, a store in PostgreSQL's in the database's own
+    full-text search: the same searches, before and after the index holds the commits."""
+    with tract.Tract.open(any_store) as t:
+        t.append_many([{"role": "user", "content": f"the kraken log {i}"} for i in range(30)])
+        rare = t.user("the kraken log names a zebrafish twice: zebrafish")
+        side = t.fork("side")
+        side.user("a side note about the zebrafish tank")
+        before = [(h.commit_hash, h.branches) for h in t.search("zebrafish", all_branches=True, history=True)]
+        r = t.update_index()
+        postgres = any_store.startswith("postgresql")
+        assert r["in_database"] is postgres and (r["path"] is None) is postgres
+        assert r["documents"] == 32 and r["bytes"] > 0
+        after = [(h.commit_hash, h.branches) for h in t.search("zebrafish", all_branches=True, history=True)]
+        assert after == before and after[0] == (rare.commit_hash, ["main", "side"])
+        assert ids(t.search('"kraken log 7"')) == [ids(t.search("kraken 7"))[0]]
+        assert len(t.search("kraken", limit=None)) == 31
+        t.redact(rare, "a fish")
+        assert ids(t.search("zebrafish", all_branches=True, history=True)) == [
+            h.commit_hash for h in side.search("zebrafish")
+        ]
+        report = t.fsck()
+        assert report["clean"], report["problems"]
+        assert report["index_documents"] == 32
 
 
 # Redaction

@@ -213,7 +213,8 @@ impl PySearchHit {
         self.highlights.clone()
     }
 
-    /// How well it matched (BM25: higher is better; hits come best first), or None for a
+    /// How well it matched (BM25 on a store file, PostgreSQL's `ts_rank_cd` on a database:
+    /// higher is better; hits come best first), or None for a
     /// regular expression's hit.
     #[getter]
     fn score(&self) -> Option<f64> {

@@ -414,9 +414,10 @@ impl PyTract {
     /// it is for after a bulk import, and to repair an index `fsck` finds wrong. Waits up to a
     /// minute for another process that is indexing (`StoreLockedError` after that). Returns a
     /// dict: `added` (commits), `removed` (documents dropped or rewritten), `rebuilt`,
-    /// `documents` (one per commit), `bytes` (of its files) and `path` (its directory beside
-    /// the store file; None for a store in memory or in PostgreSQL, whose index is kept in
-    /// this process's memory).
+    /// `documents` (one per commit), `bytes` (of its files, or of its tables in a database),
+    /// `path` (its directory beside the store file; None for a store in memory or in
+    /// PostgreSQL) and `in_database` (True for a store in PostgreSQL, whose index is the
+    /// database's own full-text search, beside the store's tables).
     #[pyo3(signature = (*, rebuild=false))]
     fn update_index<'py>(&self, py: Python<'py>, rebuild: bool) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, move |t| tract_core::update_index(t.store(), rebuild))?;
@@ -427,6 +428,7 @@ impl PyTract {
         d.set_item("documents", r.documents)?;
         d.set_item("bytes", r.bytes)?;
         d.set_item("path", r.path.map(|p| p.display().to_string()))?;
+        d.set_item("in_database", r.in_database)?;
         Ok(d)
     }
 
@@ -792,7 +794,8 @@ impl PyTract {
     }
 
     /// Searches message text, tool-call names and arguments, and tool results. By words, the
-    /// hits ranked best first (BM25): every word must appear (case does not matter),
+    /// hits ranked best first (BM25; on PostgreSQL the database's `ts_rank_cd`): every word
+    /// must appear (case does not matter),
     /// `"some words"` in this order, `-word` must not, `a OR b` either; `getUserName`,
     /// `src/main.rs` and `DATABASE_URL` are searched as their parts (`user name` finds
     /// `getUserName`), and punctuation is not searched. With `regex=True`, a regular

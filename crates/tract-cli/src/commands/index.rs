@@ -50,11 +50,16 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             r.bytes,
             p.display()
         ),
-        // A database's store: each process that searches it indexes it in its own memory.
+        None if r.in_database => writeln!(
+            ui,
+            "{} ({} bytes) in the database, beside the store's tables",
+            plural(r.documents, "document"),
+            r.bytes,
+        ),
+        // A store in memory: its process's searches index it, and nothing is kept.
         None => writeln!(
             ui,
-            "{} in memory (a store in a database is indexed by each process that searches it; \
-             nothing is kept)",
+            "{} in memory (nothing is kept)",
             plural(r.documents, "document"),
         ),
     };

@@ -13,11 +13,14 @@ pub struct IndexReport {
     rebuilt: bool,
     /// Documents it holds (one per commit).
     documents: u64,
-    /// Bytes of its files (0 for an index in memory).
+    /// Bytes of its files, or of its tables and their indexes in a database (0 for an index
+    /// in memory).
     bytes: u64,
     /// Its directory (beside the store file, in the journal directory); `null` for a store in
-    /// a database, whose index each process keeps in its memory.
+    /// memory or in a database.
     path: Option<String>,
+    /// Whether it is in the database, beside the tables of a store in PostgreSQL.
+    in_database: bool,
 }
 
 impl From<&tract_core::IndexReport> for IndexReport {
@@ -29,6 +32,7 @@ impl From<&tract_core::IndexReport> for IndexReport {
             documents: r.documents,
             bytes: r.bytes,
             path: r.path.as_ref().map(|p| p.display().to_string()),
+            in_database: r.in_database,
         }
     }
 }

@@ -16,7 +16,8 @@ pub struct SearchHit {
     /// The parts of `snippet` that matched, as `[start, end]` byte offsets into its UTF-8
     /// (end exclusive), in order.
     highlights: Vec<[usize; 2]>,
-    /// How well it matched (BM25: higher is better; comparable within one search only);
+    /// How well it matched (BM25 on a store file, `ts_rank_cd` in PostgreSQL: higher is
+    /// better; comparable within one search only);
     /// `null` for a regular expression's hit, which is not ranked.
     score: Option<f32>,
     /// Every branch whose history holds the commit, sorted (a fork shares its source's

@@ -5,8 +5,9 @@
 //! filters; its place in the [`lanes`], from which a search tells every branch holding it.
 //!
 //! A store file's index is a directory in its journal directory (`index/`), written by the
-//! processes that write the store, in batches ([`keeper`]); a store in memory or in a database
-//! has one in this process's memory. What is not indexed yet is found by walking back from
+//! processes that write the store, in batches ([`keeper`]); a store in memory has one in this
+//! process's memory; a store in PostgreSQL uses the database's own full-text search instead
+//! ([`postgres`], kept the same way). What is not indexed yet is found by walking back from
 //! the branches' tips to what is ([`catch_up`]), so a search always sees every commit.
 //!
 //! Beside tantivy's files, a state file names each branch's tip as indexed, the lanes, and

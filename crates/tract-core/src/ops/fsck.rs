@@ -64,7 +64,7 @@ pub struct FsckReport {
     /// store in memory or in a database has no journal).
     pub journal_frames: u64,
     /// Documents of the search index read and checked against the store (a store file's
-    /// index; one in memory is this process's own).
+    /// index, or a store in PostgreSQL's rows; one in memory is this process's own).
     pub index_documents: u64,
     /// Everything found wrong; empty for a sound store.
     pub problems: Vec<Problem>,

@@ -31,6 +31,8 @@ pub struct IndexReport {
     /// Where it is (`None`: in this process's memory for a store in memory, or in the
     /// database beside a store in PostgreSQL).
     pub path: Option<std::path::PathBuf>,
+    /// Whether it is in the database, beside the tables of a store in PostgreSQL.
+    pub in_database: bool,
 }
 
 /// Brings `store`'s search index up to date (what is new, what redactions and collections
@@ -58,6 +60,7 @@ pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
             documents: table.documents()?,
             bytes: table.bytes()?,
             path: None,
+            in_database: true,
         });
     }
     let index = k.index(store)?;
@@ -69,6 +72,7 @@ pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
         documents: reading.searcher.num_docs(),
         bytes: index.bytes(),
         path: index.dir().map(|p| p.to_path_buf()),
+        in_database: false,
     })
 }
 

@@ -1,5 +1,6 @@
 //! Search over message text, tool-call names and arguments, and tool results: ranked by the
-//! search index (BM25; `index`), or scanned with a regular expression; in the view or over every
+//! search index (BM25; `index`; in PostgreSQL the database's full-text search and its
+//! `ts_rank_cd`), or scanned with a regular expression; in the view or over every
 //! version in history; of the handle's branch, one branch, or every branch.
 
 use crate::error::{Error, Result};
@@ -86,7 +87,7 @@ pub struct SearchHit {
     pub snippet: String,
     /// The byte ranges of `snippet` that matched.
     pub highlights: Vec<(usize, usize)>,
-    /// The ranking's score (BM25; `None` for a scan's hit).
+    /// The ranking's score (BM25, or PostgreSQL's `ts_rank_cd`; `None` for a scan's hit).
     pub score: Option<f32>,
     /// Every branch whose history holds the commit, by name (a fork shares its source's
     /// commits: one hit names them all).

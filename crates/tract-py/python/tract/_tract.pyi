@@ -329,7 +329,8 @@ class SearchHit:
 
     @property
     def score(self) -> Optional[float]:
-        """How well it matched (BM25: higher is better; hits come best first), or None for a
+        """How well it matched (BM25 on a store file, PostgreSQL's `ts_rank_cd` on a database:
+        higher is better; hits come best first), or None for a
         regular expression's hit."""
 
     @property
@@ -626,7 +627,8 @@ class Tract:
         offset: int = 0,
     ) -> list[SearchHit]:
         """Searches message text, tool-call names and arguments, and tool results. By words, the
-        hits ranked best first (BM25): every word must appear (case does not matter),
+        hits ranked best first (BM25; on PostgreSQL the database's `ts_rank_cd`): every word
+        must appear (case does not matter),
         `"some words"` in this order, `-word` must not, `a OR b` either; `getUserName`,
         `src/main.rs` and `DATABASE_URL` are searched as their parts (`user name` finds
         `getUserName`), and punctuation is not searched. With `regex=True`, a regular
@@ -871,9 +873,10 @@ class Tract:
         it is for after a bulk import, and to repair an index `fsck` finds wrong. Waits up to a
         minute for another process that is indexing (`StoreLockedError` after that). Returns a
         dict: `added` (commits), `removed` (documents dropped or rewritten), `rebuilt`,
-        `documents` (one per commit), `bytes` (of its files) and `path` (its directory beside
-        the store file; None for a store in memory or in PostgreSQL, whose index is kept in
-        this process's memory)."""
+        `documents` (one per commit), `bytes` (of its files, or of its tables in a database),
+        `path` (its directory beside the store file; None for a store in memory or in
+        PostgreSQL) and `in_database` (True for a store in PostgreSQL, whose index is the
+        database's own full-text search, beside the store's tables)."""
 
     def checkpoint_views(self) -> int:
         """Checkpoints the view of every branch whose tip has no checkpoint of this layout (a
