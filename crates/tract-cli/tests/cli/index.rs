@@ -43,7 +43,8 @@ fn index_adds_what_is_new_and_rebuilds() {
       "rebuilt": false,
       "documents": 5,
       "bytes": [N],
-      "path": "[DIR]/.tract/store.redb-journal/index"
+      "path": "[DIR]/.tract/store.redb-journal/index",
+      "in_database": false
     }
     "#);
     assert_snapshot!(p.run(&["index", "--rebuild"]), @"
