@@ -114,8 +114,9 @@ impl Keeper {
     }
 }
 
-/// Whether `store` is in a database (its index is the database's).
-fn in_database(store: &Store) -> bool {
+/// Whether `store` is in a database (its index is the database's, read in the store's own
+/// transactions).
+pub(crate) fn in_database(store: &Store) -> bool {
     #[cfg(feature = "postgres")]
     return store.postgres().is_some();
     #[cfg(not(feature = "postgres"))]

@@ -25,11 +25,9 @@ use crate::index::catch_up::{self, Caught, Doc};
 use crate::index::lanes::Place;
 use crate::index::query::lexeme;
 use crate::index::{State, key_of};
-use crate::storage::postgres::backend::{PgBackend, Session};
 use crate::storage::store::Store;
-use std::cell::RefCell;
+use crate::storage::store::snapshot::Snapshot;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 use tokio_postgres::types::Type;
 
 /// The tables and their indexes, made by the first catch-up (a store made before them gets
@@ -117,9 +115,10 @@ pub(crate) struct Reading {
     pub(crate) stale: bool,
 }
 
-/// The index in a transaction of its own (see [`PgBackend::session`]).
-pub(crate) struct Table {
-    session: RefCell<Session>,
+/// The index as a snapshot's transaction sees it: its rows read (and, in the upkeep's,
+/// written) on the store's own connection, in the same state as the store.
+pub(crate) struct Table<'a> {
+    snap: &'a Snapshot,
 }
 
 /// What a query keeps: the optional filters beside the words.
@@ -158,19 +157,15 @@ fn place(lane: i32, height: i32) -> Place {
     (lane.max(0) as u32, height.max(0) as u32)
 }
 
-/// The backend of a store in PostgreSQL.
-fn backend(store: &Store) -> Result<&Arc<PgBackend>> {
-    store
-        .postgres()
-        .ok_or_else(|| Error::invalid_op("not a store in PostgreSQL"))
-}
+impl<'a> Table<'a> {
+    /// The index in `snap`'s transaction.
+    pub(crate) fn of(snap: &'a Snapshot) -> Table<'a> {
+        Table { snap }
+    }
 
-impl Table {
-    /// The index of `store` in a read-only transaction (one state of it).
-    pub(crate) fn read(store: &Store) -> Result<(Table, Reading)> {
-        let table = Table {
-            session: RefCell::new(backend(store)?.session(true)?),
-        };
+    /// The index in `snap`'s transaction, and the state it holds there.
+    pub(crate) fn read(snap: &'a Snapshot) -> Result<(Table<'a>, Reading)> {
+        let table = Table { snap };
         let reading = table.reading()?;
         Ok((table, reading))
     }
@@ -178,15 +173,14 @@ impl Table {
     fn query(
         &self,
         sql: &str,
-        params: &[(&(dyn tokio_postgres::types::ToSql + Sync), Type)],
+        params: &crate::storage::backend::SqlParams<'_>,
     ) -> Result<Vec<tokio_postgres::Row>> {
-        self.session.borrow_mut().query(sql, params)
+        self.snap.sql(sql, params)
     }
 
     /// Whether the tables exist, and the state they hold.
     fn reading(&self) -> Result<Reading> {
-        let name = self.session.borrow().name("@.search_state");
-        let rows = self.query("SELECT to_regclass($1) IS NOT NULL", &[(&name, Type::TEXT)])?;
+        let rows = self.query("SELECT to_regclass('@.search_state') IS NOT NULL", &[])?;
         if !rows.first().is_some_and(|r| r.get::<_, bool>(0)) {
             return Ok(Reading {
                 state: State::default(),
@@ -353,14 +347,10 @@ impl Table {
 
     /// Bytes of its tables and their indexes.
     pub(crate) fn bytes(&self) -> Result<u64> {
-        let (search, state) = {
-            let s = self.session.borrow();
-            (s.name("@.search"), s.name("@.search_state"))
-        };
         let rows = self.query(
-            "SELECT coalesce(pg_total_relation_size(to_regclass($1)), 0)
-                  + coalesce(pg_total_relation_size(to_regclass($2)), 0)",
-            &[(&search, Type::TEXT), (&state, Type::TEXT)],
+            "SELECT (coalesce(pg_total_relation_size(to_regclass('@.search')), 0)
+                  + coalesce(pg_total_relation_size(to_regclass('@.search_state')), 0))::bigint",
+            &[],
         )?;
         Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
     }
@@ -435,11 +425,7 @@ impl Table {
     }
 
     /// Deletes with `sql` (its parameters `params`) and counts the rows deleted.
-    fn delete(
-        &self,
-        sql: &str,
-        params: &[(&(dyn tokio_postgres::types::ToSql + Sync), Type)],
-    ) -> Result<u64> {
+    fn delete(&self, sql: &str, params: &crate::storage::backend::SqlParams<'_>) -> Result<u64> {
         let rows = self.query(
             &format!("WITH gone AS ({sql} RETURNING 1) SELECT count(*) FROM gone"),
             params,
@@ -459,10 +445,13 @@ pub(crate) fn catch_up(
     rebuild: bool,
     create: bool,
 ) -> Result<Option<Caught>> {
-    let pg = backend(store)?;
-    let table = Table {
-        session: RefCell::new(pg.session(false)?),
+    let Some(pg) = store.postgres() else {
+        return Err(Error::invalid_op("not a store in PostgreSQL"));
     };
+    // One transaction on one connection reads the store and writes the index (a pool of one
+    // connection is enough); at read committed, the state is read after the lock is had.
+    let snap = store.read_write()?;
+    let table = Table { snap: &snap };
     let key = pg.lock_of(WRITER);
     let got = table.query(
         "SELECT pg_try_advisory_xact_lock($1)",
@@ -476,10 +465,10 @@ pub(crate) fn catch_up(
         if !create {
             return Ok(Some(Caught::default()));
         }
-        table.session.borrow_mut().batch(TABLES)?;
+        for statement in TABLES.split(';').filter(|s| !s.trim().is_empty()) {
+            table.query(statement, &[])?;
+        }
     }
-    // The store is read after the index's state: it holds everything the rows do.
-    let snap = store.read()?;
     let mut caught = Caught::default();
     let redactions = snap.redactions()?;
     let mut state = reading.state.clone();
@@ -556,7 +545,7 @@ pub(crate) fn catch_up(
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         &[(&bytes, Type::BYTEA)],
     )?;
-    table.session.into_inner().commit()?;
+    snap.commit_sql()?;
     Ok(Some(caught))
 }
 

@@ -52,7 +52,8 @@ pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
         })?;
     #[cfg(feature = "postgres")]
     if store.postgres().is_some() {
-        let (table, _) = crate::index::postgres::Table::read(store)?;
+        let snap = store.read()?;
+        let table = crate::index::postgres::Table::of(&snap);
         return Ok(IndexReport {
             added: caught.added,
             removed: caught.removed,
@@ -77,16 +78,18 @@ pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
 }
 
 /// The commits of every document the index of `store` holds, and its state; `None` when it
-/// has none (a store file's never made, a database's without its tables, one in memory).
-fn held_by(store: &Store) -> Result<Option<(Vec<CommitId>, State)>> {
+/// has none (a store file's never made, a database's without its tables, one in memory). A
+/// database's rows are read in `snap`'s transaction, as the store is.
+fn held_by(store: &Store, snap: &Snapshot) -> Result<Option<(Vec<CommitId>, State)>> {
     #[cfg(feature = "postgres")]
     if store.postgres().is_some() {
-        let (table, reading) = crate::index::postgres::Table::read(store)?;
+        let (table, reading) = crate::index::postgres::Table::read(snap)?;
         if !reading.exists {
             return Ok(None);
         }
         return Ok(Some((table.ids()?, reading.state)));
     }
+    let _ = snap;
     let Some(journal) = store.journal_dir() else {
         return Ok(None);
     };
@@ -128,7 +131,7 @@ pub(crate) fn check<'a>(
         documents: 0,
         problems: Vec::new(),
     };
-    let (documents, state) = match held_by(store) {
+    let (documents, state) = match held_by(store, snap) {
         Ok(Some(found)) => found,
         Ok(None) => return Ok(None),
         Err(e) => {
@@ -150,8 +153,13 @@ pub(crate) fn check<'a>(
             ));
         }
     }
-    // Written since fsck read the store, or gone from it.
-    let now = store.read()?;
+    // Written since fsck read the store, or gone from it (a database's rows were read with
+    // the store: in the same state).
+    let later = match keeper::in_database(store) {
+        true => None,
+        false => Some(store.read()?),
+    };
+    let now = later.as_ref().unwrap_or(snap);
     for part in unknown.chunks(4096) {
         for (id, there) in part.iter().zip(now.has_commits(part)?) {
             if !there {

@@ -267,13 +267,11 @@ enum Engine {
         index: Arc<Index>,
         searcher: Searcher,
     },
-    /// The database's own full-text search, for a store in PostgreSQL. `usable`: its rows
-    /// may be read (not those of another layout, or of no tables yet).
+    /// The database's own full-text search, for a store in PostgreSQL, read in the
+    /// snapshot's transaction. `usable`: its rows may be read (not those of another layout,
+    /// or of no tables yet).
     #[cfg(feature = "postgres")]
-    Sql {
-        table: Box<crate::index::postgres::Table>,
-        usable: bool,
-    },
+    Sql { usable: bool },
 }
 
 /// The commit a handle's detached `HEAD` is at, walked beside the branches.
@@ -350,9 +348,10 @@ impl Ground {
     fn in_database(repo: &Repo, rank: bool) -> Result<Ground> {
         let mut tried = false;
         loop {
-            let (table, reading) = crate::index::postgres::Table::read(&repo.store)?;
+            // The index's rows and the store in one transaction: one state of both.
             let snap = repo.read()?;
             let extra = detached(repo, &snap)?;
+            let (table, reading) = crate::index::postgres::Table::read(&snap)?;
             let usable = reading.exists && !reading.stale;
             let mut docs = Vec::new();
             let limit = (!tried).then_some(keeper::SEARCH_BATCH);
@@ -376,17 +375,14 @@ impl Ground {
             )?;
             if (walked.stopped || reading.stale) && !tried {
                 tried = true;
-                drop(table);
+                drop(snap);
                 // A database that refuses the index's tables (a role that may only read)
                 // leaves this search to walk all of them.
                 let _ = keeper::of(&repo.store).catch_up(&repo.store, Duration::ZERO, None, false);
                 continue;
             }
             return Ok(Ground {
-                engine: Engine::Sql {
-                    table: Box::new(table),
-                    usable,
-                },
+                engine: Engine::Sql { usable },
                 snap,
                 pending: docs,
                 lanes: walked.lanes,
@@ -407,8 +403,8 @@ impl Ground {
         match &self.engine {
             Engine::Tantivy { index, searcher } => catch_up::locate(searcher, &index.fields, id),
             #[cfg(feature = "postgres")]
-            Engine::Sql { table, usable } => match usable {
-                true => table.locate(id),
+            Engine::Sql { usable } => match usable {
+                true => crate::index::postgres::Table::of(&self.snap).locate(id),
                 false => Ok(None),
             },
         }
@@ -836,7 +832,8 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
             (found, weights)
         }
         #[cfg(feature = "postgres")]
-        Engine::Sql { table, usable } => {
+        Engine::Sql { usable } => {
+            let table = crate::index::postgres::Table::of(&ground.snap);
             let tsquery = parsed.tsquery();
             let role = q.role.map(|r| r.as_str());
             let filters = crate::index::postgres::Filters {

@@ -75,6 +75,13 @@ pub(crate) type Records = Vec<(Key, Vec<u8>)>;
 /// A reflog entry as stored: the ref's name, its sequence number and the encoded entry.
 pub(crate) type RawReflogEntry = (String, u64, Vec<u8>);
 
+/// A SQL statement's parameters with their types.
+#[cfg(feature = "postgres")]
+pub(crate) type SqlParams<'a> = [(
+    &'a (dyn tokio_postgres::types::ToSql + Sync),
+    tokio_postgres::types::Type,
+)];
+
 /// Reads of one consistent state of the store.
 pub(crate) trait ReadTx: Send {
     /// One object's record.
@@ -118,6 +125,21 @@ pub(crate) trait ReadTx: Send {
 
     /// A named value of the store's metadata (format, encoding, `HEAD`, settings, counters).
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Runs one SQL statement in this transaction (`@.` naming the store's schema) and returns
+    /// its rows: a database's own work beside the store's tables (the search index's), in the
+    /// state the reads see and on their connection. Not a database: an error.
+    #[cfg(feature = "postgres")]
+    fn sql(&self, _sql: &str, _params: &SqlParams<'_>) -> Result<Vec<tokio_postgres::Row>> {
+        Err(crate::error::Error::invalid_op("not a store in a database"))
+    }
+
+    /// Commits what [`ReadTx::sql`] wrote, in a transaction opened to write it
+    /// (`PgBackend::read_write`); a statement that failed fails it, and nothing is kept.
+    #[cfg(feature = "postgres")]
+    fn commit_sql(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
 
     /// The metadata keys that start with `prefix`, in order (what `gc` finds derived data by).
     fn meta_keys(&self, prefix: &str) -> Result<Vec<String>>;

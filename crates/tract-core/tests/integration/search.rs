@@ -748,3 +748,24 @@ fn many_branches_and_one_left_behind() {
     let hits = t.search(&one).unwrap();
     assert_eq!(hits.len(), 2, "the shared start and b07's note");
 }
+
+#[test]
+fn postgres_one_connection_is_enough_to_search_index_and_check() {
+    if crate::support::postgres_url().is_none() {
+        return;
+    }
+    // The index's rows are read in the store's own transaction and written in one that also
+    // reads the store: a pool of one connection searches, indexes and checks.
+    let (_d, path) = temp_store();
+    let url = std::path::PathBuf::from(format!("{}&pool_size=1", path.display()));
+    let t = open(&url, 0);
+    filler(&t, 600);
+    assert_eq!(t.search(&q("log 599")).unwrap().len(), 2);
+    t.user("one more about the zebra crossing").unwrap();
+    assert_eq!(t.search(&q("zebra")).unwrap().len(), 1);
+    let report = update_index(t.store(), false).unwrap();
+    assert!(report.in_database && report.documents == 1201);
+    let fsck = tract_core::fsck(t.store()).unwrap();
+    assert!(fsck.is_clean(), "{:?}", fsck.problems);
+    assert_eq!(fsck.index_documents, 1201);
+}

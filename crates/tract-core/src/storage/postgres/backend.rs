@@ -55,7 +55,7 @@ pub(crate) struct PgBackend {
 }
 
 /// A statement's parameters with their types (statements are parsed unnamed, with them).
-pub(crate) type Params<'a> = [(&'a (dyn ToSql + Sync), Type)];
+type Params<'a> = crate::storage::backend::SqlParams<'a>;
 
 impl PgBackend {
     /// Connects to the store a `postgresql://` URL names, creating its schema and tables if
@@ -95,7 +95,7 @@ impl PgBackend {
     }
 
     /// `sql` with `@.` naming this store's schema.
-    pub(crate) fn sql(&self, sql: &str) -> String {
+    fn sql(&self, sql: &str) -> String {
         sql.replace("@.", &self.prefix)
     }
 
@@ -215,6 +215,21 @@ impl PgBackend {
         )?))
     }
 
+    /// A transaction that reads as [`PgBackend::read`] does, but at read committed (each
+    /// statement sees what was committed before it) and allowed to write through
+    /// [`ReadTx::sql`]: the search index's upkeep, which reads the store and writes its own
+    /// tables on one connection, then commits with [`ReadTx::commit_sql`].
+    pub(crate) fn read_write(self: &Arc<Self>) -> Result<Box<dyn ReadTx + Sync>> {
+        let begin = self.begin("", None);
+        Ok(Box::new(PgTx::new(
+            self,
+            begin,
+            None,
+            None,
+            HashSet::new(),
+        )?))
+    }
+
     /// A write transaction holding the locks `scope` needs, each waited for up to
     /// `lock_timeout`.
     pub(crate) fn write(
@@ -271,16 +286,11 @@ impl PgBackend {
     /// removed and redacted records leave no bytes behind.
     pub(crate) fn compact(self: &Arc<Self>) -> Result<()> {
         let mut tables = "@.commits, @.blobs, @.chunks".to_string();
-        {
-            let mut session = self.session(true)?;
-            let search: Vec<PgRow> = session.query(
-                "SELECT to_regclass($1) IS NOT NULL",
-                &[(&self.sql("@.search"), Type::TEXT)],
-            )?;
-            if search.first().is_some_and(|r| r.get::<_, bool>(0)) {
-                tables.push_str(", @.search");
-            }
-            session.commit()?;
+        let search = self
+            .read()?
+            .sql("SELECT to_regclass('@.search') IS NOT NULL", &[])?;
+        if search.first().is_some_and(|r| r.get::<_, bool>(0)) {
+            tables.push_str(", @.search");
         }
         let conn = self.pool.get()?;
         let sql = self.sql(&format!("VACUUM FULL {tables}"));
@@ -299,104 +309,10 @@ impl PgBackend {
 }
 
 impl PgBackend {
-    /// A transaction of its own on one connection, for work beside the store's tables (the
-    /// search index's): read-only at repeatable read (one state), or read-write. Its `BEGIN`
-    /// goes with its first statement; dropped without [`Session::commit`], it rolls back.
-    pub(crate) fn session(self: &Arc<Self>, read_only: bool) -> Result<Session> {
-        let kind = match read_only {
-            true => " ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            false => "",
-        };
-        Ok(Session {
-            backend: Arc::clone(self),
-            begin: Some(self.begin(kind, None)),
-            conn: Some(self.pool.get()?),
-        })
-    }
-
     /// A transaction-scoped advisory lock of this store for work that is not a ref's or the
     /// whole store's (`what` names it: the search index's writer).
     pub(crate) fn lock_of(&self, what: &str) -> i64 {
         lock_key(&self.settings().schema, Some(&format!("\0{what}")))
-    }
-}
-
-/// A transaction on one pooled connection, statement by statement (see
-/// [`PgBackend::session`]).
-pub(crate) struct Session {
-    backend: Arc<PgBackend>,
-    /// The `BEGIN` and its settings, until sent.
-    begin: Option<String>,
-    /// `None` once ended, or once lost (discarded).
-    conn: Option<Pooled>,
-}
-
-impl Session {
-    /// Runs one statement (`@.` naming the schema) and returns its rows.
-    pub(crate) fn query(&mut self, sql: &str, params: &Params<'_>) -> Result<Vec<PgRow>> {
-        if let Some(begin) = self.begin.take() {
-            self.backend.batch(&mut self.conn, &begin)?;
-        }
-        let Some(c) = self.conn.as_ref() else {
-            return Err(Error::invalid_op("the transaction has ended"));
-        };
-        let sql = self.backend.sql(sql);
-        match self.backend.pool.run(c, c.client.query_typed(&sql, params)) {
-            Ok(rows) => Ok(rows),
-            Err(RunError::Server(e)) => {
-                // The transaction is aborted on the server: the connection goes back after
-                // its `ROLLBACK`.
-                let e = self.backend.settings().error(&e);
-                self.end("ROLLBACK");
-                Err(e)
-            }
-            Err(RunError::Lost(e)) => {
-                if let Some(c) = self.conn.take() {
-                    Pooled::take(c).discard();
-                }
-                Err(e)
-            }
-        }
-    }
-
-    /// `name` (`@.` naming the schema) as the server names it: for `to_regclass`.
-    pub(crate) fn name(&self, name: &str) -> String {
-        self.backend.sql(name)
-    }
-
-    /// Runs statements without parameters (`@.` naming the schema), with the simple
-    /// protocol: several at once, such as a table's creation.
-    pub(crate) fn batch(&mut self, sql: &str) -> Result<()> {
-        if let Some(begin) = self.begin.take() {
-            self.backend.batch(&mut self.conn, &begin)?;
-        }
-        let sql = self.backend.sql(sql);
-        self.backend.batch(&mut self.conn, &sql)
-    }
-
-    /// Commits what it wrote.
-    pub(crate) fn commit(mut self) -> Result<()> {
-        if self.begin.is_some() {
-            return Ok(());
-        }
-        let done = self.backend.batch(&mut self.conn, "COMMIT");
-        // Given back to the pool, with nothing left to roll back.
-        self.conn = None;
-        done
-    }
-
-    /// Ends the transaction with `sql`; a connection that cannot end it is not given back.
-    fn end(&mut self, sql: &str) {
-        if self.begin.is_none() && self.conn.is_some() {
-            let _ = self.backend.batch(&mut self.conn, sql);
-        }
-        self.conn = None;
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.end("ROLLBACK");
     }
 }
 
@@ -884,6 +800,19 @@ impl ReadTx for PgTx {
             }
         }
         Ok(())
+    }
+
+    fn sql(&self, sql: &str, params: &Params<'_>) -> Result<Vec<PgRow>> {
+        self.query(sql, params)
+    }
+
+    fn commit_sql(self: Box<Self>) -> Result<()> {
+        let failed = self.failure().clone();
+        if let Some(error) = failed {
+            let _ = self.end("ROLLBACK");
+            return Err(error);
+        }
+        self.end("COMMIT")
     }
 
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {

@@ -484,6 +484,17 @@ impl Store {
         }
     }
 
+    /// A snapshot of a store in PostgreSQL at read committed that may also write the
+    /// database's own tables beside the store's ([`Snapshot::sql`], then
+    /// [`Snapshot::commit_sql`]): the search index's upkeep, on one connection.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn read_write(&self) -> Result<Snapshot> {
+        match &self.shared.backend {
+            Backend::Postgres(b) => Ok(Snapshot::new(b.read_write()?)),
+            _ => Err(Error::invalid_op("not a store in a database")),
+        }
+    }
+
     /// The file, or `None` in memory or in a database.
     pub fn path(&self) -> Option<&Path> {
         self.shared.backend.path()

@@ -36,6 +36,24 @@ impl Snapshot {
         }
     }
 
+    /// Runs one SQL statement in this snapshot's transaction (a store in a database: its
+    /// search index's tables, read in the same state as the store).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn sql(
+        &self,
+        sql: &str,
+        params: &crate::storage::backend::SqlParams<'_>,
+    ) -> Result<Vec<tokio_postgres::Row>> {
+        self.tx.sql(sql, params)
+    }
+
+    /// Commits what [`Snapshot::sql`] wrote in a snapshot made to write it
+    /// (`Store::read_write`).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn commit_sql(self) -> Result<()> {
+        self.tx.commit_sql()
+    }
+
     fn walked(&self) -> std::sync::MutexGuard<'_, HashMap<CommitId, Commit>> {
         self.walked.lock().unwrap_or_else(|e| e.into_inner())
     }
