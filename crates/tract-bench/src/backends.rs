@@ -55,17 +55,31 @@ pub fn compare(url: &str, pgbouncer: Option<&str>, n: usize) -> Result<Value, St
     }))
 }
 
+/// `url` split at `?`, and its parameters but those named in `keys`.
+fn params_without<'a>(url: &'a str, keys: &[&str]) -> (&'a str, Vec<&'a str>) {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let pairs = query
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.split('=').next().is_some_and(|k| keys.contains(&k)))
+        .collect();
+    (base, pairs)
+}
+
 /// `url` with its parameter `key` set to `value`: an earlier `key=` is replaced (the client
 /// reads the first of two), a new one is added after `?` or `&`.
-fn with_param(url: &str, key: &str, value: &str) -> String {
-    let (base, query) = url.split_once('?').unwrap_or((url, ""));
-    let mut pairs: Vec<String> = query
-        .split('&')
-        .filter(|p| !p.is_empty() && p.split('=').next() != Some(key))
-        .map(str::to_string)
-        .collect();
-    pairs.push(format!("{key}={value}"));
+pub(crate) fn with_param(url: &str, key: &str, value: &str) -> String {
+    let (base, mut pairs) = params_without(url, &[key]);
+    let pair = format!("{key}={value}");
+    pairs.push(&pair);
     format!("{base}?{}", pairs.join("&"))
+}
+
+/// `url` without its parameters named in `keys`.
+pub(crate) fn without_params(url: &str, keys: &[&str]) -> String {
+    match params_without(url, keys) {
+        (base, pairs) if pairs.is_empty() => base.to_string(),
+        (base, pairs) => format!("{base}?{}", pairs.join("&")),
+    }
 }
 
 /// `url` naming a schema of its own for `name` in this run of the bench.

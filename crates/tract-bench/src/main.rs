@@ -16,11 +16,12 @@
 //! 1,000 messages), built in batches into DIR (default: `tract-bench-history` in the temporary
 //! directory) and reused by later runs, measured against a store holding only its view.
 //! `tract-bench --search [--messages 1000000] [--branches 1000] [--needles 20] [--dir DIR]
-//! [--runs 200] [--index-runs 3] [--append-pairs 7] [--append-count 10752]` measures ranked
-//! search: a seeded corpus of agent sessions over many branches, with planted needles, built
-//! into DIR (default: `tract-bench-search` in the temporary directory) and reused by later
-//! runs; the index's build, its size, its cost per append, query latencies and the needles'
-//! ranks (see `search.rs`).
+//! [--runs 200] [--index-runs 3] [--append-pairs 7] [--append-count 10752] [--postgres URL]`
+//! measures ranked search: a seeded corpus of agent sessions over many branches, with planted
+//! needles, built into DIR (default: `tract-bench-search` in the temporary directory) and
+//! reused by later runs; the index's build, its size, its cost per append, query latencies and
+//! the needles' ranks (see `search.rs`), and with `--postgres` the same on a clone of the
+//! corpus in a schema of that database.
 //! `--sessions-worker STORE PREFIX THREADS COUNT|timed [ITEMS.jsonl]` is one process of the
 //! sessions figures (scripts/bench-appends.py runs it on the items it gives SQLiteSession);
 //! `--history-worker` is one measurement of `--history`, `--search-worker` one of `--search`.
@@ -131,14 +132,13 @@ fn run() -> Result<Value, String> {
             || std::env::temp_dir().join("tract-bench-search"),
             std::path::PathBuf::from,
         );
-        return search::run(
-            params,
-            &dir,
-            number("--runs", 200)?,
-            number("--index-runs", 3)?,
-            number("--append-pairs", 7)?,
-            number("--append-count", 10 * 1024 + 512)?,
-        );
+        let counts = search::Counts {
+            runs: number("--runs", 200)?,
+            index_runs: number("--index-runs", 3)?,
+            append_pairs: number("--append-pairs", 7)?,
+            append_count: number("--append-count", 10 * 1024 + 512)?,
+        };
+        return search::run(params, &dir, counts, flag("--postgres").as_deref());
     }
     if args.iter().any(|a| a == "--serve") {
         let sizes = flag("--sizes")

@@ -1,5 +1,6 @@
 //! Ranked search: `tract-bench --search [--messages 1000000] [--branches 1000] [--needles 20]
-//! [--dir DIR] [--runs 200] [--index-runs 3] [--append-pairs 7] [--append-count 10752]`.
+//! [--dir DIR] [--runs 200] [--index-runs 3] [--append-pairs 7] [--append-count 10752]
+//! [--postgres URL]`.
 //!
 //! A seeded corpus of agent sessions ([`Gen`]: users asking about identifiers and paths,
 //! assistants calling grep, read_file, bash, list_dir and edit_file, results of code, logs and
@@ -33,10 +34,20 @@
 //!    a batch of commits costs, and the word query right after commits no process has indexed
 //!    yet (a search indexes those in memory itself).
 //!
-//! A PostgreSQL run (`--postgres URL`, once PostgreSQL has full-text search) would clone the
-//! built store into a schema ([`tract_core::clone_store`], same commits and ids, as
-//! `--history` does) and call [`queries`], [`needles`] and the append windows on a handle
-//! there; only the byte counts and the copy are the file store's.
+//! With `--postgres URL`, once the file store is measured, the built store is cloned
+//! ([`tract_core::clone_store`]: same commits and ids, as `--history` does) into the schema
+//! `bench_search_<messages>x<branches>` of that database (whatever schema the URL names is
+//! replaced; that schema, left by an earlier run, is dropped first, so runs repeat; it stays
+//! after the run, for a look at it, until the next one). On it, under `"postgres"`, with the
+//! file store's shapes: the clone's time; the index built anew `--index-runs` times, its bytes
+//! as [`tract_core::IndexReport`] gives them (0 for an index in the process's memory) beside
+//! the schema's (every table with its indexes and TOAST, after the clone and after the
+//! builds); the queries (against [`TARGET_POSTGRES_P50_MS`] and [`TARGET_POSTGRES_P95_MS`]),
+//! the cold first query (children opening the URL), the needles and the append windows. The
+//! windows, catch-ups and queries after commits not indexed run on fresh branches of that
+//! same schema instead of a copy: they only add branches, after the queries and needles are
+//! measured. The bench drops and measures the schema on a connection of its own, without TLS
+//! (tract's parameters and the TLS ones left out of the URL).
 
 use crate::{SEED, median, ms, peak_rss_kib, percentile};
 use rand::{RngExt, SeedableRng};
@@ -46,8 +57,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tract_core::{
-    Bind, BranchName, CommitId, Content, Message, OpenMode, OpenOptions, Rev, Role, SearchQuery,
-    SearchScope, Store, StoreOptions, ToolCall, Tract, update_index,
+    Bind, BranchName, CommitId, Content, IndexReport, Message, OpenMode, OpenOptions, Rev, Role,
+    SearchQuery, SearchScope, Store, StoreOptions, ToolCall, Tract, update_index,
 };
 
 /// The marker's format: a marker of another format (or seed, or sizes) is not reused.
@@ -76,6 +87,10 @@ const PENDING_RUNS: usize = 30;
 const TARGET_P50_MS: f64 = 20.0;
 /// Target: a query's 95th percentile, on the file store.
 const TARGET_P95_MS: f64 = 50.0;
+/// Target: a query's median, on PostgreSQL.
+const TARGET_POSTGRES_P50_MS: f64 = 50.0;
+/// Target: a query's 95th percentile, on PostgreSQL.
+const TARGET_POSTGRES_P95_MS: f64 = 100.0;
 /// Target: the index's cost per append, in percent of an append.
 const TARGET_APPEND_COST_PERCENT: f64 = 10.0;
 
@@ -83,11 +98,12 @@ const TARGET_APPEND_COST_PERCENT: f64 = 10.0;
 const WORD: &str = "error";
 const PHRASE: &str = "failed to parse";
 
-/// Errors are reported as text, as the other modes do.
 use crate::history::copy_file;
 
+/// Errors are reported as text, as the other modes do.
 type Res<T> = Result<T, String>;
 
+/// A store error as text.
 fn err(e: tract_core::Error) -> String {
     e.to_string()
 }
@@ -1120,19 +1136,20 @@ fn corpus(dir: &Path, p: Params, vocab: &Vocab) -> Res<(PathBuf, Built, Value)> 
     Ok((path, built, info))
 }
 
-/// The index built anew `runs` times: median time, messages a second, its size.
-fn index_build(path: &Path, built: &Built, runs: usize) -> Res<Value> {
+/// The index of the store at `store` (a file or a URL) built anew `runs` times, each on a
+/// store opened anew (0 runs: kept as it is, brought up to date once): each run's time, the
+/// runs' CPU seconds of this process (sorted), and the last run's report.
+fn index_builds(store: &Path, runs: usize) -> Res<(Vec<Duration>, Vec<f64>, IndexReport)> {
     let mut times = Vec::new();
     let mut cpus = Vec::new();
     let mut report = None;
-    // 0 runs: the index kept as it is, brought up to date (its size, no build figure).
     let rebuild = runs > 0;
     for run in 0..runs.max(1) {
         if rebuild {
             eprintln!("search: index build {} of {runs}", run + 1);
         }
         let store = Store::open_with(
-            path,
+            store,
             OpenMode::Existing,
             StoreOptions {
                 index_batch: 0,
@@ -1146,9 +1163,31 @@ fn index_build(path: &Path, built: &Built, runs: usize) -> Res<Value> {
         cpus.push(cpu_s() - cpu);
         report = Some(r);
     }
-    let r = report.ok_or("no index build")?;
-    let took = median(times.clone());
     cpus.sort_by(f64::total_cmp);
+    Ok((times, cpus, report.ok_or("no index build")?))
+}
+
+/// The build figures of [`index_builds`]' runs: median time, CPU, messages a second.
+fn build_figures(built: &Built, times: &[Duration], cpus: &[f64], r: &IndexReport) -> Value {
+    let took = median(times.to_vec());
+    json!({
+        "runs": times.len(),
+        "ms": ms(took),
+        "runs_ms": times.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+        "cpu_s": cpus.get(cpus.len() / 2),
+        "messages_per_s": (built.messages as f64 / took.as_secs_f64()).round(),
+        "text_mb_per_s": ((built.text_bytes as f64 / 1e6) / took.as_secs_f64() * 10.0).round() / 10.0,
+        "added": r.added,
+        "rebuilt": r.rebuilt,
+    })
+}
+
+/// The index built anew `runs` times: median time, messages a second, its size.
+fn index_build(path: &Path, built: &Built, runs: usize) -> Res<Value> {
+    // 0 runs: the index kept as it is, brought up to date (its size, no build figure).
+    let rebuild = runs > 0;
+    let (times, cpus, r) = index_builds(path, runs)?;
+    let took = median(times.clone());
     let (store_bytes, index_bytes) = store_and_index_bytes(path);
     let sizes = json!({
         "documents": r.documents,
@@ -1162,20 +1201,15 @@ fn index_build(path: &Path, built: &Built, runs: usize) -> Res<Value> {
     if !rebuild {
         return Ok(json!({"runs": 0, "kept": sizes, "caught_up_ms": ms(took), "added": r.added}));
     }
-    let mut out = json!({
-        "runs": times.len(),
-        "ms": ms(took),
-        "runs_ms": times.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-        "cpu_s": cpus.get(cpus.len() / 2),
-        "messages_per_s": (built.messages as f64 / took.as_secs_f64()).round(),
-        "text_mb_per_s": ((built.text_bytes as f64 / 1e6) / took.as_secs_f64() * 10.0).round() / 10.0,
-        "added": r.added,
-        "rebuilt": r.rebuilt,
-    });
-    if let (Some(o), Value::Object(sizes)) = (out.as_object_mut(), sizes) {
-        o.extend(sizes);
+    Ok(with_fields(build_figures(built, &times, &cpus, &r), sizes))
+}
+
+/// `out` with the fields of `more` added (both objects).
+fn with_fields(mut out: Value, more: Value) -> Value {
+    if let (Some(o), Value::Object(more)) = (out.as_object_mut(), more) {
+        o.extend(more);
     }
-    Ok(out)
+    out
 }
 
 /// The measured queries: a word, a phrase, a filtered query, one branch's history.
@@ -1230,8 +1264,14 @@ fn describe(q: &SearchQuery) -> Value {
 }
 
 /// Each query `runs` times on the open handle `t`, round-robin after [`WARMUPS`] of each:
-/// median and 95th percentile.
-fn queries(t: &Tract, specs: &[(&'static str, SearchQuery)], runs: usize) -> Res<Value> {
+/// median and 95th percentile, against `target` (the median's and the 95th percentile's, ms).
+fn queries(
+    t: &Tract,
+    specs: &[(&'static str, SearchQuery)],
+    runs: usize,
+    target: (f64, f64),
+) -> Res<Value> {
+    let (target_p50, target_p95) = target;
     for (_, q) in specs {
         for _ in 0..WARMUPS {
             std::hint::black_box(t.search(q).map_err(err)?);
@@ -1259,13 +1299,13 @@ fn queries(t: &Tract, specs: &[(&'static str, SearchQuery)], runs: usize) -> Res
                 "p50_ms": ms(p50),
                 "p95_ms": ms(p95),
                 "max_ms": ms(times[i].iter().copied().max().unwrap_or_default()),
-                "meets_target": ms(p50) <= TARGET_P50_MS && ms(p95) <= TARGET_P95_MS,
+                "meets_target": ms(p50) <= target_p50 && ms(p95) <= target_p95,
             }),
         );
     }
     out.insert(
         "target".into(),
-        json!({"p50_ms": TARGET_P50_MS, "p95_ms": TARGET_P95_MS}),
+        json!({"p50_ms": target_p50, "p95_ms": target_p95}),
     );
     Ok(Value::Object(out))
 }
@@ -1350,21 +1390,34 @@ fn cold(store: &str) -> Res<Value> {
     }))
 }
 
-/// The append windows on a copy of the store: `pairs` pairs of children, one with the
-/// default `index_batch` and one with 0, their order alternating.
+/// The append windows on a copy of the store (see [`append_windows`]); the copy is removed
+/// after them.
 fn append_cost(path: &Path, pairs: usize, count: usize) -> Res<(Value, Value)> {
     let copy = path.with_file_name("search-appends.redb");
     eprintln!("search: copying the store to {}", copy.display());
     copy_store(path, &copy)?;
-    let store = copy.display().to_string();
+    let got = append_windows(
+        &copy.display().to_string(),
+        pairs,
+        count,
+        "a copy of the built store (its index current); each window a fresh branch",
+    );
+    remove_store(&copy)?;
+    got
+}
+
+/// The append windows on `store` (a file or a URL; `what` says which): `pairs` pairs of
+/// children, one with the default `index_batch` and one with 0, their order alternating; and
+/// the catch-ups and the queries with commits not indexed yet, each on fresh branches.
+fn append_windows(store: &str, pairs: usize, count: usize, what: &str) -> Res<(Value, Value)> {
     let default_batch = StoreOptions::default().index_batch;
     eprintln!("search: catch-ups of 1 and of {default_batch} commits");
-    let catch_up_1 = child(&["catch-up", &store, "20", "1"]);
-    let catch_up_batch = child(&["catch-up", &store, "5", &default_batch.to_string()]);
+    let catch_up_1 = child(&["catch-up", store, "20", "1"]);
+    let catch_up_batch = child(&["catch-up", store, "5", &default_batch.to_string()]);
     eprintln!("search: queries with commits not indexed yet");
     let pending: Res<Vec<Value>> = PENDING
         .iter()
-        .map(|n| child(&["pending", &store, &n.to_string(), &PENDING_RUNS.to_string()]))
+        .map(|n| child(&["pending", store, &n.to_string(), &PENDING_RUNS.to_string()]))
         .collect();
     let (mut with, mut without) = (Vec::new(), Vec::new());
     let mut result = Ok(());
@@ -1382,7 +1435,7 @@ fn append_cost(path: &Path, pairs: usize, count: usize) -> Res<(Value, Value)> {
             );
             let got = child(&[
                 "appends",
-                &store,
+                store,
                 &batch.to_string(),
                 &count.to_string(),
                 &r.to_string(),
@@ -1397,7 +1450,6 @@ fn append_cost(path: &Path, pairs: usize, count: usize) -> Res<(Value, Value)> {
             break;
         }
     }
-    remove_store(&copy)?;
     result?;
     let (catch_up_1, catch_up_batch, pending) = (catch_up_1?, catch_up_batch?, pending?);
     let f = |runs: &[Value], k: &str| -> Vec<f64> {
@@ -1423,7 +1475,7 @@ fn append_cost(path: &Path, pairs: usize, count: usize) -> Res<(Value, Value)> {
     let index_cpu = mid(f(&without, "settle_cpu_us_per_commit"));
     let r2 = |x: f64| (x * 100.0).round() / 100.0;
     let appends = json!({
-        "store": "a copy of the built store (its index current); each window a fresh branch",
+        "store": what,
         "appends_per_window": count,
         "pairs": pairs,
         "index_batch_default": {"index_batch": default_batch, "appends_per_s": a.round(), "runs": with},
@@ -1449,21 +1501,37 @@ fn append_cost(path: &Path, pairs: usize, count: usize) -> Res<(Value, Value)> {
     Ok((appends, pending))
 }
 
-/// `tract-bench --search`: builds (or reuses) the corpus in `dir` and measures it.
-pub fn run(
-    p: Params,
-    dir: &Path,
-    runs: usize,
-    index_runs: usize,
-    append_pairs: usize,
-    append_count: usize,
-) -> Res<Value> {
+/// How many times each thing is measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Counts {
+    /// Timed rounds of the queries (`--runs`).
+    pub runs: usize,
+    /// Index builds (`--index-runs`; 0: the index kept as it is).
+    pub index_runs: usize,
+    /// Pairs of append windows (`--append-pairs`; 0: none).
+    pub append_pairs: usize,
+    /// Appends per window (`--append-count`).
+    pub append_count: usize,
+}
+
+/// `tract-bench --search`: builds (or reuses) the corpus in `dir` and measures it, then, with
+/// `postgres`, its clone into that database.
+pub fn run(p: Params, dir: &Path, counts: Counts, postgres: Option<&str>) -> Res<Value> {
+    let Counts {
+        runs,
+        index_runs,
+        append_pairs,
+        append_count,
+    } = counts;
     if p.branches == 0 || p.messages < 10 * p.branches {
         return Err("--messages: give at least 10 a branch".into());
     }
     if p.needles == 0 || p.needles > p.branches {
         return Err("--needles: give between 1 and --branches".into());
     }
+    // Before the file store's figures, which take long at full size: a server the bench
+    // cannot reach fails the run now, not after them.
+    let postgres = postgres.map(|url| Schema::replace(url, p)).transpose()?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let vocab = Vocab::new();
     let (path, built, build) = corpus(dir, p, &vocab)?;
@@ -1482,13 +1550,21 @@ pub fn run(
         if current.added > 0 {
             eprintln!("search: {} commits were not indexed", current.added);
         }
-        (queries(&t, &specs, runs)?, needles(&t, &built.needles)?)
+        let target = (TARGET_P50_MS, TARGET_P95_MS);
+        (
+            queries(&t, &specs, runs, target)?,
+            needles(&t, &built.needles)?,
+        )
     };
     let cold = cold(&path.display().to_string())?;
     eprintln!("search: append windows");
     let (appends, pending) = match append_pairs {
         0 => (Value::Null, Value::Null),
         n => append_cost(&path, n, append_count)?,
+    };
+    let postgres = match postgres {
+        Some(schema) => on_postgres(&schema, &path, &built, &specs, counts)?,
+        None => Value::Null,
     };
     Ok(json!({
         "corpus": {
@@ -1513,6 +1589,180 @@ pub fn run(
         "queries_with_commits_not_indexed": pending,
         "machine": {"cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
         "peak_rss_kib": peak_rss_kib(),
+        "postgres": postgres,
+    }))
+}
+
+/// The bench's schema on PostgreSQL: the URL that names it, and the SQL tract's API has no
+/// call for (dropping it, measuring it).
+struct Schema {
+    /// The URL given, its `schema` parameter set to [`Schema::name`].
+    url: String,
+    /// `bench_search_<messages>x<branches>`.
+    name: String,
+    /// The URL for the bench's own connection: tract's parameters and TLS ones left out.
+    plain: String,
+}
+
+impl Schema {
+    /// The schema for the corpus `p` on the database `url` names, dropped if an earlier run
+    /// left it (with everything in it), so the clone starts from nothing.
+    fn replace(url: &str, p: Params) -> Res<Schema> {
+        let name = format!("bench_search_{}x{}", p.messages, p.branches);
+        // The client takes libpq's parameters only: not tract's (`schema`, ...), nor the TLS
+        // ones, which need a TLS connector this connection goes without.
+        let plain = crate::backends::without_params(
+            url,
+            &[
+                "schema",
+                "pool_size",
+                "statement_timeout",
+                "sslmode",
+                "sslrootcert",
+                "sslcert",
+                "sslkey",
+            ],
+        );
+        let schema = Schema {
+            url: crate::backends::with_param(url, "schema", &name),
+            name,
+            plain,
+        };
+        schema
+            .client()?
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
+                schema.name
+            ))
+            .map_err(|e| {
+                format!(
+                    "--postgres: dropping schema {}: {}",
+                    schema.name,
+                    causes(&e)
+                )
+            })?;
+        Ok(schema)
+    }
+
+    /// A connection of the bench's own, without TLS.
+    fn client(&self) -> Res<postgres::Client> {
+        postgres::Client::connect(&self.plain, postgres::NoTls).map_err(|e| {
+            format!(
+                "--postgres: connecting without TLS for the bench's SQL: {}",
+                causes(&e)
+            )
+        })
+    }
+
+    /// Bytes of the schema's tables, each with its indexes and TOAST.
+    fn bytes(&self) -> Res<u64> {
+        let row = self
+            .client()?
+            .query_one(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = $1 AND c.relkind = 'r'",
+                &[&self.name],
+            )
+            .map_err(|e| {
+                format!(
+                    "--postgres: the size of schema {}: {}",
+                    self.name,
+                    causes(&e)
+                )
+            })?;
+        let bytes: i64 = row
+            .try_get(0)
+            .map_err(|e| format!("--postgres: the size of schema {}: {e}", self.name))?;
+        Ok(u64::try_from(bytes).unwrap_or(0))
+    }
+}
+
+/// An error and its causes, as text: the client's says "error connecting to server" and
+/// leaves why to its source.
+fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    std::iter::successors(Some(e), |e| e.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// The built store at `path` cloned into the bench's schema, and the same figures there:
+/// the index's build, the queries (`specs`), the cold first query, the needles and the
+/// append windows (on fresh branches of the schema).
+fn on_postgres(
+    schema: &Schema,
+    path: &Path,
+    built: &Built,
+    specs: &[(&'static str, SearchQuery)],
+    counts: Counts,
+) -> Res<Value> {
+    eprintln!(
+        "search: cloning {} into PostgreSQL, schema {}",
+        path.display(),
+        schema.name
+    );
+    let options = StoreOptions {
+        index_batch: 0,
+        ..StoreOptions::default()
+    };
+    let start = Instant::now();
+    let (store, report) = tract_core::clone_store(path, &schema.url, options).map_err(err)?;
+    let clone_s = start.elapsed().as_secs_f64();
+    drop(store);
+    let clone = json!({
+        "s": (clone_s * 10.0).round() / 10.0,
+        "branches": report.branches.len(),
+        "commits": report.commits,
+        "blobs": report.blobs,
+        "messages_per_s": (built.messages as f64 / clone_s).round(),
+    });
+    let before = schema.bytes()?;
+    eprintln!("search: building the index on PostgreSQL");
+    let (times, cpus, r) = index_builds(Path::new(&schema.url), counts.index_runs)?;
+    let sizes = json!({
+        "documents": r.documents,
+        "index_bytes": r.bytes,
+        "schema_bytes_before_index": before,
+        "schema_bytes": schema.bytes()?,
+    });
+    let index = match counts.index_runs {
+        0 => json!({"runs": 0, "kept": sizes, "caught_up_ms": ms(median(times)), "added": r.added}),
+        _ => with_fields(build_figures(built, &times, &cpus, &r), sizes),
+    };
+    eprintln!("search: queries on PostgreSQL");
+    let (caught_up, latency, needle_ranks) = {
+        let t = Tract::open_existing(&schema.url).map_err(err)?;
+        // A handle opened anew: an index the builds above kept only in their memory is
+        // built again here, before timing.
+        let start = Instant::now();
+        let current = update_index(t.store(), false).map_err(err)?;
+        let caught_up = json!({"ms": ms(start.elapsed()), "added": current.added});
+        let target = (TARGET_POSTGRES_P50_MS, TARGET_POSTGRES_P95_MS);
+        let latency = queries(&t, specs, counts.runs, target)?;
+        (caught_up, latency, needles(&t, &built.needles)?)
+    };
+    let cold = cold(&schema.url)?;
+    eprintln!("search: append windows on PostgreSQL");
+    let (appends, pending) = match counts.append_pairs {
+        0 => (Value::Null, Value::Null),
+        n => append_windows(
+            &schema.url,
+            n,
+            counts.append_count,
+            "the cloned schema (its index current), its queries and needles measured first; each window a fresh branch",
+        )?,
+    };
+    Ok(json!({
+        "schema": schema.name,
+        "clone": clone,
+        "index_build": index,
+        "index_caught_up_before_queries": caught_up,
+        "queries": latency,
+        "cold_first_query": cold,
+        "needles": needle_ranks,
+        "append_cost": appends,
+        "queries_with_commits_not_indexed": pending,
     }))
 }
 
