@@ -20,6 +20,9 @@ use tantivy::{DocSet, Searcher, TERMINATED, TantivyDocument, Term};
 /// Messages read from the store at once while documents are made.
 const BATCH: usize = 256;
 
+/// Commits a walk reads ahead at most in one query, from a store across a network.
+const READ_AHEAD: usize = 1024;
+
 /// What a walk found: the commits' places and the state they bring the index to.
 pub(crate) struct Walked {
     /// The lanes with the new commits placed.
@@ -264,6 +267,10 @@ pub(crate) fn walk(
         }
         // Depth first, a commit emitted after its parents.
         let mut stack: Vec<(CommitId, Option<Commit>)> = vec![(tip, None)];
+        // Commits read from this tip: a store across a network reads ahead as many again
+        // (up to [`READ_AHEAD`]), so a long walk costs a few round trips and a short one
+        // reads little it does not need.
+        let mut read = 0usize;
         while let Some((id, commit)) = stack.pop() {
             if let Some(commit) = commit {
                 let place_of = |p: &CommitId| placed.get(p).copied();
@@ -293,7 +300,9 @@ pub(crate) fn walk(
             if !seen.insert(id) {
                 continue;
             }
+            snap.read_ahead(id, read.min(READ_AHEAD))?;
             let commit = snap.commit(&id)?;
+            read += 1;
             if let Some(place) = indexed(&id, &commit)? {
                 placed.insert(id, place);
                 continue;

@@ -112,6 +112,12 @@ pub(crate) trait ReadTx: Send {
         Ok(None)
     }
 
+    /// The commit records from `head` back along first parents, newest first, at most `limit`
+    /// of them; `None` when this backend has no quicker way than reading them one by one.
+    fn first_parent_records_upto(&self, _head: &Key, _limit: usize) -> Result<Option<Records>> {
+        Ok(None)
+    }
+
     /// Every record of `table` with an id from `low` to `high` (inclusive), in id order, at
     /// most `limit` of them.
     fn scan(

@@ -758,6 +758,26 @@ impl ReadTx for PgTx {
         Ok(Some(out))
     }
 
+    fn first_parent_records_upto(&self, head: &Key, limit: usize) -> Result<Option<Records>> {
+        let sql = "WITH RECURSIVE chain(id, parent, record, depth) AS (
+                SELECT id, parent, record, 1 FROM @.commits WHERE id = $1
+                UNION ALL
+                SELECT c.id, c.parent, c.record, chain.depth + 1
+                FROM chain JOIN @.commits c ON c.id = chain.parent
+                WHERE chain.depth < $2
+            ) SELECT id, record FROM chain ORDER BY depth";
+        let limit = i32::try_from(limit).unwrap_or(i32::MAX);
+        let rows = self.query(
+            sql,
+            &[(&head.as_slice(), Type::BYTEA), (&limit, Type::INT4)],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            out.push((key_of(row.get::<_, &[u8]>(0))?, row.get(1)));
+        }
+        Ok(Some(out))
+    }
+
     fn scan(
         &self,
         table: ObjectTable,

@@ -272,6 +272,11 @@ macro_rules! forward_reads {
             self.tx.first_parent_records(head, stop)
         }
 
+        fn first_parent_records_upto(&self, head: &Key, limit: usize) -> Result<Option<Records>> {
+            self.faults.enter(Call::FirstParentRecords)?;
+            self.tx.first_parent_records_upto(head, limit)
+        }
+
         fn scan(
             &self,
             table: ObjectTable,

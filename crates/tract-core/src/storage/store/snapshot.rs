@@ -112,6 +112,24 @@ impl Snapshot {
         walk_first_parents(chain, cursor, stop, |id| self.commit(id))
     }
 
+    /// Reads ahead, for the walks that follow, up to `limit` commits from `head` back along
+    /// first parents in one query, when the store is across a network and `head` was not
+    /// read yet; the commits are checked as [`Snapshot::commit`] then reads them.
+    pub(crate) fn read_ahead(&self, head: CommitId, limit: usize) -> Result<()> {
+        if !self.tx.batched() || limit < 2 || self.walked().contains_key(&head) {
+            return Ok(());
+        }
+        let Some(records) = self.tx.first_parent_records_upto(head.as_bytes(), limit)? else {
+            return Ok(());
+        };
+        let mut walked = self.walked();
+        for (key, record) in records {
+            let id = CommitId::from_bytes(key);
+            walked.insert(id, verified_commit(&id, &record)?);
+        }
+        Ok(())
+    }
+
     /// Whether the store holds this commit.
     pub fn has_commit(&self, id: &CommitId) -> Result<bool> {
         Ok(self
