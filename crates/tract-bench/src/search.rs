@@ -40,7 +40,7 @@
 //! replaced; that schema, left by an earlier run, is dropped first, so runs repeat; it stays
 //! after the run, for a look at it, until the next one). On it, under `"postgres"`, with the
 //! file store's shapes: the clone's time; the index built anew `--index-runs` times, its bytes
-//! as [`tract_core::IndexReport`] gives them (0 for an index in the process's memory) beside
+//! as [`tract_core::IndexReport`] gives them (the `search` tables and their indexes) beside
 //! the schema's (every table with its indexes and TOAST, after the clone and after the
 //! builds); the queries (against [`TARGET_POSTGRES_P50_MS`] and [`TARGET_POSTGRES_P95_MS`]),
 //! the cold first query (children opening the URL), the needles and the append windows. The
