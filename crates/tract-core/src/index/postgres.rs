@@ -47,20 +47,12 @@ const TABLES: &str = "
         k0 bigint NOT NULL,
         words tsvector
     );
+    CREATE INDEX IF NOT EXISTS search_words ON @.search USING gin (words);
+    CREATE INDEX IF NOT EXISTS search_blob ON @.search (blob);
+    CREATE INDEX IF NOT EXISTS search_place ON @.search (lane, height);
+    CREATE INDEX IF NOT EXISTS search_time ON @.search (time);
+    CREATE INDEX IF NOT EXISTS search_tools ON @.search USING gin (tools);
     CREATE TABLE IF NOT EXISTS @.search_state (key text PRIMARY KEY, value bytea NOT NULL);";
-
-/// The indexes of `search` other than its key: made after a build's rows are in (one sorted
-/// pass each, several times faster than taking the rows one by one), dropped before.
-const INDEXES: &[(&str, &str)] = &[
-    ("search_words", "USING gin (words)"),
-    ("search_blob", "(blob)"),
-    ("search_place", "(lane, height)"),
-    ("search_time", "(time)"),
-    ("search_tools", "USING gin (tools)"),
-];
-
-/// Memory a build's index creation may use.
-const BUILD_MEMORY: &str = "256MB";
 
 /// The lock of the index's writer.
 const WRITER: &str = "search index";
@@ -469,8 +461,7 @@ pub(crate) fn catch_up(
         return Ok(None);
     }
     let mut reading = table.reading()?;
-    let made = !reading.exists;
-    if made {
+    if !reading.exists {
         if !create {
             return Ok(Some(Caught::default()));
         }
@@ -490,18 +481,12 @@ pub(crate) fn catch_up(
             None => rebuild = true,
         }
     }
-    // A build from nothing fills the table first and indexes it after. Dropping a built
-    // table's indexes takes its lock until the rebuild commits: searches of other processes
-    // wait for it (a rebuild is asked for, after `fsck` finds the index wrong).
-    let build = made || rebuild;
-    if build {
-        for (name, _) in INDEXES {
-            table.query(&format!("DROP INDEX IF EXISTS @.{name}"), &[])?;
-        }
-    }
     if rebuild {
-        // The table's lock is had (its indexes were dropped): emptied by new files, so the
-        // old rows leave no bytes behind.
+        // Emptied by new files, so the old rows leave no bytes behind (searches of other
+        // processes wait for the rebuild to commit: it is asked for, after `fsck` finds the
+        // index wrong). Each statement of a build is short: the indexes take the rows as
+        // they come (a GIN index made after them, in one statement, outlasts the statement
+        // timeout at a million rows).
         let rows = table.query("SELECT count(*) FROM @.search", &[])?;
         caught.removed = rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64);
         table.query("TRUNCATE @.search", &[])?;
@@ -560,18 +545,6 @@ pub(crate) fn catch_up(
     let changed = caught.added > 0 || caught.removed > 0 || caught.rebuilt;
     if !changed && reading.exists && reading.state == state {
         return Ok(Some(caught));
-    }
-    if build {
-        table.query(
-            &format!("SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'"),
-            &[],
-        )?;
-        for (name, how) in INDEXES {
-            table.query(
-                &format!("CREATE INDEX IF NOT EXISTS {name} ON @.search {how}"),
-                &[],
-            )?;
-        }
     }
     let bytes = state.encode()?;
     table.query(
