@@ -274,6 +274,43 @@ enum Engine {
     Sql { usable: bool },
 }
 
+/// One walk of a search to the commits not indexed yet (see [`catch_up::walk`]).
+struct Step<'a> {
+    snap: &'a Snapshot,
+    state: &'a crate::index::State,
+    /// A detached handle's commit.
+    extra: &'a [CommitId],
+    /// The index is not read: every commit is walked.
+    empty: bool,
+    limit: Option<u64>,
+    /// Make documents of them (a ranking), or only place them (a scan).
+    rank: bool,
+}
+
+impl Step<'_> {
+    /// Walks, `at` finding the places of indexed commits; the documents go to `docs`.
+    fn walk(
+        &self,
+        at: &mut dyn FnMut(&CommitId) -> Result<Option<Place>>,
+        docs: &mut Vec<catch_up::Doc>,
+    ) -> Result<catch_up::Walked> {
+        catch_up::walk(
+            self.snap,
+            self.state,
+            at,
+            self.extra,
+            self.empty,
+            self.limit,
+            &mut |d| {
+                if self.rank {
+                    docs.extend(d);
+                }
+                Ok(())
+            },
+        )
+    }
+}
+
 /// The commit a handle's detached `HEAD` is at, walked beside the branches.
 fn detached(repo: &Repo, snap: &Snapshot) -> Result<Vec<CommitId>> {
     Ok(match repo.head(snap)?.target {
@@ -304,20 +341,15 @@ impl Ground {
             let limit = (!tried).then_some(keeper::SEARCH_BATCH);
             let searcher = &reading.searcher;
             let mut at = |id: &CommitId| catch_up::locate(searcher, &index.fields, id);
-            let walked = catch_up::walk(
-                &snap,
-                &reading.state,
-                &mut at,
-                &extra,
-                reading.stale,
+            let step = Step {
+                snap: &snap,
+                state: &reading.state,
+                extra: &extra,
+                empty: reading.stale,
                 limit,
-                &mut |d| {
-                    if rank {
-                        docs.extend(d);
-                    }
-                    Ok(())
-                },
-            )?;
+                rank,
+            };
+            let walked = step.walk(&mut at, &mut docs)?;
             if (walked.stopped || reading.stale) && !tried {
                 tried = true;
                 // An index that cannot be written now (another process's writer, a full
@@ -359,20 +391,15 @@ impl Ground {
                 true => table.locate(id),
                 false => Ok(None),
             };
-            let walked = catch_up::walk(
-                &snap,
-                &reading.state,
-                &mut at,
-                &extra,
-                !usable,
+            let step = Step {
+                snap: &snap,
+                state: &reading.state,
+                extra: &extra,
+                empty: !usable,
                 limit,
-                &mut |d| {
-                    if rank {
-                        docs.extend(d);
-                    }
-                    Ok(())
-                },
-            )?;
+                rank,
+            };
+            let walked = step.walk(&mut at, &mut docs)?;
             if (walked.stopped || reading.stale) && !tried {
                 tried = true;
                 drop(snap);

@@ -205,7 +205,12 @@ impl PgBackend {
 
     /// A read transaction: one consistent state. Its `BEGIN` goes with its first statement.
     pub(crate) fn read(self: &Arc<Self>) -> Result<Box<dyn ReadTx + Sync>> {
-        let begin = self.begin(" ISOLATION LEVEL REPEATABLE READ READ ONLY", None);
+        self.reader(" ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    }
+
+    /// A transaction of `kind` that takes no lock and moves no ref.
+    fn reader(self: &Arc<Self>, kind: &str) -> Result<Box<dyn ReadTx + Sync>> {
+        let begin = self.begin(kind, None);
         Ok(Box::new(PgTx::new(
             self,
             begin,
@@ -220,14 +225,7 @@ impl PgBackend {
     /// [`ReadTx::sql`]: the search index's upkeep, which reads the store and writes its own
     /// tables on one connection, then commits with [`ReadTx::commit_sql`].
     pub(crate) fn read_write(self: &Arc<Self>) -> Result<Box<dyn ReadTx + Sync>> {
-        let begin = self.begin("", None);
-        Ok(Box::new(PgTx::new(
-            self,
-            begin,
-            None,
-            None,
-            HashSet::new(),
-        )?))
+        self.reader("")
     }
 
     /// A write transaction holding the locks `scope` needs, each waited for up to
