@@ -498,6 +498,37 @@ fn a_file_that_stays_caught_on_a_meta_line_is_imported_once_quiet() {
 }
 
 #[test]
+fn a_rewind_names_the_lines_kept_as_records_on_the_path_it_leaves() {
+    let real = std::fs::read_to_string(fixture(META_SESSION)).unwrap();
+    let lines: Vec<&str> = real.lines().collect();
+    let (dir, path) = temp_store();
+    let file = dir.path().join("s.jsonl");
+    let live = open_bound(&path, Bind::Branch(branch("live")));
+    // Up to line 163 the conversation runs through line 161 (a meta line, kept as a record);
+    // line 165 leaves that path at line 155, and the branch moves back there.
+    std::fs::write(&file, lines[..163].join("\n") + "\n").unwrap();
+    live.import_file(&file, None).unwrap();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    assert!(live.import_file(&file, None).unwrap().rewound);
+    // Line 161 is still named on the branch's line (by the rewind's record), as one import of
+    // the whole file names it (as a line off the path), and no line is named twice.
+    let named = lines_named(&live);
+    assert!(
+        named
+            .iter()
+            .any(|l| l == "4afedd80-df95-4aa9-9fd9-828d2f2f21a1")
+    );
+    assert_eq!(named_twice(&named), Vec::<&String>::new());
+    let once = open_bound(&path, Bind::Branch(branch("once")));
+    once.import_file(&file, None).unwrap();
+    let set = |v: Vec<String>| v.into_iter().collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(set(named), set(lines_named(&once)));
+    // Imported again, nothing is kept again.
+    let again = live.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.recorded, again.rewound), (0, 0, false));
+}
+
+#[test]
 fn claude_code_sub_agents_come_back_as_merged_branches_of_their_own() {
     let (_dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("review")));
