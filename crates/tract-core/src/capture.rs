@@ -3,7 +3,13 @@
 //! as Claude Code writes it, so that the history outlives the files Claude Code deletes.
 //!
 //! A pass looks at every session file and imports those that changed since the last pass, up to
-//! their last complete line (a line being written waits for its end). Importing is keyed by
+//! their last complete line (a line being written waits for its end). A file that ends on a
+//! meta line (a local command's caveat, a command or skill expanded), where the reader passes
+//! over the newest message lines for an older leaf until the line that continues from it is
+//! written, waits for that line too ([`Transcript::Steps`]'s `unsettled`): imported then, those
+//! lines would be kept as off-path records, and imported again as messages once the next line
+//! puts them back on the conversation. A file that stays so for [`SETTLE`] is imported as it
+//! is, as `tract import` would. Importing is keyed by
 //! line ([`crate::formats::imports`]), so a pass that repeats one, a capture restarted after `kill -9`,
 //! or `tract import` of the same file never imports a line twice, and what the store holds is
 //! where a new capture resumes. A file that shrinks (rewritten, or pruned) moves nothing back;
@@ -16,14 +22,21 @@
 
 use crate::error::{Error, Result};
 use crate::formats::imports::ImportReport;
-use crate::formats::transcript::{self, Format};
+use crate::formats::transcript::{self, Format, Transcript};
 use crate::repo::Bind;
 use crate::storage::store::Store;
 use crate::tract::Tract;
 use crate::view::revision::BranchName;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
+
+/// How long a session file whose reading is not settled (see the module's doc) waits for the
+/// line that settles it before it is imported as it is. After the caveat of a local command
+/// Claude Code writes the command's lines at once, but after a command or skill it expands (a
+/// meta line too) the next line is the model's reply, which may take a while; a file left so
+/// longer ended there.
+pub const SETTLE: Duration = Duration::from_secs(600);
 
 /// The folder Claude Code keeps its sessions in: `$CLAUDE_CONFIG_DIR/projects`, else
 /// `~/.claude/projects`.
@@ -90,6 +103,9 @@ struct Seen {
     len: u64,
     /// Left alone: its branch was deleted in tract, or the session store keeps it.
     left: bool,
+    /// The signature at which its reading was found not settled: not read again until it
+    /// changes, or until it has been quiet for [`SETTLE`].
+    unsettled: Option<Signature>,
 }
 
 /// A capture of one projects folder into one store.
@@ -249,6 +265,10 @@ impl Capture {
         if seen.left || seen.signature == signature {
             return Ok(None);
         }
+        let quiet = signature.quiet_for(SETTLE);
+        if seen.unsettled.as_ref() == Some(&signature) && !quiet {
+            return Ok(None);
+        }
         let text = match std::fs::read(file) {
             Ok(bytes) => bytes,
             // Gone since it was listed: its branch stays as it is.
@@ -283,6 +303,16 @@ impl Capture {
             }
             Err(e) => return Err(e),
         };
+        // Caught between two lines Claude Code writes together: wait for the second.
+        if let Transcript::Steps {
+            unsettled: Some(_), ..
+        } = &transcript
+            && !quiet
+        {
+            seen.unsettled = Some(signature);
+            return Ok(None);
+        }
+        seen.unsettled = None;
         let branch = transcript::default_branch(&transcript, file);
         let name = BranchName::new(&branch)?;
         if !self.handles.contains_key(&branch) {
@@ -319,6 +349,17 @@ struct Ready {
 enum Read {
     Session(Box<Ready>),
     Deleted(String),
+}
+
+impl Signature {
+    /// Whether none of its files has been written for `time` (a file whose time is unknown,
+    /// or later than now, counts as quiet: its time cannot tell).
+    fn quiet_for(&self, time: Duration) -> bool {
+        let now = SystemTime::now();
+        self.files.iter().all(|(_, _, modified)| {
+            modified.is_none_or(|m| now.duration_since(m).map_or(true, |age| age >= time))
+        })
+    }
 }
 
 /// The size and time of `file` and of its sub-agent files.

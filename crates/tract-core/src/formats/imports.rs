@@ -344,6 +344,8 @@ struct Held {
 struct Holding {
     held: Vec<Held>,
     recorded: HashSet<String>,
+    /// The lines of each record on the line, with how many of its messages come before it.
+    records: Vec<(usize, BTreeSet<String>)>,
     /// The Claude Agent SDK session store writes this branch.
     session_store: bool,
 }
@@ -358,6 +360,8 @@ fn holding(
 ) -> Result<Holding> {
     let mut held = Vec::new();
     let mut recorded = HashSet::new();
+    // Records seen (newest first), with how many messages are newer.
+    let mut records: Vec<(usize, BTreeSet<String>)> = Vec::new();
     let mut session_store = false;
     // Edits seen (newest first), to add their lines to what they edit.
     let mut edits: Vec<(CommitId, CommitId, BTreeSet<String>)> = Vec::new();
@@ -374,13 +378,19 @@ fn holding(
             }
             (Op::Record { kind }, _) => {
                 session_store |= kind == SESSION_STORE_RECORD;
-                recorded.extend(lines.into_iter().flatten());
+                let lines = lines.unwrap_or_default();
+                recorded.extend(lines.iter().cloned());
+                records.push((held.len(), lines));
             }
             _ => {}
         }
         cursor = c.parent();
     }
     held.reverse();
+    let records = records
+        .into_iter()
+        .map(|(newer, lines)| (held.len() - newer, lines))
+        .collect();
     // An edit may edit an earlier edit: its lines go to the message at the root.
     let target_of: HashMap<CommitId, CommitId> = edits.iter().map(|(e, t, _)| (*e, *t)).collect();
     let at: HashMap<CommitId, usize> = held
@@ -407,6 +417,7 @@ fn holding(
     Ok(Holding {
         held,
         recorded,
+        records,
         session_store,
     })
 }
@@ -418,6 +429,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     let Holding {
         held,
         recorded,
+        records: records_held,
         session_store,
     } = holding(&snap, head.commit)?;
     let (view, records): (Vec<Step>, Vec<Step>) = steps
@@ -472,9 +484,17 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     let rewind = common < held.len() && common < wanted.len();
     let abandoned: BTreeSet<String> = if rewind {
         let keep: HashSet<&String> = wanted.iter().flatten().collect();
+        // The lines of the messages left, and of the records after the first of them (a meta
+        // line on that path, an earlier rewind's record): the branch no longer reaches those
+        // records, and they are known here, so they are not written again as records.
+        let records_left = records_held
+            .iter()
+            .filter(|(before, _)| *before > common)
+            .flat_map(|(_, lines)| lines);
         held[common..]
             .iter()
             .flat_map(|h| h.lines.iter().flatten())
+            .chain(records_left)
             .filter(|l| !keep.contains(l))
             .cloned()
             .collect()

@@ -1,7 +1,7 @@
 //! Claude Code sessions, keyed by line: imported whole or as they are written, rewound,
 //! redacted, followed by capture, and their sub-agents brought back as merged branches.
 
-use crate::support::{branch, fixture, open_bound, temp_store, texts};
+use crate::support::{branch, file_store, fixture, open_bound, temp_store, texts};
 use serde_json::{Value, json};
 use tract_core::{Bind, Error, Role, SearchQuery};
 
@@ -338,6 +338,194 @@ fn capture_follows_a_projects_folder_line_by_line_and_resumes_from_the_store() {
         "{:?}",
         missing.err()
     );
+}
+
+/// The real session whose line 161 is a meta line (the caveat Claude Code writes just before
+/// a local command's lines: line 162 continues from it), whose parent is line 159.
+const META_SESSION: &str = "claude-code-real/v2.1.37-interrupt-resume-branch.jsonl";
+
+/// Its branch.
+const META_SESSION_BRANCH: &str =
+    "claude/-Users-soph-Work-entire-devenv-cli/e5fcdc73-b9fc-4991-b532-6bf8440fd12d";
+
+/// The transcript lines each commit of `t`'s branch names in its note, an edit's left out (an
+/// edit of a response that grew names the lines it joined again).
+fn lines_named(t: &tract_core::Tract) -> Vec<String> {
+    t.log(&tract_core::LogQuery::default())
+        .unwrap()
+        .into_iter()
+        .filter(|c| !matches!(c.commit.op, tract_core::Op::Edit { .. }))
+        .filter_map(|c| c.commit.message.clone())
+        .flat_map(|note| {
+            note.split(' ')
+                .skip(1)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The lines named more than once.
+fn named_twice(named: &[String]) -> Vec<&String> {
+    let mut seen = std::collections::HashSet::new();
+    named.iter().filter(|l| !seen.insert(*l)).collect()
+}
+
+#[test]
+fn a_file_caught_on_a_meta_line_is_not_settled_until_the_next_line() {
+    use tract_core::formats::transcript::{Format, Transcript, parse_session};
+    let real = std::fs::read_to_string(fixture(META_SESSION)).unwrap();
+    let lines: Vec<&str> = real.lines().collect();
+    let unsettled = |n: usize| {
+        let text = lines[..n].join("\n") + "\n";
+        match parse_session(
+            std::path::Path::new("s.jsonl"),
+            &text,
+            Some(Format::ClaudeCode),
+        ) {
+            Ok(Transcript::Steps { unsettled, .. }) => unsettled,
+            other => panic!("{other:?}"),
+        }
+    };
+    // Ending on line 161, the reader passes over its parent chain for the leaf of line 147
+    // (a progress line ends there): lines 150 to 159 are newer than every line it takes.
+    assert_eq!(unsettled(161), Some(150));
+    assert_eq!(unsettled(160), None);
+    assert_eq!(unsettled(162), None);
+    // Line 196 is another such meta line, after lines 188 to 191.
+    assert_eq!(unsettled(196), Some(188));
+    assert_eq!(unsettled(lines.len()), None);
+}
+
+#[test]
+fn capture_waits_for_the_line_after_a_meta_line_and_imports_each_line_once() {
+    use tract_core::capture::Capture;
+    let real = std::fs::read_to_string(fixture(META_SESSION)).unwrap();
+    let lines: Vec<&str> = real.lines().collect();
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let folder = dir.path().join("projects").join("-work");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("e5fcdc73-b9fc-4991-b532-6bf8440fd12d.jsonl");
+    let write = |n: usize| std::fs::write(&file, lines[..n].join("\n") + "\n").unwrap();
+    let mut capture = Capture::new(t.store().clone(), dir.path().join("projects")).unwrap();
+    write(149);
+    assert_eq!(
+        capture.pass().unwrap().imported[0].branch,
+        META_SESSION_BRANCH
+    );
+    let session = open_bound(&path, Bind::Branch(branch(META_SESSION_BRANCH)));
+    // Caught on line 161: the pass waits, rather than keep lines 150 to 159 as records that
+    // the next line puts back on the conversation.
+    write(161);
+    let pass = capture.pass().unwrap();
+    assert!(pass.imported.is_empty(), "{:?}", pass.imported);
+    assert!(pass.failed.is_empty(), "{:?}", pass.failed);
+    // Nothing changed: not read again.
+    assert!(capture.pass().unwrap().imported.is_empty());
+    write(lines.len());
+    assert_eq!(capture.pass().unwrap().imported.len(), 1);
+    let named = lines_named(&session);
+    assert_eq!(named_twice(&named), Vec::<&String>::new());
+    // What one import of the whole file makes.
+    let once = open_bound(&path, Bind::Branch(branch("once")));
+    once.import_file(&file, None).unwrap();
+    let mut all: Vec<String> = named.clone();
+    all.sort();
+    let mut expected = lines_named(&once);
+    expected.sort();
+    assert_eq!(all, expected);
+    assert_eq!(texts(&session), texts(&once));
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}
+
+#[test]
+fn a_capture_started_at_any_line_of_a_real_session_imports_each_line_once() {
+    use tract_core::capture::Capture;
+    let real = std::fs::read_to_string(fixture(META_SESSION)).unwrap();
+    let lines: Vec<&str> = real.lines().collect();
+    // Around both meta lines (161 and 196): a capture that starts (or comes back after a
+    // gap) there, then sees the whole file. What is tried is capture's reading, the same on
+    // every backend: a store file each.
+    for start in (145..=165).chain(184..=lines.len()) {
+        let (dir, path) = file_store();
+        let t = open_bound(&path, Bind::Branch(branch("main")));
+        let folder = dir.path().join("projects").join("-work");
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join("e5fcdc73-b9fc-4991-b532-6bf8440fd12d.jsonl");
+        std::fs::write(&file, lines[..start].join("\n") + "\n").unwrap();
+        let mut capture = Capture::new(t.store().clone(), dir.path().join("projects")).unwrap();
+        capture.pass().unwrap();
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        capture.pass().unwrap();
+        let session = open_bound(&path, Bind::Branch(branch(META_SESSION_BRANCH)));
+        let named = lines_named(&session);
+        assert_eq!(
+            named_twice(&named),
+            Vec::<&String>::new(),
+            "a capture that started at line {start}"
+        );
+    }
+}
+
+#[test]
+fn a_file_that_stays_caught_on_a_meta_line_is_imported_once_quiet() {
+    use tract_core::capture::{Capture, SETTLE};
+    let real = std::fs::read_to_string(fixture(META_SESSION)).unwrap();
+    let lines: Vec<&str> = real.lines().collect();
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let folder = dir.path().join("projects").join("-work");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("e5fcdc73-b9fc-4991-b532-6bf8440fd12d.jsonl");
+    std::fs::write(&file, lines[..161].join("\n") + "\n").unwrap();
+    let mut capture = Capture::new(t.store().clone(), dir.path().join("projects")).unwrap();
+    assert!(capture.pass().unwrap().imported.is_empty());
+    // Not written to for longer than capture waits: the session ended there, and is imported
+    // as it is, as `tract import` reads it (lines 150 to 161 kept as records).
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - SETTLE - std::time::Duration::from_secs(1))
+        .unwrap();
+    let pass = capture.pass().unwrap();
+    assert_eq!(pass.imported.len(), 1);
+    let once = open_bound(&path, Bind::Branch(branch("once")));
+    let report = once.import_file(&file, None).unwrap();
+    assert_eq!(pass.imported[0].report.recorded, report.recorded);
+    assert_eq!(pass.imported[0].report.added, report.added);
+}
+
+#[test]
+fn a_rewind_names_the_lines_kept_as_records_on_the_path_it_leaves() {
+    let real = std::fs::read_to_string(fixture(META_SESSION)).unwrap();
+    let lines: Vec<&str> = real.lines().collect();
+    let (dir, path) = temp_store();
+    let file = dir.path().join("s.jsonl");
+    let live = open_bound(&path, Bind::Branch(branch("live")));
+    // Up to line 163 the conversation runs through line 161 (a meta line, kept as a record);
+    // line 165 leaves that path at line 155, and the branch moves back there.
+    std::fs::write(&file, lines[..163].join("\n") + "\n").unwrap();
+    live.import_file(&file, None).unwrap();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    assert!(live.import_file(&file, None).unwrap().rewound);
+    // Line 161 is still named on the branch's line (by the rewind's record), as one import of
+    // the whole file names it (as a line off the path), and no line is named twice.
+    let named = lines_named(&live);
+    assert!(
+        named
+            .iter()
+            .any(|l| l == "4afedd80-df95-4aa9-9fd9-828d2f2f21a1")
+    );
+    assert_eq!(named_twice(&named), Vec::<&String>::new());
+    let once = open_bound(&path, Bind::Branch(branch("once")));
+    once.import_file(&file, None).unwrap();
+    let set = |v: Vec<String>| v.into_iter().collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(set(named), set(lines_named(&once)));
+    // Imported again, nothing is kept again.
+    let again = live.import_file(&file, None).unwrap();
+    assert_eq!((again.added, again.recorded, again.rewound), (0, 0, false));
 }
 
 #[test]

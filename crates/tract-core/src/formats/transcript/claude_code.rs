@@ -284,7 +284,8 @@ fn timestamp_of(v: &Value) -> Option<u64> {
 /// Sub-agents (`isSidechain` lines, in this file or in `agent_files`, one per agent id) become
 /// [`Step::SubAgent`] in place of the result of the Task call they answered (the result names
 /// the agent: `toolUseResult.agentId`, or `agentId: ID` in its text); one no result names yet
-/// (still running) waits for it.
+/// (still running) waits for it. A file caught while the reader passes over its newest message
+/// lines for an older leaf says so (`unsettled`): a capture waits for the line that settles it.
 fn claude_code(
     values: &[(usize, Value)],
     agent_files: &[AgentLines],
@@ -365,6 +366,18 @@ fn claude_code(
         a.part(&all, part, k > first_shown);
     }
     a.pending_compact = None;
+    // A message line newer than every line of the conversation is one the reader passed over
+    // for an older leaf: the chain it is on ends on a line the reader does not take as the
+    // leaf (a meta line), and the line that continues from it puts it back on the
+    // conversation.
+    let newest_on_path = used.iter().copied().max();
+    let unsettled = all
+        .iter()
+        .enumerate()
+        .find(|(i, e)| {
+            e.visible() && !used.contains(i) && newest_on_path.is_some_and(|newest| *i > newest)
+        })
+        .map(|(_, e)| e.line);
     // The rest: sub-agents' lines to their conversations, other lines off the path kept as
     // records or counted.
     let mut groups: Vec<AgentLines> = Vec::new();
@@ -473,6 +486,7 @@ fn claude_code(
             w.sort();
             w
         },
+        unsettled,
     })
 }
 

@@ -167,6 +167,15 @@ pub enum Transcript {
         /// Sub-agents whose conversations no Task result names yet (still running): imported
         /// once their result is written.
         waiting_agents: Vec<String>,
+        /// A Claude Code session caught while a line that settles its reading is still to
+        /// come: the line (from 1) of the first message line the reader leaves off the
+        /// conversation although it is newer than every line on it. The file then ends on a
+        /// chain the reader does not take as the leaf (a meta line: a local command's caveat,
+        /// a command or skill expanded), so the reader falls back to an older leaf; the line
+        /// that continues from it puts those lines back on the conversation. Imported now,
+        /// they would be kept as off-path records and then imported again as messages. `None`:
+        /// the reading is settled.
+        unsettled: Option<usize>,
     },
     /// Commits written by `tract export --format jsonl`, oldest first, each with the message
     /// it carries; the last one is the branch tip.
@@ -186,6 +195,7 @@ impl Transcript {
             project: None,
             warnings: Vec::new(),
             waiting_agents: Vec::new(),
+            unsettled: None,
         }
     }
 }
