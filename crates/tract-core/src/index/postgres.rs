@@ -17,7 +17,7 @@
 //!
 //! What a `tsvector` can hold bounds a message's words: positions past 16,383 count as 16,383
 //! (a phrase further in is not matched as one; its words still are), 256 positions per word,
-//! and about 1 MB in all (the rarest-placed new words of a longer text are left out).
+//! and about 1 MB in all (past that, the words a longer text has not used yet are left out).
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
