@@ -8,8 +8,9 @@
 //! searches it beside the index from memory. A store in PostgreSQL has its index in the
 //! database ([`crate::index::postgres`]), kept the same way by the processes that write it,
 //! one at a time (a batch another process is writing is left to it). An index in memory (a
-//! store in memory) is brought up to date only by the searches of its process. Store-wide work that
-//! removes content (redaction, `gc`) takes it out of an index that exists before it returns.
+//! store in memory) is brought up to date only by the searches of its process. Store-wide
+//! work that removes content (redaction, `gc`) takes it out of an index that exists before it
+//! returns.
 
 use crate::error::Result;
 use crate::id::CommitId;
