@@ -133,7 +133,7 @@ impl Built {
 }
 
 /// `path` with `suffix` appended to its file name.
-fn beside(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn beside(path: &Path, suffix: &str) -> PathBuf {
     let mut p = path.as_os_str().to_os_string();
     p.push(suffix);
     PathBuf::from(p)
@@ -153,7 +153,7 @@ fn write_marker(store: &Path, built: &Built) -> Res<()> {
 }
 
 /// Removes a store file, its journal directory and its marker, whichever exist.
-fn remove_store(store: &Path) -> Res<()> {
+pub(crate) fn remove_store(store: &Path) -> Res<()> {
     let gone = |r: std::io::Result<()>| match r {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
         _ => Ok(()),

@@ -49,6 +49,7 @@
 //! measured. The bench drops and measures the schema on a connection of its own, without TLS
 //! (tract's parameters and the TLS ones left out of the URL).
 
+use crate::history::{beside, remove_store};
 use crate::{SEED, median, ms, peak_rss_kib, percentile};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -911,24 +912,6 @@ fn needle_json(n: &Needle) -> Value {
         "height": n.commit.map(|(_, h)| h),
         "expected_branches": n.expected,
     })
-}
-
-/// `path` with `suffix` appended to its file name.
-fn beside(path: &Path, suffix: &str) -> PathBuf {
-    let mut p = path.as_os_str().to_os_string();
-    p.push(suffix);
-    PathBuf::from(p)
-}
-
-/// Removes a store file, its journal directory and its marker, whichever exist.
-fn remove_store(store: &Path) -> Res<()> {
-    let gone = |r: std::io::Result<()>| match r {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
-        _ => Ok(()),
-    };
-    gone(std::fs::remove_file(beside(store, ".built.json")))?;
-    gone(std::fs::remove_file(store))?;
-    gone(std::fs::remove_dir_all(beside(store, "-journal")))
 }
 
 /// Bytes of the files under `dir`, every level.

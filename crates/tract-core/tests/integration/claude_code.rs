@@ -397,6 +397,13 @@ fn a_file_caught_on_a_meta_line_is_not_settled_until_the_next_line() {
     assert_eq!(unsettled(lines.len()), None);
 }
 
+/// Where Claude Code keeps the meta-line session under `dir/projects` (its folder made).
+fn meta_session_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let folder = dir.join("projects").join("-work");
+    std::fs::create_dir_all(&folder).unwrap();
+    folder.join("e5fcdc73-b9fc-4991-b532-6bf8440fd12d.jsonl")
+}
+
 #[test]
 fn capture_waits_for_the_line_after_a_meta_line_and_imports_each_line_once() {
     use tract_core::capture::Capture;
@@ -404,9 +411,7 @@ fn capture_waits_for_the_line_after_a_meta_line_and_imports_each_line_once() {
     let lines: Vec<&str> = real.lines().collect();
     let (dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
-    let folder = dir.path().join("projects").join("-work");
-    std::fs::create_dir_all(&folder).unwrap();
-    let file = folder.join("e5fcdc73-b9fc-4991-b532-6bf8440fd12d.jsonl");
+    let file = meta_session_file(dir.path());
     let write = |n: usize| std::fs::write(&file, lines[..n].join("\n") + "\n").unwrap();
     let mut capture = Capture::new(t.store().clone(), dir.path().join("projects")).unwrap();
     write(149);
@@ -450,9 +455,7 @@ fn a_capture_started_at_any_line_of_a_real_session_imports_each_line_once() {
     for start in (145..=165).chain(184..=lines.len()) {
         let (dir, path) = file_store();
         let t = open_bound(&path, Bind::Branch(branch("main")));
-        let folder = dir.path().join("projects").join("-work");
-        std::fs::create_dir_all(&folder).unwrap();
-        let file = folder.join("e5fcdc73-b9fc-4991-b532-6bf8440fd12d.jsonl");
+        let file = meta_session_file(dir.path());
         std::fs::write(&file, lines[..start].join("\n") + "\n").unwrap();
         let mut capture = Capture::new(t.store().clone(), dir.path().join("projects")).unwrap();
         capture.pass().unwrap();
@@ -475,9 +478,7 @@ fn a_file_that_stays_caught_on_a_meta_line_is_imported_once_quiet() {
     let lines: Vec<&str> = real.lines().collect();
     let (dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
-    let folder = dir.path().join("projects").join("-work");
-    std::fs::create_dir_all(&folder).unwrap();
-    let file = folder.join("e5fcdc73-b9fc-4991-b532-6bf8440fd12d.jsonl");
+    let file = meta_session_file(dir.path());
     std::fs::write(&file, lines[..161].join("\n") + "\n").unwrap();
     let mut capture = Capture::new(t.store().clone(), dir.path().join("projects")).unwrap();
     assert!(capture.pass().unwrap().imported.is_empty());
