@@ -673,6 +673,36 @@ fn key_of(bytes: &[u8]) -> Result<Key> {
     Key::try_from(bytes).map_err(|_| Error::corrupt("a stored id is not 32 bytes"))
 }
 
+impl PgTx {
+    /// The commit records from `head` back along first parents, newest first, in one query:
+    /// stopping before `stop`, and after `limit` records.
+    fn chain(&self, head: &Key, stop: Option<&Key>, limit: Option<usize>) -> Result<Records> {
+        let sql = "WITH RECURSIVE chain(id, parent, record, depth) AS (
+                SELECT id, parent, record, 1 FROM @.commits WHERE id = $1
+                UNION ALL
+                SELECT c.id, c.parent, c.record, chain.depth + 1
+                FROM chain JOIN @.commits c ON c.id = chain.parent
+                WHERE ($2::bytea IS NULL OR chain.parent <> $2::bytea)
+                  AND ($3::integer IS NULL OR chain.depth < $3)
+            ) SELECT id, record FROM chain ORDER BY depth";
+        let stop = stop.map(|s| s.as_slice());
+        let limit = limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
+        let rows = self.query(
+            sql,
+            &[
+                (&head.as_slice(), Type::BYTEA),
+                (&stop, Type::BYTEA),
+                (&limit, Type::INT4),
+            ],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            out.push((key_of(row.get::<_, &[u8]>(0))?, row.get(1)));
+        }
+        Ok(out)
+    }
+}
+
 impl ReadTx for PgTx {
     fn object(&self, table: ObjectTable, key: &Key) -> Result<Option<Vec<u8>>> {
         let remember = self.scope.is_some() && table == ObjectTable::Commits;
@@ -737,43 +767,11 @@ impl ReadTx for PgTx {
     }
 
     fn first_parent_records(&self, head: &Key, stop: Option<&Key>) -> Result<Option<Records>> {
-        let sql = "WITH RECURSIVE chain(id, parent, record, depth) AS (
-                SELECT id, parent, record, 0 FROM @.commits WHERE id = $1
-                UNION ALL
-                SELECT c.id, c.parent, c.record, chain.depth + 1
-                FROM chain JOIN @.commits c ON c.id = chain.parent
-                WHERE $2::bytea IS NULL OR chain.parent <> $2::bytea
-            ) SELECT id, record FROM chain ORDER BY depth";
-        let stop = stop.map(|s| s.as_slice());
-        let rows = self.query(
-            sql,
-            &[(&head.as_slice(), Type::BYTEA), (&stop, Type::BYTEA)],
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            out.push((key_of(row.get::<_, &[u8]>(0))?, row.get(1)));
-        }
-        Ok(Some(out))
+        self.chain(head, stop, None).map(Some)
     }
 
     fn first_parent_records_upto(&self, head: &Key, limit: usize) -> Result<Option<Records>> {
-        let sql = "WITH RECURSIVE chain(id, parent, record, depth) AS (
-                SELECT id, parent, record, 1 FROM @.commits WHERE id = $1
-                UNION ALL
-                SELECT c.id, c.parent, c.record, chain.depth + 1
-                FROM chain JOIN @.commits c ON c.id = chain.parent
-                WHERE chain.depth < $2
-            ) SELECT id, record FROM chain ORDER BY depth";
-        let limit = i32::try_from(limit).unwrap_or(i32::MAX);
-        let rows = self.query(
-            sql,
-            &[(&head.as_slice(), Type::BYTEA), (&limit, Type::INT4)],
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            out.push((key_of(row.get::<_, &[u8]>(0))?, row.get(1)));
-        }
-        Ok(Some(out))
+        self.chain(head, None, Some(limit)).map(Some)
     }
 
     fn scan(
