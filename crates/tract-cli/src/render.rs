@@ -220,6 +220,15 @@ pub fn status(out: &mut impl Write, s: &Status) {
 /// One reflog line.
 pub fn reflog_line(out: &mut impl Write, name: &str, i: usize, e: &ReflogEntry) {
     let show = |c: Option<tract_core::CommitId>| c.map_or_else(|| "(none)".into(), |c| c.short());
+    if e.old.is_none() && e.new.is_none() {
+        // The deletion of a ref whose commits gc has collected since: what is left of it.
+        let _ = writeln!(
+            out,
+            "(none) {name}@{{{i}}}: {} (its commits expired)",
+            e.reason
+        );
+        return;
+    }
     let _ = writeln!(
         out,
         "{} {name}@{{{i}}}: {} (was {})",

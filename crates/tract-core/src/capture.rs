@@ -315,14 +315,17 @@ impl Capture {
         seen.unsettled = None;
         let branch = transcript::default_branch(&transcript, file);
         let name = BranchName::new(&branch)?;
+        // A session whose branch was deleted (by the user, or by a retention rule; before this
+        // capture started or while it runs) stays deleted: its reflog remembers it.
+        let snap = self.store.read()?;
+        if snap.branch(&branch)?.is_none() && !snap.reflog(&branch, Some(1))?.is_empty() {
+            seen.left = true;
+            self.handles.remove(&branch);
+            return Ok(Some(Read::Deleted(branch)));
+        }
+        drop(snap);
         if !self.handles.contains_key(&branch) {
             let t = Tract::from_store(self.store.clone(), &Bind::Branch(name))?;
-            // A session whose branch the user deleted stays deleted.
-            let exists = t.branches()?.iter().any(|b| b.name == branch);
-            if !exists && !t.reflog(&branch, 1)?.is_empty() {
-                seen.left = true;
-                return Ok(Some(Read::Deleted(branch)));
-            }
             self.handles.insert(branch.clone(), t);
         }
         Ok(Some(Read::Session(Box::new(Ready {

@@ -39,6 +39,7 @@ pub mod object;
 pub mod ops;
 pub mod refs;
 mod repo;
+pub mod retention;
 pub mod stats;
 pub mod storage;
 pub mod summarize;
@@ -58,16 +59,20 @@ pub use id::{BlobId, ChunkId, CommitId, HexPrefix};
 pub use object::{Commit, Content, ContentPart, MergeStrategy, Message, Op, Role, ToolCall};
 pub use ops::branch::BranchInfo;
 pub use ops::fsck::{FsckReport, Problem, fsck};
-pub use ops::gc::{GcOutcome, gc};
+pub use ops::gc::{GcOptions, GcOutcome, gc, gc_with};
 pub use ops::history::LogQuery;
 pub use ops::index::{IndexReport, update_index};
 pub use ops::merge::MergeRequest;
 pub use ops::page::{Mark, PageAt, PageCall, PageEntry, ViewPage};
 pub use ops::redact::{RedactOptions, Redaction};
+pub use ops::retention::{DeletedBranch, Kept, ReplacedResult, RuleOutcome};
 pub use ops::search::{SearchHit, SearchQuery, SearchScope};
 pub use ops::sync::{BranchSync, SyncOptions, SyncReport, clone_store, pull, push};
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
+pub use retention::{
+    DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule,
+};
 pub use stats::{BranchStats, Tally};
 pub use storage::store::{
     FORMAT_VERSION, JournalSalvage, OpenMode, Store, StoreOptions, Tombstone, UpgradeReport,

@@ -159,6 +159,30 @@ pub struct Message {
 }
 
 impl Message {
+    /// What stands for this message once its content is removed (redacted, or replaced by
+    /// retention): `text` as content, with the role, name, call id, error flag and tool calls
+    /// (ids and names; arguments emptied, as they may hold what was removed), so requests
+    /// built from the view stay valid.
+    pub fn stand_in(&self, text: impl Into<String>) -> Message {
+        Message {
+            role: self.role,
+            content: Content::Text(text.into()),
+            name: self.name.clone(),
+            tool_calls: self
+                .tool_calls
+                .iter()
+                .map(|c| ToolCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: "{}".to_string(),
+                })
+                .collect(),
+            tool_call_id: self.tool_call_id.clone(),
+            is_error: self.is_error,
+            metadata: BTreeMap::new(),
+        }
+    }
+
     /// A message with text content and nothing else.
     pub fn text(role: Role, text: impl Into<String>) -> Self {
         Message {

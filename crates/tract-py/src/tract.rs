@@ -278,7 +278,7 @@ impl PyTract {
     /// (a file or a postgresql:// URL; it must be a tract store): only the objects it lacks,
     /// each hashed again as it is stored. Its branches move only by fast-forward
     /// (DivergedError otherwise, unless `force`; the old tip stays in its reflog); `settings`
-    /// sends the tool-summarization policy too. Returns a dict: `branches` (each `name`,
+    /// sends the tool-summarization and retention policies too. Returns a dict: `branches` (each `name`,
     /// `old`, `new`, `up_to_date`, `forced`), `commits`, `blobs`, `settings`.
     #[pyo3(signature = (dest, branches=None, *, force=false, settings=false))]
     fn push<'py>(
@@ -373,17 +373,24 @@ impl PyTract {
         Ok(PyTract::of(t))
     }
 
-    /// Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
-    /// than `grace_days` (older entries are expired); `prune_now=True` for no grace. Returns a
-    /// dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints
-    /// (all but each branch's newest) and their chunks, `checkpoints`, `checkpoint_chunks`,
-    /// removed.
-    #[pyo3(signature = (*, grace_days=14.0, prune_now=false))]
+    /// Applies the store's retention policy (see `set_retention_policy`; nothing without a
+    /// rule), then removes the objects nothing reaches: not a branch, not HEAD, not a reflog
+    /// entry younger than `grace_days` (older entries are expired); `prune_now=True` for no
+    /// grace; `dry_run=True` changes nothing and says what would go. Returns a dict:
+    /// `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints (all
+    /// but each branch's newest; not counted in a dry run) and their chunks, `checkpoints`,
+    /// `checkpoint_chunks`, removed; `dry_run`; and `retention`, one dict per rule in the
+    /// policy's order: `rule`, `deleted_branches` (`branch`, `commit_hash`, `idle_since`),
+    /// `replaced_results` (`commits`, `summary`: the summary's hash or None for a
+    /// placeholder), `bytes` and `kept` (`pinned`, `current`, `shared`, `newest`,
+    /// `unsummarized`: what the rule covers but kept, by why), as `tract gc --json` says.
+    #[pyo3(signature = (*, grace_days=14.0, prune_now=false, dry_run=false))]
     fn gc<'py>(
         &self,
         py: Python<'py>,
         grace_days: f64,
         prune_now: bool,
+        dry_run: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         if !grace_days.is_finite() || grace_days < 0.0 {
             return Err(invalid_input(format!(
@@ -395,8 +402,15 @@ impl PyTract {
         } else {
             std::time::Duration::from_secs_f64(grace_days * 86_400.0)
         };
-        let out = self.with(py, move |t| tract_core::gc(t.store(), grace))?;
+        let options = tract_core::GcOptions { grace, dry_run };
+        let out = self.with(py, move |t| tract_core::gc_with(t.store(), &options))?;
         let d = PyDict::new(py);
+        d.set_item("dry_run", out.dry_run)?;
+        let rules = pyo3::types::PyList::empty(py);
+        for r in &out.retention {
+            rules.append(rule_outcome(py, r)?)?;
+        }
+        d.set_item("retention", rules)?;
         d.set_item("commits", out.commits)?;
         d.set_item("blobs", out.blobs)?;
         d.set_item("chunks", out.chunks)?;
@@ -577,6 +591,33 @@ impl PyTract {
             default_instructions,
         };
         self.with(py, move |t| t.set_tool_policy(&policy))
+    }
+
+    /// The store's retention policy as a dict (`rules`, `pinned`), in the JSON form `tract
+    /// config show --json` prints under `retention`; `{"rules": [], "pinned": []}` when none
+    /// was set.
+    fn retention_policy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let policy = self.with(py, |t| t.retention_policy())?;
+        let value = serde_json::to_value(&policy).map_err(|e| {
+            crate::errors::to_py(tract_core::Error::InvalidInput {
+                message: e.to_string(),
+            })
+        })?;
+        crate::convert::to_py(py, &value)
+    }
+
+    /// Replaces the store's retention policy, which only `gc` applies (`gc(dry_run=True)`
+    /// shows what it would do). `policy` is a dict: `rules`, a list of rules, each with a
+    /// `name`, `branches` (name patterns: `*` any run of characters, `/` included) and either
+    /// `replace_tool_results` (`older_than_days`, `keep_newest`: the newest messages of each
+    /// view kept, `with`: `"summary"` (only results that have one, by it) or
+    /// `"placeholder"`) or `delete_idle_branches` (`idle_days`); and `pinned`, branch
+    /// patterns no rule touches. An invalid policy raises `InvalidInputError` and the stored
+    /// one is kept; `{}` clears it.
+    fn set_retention_policy(&self, py: Python<'_>, policy: &Bound<'_, PyAny>) -> PyResult<()> {
+        let text = crate::convert::from_py(policy)?.to_string();
+        let policy = tract_core::RetentionPolicy::from_json(&text).map_err(crate::errors::to_py)?;
+        self.with(py, move |t| t.set_retention_policy(&policy))
     }
 
     /// The store's tool-summarization policy (empty when none is configured).
@@ -1440,4 +1481,40 @@ fn append_items(
     expected: Option<Rev>,
 ) -> Result<Vec<tract_core::CommitInfo>, Error> {
     t.append_items(items, &options(t, expected)?)
+}
+
+/// One retention rule's outcome as `gc` reports it (the keys of `tract gc --json`).
+fn rule_outcome<'py>(py: Python<'py>, r: &tract_core::RuleOutcome) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("rule", &r.rule)?;
+    let deleted = pyo3::types::PyList::empty(py);
+    for b in &r.deleted {
+        let e = PyDict::new(py);
+        e.set_item("branch", &b.name)?;
+        e.set_item("commit_hash", b.tip.to_hex())?;
+        e.set_item(
+            "idle_since",
+            crate::convert::utc_datetime(py, b.idle_since_us)?,
+        )?;
+        deleted.append(e)?;
+    }
+    d.set_item("deleted_branches", deleted)?;
+    let replaced = pyo3::types::PyList::empty(py);
+    for x in &r.replaced {
+        let e = PyDict::new(py);
+        let commits: Vec<String> = x.commits.iter().map(|c| c.to_hex()).collect();
+        e.set_item("commits", commits)?;
+        e.set_item("summary", x.summary.map(|s| s.to_hex()))?;
+        replaced.append(e)?;
+    }
+    d.set_item("replaced_results", replaced)?;
+    d.set_item("bytes", r.bytes)?;
+    let kept = PyDict::new(py);
+    kept.set_item("pinned", r.kept.pinned)?;
+    kept.set_item("current", r.kept.current)?;
+    kept.set_item("shared", r.kept.shared)?;
+    kept.set_item("newest", r.kept.newest)?;
+    kept.set_item("unsummarized", r.kept.unsummarized)?;
+    d.set_item("kept", kept)?;
+    Ok(d)
 }

@@ -7,7 +7,9 @@ use crate::ui::Ui;
 use crate::vocabulary::Config;
 use clap::Subcommand;
 use std::fmt::Write;
-use tract_core::ToolPolicy;
+use tract_core::{
+    DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule, ToolPolicy,
+};
 
 /// Settings stored in the store, which every process and command applies.
 #[derive(Debug, clap::Args)]
@@ -31,6 +33,41 @@ enum What {
     /// summarized. Options not given keep their stored value.
     #[command(name = "tool-summarization")]
     ToolSummarization(PolicyArgs),
+    /// Change the retention policy `tract gc` applies (and nothing else): rules scoped by
+    /// branch name patterns that replace old tool results or delete idle branches, and pinned
+    /// branches no rule touches. `tract gc --dry-run` shows what each rule would do. Options
+    /// not given keep the stored rules and pins.
+    Retention(RetentionArgs),
+}
+
+/// `tract config retention`.
+#[derive(Debug, clap::Args)]
+struct RetentionArgs {
+    /// Add rule NAME, or replace the rule of that name (repeatable). KEYS, comma-separated:
+    /// `branches=PATTERN` (repeatable; `*` any run of characters, `/` included), then either
+    /// `tool-results-older-than=DAYS`, `keep-newest=N` (the newest N messages of each view
+    /// stay) and `replace-with=summary|placeholder` (summary: only results that have one are
+    /// replaced, by it; placeholder: every one), or `delete-idle-for=DAYS`.
+    /// Example: --rule 'old-results: branches=claude/*, tool-results-older-than=30'
+    #[arg(long = "rule", value_name = "NAME: KEYS")]
+    rules: Vec<String>,
+    /// Remove rule NAME (repeatable).
+    #[arg(long = "remove-rule", value_name = "NAME")]
+    remove_rules: Vec<String>,
+    /// Pin the branches matching PATTERN: no rule touches them or what they reach
+    /// (repeatable).
+    #[arg(long = "pin", value_name = "PATTERN")]
+    pins: Vec<String>,
+    /// Remove pin PATTERN (repeatable).
+    #[arg(long = "unpin", value_name = "PATTERN")]
+    unpins: Vec<String>,
+    /// Start from the policy in this JSON file (`-`: standard input) instead of the stored
+    /// one; the format `tract config show --json` prints under `retention`.
+    #[arg(long, value_name = "FILE", conflicts_with = "reset")]
+    from: Option<std::path::PathBuf>,
+    /// Start from an empty policy (no rule: gc removes only what nothing reaches).
+    #[arg(long)]
+    reset: bool,
 }
 
 /// `tract config tool-summarization`.
@@ -70,10 +107,12 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     match &a.what {
         What::Show { json } => {
             let policy = t.tool_policy()?;
+            let retention = t.retention_policy()?;
             if *json {
-                output::print(ui, &Config::from(&policy), false);
+                output::print(ui, &Config::new(&policy, &retention), false);
             } else {
                 show(ui, &policy);
+                show_retention(ui, &retention);
             }
         }
         What::ToolSummarization(args) => {
@@ -86,8 +125,162 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             t.set_tool_policy(&policy)?;
             show(ui, &policy);
         }
+        What::Retention(args) => {
+            let stored = match (&args.from, args.reset) {
+                (Some(file), _) => RetentionPolicy::from_json(&read_input(file)?)?,
+                (None, true) => RetentionPolicy::default(),
+                (None, false) => t.retention_policy()?,
+            };
+            let policy = retention_changed(stored, args)?;
+            t.set_retention_policy(&policy)?;
+            show_retention(ui, &policy);
+        }
     }
     Ok(())
+}
+
+/// A file's text, or standard input's for `-`.
+fn read_input(file: &std::path::Path) -> Result<String, CommandError> {
+    if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| CommandError::invalid_input(format!("cannot read standard input: {e}")))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file)
+        .map_err(|e| CommandError::invalid_input(format!("cannot read {}: {e}", file.display())))
+}
+
+/// The stored retention policy with the options applied (validated when stored).
+fn retention_changed(
+    mut p: RetentionPolicy,
+    a: &RetentionArgs,
+) -> Result<RetentionPolicy, CommandError> {
+    for name in &a.remove_rules {
+        let before = p.rules.len();
+        p.rules.retain(|r| r.name != *name);
+        if p.rules.len() == before {
+            return Err(CommandError::invalid_input(format!(
+                "there is no retention rule named '{name}'"
+            )));
+        }
+    }
+    for spec in &a.rules {
+        let rule = rule_of(spec)?;
+        match p.rules.iter_mut().find(|r| r.name == rule.name) {
+            Some(slot) => *slot = rule,
+            None => p.rules.push(rule),
+        }
+    }
+    p.pinned.retain(|pin| !a.unpins.contains(pin));
+    for pin in &a.pins {
+        if !p.pinned.contains(pin) {
+            p.pinned.push(pin.clone());
+        }
+    }
+    Ok(p)
+}
+
+/// The rule's replacement of tool results, made now if it had none.
+fn replace(rule: &mut RetentionRule) -> &mut ReplaceToolResults {
+    rule.replace_tool_results.get_or_insert(ReplaceToolResults {
+        older_than_days: None,
+        keep_newest: None,
+        with: Replacement::default(),
+    })
+}
+
+/// A rule from its `NAME: KEY=VALUE, ...` spelling.
+fn rule_of(spec: &str) -> Result<RetentionRule, CommandError> {
+    let bad = |why: String| CommandError::invalid_input(format!("--rule '{spec}': {why}"));
+    let (name, keys) = spec
+        .split_once(':')
+        .ok_or_else(|| bad("write it NAME: KEY=VALUE, ...".into()))?;
+    let mut rule = RetentionRule {
+        name: name.trim().to_string(),
+        branches: Vec::new(),
+        replace_tool_results: None,
+        delete_idle_branches: None,
+    };
+    let days = |v: &str| -> Result<u32, CommandError> {
+        v.strip_suffix('d')
+            .unwrap_or(v)
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("'{v}' is not a number of days")))
+    };
+    for pair in keys.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| bad(format!("'{pair}' is not KEY=VALUE")))?;
+        let value = value.trim();
+        match key.trim() {
+            "branches" => rule.branches.push(value.to_string()),
+            "delete-idle-for" => {
+                rule.delete_idle_branches = Some(DeleteIdleBranches {
+                    idle_days: days(value)?,
+                })
+            }
+            "tool-results-older-than" => replace(&mut rule).older_than_days = Some(days(value)?),
+            "keep-newest" => {
+                replace(&mut rule).keep_newest = Some(
+                    value
+                        .parse()
+                        .map_err(|_| bad(format!("'{value}' is not a number of messages")))?,
+                )
+            }
+            "replace-with" => {
+                replace(&mut rule).with = match value {
+                    "summary" => Replacement::Summary,
+                    "placeholder" => Replacement::Placeholder,
+                    other => {
+                        return Err(bad(format!(
+                            "replace-with is summary or placeholder, not '{other}'"
+                        )));
+                    }
+                }
+            }
+            other => {
+                return Err(bad(format!(
+                    "unknown key '{other}' (branches, tool-results-older-than, keep-newest, \
+                     replace-with, delete-idle-for)"
+                )));
+            }
+        }
+    }
+    Ok(rule)
+}
+
+fn show_retention(ui: &mut Ui<'_>, p: &RetentionPolicy) {
+    if p.rules.is_empty() {
+        let _ = writeln!(ui, "retention: off (gc removes only what nothing reaches)");
+    } else {
+        let _ = writeln!(ui, "retention (applied by tract gc):");
+    }
+    for rule in &p.rules {
+        let what = match (&rule.replace_tool_results, &rule.delete_idle_branches) {
+            (Some(r), _) => {
+                let mut s = "tool results".to_string();
+                if let Some(d) = r.older_than_days {
+                    let _ = write!(s, " older than {d} days");
+                }
+                if let Some(n) = r.keep_newest {
+                    let _ = write!(s, " outside the newest {n} messages of each view");
+                }
+                s.push_str(match r.with {
+                    Replacement::Summary => " replaced by their summary (those without one kept)",
+                    Replacement::Placeholder => " replaced by a placeholder",
+                });
+                s
+            }
+            (None, Some(d)) => format!("branches idle for {} days deleted", d.idle_days),
+            (None, None) => "nothing".to_string(),
+        };
+        let _ = writeln!(ui, "  {} [{}]: {what}", rule.name, rule.branches.join(" "));
+    }
+    if !p.pinned.is_empty() {
+        let _ = writeln!(ui, "  pinned: {}", p.pinned.join(" "));
+    }
 }
 
 /// The stored policy with the options applied.

@@ -28,7 +28,7 @@ pub struct SyncArgs {
     /// Move a receiver's branch that has diverged; its old tip stays in its reflog.
     #[arg(long)]
     force: bool,
-    /// Send the store's settings (the tool-summarization policy) too.
+    /// Send the store's settings (the tool-summarization and retention policies) too.
     #[arg(long)]
     settings: bool,
     /// The report as JSON.

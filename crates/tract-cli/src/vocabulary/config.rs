@@ -2,13 +2,15 @@
 
 use serde::Serialize;
 use std::collections::BTreeMap;
-use tract_core::ToolPolicy;
+use tract_core::{RetentionPolicy, ToolPolicy};
 
 /// The stored settings (`tract config show --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Config {
     /// The tool-summarization policy every process applies (Python's `ToolSummarization`).
     tool_summarization: Policy,
+    /// The retention policy `tract gc` applies (Python's `retention_policy()`), as stored.
+    retention: RetentionPolicy,
 }
 
 /// The tool-summarization policy.
@@ -22,9 +24,11 @@ struct Policy {
     default_instructions: Option<String>,
 }
 
-impl From<&ToolPolicy> for Config {
-    fn from(policy: &ToolPolicy) -> Self {
+impl Config {
+    /// The settings: the tool-summarization and retention policies.
+    pub fn new(policy: &ToolPolicy, retention: &RetentionPolicy) -> Self {
         Config {
+            retention: retention.clone(),
             tool_summarization: Policy {
                 instructions: policy.instructions.clone(),
                 auto_threshold: policy.auto_threshold,

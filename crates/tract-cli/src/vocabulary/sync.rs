@@ -11,7 +11,7 @@ pub struct SyncReport {
     commits: u64,
     /// Blobs the receiver did not have.
     blobs: u64,
-    /// Whether the settings (the tool-summarization policy) were sent.
+    /// Whether the settings (the tool-summarization and retention policies) were sent.
     settings: bool,
 }
 

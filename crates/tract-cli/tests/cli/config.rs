@@ -57,6 +57,7 @@ fn the_policy_is_stored_and_shown() {
         exit: 0
         --- stdout
         tool summarization: off (tool results are recorded as they are)
+        retention: off (gc removes only what nothing reaches)
         ");
     let shown = p.run(&[
         "config",
@@ -86,6 +87,7 @@ fn the_policy_is_stored_and_shown() {
         tool summarization:
           grep: only file names and line numbers
           any result over 500 tokens: the tool prompt alone
+        retention: off (gc removes only what nothing reaches)
         ");
     let stored = p.run(&["config", "show", "--json"]);
     assert_snapshot!(stored, @r#"
@@ -98,6 +100,10 @@ fn the_policy_is_stored_and_shown() {
             },
             "auto_threshold": 500,
             "default_instructions": null
+          },
+          "retention": {
+            "rules": [],
+            "pinned": []
           }
         }
         "#);

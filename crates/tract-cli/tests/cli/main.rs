@@ -30,6 +30,7 @@ mod processes;
 mod redact;
 mod refs;
 mod repair;
+mod retention;
 mod search;
 mod serve;
 mod show;

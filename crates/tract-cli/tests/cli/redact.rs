@@ -95,7 +95,13 @@ fn gc_removes_a_deleted_branch_after_its_grace_period() {
     assert_snapshot!(p.run(&["fsck"]), @"
         exit: 0
         --- stdout
-        checked 1 commit, 1 blob, 0 chunks (72 bytes), 1 branch, 0 reflog entries; counts of 1 branch replayed
+        checked 1 commit, 1 blob, 0 chunks (72 bytes), 1 branch, 1 reflog entry; counts of 1 branch replayed
+        ");
+    // What is left of the branch: its deletion, so that it stays deleted (`tract capture`).
+    assert_snapshot!(p.run(&["reflog", "doomed"]), @"
+        exit: 0
+        --- stdout
+        (none) doomed@{0}: branch: deleted (its commits expired)
         ");
     assert_snapshot!(p.run(&["log", "--oneline"]), @"
         exit: 0

@@ -225,7 +225,9 @@ fn clear_compress_gc_and_merge_print_their_reports_as_json() {
             "checkpoints",
             "chunks",
             "commits",
-            "reflog_entries"
+            "dry_run",
+            "reflog_entries",
+            "retention"
         ]
         .into()
     );

@@ -68,10 +68,12 @@ pub struct FsckReport {
     pub index_documents: u64,
     /// Everything found wrong; empty for a sound store.
     pub problems: Vec<Problem>,
-    /// Blobs whose content was redacted (a tombstone in their place; not a problem).
+    /// Blobs whose content was redacted, or replaced by a retention rule (a tombstone in their
+    /// place; not a problem).
     pub redacted: Vec<BlobId>,
     /// Commits whose content was made from redacted content (a summary or compression of it,
-    /// or of such a summary), oldest first: `tract redact --follow` removes them too.
+    /// or of such a summary), oldest first: `tract redact --follow` removes them too. Content
+    /// a retention rule replaced does not count: its summary is what was meant to stay.
     pub derived_from_redacted: Vec<CommitId>,
     /// Commits no branch, `HEAD` or reflog entry reaches.
     pub unreachable_commits: Vec<CommitId>,
@@ -254,7 +256,16 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
     let commits = scan(&snap, ObjectTable::Commits, |id, record| {
         verify::verified_commit(&CommitId::from_bytes(id), record)
     })?;
-    let tainted: std::collections::HashSet<BlobId> = report.redacted.iter().copied().collect();
+    // Content retention replaced is meant to live on in its summary; redacted content is not.
+    let mut tainted: std::collections::HashSet<BlobId> = std::collections::HashSet::new();
+    for b in &report.redacted {
+        let by_retention = snap
+            .tombstone(b)?
+            .is_some_and(|t| t.reason.starts_with(crate::retention::RETENTION_REASON));
+        if !by_retention {
+            tainted.insert(*b);
+        }
+    }
     if !tainted.is_empty() {
         let all: Vec<(CommitId, &Commit)> = commits
             .good

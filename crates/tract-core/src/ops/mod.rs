@@ -1,5 +1,5 @@
 //! Operations over a repository: branches, history and search (and the search index), merges, integrity (fsck),
-//! redaction and garbage collection, sync between stores, and a view's page as a person reads
+//! redaction, retention and garbage collection, sync between stores, and a view's page as a person reads
 //! it.
 
 pub mod branch;
@@ -9,6 +9,8 @@ pub mod history;
 pub mod index;
 pub mod merge;
 pub mod page;
+pub(crate) mod reach;
 pub mod redact;
+pub mod retention;
 pub mod search;
 pub mod sync;

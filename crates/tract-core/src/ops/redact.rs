@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, ChunkId, CommitId};
-use crate::object::{Commit, Content, Message, ToolCall};
+use crate::object::Commit;
 use crate::repo::Repo;
 use crate::storage::backend::ObjectTable;
 use crate::storage::store::verify::{self, Tombstone};
@@ -43,28 +43,6 @@ pub struct RedactOptions {
     /// Also redact, with the same reason, every commit whose content was made from the removed
     /// content: a secret does not live on in a summary of it.
     pub follow: bool,
-}
-
-/// The message the view shows for a redacted one: its role, name, call id, error flag and
-/// tool calls (ids and names; arguments emptied, as they may hold the secret), and no content.
-fn placeholder(m: &Message) -> Message {
-    Message {
-        role: m.role,
-        content: Content::Text(REDACTED_TEXT.to_string()),
-        name: m.name.clone(),
-        tool_calls: m
-            .tool_calls
-            .iter()
-            .map(|c| ToolCall {
-                id: c.id.clone(),
-                name: c.name.clone(),
-                arguments: "{}".to_string(),
-            })
-            .collect(),
-        tool_call_id: m.tool_call_id.clone(),
-        is_error: m.is_error,
-        metadata: Default::default(),
-    }
 }
 
 /// Removes the content of the message `rev` names (and, with `follow`, of every commit made
@@ -129,7 +107,7 @@ pub(crate) fn redact(
 /// Replaces blob `blob` with its tombstone; returns the chunks removed with it.
 fn remove(w: &mut Writer, blob: &BlobId, reason: &str, at_us: u64) -> Result<Vec<ChunkId>> {
     let (message, _) = w.blob(blob)?;
-    let placeholder = placeholder(&message);
+    let placeholder = message.stand_in(REDACTED_TEXT);
     let payload = tokens::count_message(&placeholder);
     let tombstone = Tombstone {
         redacted_at_us: at_us,

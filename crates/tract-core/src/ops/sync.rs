@@ -26,6 +26,9 @@ use std::path::Path;
 /// Commits written per transaction.
 const BATCH: usize = 2000;
 
+/// The settings `settings` sends: the tool-summarization policy and the retention policy.
+const SETTINGS: [&str; 2] = [policy::SETTING, crate::retention::SETTING];
+
 /// What to send.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncOptions {
@@ -33,7 +36,7 @@ pub struct SyncOptions {
     pub branches: Option<Vec<BranchName>>,
     /// Move a receiver's branch that has diverged (its old tip stays in the reflog).
     pub force: bool,
-    /// Send the store's settings (the tool-summarization policy) too.
+    /// Send the store's settings (the tool-summarization and retention policies) too.
     pub settings: bool,
 }
 
@@ -148,11 +151,12 @@ pub(crate) fn transfer(
         report.commits += batch.len() as u64;
     }
     // The branches, in one transaction, each only if it is still where it was read.
-    let setting = if options.settings {
-        Some(src.setting(policy::SETTING)?)
-    } else {
-        None
-    };
+    let mut settings = Vec::new();
+    if options.settings {
+        for name in SETTINGS {
+            settings.push((name, src.setting(name)?));
+        }
+    }
     let mut w = to.write()?;
     for (((name, tip), old), forced) in tips.iter().zip(&before).zip(forced) {
         let now = w.branch(name)?;
@@ -174,8 +178,8 @@ pub(crate) fn transfer(
             forced,
         });
     }
-    if let Some(value) = &setting {
-        w.set_setting(policy::SETTING, value.as_deref())?;
+    for (name, value) in &settings {
+        w.set_setting(name, value.as_deref())?;
         report.settings = true;
     }
     w.commit()?;

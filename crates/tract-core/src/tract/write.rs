@@ -1,9 +1,10 @@
 //! Writing through a handle: appends (one message, a batch, the role shorthands), edits,
-//! records, and redaction.
+//! records, redaction, and the retention policy `gc` applies.
 
 use crate::error::{Error, Result};
 use crate::object::{Content, Message, Role, ToolCall};
 use crate::ops::redact::{self, Redaction};
+use crate::retention::{self, RetentionPolicy};
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use crate::write::txn::AppendOptions;
@@ -116,5 +117,20 @@ impl Tract {
         options: &redact::RedactOptions,
     ) -> Result<Redaction> {
         redact::redact(&self.repo, &rev.into(), reason, options)
+    }
+
+    /// The store's retention policy (empty, removing nothing, when none was set).
+    pub fn retention_policy(&self) -> Result<RetentionPolicy> {
+        RetentionPolicy::decode(self.repo.read()?.setting(retention::SETTING)?.as_deref())
+    }
+
+    /// Replaces the store's retention policy (durably). Only `gc` applies it, and
+    /// [`crate::GcOptions::dry_run`] shows what it would do first. An invalid policy is
+    /// refused and the stored one kept.
+    pub fn set_retention_policy(&self, policy: &RetentionPolicy) -> Result<()> {
+        let value = policy.encode()?;
+        let mut w = self.repo.store.write()?;
+        w.set_setting(retention::SETTING, value.as_deref())?;
+        w.commit()
     }
 }

@@ -269,6 +269,77 @@ fn a_redacted_line_is_never_imported_again() {
 }
 
 #[test]
+fn capture_never_brings_back_a_session_retention_deleted() {
+    use tract_core::capture::Capture;
+    use tract_core::{
+        Clock, DeleteIdleBranches, GcOptions, OpenOptions, RetentionPolicy, RetentionRule,
+        StoreOptions, Tract,
+    };
+    let (dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.user("kept").unwrap();
+    let projects = dir.path().join("projects");
+    let folder = projects.join("-work-app");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("5e55e55e-0000-4000-8000-000000000002.jsonl");
+    let lines = cc_parallel_session();
+    std::fs::write(&file, lines[..4].join("\n") + "\n").unwrap();
+    let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
+    assert_eq!(capture.pass().unwrap().imported.len(), 1);
+    // A hundred days on, a rule deletes the sessions idle for ninety; gc collects them at once.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64;
+    let options = OpenOptions {
+        bind: Bind::Branch(branch("main")),
+        store: StoreOptions {
+            clock: Clock::Fixed(now + 100 * 24 * 3600 * 1_000_000),
+            ..StoreOptions::default()
+        },
+        ..OpenOptions::default()
+    };
+    let later = Tract::open_with(&path, &options).unwrap();
+    later
+        .set_retention_policy(&RetentionPolicy {
+            rules: vec![RetentionRule {
+                name: "sessions".into(),
+                branches: vec!["claude/*".into()],
+                replace_tool_results: None,
+                delete_idle_branches: Some(DeleteIdleBranches { idle_days: 90 }),
+            }],
+            pinned: vec![],
+        })
+        .unwrap();
+    let gc = GcOptions {
+        grace: std::time::Duration::ZERO,
+        dry_run: false,
+    };
+    let out = tract_core::gc_with(later.store(), &gc).unwrap();
+    assert_eq!(out.retention[0].deleted.len(), 1);
+    assert!(out.commits >= 2, "{out:?}");
+    // The file is still there and grows: capture, running or restarted, leaves it deleted.
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let mut restarted = Capture::new(t.store().clone(), &projects).unwrap();
+    for c in [&mut capture, &mut restarted] {
+        let pass = c.pass().unwrap();
+        assert!(pass.imported.is_empty(), "{:?}", pass.imported);
+        assert_eq!(pass.deleted.len(), 1);
+    }
+    assert_eq!(t.branches().unwrap().len(), 1, "main alone");
+    // Its deletion outlives any later collection.
+    tract_core::gc_with(later.store(), &gc).unwrap();
+    assert!(
+        Capture::new(t.store().clone(), &projects)
+            .unwrap()
+            .pass()
+            .unwrap()
+            .imported
+            .is_empty()
+    );
+}
+
+#[test]
 fn capture_follows_a_projects_folder_line_by_line_and_resumes_from_the_store() {
     use std::io::Write as _;
     use tract_core::capture::Capture;

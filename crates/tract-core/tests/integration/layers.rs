@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
         "storage/codec",
         "storage/journal/segment",
         "refs",
+        "retention",
         "index/tokenizer",
         "index/lanes",
     ],
@@ -68,7 +69,8 @@ const LAYERS: &[&[&str]] = &[
     &["summarize/llm", "formats/compile"],
     &["formats/render"],
     &["repo"],
-    &["write/txn", "ops/index"],
+    &["write/txn", "ops/index", "ops/reach"],
+    &["ops/retention"],
     &[
         "write/append",
         "write/edit",

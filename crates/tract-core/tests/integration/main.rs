@@ -24,6 +24,7 @@ mod postgres;
 mod records;
 mod redact;
 mod render;
+mod retention;
 mod search;
 mod sessions;
 mod store;

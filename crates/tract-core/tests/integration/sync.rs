@@ -198,6 +198,16 @@ fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
         ..tract_core::ToolPolicy::default()
     };
     src.set_tool_policy(&policy).unwrap();
+    let retention = tract_core::RetentionPolicy {
+        rules: vec![tract_core::RetentionRule {
+            name: "idle".into(),
+            branches: vec!["claude/*".into()],
+            replace_tool_results: None,
+            delete_idle_branches: Some(tract_core::DeleteIdleBranches { idle_days: 90 }),
+        }],
+        pinned: vec!["main".into()],
+    };
+    src.set_retention_policy(&retention).unwrap();
     let dst = Tract::open(&b).unwrap();
     let only_side = tract_core::SyncOptions {
         branches: Some(vec![branch("side")]),
@@ -214,6 +224,7 @@ fn pull_brings_chosen_branches_and_settings_and_refuses_bad_input() {
         ["side"]
     );
     assert_eq!(dst.tool_policy().unwrap(), policy);
+    assert_eq!(dst.retention_policy().unwrap(), retention);
     // A branch the sender does not have.
     let nope = tract_core::SyncOptions {
         branches: Some(vec![branch("nope")]),

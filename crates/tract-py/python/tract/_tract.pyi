@@ -815,7 +815,7 @@ class Tract:
         (a file or a postgresql:// URL; it must be a tract store): only the objects it lacks,
         each hashed again as it is stored. Its branches move only by fast-forward
         (DivergedError otherwise, unless `force`; the old tip stays in its reflog); `settings`
-        sends the tool-summarization policy too. Returns a dict: `branches` (each `name`,
+        sends the tool-summarization and retention policies too. Returns a dict: `branches` (each `name`,
         `old`, `new`, `up_to_date`, `forced`), `commits`, `blobs`, `settings`."""
 
     def import_file(
@@ -858,12 +858,35 @@ class Tract:
         a postgresql:// URL whose schema holds no store): every branch with its history, the
         settings and HEAD, every id the same. Returns a handle on the copy."""
 
-    def gc(self, *, grace_days: float = 14.0, prune_now: bool = False) -> dict[str, Any]:
-        """Removes the objects nothing reaches: not a branch, not HEAD, not a reflog entry younger
-        than `grace_days` (older entries are expired); `prune_now=True` for no grace. Returns a
-        dict: `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints
-        (all but each branch's newest) and their chunks, `checkpoints`, `checkpoint_chunks`,
-        removed."""
+    def gc(
+        self, *, grace_days: float = 14.0, prune_now: bool = False, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Applies the store's retention policy (see `set_retention_policy`; nothing without a
+        rule), then removes the objects nothing reaches: not a branch, not HEAD, not a reflog
+        entry younger than `grace_days` (older entries are expired); `prune_now=True` for no
+        grace; `dry_run=True` changes nothing and says what would go. Returns a dict:
+        `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints (all
+        but each branch's newest; not counted in a dry run) and their chunks, `checkpoints`,
+        `checkpoint_chunks`, removed; `dry_run`; and `retention`, one dict per rule in the
+        policy's order: `rule`, `deleted_branches` (`branch`, `commit_hash`, `idle_since`),
+        `replaced_results` (`commits`, `summary`: the summary's hash or None for a
+        placeholder), `bytes` and `kept` (`pinned`, `current`, `shared`, `newest`,
+        `unsummarized`: what the rule covers but kept, by why), as `tract gc --json` says."""
+
+    def retention_policy(self) -> dict[str, Any]:
+        """The store's retention policy as a dict (`rules`, `pinned`), in the JSON form `tract
+        config show --json` prints under `retention`; `{"rules": [], "pinned": []}` when none
+        was set."""
+
+    def set_retention_policy(self, policy: dict[str, Any]) -> None:
+        """Replaces the store's retention policy, which only `gc` applies (`gc(dry_run=True)`
+        shows what it would do). `policy` is a dict: `rules`, a list of rules, each with a
+        `name`, `branches` (name patterns: `*` any run of characters, `/` included) and either
+        `replace_tool_results` (`older_than_days`, `keep_newest`: the newest messages of each
+        view kept, `with`: `"summary"` (only results that have one, by it) or
+        `"placeholder"`) or `delete_idle_branches` (`idle_days`); and `pinned`, branch
+        patterns no rule touches. An invalid policy raises `InvalidInputError` and the stored
+        one is kept; `{}` clears it."""
 
     def update_index(self, *, rebuild: bool = False) -> dict[str, Any]:
         """Brings the store's search index up to date: the commits written since it was last

@@ -20,6 +20,17 @@ use crate::storage::store::verify::{
 };
 use std::collections::HashMap;
 
+/// What expiring old reflog entries does ([`Writer::reflog_expiry`]).
+#[derive(Default)]
+pub(crate) struct Expiry {
+    /// The entries that go: ref name and number.
+    pub expired: Vec<(String, u64)>,
+    /// The commits the entries kept name.
+    pub kept: Vec<CommitId>,
+    /// The records left for refs deleted: each ref's deletion, naming no commit.
+    pub markers: Vec<(String, ReflogEntry)>,
+}
+
 /// A blob written in this transaction, not yet handed to the backend.
 struct PendingBlob {
     record: Vec<u8>,
@@ -451,21 +462,48 @@ impl Writer {
         read_head_ref(&*self.tx)
     }
 
-    /// Removes the reflog entries made at `cutoff_us` or before and returns the commits the
-    /// entries left name.
-    pub(crate) fn expire_reflog(&mut self, cutoff_us: u64) -> Result<(u64, Vec<CommitId>)> {
-        let mut old_keys = Vec::new();
-        let mut kept = Vec::new();
-        for (name, n, raw) in self.tx.reflog_all()? {
-            let entry: ReflogEntry = decode_small(&raw)?;
-            if entry.timestamp_us <= cutoff_us {
-                old_keys.push((name, n));
-            } else {
-                kept.extend(entry.old.into_iter().chain(entry.new));
+    /// What expiring the reflog entries at or before `cutoff_us` does, changing nothing: the
+    /// entries that go, the commits the entries kept still name, and the records to leave in
+    /// place of the last entry of a ref that no longer exists (its deletion, naming no commit
+    /// now) so that the ref stays known as deleted: `tract capture` does not bring a deleted
+    /// session back once its commits are collected. An entry naming no commit never expires.
+    pub(crate) fn reflog_expiry(&self, cutoff_us: u64) -> Result<Expiry> {
+        let mut out = Expiry::default();
+        let all = self.tx.reflog_all()?;
+        for (i, (name, n, raw)) in all.iter().enumerate() {
+            let entry: ReflogEntry = decode_small(raw)?;
+            if entry.old.is_none() && entry.new.is_none() {
+                continue;
+            }
+            if entry.timestamp_us > cutoff_us {
+                out.kept.extend(entry.old.into_iter().chain(entry.new));
+                continue;
+            }
+            out.expired.push((name.clone(), *n));
+            let last = all.get(i + 1).is_none_or(|(next, _, _)| next != name);
+            if last && name != "HEAD" && self.branch(name)?.is_none() {
+                out.markers.push((
+                    name.clone(),
+                    ReflogEntry {
+                        old: None,
+                        new: None,
+                        ..entry
+                    },
+                ));
             }
         }
-        self.tx.remove_reflog(&old_keys)?;
-        Ok((old_keys.len() as u64, kept))
+        Ok(out)
+    }
+
+    /// Expires the reflog entries at or before `cutoff_us` ([`Writer::reflog_expiry`]).
+    /// Returns how many went and the commits the entries kept name (`gc`'s roots).
+    pub(crate) fn expire_reflog(&mut self, cutoff_us: u64) -> Result<(u64, Vec<CommitId>)> {
+        let expiry = self.reflog_expiry(cutoff_us)?;
+        self.tx.remove_reflog(&expiry.expired)?;
+        for (name, marker) in &expiry.markers {
+            self.tx.push_reflog(name, &encode_small(marker)?)?;
+        }
+        Ok((expiry.expired.len() as u64, expiry.kept))
     }
 
     /// The names of the branches that have kept counts.
