@@ -103,14 +103,6 @@ impl Drop for Db {
     }
 }
 
-/// Whether a new file was made, or another process made it first.
-pub(crate) enum Created {
-    /// This call made the file and its tables.
-    New(RedbBackend),
-    /// Another process created the file in between: open theirs.
-    Raced,
-}
-
 impl RedbBackend {
     /// Opens an existing store file (checked to be a redb file before redb sees it, so a
     /// mistaken path is never rewritten).
@@ -123,25 +115,21 @@ impl RedbBackend {
         })
     }
 
-    /// Creates a new store file with tract's tables; `initialize` writes the first metadata.
-    pub(crate) fn create(path: &Path) -> Result<Created> {
-        // create_new fails if another process created the file in between.
-        match std::fs::OpenOptions::new()
+    /// Creates a new redb file at `path` with tract's tables (an error if anything is there).
+    pub(crate) fn create(path: &Path) -> Result<Self> {
+        // create_new: a file put there meanwhile is never handed to redb.
+        std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(path)
-        {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(Created::Raced),
-            Err(e) => return Err(io_err(path, e)),
-        }
+            .map_err(|e| io_err(path, e))?;
         let db = guard_open(path, || builder().create(path))?;
         let backend = RedbBackend {
             db: Db(Some(db)),
             path: Some(path.to_path_buf()),
         };
         backend.create_tables()?;
-        Ok(Created::New(backend))
+        Ok(backend)
     }
 
     /// A store in memory.

@@ -35,6 +35,7 @@ const LAYERS: &[&[&str]] = &[
     &["storage/pack"],
     &["storage/pack/set"],
     &["storage/journaled"],
+    &["storage/store/create"],
     &["storage/store/meta"],
     &["storage/store/verify"],
     &[

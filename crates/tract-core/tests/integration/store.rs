@@ -1,7 +1,9 @@
-//! Store files: what is not a store, copies opened in memory, the format version, and the size
-//! of large payloads on disk.
+//! Store files: what is not a store, copies opened in memory, the format version, the size
+//! of large payloads on disk, and the making of a store (a maker killed part way, makers at
+//! once).
 
 use crate::support::{call, file_store, texts};
+use std::time::Duration;
 use tract_core::{Bind, Error, Tract};
 
 #[test]
@@ -142,4 +144,157 @@ fn large_payloads_are_chunked_and_deduplicated() {
     let c = t.compile().unwrap();
     let text = c.messages().unwrap()[1].message.content.text().into_owned();
     assert_eq!(text, big);
+}
+
+/// The test run again by name in a child process, with `var` set to `spec`; its output.
+fn run_child(test: &str, var: &str, spec: &str) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture"])
+        .env(var, spec)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The temporary files of store makers in `dir`.
+fn makers_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".creating-"))
+        .collect()
+}
+
+/// A process making a store file, killed (SIGKILL) at each step of the making: before the
+/// rename that gives the file the store's name there is no store, and after it a whole one; a
+/// process that then opens the path, creating what is missing, gets a store that takes an
+/// append and reads it back, and removes what the killed one left.
+#[test]
+fn a_store_maker_killed_at_any_step_leaves_no_store_or_a_whole_one() {
+    use std::os::unix::process::ExitStatusExt;
+    use tract_core::storage::store::faults::{self, CreationStep};
+    const CHILD: &str = "TRACT_TEST_CREATION_KILLED_AT";
+    if let Ok(spec) = std::env::var(CHILD) {
+        let (path, step) = spec.split_once('|').unwrap();
+        faults::kill_at_creation_step(CreationStep::ALL[step.parse::<usize>().unwrap()]);
+        let made = Tract::open(path);
+        panic!("the process was to be killed while it made the store: {made:?}");
+    }
+    if crate::support::postgres_url().is_some() {
+        return; // the making of a store file
+    }
+    for (i, step) in CreationStep::ALL.iter().enumerate() {
+        let (dir, path) = file_store();
+        let out = run_child(
+            "store::a_store_maker_killed_at_any_step_leaves_no_store_or_a_whole_one",
+            CHILD,
+            &format!("{}|{i}", path.display()),
+        )
+        .wait_with_output()
+        .unwrap();
+        assert_eq!(
+            out.status.signal(),
+            Some(9),
+            "{step:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let placed = matches!(step, CreationStep::Placed | CreationStep::DirSynced);
+        assert_eq!(
+            path.exists(),
+            placed,
+            "{step:?}: a store only once it is whole"
+        );
+        let id_before = placed.then(|| {
+            tract_core::Store::open(&path, tract_core::OpenMode::Existing)
+                .unwrap()
+                .id()
+                .unwrap()
+        });
+        let t = Tract::open(&path).unwrap();
+        if let Some(id) = id_before {
+            assert_eq!(
+                t.store().id().unwrap(),
+                id,
+                "{step:?}: the killed one's store"
+            );
+        }
+        t.user(format!("after a kill at {step:?}")).unwrap();
+        drop(t);
+        assert_eq!(
+            texts(&Tract::open_existing(&path).unwrap()),
+            [format!("after a kill at {step:?}")],
+            "{step:?}"
+        );
+        assert_eq!(makers_files(dir.path()), Vec::<String>::new(), "{step:?}");
+    }
+}
+
+/// Processes making one store file at the same moment all open the same store (one store id,
+/// no error), and each one's append is in it: one of them waiting while another is part way
+/// through the making, and three started together.
+#[test]
+fn processes_making_one_store_at_once_open_the_same_store() {
+    use tract_core::storage::store::faults::{self, CreationStep};
+    const CHILD: &str = "TRACT_TEST_CREATION_RACE";
+    const NAME: &str = "store::processes_making_one_store_at_once_open_the_same_store";
+    if let Ok(spec) = std::env::var(CHILD) {
+        let (path, who) = spec.split_once('|').unwrap();
+        if who == "slow" {
+            // Part way through: the directory held, the temporary file made, the journal not.
+            faults::pause_at_creation_step(CreationStep::TablesMade, Duration::from_millis(500));
+        }
+        let t = Tract::open(path).unwrap();
+        t.user(format!("from {who}")).unwrap();
+        println!("store {}", t.store().id().unwrap());
+        return;
+    }
+    if crate::support::postgres_url().is_some() {
+        return; // the making of a store file
+    }
+    let id_of = |child: std::process::Child| {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = stdout.lines().find_map(|l| l.strip_prefix("store "));
+        line.unwrap().to_string()
+    };
+    let appended = |path: &std::path::Path| {
+        let mut all = texts(&Tract::open_existing(path).unwrap());
+        all.sort();
+        all
+    };
+
+    // One waits for the other, which is part way through.
+    let (dir, path) = file_store();
+    let spec = |who: &str| format!("{}|{who}", path.display());
+    let slow = run_child(NAME, CHILD, &spec("slow"));
+    let started = std::time::Instant::now();
+    while makers_files(dir.path()).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no maker started"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let quick = run_child(NAME, CHILD, &spec("quick"));
+    let (slow, quick) = (id_of(slow), id_of(quick));
+    assert_eq!(slow, quick, "one store");
+    assert_eq!(appended(&path), ["from quick", "from slow"]);
+
+    // Three at once, a few times.
+    for _ in 0..3 {
+        let (_dir, path) = file_store();
+        let children: Vec<_> = ["a", "b", "c"]
+            .iter()
+            .map(|who| run_child(NAME, CHILD, &format!("{}|{who}", path.display())))
+            .collect();
+        let ids: Vec<String> = children.into_iter().map(id_of).collect();
+        assert!(ids.iter().all(|id| *id == ids[0]), "one store: {ids:?}");
+        assert_eq!(appended(&path), ["from a", "from b", "from c"]);
+    }
 }

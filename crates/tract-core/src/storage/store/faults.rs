@@ -1,6 +1,6 @@
 //! Storage that misbehaves on demand, for tests (the `testing` feature; hidden, not a public
-//! API): a store's backend failing at a chosen call, and damage done through the backend
-//! interface.
+//! API): a store's backend failing at a chosen call, damage done through the backend
+//! interface, and a process stopped at a step of making a store file.
 //!
 //! In a build with the feature, every transaction a store begins goes through its [`Faults`]:
 //! each call of the backend interface is counted by kind ([`Call`]), and a test arms a fault
@@ -21,6 +21,7 @@ use crate::storage::backend::{
     Key, ObjectTable, RawReflogEntry, ReadTx, Records, Row, ScanFn, WriteTx,
 };
 use crate::storage::codec;
+pub use crate::storage::store::create::CreationStep;
 use crate::storage::store::meta::{decode_small, encode_small, setting_key};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -598,4 +599,17 @@ pub fn set_journal_segment_limit(bytes: u64) {
 /// this process fail as a disk error would (EIO), once.
 pub fn fail_next_journal_sync(dir: &std::path::Path) {
     crate::storage::journal::fail_next_sync(dir);
+}
+
+/// Makes this process kill itself with SIGKILL, as `kill -9` would, when it reaches `step` of
+/// making a store file: what a crash there leaves on the disk, for a test that runs this in a
+/// process of its own.
+pub fn kill_at_creation_step(step: CreationStep) {
+    crate::storage::store::create::stop_at(step, None);
+}
+
+/// Makes this process wait `pause` when it reaches `step` of making a store file, once: another
+/// process making the same store meanwhile finds this one under way.
+pub fn pause_at_creation_step(step: CreationStep, pause: std::time::Duration) {
+    crate::storage::store::create::stop_at(step, Some(pause));
 }

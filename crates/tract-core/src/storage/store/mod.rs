@@ -4,13 +4,15 @@
 //! Backends (`storage::backend`) keep raw records; everything that makes them tract's
 //! lives in this folder, once for all of them: objects are decoded and verified against their
 //! ids on every read (`verify`), written once under their ids, and a ref's every move is logged
-//! (`writer`); `snapshot` reads, `meta` holds the named values beside the objects. This file
+//! (`writer`); `snapshot` reads, `meta` holds the named values beside the objects; `create`
+//! makes a store file so that a process stopped part way leaves none or a whole one. This file
 //! opens a store: a redb file (or memory) or, with the `postgres` feature, a PostgreSQL database
 //! (`postgresql://` URLs). Within one process, every handle on one store shares one open
 //! backend, and writes arriving together share one transaction (group commit, see
 //! `storage::group`). With the `testing` feature, `faults` makes the backend fail on demand,
 //! or damages what it keeps, for tests.
 
+pub(crate) mod create;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod faults;
@@ -29,7 +31,7 @@ use crate::storage::group::{GroupCommit, JobError};
 use crate::storage::journaled::{JournaledRedb, folded_of};
 #[cfg(feature = "postgres")]
 use crate::storage::postgres::backend::PgBackend;
-use crate::storage::redb_backend::{self, Created, Located, RedbBackend};
+use crate::storage::redb_backend::{self, Located, RedbBackend};
 #[cfg(feature = "testing")]
 use crate::storage::store::faults::{Call, Damage, Faults};
 use crate::storage::store::meta::{
@@ -245,7 +247,7 @@ impl Store {
         open.retain(|_, w| w.strong_count() > 0);
         let shared = match path.to_str().filter(|s| is_url(s)) {
             Some(url) => Self::open_url(url, mode, options, &mut open)?,
-            None => Self::open_file(path, mode, &mut open)?,
+            None => Self::open_file(path, mode, options.lock_timeout, &mut open)?,
         };
         let store = Store { shared, options };
         let format = match store.check_format() {
@@ -315,6 +317,7 @@ impl Store {
     fn open_file(
         path: &Path,
         mode: OpenMode,
+        lock_timeout: Duration,
         open: &mut HashMap<String, Weak<Shared>>,
     ) -> Result<Arc<Shared>> {
         match redb_backend::locate(path)? {
@@ -329,22 +332,15 @@ impl Store {
                 Ok(shared)
             }
             Located::Missing if mode == OpenMode::Existing => Err(no_store_at(path)),
-            Located::Missing => match RedbBackend::create(path)? {
-                Created::Raced => Self::open_file(path, OpenMode::Existing, open),
-                Created::New(redb) => {
-                    // The journal is made before redb records the format that needs it.
-                    let mut w = redb.write_txn(DEFAULT_LOCK_TIMEOUT)?;
-                    initial_meta(&mut w)?;
-                    let id = store_id_of(&w)?;
-                    JournaledRedb::create_journal(path, &id, 0)?;
-                    Box::new(w).commit()?;
-                    let backend = JournaledRedb::open(redb, path, &id)?;
-                    let shared = Shared::new(Backend::Journaled(backend), None);
-                    let canonical = path.canonicalize().map_err(|e| Error::io(path, e))?;
-                    open.insert(canonical.display().to_string(), Arc::downgrade(&shared));
-                    Ok(shared)
-                }
-            },
+            // Made whole under another name and moved into place, or made meanwhile by another
+            // process: either way, then opened as a file that exists.
+            Located::Missing => {
+                create::make_file(path, lock_timeout, &|w| {
+                    initial_meta(w)?;
+                    store_id_of(&*w)
+                })?;
+                Self::open_file(path, OpenMode::Existing, lock_timeout, open)
+            }
         }
     }
 
