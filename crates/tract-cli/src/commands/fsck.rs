@@ -78,19 +78,14 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             );
         }
         if !r.redacted.is_empty() {
-            let ids: Vec<String> = r.redacted.iter().map(|b| b.short()).collect();
-            let _ = writeln!(
-                ui,
-                "redacted (payload removed for good, ids kept): {}",
-                ids.join(", ")
-            );
+            let ids = listed_ids(r.redacted.iter().map(|b| b.short()));
+            let _ = writeln!(ui, "redacted (payload removed for good, ids kept): {ids}");
         }
         if !r.derived_from_redacted.is_empty() {
-            let ids: Vec<String> = r.derived_from_redacted.iter().map(|c| c.short()).collect();
+            let ids = listed_ids(r.derived_from_redacted.iter().map(|c| c.short()));
             let _ = writeln!(
                 ui,
-                "made from redacted content (summaries that may still hold it; `tract redact REV --follow`): {}",
-                ids.join(", ")
+                "made from redacted content (summaries that may still hold it; `tract redact REV --follow`): {ids}"
             );
         }
         for p in &r.problems {
@@ -105,4 +100,16 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         ))
         .with_hint("keep a copy of the store file before changing anything")),
     }
+}
+
+/// The first ids of a list a person reads (retention can leave hundreds of thousands of
+/// tombstones), and how many more `--json` lists.
+fn listed_ids(ids: impl ExactSizeIterator<Item = String>) -> String {
+    const SHOWN: usize = 20;
+    let more = ids.len().saturating_sub(SHOWN);
+    let mut text = ids.take(SHOWN).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more (--json lists them all)"));
+    }
+    text
 }

@@ -101,12 +101,14 @@ pub fn gc_with(store: &Store, options: &GcOptions) -> Result<GcOutcome> {
         replaced = plan.rules.iter().any(|r| !r.replaced.is_empty());
         if !options.dry_run && !plan.is_empty() {
             retention::apply(&mut w, &plan)?;
-            if replaced {
-                // Tombstones took the place of blob records, and their chunks went.
-                objects = Objects::scan(&mut w)?;
-            }
         }
-        out.retention = plan.rules;
+        out.retention = plan.into_rules();
+        if replaced && !options.dry_run {
+            // Tombstones took the place of blob records, and their chunks went: read again,
+            // the old reading let go of first (at a million commits it is most of the memory).
+            drop(objects);
+            objects = Objects::scan(&mut w)?;
+        }
     }
 
     // Read now, after the rules: with no grace period, the entries they logged expire too.

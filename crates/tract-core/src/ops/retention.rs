@@ -96,6 +96,11 @@ impl Plan {
             .all(|r| r.deleted.is_empty() && r.replaced.is_empty())
     }
 
+    /// Each rule's outcome, the tombstones let go of.
+    pub(crate) fn into_rules(self) -> Vec<RuleOutcome> {
+        self.rules
+    }
+
     /// The branches it deletes, with their tips.
     pub(crate) fn deleted(&self) -> impl Iterator<Item = &DeletedBranch> {
         self.rules.iter().flat_map(|r| &r.deleted)
