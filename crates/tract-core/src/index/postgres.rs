@@ -15,6 +15,13 @@
 //! of the two backends do not compare. Commits not indexed yet are ranked by the same function
 //! in the same query's terms, so they compare with the rows.
 //!
+//! A query is ranked among its newest [`NEWEST`] matching rows (by commit time, then id), or
+//! the newest `offset + limit` when a page reaches further, every match with no limit; the
+//! matching commits not indexed yet beside them. A GIN index gives matches in no order, so
+//! ranking every match of a word in much of a big store reads every one; the newest are
+//! found through the time index, walked from the newest, for a common query, and through the
+//! words' index for a rare one, chosen from the table's statistics.
+//!
 //! What a `tsvector` can hold bounds a message's words: positions past 16,383 count as 16,383
 //! (a phrase further in is not matched as one; its words still are), 256 positions per word,
 //! and about 1 MB in all (past that, the words a longer text has not used yet are left out).
@@ -23,11 +30,11 @@ use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
 use crate::index::catch_up::{self, Caught, Doc};
 use crate::index::lanes::Place;
-use crate::index::query::lexeme;
+use crate::index::query::{Parsed, lexeme};
 use crate::index::{State, key_of};
 use crate::storage::store::Store;
 use crate::storage::store::snapshot::Snapshot;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use tokio_postgres::types::Type;
 
 /// The tables and their indexes, made by the first catch-up (a store made before them gets
@@ -59,6 +66,30 @@ const WRITER: &str = "search index";
 
 /// Lanes a search's bounds may cover for its rows to be reached through the lanes.
 const LANES_JOINED: usize = 64;
+
+/// Matches a query is ranked among at most, the newest (by commit time, then id): a GIN index
+/// gives the matches in no order, so ranking every match of a word in a large share of a big
+/// store reads and scores every one (1.5 s for a word in 39% of 1M messages; docs/decisions.md).
+pub(crate) const NEWEST: usize = 1_000;
+
+/// What a row the time index's walk reads costs against a match the words' index gives: the
+/// two ways cost the same at about 1.4% of 1M rows for 1,000 matches (docs/performance.md).
+const WALK_COST: f64 = 5.0;
+
+/// Rows a catch-up adds past which it analyzes the table (a build, a long catch-up; the
+/// batches of the writing processes are left to autovacuum).
+const ANALYZE_AFTER: u64 = 10_000;
+
+/// How a query's newest matches are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// As the planner chooses.
+    Planner,
+    /// The time index walked from the newest, each row's words matched, until enough match.
+    Walk,
+    /// Every match through the words' index, then the newest of them.
+    Words,
+}
 
 /// Rank normalization of `ts_rank_cd`: divided by 1 + the log of the document's length.
 const NORMALIZATION: i32 = 1;
@@ -220,14 +251,17 @@ impl<'a> Table<'a> {
         Ok(rows.first().map(|r| place(r.get(0), r.get(1))))
     }
 
-    /// The best `n` rows matching `tsquery` within `f`, best first (ties in id order, so a
-    /// page follows the one before it).
+    /// The best `n` rows matching `parsed` within `f`, best first (ties in id order, so a
+    /// page follows the one before it), ranked among the newest [`NEWEST`] matches (or the
+    /// newest `n`, if more; all of them when `n` is `usize::MAX`).
     ///
     /// Within lane bounds, the rows are reached through the lanes (an index of places): one
     /// branch's history is a few ranges of a few lanes, so its rows are read and matched there
     /// rather than every match of a common word being read to be left out. Without bounds (or
-    /// past [`LANES_JOINED`] lanes) the words' index finds the rows.
-    pub(crate) fn best(&self, tsquery: &str, f: &Filters<'_>, n: usize) -> Result<Vec<Found>> {
+    /// past [`LANES_JOINED`] lanes) the words' index finds the rows of a rare query and the
+    /// time index, walked from the newest, those of a common one ([`Table::way`]).
+    pub(crate) fn best(&self, parsed: &Parsed, f: &Filters<'_>, n: usize) -> Result<Vec<Found>> {
+        let tsquery = parsed.tsquery();
         let reached: Option<(Vec<i32>, Vec<i32>)> = f.bounds.map(|b| {
             b.iter()
                 .enumerate()
@@ -252,6 +286,7 @@ impl<'a> Table<'a> {
         let since = f.since_us.map(|t| t.min(i64::MAX as u64) as i64);
         let until = f.until_us.map(|t| t.min(i64::MAX as u64) as i64);
         let limit = n.min(i64::MAX as usize) as i64;
+        let newest: Option<i64> = (n != usize::MAX).then(|| n.max(NEWEST) as i64);
         let from = match joined {
             true => {
                 "unnest($12::integer[], $13::integer[]) AS r(lane, bound) \
@@ -259,11 +294,9 @@ impl<'a> Table<'a> {
             }
             false => "@.search AS s",
         };
-        let sql = format!(
-            "SELECT s.id, ts_rank_cd(s.words, q, $11) AS score, s.lane, s.height
-             FROM {from}, (SELECT $1::tsquery AS q) AS query
-             WHERE s.words @@ q
-               AND ($2::text IS NULL OR s.role = $2)
+        // The columns' tests before the words': a row they leave out is not read for its
+        // words (often from TOAST).
+        let filters = "($2::text IS NULL OR s.role = $2)
                AND ($3::text IS NULL OR s.tools @> ARRAY[$3::text])
                AND ($4::text IS NULL OR s.op = $4)
                AND (NOT $5 OR s.error)
@@ -272,9 +305,36 @@ impl<'a> Table<'a> {
                AND ($8::integer[] IS NULL
                     OR s.height < coalesce(($8::integer[])[s.lane + 1], 0))
                AND ($9::bigint[] IS NULL OR s.k0 = ANY ($9))
-             ORDER BY score DESC, s.id
-             LIMIT $10"
-        );
+               AND s.words @@ $1::tsquery";
+        let sql = match newest {
+            Some(_) => format!(
+                "SELECT c.id, ts_rank_cd(c.words, $1::tsquery, $11) AS score, c.lane, c.height
+                 FROM (SELECT s.id, s.words, s.lane, s.height FROM {from}
+                       WHERE {filters}
+                       ORDER BY s.time DESC, s.id DESC
+                       LIMIT $14) AS c
+                 ORDER BY score DESC, c.id
+                 LIMIT $10"
+            ),
+            None => format!(
+                "SELECT s.id, ts_rank_cd(s.words, $1::tsquery, $11) AS score, s.lane, s.height
+                 FROM {from}
+                 WHERE {filters}
+                 ORDER BY score DESC, s.id
+                 LIMIT $10"
+            ),
+        };
+        let filtered = f.role.is_some() || f.tool.is_some() || f.op.is_some() || f.errors;
+        let way = match (newest, joined) {
+            (Some(newest), false) => self.way(parsed, newest as usize, filtered)?,
+            _ => Way::Planner,
+        };
+        let settings: &[(&str, &str)] = match way {
+            Way::Planner => &[],
+            Way::Walk => &[("enable_bitmapscan", "off"), ("enable_seqscan", "off")],
+            Way::Words => &[("enable_indexscan", "off")],
+        };
+        self.set(settings)?;
         let rows = self.query(
             &sql,
             &[
@@ -291,8 +351,10 @@ impl<'a> Table<'a> {
                 (&NORMALIZATION, Type::INT4),
                 (&lanes, Type::INT4_ARRAY),
                 (&heights, Type::INT4_ARRAY),
+                (&newest, Type::INT8),
             ],
         )?;
+        self.reset(settings)?;
         rows.iter()
             .map(|r| {
                 Ok(Found {
@@ -302,6 +364,73 @@ impl<'a> Table<'a> {
                 })
             })
             .collect()
+    }
+
+    /// How the newest `newest` matches of `parsed` are best found, from the share of the rows
+    /// its words are in at most (the table's statistics: `ANALYZE`, autovacuum's, keeps
+    /// them). The planner estimates a phrase as if its words were independent, so it reads
+    /// every match of a common phrase through the words' index; and it misjudges the walk
+    /// near where the two cost the same. Without statistics, or with filters that may leave
+    /// a common query rare (role, tool, operation, errors), the planner chooses.
+    fn way(&self, parsed: &Parsed, newest: usize, filtered: bool) -> Result<Way> {
+        let words: Vec<&str> = parsed.words().map(String::as_str).collect();
+        let rows = self.query(
+            "SELECT c.reltuples::float8, st.attname IS NOT NULL, e.w, e.f::float8
+             FROM pg_class AS c
+             JOIN pg_namespace AS n ON n.oid = c.relnamespace
+             LEFT JOIN pg_stats AS st
+               ON st.schemaname = n.nspname AND st.tablename = c.relname
+              AND st.attname = 'words'
+             LEFT JOIN LATERAL unnest(st.most_common_elems::text::text[],
+                                      st.most_common_elem_freqs) AS e(w, f)
+               ON e.w = ANY ($1)
+             WHERE c.oid = to_regclass('@.search')",
+            &[(&words, Type::TEXT_ARRAY)],
+        )?;
+        let Some(first) = rows.first() else {
+            return Ok(Way::Planner);
+        };
+        let (table_rows, known): (f64, bool) = (first.get(0), first.get(1));
+        if !known || table_rows <= 0.0 {
+            return Ok(Way::Planner);
+        }
+        let shares: HashMap<String, f64> = rows
+            .iter()
+            .filter_map(|r| Some((r.get::<_, Option<String>>(2)?, r.get::<_, Option<f64>>(3)?)))
+            .collect();
+        // A word the statistics do not list is rarer than every word they do.
+        let share = parsed.share_at_most(|w| shares.get(w).copied().unwrap_or(0.0));
+        // The walk reads about newest / share rows, the words' index share * rows matches.
+        let walk = share * share * table_rows >= newest as f64 / WALK_COST;
+        Ok(match (walk, filtered) {
+            (true, false) => Way::Walk,
+            (true, true) => Way::Planner,
+            (false, _) => Way::Words,
+        })
+    }
+
+    /// Planner settings for this transaction's next statement.
+    fn set(&self, settings: &[(&str, &str)]) -> Result<()> {
+        for (name, value) in settings {
+            self.query(
+                "SELECT set_config($1, $2, true)",
+                &[(name, Type::TEXT), (value, Type::TEXT)],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The settings [`Table::set`] changed, back to what the session has.
+    fn reset(&self, settings: &[(&str, &str)]) -> Result<()> {
+        if settings.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<&str> = settings.iter().map(|(n, _)| *n).collect();
+        self.query(
+            "SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name = ANY ($1)",
+            &[(&names, Type::TEXT_ARRAY)],
+        )?;
+        Ok(())
     }
 
     /// The scores of texts not indexed yet (their [`tsvector`]s) for `tsquery`, by the
@@ -545,6 +674,11 @@ pub(crate) fn catch_up(
     let changed = caught.added > 0 || caught.removed > 0 || caught.rebuilt;
     if !changed && reading.exists && reading.state == state {
         return Ok(Some(caught));
+    }
+    if caught.added >= ANALYZE_AFTER {
+        // The statistics a search chooses its way by (`Table::way`), at once rather than
+        // when autovacuum comes to a build; this transaction's rows count.
+        table.query("ANALYZE @.search", &[])?;
     }
     let bytes = state.encode()?;
     table.query(

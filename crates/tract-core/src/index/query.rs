@@ -238,6 +238,22 @@ impl Parsed {
         all.join(" & ")
     }
 
+    /// The largest share of the rows the query can match, from each word's (`share`): a
+    /// phrase no more than its rarest word, alternatives their sum, all the groups no more
+    /// than the least of them (exclusions left out: at most).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn share_at_most(&self, share: impl Fn(&str) -> f64) -> f64 {
+        self.groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|ws| ws.iter().map(|w| share(w)).fold(1.0, f64::min))
+                    .sum::<f64>()
+                    .min(1.0)
+            })
+            .fold(1.0, f64::min)
+    }
+
     /// Every word the query names, those it excludes too.
     pub(crate) fn all_words(&self) -> std::collections::HashSet<String> {
         self.groups

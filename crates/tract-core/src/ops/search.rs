@@ -874,7 +874,7 @@ fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
                 view: view.as_deref(),
             };
             let mut found: Vec<Ranked> = match usable {
-                true => table.best(&tsquery, &filters, wanted_hits)?,
+                true => table.best(&parsed, &filters, wanted_hits)?,
                 false => Vec::new(),
             }
             .into_iter()

@@ -769,3 +769,56 @@ fn postgres_one_connection_is_enough_to_search_index_and_check() {
     assert!(fsck.is_clean(), "{:?}", fsck.problems);
     assert_eq!(fsck.index_documents, 1201);
 }
+
+#[test]
+fn postgres_ranks_a_common_query_among_its_newest_matches() {
+    // The best match of `zebra` is the oldest of 1,051; in PostgreSQL a query matching more
+    // than 1,000 commits is ranked among its newest 1,000 (a store file ranks them all).
+    let (_d, path) = temp_store();
+    let t = open(&path, 0);
+    let oldest = t.user("zebra zebra zebra zebra, the oldest zebra").unwrap();
+    for i in 0..1_050 {
+        t.user(format!(
+            "a zebra crossing, number {i}, among many other words"
+        ))
+        .unwrap();
+    }
+    update_index(t.store(), false).unwrap();
+    let on_postgres = crate::support::postgres_url().is_some();
+    let page = |query: &str, scope: SearchScope, limit: Option<usize>| {
+        let q = SearchQuery {
+            scope,
+            history: true,
+            limit,
+            ..q(query)
+        };
+        t.search(&q).unwrap()
+    };
+    // The lanes' join (one branch), then the words' or the time index (every branch), before
+    // and after the table has statistics.
+    let analyze = || {
+        if let Some(mut sql) = crate::support::sql_on(&path) {
+            sql.batch_execute("ANALYZE search").unwrap();
+        }
+    };
+    for scope in [SearchScope::Here, SearchScope::All, SearchScope::All] {
+        let top = page("zebra", scope.clone(), Some(10));
+        assert_eq!(top.len(), 10);
+        assert_eq!(
+            top.iter().any(|h| h.info.id == oldest.id),
+            !on_postgres,
+            "the oldest match is ranked only on a store file"
+        );
+        // Every match, when every hit is asked for.
+        let all = page("zebra", scope.clone(), None);
+        assert_eq!(all.len(), 1_051);
+        assert_eq!(all[0].info.id, oldest.id);
+        // A query matching few commits ranks all of them.
+        let rare = page("zebra oldest", scope.clone(), Some(10));
+        assert_eq!(ids(&rare), [oldest.id]);
+        // A page past the newest 1,000 ranks as many as it reaches.
+        let far = page("zebra", scope, Some(1_051));
+        assert_eq!(far[0].info.id, oldest.id);
+        analyze();
+    }
+}
