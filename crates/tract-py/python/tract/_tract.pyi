@@ -627,8 +627,9 @@ class Tract:
         offset: int = 0,
     ) -> list[SearchHit]:
         """Searches message text, tool-call names and arguments, and tool results. By words, the
-        hits ranked best first (BM25; on PostgreSQL the database's `ts_rank_cd`): every word
-        must appear (case does not matter),
+        hits ranked best first (BM25; on PostgreSQL the database's `ts_rank_cd`, among a
+        query's newest 1,000 matches when it has more and the page reaches no further): every
+        word must appear (case does not matter),
         `"some words"` in this order, `-word` must not, `a OR b` either; `getUserName`,
         `src/main.rs` and `DATABASE_URL` are searched as their parts (`user name` finds
         `getUserName`), and punctuation is not searched. With `regex=True`, a regular
