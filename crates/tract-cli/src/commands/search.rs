@@ -22,7 +22,9 @@ Query syntax (ranked search):
   -word           must not appear (-\"a phrase\" too)
   a OR b          either
 Identifiers and paths (getUserName, src/main.rs, DATABASE_URL) match as phrases of their
-parts. Case does not matter; punctuation is not searched: use --regex for it.
+parts. Case does not matter; punctuation is not searched: use --regex for it. In a store in
+PostgreSQL, hits are ranked by the database's ts_rank_cd, and a query matching more than
+1,000 commits is ranked among its newest 1,000 matches.
 
 WHEN is an RFC 3339 time (2026-01-31T09:00:00Z, 2026-01-31T10:00:00+01:00, 2026-01-31) or
 a duration ago (7d, 2h, 30min; from TRACT_TIMESTAMP when it is set).";
