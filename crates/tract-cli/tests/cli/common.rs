@@ -421,3 +421,26 @@ pub fn grep_turns() -> Project {
         stream
     })
 }
+
+/// `tract add` of a call to `name` and its `output`, with `env` set (no LLM unless it names
+/// one); returns the run that added the result.
+pub fn add_tool_turn(p: &Project, id: &str, name: &str, output: &str, env: &[(&str, &str)]) -> Run {
+    let calls = format!(r#"[{{"id":"{id}","name":"{name}","arguments":{{"q":"DATABASE_URL"}}}}]"#);
+    p.ok(&["add", "--role", "assistant", "--tool-calls", &calls, ""]);
+    let run = p.run_env(
+        &[
+            "add",
+            "--role",
+            "tool",
+            "--name",
+            name,
+            "--tool-call-id",
+            id,
+            "-",
+        ],
+        Some(output),
+        env,
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    run
+}

@@ -1,31 +1,8 @@
 //! `tract config`: the stored tool-summarization policy, and what it does to the tool results
 //! `tract add` records.
 
-use crate::common::{Project, Run, dead_url, json, redact_id, request_text};
+use crate::common::{Project, add_tool_turn, dead_url, json, redact_id, request_text};
 use insta::assert_snapshot;
-
-/// `tract add` of a call to `name` and its `output`, with `env` set (no LLM unless it names
-/// one); returns the run that added the result.
-fn add_tool_turn(p: &Project, id: &str, name: &str, output: &str, env: &[(&str, &str)]) -> Run {
-    let calls = format!(r#"[{{"id":"{id}","name":"{name}","arguments":{{"q":"DATABASE_URL"}}}}]"#);
-    p.ok(&["add", "--role", "assistant", "--tool-calls", &calls, ""]);
-    let run = p.run_env(
-        &[
-            "add",
-            "--role",
-            "tool",
-            "--name",
-            name,
-            "--tool-call-id",
-            id,
-            "-",
-        ],
-        Some(output),
-        env,
-    );
-    assert_eq!(run.code, Some(0), "{run}");
-    run
-}
 
 /// 300 lines of grep output: far over any threshold.
 fn big_output() -> String {

@@ -1,7 +1,7 @@
 //! `tract config retention` and `tract gc` applying it: the rules as stored and shown, what a
 //! dry run lists, what gc then does, and bad rules refused.
 
-use crate::common::{Project, json};
+use crate::common::{Project, add_tool_turn, json};
 use insta::assert_snapshot;
 
 /// Three months after the harness's clock.
@@ -11,23 +11,14 @@ const LATER: &str = "2026-04-01T00:00:00Z";
 fn aged() -> Project {
     let p = Project::new();
     p.ok(&["add", "find the config"]);
-    for (id, name, output) in [
-        ("c1", "grep", "config.py:42: DATABASE_URL=postgres://db"),
-        ("c2", "bash", "exit 0"),
-    ] {
-        let calls = format!(r#"[{{"id":"{id}","name":"{name}","arguments":"{{}}"}}]"#);
-        p.ok(&["add", "--role", "assistant", "--tool-calls", &calls, ""]);
-        p.ok(&[
-            "add",
-            "--role",
-            "tool",
-            "--name",
-            name,
-            "--tool-call-id",
-            id,
-            output,
-        ]);
-    }
+    add_tool_turn(
+        &p,
+        "c1",
+        "grep",
+        "config.py:42: DATABASE_URL=postgres://db",
+        &[],
+    );
+    add_tool_turn(&p, "c2", "bash", "exit 0", &[]);
     p.ok(&["branch", "side"]);
     p.ok(&["--branch", "side", "add", "side work"]);
     p.ok(&["branch", "keep"]);
@@ -79,7 +70,7 @@ fn rules_are_stored_shown_dry_run_then_applied() {
         --- stdout
         rule 'results': nothing due; kept 2 result(s) another branch reaches
         rule 'idle': would delete 1 branch(es) (107 bytes once collected); kept 1 pinned branch(es); kept 1 idle branch HEAD is on
-          branch side at 358f4d8d57 (idle since 2026-01-01T00:00:00.000005Z)
+          branch side at 35eae6ef44 (idle since 2026-01-01T00:00:00.000005Z)
         would remove 1 commit(s), 1 blob(s), 0 chunk(s) (107 bytes); would expire 10 reflog entries
         ");
     // Nothing changed.
@@ -92,13 +83,13 @@ fn rules_are_stored_shown_dry_run_then_applied() {
         exit: 0
         --- stdout
         rule 'results': replaced 1 tool result(s) (0 bytes); kept 1 result(s) among a view's newest messages
-          result cbd1a783b9 by a placeholder
+          result 574ca7382e by a placeholder
         rule 'idle': deleted 2 branch(es) (107 bytes once collected); kept 1 idle branch HEAD is on
-          branch keep at 0509a9778c (idle since 2026-01-01T00:00:00.000004Z)
-          branch side at 358f4d8d57 (idle since 2026-01-01T00:00:00.000005Z)
+          branch keep at fdaf96a068 (idle since 2026-01-01T00:00:00.000004Z)
+          branch side at 35eae6ef44 (idle since 2026-01-01T00:00:00.000005Z)
         removed 1 commit(s), 1 blob(s), 0 chunk(s) (107 bytes), 0 view checkpoint(s); expired 11 reflog entries
         ");
-    let view = p.ok(&["show", "cbd1a783b9"]);
+    let view = p.ok(&["show", "574ca7382e"]);
     assert!(
         view.contains("removed by retention rule 'results'"),
         "{view}"
