@@ -538,9 +538,17 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.pull`, run in a worker thread."""
         return await self._run(self._tract.pull, src, branches, force=force, settings=settings)
 
-    async def gc(self, *, grace_days: float = 14.0, prune_now: bool = False) -> dict[str, Any]:
+    async def gc(self, *, grace_days: float = 14.0, prune_now: bool = False, dry_run: bool = False) -> dict[str, Any]:
         """Awaitable twin of :meth:`Tract.gc`, run in a worker thread."""
-        return await self._run(self._tract.gc, grace_days=grace_days, prune_now=prune_now)
+        return await self._run(self._tract.gc, grace_days=grace_days, prune_now=prune_now, dry_run=dry_run)
+
+    async def retention_policy(self) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.retention_policy`, run in a worker thread."""
+        return await self._run(self._tract.retention_policy)
+
+    async def set_retention_policy(self, policy: dict[str, Any]) -> None:
+        """Awaitable twin of :meth:`Tract.set_retention_policy`, run in a worker thread."""
+        return await self._run(self._tract.set_retention_policy, policy)
 
     async def update_index(self, *, rebuild: bool = False) -> dict[str, Any]:
         """Awaitable twin of :meth:`Tract.update_index`, run in a worker thread."""
