@@ -201,11 +201,24 @@ pub(crate) fn clone(from: &Store, to: &Store, reason: &str) -> Result<SyncReport
         settings: true,
     };
     let report = transfer(from, to, &options, reason)?;
-    if let HeadRef::Branch(b) = from.read()?.head_ref()? {
-        let mut w = to.write()?;
+    let src = from.read()?;
+    let same_encoding = src.encoding()? == to.read()?.encoding()?;
+    let mut w = to.write()?;
+    if let HeadRef::Branch(b) = src.head_ref()? {
         w.set_head(&HeadRef::Branch(b), reason)?;
-        w.commit()?;
     }
+    // The copy holds exactly the sender's objects, so the counts the sender keeps for a tip
+    // are the copy's too: kept, a listing of the copy's branches replays no view (seconds a
+    // hundred branches in a database). Not for a pull or a push, whose receiver may hold
+    // content of its own (a copy the sender redacted since), nor across token encodings.
+    if same_encoding {
+        for b in &report.branches {
+            if let Some(stats) = src.branch_stats(&b.name)?.filter(|s| s.tip == b.new) {
+                w.set_branch_stats(&b.name, Some(&stats))?;
+            }
+        }
+    }
+    w.commit()?;
     Ok(report)
 }
 

@@ -137,6 +137,18 @@ fn push_sends_only_what_the_receiver_lacks_and_clones_of_clones_keep_every_id() 
         twice.compile().unwrap().to_openai().unwrap(),
         src.compile().unwrap().to_openai().unwrap()
     );
+    // A clone keeps the counts the sender keeps for its tips: listing the copy's branches
+    // replays no view. (A push's receiver counts them again: it may hold content of its own.)
+    let (_e, e) = temp_store();
+    let (copy, _) = Tract::clone_store(&a, &e, tract_core::StoreOptions::default()).unwrap();
+    let (theirs, ours) = (src.store().read().unwrap(), copy.store().read().unwrap());
+    assert!(theirs.branch_stats("main").unwrap().is_some());
+    for (name, _) in all_branches(&src) {
+        // `sub` has none since the redaction: counted when listed, on both sides.
+        let kept = theirs.branch_stats(&name).unwrap();
+        assert_eq!(ours.branch_stats(&name).unwrap(), kept, "{name}");
+    }
+    assert!(tract_core::fsck(copy.store()).unwrap().is_clean());
 }
 
 #[test]
