@@ -56,10 +56,11 @@ fn clone_then_push_sends_only_what_is_new() {
           "settings": false
         }
         "#);
+    // The copy kept the counts the sender keeps for its tips, and they check out.
     assert_snapshot!(p.run(&["--store", "copy.redb", "fsck"]), @"
         exit: 0
         --- stdout
-        checked 4 commits, 4 blobs, 0 chunks (382 bytes), 2 branches, 4 reflog entries; counts of 0 branches replayed
+        checked 4 commits, 4 blobs, 0 chunks (382 bytes), 2 branches, 4 reflog entries; counts of 1 branch replayed
         ");
 }
 
