@@ -59,23 +59,25 @@ pub(crate) fn redact(
             "a redaction needs a reason (it is kept with the tombstone)",
         ));
     }
+    // The revision is resolved before the write transaction, and everything after it is read
+    // in that transaction: a store in PostgreSQL with a pool of one connection (which the
+    // write holds) redacts too. A commit named by id is the same whenever it is resolved; a
+    // branch named is redacted where it was when the call was made.
+    let commit = {
+        let snap = repo.read()?;
+        repo.resolve(&snap, rev)?
+    };
     let mut w = repo.store.write()?;
-    // Resolved inside the write transaction, so what is redacted is what was named now.
-    let snap = repo.read()?;
-    let commit = repo.resolve(&snap, rev)?;
-    drop(snap);
     let blob = w.commit_object(&commit)?.blob.ok_or_else(|| {
         Error::invalid_op(format!("commit {} carries no message", commit.short()))
     })?;
-    let snap = repo.read()?;
-    if let Some(t) = snap.tombstone(&blob)? {
+    if let Some(t) = w.tombstone(&blob)? {
         return Err(Error::invalid_op(format!(
             "the message of {} was redacted already ({})",
             commit.short(),
             t.reason
         )));
     }
-    drop(snap);
     let redacted_at_us = w.clock().now_us();
     let chunks_removed = remove(&mut w, &blob, reason, redacted_at_us)?;
     let mut derived = derived(&mut w, &blob)?;

@@ -768,6 +768,13 @@ fn postgres_one_connection_is_enough_to_search_index_and_check() {
     let fsck = tract_core::fsck(t.store()).unwrap();
     assert!(fsck.is_clean(), "{:?}", fsck.problems);
     assert_eq!(fsck.index_documents, 1201);
+    // Redaction and gc read only in their write transaction (a redaction used to wait for a
+    // second connection while its write held the only one, and time out).
+    let zebra = t.search(&q("zebra")).unwrap()[0].info.id;
+    t.redact(zebra, "a test").unwrap();
+    assert!(t.search(&q("zebra")).unwrap().is_empty());
+    tract_core::gc(t.store(), std::time::Duration::ZERO).unwrap();
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
 }
 
 #[test]

@@ -168,6 +168,14 @@ impl Writer {
         read_blob(record, id, true, |c| chunk_from(&*self.tx, c))
     }
 
+    /// The tombstone of blob `id` as this transaction sees it, `None` for one not redacted.
+    pub(crate) fn tombstone(&self, id: &BlobId) -> Result<Option<Tombstone>> {
+        match self.tx.object(ObjectTable::Blobs, id.as_bytes())? {
+            Some(rec) => tombstone_of(&rec).transpose(),
+            None => Ok(None),
+        }
+    }
+
     /// Writing objects (blobs and commits) in this transaction.
     pub(crate) fn objects(&mut self) -> Result<Objects<'_>> {
         Ok(Objects {
