@@ -98,6 +98,23 @@ impl FsckReport {
     }
 }
 
+/// What fsck keeps of a blob that verified.
+enum BlobRead {
+    /// Its content's chunks (none for a small blob).
+    Content(Vec<ChunkId>),
+    /// A tombstone; `by_retention`: a retention rule's, whose summary is meant to stay.
+    Tombstone { by_retention: bool },
+}
+
+impl BlobRead {
+    fn chunks(&self) -> &[ChunkId] {
+        match self {
+            BlobRead::Content(chunks) => chunks,
+            BlobRead::Tombstone { .. } => &[],
+        }
+    }
+}
+
 /// What one pass over an object table found.
 #[derive(Default)]
 struct Scanned<T> {
@@ -237,18 +254,20 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
     let blobs = scan(&snap, ObjectTable::Blobs, |id, record| {
         let id = BlobId::from_bytes(id);
         if let Some(t) = verify::tombstone_of(record) {
-            t.map_err(|e| verify::damaged("blob", id.to_hex(), reason(&e)))?;
-            return Ok(None);
+            let t = t.map_err(|e| verify::damaged("blob", id.to_hex(), reason(&e)))?;
+            return Ok(BlobRead::Tombstone {
+                by_retention: t.reason.starts_with(crate::retention::RETENTION_REASON),
+            });
         }
         let bytes = verify::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;
         crate::object::check_header(&bytes, false)
             .map_err(|e| verify::damaged("blob", id.to_hex(), e.to_string()))?;
-        crate::storage::codec::chunk_ids(record, true).map(Some)
+        crate::storage::codec::chunk_ids(record, true).map(BlobRead::Content)
     })?;
     let mut redacted: Vec<BlobId> = blobs
         .good
         .iter()
-        .filter(|(_, chunks)| chunks.is_none())
+        .filter(|(_, read)| matches!(read, BlobRead::Tombstone { .. }))
         .map(|(id, _)| BlobId::from_bytes(*id))
         .collect();
     redacted.sort();
@@ -257,15 +276,19 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
         verify::verified_commit(&CommitId::from_bytes(id), record)
     })?;
     // Content retention replaced is meant to live on in its summary; redacted content is not.
-    let mut tainted: std::collections::HashSet<BlobId> = std::collections::HashSet::new();
-    for b in &report.redacted {
-        let by_retention = snap
-            .tombstone(b)?
-            .is_some_and(|t| t.reason.starts_with(crate::retention::RETENTION_REASON));
-        if !by_retention {
-            tainted.insert(*b);
-        }
-    }
+    let tainted: std::collections::HashSet<BlobId> = blobs
+        .good
+        .iter()
+        .filter(|(_, read)| {
+            matches!(
+                read,
+                BlobRead::Tombstone {
+                    by_retention: false
+                }
+            )
+        })
+        .map(|(id, _)| BlobId::from_bytes(*id))
+        .collect();
     if !tainted.is_empty() {
         let all: Vec<(CommitId, &Commit)> = commits
             .good
@@ -359,7 +382,7 @@ fn codec_chunk(id: &ChunkId, record: &[u8]) -> Result<()> {
 fn check_links(
     report: &mut FsckReport,
     commits: &Scanned<Commit>,
-    blobs: &Scanned<Option<Vec<ChunkId>>>,
+    blobs: &Scanned<BlobRead>,
     chunks: &Scanned<()>,
 ) {
     let mut ids: Vec<&[u8; 32]> = commits.good.keys().collect();
@@ -432,7 +455,7 @@ fn check_links(
     let mut ids: Vec<&[u8; 32]> = blobs.good.keys().collect();
     ids.sort();
     for id in ids {
-        for chunk in blobs.good[id].iter().flatten() {
+        for chunk in blobs.good[id].chunks() {
             if !chunks.present.contains(chunk.as_bytes()) {
                 report.problem(
                     "missing",
@@ -507,7 +530,7 @@ fn unreachable(
     report: &mut FsckReport,
     roots: &[CommitId],
     commits: &Scanned<Commit>,
-    blobs: &Scanned<Option<Vec<ChunkId>>>,
+    blobs: &Scanned<BlobRead>,
     chunks: &Scanned<()>,
 ) {
     let mut seen = IdSet::default();
@@ -528,8 +551,7 @@ fn unreachable(
     let chunks_seen: IdSet = blobs_seen
         .iter()
         .filter_map(|b| blobs.good.get(b))
-        .flatten()
-        .flatten()
+        .flat_map(BlobRead::chunks)
         .map(|c| *c.as_bytes())
         .collect();
     let sorted = |present: &IdSet, seen: &IdSet| {

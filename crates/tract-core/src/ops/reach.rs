@@ -109,7 +109,7 @@ impl Objects {
             .collect()
     }
 
-    /// The record bytes of blob `b` and of its chunks in `chunks`.
+    /// The record bytes of blob `b` (its chunks apart).
     pub(crate) fn blob_bytes(&self, b: &BlobId) -> u64 {
         self.blobs.get(b.as_bytes()).map_or(0, |r| r.len as u64)
     }

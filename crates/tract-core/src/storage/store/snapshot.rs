@@ -13,8 +13,8 @@ use crate::storage::store::meta::{
     read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
-    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_of,
-    verified_blob_bytes, verified_commit,
+    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_in,
+    tombstone_of, verified_blob_bytes, verified_commit,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -316,10 +316,7 @@ impl Snapshot {
 
     /// A redacted blob's tombstone; `None` for a blob that is not redacted.
     pub fn tombstone(&self, id: &BlobId) -> Result<Option<Tombstone>> {
-        match self.tx.object(ObjectTable::Blobs, id.as_bytes())? {
-            Some(rec) => tombstone_of(&rec).transpose(),
-            None => Ok(None),
-        }
+        tombstone_in(&*self.tx, id)
     }
 
     /// What `HEAD` names, as stored (not resolved).

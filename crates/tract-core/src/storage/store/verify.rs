@@ -33,6 +33,15 @@ pub(crate) fn tombstone_of(record: &[u8]) -> Option<Result<Tombstone>> {
     codec::tombstone_body(record).map(Tombstone::decode)
 }
 
+/// The tombstone of blob `id` as transaction `tx` sees it, `None` for one not redacted (or
+/// not there).
+pub(crate) fn tombstone_in(tx: &(impl ReadTx + ?Sized), id: &BlobId) -> Result<Option<Tombstone>> {
+    match tx.object(ObjectTable::Blobs, id.as_bytes())? {
+        Some(rec) => tombstone_of(&rec).transpose(),
+        None => Ok(None),
+    }
+}
+
 /// A blob as another store receives it.
 pub(crate) enum BlobCopy {
     /// The message's bytes (verified) and its payload tokens.

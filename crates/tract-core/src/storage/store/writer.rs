@@ -15,8 +15,8 @@ use crate::storage::store::meta::{
     read_head, read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
-    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_of,
-    verified_commit,
+    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_in,
+    tombstone_of, verified_commit,
 };
 use std::collections::HashMap;
 
@@ -170,10 +170,7 @@ impl Writer {
 
     /// The tombstone of blob `id` as this transaction sees it, `None` for one not redacted.
     pub(crate) fn tombstone(&self, id: &BlobId) -> Result<Option<Tombstone>> {
-        match self.tx.object(ObjectTable::Blobs, id.as_bytes())? {
-            Some(rec) => tombstone_of(&rec).transpose(),
-            None => Ok(None),
-        }
+        tombstone_in(&*self.tx, id)
     }
 
     /// Writing objects (blobs and commits) in this transaction.
