@@ -134,22 +134,24 @@ pub(crate) fn plan(
             let mut kept = Vec::new();
             for (name, tip) in branches {
                 let due = rule.covers(&name) && {
-                    let idle_since = idle_since(w, objects, &name, &tip)?;
                     if policy.pinned(&name) {
                         out.kept.pinned += 1;
                         false
-                    } else if idle_since > cutoff {
-                        false
-                    } else if matches!(&head, HeadRef::Branch(b) if *b == name) {
-                        out.kept.current += 1;
-                        false
                     } else {
-                        out.deleted.push(DeletedBranch {
-                            name: name.clone(),
-                            tip,
-                            idle_since_us: idle_since,
-                        });
-                        true
+                        let idle_since = idle_since(w, objects, &name, &tip)?;
+                        if idle_since > cutoff {
+                            false
+                        } else if matches!(&head, HeadRef::Branch(b) if *b == name) {
+                            out.kept.current += 1;
+                            false
+                        } else {
+                            out.deleted.push(DeletedBranch {
+                                name: name.clone(),
+                                tip,
+                                idle_since_us: idle_since,
+                            });
+                            true
+                        }
                     }
                 };
                 if !due {
@@ -359,10 +361,10 @@ impl Scope {
         let mut covered = Vec::new();
         let mut others = Vec::new();
         for (name, tip) in branches {
-            if rule.covers(name) && policy.pinned(name) {
-                out.kept.pinned += 1;
-            }
-            if rule.covers(name) && !policy.pinned(name) {
+            let covers = rule.covers(name);
+            let pinned = covers && policy.pinned(name);
+            out.kept.pinned += u64::from(pinned);
+            if covers && !pinned {
                 covered.push((name.clone(), *tip));
             } else {
                 others.push(*tip);
