@@ -6,10 +6,19 @@ from typing import Any
 
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from openai.types.chat import ChatCompletionMessageParam
+from openai.types.responses import ResponseInputParam
 from pydantic import TypeAdapter
 
 _OPENAI = TypeAdapter(list[ChatCompletionMessageParam])
 _ANTHROPIC = TypeAdapter(MessageCreateParamsNonStreaming)
+_RESPONSES = TypeAdapter(ResponseInputParam)
+
+
+def _unique(ids: list[str], what: str) -> None:
+    """Providers refuse a request that uses one call id twice (Anthropic: "`tool_use` ids must
+    be unique")."""
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    assert not repeated, f"{what} ids used more than once: {repeated}"
 
 
 def _consume(value: Any) -> None:
@@ -26,6 +35,7 @@ def assert_valid_openai(messages: list[dict[str, Any]]) -> None:
     """A valid Chat Completions `messages` list: every assistant message with tool calls is
     followed at once by exactly one tool message per call, and no tool message stands alone."""
     _consume(_OPENAI.validate_python(messages))
+    _unique([c["id"] for m in messages for c in m.get("tool_calls") or []], "tool call")
     i = 0
     while i < len(messages):
         m = messages[i]
@@ -47,6 +57,10 @@ def assert_valid_anthropic(request: dict[str, Any]) -> None:
     _consume(_ANTHROPIC.validate_python({"model": "claude-test", "max_tokens": 1024, **request}))
     messages = request["messages"]
     assert messages and messages[0]["role"] == "user", "the first message must be the user's"
+    _unique(
+        [b["id"] for m in messages if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_use"],
+        "tool_use",
+    )
     for k, (a, b) in enumerate(zip(messages, messages[1:])):
         assert a["role"] != b["role"], f"messages {k} and {k + 1} have the same role"
     for k, m in enumerate(messages):
@@ -66,7 +80,22 @@ def assert_valid_anthropic(request: dict[str, Any]) -> None:
             assert sorted(answered) == sorted(uses), f"message {k}: {uses} answered by {answered}"
 
 
+def assert_valid_responses(items: list[dict[str, Any]]) -> None:
+    """Valid Responses `input` items: each `function_call` id once, and each output answering
+    a call made before it."""
+    _consume(_RESPONSES.validate_python(items))
+    calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
+    _unique(calls, "function_call")
+    made: set[str] = set()
+    for k, item in enumerate(items):
+        if item.get("type") == "function_call":
+            made.add(item["call_id"])
+        elif item.get("type") == "function_call_output":
+            assert item["call_id"] in made, f"item {k}: an output answering no earlier call"
+
+
 def assert_valid(compiled: Any) -> None:
-    """Both renderings of one compiled view are valid requests."""
+    """Every rendering of one compiled view is a valid request."""
     assert_valid_openai(compiled.to_openai())
     assert_valid_anthropic(compiled.to_anthropic())
+    assert_valid_responses(compiled.to_responses())

@@ -105,3 +105,41 @@ def test_the_integrations_guide_examples_run_in_order(tmp_path, monkeypatch, cap
     # The Claude Agent SDK example: the entries stored once, the tool result found.
     assert len(scope["session"].records("claude.entries")) == 1
     assert "app.py:3: load_config()" in out
+
+
+def test_every_pip_install_in_the_docs_installs_what_exists(tmp_path) -> None:
+    """Each `pip install` the README and the guides give names this checkout's package (the
+    distribution is not on an index yet) with extras it declares, and pip resolves it as
+    written, from the checkout's root."""
+    import subprocess
+    import sys
+    import tomllib
+
+    root = GUIDE.parents[1]
+    pyproject = tomllib.loads((root / "crates/tract-py/pyproject.toml").read_text())
+    extras = set(pyproject["project"]["optional-dependencies"])
+    texts = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    texts += sorted((root / "crates/tract-py/python/tract").rglob("*.py"))
+    found = []
+    for path in texts:
+        text = path.read_text()
+        for target in re.findall(r"""pip install\s+["']?([^\s"'`]+)""", text):
+            if target.startswith("-") or path.name in ("development.md", "decisions.md", "performance.md"):
+                continue
+            found.append((path.name, target))
+    assert found, "the docs give install commands"
+    for where, target in found:
+        assert not target.startswith("tract-context"), f"{where}: {target} is on no index"
+        path, _, extra = target.partition("[")
+        assert (root / path / "pyproject.toml").is_file(), f"{where}: {target} names no package"
+        for e in filter(None, extra.rstrip("]").split(",")):
+            assert e in extras, f"{where}: {target}: no extra {e!r}"
+    # pip itself, as the integrations guide writes it: the metadata only (no compile), every
+    # requirement already in this environment.
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-build-isolation", "--no-index",
+         "./crates/tract-py[openai-agents]"],
+        cwd=root, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "tract-context" in run.stdout, run.stdout

@@ -214,6 +214,37 @@ def test_pop_and_clear_move_the_branch_and_the_reflog_keeps_everything(any_store
     assert asyncio.run(session.get_items()) == [{"role": "user", "content": "again"}]
 
 
+def test_pop_item_after_an_edit_takes_the_answer_and_keeps_the_edit(any_store) -> None:
+    """The integration guide's flow: a real run, an edit of its tool result in tract, then
+    `pop_item` of the final answer; the next run sends the edited result."""
+    stub = StubLLM(
+        [
+            response(1, call(1, "Paris")),
+            response(2, said(2, "Sunny in Paris.")),
+            response(3, said(3, "Still sunny.")),
+        ]
+    )
+    try:
+        session = TractSession("pop-edit", store=any_store)
+        agent = agent_on(stub)
+        asyncio.run(Runner.run(agent, "Weather in Paris?", session=session))
+        t = session.tract
+        t.edit(t.find_tool_results("get_weather")[0].commit_hash, "Paris: sunny")
+        last = asyncio.run(session.pop_item())
+        assert last["role"] == "assistant" and last["content"][0]["text"] == "Sunny in Paris."
+        items = asyncio.run(session.get_items())
+        assert items[-1]["output"] == "Paris: sunny", items[-1]
+        assert [i.get("type") for i in items][-2:] == ["function_call", "function_call_output"]
+        asyncio.run(Runner.run(agent, "And now?", session=session))
+    finally:
+        stub.close()
+    sent = stub.bodies[2][2]["input"]
+    outputs = [i["output"] for i in sent if i.get("type") == "function_call_output"]
+    assert outputs == ["Paris: sunny"], sent
+    assert not any(i.get("role") == "assistant" and "Sunny in Paris." in json.dumps(i) for i in sent)
+    session.close()
+
+
 def test_edits_and_compression_in_tract_show_in_the_session() -> None:
     session = TractSession("e")
     asyncio.run(

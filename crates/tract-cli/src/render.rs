@@ -215,6 +215,21 @@ pub fn status(out: &mut impl Write, s: &Status) {
             s.unanswered_calls
         );
     }
+    if s.reused_call_ids > 0 {
+        let _ = writeln!(out, "warning: {}", reused_call_ids(s.reused_call_ids, "view"));
+    }
+}
+
+/// What `status` and `fsck` say of `n` tool calls whose ids earlier calls in a view have.
+pub fn reused_call_ids(n: u64, view: &str) -> String {
+    match n {
+        1 => format!(
+            "1 tool call has an id an earlier call in {view} has; compile sends it under a new id (tract compile names it)"
+        ),
+        n => format!(
+            "{n} tool calls have ids earlier calls in {view} have; compile sends each under a new id (tract compile names them)"
+        ),
+    }
 }
 
 /// One reflog line.

@@ -110,7 +110,7 @@ impl Renders {
         let made = c.openai_sent().iter().try_for_each(|s| {
             match s {
                 Sent::InView(e) => {
-                    let piece = pieces.piece(e, || {
+                    let piece = pieces.piece_of(c, e, || {
                         let m = c.message(e).py()?;
                         Piece::of(py, &[openai_message(&m)]).map(Arc::new)
                     })?;
@@ -148,8 +148,8 @@ impl Renders {
         let layout = c.anthropic_layout(
             |s| match s {
                 Sent::InView(e) => pieces
-                    .piece(e, || piece_of(&*c.message(e).py()?))
-                    .map(Arc::clone),
+                    .piece_of(c, e, || piece_of(&*c.message(e).py()?))
+                    .map(|p| Arc::clone(&p)),
                 Sent::Synthetic(m) => piece_of(m),
             },
             |p| p.as_ref().is_ok_and(|p| p.0.is_empty()),
@@ -208,7 +208,7 @@ impl Renders {
         pieces.begin();
         let items = c.responses_layout(
             limit,
-            |e| match pieces.piece(e, || {
+            |e| match pieces.piece_of(c, e, || {
                 let m = c.message(e).py()?;
                 Piece::of(py, &items_from_message(&m)).map(Arc::new)
             }) {

@@ -1069,9 +1069,11 @@ impl PyTract {
         self.with(py, move |t| t.get_record(rev)).map(Into::into)
     }
 
-    /// Takes the last message off the view: the branch moves back to just before it was
-    /// appended (the reflog keeps everything). Returns it as a message dict, or None for an
-    /// empty branch; refused when it is a summary or came from a merge.
+    /// Takes the last message off the view and nothing else: the branch moves back to just
+    /// before it was appended, and what was committed since (edits, a compression or a clear
+    /// of earlier messages, records) is written again on top; the reflog keeps the old tip.
+    /// Returns it as a message dict, or None for an empty branch; refused when it is a summary
+    /// or came from a merge.
     fn pop<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let popped = self.with(py, |t| t.pop())?;
         popped
@@ -1329,7 +1331,9 @@ impl PyTract {
             .collect()
     }
 
-    /// Branch, head, message and token counts of the current view.
+    /// Branch, head, message and token counts of the current view: `branch`, `head`,
+    /// `messages`, `token_count`, `unanswered_tool_calls`, `reused_call_ids` (tool calls whose
+    /// id an earlier call in view used: compile sends each under a new id), `path`.
     fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.with(py, |t| t.status())?;
         let d = PyDict::new(py);
@@ -1338,6 +1342,7 @@ impl PyTract {
         d.set_item("messages", s.messages)?;
         d.set_item("token_count", s.token_count)?;
         d.set_item("unanswered_tool_calls", s.unanswered_calls)?;
+        d.set_item("reused_call_ids", s.reused_call_ids)?;
         d.set_item("path", s.store)?;
         Ok(d)
     }
@@ -1351,7 +1356,9 @@ impl PyTract {
     /// of kind `index`, and `update_index(rebuild=True)` repairs them), `unreachable`
     /// (`commits`, `blobs`, `chunks`: full ids), `redacted` (blob ids) and
     /// `derived_from_redacted` (commits whose content was made from redacted content:
-    /// `redact(..., follow=True)` removes them too).
+    /// `redact(..., follow=True)` removes them too), and `reused_call_ids` (branch name to how
+    /// many tool calls in its view reuse an id an earlier call used: not a problem, compile
+    /// sends each under a new id).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| tract_core::fsck(t.store()))?;
         let d = PyDict::new(py);
@@ -1409,6 +1416,11 @@ impl PyTract {
                 .map(|c| c.to_hex())
                 .collect::<Vec<_>>(),
         )?;
+        let reused = PyDict::new(py);
+        for (branch, n) in &r.reused_call_ids {
+            reused.set_item(branch, n)?;
+        }
+        d.set_item("reused_call_ids", reused)?;
         Ok(d)
     }
 

@@ -28,6 +28,8 @@ enum Format {
     Openai,
     /// Anthropic Messages `{"system", "messages"}`.
     Anthropic,
+    /// OpenAI Responses `input` items.
+    Responses,
 }
 
 /// Runs `tract compile`.
@@ -43,6 +45,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let body = match a.format {
         Format::Openai => compiled.to_openai()?,
         Format::Anthropic => compiled.to_anthropic()?,
+        Format::Responses => compiled.to_responses(None)?,
     };
     output::print(ui, &body, a.compact);
     Ok(())

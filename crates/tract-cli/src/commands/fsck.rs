@@ -88,6 +88,13 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 "made from redacted content (summaries that may still hold it; `tract redact REV --follow`): {ids}"
             );
         }
+        for (branch, n) in &r.reused_call_ids {
+            let _ = writeln!(
+                ui,
+                "warning: branch {branch}: {}",
+                crate::render::reused_call_ids(*n, "its view")
+            );
+        }
         for p in &r.problems {
             let _ = writeln!(ui, "{:<11} {}: {}", p.kind, p.subject, p.detail);
         }

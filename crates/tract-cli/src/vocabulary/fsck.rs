@@ -37,6 +37,9 @@ pub struct FsckReport {
     /// Commits whose content was made from redacted content (a summary or compression of it,
     /// or of such a summary), oldest first; `tract redact --follow` removes them too.
     derived_from_redacted: Vec<String>,
+    /// Branches whose view has tool calls reusing an id an earlier call used (compile sends
+    /// each under a new id; not a problem): branch name to how many.
+    reused_call_ids: std::collections::BTreeMap<String, u64>,
     /// The objects nothing reaches (kept; `gc` removes them).
     unreachable: Unreachable,
 }
@@ -89,6 +92,7 @@ impl From<&tract_core::FsckReport> for FsckReport {
                 .collect(),
             redacted: hex(&r.redacted),
             derived_from_redacted: hex(&r.derived_from_redacted),
+            reused_call_ids: r.reused_call_ids.iter().cloned().collect(),
             unreachable: Unreachable {
                 commits: hex(&r.unreachable_commits),
                 blobs: hex(&r.unreachable_blobs),

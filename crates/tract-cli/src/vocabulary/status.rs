@@ -17,6 +17,8 @@ pub struct Status {
     token_count: u64,
     /// Tool calls in the view without a result.
     unanswered_tool_calls: u64,
+    /// Tool calls in the view whose id an earlier call used (sent under new ids).
+    reused_call_ids: u64,
     /// Where the store is: its file, or its URL without the password (`null` in memory).
     path: Option<String>,
 }
@@ -30,6 +32,7 @@ impl From<&tract_core::Status> for Status {
             messages: s.messages,
             token_count: s.token_count,
             unanswered_tool_calls: s.unanswered_calls,
+            reused_call_ids: s.reused_call_ids,
             path: s.store.clone(),
         }
     }

@@ -63,3 +63,66 @@ fn compile_warns_of_a_call_without_a_result() {
         p.run(&["compile", "--format", "anthropic"])
     );
 }
+
+/// The same call id recorded twice (`tract add --tool-calls` with `c1` in two turns): every
+/// rendering sends each id once, the second call under a new id answered by its own result,
+/// with a warning; `status` and `fsck` say so.
+#[test]
+fn compile_sends_a_reused_call_id_once() {
+    let p = crate::common::Project::new();
+    let grep = r#"[{"id":"c1","name":"grep","arguments":{"pattern":"DATABASE_URL"}}]"#;
+    p.ok(&["add", "Where is DATABASE_URL read?"]);
+    p.ok(&["add", "--role", "assistant", "--tool-calls", grep, ""]);
+    p.ok(&["add", "--role", "tool", "--tool-call-id", "c1", "--name", "grep", "config.py:42"]);
+    p.ok(&["add", "--role", "assistant", "--tool-calls", grep, ""]);
+    p.ok(&["add", "--role", "tool", "--tool-call-id", "c1", "--name", "grep", "settings.py:7"]);
+    assert_run_snapshot!("reused_id_anthropic", p.run(&["compile", "--format", "anthropic"]));
+    let openai = json(&p.ok(&["compile", "--compact"]));
+    let sent: Vec<(&str, &str)> = openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    let anthropic = json(&p.ok(&["compile", "--format", "anthropic", "--compact"]));
+    let results: Vec<&str> = anthropic["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    let responses = json(&p.ok(&["compile", "--format", "responses", "--compact"]));
+    let outputs: Vec<&str> = responses
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sent[0], ("c1", "config.py:42"));
+    assert_ne!(sent[1].0, "c1");
+    assert_eq!(sent[1].1, "settings.py:7");
+    let ids: Vec<&str> = sent.iter().map(|s| s.0).collect();
+    assert_eq!(results, ids, "the same ids for Anthropic");
+    assert_eq!(outputs, ids, "the same ids for Responses");
+    assert_snapshot!(p.run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      e3f0919887
+        messages  5
+        tokens    46
+        store     [DIR]/.tract/store.redb
+        warning: 1 tool call has an id an earlier call in view has; compile sends it under a new id (tract compile names it)
+        ");
+    assert_snapshot!(p.run(&["fsck"]), @"
+        exit: 0
+        --- stdout
+        checked 5 commits, 4 blobs, 0 chunks (544 bytes), 1 branch, 5 reflog entries; counts of 1 branch replayed
+        the journal holds 5 frames not yet folded into the store file, each checked
+        warning: branch main: 1 tool call has an id an earlier call in its view has; compile sends it under a new id (tract compile names it)
+        ");
+}

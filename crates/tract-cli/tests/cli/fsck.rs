@@ -68,6 +68,7 @@ fn a_sound_store_passes() {
       "problems": [],
       "redacted": [],
       "derived_from_redacted": [],
+      "reused_call_ids": {},
       "unreachable": {
         "commits": [],
         "blobs": [],

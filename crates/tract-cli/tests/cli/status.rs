@@ -43,6 +43,7 @@ fn status_of_a_session() {
           "messages": 4,
           "token_count": 47,
           "unanswered_tool_calls": 0,
+          "reused_call_ids": 0,
           "path": "[DIR]/.tract/store.redb"
         }
         "#);

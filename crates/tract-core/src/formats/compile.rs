@@ -4,6 +4,11 @@
 //! its id (a marked synthetic error result when none was recorded), results are moved to
 //! directly after their call, and a result that answers no call is reported, not sent. The
 //! same view always renders to the same bytes, so provider prompt caches hold.
+//!
+//! Every call id is sent once per request: a call whose id was used earlier in the view (a
+//! model that numbers its calls `call_0` every turn, or two writers that both chose `c1`) is
+//! sent under a new id made from its position, and its result with it ([`ReusedCallId`]),
+//! the same way in every rendering.
 
 use crate::error::Result;
 use crate::id::CommitId;
@@ -14,8 +19,8 @@ use crate::tokens;
 use crate::view::cache::ViewCache;
 use crate::view::{CallShape, SYNTHETIC_RESULT, SYNTHETIC_RESULT_TOKENS, Shape, View, ViewEntry};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A compiled view: cheap to make (it shares the view's entries, which hold no text), rendered
 /// on demand, each message's text read from the store the first time this compile needs it.
@@ -25,6 +30,8 @@ pub struct Compiled {
     entries: Arc<Vec<ViewEntry>>,
     token_count: u64,
     texts: Texts,
+    /// The ids sent in place of reused ones, worked out the first time a rendering needs them.
+    sent_ids: Arc<OnceLock<SentIds>>,
 }
 
 /// Where a compile reads its messages' text (the handle's kept messages, else the store it was
@@ -74,6 +81,7 @@ impl Compiled {
                 handle: Arc::clone(handle),
                 read: Arc::default(),
             },
+            sent_ids: Arc::default(),
         }
     }
 
@@ -121,9 +129,36 @@ impl Compiled {
         Ok(())
     }
 
-    /// The message of `e`, an entry of this compile, text included: read from the store the
-    /// first time (a message redacted since shows its tombstone).
+    /// The message of `e`, an entry of this compile, as it is sent: its text read from the
+    /// store the first time (a message redacted since shows its tombstone), and its call ids
+    /// (or the id its result answers) those sent where the view reuses an id
+    /// ([`Compiled::renamed`]).
     pub fn message(&self, e: &ViewEntry) -> Result<Arc<Message>> {
+        let stored = self.stored_message(e)?;
+        Ok(match self.sent_ids().of_position(&e.position) {
+            Some(ids) => Arc::new(with_ids(&stored, ids)),
+            None => stored,
+        })
+    }
+
+    /// Whether `e` is sent with other call ids than it holds (a call that reuses an id used
+    /// earlier in the view, or the result of one): a rendering kept across steps makes such
+    /// a message anew each time, as what it is sent with depends on the rest of the view.
+    pub fn renamed(&self, e: &ViewEntry) -> bool {
+        self.sent_ids().of_position(&e.position).is_some()
+    }
+
+    /// The calls this compile sends under another id than they hold, in view order.
+    pub fn reused_call_ids(&self) -> &[ReusedCallId] {
+        &self.sent_ids().reused
+    }
+
+    fn sent_ids(&self) -> &SentIds {
+        self.sent_ids.get_or_init(|| SentIds::of(&self.entries))
+    }
+
+    /// The message of `e` as stored.
+    fn stored_message(&self, e: &ViewEntry) -> Result<Arc<Message>> {
         if let Some(m) = self
             .texts
             .read
@@ -152,13 +187,34 @@ impl Compiled {
         }
     }
 
+    /// The call `k` of `e` (one of its calls) as it is sent: its id replaced where the view
+    /// reuses it.
+    fn sent_call(&self, e: &ViewEntry, k: usize) -> CallShape {
+        let mut call = e.shape.tool_calls.get(k).cloned().unwrap_or_else(|| CallShape {
+            id: String::new(),
+            name: String::new(),
+        });
+        if let Some(id) = self.sent_ids().of_position(&e.position).and_then(|ids| ids.get(k)) {
+            call.id.clone_from(id);
+        }
+        call
+    }
+
+    /// `slot` as it is sent.
+    fn sent<'a>(&self, slot: Slot<'a>) -> Sent<'a> {
+        match slot {
+            Slot::Entry(e) => Sent::InView(e),
+            Slot::Missing(e, k) => Sent::Synthetic(synthetic_result(&self.sent_call(e, k))),
+        }
+    }
+
     /// The tokens of each message sent, framing included, in sending order (no text read).
     pub fn message_tokens(&self) -> Vec<u32> {
         self.slots()
             .iter()
             .map(|s| match s {
                 Slot::Entry(e) => e.tokens,
-                Slot::Missing(_) => tokens::framed(SYNTHETIC_RESULT_TOKENS, false),
+                Slot::Missing(..) => tokens::framed(SYNTHETIC_RESULT_TOKENS, false),
             })
             .collect()
     }
@@ -168,7 +224,7 @@ impl Compiled {
         let slots = self.slots();
         self.read(slots.iter().filter_map(|s| match s {
             Slot::Entry(e) => Some(*e),
-            Slot::Missing(_) => None,
+            Slot::Missing(..) => None,
         }))?;
         slots
             .into_iter()
@@ -180,8 +236,8 @@ impl Compiled {
                     commit: Some(e.commit),
                     synthetic: false,
                 }),
-                Slot::Missing(call) => Ok(CompiledMessage {
-                    message: Arc::new(synthetic_result(call)),
+                Slot::Missing(e, k) => Ok(CompiledMessage {
+                    message: Arc::new(synthetic_result(&self.sent_call(e, k))),
                     tokens: tokens::framed(SYNTHETIC_RESULT_TOKENS, false),
                     position: None,
                     commit: None,
@@ -200,10 +256,11 @@ impl Compiled {
                 Role::Tool => {} // sent right after its call, or not at all
                 Role::Assistant if !e.shape.tool_calls.is_empty() => {
                     out.push(Slot::Entry(e));
-                    for (call, result) in e.shape.tool_calls.iter().zip(&e.results) {
+                    // Zipped: an edit may leave a message fewer calls than it had results.
+                    for (k, (_, result)) in e.shape.tool_calls.iter().zip(&e.results).enumerate() {
                         match result.and_then(|i| self.entries.get(i)) {
                             Some(r) => out.push(Slot::Entry(r)),
-                            None => out.push(Slot::Missing(call)),
+                            None => out.push(Slot::Missing(e, k)),
                         }
                     }
                 }
@@ -224,7 +281,7 @@ impl Compiled {
     pub fn openai_sent(&self) -> Vec<Sent<'_>> {
         self.slots()
             .into_iter()
-            .map(Sent::from)
+            .map(|s| self.sent(s))
             .filter(|s| !matches!(s, Sent::InView(e) if only_unsendable(&e.shape, OPENAI_PARTS)))
             .collect()
     }
@@ -243,7 +300,7 @@ impl Compiled {
             system: Vec::new(),
             messages: Vec::new(),
         };
-        for s in self.slots().into_iter().map(Sent::from) {
+        for s in self.slots().into_iter().map(|s| self.sent(s)) {
             let p = piece(&s);
             let role = match s.role() {
                 // Anthropic has one top-level system prompt: every system message goes there.
@@ -275,9 +332,11 @@ impl Compiled {
         &self,
         limit: Option<usize>,
         items: impl FnMut(&ViewEntry) -> Vec<P>,
-        synthetic: impl FnMut(&CallShape) -> P,
+        mut synthetic: impl FnMut(&CallShape) -> P,
     ) -> Vec<P> {
-        crate::formats::responses::items_from_view(&self.entries, limit, items, synthetic)
+        crate::formats::responses::items_from_view(&self.entries, limit, items, |e, k| {
+            synthetic(&self.sent_call(e, k))
+        })
     }
 
     /// Problems found while compiling: results that answer no call (not sent), calls that got a
@@ -313,6 +372,9 @@ impl Compiled {
                     ));
                 }
             }
+        }
+        for r in self.reused_call_ids() {
+            w.push(r.to_string());
         }
         w
     }
@@ -384,7 +446,8 @@ impl Compiled {
 /// A place in what is sent: an entry of the view, or a call's missing result.
 enum Slot<'a> {
     Entry(&'a ViewEntry),
-    Missing(&'a CallShape),
+    /// The result of call `k` of the entry.
+    Missing(&'a ViewEntry, usize),
 }
 
 /// A message as it is sent, for a rendering made message by message.
@@ -407,15 +470,6 @@ impl Sent<'_> {
     }
 }
 
-impl<'a> From<Slot<'a>> for Sent<'a> {
-    fn from(slot: Slot<'a>) -> Self {
-        match slot {
-            Slot::Entry(e) => Sent::InView(e),
-            Slot::Missing(call) => Sent::Synthetic(synthetic_result(call)),
-        }
-    }
-}
-
 /// The shape of an Anthropic rendering, of pieces made message by message
 /// ([`Compiled::anthropic_layout`]).
 #[derive(Debug)]
@@ -424,6 +478,145 @@ pub struct AnthropicLayout<P> {
     pub system: Vec<P>,
     /// The messages: a role (user or assistant) and the pieces whose blocks make its content.
     pub messages: Vec<(Role, Vec<P>)>,
+}
+
+/// A tool call sent under another id than it holds: its id was used by an earlier call in
+/// view, and providers take each id once per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReusedCallId {
+    /// The position of the message that makes the call.
+    pub position: CommitId,
+    /// Which of the message's calls it is (0 for the first).
+    pub index: usize,
+    /// The id it holds.
+    pub id: String,
+    /// The id it is sent with, its result's `tool_call_id` (`tool_use_id`) with it.
+    pub sent_as: String,
+}
+
+impl std::fmt::Display for ReusedCallId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool call id {} in {} was used by an earlier call; sent as {}",
+            self.id,
+            self.position.short(),
+            self.sent_as
+        )
+    }
+}
+
+/// The calls of a view (its entries) that a compile sends under another id, in view order.
+pub(crate) fn reused_call_ids(entries: &[ViewEntry]) -> Vec<ReusedCallId> {
+    SentIds::of(entries).reused
+}
+
+/// The ids a view's calls and results are sent with where they differ from those they hold.
+#[derive(Debug, Default)]
+struct SentIds {
+    /// By position: for a message making calls, the id each of them is sent with; for a
+    /// result, the one id it answers.
+    by_position: HashMap<CommitId, Vec<String>>,
+    reused: Vec<ReusedCallId>,
+}
+
+impl SentIds {
+    /// Where the calls of `entries` reuse ids: the first call with an id keeps it, each later
+    /// one is sent as `<id>_<8 hex digits of its position>` (longer where that is taken by
+    /// any id in view), and the result paired with it answers that id. Deterministic, and
+    /// one pass with no allocation beyond a set of borrowed ids when no id is reused.
+    fn of(entries: &[ViewEntry]) -> SentIds {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let reuses = entries.iter().any(|e| {
+            e.shape
+                .tool_calls
+                .iter()
+                .any(|c| !seen.insert(c.id.as_str()))
+        });
+        if !reuses {
+            return SentIds::default();
+        }
+        // Every id held anywhere in view, later ones included: a new id never takes one.
+        let held: HashSet<&str> = entries
+            .iter()
+            .flat_map(|e| e.shape.tool_calls.iter().map(|c| c.id.as_str()))
+            .collect();
+        let mut sent: HashSet<String> = HashSet::new();
+        let mut out = SentIds::default();
+        for e in entries {
+            let calls = &e.shape.tool_calls;
+            let mut ids: Option<Vec<String>> = None;
+            for (k, call) in calls.iter().enumerate() {
+                if !sent.contains(&call.id) {
+                    sent.insert(call.id.clone());
+                    continue;
+                }
+                let new = fresh_id(&call.id, &e.position, k, |id| {
+                    held.contains(id) || sent.contains(id)
+                });
+                sent.insert(new.clone());
+                if let Some(r) = e.results.get(k).copied().flatten().and_then(|r| entries.get(r)) {
+                    out.by_position.insert(r.position, vec![new.clone()]);
+                }
+                ids.get_or_insert_with(|| calls.iter().map(|c| c.id.clone()).collect())[k] =
+                    new.clone();
+                out.reused.push(ReusedCallId {
+                    position: e.position,
+                    index: k,
+                    id: call.id.clone(),
+                    sent_as: new,
+                });
+            }
+            if let Some(ids) = ids {
+                out.by_position.insert(e.position, ids);
+            }
+        }
+        out
+    }
+
+    /// The ids `position` is sent with, where they differ from its own.
+    fn of_position(&self, position: &CommitId) -> Option<&Vec<String>> {
+        if self.by_position.is_empty() {
+            return None;
+        }
+        self.by_position.get(position)
+    }
+}
+
+/// A new id for call `k` of the message at `position`, whose id `id` was used before: the
+/// first of `<id>_<8 hex>`, `<id>_<8 hex>_<k>`, `<id>_<64 hex>_<k>` that is not `taken`
+/// (then underscores added until one is free). Only letters, digits, `_` and `-` are added,
+/// which every provider takes in an id.
+fn fresh_id(id: &str, position: &CommitId, k: usize, taken: impl Fn(&str) -> bool) -> String {
+    let hex = position.to_hex();
+    let short = &hex[..8];
+    let mut candidate = format!("{id}_{short}");
+    for next in [format!("{id}_{short}_{k}"), format!("{id}_{hex}_{k}")] {
+        if !taken(&candidate) {
+            return candidate;
+        }
+        candidate = next;
+    }
+    while taken(&candidate) {
+        candidate.push('_');
+    }
+    candidate
+}
+
+/// `m` with the ids it is sent with: each call's (a message making calls) or the one its
+/// result answers.
+fn with_ids(m: &Message, ids: &[String]) -> Message {
+    let mut m = m.clone();
+    if m.role == Role::Tool {
+        if let Some(id) = ids.first() {
+            m.tool_call_id = Some(id.clone());
+        }
+    } else {
+        for (call, id) in m.tool_calls.iter_mut().zip(ids) {
+            call.id.clone_from(id);
+        }
+    }
+    m
 }
 
 /// The result sent for a tool call that has none.

@@ -19,6 +19,7 @@ use crate::formats::responses::{items_from_message, synthetic_output};
 use crate::object::Message;
 use crate::view::{Shape, ViewEntry};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -88,6 +89,25 @@ impl<T> Pieces<T> {
             self.used += 1;
         }
         Ok(&kept.piece)
+    }
+
+    /// The piece of the message of `e`, an entry of `compiled`, as [`Pieces::piece`] gives
+    /// it, except for a message `compiled` sends with other call ids than it holds
+    /// ([`Compiled::renamed`]): its piece is made anew and not kept, as the ids it is sent
+    /// with depend on the rest of the view.
+    pub fn piece_of<E>(
+        &mut self,
+        compiled: &Compiled,
+        e: &ViewEntry,
+        make: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<Cow<'_, T>, E>
+    where
+        T: Clone,
+    {
+        if compiled.renamed(e) {
+            return make().map(Cow::Owned);
+        }
+        self.piece(e, make).map(Cow::Borrowed)
     }
 
     /// Ends a rendering: the pieces it did not use are dropped.
@@ -291,15 +311,16 @@ impl Rendering {
     }
 
     /// The kept piece of the message of `e`, made by `make` of its text (read through
-    /// `compiled`) if there is none.
+    /// `compiled`) if there is none. A message sent with other call ids than it holds is
+    /// made anew each time, and not kept: its ids depend on the rest of the view.
     fn made(
         &mut self,
         compiled: &Compiled,
         e: &ViewEntry,
         make: impl FnOnce(&Message) -> Vec<Arc<str>>,
-    ) -> Result<&Vec<Arc<str>>> {
+    ) -> Result<Cow<'_, Vec<Arc<str>>>> {
         self.pieces
-            .piece(e, || compiled.message(e).map(|m| make(&m)))
+            .piece_of(compiled, e, || compiled.message(e).map(|m| make(&m)))
     }
 }
 

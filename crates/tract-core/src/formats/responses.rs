@@ -202,22 +202,22 @@ fn take_content(shell: &mut Map<String, Value>, key: &str) -> Result<Content> {
 
 /// The view as Responses input items, in view order (with `limit`, only the last `limit`
 /// of them, made from the end), of pieces: `items` makes an entry's items, `synthetic` the
-/// marked error output that follows a call whose result is missing (as compile does);
-/// results that answer no call are left out.
+/// marked error output that follows a call whose result is missing (as compile does; given
+/// the entry and which of its calls); results that answer no call are left out.
 pub(crate) fn items_from_view<P>(
     entries: &[ViewEntry],
     limit: Option<usize>,
     mut items: impl FnMut(&ViewEntry) -> Vec<P>,
-    mut synthetic: impl FnMut(&CallShape) -> P,
+    mut synthetic: impl FnMut(&ViewEntry, usize) -> P,
 ) -> Vec<P> {
     let mut entry_items = |e: &ViewEntry| -> Vec<P> {
         if e.shape.role == Role::Tool && e.caller.is_none() {
             return Vec::new();
         }
         let mut out = items(e);
-        for (call, result) in e.shape.tool_calls.iter().zip(&e.results) {
+        for (k, (_, result)) in e.shape.tool_calls.iter().zip(&e.results).enumerate() {
             if result.is_none() {
-                out.push(synthetic(call));
+                out.push(synthetic(e, k));
             }
         }
         out

@@ -357,6 +357,7 @@ pub(crate) fn catch_up(
     store: &Store,
     collected: Option<&[CommitId]>,
     rebuild: bool,
+    indexed: crate::index::keeper::Indexed<'_>,
 ) -> Result<Caught> {
     let reading = index.read()?;
     // The store is read after the index: it holds everything the index does.
@@ -399,6 +400,7 @@ pub(crate) fn catch_up(
     };
     let searcher = &reading.searcher;
     let mut at = |id: &CommitId| locate(searcher, &fields, id);
+    let mut added = 0u64;
     let walked = walk(
         &snap,
         &reading.state,
@@ -407,10 +409,14 @@ pub(crate) fn catch_up(
         rebuild,
         None,
         &mut |docs| {
+            added += docs.len() as u64;
             for d in docs {
                 w.tantivy
                     .add_document(d.tantivy(&fields))
                     .map_err(|e| failed("adding a document", e))?;
+            }
+            if let Some(tell) = indexed {
+                tell(added);
             }
             Ok(())
         },

@@ -38,6 +38,10 @@ pub(crate) struct Keeper {
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// Told, as a catch-up goes, how many commits it has added to the index so far (a progress
+/// display's; `None`: nobody asks).
+pub(crate) type Indexed<'a> = Option<&'a (dyn Fn(u64) + Sync)>;
+
 /// The keeper of `store` in this process.
 pub(crate) fn of(store: &Store) -> Arc<Keeper> {
     store.attached(Keeper::default)
@@ -60,24 +64,26 @@ impl Keeper {
     }
 
     /// Brings the index up to the store, waiting up to `wait` for another process's writer
-    /// (`None`: it was still busy). See [`catch_up::catch_up`].
+    /// (`None`: it was still busy), telling `indexed` how many commits it has added as it
+    /// goes. See [`catch_up::catch_up`].
     pub(crate) fn catch_up(
         &self,
         store: &Store,
         wait: Duration,
         collected: Option<&[CommitId]>,
         rebuild: bool,
+        indexed: Indexed<'_>,
     ) -> Result<Option<Caught>> {
         #[cfg(feature = "postgres")]
         if store.postgres().is_some() {
-            return self.in_database(store, wait, collected, rebuild, true);
+            return self.in_database(store, wait, collected, rebuild, true, indexed);
         }
         let index = self.index(store)?;
         let Some(mut w) = index.writer(wait)? else {
             return Ok(None);
         };
         self.written.store(0, Ordering::Release);
-        let caught = catch_up::catch_up(&index, &mut w, store, collected, rebuild)?;
+        let caught = catch_up::catch_up(&index, &mut w, store, collected, rebuild, indexed)?;
         w.finish()?;
         Ok(Some(caught))
     }
@@ -95,11 +101,12 @@ impl Keeper {
         collected: Option<&[CommitId]>,
         rebuild: bool,
         create: bool,
+        indexed: Indexed<'_>,
     ) -> Result<Option<Caught>> {
         let start = std::time::Instant::now();
         loop {
             let written = self.written.swap(0, Ordering::AcqRel);
-            match crate::index::postgres::catch_up(store, collected, rebuild, create) {
+            match crate::index::postgres::catch_up(store, collected, rebuild, create, indexed) {
                 Ok(Some(caught)) => return Ok(Some(caught)),
                 Ok(None) if start.elapsed() < wait => {
                     self.written.fetch_add(written, Ordering::AcqRel);
@@ -155,7 +162,7 @@ pub(crate) fn written(store: &Store, n: u64) {
             crate::storage::journaled::yield_to_appends();
             // A batch that fails (a full disk, another process's writer) is indexed with the
             // next one, or by the next search.
-            let _ = me.catch_up(&store, Duration::ZERO, None, false);
+            let _ = me.catch_up(&store, Duration::ZERO, None, false, None);
         })
         .ok();
 }
@@ -170,7 +177,7 @@ pub(crate) fn after_removal(store: &Store, collected: Option<&[CommitId]>) -> Re
     #[cfg(feature = "postgres")]
     if store.postgres().is_some() {
         return keeper
-            .in_database(store, UPKEEP_WAIT, collected, false, false)
+            .in_database(store, UPKEEP_WAIT, collected, false, false, None)
             .map(drop);
     }
     // Nothing to take out of an index that does not exist yet: a store file's never made, or
@@ -187,7 +194,7 @@ pub(crate) fn after_removal(store: &Store, collected: Option<&[CommitId]>) -> Re
         return Ok(());
     }
     keeper
-        .catch_up(store, UPKEEP_WAIT, collected, false)
+        .catch_up(store, UPKEEP_WAIT, collected, false, None)
         .map(drop)
 }
 

@@ -573,6 +573,7 @@ pub(crate) fn catch_up(
     collected: Option<&[CommitId]>,
     rebuild: bool,
     create: bool,
+    indexed: crate::index::keeper::Indexed<'_>,
 ) -> Result<Option<Caught>> {
     let Some(pg) = store.postgres() else {
         return Err(Error::invalid_op("not a store in PostgreSQL"));
@@ -656,6 +657,7 @@ pub(crate) fn catch_up(
         }
     }
     let mut at = |id: &CommitId| table.locate(id);
+    let mut added = 0u64;
     let walked = catch_up::walk(
         &snap,
         &reading.state,
@@ -663,7 +665,14 @@ pub(crate) fn catch_up(
         &[],
         rebuild,
         None,
-        &mut |docs| table.put(&docs),
+        &mut |docs| {
+            added += docs.len() as u64;
+            table.put(&docs)?;
+            if let Some(tell) = indexed {
+                tell(added);
+            }
+            Ok(())
+        },
     )?;
     caught.added = walked.commits;
     state.lanes = walked.lanes;

@@ -146,12 +146,16 @@ pub(crate) fn clear(repo: &Repo) -> Result<Option<CommitId>> {
     Ok(Some(tip))
 }
 
-/// Moves the handle's branch back to just before its last view message was appended and
-/// returns that message as the view showed it (`None` for an empty branch). Commits made
-/// after that append (edits of earlier messages) go with it; the reflog keeps them all. The
-/// last message must be an append of this branch's own line: a summary or a merged-in message
-/// is refused, since going back before it would bring back other messages.
+/// Takes the handle's last view message off its branch and returns it as the view showed it
+/// (`None` for an empty branch). The branch moves back to just before that message was
+/// appended; what was committed on it since (edits of earlier messages, a compression or a
+/// clear of them, records) is written again on top, so only that message leaves the view.
+/// Its own edits go with it. The reflog keeps the old tip, and with it everything. The last
+/// message must be an append of this branch's own line, with no merge after it: a summary
+/// or a merged-in message is refused, since going back before it would bring back other
+/// messages.
 pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Message>>> {
+    use crate::object::Op;
     let snap = repo.read()?;
     let head = repo.head(&snap)?;
     let Some(tip) = head.commit else {
@@ -161,22 +165,65 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
         return Ok(None);
     };
     let (message, position) = (repo.text(&snap, &last)?, last.position);
-    let origin = snap.commit(&position)?;
-    let mut cursor = Some(tip);
-    let mut on_line = false;
-    while let Some(id) = cursor {
-        if id == position {
-            on_line = true;
-            break;
-        }
-        cursor = snap.commit(&id)?.parent();
-    }
-    if !on_line || !matches!(origin.op, crate::object::Op::Append) {
-        return Err(Error::invalid_op(format!(
+    let not_ours = || {
+        Error::invalid_op(format!(
             "the last message ({}) was not appended on this branch (a summary or a merge); \
              reset the branch instead",
             position.short()
-        )));
+        ))
+    };
+    // The commits after the append, newest first.
+    let mut after: Vec<(CommitId, crate::object::Commit)> = Vec::new();
+    let mut cursor = Some(tip);
+    let origin = loop {
+        let Some(id) = cursor else {
+            return Err(not_ours());
+        };
+        let commit = snap.commit(&id)?;
+        if id == position {
+            break commit;
+        }
+        cursor = commit.parent();
+        after.push((id, commit));
+    };
+    if !matches!(origin.op, Op::Append) {
+        return Err(not_ours());
+    }
+    // What is written again, oldest first: everything but the popped message's own edits.
+    let popped: std::collections::HashSet<CommitId> =
+        last.versions().into_iter().collect();
+    let mut moved: Vec<(CommitId, usize)> = Vec::new();
+    let mut steps = Vec::new();
+    for (id, commit) in after.into_iter().rev() {
+        match &commit.op {
+            Op::Edit { target } if popped.contains(target) => continue,
+            Op::Edit { .. } | Op::Compress { .. } | Op::Record { .. } => {}
+            Op::Append | Op::Merge { .. } => return Err(not_ours()),
+        }
+        let Some(blob) = commit.blob else {
+            return Err(Error::corrupt(format!("{} {} has no blob", commit.op.name(), id.short())));
+        };
+        let (content, _) = snap.blob(&blob)?;
+        let mut prepared = match &commit.op {
+            Op::Record { .. } => crate::write::txn::Prepared::uncounted(content)?,
+            _ => crate::write::txn::Prepared::new(content)?,
+        };
+        prepared.note = commit.message.clone();
+        prepared.timestamp_us = Some(commit.timestamp_us);
+        let refs = moved.clone();
+        moved.push((id, steps.len()));
+        steps.push((
+            crate::write::txn::Step::Again {
+                op: commit.op.clone(),
+                moved: refs,
+            },
+            prepared,
+        ));
+    }
+    let reason = format!("pop: {}", position.short());
+    if !steps.is_empty() {
+        crate::write::txn::rewrite(repo, tip, origin.parent(), steps, &reason)?;
+        return Ok(Some(message));
     }
     let mut w = repo.write()?;
     let now = repo.head_in(&w)?;
@@ -190,7 +237,6 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
             actual: now.commit,
         });
     }
-    let reason = format!("pop: {}", position.short());
     let detached = match (origin.parent(), &now.target) {
         (Some(parent), _) => repo.advance(&mut w, &now, parent, &reason)?,
         (None, HeadRef::Branch(name)) => {

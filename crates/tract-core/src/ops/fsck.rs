@@ -75,6 +75,10 @@ pub struct FsckReport {
     /// or of such a summary), oldest first: `tract redact --follow` removes them too. Content
     /// a retention rule replaced does not count: its summary is what was meant to stay.
     pub derived_from_redacted: Vec<CommitId>,
+    /// Branches whose view has tool calls reusing an id an earlier call in it used, with how
+    /// many (not damage: compile sends each under a new id, [`crate::ReusedCallId`]), by
+    /// name. Only branches whose counts were replayed are looked at.
+    pub reused_call_ids: Vec<(String, u64)>,
     /// Commits no branch, `HEAD` or reflog entry reaches.
     pub unreachable_commits: Vec<CommitId>,
     /// Blobs no reachable commit carries.
@@ -582,7 +586,8 @@ fn check_counts(
     src: &impl crate::view::Source,
 ) -> Result<()> {
     let tips: HashMap<String, CommitId> = snap.branches()?.into_iter().collect();
-    let mut replayed: HashMap<CommitId, crate::stats::Tally> = HashMap::new();
+    // Per tip replayed: its view's counts, and how many calls reuse an id.
+    let mut replayed: HashMap<CommitId, (crate::stats::Tally, u64)> = HashMap::new();
     for (name, row) in snap.all_branch_stats()? {
         let subject = format!("branch {name}");
         let stats = match row {
@@ -607,11 +612,13 @@ fn check_counts(
         if stats.tip != *tip {
             continue;
         }
-        let tally = match replayed.get(tip) {
+        let (tally, reused) = match replayed.get(tip) {
             Some(t) => t.clone(),
             None => match View::build(src, Some(*tip), None) {
                 Ok(v) => {
-                    let t = v.tally();
+                    let reused =
+                        crate::formats::compile::reused_call_ids(v.entries()).len() as u64;
+                    let t = (v.tally(), reused);
                     replayed.insert(*tip, t.clone());
                     t
                 }
@@ -627,6 +634,9 @@ fn check_counts(
             },
         };
         report.counts_replayed += 1;
+        if reused > 0 {
+            report.reused_call_ids.push((name.clone(), reused));
+        }
         if tally != stats.tally {
             report.problem(
                 "bookkeeping",

@@ -39,10 +39,20 @@ pub struct IndexReport {
 /// removed), or, with `rebuild`, builds it anew from every branch. Waits up to a minute for
 /// another process that is indexing.
 pub fn update_index(store: &Store, rebuild: bool) -> Result<IndexReport> {
+    update_index_with(store, rebuild, None)
+}
+
+/// [`update_index`], telling `indexed` (when given) how many commits it has added so far as
+/// it goes: for a progress display.
+pub fn update_index_with(
+    store: &Store,
+    rebuild: bool,
+    indexed: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<IndexReport> {
     keeper::settle(store);
     let k = keeper::of(store);
     let caught = k
-        .catch_up(store, WAIT, None, rebuild)?
+        .catch_up(store, WAIT, None, rebuild, indexed)?
         .ok_or_else(|| Error::StoreLocked {
             path: store
                 .journal_dir()

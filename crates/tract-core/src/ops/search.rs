@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
 use crate::index::catch_up::{self, key_at, key_columns, searchable};
+use crate::index::keeper::Indexed;
 use crate::index::lanes::{self, Lanes, Place, Reach};
 use crate::index::query::{Parsed, Positions, Weights};
 use crate::index::{Fields, Index, KEY0, PLACE, keeper};
@@ -236,14 +237,15 @@ fn check(q: &SearchQuery) -> Result<()> {
 }
 
 /// Messages matching `q`: ranked by the index, best first, or scanned with a regular
-/// expression, oldest first.
-pub(crate) fn search(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+/// expression, oldest first. `indexed` is told how many commits the index has taken so far
+/// when the search brings it up to the store first.
+pub(crate) fn search(repo: &Repo, q: &SearchQuery, indexed: Indexed<'_>) -> Result<Vec<SearchHit>> {
     check(q)?;
     if q.regex {
         let re = matcher(q)?;
-        return scan(repo, q, &re);
+        return scan(repo, q, &re, indexed);
     }
-    ranked(repo, q)
+    ranked(repo, q, indexed)
 }
 
 /// Where a scan or a ranking starts: the index as committed, the store read after it, and
@@ -323,10 +325,10 @@ impl Ground {
     /// Reads the index and the store, and walks to the commits not indexed yet (made
     /// documents with `rank`). When those are many, or the index is of another layout, it is
     /// brought up to date first (once).
-    fn new(repo: &Repo, rank: bool) -> Result<Ground> {
+    fn new(repo: &Repo, rank: bool, indexed: Indexed<'_>) -> Result<Ground> {
         #[cfg(feature = "postgres")]
         if repo.store.postgres().is_some() {
-            return Self::in_database(repo, rank);
+            return Self::in_database(repo, rank, indexed);
         }
         let keeper = keeper::of(&repo.store);
         let index = keeper.index(&repo.store)?;
@@ -354,7 +356,7 @@ impl Ground {
                 tried = true;
                 // An index that cannot be written now (another process's writer, a full
                 // disk) leaves this search to walk all of them.
-                let _ = keeper.catch_up(&repo.store, Duration::ZERO, None, false);
+                let _ = keeper.catch_up(&repo.store, Duration::ZERO, None, false, indexed);
                 continue;
             }
             // An index of another layout that could not be rebuilt now is not read: what it
@@ -377,7 +379,7 @@ impl Ground {
     /// [`Ground::new`] for a store in PostgreSQL: the rows as one read-only transaction sees
     /// them, the store read after it.
     #[cfg(feature = "postgres")]
-    fn in_database(repo: &Repo, rank: bool) -> Result<Ground> {
+    fn in_database(repo: &Repo, rank: bool, indexed: Indexed<'_>) -> Result<Ground> {
         let mut tried = false;
         loop {
             // The index's rows and the store in one transaction: one state of both.
@@ -405,7 +407,13 @@ impl Ground {
                 drop(snap);
                 // A database that refuses the index's tables (a role that may only read)
                 // leaves this search to walk all of them.
-                let _ = keeper::of(&repo.store).catch_up(&repo.store, Duration::ZERO, None, false);
+                let _ = keeper::of(&repo.store).catch_up(
+                    &repo.store,
+                    Duration::ZERO,
+                    None,
+                    false,
+                    indexed,
+                );
                 continue;
             }
             return Ok(Ground {
@@ -788,14 +796,14 @@ fn count(
 
 /// A ranked search: the index and the commits not indexed yet, scored together, filtered to
 /// the scope's history (and view), best first, paged.
-fn ranked(repo: &Repo, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+fn ranked(repo: &Repo, q: &SearchQuery, indexed: Indexed<'_>) -> Result<Vec<SearchHit>> {
     // Bad input is refused before the index is opened (or made).
     let fields = crate::index::fields();
     let parsed = crate::index::query::parse(&q.query)?;
     if q.limit == Some(0) {
         return Ok(Vec::new());
     }
-    let ground = Ground::new(repo, true)?;
+    let ground = Ground::new(repo, true, indexed)?;
     if let SearchScope::Branch(name) = &q.scope {
         ground.snap.require_branch(name)?;
     }
@@ -1084,9 +1092,14 @@ fn one_line(text: &str, ranges: &[(usize, usize)]) -> (String, Vec<(usize, usize
 }
 
 /// A regular expression's scan: the view at the scope's head (or its history), oldest first.
-fn scan(repo: &Repo, q: &SearchQuery, re: &Regex) -> Result<Vec<SearchHit>> {
+fn scan(
+    repo: &Repo,
+    q: &SearchQuery,
+    re: &Regex,
+    indexed: Indexed<'_>,
+) -> Result<Vec<SearchHit>> {
     let limit = q.limit.map_or(usize::MAX, |l| l.saturating_add(q.offset));
-    let ground = Ground::new(repo, false)?;
+    let ground = Ground::new(repo, false, indexed)?;
     let snap = &ground.snap;
     let head = ground.head(repo, &q.scope)?;
     let mut found: Vec<(CommitInfo, Snippet)> = Vec::new();

@@ -90,9 +90,11 @@ impl Tract {
         branch::clear(&self.repo)
     }
 
-    /// Takes the last message off the view: moves the branch back to just before it was
-    /// appended (the reflog keeps everything) and returns it as the view showed it, `None` for
-    /// an empty branch. Refused when the last message is a summary or came from a merge.
+    /// Takes the last message off the view and returns it as the view showed it, `None` for
+    /// an empty branch: the branch moves back to just before it was appended, and what was
+    /// committed since (edits, a compression or a clear of earlier messages, records) is
+    /// written again on top, so nothing else leaves the view (the reflog keeps the old tip).
+    /// Refused when the last message is a summary or came from a merge.
     pub fn pop(&self) -> Result<Option<Arc<Message>>> {
         branch::pop(&self.repo)
     }

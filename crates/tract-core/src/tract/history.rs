@@ -9,7 +9,7 @@ use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use crate::write::record::RecordQuery;
 
-use super::Tract;
+use super::{Progress, Tract};
 
 impl Tract {
     /// The commit `rev` names (`HEAD` is this handle's position).
@@ -67,6 +67,14 @@ impl Tract {
 
     /// Messages matching `q`, oldest first, each with a snippet.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
-        search::search(&self.repo, q)
+        let progress = self.progress();
+        let indexed = progress
+            .as_ref()
+            .map(|p| move |commits: u64| p(Progress::Indexing { commits }));
+        search::search(
+            &self.repo,
+            q,
+            indexed.as_ref().map(|f| f as &(dyn Fn(u64) + Sync)),
+        )
     }
 }

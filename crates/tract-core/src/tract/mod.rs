@@ -30,6 +30,9 @@ pub struct Status {
     pub token_count: u64,
     /// Tool calls in view without a result.
     pub unanswered_calls: u64,
+    /// Tool calls in view whose id an earlier call in view used: compile sends them under
+    /// new ids ([`crate::ReusedCallId`]).
+    pub reused_call_ids: u64,
     /// Where the store is: its file, or its URL without the password; `None` in memory.
     pub store: Option<String>,
 }
@@ -53,7 +56,24 @@ pub struct Tract {
     hooks: RwLock<HookRegistry>,
     /// The summarizer used when a call names none (`None`: the extractive one).
     summarizer: RwLock<Option<Arc<dyn Summarizer>>>,
+    /// Where long operations report how far they got.
+    progress: RwLock<Option<ProgressFn>>,
 }
+
+/// How far a long operation of a handle got (see [`Tract::set_progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Progress {
+    /// A search is bringing the search index up to the store first (the first search of a
+    /// store, or one past many new commits): the commits indexed so far.
+    Indexing {
+        /// Commits added to the index so far.
+        commits: u64,
+    },
+}
+
+/// What a handle tells how far its long operations got.
+pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
 impl std::fmt::Debug for Tract {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -102,6 +122,7 @@ impl Tract {
             repo: Repo::new(store, bind)?,
             hooks: RwLock::default(),
             summarizer: RwLock::new(None),
+            progress: RwLock::new(None),
         })
     }
 
@@ -161,6 +182,20 @@ impl Tract {
     /// ([`crate::Environment::summarizer`]).
     pub fn set_summarizer(&self, summarizer: Option<Arc<dyn Summarizer>>) {
         *self.summarizer.write().unwrap_or_else(|e| e.into_inner()) = summarizer;
+    }
+
+    /// Sets what this handle tells how far its long operations got (`None`: nothing). The
+    /// library never prints: a surface draws it (the CLI, a progress bar on a terminal).
+    pub fn set_progress(&self, progress: Option<ProgressFn>) {
+        *self.progress.write().unwrap_or_else(|e| e.into_inner()) = progress;
+    }
+
+    /// What [`Tract::set_progress`] set.
+    pub fn progress(&self) -> Option<ProgressFn> {
+        self.progress
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The summarizer set with [`Tract::set_summarizer`].

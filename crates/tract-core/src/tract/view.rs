@@ -50,15 +50,21 @@ impl Tract {
     pub fn status(&self) -> Result<Status> {
         let snap = self.repo.read()?;
         let head = self.repo.head(&snap)?;
-        let (messages, token_count, unanswered_calls) =
+        let (messages, token_count, unanswered_calls, reused_call_ids) =
             self.repo.with_view(&snap, head.commit, |v| {
-                (v.len(), v.token_count(), v.unanswered_calls())
+                (
+                    v.len(),
+                    v.token_count(),
+                    v.unanswered_calls(),
+                    crate::formats::compile::reused_call_ids(v.entries()).len() as u64,
+                )
             })?;
         Ok(Status {
             head,
             messages,
             token_count,
             unanswered_calls,
+            reused_call_ids,
             store: self.store().location(),
         })
     }

@@ -47,6 +47,10 @@ pub(crate) enum Step {
     },
     /// A sub-agent's branch, merged back as a tool result.
     MergeOf(Box<SubBranch>),
+    /// A commit written again (a [`rewrite`]): its operation, with each commit it names that
+    /// is written again earlier in the chain (the old id, and its place in the chain) named
+    /// by its new id.
+    Again { op: Op, moved: Vec<(CommitId, usize)> },
 }
 
 /// A branch of its own for a sub-agent: `steps` written on `branch` forked at the chain's tip,
@@ -367,7 +371,82 @@ fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
             params,
         },
         Step::MergeOf(_) => return Err(Error::invalid_op("a sub-agent inside a sub-agent")),
+        Step::Again { mut op, moved } => {
+            let new_id = |old: &mut CommitId| -> Result<()> {
+                if let Some(&(_, k)) = moved.iter().find(|(o, _)| o == old) {
+                    *old = infos
+                        .get(k)
+                        .map(|i| i.id)
+                        .ok_or_else(|| Error::invalid_op("a commit written again before what it names"))?;
+                }
+                Ok(())
+            };
+            match &mut op {
+                Op::Edit { target } => new_id(target)?,
+                Op::Compress {
+                    sources, preserved, ..
+                } => {
+                    for id in sources.iter_mut().chain(preserved.iter_mut()) {
+                        new_id(id)?;
+                    }
+                }
+                Op::Append | Op::Record { .. } => {}
+                Op::Merge { .. } => return Err(Error::invalid_op("a merge cannot be written again")),
+            }
+            op
+        }
     })
+}
+
+/// Moves the handle's position from `tip` (where it must still be) back to `base`, one of its
+/// first-parent ancestors (`None`: before the first commit), and writes `steps` there (commits
+/// written again: [`Step::Again`]), in one transaction: what taking one commit out of the
+/// middle of a branch does. The old tip stays in the reflog. The branch's counts are counted
+/// again when next listed, and the handle's cached views are dropped (the new chain does not
+/// extend them).
+pub(crate) fn rewrite(
+    repo: &Repo,
+    tip: CommitId,
+    base: Option<CommitId>,
+    steps: Vec<(Step, Prepared)>,
+    reason: &str,
+) -> Result<Vec<CommitInfo>> {
+    let mut w = repo.write()?;
+    let target = repo.target();
+    let start = target.head_in(&w)?;
+    check_expected(&start, Some(tip))?;
+    let from = Head {
+        target: start.target.clone(),
+        commit: base,
+    };
+    let mut chain = Chain::new(&from, &w, repo.store.options().clock)?;
+    let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
+    for (step, mut p) in steps {
+        let op = resolve(step, &infos)?;
+        let note = p.note.take();
+        infos.push(chain.put(&mut w.objects()?, op, p, note)?);
+    }
+    let detached = match (chain.tip, &start.target) {
+        (Some(new_tip), _) => target.advance(&mut w, &start, new_tip, reason)?,
+        (None, HeadRef::Branch(name)) => {
+            w.set_branch(name, None, reason)?;
+            None
+        }
+        (None, HeadRef::Detached(_)) => {
+            return Err(Error::invalid_op(
+                "the handle is detached at the first commit: there is nothing before it",
+            ));
+        }
+    };
+    if let HeadRef::Branch(name) = &start.target {
+        w.set_branch_stats(name, None)?;
+    }
+    let committed = w.commit();
+    repo.views.invalidate();
+    committed?;
+    repo.written(&start.target, detached);
+    crate::index::keeper::written(&repo.store, infos.len() as u64);
+    Ok(infos)
 }
 
 /// Updates the counts of the branch the chain `infos` was written on (from `start`): from its

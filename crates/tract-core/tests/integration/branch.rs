@@ -174,9 +174,7 @@ fn pop_takes_the_last_message_off_and_the_reflog_keeps_it() {
     t.user("one").unwrap();
     let two = t.user("two").unwrap();
     let three = t.user("three").unwrap();
-    t.edit(two.id, Content::Text("two, edited".into())).unwrap();
     let tip = t.head().unwrap().commit.unwrap();
-    // The last message goes, with what was committed after it (the edit of "two").
     assert_eq!(t.pop().unwrap().unwrap().content.text(), "three");
     assert_eq!(texts(&t), ["one", "two"]);
     assert_eq!(t.head().unwrap().commit, Some(two.id));
@@ -204,6 +202,72 @@ fn pop_takes_the_last_message_off_and_the_reflog_keeps_it() {
     t.compress(&req).unwrap();
     assert!(matches!(t.pop(), Err(Error::InvalidOperation { .. })));
     assert_eq!(texts(&t), ["again", "a and b"]);
+}
+
+#[test]
+fn pop_takes_only_the_last_message_and_keeps_what_was_committed_after_it() {
+    use tract_core::{CompressRequest, Manual};
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("sessions/q")));
+    let other = open_bound(&path, Bind::Branch(branch("sessions/q")));
+    let sys = t.system("be brief").unwrap();
+    let a = t.user("a").unwrap();
+    let b = t.user("b").unwrap();
+    t.user("question").unwrap();
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    let result = t.tool_result("c1", "grep", "a long grep output", false).unwrap();
+    let answer = t.assistant("the answer", Vec::new()).unwrap();
+    // After the answer: an edit of the tool result and an edit of that edit, a compression
+    // of two earlier messages, a record, and an edit of the answer itself.
+    let first = t.edit(result.id, Content::Text("short".into())).unwrap();
+    t.edit(first.id, Content::Text("shorter".into())).unwrap();
+    let req = CompressRequest {
+        commits: Some(vec![Rev::from(a.id), Rev::from(b.id)]),
+        summarizer: Some(&Manual("a and b".into())),
+        ..CompressRequest::default()
+    };
+    t.compress(&req).unwrap();
+    t.record("app.state", "{\"step\": 3}", Vec::new()).unwrap();
+    t.edit(answer.id, Content::Text("the answer, edited".into()))
+        .unwrap();
+    let tip = t.head().unwrap().commit.unwrap();
+    let popped = t.pop().unwrap().unwrap();
+    assert_eq!(popped.content.text(), "the answer, edited");
+    assert_eq!(
+        texts(&t),
+        ["be brief", "a and b", "question", "", "shorter"],
+        "only the answer left the view"
+    );
+    assert_eq!(texts(&other), texts(&t), "another handle on the branch sees the same");
+    // The commits written again carry what they carried, in order, on the answer's parent;
+    // the edit of the edit names the new first edit.
+    let log = t.log(&tract_core::LogQuery::default()).unwrap();
+    let ops: Vec<&str> = log.iter().take(4).map(|c| c.commit.op.name()).collect();
+    assert_eq!(ops, ["record", "compress", "edit", "edit"]);
+    let tract_core::Op::Edit { target } = &log[2].commit.op else {
+        panic!("an edit")
+    };
+    assert_eq!(*target, log[3].id);
+    assert_eq!(log[3].commit.parents, vec![answer.commit.parents[0]]);
+    assert_eq!(t.records(&tract_core::RecordQuery::default()).unwrap().len(), 1);
+    // The reflog keeps the old tip: a reset brings everything back.
+    let moved = &t.reflog("sessions/q", 1).unwrap()[0];
+    assert_eq!(moved.old, Some(tip));
+    assert!(moved.reason.starts_with("pop: "));
+    assert_listing_matches_views(&path, &t, "after a pop that wrote commits again");
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+    t.reset(&Rev::from(tip)).unwrap();
+    assert_eq!(texts(&t).last().map(String::as_str), Some("the answer, edited"));
+    assert_eq!(t.get_commit(sys.id).unwrap().id, sys.id);
+    // A message merged in is refused, and nothing moves.
+    let side = BranchName::new("sessions/q-side").unwrap();
+    t.create_branch(&side, &Rev::from(tip)).unwrap();
+    let s = open_bound(&path, Bind::Branch(side.clone()));
+    s.user("from the side").unwrap();
+    t.merge(&side, &tract_core::MergeRequest::default()).unwrap();
+    let before = t.head().unwrap().commit;
+    assert!(matches!(t.pop(), Err(Error::InvalidOperation { .. })));
+    assert_eq!(t.head().unwrap().commit, before);
 }
 
 #[test]

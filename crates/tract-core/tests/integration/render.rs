@@ -172,3 +172,132 @@ fn a_compile_reads_its_text_when_it_renders_and_never_shows_what_was_redacted_si
             .contains("look at the config")
     );
 }
+
+/// The call ids of every rendering of `c`, in order, and the ids its results answer, in
+/// order: (OpenAI, Anthropic, Responses), each as (calls, results).
+type Ids = (Vec<String>, Vec<String>);
+
+fn ids_sent(c: &Compiled) -> [Ids; 3] {
+    let strs = |v: &serde_json::Value, key: &str| v[key].as_str().unwrap().to_string();
+    let openai = c.to_openai().unwrap();
+    let mut o: Ids = Default::default();
+    for m in openai.as_array().unwrap() {
+        for call in m["tool_calls"].as_array().into_iter().flatten() {
+            o.0.push(strs(call, "id"));
+        }
+        if m["role"] == "tool" {
+            o.1.push(strs(m, "tool_call_id"));
+        }
+    }
+    let anthropic = c.to_anthropic().unwrap();
+    let mut a: Ids = Default::default();
+    for m in anthropic["messages"].as_array().unwrap() {
+        for b in m["content"].as_array().unwrap() {
+            match b["type"].as_str() {
+                Some("tool_use") => a.0.push(strs(b, "id")),
+                Some("tool_result") => a.1.push(strs(b, "tool_use_id")),
+                _ => {}
+            }
+        }
+    }
+    let items = c.to_responses(None).unwrap();
+    let mut r: Ids = Default::default();
+    for i in items.as_array().unwrap() {
+        match i["type"].as_str() {
+            Some("function_call") => r.0.push(strs(i, "call_id")),
+            Some("function_call_output") => r.1.push(strs(i, "call_id")),
+            _ => {}
+        }
+    }
+    [o, a, r]
+}
+
+#[test]
+fn a_reused_call_id_is_sent_once_per_request_and_answered_by_its_own_result() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    // Two writers that both chose `c1`, then a model that numbers its calls per turn: a call
+    // whose result never came, then `call_0` twice more.
+    t.user("where is DATABASE_URL read?").unwrap();
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    t.tool_result("c1", "grep", "config.py:42", false).unwrap();
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    t.tool_result("c1", "grep", "settings.py:7", false).unwrap();
+    t.assistant("", vec![call("call_0", "ls")]).unwrap();
+    t.assistant("", vec![call("call_0", "cat")]).unwrap();
+    t.tool_result("call_0", "cat", "file text", false).unwrap();
+    t.assistant("", vec![call("call_0", "ls")]).unwrap();
+    t.tool_result("call_0", "ls", "a b", false).unwrap();
+    let c = t.compile().unwrap();
+    let renderings = ids_sent(&c);
+    for (calls, results) in &renderings {
+        let unique: std::collections::HashSet<&String> = calls.iter().collect();
+        assert_eq!(unique.len(), calls.len(), "every id once: {calls:?}");
+        assert_eq!(calls, results, "each call answered, in call order");
+    }
+    assert_eq!(renderings[0], renderings[1], "the same ids for Anthropic");
+    assert_eq!(renderings[0], renderings[2], "the same ids for Responses");
+    let calls = &renderings[0].0;
+    // The first call with an id keeps it; later ones get a new id from their position.
+    assert_eq!(calls[0], "c1");
+    assert!(calls[1].starts_with("c1_") && calls[1].len() == 3 + 8, "{calls:?}");
+    assert_eq!(calls[2], "call_0");
+    assert!(calls[3].starts_with("call_0_") && calls[4].starts_with("call_0_"));
+    assert_ne!(calls[3], calls[4]);
+    // Each result is sent after the call it answers, with its own text: the second grep's
+    // result answers the second grep.
+    let openai = c.to_openai().unwrap();
+    let msgs = openai.as_array().unwrap();
+    let answer = |id: &str| {
+        msgs.iter()
+            .position(|m| m["tool_call_id"] == id)
+            .map(|i| (i, msgs[i]["content"].clone()))
+            .unwrap()
+    };
+    assert_eq!(answer(&calls[1]).1, "settings.py:7");
+    assert_eq!(answer(&calls[0]).1, "config.py:42");
+    // The call whose result never came gets the synthetic result under its own id.
+    assert_eq!(answer(&calls[2]).1, tract_core::view::SYNTHETIC_RESULT);
+    assert_eq!(answer(&calls[3]).1, "file text");
+    // Compiling again gives the same bytes; the warnings and the status name the reuses.
+    assert_eq!(t.compile().unwrap().to_anthropic().unwrap(), c.to_anthropic().unwrap());
+    assert_eq!(c.reused_call_ids().len(), 3, "{:?}", c.reused_call_ids());
+    assert!(
+        c.warnings()
+            .iter()
+            .any(|w| w.contains("tool call id c1") && w.contains(&calls[1])),
+        "{:?}",
+        c.warnings()
+    );
+    assert_eq!(t.status().unwrap().reused_call_ids, 3);
+    // fsck names the branch, and nothing is a problem.
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(report.reused_call_ids, vec![("main".to_string(), 3)]);
+}
+
+#[test]
+fn kept_renderings_follow_ids_that_stop_or_start_being_reused() {
+    let (_dir, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let mut kept = Kept::new();
+    t.user("go").unwrap();
+    let first = t.assistant("", vec![call("c1", "grep")]).unwrap();
+    let result = t.tool_result("c1", "grep", "one", false).unwrap();
+    t.assistant("", vec![call("c1", "grep")]).unwrap();
+    kept.check(&t.compile().unwrap(), "the second c1, waiting");
+    t.tool_result("c1", "grep", "two", false).unwrap();
+    kept.check(&t.compile().unwrap(), "the second c1, answered");
+    // Compressing the first turn away: the second call keeps its own id again.
+    let summary = tract_core::Manual("grep found one".into());
+    t.compress(&CompressRequest {
+        commits: Some(vec![Rev::from(first.id), Rev::from(result.id)]),
+        summarizer: Some(&summary),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    let c = t.compile().unwrap();
+    kept.check(&c, "the first c1 compressed");
+    assert_eq!(ids_sent(&c)[0].0, vec!["c1".to_string()]);
+    assert!(c.reused_call_ids().is_empty());
+}

@@ -694,9 +694,11 @@ class Tract:
         empty, and the old tip stays in the reflog. Returns that tip, or None."""
 
     def pop(self) -> Optional[dict[str, Any]]:
-        """Takes the last message off the view: the branch moves back to just before it was
-        appended (the reflog keeps everything). Returns it as a message dict, or None for an
-        empty branch; refused when it is a summary or came from a merge."""
+        """Takes the last message off the view and nothing else: the branch moves back to just
+        before it was appended, and what was committed since (edits, a compression or a clear
+        of earlier messages, records) is written again on top; the reflog keeps the old tip.
+        Returns it as a message dict, or None for an empty branch; refused when it is a summary
+        or came from a merge."""
 
     def edit(self, commit: Rev, content: str) -> CommitInfo:
         """Replaces the content of a message in the current view; the original stays in history."""
@@ -780,7 +782,9 @@ class Tract:
         """The moves of a ref, newest first: dicts with `old`, `new`, `reason`, `timestamp_us`."""
 
     def status(self) -> dict[str, Any]:
-        """Branch, head, message and token counts of the current view."""
+        """Branch, head, message and token counts of the current view: `branch`, `head`,
+        `messages`, `token_count`, `unanswered_tool_calls`, `reused_call_ids` (tool calls whose
+        id an earlier call in view used: compile sends each under a new id), `path`."""
 
     def fsck(self) -> dict[str, Any]:
         """Checks the whole store (every branch): re-hashes every object and chunk, checks every
@@ -792,7 +796,9 @@ class Tract:
         of kind `index`, and `update_index(rebuild=True)` repairs them), `unreachable`
         (`commits`, `blobs`, `chunks`: full ids), `redacted` (blob ids) and
         `derived_from_redacted` (commits whose content was made from redacted content:
-        `redact(..., follow=True)` removes them too)."""
+        `redact(..., follow=True)` removes them too), and `reused_call_ids` (branch name to how
+        many tool calls in its view reuse an id an earlier call used: not a problem, compile
+        sends each under a new id)."""
 
     def redact(self, commit: Rev, reason: str, *, follow: bool = False) -> dict[str, Any]:
         """Removes the content of the message `commit` names from the store for good: a tombstone

@@ -4,5 +4,6 @@ Each adapter lives in its own module and imports its framework only when that mo
 imported, so ``import tract`` never pulls in a framework:
 
 - :mod:`tract.integrations.openai_agents`: ``TractSession``, a session of the OpenAI Agents
-  SDK (``pip install "tract-context[openai-agents]"``).
+  SDK (the ``openai-agents`` extra: ``pip install "./crates/tract-py[openai-agents]"`` from a
+  checkout).
 """

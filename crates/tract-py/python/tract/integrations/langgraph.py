@@ -53,8 +53,8 @@ try:
     )
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "tract.integrations.langgraph needs langgraph-checkpoint: "
-        "pip install 'tract-context[langgraph]'"
+        "tract.integrations.langgraph needs langgraph-checkpoint: pip install "
+        "langgraph-checkpoint (or install tract with its langgraph extra)"
     ) from e
 
 if TYPE_CHECKING:

@@ -13,8 +13,9 @@ item the SDK adds (messages, ``function_call``, ``function_call_output``, reason
 other item) becomes one tract message, so ``tract log``, search, the tool queries, compress
 and compile see the conversation; ``get_items`` gives the items back as they were added, with
 the current content of anything edited or compressed in tract since, and a marked error output
-for a call whose result was never recorded (an agent killed mid-tool). ``pop_item`` and
-``clear_session`` move the branch; the reflog keeps everything.
+for a call whose result was never recorded (an agent killed mid-tool). ``pop_item`` removes
+the newest item (an edit made after it stays) and ``clear_session`` empties the branch; the
+reflog keeps everything.
 
 The module itself needs nothing from the SDK: ``TractSession`` implements its ``Session``
 protocol (which is how the SDK asks third-party sessions to plug in).
@@ -105,8 +106,9 @@ class TractSession:
         await _appended(self._tract, items, None)
 
     async def pop_item(self) -> Optional["TResponseInputItem"]:
-        """Removes and returns the latest item (None when the session is empty): the branch
-        moves back to just before it was added, and the reflog keeps it."""
+        """Removes and returns the latest item (None when the session is empty) and nothing
+        else: edits, compressions and clears made in tract after it stay (see
+        ``Tract.pop``); the reflog keeps it."""
         return await asyncio.to_thread(self._pop_item)
 
     async def clear_session(self) -> None:
