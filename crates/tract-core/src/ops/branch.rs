@@ -237,6 +237,30 @@ pub(crate) fn switch(repo: &Repo, name: &str) -> Result<Head> {
     repo.head(&repo.read()?)
 }
 
+/// Puts the handle on a new branch `name` made at its position; at a position with no commits
+/// yet (a new store's `main`), the handle moves to `name`, which its first commit creates, as
+/// `git switch -c` does in a new repository. A branch of that name is
+/// [`Error::BranchExists`] either way.
+pub(crate) fn switch_new(repo: &Repo, name: &BranchName) -> Result<Head> {
+    let snap = repo.read()?;
+    if repo.head(&snap)?.commit.is_some() {
+        drop(snap);
+        create(repo, name, &Rev::head())?;
+        return switch(repo, name.as_str());
+    }
+    if snap.branch(name.as_str())?.is_some() {
+        return Err(Error::BranchExists {
+            name: name.to_string(),
+        });
+    }
+    drop(snap);
+    repo.set_position(
+        HeadRef::Branch(name.to_string()),
+        &format!("switch: to new branch {name}"),
+    )?;
+    repo.head(&repo.read()?)
+}
+
 /// A branch name puts the handle on that branch; anything else detaches it at the commit it
 /// names.
 pub(crate) fn checkout(repo: &Repo, rev: &Rev) -> Result<Head> {
@@ -246,7 +270,20 @@ pub(crate) fn checkout(repo: &Repo, rev: &Rev) -> Result<Head> {
     {
         return switch(repo, name);
     }
-    let id = repo.resolve(&snap, rev)?;
+    let id = match repo.resolve(&snap, rev) {
+        Ok(id) => id,
+        // Neither a branch nor a commit: a mistyped branch name is named as `switch` names it,
+        // with the close ones, when there are any.
+        Err(e @ Error::UnknownRevision { .. }) => {
+            return Err(match rev.as_branch_name().map(|n| snap.require_branch(n)) {
+                Some(Err(b)) if matches!(&b, Error::UnknownBranch { similar, .. } if !similar.is_empty()) => {
+                    b
+                }
+                _ => e,
+            });
+        }
+        Err(e) => return Err(e),
+    };
     repo.set_position(
         HeadRef::Detached(id),
         &format!("checkout: detached at {}", id.short()),
