@@ -308,7 +308,7 @@ mod tests {
     use crate::error::Error;
     use crate::repo::Bind;
     use crate::tract::Tract;
-    use crate::view::revision::BranchName;
+    use crate::view::revision::{BranchName, Rev};
 
     fn name(s: &str) -> BranchName {
         BranchName::new(s).unwrap()
@@ -339,5 +339,44 @@ mod tests {
             t.switch("session1"),
             Err(Error::UnknownBranch { similar, .. }) if similar == ["session-1"]
         ));
+    }
+
+    #[test]
+    fn checkout_of_a_mistyped_branch_names_the_close_ones() {
+        let t = Tract::in_memory().unwrap();
+        t.user("hi").unwrap();
+        t.create_branch(&name("session-1"), &Rev::head()).unwrap();
+        let rev = |s: &str| Rev::parse(s).unwrap();
+        assert!(matches!(
+            t.checkout(&rev("sesion-1")),
+            Err(Error::UnknownBranch { similar, .. }) if similar == ["session-1"]
+        ));
+        // Nothing close: the revision's own error.
+        assert!(matches!(
+            t.checkout(&rev("nope")),
+            Err(Error::UnknownRevision { .. })
+        ));
+    }
+
+    #[test]
+    fn switch_new_on_a_branch_without_commits_takes_the_name_its_first_commit_creates() {
+        let t = Tract::in_memory().unwrap();
+        t.switch_new(&name("session-1")).unwrap();
+        let head = t.head().unwrap();
+        assert_eq!((head.branch(), head.commit), (Some("session-1"), None));
+        assert!(t.branches().unwrap().is_empty());
+        let first = t.user("hi").unwrap();
+        assert_eq!(t.branches().unwrap()[0].name, "session-1");
+        assert!(matches!(
+            t.switch_new(&name("session-1")),
+            Err(Error::BranchExists { .. })
+        ));
+        // At a commit, the new branch is made there.
+        t.switch_new(&name("session-2")).unwrap();
+        let head = t.head().unwrap();
+        assert_eq!(
+            (head.branch(), head.commit),
+            (Some("session-2"), Some(first.id))
+        );
     }
 }
