@@ -8,12 +8,15 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "tract", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// The store: a file, or a postgresql://user:password@host:port/db[?schema=NAME] URL
-    /// (default: .tract/store.redb here or in a parent directory).
+    /// The store: a file, or a postgresql://user:password@host:port/db[?schema=NAME] URL.
+    /// Without it (and TRACT_STORE): .tract/store.redb here or in the nearest parent
+    /// directory, else the per-user store $XDG_DATA_HOME/tract/store.redb
+    /// (~/.local/share/tract/store.redb) when it exists.
     #[arg(long, global = true, env = "TRACT_STORE", value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
     /// Work on this branch instead of the current one (HEAD), which stays where it is; the
-    /// branch is created by its first message.
+    /// branch is created by its first message (said on standard error). Refused by the
+    /// commands that work on no branch (init, capture, push, ...), which ignore TRACT_BRANCH.
     #[arg(long, global = true, env = "TRACT_BRANCH", value_name = "NAME")]
     pub branch: Option<String>,
     /// What to do.

@@ -50,13 +50,18 @@ impl Context {
         self.store.as_deref()
     }
 
-    /// The store named by --store / TRACT_STORE, or the one found upward from here.
+    /// The store this command works on, by the one rule every command follows: `--store`
+    /// (or `TRACT_STORE`), else `.tract/store.redb` here or in the nearest parent directory
+    /// that has one, else the per-user store ([`user_store`]) when it exists.
     pub fn store_path(&self) -> Result<PathBuf, CommandError> {
         if let Some(p) = &self.store {
             return Ok(p.clone());
         }
         let cwd = std::env::current_dir().map_err(|e| tract_core::Error::io(".", e))?;
-        Tract::discover(&cwd).ok_or_else(|| CommandError::no_store(&cwd))
+        let user = user_store();
+        Tract::discover(&cwd)
+            .or_else(|| user.clone().filter(|p| p.is_file()))
+            .ok_or_else(|| CommandError::no_store(&cwd, user.as_deref()))
     }
 
     /// The existing store this command works on.
@@ -126,4 +131,18 @@ impl Context {
         );
         Ok(t)
     }
+}
+
+/// The per-user store: `$XDG_DATA_HOME/tract/store.redb`, else
+/// `~/.local/share/tract/store.redb`; `None` when neither variable is set.
+pub fn user_store() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".local").join("share"))
+        })?;
+    Some(data.join("tract").join("store.redb"))
 }

@@ -53,10 +53,23 @@ pub struct CheckFailed(pub String);
 #[error("invalid input: {0}")]
 pub struct InvalidArguments(pub String);
 
-/// No store was named and none was found upward from the working directory.
+/// No store was named, none was found upward from the working directory, and the per-user
+/// store does not exist: what was looked for, where.
 #[derive(Debug, thiserror::Error)]
-#[error("a tract store in {} or any parent directory (run `tract init`) not found", .0.display())]
-pub struct NoStore(pub std::path::PathBuf);
+#[error(
+    "no tract store found: none named (--store, TRACT_STORE), no .tract/store.redb in {} or any parent directory, and {}",
+    .searched_from.display(),
+    match .user_store {
+        Some(p) => format!("no per-user store at {}", p.display()),
+        None => "no per-user store (neither XDG_DATA_HOME nor HOME is set)".to_string(),
+    }
+)]
+pub struct NoStore {
+    /// The directory the search upward started from.
+    pub searched_from: std::path::PathBuf,
+    /// Where the per-user store would be, if there is a home to keep it in.
+    pub user_store: Option<std::path::PathBuf>,
+}
 
 impl CommandError {
     /// Whether the error says the store named is not a tract store.
@@ -66,11 +79,19 @@ impl CommandError {
             .is_some_and(|e| matches!(e, tract_core::Error::NotAStore { .. }))
     }
 
-    /// No store here or above `dir`.
-    pub fn no_store(dir: &std::path::Path) -> Self {
+    /// Whether the error says no store was named or found ([`CommandError::no_store`]).
+    pub fn is_no_store(&self) -> bool {
+        self.error.downcast_ref::<NoStore>().is_some()
+    }
+
+    /// No store here or above `dir`, and none at `user_store` (the per-user store's place).
+    pub fn no_store(dir: &std::path::Path, user_store: Option<&std::path::Path>) -> Self {
         CommandError {
-            error: Box::new(NoStore(dir.to_path_buf())),
-            hint: Some("run `tract init` to create one here, or pass --store PATH".into()),
+            error: Box::new(NoStore {
+                searched_from: dir.to_path_buf(),
+                user_store: user_store.map(std::path::Path::to_path_buf),
+            }),
+            hint: Some("run `tract init` to create one here, or pass --store PATH|URL".into()),
             outcome: Outcome::Failed(ErrorCategory::NotFound),
         }
     }
@@ -250,7 +271,7 @@ mod tests {
         let check = CommandError::check_failed("2 problems");
         assert_eq!((check.exit_code(), check.keeps_report()), (1, true));
         assert_eq!(
-            CommandError::no_store(std::path::Path::new("/x")).exit_code(),
+            CommandError::no_store(std::path::Path::new("/x"), None).exit_code(),
             exit_code(ErrorCategory::NotFound)
         );
         assert_eq!(

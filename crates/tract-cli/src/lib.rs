@@ -47,8 +47,9 @@ where
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
     // Colour only for a person at a terminal, and not when NO_COLOR asks for none.
-    let colour = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    ExitCode::from(execute(parsed, colour, &mut stdout, &mut stderr))
+    let terminal = stdout.is_terminal();
+    let colour = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    ExitCode::from(execute(parsed, terminal, colour, &mut stdout, &mut stderr))
 }
 
 /// Runs `tract` with `args`, writing to `stdout` and `stderr` (usage errors without colour);
@@ -59,7 +60,7 @@ where
     T: Into<OsString> + Clone,
 {
     match parse(args) {
-        Ok(parsed) => execute(parsed, false, stdout, stderr),
+        Ok(parsed) => execute(parsed, false, false, stdout, stderr),
         Err(e) => {
             let out: &mut dyn Write = if e.use_stderr() { stderr } else { stdout };
             let _ = write!(out, "{}", e.render());
@@ -86,7 +87,18 @@ where
     let mut command = Cli::command();
     let matches = command.try_get_matches_from_mut(args)?;
     let named = branch_on_command_line(&matches);
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))?;
+    if let Some(why) = cli.command.branch_refused() {
+        if named {
+            let name = matches.subcommand_name().unwrap_or_default();
+            return Err(command.error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("--branch cannot be used with `tract {name}`: {why}"),
+            ));
+        }
+        // TRACT_BRANCH, a session's, means nothing here either.
+        cli.branch = None;
+    }
     Ok((cli, named))
 }
 
@@ -101,12 +113,13 @@ fn branch_on_command_line(m: &clap::ArgMatches) -> bool {
 
 fn execute(
     (cli, branch_named): (Cli, bool),
+    terminal: bool,
     colour: bool,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> u8 {
     let ctx = Context::new(cli.store.clone(), cli.branch.clone()).branch_named(branch_named);
-    let mut ui = Ui::new(stderr).with_colour(colour);
+    let mut ui = Ui::new(stderr).with_terminal(terminal).with_colour(colour);
     match cli.command.run(&ctx, &mut ui) {
         Ok(()) => {
             // A closed pipe (`tract log | head`) is not an error worth reporting.

@@ -10,6 +10,25 @@ use tract_core::{
 /// The widest first line `log` prints before cutting it with an ellipsis.
 const PREVIEW_CHARS: usize = 96;
 
+/// `n` and the noun that counts it: `1 session`, `2 sessions` (`plural` for every `n` but 1).
+pub fn count(n: u64, singular: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { singular } else { plural })
+}
+
+/// A duration given in microseconds, for people: milliseconds under a second (`350.0 ms`),
+/// seconds under a minute (`1.5 s`), then minutes and seconds (`2 min 5 s`).
+pub fn duration(us: u64) -> String {
+    // Bounds where the rounded value would read as the next unit's first (`1000.0 ms`).
+    match us {
+        0..999_950 => format!("{:.1} ms", us as f64 / 1e3),
+        999_950..59_950_000 => format!("{:.1} s", us as f64 / 1e6),
+        _ => {
+            let s = us.saturating_add(500_000) / 1_000_000;
+            format!("{} min {} s", s / 60, s % 60)
+        }
+    }
+}
+
 /// `text` cut to `max` characters.
 pub fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -20,9 +39,19 @@ pub fn cut(text: &str, max: usize) -> String {
     s
 }
 
+/// The role a line shows: the message's, none (`-`) for a commit without one and for a record
+/// (a framework's data kept beside the conversation, never sent to a model: its kind is in
+/// the preview, and its blob's role says nothing).
+pub fn role(info: &CommitInfo) -> &'static str {
+    match info.record_kind() {
+        Some(_) => "-",
+        None => info.role().map_or("-", |r| r.as_str()),
+    }
+}
+
 /// One `log` line: short id, op, role, tool, tokens, first line; edits name their target.
 pub fn log_line(out: &mut impl Write, info: &CommitInfo) {
-    let role = info.role().map_or("-", |r| r.as_str());
+    let role = role(info);
     let tools = info.tool_names().join(",");
     let tools = if tools.is_empty() {
         "-".to_string()
@@ -57,6 +86,16 @@ pub fn log_line(out: &mut impl Write, info: &CommitInfo) {
         cut(&tools, 12),
         info.token_count,
         cut(&format!("{error}{preview}"), PREVIEW_CHARS)
+    );
+}
+
+/// The header row of `log`'s table, over [`log_line`]'s columns: printed for a person at a
+/// terminal only, so what scripts read stays one line per commit.
+pub fn log_header(out: &mut impl Write) {
+    let _ = writeln!(
+        out,
+        "{:<10} {:<6} {:<9} {:<12} {:>6}  message",
+        "commit", "op", "role", "tools", "tokens"
     );
 }
 
@@ -208,12 +247,20 @@ pub fn status(out: &mut impl Write, s: &Status) {
     if let Some(p) = &s.store {
         let _ = writeln!(out, "store     {p}");
     }
-    if s.unanswered_calls > 0 {
-        let _ = writeln!(
-            out,
-            "warning: {} tool call(s) have no result; compile sends a synthetic error result for each",
-            s.unanswered_calls
-        );
+    match s.unanswered_calls {
+        0 => {}
+        1 => {
+            let _ = writeln!(
+                out,
+                "warning: 1 tool call has no result; compile sends a synthetic error result for it"
+            );
+        }
+        n => {
+            let _ = writeln!(
+                out,
+                "warning: {n} tool calls have no result; compile sends a synthetic error result for each"
+            );
+        }
     }
     if s.reused_call_ids > 0 {
         let _ = writeln!(out, "warning: {}", reused_call_ids(s.reused_call_ids, "view"));
@@ -253,15 +300,22 @@ pub fn reflog_line(out: &mut impl Write, name: &str, i: usize, e: &ReflogEntry) 
     );
 }
 
-/// The commits a bulk command made, then `VERB N NOUN(s): tokens A -> B`.
-pub fn outcome(out: &mut impl Write, infos: &[CommitInfo], what: &str, before: u64, after: u64) {
+/// The commits a bulk command made, then `VERB N NOUNS: tokens A -> B` (`verb` and the
+/// noun, singular and plural: `compressed`, `run`, `runs`).
+pub fn outcome(
+    out: &mut impl Write,
+    infos: &[CommitInfo],
+    (verb, one, many): (&str, &str, &str),
+    before: u64,
+    after: u64,
+) {
     for info in infos {
         log_line(out, info);
     }
     let _ = writeln!(
         out,
-        "{what}: tokens {before} -> {after}",
-        what = what.replace("{n}", &infos.len().to_string())
+        "{verb} {}: tokens {before} -> {after}",
+        count(infos.len() as u64, one, many)
     );
 }
 
@@ -269,4 +323,48 @@ pub fn outcome(out: &mut impl Write, infos: &[CommitInfo], what: &str, before: u
 pub fn time_seconds(us: u64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_micros(us);
     humantime::format_rfc3339_seconds(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_in_the_unit_that_fits() {
+        let shown: Vec<String> = [
+            0,
+            350_000,
+            999_949,
+            999_950,
+            1_500_000,
+            59_949_999,
+            59_950_000,
+            125_000_000,
+            3_600_000_000,
+        ]
+        .into_iter()
+        .map(duration)
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                "0.0 ms",
+                "350.0 ms",
+                "999.9 ms",
+                "1.0 s",
+                "1.5 s",
+                "59.9 s",
+                "1 min 0 s",
+                "2 min 5 s",
+                "60 min 0 s"
+            ]
+        );
+    }
+
+    #[test]
+    fn counts_take_the_singular_for_one_only() {
+        assert_eq!(count(0, "session", "sessions"), "0 sessions");
+        assert_eq!(count(1, "session", "sessions"), "1 session");
+        assert_eq!(count(2, "branch", "branches"), "2 branches");
+    }
 }

@@ -12,6 +12,7 @@ pub struct Ui<'a> {
     stdout: String,
     stderr: &'a mut dyn Write,
     colour: bool,
+    terminal: bool,
 }
 
 impl<'a> Ui<'a> {
@@ -21,7 +22,20 @@ impl<'a> Ui<'a> {
             stdout: String::new(),
             stderr,
             colour: false,
+            terminal: false,
         }
+    }
+
+    /// The same UI, laid out for a person reading standard output at a terminal when `on`
+    /// (a table's header row); pipes and files get the lines alone, as scripts read them.
+    pub fn with_terminal(mut self, on: bool) -> Self {
+        self.terminal = on;
+        self
+    }
+
+    /// Whether standard output is a terminal (whatever `NO_COLOR` says).
+    pub fn terminal(&self) -> bool {
+        self.terminal
     }
 
     /// The same UI, colouring standard output when `on` (a person reads it at a terminal).
@@ -70,4 +84,10 @@ impl fmt::Write for Ui<'_> {
         self.stdout.push_str(s);
         Ok(())
     }
+}
+
+/// A `warning:` line written to the process's standard error at once, from a thread that has
+/// no [`Ui`] (one that runs beside a server).
+pub fn warning_now(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "warning: {message}");
 }

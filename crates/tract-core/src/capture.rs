@@ -117,19 +117,27 @@ pub struct Capture {
     status: Status,
 }
 
+/// Fails unless `projects` is a folder this process can read: what [`Capture::new`] checks
+/// first, for a caller to check before it creates a store to capture into (a capture that
+/// cannot start leaves nothing behind).
+pub fn check_projects(projects: &Path) -> Result<()> {
+    let meta = std::fs::metadata(projects).map_err(|e| Error::io(projects, e))?;
+    if !meta.is_dir() {
+        return Err(Error::invalid_input(format!(
+            "{} is not a folder: name Claude Code's projects folder (~/.claude/projects)",
+            projects.display()
+        )));
+    }
+    std::fs::read_dir(projects).map_err(|e| Error::io(projects, e))?;
+    Ok(())
+}
+
 impl Capture {
     /// A capture of `projects` (Claude Code's projects folder) into `store`. A folder that does
     /// not exist or cannot be read is an error.
     pub fn new(store: Store, projects: impl Into<PathBuf>) -> Result<Capture> {
         let projects = projects.into();
-        let meta = std::fs::metadata(&projects).map_err(|e| Error::io(projects.clone(), e))?;
-        if !meta.is_dir() {
-            return Err(Error::invalid_input(format!(
-                "{} is not a folder: name Claude Code's projects folder (~/.claude/projects)",
-                projects.display()
-            )));
-        }
-        std::fs::read_dir(&projects).map_err(|e| Error::io(projects.clone(), e))?;
+        check_projects(&projects)?;
         Ok(Capture {
             store,
             projects,

@@ -442,8 +442,10 @@ impl std::fmt::Display for LockReason {
 /// At most this many close names are suggested for a branch that does not exist.
 const SIMILAR_BRANCHES: usize = 3;
 
-/// `; did you mean 'a', 'b' or 'c'?`, or nothing when no name is close.
-fn did_you_mean(similar: &[String]) -> String {
+/// `; did you mean 'a', 'b' or 'c'?`, or nothing when no name is close: what an error naming
+/// a branch that does not exist ends with ([`Error::UnknownBranch`]), for a surface saying
+/// the same of a name it was given.
+pub fn did_you_mean(similar: &[String]) -> String {
     let quoted: Vec<String> = similar.iter().map(|n| format!("'{n}'")).collect();
     match quoted.as_slice() {
         [] => String::new(),

@@ -1,6 +1,6 @@
 //! `tract add`.
 
-use super::text_or_stdin;
+use super::{NewBranch, text_or_stdin};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
@@ -37,6 +37,7 @@ pub struct Args {
 /// Runs `tract add`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
+    let new_branch = NewBranch::of_flag(ctx, &t)?;
     let messages = match (&a.json, &a.text) {
         (Some(json), _) => messages_from_text(&text_or_stdin(json)?)?,
         (None, Some(text)) => vec![from_flags(a, text_or_stdin(text)?)?],
@@ -62,13 +63,16 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 .and_then(|m| m.name.as_deref())
                 .unwrap_or("tool");
             ui.note(&format!(
-                "the {tool} result {} was {how}; the model sees edit {} ({} → {} tokens)",
+                "the {tool} result {} was {how}; the model sees edit {} ({} → {})",
                 outcome.original.id.short(),
                 edit.id.short(),
                 outcome.original.token_count,
-                edit.token_count,
+                crate::render::count(edit.token_count.into(), "token", "tokens"),
             ));
         }
+    }
+    if let Some(b) = new_branch {
+        b.report(&t, ui)?;
     }
     Ok(())
 }

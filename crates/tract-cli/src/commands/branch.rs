@@ -58,10 +58,11 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 let mark = if b.current { '*' } else { ' ' };
                 let _ = writeln!(
                     ui,
-                    "{mark} {:<width$} {} {:>6} msgs {:>8} tok  {}",
+                    "{mark} {:<width$} {} {:>6} {:<4} {:>8} tok  {}",
                     b.name,
                     b.head.short(),
                     b.messages,
+                    if b.messages == 1 { "msg" } else { "msgs" },
                     b.token_count,
                     render::time_seconds(b.last_activity_us)
                 );

@@ -1,7 +1,8 @@
 //! `tract capture`.
 
-use crate::context::Context;
+use crate::context::{Context, user_store};
 use crate::error::CommandError;
+use crate::render::count;
 use crate::ui::Ui;
 use crate::vocabulary::ImportReport;
 use serde::Serialize;
@@ -15,8 +16,10 @@ use tract_core::{Bind, OpenMode};
 /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`), with its sub-agents, onto its
 /// own branch `claude/<project>/<session>` as Claude Code writes it, and keep it there after
 /// Claude Code deletes the file. Each line is imported once, whenever capture runs or
-/// restarts. The store is --store (TRACT_STORE), else the per-user store
-/// `$XDG_DATA_HOME/tract/store.redb` (`~/.local/share/tract/store.redb`), created if missing.
+/// restarts. The store is the one every command finds (--store, TRACT_STORE, the nearest
+/// .tract, the per-user store when it exists), else the per-user store
+/// `$XDG_DATA_HOME/tract/store.redb` (`~/.local/share/tract/store.redb`), created then;
+/// --once prints it with the totals.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Claude Code's projects folder.
@@ -45,25 +48,24 @@ struct StatusJson {
     last_import: Option<String>,
 }
 
-/// The per-user store: `$XDG_DATA_HOME/tract/store.redb`, else
-/// `~/.local/share/tract/store.redb`.
-fn user_store() -> Result<PathBuf, CommandError> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| PathBuf::from(h).join(".local").join("share"))
-        })
-        .ok_or_else(|| {
-            CommandError::invalid_input(
-                "neither XDG_DATA_HOME nor HOME is set: name a store with --store",
-            )
-        })?;
-    let dir = data.join("tract");
-    std::fs::create_dir_all(&dir).map_err(|e| tract_core::Error::io(dir.clone(), e))?;
-    Ok(dir.join("store.redb"))
+/// The store capture writes to: the one every command finds (`--store`, `TRACT_STORE`, the
+/// nearest `.tract`, the per-user store when it exists), else the per-user store, made now
+/// (its folder too). Called only once the projects folder is known to be there, so a capture
+/// that cannot start leaves no store behind.
+fn store_to_capture_into(ctx: &Context) -> Result<PathBuf, CommandError> {
+    match ctx.store_path() {
+        Err(e) if e.is_no_store() => {}
+        found => return found,
+    }
+    let path = user_store().ok_or_else(|| {
+        CommandError::invalid_input(
+            "neither XDG_DATA_HOME nor HOME is set: name a store with --store",
+        )
+    })?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| tract_core::Error::io(dir, e))?;
+    }
+    Ok(path)
 }
 
 /// Runs `tract capture`.
@@ -76,10 +78,8 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             )
         })?,
     };
-    let store_path = match ctx.store_flag() {
-        Some(p) => p.to_path_buf(),
-        None => user_store()?,
-    };
+    capture::check_projects(&projects)?;
+    let store_path = store_to_capture_into(ctx)?;
     let t = ctx.open_bound(&store_path, OpenMode::CreateIfMissing, Bind::StoreHead)?;
     let location = t.store().location().unwrap_or_default();
     let mut capture = Capture::new(t.store().clone(), &projects)?;
@@ -114,9 +114,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 ui.note(&serde_json::to_string(&status).unwrap_or_default());
             } else {
                 ui.note(&format!(
-                    "{} sessions, {} messages imported, last import {}",
-                    status.sessions,
-                    status.messages,
+                    "{}, {} imported, last import {}",
+                    count(status.sessions as u64, "session", "sessions"),
+                    count(status.messages as u64, "message", "messages"),
                     status.last_import.as_deref().unwrap_or("-")
                 ));
             }
@@ -129,8 +129,11 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             } else {
                 let _ = writeln!(
                     ui,
-                    "{} sessions, {} messages imported, {} lines kept as records",
-                    status.sessions, status.messages, status.records
+                    "{}, {} imported, {}; store {}",
+                    count(status.sessions as u64, "session", "sessions"),
+                    count(status.messages as u64, "message", "messages"),
+                    records(status.records),
+                    status.store
                 );
             }
             if let Some((file, e)) = pass.failed.into_iter().next() {
@@ -157,10 +160,13 @@ fn report(ui: &mut Ui<'_>, pass: &Pass, json: bool, now: bool) {
         } else {
             let mut line = format!("{}: {} added", i.branch, r.added);
             if r.edited > 0 {
-                line.push_str(&format!(", {} grown responses edited", r.edited));
+                line.push_str(&format!(
+                    ", {} edited",
+                    count(r.edited as u64, "grown response", "grown responses")
+                ));
             }
             if r.recorded > 0 {
-                line.push_str(&format!(", {} lines kept as records", r.recorded));
+                line.push_str(&format!(", {}", records(r.recorded)));
             }
             if r.rewound {
                 line.push_str(" (moved to the conversation's new path)");
@@ -203,6 +209,14 @@ fn report(ui: &mut Ui<'_>, pass: &Pass, json: bool, now: bool) {
         for l in lines {
             let _ = writeln!(ui, "{l}");
         }
+    }
+}
+
+/// `N lines kept as records`, or `1 line kept as a record`.
+fn records(n: usize) -> String {
+    match n {
+        1 => "1 line kept as a record".to_string(),
+        n => format!("{n} lines kept as records"),
     }
 }
 

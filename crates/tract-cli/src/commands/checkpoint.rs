@@ -43,9 +43,15 @@ fn salvage(ctx: &Context, ui: &mut Ui<'_>) -> Result<(), CommandError> {
             );
             let _ = writeln!(
                 ui,
-                "kept the {} frames before it: the store is as it was when the last of them was \
-                 written",
-                s.kept_frames
+                "kept {} before it: the store is as it was when {} written",
+                match s.kept_frames {
+                    1 => "the frame".to_string(),
+                    n => format!("the {n} frames"),
+                },
+                match s.kept_frames {
+                    1 => "it was",
+                    _ => "the last of them was",
+                }
             );
             let _ = writeln!(
                 ui,

@@ -60,17 +60,17 @@ pub(super) fn clear(
         for c in &plan.candidates {
             let _ = writeln!(
                 ui,
-                "would clear {} {:<12} {:>7} -> {} tokens",
+                "would clear {} {:<12} {:>7} -> {}",
                 c.position.short(),
                 render::cut(&c.tool, 12),
                 c.tokens,
-                c.placeholder_tokens
+                render::count(c.placeholder_tokens.into(), "token", "tokens")
             );
         }
         let _ = writeln!(
             ui,
-            "{} result(s): tokens {} -> {} (dry run, nothing committed)",
-            plan.candidates.len(),
+            "{}: tokens {} -> {} (dry run, nothing committed)",
+            render::count(plan.candidates.len() as u64, "result", "results"),
             plan.tokens_before,
             plan.tokens_after
         );
@@ -84,7 +84,7 @@ pub(super) fn clear(
     render::outcome(
         ui,
         &done.cleared,
-        "cleared {n} result(s)",
+        ("cleared", "result", "results"),
         done.tokens_before,
         done.tokens_after,
     );

@@ -150,17 +150,17 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             let ids: Vec<String> = r.sources.iter().map(|s| s.short()).collect();
             let _ = writeln!(
                 ui,
-                "would summarize {} message(s), {} tokens: {}",
-                ids.len(),
-                r.tokens,
+                "would summarize {}, {}: {}",
+                render::count(ids.len() as u64, "message", "messages"),
+                render::count(r.tokens, "token", "tokens"),
                 ids.join(" ")
             );
         }
         let _ = writeln!(
             ui,
-            "{} run(s), {} tokens (dry run, nothing committed)",
-            plan.runs.len(),
-            plan.tokens()
+            "{}, {} (dry run, nothing committed)",
+            render::count(plan.runs.len() as u64, "run", "runs"),
+            render::count(plan.tokens(), "token", "tokens")
         );
         return Ok(());
     }
@@ -203,7 +203,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     render::outcome(
         ui,
         &done.commits,
-        "compressed {n} run(s)",
+        ("compressed", "run", "runs"),
         done.tokens_before,
         done.tokens_after,
     );

@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::Config;
 use clap::Subcommand;
@@ -262,10 +263,14 @@ fn show_retention(ui: &mut Ui<'_>, p: &RetentionPolicy) {
             (Some(r), _) => {
                 let mut s = "tool results".to_string();
                 if let Some(d) = r.older_than_days {
-                    let _ = write!(s, " older than {d} days");
+                    let _ = write!(s, " older than {}", render::count(d.into(), "day", "days"));
                 }
                 if let Some(n) = r.keep_newest {
-                    let _ = write!(s, " outside the newest {n} messages of each view");
+                    let _ = write!(
+                        s,
+                        " outside the newest {} of each view",
+                        render::count(n.into(), "message", "messages")
+                    );
                 }
                 s.push_str(match r.with {
                     Replacement::Summary => " replaced by their summary (those without one kept)",
@@ -273,7 +278,10 @@ fn show_retention(ui: &mut Ui<'_>, p: &RetentionPolicy) {
                 });
                 s
             }
-            (None, Some(d)) => format!("branches idle for {} days deleted", d.idle_days),
+            (None, Some(d)) => format!(
+                "branches idle for {} deleted",
+                render::count(d.idle_days.into(), "day", "days")
+            ),
             (None, None) => "nothing".to_string(),
         };
         let _ = writeln!(ui, "  {} [{}]: {what}", rule.name, rule.branches.join(" "));
@@ -332,7 +340,8 @@ fn show(ui: &mut Ui<'_>, p: &ToolPolicy) {
                 .default_instructions
                 .as_deref()
                 .unwrap_or("the tool prompt alone");
-            let _ = writeln!(ui, "  any result over {n} tokens: {text}");
+            let over = render::count(n.into(), "token", "tokens");
+            let _ = writeln!(ui, "  any result over {over}: {text}");
         }
         None => {
             let _ = writeln!(ui, "  other tools: recorded as they are (no threshold)");

@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::render::count;
 use crate::ui::Ui;
 use crate::vocabulary::GcReport;
 use std::fmt::Write;
@@ -77,18 +78,19 @@ fn report(ui: &mut Ui<'_>, out: &GcOutcome) {
     }
     let checkpoints = match out.dry_run {
         true => String::new(),
-        false => format!(", {} view checkpoint(s)", out.checkpoints),
+        false => format!(
+            ", {}",
+            count(out.checkpoints, "view checkpoint", "view checkpoints")
+        ),
     };
     let _ = writeln!(
         ui,
-        "{verb} {} commit(s), {} blob(s), {} chunk(s) ({} bytes){checkpoints}; {expire} {} \
-         reflog entr{}",
-        out.commits,
-        out.blobs,
-        out.chunks,
-        out.bytes,
-        out.reflog_entries,
-        if out.reflog_entries == 1 { "y" } else { "ies" },
+        "{verb} {}, {}, {} ({}){checkpoints}; {expire} {}",
+        count(out.commits, "commit", "commits"),
+        count(out.blobs, "blob", "blobs"),
+        count(out.chunks, "chunk", "chunks"),
+        count(out.bytes, "byte", "bytes"),
+        count(out.reflog_entries, "reflog entry", "reflog entries"),
     );
 }
 
@@ -102,34 +104,51 @@ fn rule_report(ui: &mut Ui<'_>, r: &RuleOutcome, dry_run: bool) {
     let mut parts = Vec::new();
     if !r.deleted.is_empty() {
         parts.push(format!(
-            "{delete} {} branch(es) ({} bytes once collected)",
-            r.deleted.len(),
-            r.bytes
+            "{delete} {} ({} once collected)",
+            count(r.deleted.len() as u64, "branch", "branches"),
+            count(r.bytes, "byte", "bytes")
         ));
     } else if !r.replaced.is_empty() {
         let summarized = r.replaced.iter().filter(|x| x.summary.is_some()).count();
         let by = match summarized {
             0 => String::new(),
+            1 => ", 1 by its summary".to_string(),
             n => format!(", {n} by their summary"),
         };
         parts.push(format!(
-            "{replace} {} tool result(s){by} ({} bytes)",
-            r.replaced.len(),
-            r.bytes
+            "{replace} {}{by} ({})",
+            count(r.replaced.len() as u64, "tool result", "tool results"),
+            count(r.bytes, "byte", "bytes")
         ));
     } else {
         parts.push("nothing due".to_string());
     }
     let k = &r.kept;
-    for (n, why) in [
-        (k.pinned, "pinned branch(es)"),
-        (k.current, "idle branch HEAD is on"),
-        (k.shared, "result(s) another branch reaches"),
-        (k.newest, "result(s) among a view's newest messages"),
-        (k.unsummarized, "result(s) without a summary"),
+    for (n, one, many) in [
+        (k.pinned, "pinned branch", "pinned branches"),
+        (
+            k.current,
+            "idle branch HEAD is on",
+            "idle branches HEAD is on",
+        ),
+        (
+            k.shared,
+            "result another branch reaches",
+            "results another branch reaches",
+        ),
+        (
+            k.newest,
+            "result among a view's newest messages",
+            "results among a view's newest messages",
+        ),
+        (
+            k.unsummarized,
+            "result without a summary",
+            "results without a summary",
+        ),
     ] {
         if n > 0 {
-            parts.push(format!("kept {n} {why}"));
+            parts.push(format!("kept {}", count(n, one, many)));
         }
     }
     let _ = writeln!(ui, "{}", parts.join("; "));

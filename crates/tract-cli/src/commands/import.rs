@@ -1,8 +1,10 @@
 //! `tract import`.
 
+use super::NewBranch;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::ImportReport;
 use std::fmt::Write;
@@ -43,7 +45,15 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let mut reports = Vec::new();
     for (file, branch, t) in parsed {
         let handle = ctx.open_on(&branch)?;
+        // A branch --branch names may be a typo; the transcripts' own are new by design.
+        let new_branch = match ctx.branch_flag() {
+            Some(_) => NewBranch::check(&handle, &branch)?,
+            None => None,
+        };
         let r = handle.import(t).map_err(|e| e.in_file(file))?;
+        if let Some(b) = new_branch {
+            b.report(&handle, ui)?;
+        }
         let format = r.format.map_or("tract commits", Format::name);
         if r.session_store {
             ui.note(&format!(
@@ -66,17 +76,30 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 let _ = write!(line, ", {} already there", r.already);
             }
             if r.skipped > 0 {
-                let _ = write!(line, ", {} lines without a message skipped", r.skipped);
+                let _ = write!(
+                    line,
+                    ", {} without a message skipped",
+                    render::count(r.skipped as u64, "line", "lines")
+                );
             }
             if r.off_path > 0 {
                 let _ = write!(
                     line,
-                    ", {} off the conversation's path (kept as records)",
-                    r.off_path
+                    ", {} off the conversation's path (kept as {})",
+                    r.off_path,
+                    if r.off_path == 1 {
+                        "a record"
+                    } else {
+                        "records"
+                    }
                 );
             }
             if r.edited > 0 {
-                let _ = write!(line, ", {} grown responses edited", r.edited);
+                let _ = write!(
+                    line,
+                    ", {} edited",
+                    render::count(r.edited as u64, "grown response", "grown responses")
+                );
             }
             if r.rewound {
                 let _ = write!(

@@ -1,6 +1,6 @@
 //! `tract log`.
 
-use super::rev;
+use super::{note_if_branch_empty, rev};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
@@ -46,6 +46,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         tool: a.tool.clone(),
     };
     let infos = t.log(&query)?;
+    if a.rev.is_none() {
+        note_if_branch_empty(&t, ui, "`tract log BRANCH` shows one")?;
+    }
     if a.graph {
         render::graph(ui, &infos, &t.branches()?);
         return Ok(());
@@ -54,6 +57,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         let list: Vec<_> = infos.iter().map(Commit::from).collect();
         output::print(ui, &list, false);
     } else {
+        if ui.terminal() && !a.oneline && !infos.is_empty() {
+            render::log_header(ui);
+        }
         for info in &infos {
             if a.oneline {
                 render::oneline(ui, info);

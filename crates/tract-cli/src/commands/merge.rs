@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::Commit;
 use clap::ValueEnum;
@@ -98,18 +99,22 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             };
             let _ = writeln!(
                 ui,
-                "merged {name} ({tip}) into {into} as {}: {what} is the result of call {call} ({} tokens)",
+                "merged {name} ({tip}) into {into} as {}: {what} is the result of call {call} ({})",
                 m.id.short(),
-                m.token_count
+                render::count(m.token_count.into(), "token", "tokens")
             );
         }
         None => {
             let _ = writeln!(
                 ui,
-                "merged {name} ({tip}) into {into} as {}: {} message(s) appended, {} tokens in view",
+                "merged {name} ({tip}) into {into} as {}: {} appended, {} in view",
                 m.id.short(),
-                after.messages.saturating_sub(before.messages),
-                after.token_count
+                render::count(
+                    after.messages.saturating_sub(before.messages) as u64,
+                    "message",
+                    "messages"
+                ),
+                render::count(after.token_count, "token", "tokens")
             );
         }
     }

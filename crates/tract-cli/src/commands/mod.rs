@@ -83,7 +83,7 @@ pub enum Command {
     Checkout(checkout::Args),
     /// Move the current branch to REV; the old head stays in the reflog.
     Reset(reset::Args),
-    /// Show the moves of a ref (default HEAD), newest first.
+    /// Show the moves of a ref, newest first (default: the current branch and HEAD, merged).
     Reflog(reflog::Args),
     /// Check the whole store: re-hash every object and chunk, check every link, ref and
     /// reflog entry and the kept counts; list what nothing reaches. Exit 1 on any problem.
@@ -129,6 +129,51 @@ pub enum Command {
 }
 
 impl Command {
+    /// Why `--branch` means nothing to this command, if it does not: the command works on
+    /// the whole store, makes one, names its branches another way or moves `HEAD` itself.
+    /// `--branch` on such a command line is refused; `TRACT_BRANCH` is ignored (a session's
+    /// variable must not break `tract init`).
+    pub fn branch_refused(&self) -> Option<&'static str> {
+        Some(match self {
+            Command::Init(_) => "it makes a store; a branch is made by its first message",
+            Command::Capture(_) => "each session goes onto its own branch",
+            Command::Import(_)
+            | Command::Add(_)
+            | Command::Edit(_)
+            | Command::Tools(_)
+            | Command::Repair(_)
+            | Command::Search(_)
+            | Command::Clear(_)
+            | Command::Compress(_)
+            | Command::Log(_)
+            | Command::Show(_)
+            | Command::Compile(_)
+            | Command::Branch(_)
+            | Command::Merge(_)
+            | Command::Reset(_)
+            | Command::Reflog(_)
+            | Command::Redact(_)
+            | Command::Export(_)
+            | Command::Status(_) => return None,
+            Command::Switch(_) | Command::Checkout(_) => {
+                "it moves HEAD: name the branch as its argument"
+            }
+            Command::Push(_) | Command::Pull(_) => {
+                "name the branches after the store (`tract push DEST BRANCH...`)"
+            }
+            Command::Clone(_) => "it copies every branch",
+            Command::Index(_)
+            | Command::Config(_)
+            | Command::Fsck(_)
+            | Command::Gc(_)
+            | Command::Upgrade(_)
+            | Command::Checkpoint(_) => "it works on the whole store",
+            Command::Mcp(_) => "each of its tools takes the branch it reads",
+            Command::Serve(_) => "the web view shows every branch",
+            Command::Demo(_) => "it builds its own store",
+        })
+    }
+
     /// Carries out the command.
     pub fn run(&self, ctx: &Context, ui: &mut Ui<'_>) -> Result<(), CommandError> {
         match self {
@@ -197,5 +242,86 @@ fn versions(
     match t.edit_history(rev) {
         Err(tract_core::Error::NotInView { .. }) => Ok(Vec::new()),
         other => other,
+    }
+}
+
+/// Says on standard error, when the branch `t` reads has no commits while others do, that its
+/// answer is empty for that reason (after a capture, an import or a push the sessions are on
+/// branches of their own and `HEAD` is on an empty `main`), and `then` what to do: `--all
+/// searches them`. Nothing when the store has no other branch with commits. Standard output
+/// is left as it is, so scripts and `--json` read the same answer.
+fn note_if_branch_empty(
+    t: &tract_core::Tract,
+    ui: &mut Ui<'_>,
+    then: &str,
+) -> Result<(), CommandError> {
+    let head = t.head()?;
+    let (Some(name), None) = (head.branch(), head.commit) else {
+        return Ok(());
+    };
+    let others = t
+        .store()
+        .read()?
+        .branches()?
+        .iter()
+        .filter(|(b, _)| b != name)
+        .count();
+    if others > 0 {
+        ui.note(&format!(
+            "{name} has no commits; {} (`tract branch`), {then}",
+            crate::render::count(others as u64, "other branch", "other branches")
+        ));
+    }
+    Ok(())
+}
+
+/// A branch a write names that has no commits yet, so the write creates it: a session's first
+/// message, or a mistyped `--branch` that would otherwise start a new session silently.
+struct NewBranch {
+    name: String,
+    /// The existing branches closest to the name (the did-you-mean of a read).
+    similar: Vec<String>,
+}
+
+impl NewBranch {
+    /// `Some` when `name` (the branch a write goes to) is neither a branch with commits nor
+    /// the store's `HEAD` (a new store's `main` before its first commit).
+    fn check(
+        t: &tract_core::Tract,
+        name: &tract_core::BranchName,
+    ) -> Result<Option<NewBranch>, CommandError> {
+        match t.require_branch(name) {
+            Ok(()) => Ok(None),
+            Err(tract_core::Error::UnknownBranch { name, similar }) => {
+                Ok(Some(NewBranch { name, similar }))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The branch `--branch` (or `TRACT_BRANCH`) names for a write, when it has no commits.
+    fn of_flag(ctx: &Context, t: &tract_core::Tract) -> Result<Option<NewBranch>, CommandError> {
+        match ctx.branch_flag() {
+            Some(name) => NewBranch::check(t, &tract_core::BranchName::new(name)?),
+            None => Ok(None),
+        }
+    }
+
+    /// After the write: when it created the branch, says so on standard error (a warning
+    /// naming the close ones when there are: the name may be a typo).
+    fn report(self, t: &tract_core::Tract, ui: &mut Ui<'_>) -> Result<(), CommandError> {
+        if t.store().read()?.branch(&self.name)?.is_none() {
+            return Ok(());
+        }
+        let text = format!(
+            "created branch '{}'{}",
+            self.name,
+            tract_core::error::did_you_mean(&self.similar)
+        );
+        match self.similar.is_empty() {
+            true => ui.note(&text),
+            false => ui.warning(&text),
+        }
+        Ok(())
     }
 }

@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary;
 use std::fmt::Write;
@@ -88,9 +89,9 @@ pub fn print_report(ui: &mut Ui<'_>, r: &SyncReport, json: bool) {
     }
     let _ = writeln!(
         ui,
-        "sent {} commit(s) and {} blob(s){}",
-        r.commits,
-        r.blobs,
+        "sent {} and {}{}",
+        render::count(r.commits, "commit", "commits"),
+        render::count(r.blobs, "blob", "blobs"),
         if r.settings { ", and the settings" } else { "" }
     );
 }

@@ -32,7 +32,8 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let r = t.redact_with(rev(&a.rev)?, &a.reason, &options)?;
     let chunks = match r.chunks_removed.len() {
         0 => String::new(),
-        n => format!(" and {n} chunk(s)"),
+        1 => " and 1 chunk".to_string(),
+        n => format!(" and {n} chunks"),
     };
     let _ = writeln!(
         ui,

@@ -18,8 +18,8 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, _: &Args) -> Result<(), CommandError>
     }
     let _ = writeln!(
         ui,
-        "{} tool call(s) without a result answered with a marked error result",
-        repaired.len()
+        "{} without a result answered with a marked error result",
+        render::count(repaired.len() as u64, "tool call", "tool calls")
     );
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `tract reset`.
 
-use super::rev;
+use super::{NewBranch, rev};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
@@ -17,8 +17,12 @@ pub struct Args {
 /// Runs `tract reset`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
+    let new_branch = NewBranch::of_flag(ctx, &t)?;
     let before = t.head()?;
     let after = t.reset(&rev(&a.rev)?)?;
+    if let Some(b) = new_branch {
+        b.report(&t, ui)?;
+    }
     let name = after.branch().unwrap_or("HEAD").to_string();
     let show = |c: Option<CommitId>| c.map_or_else(|| "(none)".into(), |c| c.short());
     let _ = writeln!(

@@ -125,6 +125,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         limit: limit.map(|n| if n == 0 { 0 } else { n.saturating_add(1) }),
     };
     let mut hits = t.search(&q)?;
+    if !a.all {
+        super::note_if_branch_empty(&t, ui, "`--all` searches them")?;
+    }
     let more = limit.is_some_and(|n| hits.len() > n);
     if let Some(n) = limit {
         hits.truncate(n);
@@ -155,7 +158,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
 pub(super) fn print_hits(ui: &mut Ui<'_>, hits: &[tract_core::SearchHit], show_branches: bool) {
     let colour = ui.colour();
     for h in hits {
-        let role = h.info.role().map_or("-", |r| r.as_str());
+        let role = render::role(&h.info);
         let tools = h.info.tool_names().join(",");
         let mut line = format!(
             "{} {:<9} {:<12} {}",

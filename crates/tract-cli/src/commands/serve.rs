@@ -242,7 +242,10 @@ async fn secure(r: Response) -> Response {
     r
 }
 
-/// Opens `url` in the default browser, or says why it could not.
+/// Opens `url` in the default browser, or says that none could be opened, with the address
+/// to open by hand; the server runs either way. The opener (`xdg-open`, `open`) may fail after
+/// it started (no browser, no display), or run the browser in the foreground for as long as
+/// it is open: it is waited for on a thread of its own, beside the server.
 fn open_browser(url: &str, ui: &mut Ui<'_>) {
     let opener = if cfg!(target_os = "macos") {
         "open"
@@ -251,15 +254,31 @@ fn open_browser(url: &str, ui: &mut Ui<'_>) {
     } else {
         "xdg-open"
     };
-    if let Err(e) = std::process::Command::new(opener)
+    let no_browser = {
+        let url = url.to_string();
+        move |why: String| {
+            format!(
+                "no browser could be opened ({opener}: {why}); open {url} yourself, the view is served there"
+            )
+        }
+    };
+    match std::process::Command::new(opener)
         .arg(url)
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
     {
-        ui.warning(&format!(
-            "cannot open a browser ({opener}: {e}); open {url} yourself"
-        ));
+        Err(e) => ui.warning(&no_browser(e.to_string())),
+        // explorer.exe ends with 1 when it did open the page: its status says nothing.
+        Ok(_) if cfg!(windows) => {}
+        Ok(mut child) => {
+            std::thread::spawn(move || match child.wait() {
+                Ok(status) if status.success() => {}
+                Ok(status) => crate::ui::warning_now(&no_browser(status.to_string())),
+                Err(e) => crate::ui::warning_now(&no_browser(e.to_string())),
+            });
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! `tract status`.
 
+use super::note_if_branch_empty;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
@@ -17,7 +18,9 @@ pub struct Args {
 
 /// Runs `tract status`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let s = ctx.open_to_read()?.status()?;
+    let t = ctx.open_to_read()?;
+    let s = t.status()?;
+    note_if_branch_empty(&t, ui, "`tract switch BRANCH` goes to one")?;
     if a.json {
         output::print(ui, &Status::from(&s), false);
     } else {

@@ -20,9 +20,10 @@ pub struct Args {
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open_head()?;
     if a.create {
-        t.create_branch(&BranchName::new(&a.name)?, &tract_core::Rev::head())?;
+        t.switch_new(&BranchName::new(&a.name)?)?;
+    } else {
+        t.switch(&a.name)?;
     }
-    t.switch(&a.name)?;
     let _ = writeln!(ui, "switched to branch {}", a.name);
     Ok(())
 }

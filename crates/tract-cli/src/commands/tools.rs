@@ -84,9 +84,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                     } else {
                         String::new()
                     };
-                    let duration = c
-                        .duration_us
-                        .map_or_else(|| "-".into(), |d| format!("{:.1} ms", d as f64 / 1000.0));
+                    let duration = c.duration_us.map_or_else(|| "-".into(), render::duration);
                     let tokens = c
                         .result_tokens
                         .map_or_else(|| "-".into(), |n| n.to_string());

@@ -17,10 +17,10 @@ fn clear_old_tool_results() {
         would clear 43e1616e60 grep             403 -> 35 tokens
         would clear e9834f7ca7 grep             403 -> 34 tokens
         would clear 284e304b3f grep             403 -> 36 tokens
-        3 result(s): tokens 1635 -> 531 (dry run, nothing committed)
+        3 results: tokens 1635 -> 531 (dry run, nothing committed)
         ");
     assert!(
-        dry.stdout.contains("3 result(s)") && dry.stdout.contains("dry run"),
+        dry.stdout.contains("3 results") && dry.stdout.contains("dry run"),
         "{dry}"
     );
     assert!(p.state() == before, "a dry run commits nothing");
@@ -31,9 +31,9 @@ fn clear_old_tool_results() {
         20b2ffeaef edit   tool      grep             35  (edit of 43e1616e60) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
         dcb4b00557 edit   tool      grep             34  (edit of e9834f7ca7) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
         cf6129e8e5 edit   tool      grep             36  (edit of 284e304b3f) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
-        cleared 3 result(s): tokens 1635 -> 531
+        cleared 3 results: tokens 1635 -> 531
         ");
-    assert!(run.stdout.contains("cleared 3 result(s): tokens"), "{run}");
+    assert!(run.stdout.contains("cleared 3 results: tokens"), "{run}");
     let oai = json(&p.ok(&["compile"]));
     assert!(
         oai[1]["content"]
@@ -58,9 +58,9 @@ fn clear_old_tool_results() {
     assert_snapshot!(again, @"
         exit: 0
         --- stdout
-        cleared 0 result(s): tokens 531 -> 531
+        cleared 0 results: tokens 531 -> 531
         ");
-    assert!(again.stdout.contains("cleared 0 result(s)"));
+    assert!(again.stdout.contains("cleared 0 results"));
 }
 
 /// A blank placeholder is refused and commits nothing.

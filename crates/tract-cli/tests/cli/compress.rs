@@ -25,8 +25,8 @@ fn a_dry_run_commits_nothing() {
     assert_snapshot!(dry, @"
         exit: 0
         --- stdout
-        would summarize 6 message(s), 66 tokens: f40cd54f56 f89782dba3 4994bf4ee3 7365ba8be3 3b8efa5893 a029acc7b0
-        1 run(s), 66 tokens (dry run, nothing committed)
+        would summarize 6 messages, 66 tokens: f40cd54f56 f89782dba3 4994bf4ee3 7365ba8be3 3b8efa5893 a029acc7b0
+        1 run, 66 tokens (dry run, nothing committed)
         ");
     assert!(dry.stdout.contains("dry run"), "{dry}");
     assert!(p.state() == before, "a dry run commits nothing");
@@ -52,9 +52,9 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
     assert_snapshot!(skipped, @"
         exit: 0
         --- stdout
-        compressed 0 run(s): tokens 115 -> 115
+        compressed 0 runs: tokens 115 -> 115
         --- stderr
-        warning: the summary of 3 message(s) (59 tokens) is not shorter than they are (46 tokens); they were kept as they are
+        warning: the summary of 3 messages (59 tokens) is not shorter than they are (46 tokens); they were kept as they are
         ");
     assert!(skipped.stderr.contains("not shorter"), "{skipped}");
     assert!(
@@ -73,9 +73,9 @@ fn tool_turns_become_a_summary_linked_to_its_sources() {
         exit: 0
         --- stdout
         ba90ecfa4c compress user      -                15  (summary of 3: f40cd54f56..4994bf4ee3) grep and read_file: cfg.py:1 reads DATABASE_URL
-        compressed 1 run(s): tokens 115 -> 84
+        compressed 1 run: tokens 115 -> 84
         ");
-    assert!(run.stdout.contains("compressed 1 run(s): tokens"), "{run}");
+    assert!(run.stdout.contains("compressed 1 run: tokens"), "{run}");
     let head = json(&p.ok(&["show", "--json"]));
     assert_eq!(head["op"], "compress");
     assert_eq!(
@@ -181,9 +181,9 @@ fn a_range_by_hand_and_bad_requests() {
         exit: 0
         --- stdout
         5eca8a91e1 compress user      -                 5  (summary of 2: a029acc7b0..794513a5e9) by hand
-        compressed 1 run(s): tokens 75 -> 34
+        compressed 1 run: tokens 75 -> 34
         ");
-    assert!(run.stdout.contains("compressed 1 run(s)"), "{run}");
+    assert!(run.stdout.contains("compressed 1 run"), "{run}");
     assert_snapshot!(p.run(&["show"]), @"
         exit: 0
         --- stdout
@@ -237,7 +237,7 @@ fn strategy_clear_is_tract_clear() {
     assert_snapshot!(run, @"
         exit: 0
         --- stdout
-        cleared 0 result(s): tokens 115 -> 115
+        cleared 0 results: tokens 115 -> 115
         ");
     assert!(run.stdout.contains("cleared"), "{run}");
 
@@ -249,9 +249,9 @@ fn strategy_clear_is_tract_clear() {
         20b2ffeaef edit   tool      grep             35  (edit of 43e1616e60) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
         dcb4b00557 edit   tool      grep             34  (edit of e9834f7ca7) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
         cf6129e8e5 edit   tool      grep             36  (edit of 284e304b3f) [tract] Cleared this grep result to save context (403 tokens, 600 bytes). …
-        cleared 3 result(s): tokens 1635 -> 531
+        cleared 3 results: tokens 1635 -> 531
         ");
-    assert!(run.stdout.contains("cleared 3 result(s)"), "{run}");
+    assert!(run.stdout.contains("cleared 3 results"), "{run}");
     let twin = grep_turns();
     assert_eq!(run.stdout, twin.ok(&["clear", "--keep", "1"]));
     assert_eq!(p.ok(&["log", "--json"]), twin.ok(&["log", "--json"]));
@@ -288,9 +288,9 @@ fn compress_with_an_llm_server() {
         exit: 0
         --- stdout
         [SUMMARY] compress user      -                13  (summary of 3: f40cd54f56..4994bf4ee3) grep and read_file found DATABASE_URL in cfg.py
-        compressed 1 run(s): tokens 104 -> 71
+        compressed 1 run: tokens 104 -> 71
         ");
-    assert!(run.stdout.contains("compressed 1 run(s)"), "{run}");
+    assert!(run.stdout.contains("compressed 1 run"), "{run}");
 
     let body = stub.bodies.lock().unwrap()[0].clone();
     let body = json(&body);

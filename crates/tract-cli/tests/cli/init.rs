@@ -86,7 +86,7 @@ fn commands_find_the_store_upward_or_by_name() {
     assert_snapshot!(err, @"
         exit: 3
         --- stderr
-        error: a tract store in [DIR] or any parent directory (run `tract init`) not found
-        hint: run `tract init` to create one here, or pass --store PATH
+        error: no tract store found: none named (--store, TRACT_STORE), no .tract/store.redb in [DIR] or any parent directory, and no per-user store (neither XDG_DATA_HOME nor HOME is set)
+        hint: run `tract init` to create one here, or pass --store PATH|URL
         ");
 }

@@ -19,7 +19,7 @@ fn a_claude_code_session_imports_once_and_exports_as_markdown() {
     assert_snapshot!(p.run(&["import", "session.jsonl"]), @"
     exit: 0
     --- stdout
-    session.jsonl: claude-code onto claude/-home-dev-app/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90: 10 added, 3 lines without a message skipped, 1 off the conversation's path (kept as records)
+    session.jsonl: claude-code onto claude/-home-dev-app/7f3c1a2e-5b1d-4c8e-9a0f-2d6e8b4c1a90: 10 added, 3 lines without a message skipped, 1 off the conversation's path (kept as a record)
     ");
     assert_snapshot!(p.run(&["import", "session.jsonl", "--json"]), @r#"
     exit: 0
@@ -50,7 +50,7 @@ fn a_claude_code_session_imports_once_and_exports_as_markdown() {
     assert_snapshot!(p.run(&[on[0], on[1], "log"]), @r#"
     exit: 0
     --- stdout
-    19a120011f record system    -                 0  claude_code.line (490 bytes)
+    19a120011f record -         -                 0  claude_code.line (490 bytes)
     31ed95fff9 append assistant -                12  Fixed: the test expected the old URL.
     b44c805087 append user      -                 8  Fix the failing test.
     b52fc595b7 compress user      -                29  (summary of 7: 2c20ef8126..7fa1e52328) This session is being continued from a previous conversa…
@@ -175,6 +175,8 @@ fn claude_code_sub_agents_import_as_merged_branches() {
         exit: 0
         --- stdout
         review.jsonl: claude-code onto review: 5 added
+        --- stderr
+        note: created branch 'review'
         ");
     assert_snapshot!(p.run(&["--branch", "review", "log", "--graph"]), @r#"
     exit: 0
@@ -216,14 +218,24 @@ fn a_record_imports_shows_with_its_kind_and_stays_out_of_the_view() {
         exit: 0
         --- stdout
         history.jsonl: tract commits onto threads/t1: 3 added
+        --- stderr
+        note: created branch 'threads/t1'
         ");
     let on = ["--branch", "threads/t1"];
     assert_snapshot!(p.run(&[on[0], on[1], "log"]), @"
         exit: 0
         --- stdout
-        5074fdfe1a record system    -                 0  langgraph.checkpoint (7 bytes)
+        5074fdfe1a record -         -                 0  langgraph.checkpoint (7 bytes)
         273eadf6e4 append assistant -                 5  hello there
         f38307ef87 append user      -                 4  hi
+        ");
+    // A record is no system message: its kind, not a role, in the graph too.
+    assert_snapshot!(p.run(&[on[0], on[1], "log", "--graph"]), @"
+        exit: 0
+        --- stdout
+        ○  5074fdfe1a record -         -                 0  langgraph.checkpoint (7 bytes)  (threads/t1)
+        ○  273eadf6e4 append assistant -                 5  hello there
+        ○  f38307ef87 append user      -                 4  hi
         ");
     assert_snapshot!(p.run(&[on[0], on[1], "show", "HEAD"]), @r#"
         exit: 0
@@ -266,18 +278,26 @@ fn a_record_imports_shows_with_its_kind_and_stays_out_of_the_view() {
 /// A projects folder as Claude Code keeps it, with two real sessions of the shared fixtures
 /// (one with its sub-agents' folder).
 fn with_projects(p: &Project) -> std::path::PathBuf {
+    projects_in(&p.path().join("projects"), &SESSIONS)
+}
+
+/// The session files `with_projects` copies (the last is the second one's sub-agent).
+const SESSIONS: [&str; 3] = [
+    "v1.0.98-init-command.jsonl",
+    "v2.1.39-task-subagent.jsonl",
+    "v2.1.39-task-subagent/subagents/agent-aac57f5.jsonl",
+];
+
+/// `projects`, made a Claude Code projects folder holding `sessions` of the shared fixtures.
+fn projects_in(projects: &std::path::Path, sessions: &[&str]) -> std::path::PathBuf {
     let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/fixtures/claude-code-real");
-    let folder = p.path().join("projects").join("-home-USER-spotter");
+    let folder = projects.join("-home-USER-spotter");
     std::fs::create_dir_all(folder.join("v2.1.39-task-subagent/subagents")).unwrap();
-    for name in [
-        "v1.0.98-init-command.jsonl",
-        "v2.1.39-task-subagent.jsonl",
-        "v2.1.39-task-subagent/subagents/agent-aac57f5.jsonl",
-    ] {
+    for name in sessions {
         std::fs::copy(real.join(name), folder.join(name)).unwrap();
     }
-    p.path().join("projects")
+    projects.to_path_buf()
 }
 
 /// `tract capture --once` imports every session of a projects folder onto its own branch, then
@@ -292,14 +312,14 @@ fn capture_once_imports_every_session_once() {
     assert_snapshot!(p.run(&capture("projects")), @"
     exit: 0
     --- stdout
-    claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a: 20 added, 1 lines kept as records
-    claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04: 30 added, 1 lines kept as records
-    2 sessions, 50 messages imported, 2 lines kept as records
+    claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a: 20 added, 1 line kept as a record
+    claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04: 30 added, 1 line kept as a record
+    2 sessions, 50 messages imported, 2 lines kept as records; store .tract/store.redb
     ");
     assert_snapshot!(p.run(&capture("projects")), @"
     exit: 0
     --- stdout
-    2 sessions, 0 messages imported, 0 lines kept as records
+    2 sessions, 0 messages imported, 0 lines kept as records; store .tract/store.redb
     ");
     assert_snapshot!(p.run(&["branch"]), @"
     exit: 0
@@ -315,10 +335,111 @@ fn capture_once_imports_every_session_once() {
     error: no-such-folder: No such file or directory (os error 2)
     ");
     assert_eq!(p.state(), before);
-    // Without --store, and with no home to keep the per-user store in.
-    assert_snapshot!(p.fails(&["capture", "--once", "projects"]), @"
+    // No store named or found, and no home to keep the per-user store in.
+    let bare = Project::empty();
+    with_projects(&bare);
+    assert_snapshot!(bare.fails(&["capture", "--once", "projects"]), @"
     exit: 4
     --- stderr
     error: invalid input: neither XDG_DATA_HOME nor HOME is set: name a store with --store
     ");
+}
+
+/// `tract capture --once`, with no store named and none in or above the folder, fills the
+/// per-user store and says which; every other command finds that store from there by the same
+/// rule (where it said "no store, run `tract init`"), a `.tract` nearer wins, and `tract init`
+/// still makes `.tract` here. With no store at all, the error names what was looked for.
+#[test]
+fn capture_s_store_is_the_one_every_command_finds() {
+    let p = Project::empty();
+    let home = p.path().join("home");
+    projects_in(&home.join(".claude/projects"), &SESSIONS);
+    let home = home.to_str().unwrap();
+    let run = |args: &[&str]| p.run_env(args, None, &[("HOME", home)]);
+    assert_snapshot!(run(&["log"]), @"
+        exit: 3
+        --- stderr
+        error: no tract store found: none named (--store, TRACT_STORE), no .tract/store.redb in [DIR] or any parent directory, and no per-user store at [DIR]/home/.local/share/tract/store.redb
+        hint: run `tract init` to create one here, or pass --store PATH|URL
+        ");
+    let xdg = format!("{home}/data");
+    assert_snapshot!(p.run_env(&["status"], None, &[("XDG_DATA_HOME", &xdg)]), @"
+        exit: 3
+        --- stderr
+        error: no tract store found: none named (--store, TRACT_STORE), no .tract/store.redb in [DIR] or any parent directory, and no per-user store at [DIR]/home/data/tract/store.redb
+        hint: run `tract init` to create one here, or pass --store PATH|URL
+        ");
+    assert_snapshot!(run(&["capture", "--once"]), @"
+        exit: 0
+        --- stdout
+        claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a: 20 added, 1 line kept as a record
+        claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04: 30 added, 1 line kept as a record
+        2 sessions, 50 messages imported, 2 lines kept as records; store [DIR]/home/.local/share/tract/store.redb
+    ");
+    assert_snapshot!(run(&["branch"]), @"
+        exit: 0
+        --- stdout
+          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                c47228c69e     30 msgs     6897 tok  2026-02-12T14:13:18Z
+          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 7762ffbb81     29 msgs     7220 tok  2026-02-12T14:13:05Z
+          claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    a2394f1e00     20 msgs     1062 tok  2025-09-03T00:47:52Z
+        ");
+    assert_snapshot!(run(&["search", "--all", "-n", "1", "subagent"]), @r#"
+        exit: 0
+        --- stdout
+        bf9f12b44a assistant Task,Skill   …check if opentelemetry_exporter still exists or if it's been replaced by something else in the latest OTEL ecosystem.","subagent_type":"general-purpose","model":"sonnet"})…  (claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04, claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5)
+        "#);
+    assert_snapshot!(run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      (no commits yet)
+        messages  0
+        tokens    3
+        store     [DIR]/home/.local/share/tract/store.redb
+        --- stderr
+        note: main has no commits; 3 other branches (`tract branch`), `tract switch BRANCH` goes to one
+        ");
+    // A store nearer than the per-user one wins, for every command and for capture.
+    assert_snapshot!(run(&["init"]), @"
+        exit: 0
+        --- stdout
+        Initialized empty tract store in ./.tract/store.redb
+        ");
+    assert_snapshot!(run(&["branch"]), @"exit: 0");
+    assert_snapshot!(run(&["capture", "--once"]), @"
+        exit: 0
+        --- stdout
+        claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a: 20 added, 1 line kept as a record
+        claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04: 30 added, 1 line kept as a record
+        2 sessions, 50 messages imported, 2 lines kept as records; store [DIR]/.tract/store.redb
+        ");
+    let user = format!("{home}/.local/share/tract/store.redb");
+    assert_snapshot!(run(&["--store", &user, "capture", "--once"]), @"
+        exit: 0
+        --- stdout
+        2 sessions, 0 messages imported, 0 lines kept as records; store [DIR]/home/.local/share/tract/store.redb
+        ");
+}
+
+/// A capture that cannot start (no such folder) leaves no store behind, the per-user one
+/// included; one session is "1 session", one line kept "1 line kept as a record".
+#[test]
+fn a_failed_capture_creates_no_store_and_counts_read_right() {
+    let p = Project::empty();
+    let home = p.path().join("home");
+    let env = [("HOME", home.to_str().unwrap())];
+    assert_snapshot!(p.run_env(&["capture", "/no/such/dir", "--once"], None, &env), @"
+        exit: 3
+        --- stderr
+        error: /no/such/dir: No such file or directory (os error 2)
+        ");
+    assert!(!home.exists(), "a failed capture made {}", home.display());
+    assert!(!p.path().join(".tract").exists());
+    projects_in(&p.path().join("projects"), &SESSIONS[..1]);
+    assert_snapshot!(p.run_env(&["capture", "projects", "--once"], None, &env), @"
+        exit: 0
+        --- stdout
+        claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a: 20 added, 1 line kept as a record
+        1 session, 20 messages imported, 1 line kept as a record; store [DIR]/home/.local/share/tract/store.redb
+        ");
 }

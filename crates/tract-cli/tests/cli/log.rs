@@ -36,6 +36,42 @@ fn log_shows_one_line_per_commit_newest_first() {
         ");
 }
 
+/// `tract log` at a terminal (a real one: `script` runs it in a pseudo-terminal) has a header
+/// row naming its columns; piped, as scripts read it, the same lines without it. `--oneline`
+/// and `--json` have none either way.
+#[test]
+fn log_at_a_terminal_has_a_header_row() {
+    let p = a_session();
+    let at_terminal = |args: &str| {
+        let out = std::process::Command::new("script")
+            .args(["-q", "-e", "-c"])
+            .arg(format!("'{}' {args}", env!("CARGO_BIN_EXE_tract")))
+            .arg("/dev/null")
+            .current_dir(p.path())
+            .env_clear()
+            .env("TRACT_TIMESTAMP", crate::common::TIMESTAMP)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n")
+    };
+    let log = at_terminal("log");
+    assert_snapshot!(log, @r#"
+        commit     op     role      tools        tokens  message
+        501f6a52ff append tool      grep             20  config.py:1: CFG=1
+        0b0f62b55f append assistant grep              9  grep({"p":"cfg"})
+        9d6c995d1a append user      -                 8  Where is the config?
+        e12e09c5c7 append system    -                 7  You are terse.
+        "#);
+    assert_eq!(
+        log.split_once('\n').unwrap().1,
+        p.ok(&["log"]),
+        "the lines are the same"
+    );
+    assert_eq!(at_terminal("log --oneline"), p.ok(&["log", "--oneline"]));
+}
+
 /// An empty store has an empty log.
 #[test]
 fn an_empty_log_prints_nothing() {

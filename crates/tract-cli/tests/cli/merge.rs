@@ -170,7 +170,7 @@ fn an_append_merge_brings_the_branch_messages() {
     assert_snapshot!(p.run(&["merge", "sub", "-m", "bring the findings"]), @"
         exit: 0
         --- stdout
-        merged sub (b886b5bd8d) into main as 201630ec0a: 2 message(s) appended, 54 tokens in view
+        merged sub (b886b5bd8d) into main as 201630ec0a: 2 messages appended, 54 tokens in view
         ");
     p.ok(&[
         "--branch",
@@ -183,7 +183,7 @@ fn an_append_merge_brings_the_branch_messages() {
     assert_snapshot!(p.run(&["merge", "sub"]), @"
         exit: 0
         --- stdout
-        merged sub (14b5bc179b) into main as 4703554351: 1 message(s) appended, 60 tokens in view
+        merged sub (14b5bc179b) into main as 4703554351: 1 message appended, 60 tokens in view
         ");
     assert_snapshot!(p.run(&["log", "--graph", "-n", "6"]), @"
         exit: 0

@@ -84,12 +84,12 @@ fn gc_removes_a_deleted_branch_after_its_grace_period() {
     assert_snapshot!(p.run(&["gc"]), @"
         exit: 0
         --- stdout
-        removed 0 commit(s), 0 blob(s), 0 chunk(s) (0 bytes), 0 view checkpoint(s); expired 0 reflog entries
+        removed 0 commits, 0 blobs, 0 chunks (0 bytes), 0 view checkpoints; expired 0 reflog entries
         ");
     assert_snapshot!(p.run(&["gc", "--prune-now", "--compact"]), @"
         exit: 0
         --- stdout
-        removed 1 commit(s), 1 blob(s), 0 chunk(s) (123 bytes), 0 view checkpoint(s); expired 4 reflog entries
+        removed 1 commit, 1 blob, 0 chunks (123 bytes), 0 view checkpoints; expired 4 reflog entries
         compacted the store
         ");
     assert_snapshot!(p.run(&["fsck"]), @"

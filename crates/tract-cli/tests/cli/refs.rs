@@ -30,7 +30,7 @@ fn branches_fork_and_grow_apart() {
     assert_snapshot!(branches, @"
         exit: 0
         --- stdout
-          alt  94f93972ff      1 msgs        7 tok  2026-01-01T00:00:00Z
+          alt  94f93972ff      1 msg         7 tok  2026-01-01T00:00:00Z
         * main 32e07835af      2 msgs       11 tok  2026-01-01T00:00:00Z
         ");
     assert!(
@@ -97,7 +97,7 @@ fn checkout_a_commit_detaches_head() {
         exit: 0
         --- stdout
           main   32e07835af      2 msgs       11 tok  2026-01-01T00:00:00Z
-        * rescue 94f93972ff      1 msgs        7 tok  2026-01-01T00:00:00Z
+        * rescue 94f93972ff      1 msg         7 tok  2026-01-01T00:00:00Z
         ");
     assert_snapshot!(p.run(&["switch", "main"]), @"
         exit: 0
@@ -108,6 +108,7 @@ fn checkout_a_commit_detaches_head() {
     assert_snapshot!(p.run(&["reflog"]), @"
         exit: 0
         --- stdout
+        32e07835af main@{0}: append (was (none))
         32e07835af HEAD@{0}: switch: to main (was 94f93972ff)
         94f93972ff HEAD@{1}: switch: to rescue (was 94f93972ff)
         94f93972ff HEAD@{2}: checkout: detached at 94f93972ff (was 32e07835af)
@@ -185,6 +186,8 @@ fn the_branch_option_works_on_a_session_branch_and_leaves_head() {
         exit: 0
         --- stdout
         9c8b24491c
+        --- stderr
+        note: created branch 'agent-1'
         ");
     assert_snapshot!(p.run(&["--branch", "agent-1", "add", "--role", "assistant", "hi"]), @"
         exit: 0
@@ -220,7 +223,7 @@ fn the_branch_option_works_on_a_session_branch_and_leaves_head() {
         exit: 0
         --- stdout
           agent-1 76c2f56c25      2 msgs       11 tok  2026-01-01T00:00:00Z
-        * main    5eb413233c      1 msgs        8 tok  2026-01-01T00:00:00Z
+        * main    5eb413233c      1 msg         8 tok  2026-01-01T00:00:00Z
         ");
     let before = p.state();
     assert_snapshot!(p.fails(&["--branch", "a b", "add", "x"]), @"
@@ -309,6 +312,8 @@ fn reading_a_branch_that_does_not_exist_is_an_error() {
         exit: 0
         --- stdout
         99f39a9894
+        --- stderr
+        warning: created branch 'session-3'; did you mean 'session-1', 'session-2' or 'session-10'?
         ");
     assert_snapshot!(p.run(&["--branch", "session-3", "log", "--oneline"]), @"
         exit: 0
@@ -422,6 +427,8 @@ fn branch_delete_keeps_the_tip_in_the_reflog() {
         exit: 0
         --- stdout
         7e472435fe
+        --- stderr
+        note: created branch 'alt'
         ");
     assert_snapshot!(p.run(&["--branch", "alt", "log"]), @"
         exit: 0
@@ -470,4 +477,235 @@ fn branch_json_lists_sessions_with_their_counts() {
           }
         ]
         "#);
+}
+
+/// A write that creates a branch says so on standard error: a note, or a warning naming the
+/// close ones when there are (the did-you-mean of a read: the name may be a typo). Writing to
+/// a branch that has commits, or to the current branch of a new store, says nothing.
+#[test]
+fn a_write_that_creates_a_branch_says_so() {
+    let p = sessions();
+    assert_snapshot!(p.run(&["--branch", "sesion-1", "add", "hi"]), @"
+        exit: 0
+        --- stdout
+        99f39a9894
+        --- stderr
+        warning: created branch 'sesion-1'; did you mean 'session-1', 'session-10' or 'session-2'?
+        ");
+    assert_snapshot!(p.run(&["--branch", "sesion-1", "add", "again"]), @"
+        exit: 0
+        --- stdout
+        d7355f89c2
+        ");
+    assert_snapshot!(p.run_env(&["add", "hi"], None, &[("TRACT_BRANCH", "review")]), @"
+        exit: 0
+        --- stdout
+        99f39a9894
+        --- stderr
+        note: created branch 'review'
+        ");
+    assert_snapshot!(p.run(&["--branch", "session-1", "add", "more"]), @"
+        exit: 0
+        --- stdout
+        216df610f4
+        ");
+    let (q, a, _) = two_commits();
+    assert_snapshot!(q.run(&["--branch", "mian", "reset", &a]), @"
+        exit: 0
+        --- stdout
+        mian now at 94f93972ff (was (none); `tract reflog mian` keeps the old head)
+        --- stderr
+        warning: created branch 'mian'; did you mean 'main'?
+        ");
+    assert!(
+        Project::new()
+            .run(&["--branch", "main", "add", "x"])
+            .stderr
+            .is_empty()
+    );
+}
+
+/// `--branch` where it means nothing is refused, as a usage error, and changes nothing;
+/// `TRACT_BRANCH` (a session's) is ignored there, so `tract init` works beside it.
+#[test]
+fn branch_is_refused_where_it_means_nothing() {
+    let p = Project::empty();
+    assert_snapshot!(p.run(&["init", "--branch", "sesion-1"]), @"
+        exit: 2
+        --- stderr
+        error: --branch cannot be used with `tract init`: it makes a store; a branch is made by its first message
+
+        Usage: tract [OPTIONS] <COMMAND>
+
+        For more information, try '--help'.
+        ");
+    assert!(!p.path().join(".tract").exists());
+    assert_snapshot!(p.run_env(&["init"], None, &[("TRACT_BRANCH", "session-1")]), @"
+        exit: 0
+        --- stdout
+        Initialized empty tract store in ./.tract/store.redb
+        ");
+    assert_snapshot!(p.run(&["--branch", "x", "capture", "--once", "projects"]), @"
+        exit: 2
+        --- stderr
+        error: --branch cannot be used with `tract capture`: each session goes onto its own branch
+
+        Usage: tract [OPTIONS] <COMMAND>
+
+        For more information, try '--help'.
+        ");
+    let p = sessions();
+    let before = p.state();
+    let refused: &[&[&str]] = &[
+        &["capture", "--once"],
+        &["clone", "a", "b"],
+        &["push", "other.redb"],
+        &["pull", "other.redb"],
+        &["switch", "session-1"],
+        &["checkout", "session-1"],
+        &["config", "show"],
+        &["index"],
+        &["fsck"],
+        &["gc", "--dry-run"],
+        &["upgrade"],
+        &["checkpoint"],
+        &["serve", "--port", "0"],
+        &["mcp"],
+        &["demo", "demo-dir"],
+    ];
+    for args in refused {
+        let run = p.run(&[&["--branch", "session-1"], *args].concat());
+        assert_eq!(
+            run.code,
+            Some(2),
+            "tract --branch session-1 {}: {run}",
+            args.join(" ")
+        );
+        assert!(
+            run.stderr.starts_with(&format!(
+                "error: --branch cannot be used with `tract {}`",
+                args[0]
+            )),
+            "{run}"
+        );
+    }
+    assert_eq!(p.state(), before);
+    // The environment's is ignored: `fsck` checks the store, `switch` moves HEAD.
+    let env = [("TRACT_BRANCH", "nope")];
+    assert_eq!(p.run_env(&["fsck"], None, &env).code, Some(0));
+    assert_snapshot!(p.run_env(&["switch", "session-2"], None, &env), @"
+        exit: 0
+        --- stdout
+        switched to branch session-2
+        ");
+}
+
+/// `tract reflog` with no argument shows the current branch's moves and HEAD's, merged by
+/// time, newest first (as `git reflog` shows HEAD's); NAME, or `--branch`, shows one ref's.
+#[test]
+fn reflog_without_a_name_shows_the_current_branch_and_head() {
+    let p = Project::new();
+    let at = |t: &str| format!("2026-01-01T00:00:0{t}Z");
+    let step = |args: &[&str], t: &str| {
+        let run = p.run_env(args, None, &[("TRACT_TIMESTAMP", &at(t))]);
+        assert_eq!(run.code, Some(0), "{run}");
+    };
+    step(&["add", "one"], "1");
+    step(&["switch", "-c", "side"], "2");
+    step(&["add", "on side"], "3");
+    step(&["switch", "main"], "4");
+    step(&["add", "two"], "5");
+    step(&["reset", "HEAD~1"], "6");
+    assert_snapshot!(p.run(&["reflog"]), @"
+        exit: 0
+        --- stdout
+        d357f5615b main@{0}: reset: moving to d357f5615b (was ce0a81049a)
+        ce0a81049a main@{1}: append (was d357f5615b)
+        d357f5615b HEAD@{0}: switch: to main (was 58bb814bf3)
+        d357f5615b HEAD@{1}: switch: to side (was d357f5615b)
+        d357f5615b main@{2}: append (was (none))
+        ");
+    assert_snapshot!(p.run(&["reflog", "-n", "3"]), @"
+        exit: 0
+        --- stdout
+        d357f5615b main@{0}: reset: moving to d357f5615b (was ce0a81049a)
+        ce0a81049a main@{1}: append (was d357f5615b)
+        d357f5615b HEAD@{0}: switch: to main (was 58bb814bf3)
+        ");
+    assert_snapshot!(p.run(&["reflog", "HEAD"]), @"
+        exit: 0
+        --- stdout
+        d357f5615b HEAD@{0}: switch: to main (was 58bb814bf3)
+        d357f5615b HEAD@{1}: switch: to side (was d357f5615b)
+        ");
+    assert_snapshot!(p.run(&["--branch", "side", "reflog"]), @"
+        exit: 0
+        --- stdout
+        58bb814bf3 side@{0}: append (was d357f5615b)
+        d357f5615b side@{1}: branch: created at d357f5615b (was (none))
+        ");
+    assert_snapshot!(p.run(&["--branch", "side", "reflog", "main"]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: --branch and NAME both name the ref to show: give one of them
+        ");
+}
+
+/// `checkout` of a name that is neither a branch nor a commit names the close branches, as
+/// `switch` does.
+#[test]
+fn checkout_names_the_close_branches() {
+    let p = sessions();
+    let before = p.state();
+    assert_snapshot!(p.fails(&["checkout", "sesion-1"]), @"
+        exit: 3
+        --- stderr
+        error: branch 'sesion-1' not found; did you mean 'session-1', 'session-10' or 'session-2'?
+        hint: `tract branch` lists branches
+        ");
+    assert_snapshot!(p.fails(&["checkout", "nope"]), @"
+        exit: 3
+        --- stderr
+        error: commit or branch 'nope' not found
+        hint: `tract log` lists commits; `tract branch` lists branches
+        ");
+    assert_eq!(p.state(), before);
+}
+
+/// `switch -c NAME` on a new store (no commit yet) puts HEAD on NAME, which the first message
+/// creates; an existing name is refused.
+#[test]
+fn switch_create_works_on_a_new_store() {
+    let p = Project::new();
+    assert_snapshot!(p.run(&["switch", "-c", "session-1"]), @"
+        exit: 0
+        --- stdout
+        switched to branch session-1
+        ");
+    assert_snapshot!(p.run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch session-1
+        head      (no commits yet)
+        messages  0
+        tokens    3
+        store     [DIR]/.tract/store.redb
+        ");
+    assert_snapshot!(p.run(&["add", "hi"]), @"
+        exit: 0
+        --- stdout
+        99f39a9894
+        ");
+    assert_snapshot!(p.run(&["branch"]), @"
+        exit: 0
+        --- stdout
+        * session-1 99f39a9894      1 msg         7 tok  2026-01-01T00:00:00Z
+        ");
+    let r = Project::new();
+    r.ok(&["--branch", "session-1", "add", "x"]);
+    assert_snapshot!(r.fails(&["switch", "-c", "session-1"]), @"
+        exit: 5
+        --- stderr
+        error: invalid operation: branch 'session-1' already exists
+        ");
 }

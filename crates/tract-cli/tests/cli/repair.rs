@@ -15,9 +15,9 @@ fn repair_answers_calls_left_without_a_result() {
         exit: 0
         --- stdout
         71f1291d36 append tool      edit_file        29  [error] [tract] No result was recorded for this tool call: the agent stopped before the tool re…
-        1 tool call(s) without a result answered with a marked error result
+        1 tool call without a result answered with a marked error result
         ");
-    assert!(run.stdout.contains("1 tool call(s)"), "{run}");
+    assert!(run.stdout.contains("1 tool call without"), "{run}");
     let status = json(&p.ok(&["status", "--json"]));
     assert_eq!(status["unanswered_tool_calls"], 0);
     assert_snapshot!(p.run(&["status"]), @"
@@ -46,9 +46,9 @@ fn repair_answers_calls_left_without_a_result() {
     assert_snapshot!(again, @"
         exit: 0
         --- stdout
-        0 tool call(s) without a result answered with a marked error result
+        0 tool calls without a result answered with a marked error result
         ");
-    assert!(again.stdout.contains("0 tool call(s)"));
+    assert!(again.stdout.contains("0 tool calls without"));
     let compile = p.run(&["compile"]);
     assert_eq!(compile.code, Some(0));
     assert!(compile.stderr.is_empty(), "no warnings after repair");

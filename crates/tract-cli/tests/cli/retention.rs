@@ -57,8 +57,8 @@ fn rules_are_stored_shown_dry_run_then_applied() {
         exit: 0
         --- stdout
         rule 'results': nothing due
-        rule 'idle': nothing due; kept 1 pinned branch(es)
-        would remove 0 commit(s), 0 blob(s), 0 chunk(s) (0 bytes); would expire 0 reflog entries
+        rule 'idle': nothing due; kept 1 pinned branch
+        would remove 0 commits, 0 blobs, 0 chunks (0 bytes); would expire 0 reflog entries
         ");
     // Three months on: main is idle too, but HEAD is on it; `keep` is pinned and reaches both
     // results, so the results rule keeps them (the first reason to keep one is the one
@@ -68,10 +68,10 @@ fn rules_are_stored_shown_dry_run_then_applied() {
     assert_snapshot!(dry, @"
         exit: 0
         --- stdout
-        rule 'results': nothing due; kept 2 result(s) another branch reaches
-        rule 'idle': would delete 1 branch(es) (107 bytes once collected); kept 1 pinned branch(es); kept 1 idle branch HEAD is on
+        rule 'results': nothing due; kept 2 results another branch reaches
+        rule 'idle': would delete 1 branch (107 bytes once collected); kept 1 pinned branch; kept 1 idle branch HEAD is on
           branch side at 35eae6ef44 (idle since 2026-01-01T00:00:00.000005Z)
-        would remove 1 commit(s), 1 blob(s), 0 chunk(s) (107 bytes); would expire 10 reflog entries
+        would remove 1 commit, 1 blob, 0 chunks (107 bytes); would expire 10 reflog entries
         ");
     // Nothing changed.
     assert!(p.ok(&["branch"]).contains("side"));
@@ -82,12 +82,12 @@ fn rules_are_stored_shown_dry_run_then_applied() {
     assert_snapshot!(done, @"
         exit: 0
         --- stdout
-        rule 'results': replaced 1 tool result(s) (0 bytes); kept 1 result(s) among a view's newest messages
+        rule 'results': replaced 1 tool result (0 bytes); kept 1 result among a view's newest messages
           result 574ca7382e by a placeholder
-        rule 'idle': deleted 2 branch(es) (107 bytes once collected); kept 1 idle branch HEAD is on
+        rule 'idle': deleted 2 branches (107 bytes once collected); kept 1 idle branch HEAD is on
           branch keep at fdaf96a068 (idle since 2026-01-01T00:00:00.000004Z)
           branch side at 35eae6ef44 (idle since 2026-01-01T00:00:00.000005Z)
-        removed 1 commit(s), 1 blob(s), 0 chunk(s) (107 bytes), 0 view checkpoint(s); expired 11 reflog entries
+        removed 1 commit, 1 blob, 0 chunks (107 bytes), 0 view checkpoints; expired 11 reflog entries
         ");
     let view = p.ok(&["show", "574ca7382e"]);
     assert!(

@@ -358,6 +358,7 @@ fn search_ranks_pages_and_searches_every_session() {
         )
     };
     let answers = [
+        "/api/search?q=deploy&all=true",
         "/api/search?branch=main&q=deploy",
         "/api/search?branch=main&q=deploy&limit=2",
         "/api/search?branch=main&q=deploy&limit=2&offset=2",
@@ -370,6 +371,14 @@ fn search_ranks_pages_and_searches_every_session() {
     .map(page)
     .join("\n");
     assert_snapshot!(answers, @r#"
+        /api/search?q=deploy&all=true
+        offset=0 more=false
+        d9a60c89c2 index=null score=yes branches=["main"] marked=["deploy", "deploy", "deploy"]
+        651e92b005 index=null score=yes branches=["main"] marked=["deploy"]
+        65235cfb84 index=null score=yes branches=["main","retry"] marked=["deploy"]
+        1426834272 index=null score=yes branches=["retry"] marked=["deploy"]
+        23bacaa138 index=null score=yes branches=["main","retry"] marked=["deploy"]
+
         /api/search?branch=main&q=deploy
         offset=0 more=false
         d9a60c89c2 index=3 score=yes branches=["main"] marked=["deploy", "deploy", "deploy"]
@@ -426,6 +435,7 @@ fn search_ranks_pages_and_searches_every_session() {
     );
 
     let errors = [
+        "/api/search?q=deploy",
         "/api/search?branch=main&q=deploy&offset=-1",
         "/api/search?branch=main&q=deploy&offset=10001",
         "/api/search?branch=main&q=deploy&all=maybe",
@@ -436,6 +446,10 @@ fn search_ranks_pages_and_searches_every_session() {
     .map(|path| format!("{path}\n{}\n", s.error("GET", path)))
     .join("\n");
     assert_snapshot!(errors, @r#"
+        /api/search?q=deploy
+        HTTP/1.1 400 Bad Request
+        {"error":{"code":"bad_request","category":"invalid_input","message":"the branch parameter is missing (or all=true, to search every branch)"}}
+
         /api/search?branch=main&q=deploy&offset=-1
         HTTP/1.1 400 Bad Request
         {"error":{"code":"bad_request","category":"invalid_input","message":"offset must be a whole number from 0 to 10000, not '-1'"}}
@@ -462,14 +476,74 @@ fn search_ranks_pages_and_searches_every_session() {
     "#);
 }
 
+/// `tract serve --open` where no browser can be opened says so on standard error, with the
+/// address to open by hand, and serves all the same: with an opener that fails (`xdg-open`
+/// finding no browser ends with 3), and with no opener at all.
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_open_without_a_browser_says_so_and_serves() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    let failing = p.path().join("failing");
+    let none = p.path().join("none");
+    for d in [&failing, &none] {
+        std::fs::create_dir(d).unwrap();
+    }
+    let opener = failing.join("xdg-open");
+    std::fs::write(
+        &opener,
+        "#!/bin/sh\necho 'xdg-open: no method available for opening' >&2\nexit 3\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut said = Vec::new();
+    for path in [&failing, &none] {
+        let mut child = p
+            .cmd(&["serve", "--port", "0", "--open"])
+            .env("PATH", path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // Read beside the test, so a server that says nothing fails it instead of hanging it.
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stderr).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let addr = first
+            .trim()
+            .strip_prefix("tract serve: http://")
+            .and_then(|a| a.strip_suffix('/'))
+            .unwrap_or_else(|| panic!("first line: {first:?}"))
+            .to_string();
+        let s = Server { child, addr };
+        assert_eq!(s.get("/api/sessions")["sessions"], serde_json::json!([]));
+        let warning = rx.recv_timeout(Duration::from_secs(20));
+        said.push(warning.expect("no warning on standard error"));
+        // Still serving after the warning.
+        assert_eq!(s.get("/api/sessions")["sessions"], serde_json::json!([]));
+    }
+    assert_snapshot!(said.concat(), @"
+        warning: no browser could be opened (xdg-open: exit status: 3); open http://127.0.0.1:[PORT]/ yourself, the view is served there
+        warning: no browser could be opened (xdg-open: No such file or directory (os error 2)); open http://127.0.0.1:[PORT]/ yourself, the view is served there
+        ");
+}
+
 #[test]
 fn a_missing_store_or_a_busy_port_is_one_error_line() {
     let empty = Project::empty();
     assert_snapshot!(empty.run(&["serve", "--port", "0"]), @"
     exit: 3
     --- stderr
-    error: a tract store in [DIR] or any parent directory (run `tract init`) not found
-    hint: run `tract init` to create one here, or pass --store PATH
+    error: no tract store found: none named (--store, TRACT_STORE), no .tract/store.redb in [DIR] or any parent directory, and no per-user store (neither XDG_DATA_HOME nor HOME is set)
+    hint: run `tract init` to create one here, or pass --store PATH|URL
     ");
     let p = session();
     let s = Server::start(&p, &[]);

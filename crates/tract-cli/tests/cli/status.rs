@@ -53,6 +53,77 @@ fn status_of_a_session() {
     assert!(status["token_count"].as_u64().unwrap() > 10);
 }
 
+/// When the current branch has no commits and others have (sessions on branches of their
+/// own, as after a capture, an import or a push), the commands whose answer is then empty say
+/// why on standard error, and their standard output stays as it was (valid JSON with
+/// `--json`); nothing is said when no other branch has commits, nor by `search --all`.
+#[test]
+fn an_empty_current_branch_says_where_the_sessions_are() {
+    let p = Project::new();
+    let quiet: &[&[&str]] = &[&["log"], &["search", "deploy"], &["reflog"]];
+    for args in quiet {
+        assert!(p.run(args).stderr.is_empty(), "tract {}", args.join(" "));
+    }
+    assert!(p.run(&["status"]).stderr.is_empty());
+    p.ok(&["--branch", "session-1", "add", "deploy the app"]);
+    p.ok(&["--branch", "session-2", "add", "deploy again"]);
+    assert_snapshot!(p.run(&["log"]), @"
+        exit: 0
+        --- stderr
+        note: main has no commits; 2 other branches (`tract branch`), `tract log BRANCH` shows one
+        ");
+    assert_snapshot!(p.run(&["search", "deploy"]), @"
+        exit: 0
+        --- stderr
+        note: main has no commits; 2 other branches (`tract branch`), `--all` searches them
+        ");
+    assert_snapshot!(p.run(&["reflog"]), @"
+        exit: 0
+        --- stderr
+        note: main has no commits; 2 other branches (`tract branch`), `tract reflog BRANCH` shows one's moves
+        ");
+    assert_snapshot!(p.run(&["status"]), @"
+        exit: 0
+        --- stdout
+        On branch main
+        head      (no commits yet)
+        messages  0
+        tokens    3
+        store     [DIR]/.tract/store.redb
+        --- stderr
+        note: main has no commits; 2 other branches (`tract branch`), `tract switch BRANCH` goes to one
+        ");
+    let run = p.run(&["status", "--json"]);
+    assert_snapshot!(run, @r#"
+        exit: 0
+        --- stdout
+        {
+          "branch": "main",
+          "head": null,
+          "detached": false,
+          "messages": 0,
+          "token_count": 3,
+          "unanswered_tool_calls": 0,
+          "path": "[DIR]/.tract/store.redb"
+        }
+        --- stderr
+        note: main has no commits; 2 other branches (`tract branch`), `tract switch BRANCH` goes to one
+        "#);
+    assert_eq!(json(&run.stdout)["messages"], 0);
+    let run = p.run(&["search", "--json", "deploy"]);
+    assert_eq!(json(&run.stdout), json("[]"));
+    assert!(!run.stderr.is_empty());
+    // --all searches them: nothing to say.
+    assert_snapshot!(p.run(&["search", "--all", "deploy"]), @"
+        exit: 0
+        --- stdout
+        d50e20f6e7 user      -            deploy again  (session-2)
+        24bb17f59c user      -            deploy the app  (session-1)
+        ");
+    // A branch with commits says nothing.
+    assert!(p.run(&["--branch", "session-1", "log"]).stderr.is_empty());
+}
+
 /// A call without a result is counted and warned about.
 #[test]
 fn status_warns_of_calls_without_results() {
@@ -65,7 +136,7 @@ fn status_warns_of_calls_without_results() {
         messages  7
         tokens    104
         store     [DIR]/.tract/store.redb
-        warning: 1 tool call(s) have no result; compile sends a synthetic error result for each
+        warning: 1 tool call has no result; compile sends a synthetic error result for it
         ");
 }
 

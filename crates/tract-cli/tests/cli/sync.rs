@@ -24,7 +24,7 @@ fn clone_then_push_sends_only_what_is_new() {
         --- stdout
         main: new branch at 5e8c0f8a1e
         side: new branch at c19262df75
-        sent 3 commit(s) and 3 blob(s), and the settings
+        sent 3 commits and 3 blobs, and the settings
         ");
     assert_eq!(
         p.ok(&["--store", "copy.redb", "log", "--json"]),
@@ -36,7 +36,7 @@ fn clone_then_push_sends_only_what_is_new() {
         --- stdout
         main: 5e8c0f8a1e -> d3fb6a5e96
         side: up to date at c19262df75
-        sent 1 commit(s) and 1 blob(s)
+        sent 1 commit and 1 blob
         ");
     assert_snapshot!(p.run(&["push", "copy.redb", "main", "--json"]), @r#"
         exit: 0
@@ -85,7 +85,7 @@ fn a_diverged_branch_is_refused_until_forced() {
         --- stdout
         main: 0afeb39348 -> 81cfa4df31 (forced; 0afeb39348 stays in the reflog)
         side: up to date at c19262df75
-        sent 1 commit(s) and 1 blob(s)
+        sent 1 commit and 1 blob
         ");
     assert_snapshot!(p.run(&["--store", "copy.redb", "reflog", "main"]), @"
         exit: 0
@@ -108,7 +108,7 @@ fn pull_brings_a_chosen_branch_and_the_settings() {
         exit: 0
         --- stdout
         side: new branch at c19262df75
-        sent 3 commit(s) and 3 blob(s), and the settings
+        sent 3 commits and 3 blobs, and the settings
         ");
     assert_snapshot!(other.run(&["branch"]), @"
         exit: 0

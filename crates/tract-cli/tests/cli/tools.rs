@@ -1,6 +1,6 @@
 //! `tract tools calls|results|turns`: the tool activity of the current view.
 
-use crate::common::{assert_run_snapshot, json, len, tool_project};
+use crate::common::{Project, assert_run_snapshot, json, len, tool_project};
 use insta::assert_snapshot;
 
 /// Results are listed in view order, filtered by tool name or by position (`--after`); a
@@ -90,6 +90,42 @@ fn tools_calls_and_turns() {
         "turns_json",
         p.run(&["tools", "turns", "--json", "--name", "bash"])
     );
+}
+
+/// A call's duration reads in milliseconds under a second, in seconds from one (`1.5 s`, not
+/// `1500.0 ms`), then in minutes and seconds.
+#[test]
+fn tool_durations_read_in_the_unit_that_fits() {
+    let p = Project::new();
+    for (id, called, answered) in [
+        ("c1", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.350Z"),
+        ("c2", "2026-01-01T00:01:00Z", "2026-01-01T00:01:01.5Z"),
+        ("c3", "2026-01-01T00:02:00Z", "2026-01-01T00:04:05Z"),
+    ] {
+        let calls = format!(r#"[{{"id":"{id}","name":"grep","arguments":{{}}}}]"#);
+        let call = ["add", "--role", "assistant", "--tool-calls", &calls, ""];
+        let result = [
+            "add",
+            "--role",
+            "tool",
+            "--tool-call-id",
+            id,
+            "--name",
+            "grep",
+            "x",
+        ];
+        for (args, at) in [(&call[..], called), (&result[..], answered)] {
+            let run = p.run_env(args, None, &[("TRACT_TIMESTAMP", at)]);
+            assert_eq!(run.code, Some(0), "{run}");
+        }
+    }
+    assert_snapshot!(p.run(&["tools", "turns"]), @"
+        exit: 0
+        --- stdout
+        3d8d624ecb grep         ok        350.0 ms       4 tok        1 B  {}
+        c8688184cc grep         ok           1.5 s       4 tok        1 B  {}
+        3715f99040 grep         ok       2 min 5 s       4 tok        1 B  {}
+        ");
 }
 
 /// An edited result is listed once, at its position, with the content in view and the edit's

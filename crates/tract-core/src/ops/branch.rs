@@ -283,6 +283,30 @@ pub(crate) fn switch(repo: &Repo, name: &str) -> Result<Head> {
     repo.head(&repo.read()?)
 }
 
+/// Puts the handle on a new branch `name` made at its position; at a position with no commits
+/// yet (a new store's `main`), the handle moves to `name`, which its first commit creates, as
+/// `git switch -c` does in a new repository. A branch of that name is
+/// [`Error::BranchExists`] either way.
+pub(crate) fn switch_new(repo: &Repo, name: &BranchName) -> Result<Head> {
+    let snap = repo.read()?;
+    if repo.head(&snap)?.commit.is_some() {
+        drop(snap);
+        create(repo, name, &Rev::head())?;
+        return switch(repo, name.as_str());
+    }
+    if snap.branch(name.as_str())?.is_some() {
+        return Err(Error::BranchExists {
+            name: name.to_string(),
+        });
+    }
+    drop(snap);
+    repo.set_position(
+        HeadRef::Branch(name.to_string()),
+        &format!("switch: to new branch {name}"),
+    )?;
+    repo.head(&repo.read()?)
+}
+
 /// A branch name puts the handle on that branch; anything else detaches it at the commit it
 /// names.
 pub(crate) fn checkout(repo: &Repo, rev: &Rev) -> Result<Head> {
@@ -292,7 +316,20 @@ pub(crate) fn checkout(repo: &Repo, rev: &Rev) -> Result<Head> {
     {
         return switch(repo, name);
     }
-    let id = repo.resolve(&snap, rev)?;
+    let id = match repo.resolve(&snap, rev) {
+        Ok(id) => id,
+        // Neither a branch nor a commit: a mistyped branch name is named as `switch` names it,
+        // with the close ones, when there are any.
+        Err(e @ Error::UnknownRevision { .. }) => {
+            return Err(match rev.as_branch_name().map(|n| snap.require_branch(n)) {
+                Some(Err(b)) if matches!(&b, Error::UnknownBranch { similar, .. } if !similar.is_empty()) => {
+                    b
+                }
+                _ => e,
+            });
+        }
+        Err(e) => return Err(e),
+    };
     repo.set_position(
         HeadRef::Detached(id),
         &format!("checkout: detached at {}", id.short()),
@@ -317,7 +354,7 @@ mod tests {
     use crate::error::Error;
     use crate::repo::Bind;
     use crate::tract::Tract;
-    use crate::view::revision::BranchName;
+    use crate::view::revision::{BranchName, Rev};
 
     fn name(s: &str) -> BranchName {
         BranchName::new(s).unwrap()
@@ -348,5 +385,44 @@ mod tests {
             t.switch("session1"),
             Err(Error::UnknownBranch { similar, .. }) if similar == ["session-1"]
         ));
+    }
+
+    #[test]
+    fn checkout_of_a_mistyped_branch_names_the_close_ones() {
+        let t = Tract::in_memory().unwrap();
+        t.user("hi").unwrap();
+        t.create_branch(&name("session-1"), &Rev::head()).unwrap();
+        let rev = |s: &str| Rev::parse(s).unwrap();
+        assert!(matches!(
+            t.checkout(&rev("sesion-1")),
+            Err(Error::UnknownBranch { similar, .. }) if similar == ["session-1"]
+        ));
+        // Nothing close: the revision's own error.
+        assert!(matches!(
+            t.checkout(&rev("nope")),
+            Err(Error::UnknownRevision { .. })
+        ));
+    }
+
+    #[test]
+    fn switch_new_on_a_branch_without_commits_takes_the_name_its_first_commit_creates() {
+        let t = Tract::in_memory().unwrap();
+        t.switch_new(&name("session-1")).unwrap();
+        let head = t.head().unwrap();
+        assert_eq!((head.branch(), head.commit), (Some("session-1"), None));
+        assert!(t.branches().unwrap().is_empty());
+        let first = t.user("hi").unwrap();
+        assert_eq!(t.branches().unwrap()[0].name, "session-1");
+        assert!(matches!(
+            t.switch_new(&name("session-1")),
+            Err(Error::BranchExists { .. })
+        ));
+        // At a commit, the new branch is made there.
+        t.switch_new(&name("session-2")).unwrap();
+        let head = t.head().unwrap();
+        assert_eq!(
+            (head.branch(), head.commit),
+            (Some("session-2"), Some(first.id))
+        );
     }
 }

@@ -236,10 +236,13 @@ pub(crate) fn compress(
         .filter_map(|(run, m)| {
             let tokens = u64::from(tokens::framed(tokens::count_message(&m), false));
             if identity != MANUAL && tokens >= run.tokens {
+                let (what, they) = match run.sources.len() {
+                    1 => ("1 message".to_string(), ["it is", "it was"]),
+                    n => (format!("{n} messages"), ["they are", "they were"]),
+                };
                 warnings.push(format!(
-                    "the summary of {} message(s) ({tokens} tokens) is not shorter than they are ({} tokens); they were kept as they are",
-                    run.sources.len(),
-                    run.tokens
+                    "the summary of {what} ({tokens} tokens) is not shorter than {} ({} tokens); {} kept as {}",
+                    they[0], run.tokens, they[1], they[0]
                 ));
                 skipped.push(run);
                 return None;

@@ -105,6 +105,14 @@ impl Tract {
         branch::switch(&self.repo, name)
     }
 
+    /// Puts this handle on a new branch `name`, created at its position (as
+    /// [`Tract::create_branch`] then [`Tract::switch`]); on a branch with no commits yet (a new
+    /// store's `main`) the handle moves to `name`, which its first message creates. An
+    /// existing branch of that name is [`Error::BranchExists`].
+    pub fn switch_new(&self, name: &BranchName) -> Result<Head> {
+        branch::switch_new(&self.repo, name)
+    }
+
     /// Checks out `rev`: a branch name switches this handle to it, anything else detaches the
     /// handle there (time travel: appends then grow from that commit without moving any
     /// branch).

@@ -406,11 +406,20 @@ async fn search(
     q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
 ) -> Answer<SearchAnswer> {
     let p = params(q)?;
-    let branch = p.branch()?.to_string();
+    let all = flag("all", p.all.as_deref())?;
+    // Searching every branch needs none; given, it is the page's, whose view the hits link to.
+    let branch = match (all, p.branch.as_deref()) {
+        (true, None | Some("")) => None,
+        (false, None | Some("")) => {
+            return Err(ApiError::bad_request(
+                "the branch parameter is missing (or all=true, to search every branch)",
+            ));
+        }
+        (_, Some(b)) => Some(b.to_string()),
+    };
     let limit = bounded("limit", p.limit.as_deref(), 50, 1, 500)?;
     let offset = bounded("offset", p.offset.as_deref(), 0, 0, MAX_SEARCH_OFFSET)?;
     let history = flag("history", p.history.as_deref())?;
-    let all = flag("all", p.all.as_deref())?;
     let errors = flag("errors", p.errors.as_deref())?;
     let query = p.q.clone().unwrap_or_default();
     if query.trim().is_empty() {
@@ -435,7 +444,10 @@ async fn search(
     let until_us = when("until", &p.until)?;
     blocking(move || {
         // The page's branch, even searching all: a hit in its view links to its place.
-        let t = s.on(&branch)?;
+        let t = match &branch {
+            Some(b) => s.on(b)?,
+            None => Arc::clone(&s.head),
+        };
         let mut hits = t.search(&SearchQuery {
             query,
             regex: false,
@@ -461,7 +473,10 @@ async fn search(
         // branch's message is not).
         let shown =
             |h: &tract_core::SearchHit| h.info.current.as_ref().map_or(h.info.id, |c| c.commit);
-        let places = t.view_indexes(hits.iter().map(shown))?;
+        let places = match branch {
+            Some(_) => t.view_indexes(hits.iter().map(shown))?,
+            None => vec![None; hits.len()],
+        };
         let hits = hits
             .iter()
             .zip(places)
