@@ -12,6 +12,7 @@ pub mod commands;
 mod context;
 mod error;
 mod output;
+mod progress;
 mod render;
 mod ui;
 mod vocabulary;

@@ -263,7 +263,11 @@ pub fn status(out: &mut impl Write, s: &Status) {
         }
     }
     if s.reused_call_ids > 0 {
-        let _ = writeln!(out, "warning: {}", reused_call_ids(s.reused_call_ids, "view"));
+        let _ = writeln!(
+            out,
+            "warning: {}",
+            reused_call_ids(s.reused_call_ids, "view")
+        );
     }
 }
 

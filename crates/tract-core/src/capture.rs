@@ -29,6 +29,7 @@ use crate::tract::Tract;
 use crate::view::revision::BranchName;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 /// How long a session file whose reading is not settled (see the module's doc) waits for the
@@ -106,6 +107,25 @@ struct Seen {
     /// The signature at which its reading was found not settled: not read again until it
     /// changes, or until it has been quiet for [`SETTLE`].
     unsettled: Option<Signature>,
+}
+
+/// How far a capture pass got ([`Capture::pass_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassProgress {
+    /// Session files read to their last complete line: `done` of `of`.
+    Read {
+        /// Files read so far.
+        done: usize,
+        /// Files in the folder.
+        of: usize,
+    },
+    /// Changed sessions imported: `done` of `of`.
+    Imported {
+        /// Sessions imported so far.
+        done: usize,
+        /// Sessions to import in this pass.
+        of: usize,
+    },
 }
 
 /// A capture of one projects folder into one store.
@@ -187,11 +207,19 @@ impl Capture {
     /// Imports what is new in every session file. The sessions that changed are read one
     /// after another and imported side by side, so their commits share fsyncs (group commit).
     pub fn pass(&mut self) -> Result<Pass> {
+        self.pass_with(&|_| {})
+    }
+
+    /// [`Capture::pass`], telling `progress` how far it got (a first pass over a folder of
+    /// many sessions takes a while): the files read, then the sessions imported.
+    pub fn pass_with(&mut self, progress: &(dyn Fn(PassProgress) + Sync)) -> Result<Pass> {
         let mut pass = Pass::default();
         let files = self.session_files()?;
         self.status.sessions = files.len();
         let mut ready = Vec::new();
-        for file in files {
+        let of = files.len();
+        for (done, file) in files.into_iter().enumerate() {
+            progress(PassProgress::Read { done, of });
             match self.read(&file) {
                 Ok(Some(Read::Session(r))) => ready.push(*r),
                 Ok(Some(Read::Deleted(branch))) => pass.deleted.push((file, branch)),
@@ -206,6 +234,10 @@ impl Capture {
             chunks[k % threads].push(r);
         }
         let handles = &self.handles;
+        let of = chunks.iter().map(Vec::len).sum();
+        let imported = AtomicUsize::new(0);
+        let imported = &imported;
+        progress(PassProgress::Imported { done: 0, of });
         let done: Vec<(Ready, Result<ImportReport>)> = std::thread::scope(|scope| {
             let workers: Vec<_> = chunks
                 .into_iter()
@@ -222,6 +254,8 @@ impl Capture {
                                         Err(Error::invalid_op("no handle for the session's branch"))
                                     }
                                 };
+                                let done = imported.fetch_add(1, Ordering::Relaxed) + 1;
+                                progress(PassProgress::Imported { done, of });
                                 (r, result)
                             })
                             .collect::<Vec<_>>()

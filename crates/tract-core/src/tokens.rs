@@ -19,6 +19,21 @@ pub const REPLY_PRIMING: u32 = 3;
 /// tokenizer).
 pub const SYNTHETIC_RESULT_TOKENS: u32 = 26;
 
+/// Past this many tokens, one message is more than the largest context windows take (about a
+/// million tokens): writing or compiling one says so.
+pub const LARGE_MESSAGE: u32 = 1_000_000;
+
+/// What is said of a message of `tokens` tokens when it is over [`LARGE_MESSAGE`]: its size,
+/// and what to do.
+pub fn too_large(tokens: u32) -> Option<String> {
+    (tokens > LARGE_MESSAGE).then(|| {
+        format!(
+            "it holds {tokens} tokens, more than the largest model context windows take (about \
+             1,000,000); edit or compress it before it is sent"
+        )
+    })
+}
+
 /// Tokens of a request: its messages framed, less results that answer no call, plus a
 /// synthetic result for each call without one, plus reply priming.
 pub fn request_tokens(total: u64, orphans: u64, unanswered: u64) -> u64 {

@@ -51,6 +51,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     // results go through the store's tool-summarization policy.
     for outcome in t.append_batch_with_policy(messages, &RecordOptions::default())? {
         let _ = writeln!(ui, "{}", outcome.original.id.short());
+        if let Some(big) = tract_core::tokens::too_large(outcome.original.token_count) {
+            ui.warning(&format!("message {}: {big}", outcome.original.id.short()));
+        }
         for w in &outcome.warnings {
             ui.warning(w);
         }

@@ -2,6 +2,7 @@
 
 use crate::context::{Context, user_store};
 use crate::error::CommandError;
+use crate::progress::Progress;
 use crate::render::count;
 use crate::ui::Ui;
 use crate::vocabulary::ImportReport;
@@ -9,7 +10,7 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
-use tract_core::capture::{self, Capture, Pass};
+use tract_core::capture::{self, Capture, Pass, PassProgress};
 use tract_core::{Bind, OpenMode};
 
 /// Follow Claude Code's sessions: import every session of a projects folder (default
@@ -96,7 +97,19 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     }
     let interval = Duration::from_millis(a.interval.max(1));
     loop {
-        let pass = capture.pass()?;
+        // How far a pass over many sessions got (the first one, most of all), on a terminal.
+        let bar = Progress::new("{msg} {bar:30} {pos}/{len} sessions");
+        let pass = capture.pass_with(&|p| match p {
+            PassProgress::Read { done, of } if of > 1 => {
+                bar.step(done as u64, Some(of as u64), "reading")
+            }
+            PassProgress::Imported { done, of } if of > 1 => {
+                bar.step(done as u64, Some(of as u64), "importing")
+            }
+            _ => {}
+        });
+        drop(bar);
+        let pass = pass?;
         report(ui, &pass, a.json, !a.once);
         let s = capture.status();
         let status = StatusJson {

@@ -4,12 +4,12 @@ use super::rev;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::progress::Progress;
 use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::{CompressPlan, CompressReport, Detail};
 use clap::ValueEnum;
 use std::fmt::Write;
-use std::io::IsTerminal;
 use std::num::NonZeroU32;
 use tract_core::{
     ClearOptions, CompressRequest, Error, Extractive, Manual, OpenAiCompatible, Rev, Summarizer,
@@ -165,23 +165,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         return Ok(());
     }
     // A progress bar on a terminal, when there is more than one run to summarize.
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::hidden();
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("summarizing {bar:30} {pos}/{len} runs")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
+    let bar = Progress::new("summarizing {bar:30} {pos}/{len} runs");
     let progress = |done: usize, total: usize| {
-        if let Some(bar) = &bar
-            && total > 1
-        {
-            if bar.is_hidden() {
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            }
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
+        if total > 1 {
+            bar.step(done as u64, Some(total as u64), "");
         }
     };
     let req = CompressRequest {
@@ -189,9 +176,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         ..req
     };
     let done = t.compress(&req);
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    drop(bar);
     let done = done?;
     for w in &done.warnings {
         ui.warning(w);

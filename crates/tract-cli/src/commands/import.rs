@@ -4,6 +4,7 @@ use super::NewBranch;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::progress::Progress;
 use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::ImportReport;
@@ -32,9 +33,18 @@ pub struct Args {
 /// Runs `tract import`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let format = Format::parse(&a.format)?;
-    // Every file is read and checked before anything is written.
+    // Every file is read and checked before anything is written. Many files show how far
+    // it got, on a terminal.
+    let total = a.files.len() as u64;
+    let bar = Progress::new("{msg} {bar:30} {pos}/{len} files");
+    let step = |done: usize, what: &str| {
+        if total > 1 {
+            bar.step(done as u64, Some(total), what);
+        }
+    };
     let mut parsed = Vec::with_capacity(a.files.len());
-    for file in &a.files {
+    for (k, file) in a.files.iter().enumerate() {
+        step(k, "reading");
         let t = transcript::parse_file(file, format)?;
         let branch = match ctx.branch_flag() {
             Some(b) => BranchName::new(b)?,
@@ -43,7 +53,8 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         parsed.push((file, branch, t));
     }
     let mut reports = Vec::new();
-    for (file, branch, t) in parsed {
+    for (k, (file, branch, t)) in parsed.into_iter().enumerate() {
+        step(k, "importing");
         let handle = ctx.open_on(&branch)?;
         // A branch --branch names may be a typo; the transcripts' own are new by design.
         let new_branch = match ctx.branch_flag() {
@@ -63,7 +74,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             ));
         }
         for (line, w) in &r.warnings {
-            ui.warning(&format!("{}: line {line}: {w}", file.display()));
+            match line {
+                0 => ui.warning(&format!("{}: {w}", file.display())),
+                _ => ui.warning(&format!("{}: line {line}: {w}", file.display())),
+            }
         }
         if !a.json {
             let mut line = format!(

@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::progress::Progress;
 use crate::ui::Ui;
 use crate::vocabulary::IndexReport;
 use std::fmt::Write;
@@ -23,7 +24,14 @@ pub struct Args {
 /// Runs `tract index`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
-    let r = tract_core::update_index(t.store(), a.rebuild)?;
+    let bar = Progress::new("indexing for search: {pos} commits");
+    let r = tract_core::update_index_with(
+        t.store(),
+        a.rebuild,
+        Some(&|commits| bar.step(commits, None, "")),
+    );
+    drop(bar);
+    let r = r?;
     if a.json {
         output::print(ui, &IndexReport::from(&r), false);
         return Ok(());

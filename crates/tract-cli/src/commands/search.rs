@@ -4,6 +4,7 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::progress::Progress;
 use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::SearchHit;
@@ -124,7 +125,18 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         // One more than shown tells whether a next page follows.
         limit: limit.map(|n| if n == 0 { 0 } else { n.saturating_add(1) }),
     };
-    let mut hits = t.search(&q)?;
+    // The first search of a store (or one past many new commits) indexes them first.
+    let bar = Progress::new("indexing for search: {pos} commits");
+    let steps = bar.steps();
+    t.set_progress(Some(std::sync::Arc::new(move |p| {
+        if let tract_core::Progress::Indexing { commits } = p {
+            steps.step(commits, None, "");
+        }
+    })));
+    let hits = t.search(&q);
+    t.set_progress(None);
+    drop(bar);
+    let mut hits = hits?;
     if !a.all {
         super::note_if_branch_empty(&t, ui, "`--all` searches them")?;
     }

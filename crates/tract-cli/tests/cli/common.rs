@@ -288,6 +288,26 @@ impl Project {
     }
 }
 
+/// Runs `tract ARGS` in `dir` at a terminal (a real one: `script` runs it in a pseudo-terminal,
+/// standard output and error both on it), with the fixed clock and nothing else in the
+/// environment; returns what the terminal showed, line ends as `\n`.
+pub fn at_terminal(dir: &Path, args: &str) -> String {
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!("'{BIN}' {args}"))
+        .arg("/dev/null")
+        .current_dir(dir)
+        .env_clear()
+        .env("TRACT_TIMESTAMP", TIMESTAMP)
+        // A terminal that can redraw a line (without TERM, progress is not drawn).
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n")
+}
+
 /// The exit codes of docs/cli.md ("Exit codes"), but 1 (a check found problems: `tract
 /// fsck`'s snapshots show it).
 pub mod exit {

@@ -73,17 +73,43 @@ fn compile_sends_a_reused_call_id_once() {
     let grep = r#"[{"id":"c1","name":"grep","arguments":{"pattern":"DATABASE_URL"}}]"#;
     p.ok(&["add", "Where is DATABASE_URL read?"]);
     p.ok(&["add", "--role", "assistant", "--tool-calls", grep, ""]);
-    p.ok(&["add", "--role", "tool", "--tool-call-id", "c1", "--name", "grep", "config.py:42"]);
+    p.ok(&[
+        "add",
+        "--role",
+        "tool",
+        "--tool-call-id",
+        "c1",
+        "--name",
+        "grep",
+        "config.py:42",
+    ]);
     p.ok(&["add", "--role", "assistant", "--tool-calls", grep, ""]);
-    p.ok(&["add", "--role", "tool", "--tool-call-id", "c1", "--name", "grep", "settings.py:7"]);
-    assert_run_snapshot!("reused_id_anthropic", p.run(&["compile", "--format", "anthropic"]));
+    p.ok(&[
+        "add",
+        "--role",
+        "tool",
+        "--tool-call-id",
+        "c1",
+        "--name",
+        "grep",
+        "settings.py:7",
+    ]);
+    assert_run_snapshot!(
+        "reused_id_anthropic",
+        p.run(&["compile", "--format", "anthropic"])
+    );
     let openai = json(&p.ok(&["compile", "--compact"]));
     let sent: Vec<(&str, &str)> = openai
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "tool")
-        .map(|m| (m["tool_call_id"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["content"].as_str().unwrap(),
+            )
+        })
         .collect();
     let anthropic = json(&p.ok(&["compile", "--format", "anthropic", "--compact"]));
     let results: Vec<&str> = anthropic["messages"]

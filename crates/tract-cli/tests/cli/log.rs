@@ -42,20 +42,7 @@ fn log_shows_one_line_per_commit_newest_first() {
 #[test]
 fn log_at_a_terminal_has_a_header_row() {
     let p = a_session();
-    let at_terminal = |args: &str| {
-        let out = std::process::Command::new("script")
-            .args(["-q", "-e", "-c"])
-            .arg(format!("'{}' {args}", env!("CARGO_BIN_EXE_tract")))
-            .arg("/dev/null")
-            .current_dir(p.path())
-            .env_clear()
-            .env("TRACT_TIMESTAMP", crate::common::TIMESTAMP)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n")
-    };
+    let at_terminal = |args: &str| crate::common::at_terminal(p.path(), args);
     let log = at_terminal("log");
     assert_snapshot!(log, @r#"
         commit     op     role      tools        tokens  message

@@ -27,6 +27,7 @@ mod log;
 mod mcp;
 mod merge;
 mod processes;
+mod progress;
 mod redact;
 mod refs;
 mod repair;

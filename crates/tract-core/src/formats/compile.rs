@@ -190,11 +190,20 @@ impl Compiled {
     /// The call `k` of `e` (one of its calls) as it is sent: its id replaced where the view
     /// reuses it.
     fn sent_call(&self, e: &ViewEntry, k: usize) -> CallShape {
-        let mut call = e.shape.tool_calls.get(k).cloned().unwrap_or_else(|| CallShape {
-            id: String::new(),
-            name: String::new(),
-        });
-        if let Some(id) = self.sent_ids().of_position(&e.position).and_then(|ids| ids.get(k)) {
+        let mut call = e
+            .shape
+            .tool_calls
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| CallShape {
+                id: String::new(),
+                name: String::new(),
+            });
+        if let Some(id) = self
+            .sent_ids()
+            .of_position(&e.position)
+            .and_then(|ids| ids.get(k))
+        {
             call.id.clone_from(id);
         }
         call
@@ -344,6 +353,9 @@ impl Compiled {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         for e in self.entries.iter() {
+            if let Some(big) = tokens::too_large(e.tokens) {
+                w.push(format!("message {}: {big}", e.position.short()));
+            }
             if e.shape.role == Role::Tool && e.caller.is_none() {
                 w.push(format!(
                     "tool result {} (tool_call_id {}) answers no earlier tool call; not sent",
@@ -555,7 +567,13 @@ impl SentIds {
                     held.contains(id) || sent.contains(id)
                 });
                 sent.insert(new.clone());
-                if let Some(r) = e.results.get(k).copied().flatten().and_then(|r| entries.get(r)) {
+                if let Some(r) = e
+                    .results
+                    .get(k)
+                    .copied()
+                    .flatten()
+                    .and_then(|r| entries.get(r))
+                {
                     out.by_position.insert(r.position, vec![new.clone()]);
                 }
                 ids.get_or_insert_with(|| calls.iter().map(|c| c.id.clone()).collect())[k] =

@@ -25,6 +25,7 @@ use crate::id::{BlobId, CommitId};
 use crate::object::{Message, Op};
 use crate::refs::HeadRef;
 use crate::repo::Repo;
+use crate::view::info::CommitInfo;
 use crate::write::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep, SubBranch};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -43,7 +44,8 @@ pub struct ImportReport {
     pub off_path: usize,
     /// The branch's tip afterwards.
     pub tip: Option<CommitId>,
-    /// Lines read with something to say (not JSON, or kept as a record): line and what.
+    /// Lines read with something to say (not JSON, or kept as a record): line and what; at
+    /// line 0, what is said of the file as a whole (a message too large for any model).
     pub warnings: Vec<(usize, String)>,
     /// Messages of the view edited because their API response grew (Claude Code).
     pub edited: usize,
@@ -169,9 +171,22 @@ fn import_steps(
         note: None,
     };
     let infos = txn::write(repo, &opts, chain)?;
+    say_large(&mut report, &infos);
     report.added = infos.len();
     report.tip = infos.last().map(|i| i.id).or(head.commit);
     Ok(report)
+}
+
+/// A warning (at line 0: the file as a whole) for each message written over
+/// [`crate::tokens::LARGE_MESSAGE`] tokens.
+fn say_large(report: &mut ImportReport, infos: &[CommitInfo]) {
+    for info in infos {
+        if let Some(w) = crate::tokens::too_large(info.token_count) {
+            report
+                .warnings
+                .push((0, format!("the message of commit {}: {w}", info.id.short())));
+        }
+    }
 }
 
 /// The positions in the view at `at`, as the sources a compact boundary's compression may
@@ -595,6 +610,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         note: None,
     };
     let infos = txn::write(repo, &opts, chain)?;
+    say_large(&mut report, &infos);
     report.added = n_new;
     report.tip = infos.last().map(|i| i.id).or(base);
     Ok(report)

@@ -41,6 +41,10 @@ pub(crate) struct Walked {
     pub(crate) stopped: bool,
 }
 
+/// Told, as a catch-up goes, how many commits it has added to the index so far (a progress
+/// display's; `None`: nobody asks).
+pub(crate) type Indexed<'a> = Option<&'a (dyn Fn(u64) + Sync)>;
+
 /// The place of commit `id` in the index as `reading` has it, if it holds it.
 pub(crate) fn locate(searcher: &Searcher, fields: &Fields, id: &CommitId) -> Result<Option<Place>> {
     let term = Term::from_field_bytes(fields.id, id.as_bytes());
@@ -357,7 +361,7 @@ pub(crate) fn catch_up(
     store: &Store,
     collected: Option<&[CommitId]>,
     rebuild: bool,
-    indexed: crate::index::keeper::Indexed<'_>,
+    indexed: Indexed<'_>,
 ) -> Result<Caught> {
     let reading = index.read()?;
     // The store is read after the index: it holds everything the index does.

@@ -38,10 +38,6 @@ pub(crate) struct Keeper {
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// Told, as a catch-up goes, how many commits it has added to the index so far (a progress
-/// display's; `None`: nobody asks).
-pub(crate) type Indexed<'a> = Option<&'a (dyn Fn(u64) + Sync)>;
-
 /// The keeper of `store` in this process.
 pub(crate) fn of(store: &Store) -> Arc<Keeper> {
     store.attached(Keeper::default)
@@ -72,7 +68,7 @@ impl Keeper {
         wait: Duration,
         collected: Option<&[CommitId]>,
         rebuild: bool,
-        indexed: Indexed<'_>,
+        indexed: catch_up::Indexed<'_>,
     ) -> Result<Option<Caught>> {
         #[cfg(feature = "postgres")]
         if store.postgres().is_some() {
@@ -101,7 +97,7 @@ impl Keeper {
         collected: Option<&[CommitId]>,
         rebuild: bool,
         create: bool,
-        indexed: Indexed<'_>,
+        indexed: catch_up::Indexed<'_>,
     ) -> Result<Option<Caught>> {
         let start = std::time::Instant::now();
         loop {

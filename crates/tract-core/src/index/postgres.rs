@@ -573,7 +573,7 @@ pub(crate) fn catch_up(
     collected: Option<&[CommitId]>,
     rebuild: bool,
     create: bool,
-    indexed: crate::index::keeper::Indexed<'_>,
+    indexed: catch_up::Indexed<'_>,
 ) -> Result<Option<Caught>> {
     let Some(pg) = store.postgres() else {
         return Err(Error::invalid_op("not a store in PostgreSQL"));

@@ -190,8 +190,7 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
         return Err(not_ours());
     }
     // What is written again, oldest first: everything but the popped message's own edits.
-    let popped: std::collections::HashSet<CommitId> =
-        last.versions().into_iter().collect();
+    let popped: std::collections::HashSet<CommitId> = last.versions().into_iter().collect();
     let mut moved: Vec<(CommitId, usize)> = Vec::new();
     let mut steps = Vec::new();
     for (id, commit) in after.into_iter().rev() {
@@ -201,7 +200,11 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
             Op::Append | Op::Merge { .. } => return Err(not_ours()),
         }
         let Some(blob) = commit.blob else {
-            return Err(Error::corrupt(format!("{} {} has no blob", commit.op.name(), id.short())));
+            return Err(Error::corrupt(format!(
+                "{} {} has no blob",
+                commit.op.name(),
+                id.short()
+            )));
         };
         let (content, _) = snap.blob(&blob)?;
         let mut prepared = match &commit.op {

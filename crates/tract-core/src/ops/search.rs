@@ -5,8 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
+use crate::index::catch_up::Indexed;
 use crate::index::catch_up::{self, key_at, key_columns, searchable};
-use crate::index::keeper::Indexed;
 use crate::index::lanes::{self, Lanes, Place, Reach};
 use crate::index::query::{Parsed, Positions, Weights};
 use crate::index::{Fields, Index, KEY0, PLACE, keeper};
@@ -1092,12 +1092,7 @@ fn one_line(text: &str, ranges: &[(usize, usize)]) -> (String, Vec<(usize, usize
 }
 
 /// A regular expression's scan: the view at the scope's head (or its history), oldest first.
-fn scan(
-    repo: &Repo,
-    q: &SearchQuery,
-    re: &Regex,
-    indexed: Indexed<'_>,
-) -> Result<Vec<SearchHit>> {
+fn scan(repo: &Repo, q: &SearchQuery, re: &Regex, indexed: Indexed<'_>) -> Result<Vec<SearchHit>> {
     let limit = q.limit.map_or(usize::MAX, |l| l.saturating_add(q.offset));
     let ground = Ground::new(repo, false, indexed)?;
     let snap = &ground.snap;

@@ -50,7 +50,10 @@ pub(crate) enum Step {
     /// A commit written again (a [`rewrite`]): its operation, with each commit it names that
     /// is written again earlier in the chain (the old id, and its place in the chain) named
     /// by its new id.
-    Again { op: Op, moved: Vec<(CommitId, usize)> },
+    Again {
+        op: Op,
+        moved: Vec<(CommitId, usize)>,
+    },
 }
 
 /// A branch of its own for a sub-agent: `steps` written on `branch` forked at the chain's tip,
@@ -374,10 +377,9 @@ fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
         Step::Again { mut op, moved } => {
             let new_id = |old: &mut CommitId| -> Result<()> {
                 if let Some(&(_, k)) = moved.iter().find(|(o, _)| o == old) {
-                    *old = infos
-                        .get(k)
-                        .map(|i| i.id)
-                        .ok_or_else(|| Error::invalid_op("a commit written again before what it names"))?;
+                    *old = infos.get(k).map(|i| i.id).ok_or_else(|| {
+                        Error::invalid_op("a commit written again before what it names")
+                    })?;
                 }
                 Ok(())
             };
@@ -391,7 +393,9 @@ fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
                     }
                 }
                 Op::Append | Op::Record { .. } => {}
-                Op::Merge { .. } => return Err(Error::invalid_op("a merge cannot be written again")),
+                Op::Merge { .. } => {
+                    return Err(Error::invalid_op("a merge cannot be written again"));
+                }
             }
             op
         }

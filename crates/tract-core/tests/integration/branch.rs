@@ -215,7 +215,9 @@ fn pop_takes_only_the_last_message_and_keeps_what_was_committed_after_it() {
     let b = t.user("b").unwrap();
     t.user("question").unwrap();
     t.assistant("", vec![call("c1", "grep")]).unwrap();
-    let result = t.tool_result("c1", "grep", "a long grep output", false).unwrap();
+    let result = t
+        .tool_result("c1", "grep", "a long grep output", false)
+        .unwrap();
     let answer = t.assistant("the answer", Vec::new()).unwrap();
     // After the answer: an edit of the tool result and an edit of that edit, a compression
     // of two earlier messages, a record, and an edit of the answer itself.
@@ -238,7 +240,11 @@ fn pop_takes_only_the_last_message_and_keeps_what_was_committed_after_it() {
         ["be brief", "a and b", "question", "", "shorter"],
         "only the answer left the view"
     );
-    assert_eq!(texts(&other), texts(&t), "another handle on the branch sees the same");
+    assert_eq!(
+        texts(&other),
+        texts(&t),
+        "another handle on the branch sees the same"
+    );
     // The commits written again carry what they carried, in order, on the answer's parent;
     // the edit of the edit names the new first edit.
     let log = t.log(&tract_core::LogQuery::default()).unwrap();
@@ -249,7 +255,12 @@ fn pop_takes_only_the_last_message_and_keeps_what_was_committed_after_it() {
     };
     assert_eq!(*target, log[3].id);
     assert_eq!(log[3].commit.parents, vec![answer.commit.parents[0]]);
-    assert_eq!(t.records(&tract_core::RecordQuery::default()).unwrap().len(), 1);
+    assert_eq!(
+        t.records(&tract_core::RecordQuery::default())
+            .unwrap()
+            .len(),
+        1
+    );
     // The reflog keeps the old tip: a reset brings everything back.
     let moved = &t.reflog("sessions/q", 1).unwrap()[0];
     assert_eq!(moved.old, Some(tip));
@@ -257,14 +268,18 @@ fn pop_takes_only_the_last_message_and_keeps_what_was_committed_after_it() {
     assert_listing_matches_views(&path, &t, "after a pop that wrote commits again");
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
     t.reset(&Rev::from(tip)).unwrap();
-    assert_eq!(texts(&t).last().map(String::as_str), Some("the answer, edited"));
+    assert_eq!(
+        texts(&t).last().map(String::as_str),
+        Some("the answer, edited")
+    );
     assert_eq!(t.get_commit(sys.id).unwrap().id, sys.id);
     // A message merged in is refused, and nothing moves.
     let side = BranchName::new("sessions/q-side").unwrap();
     t.create_branch(&side, &Rev::from(tip)).unwrap();
     let s = open_bound(&path, Bind::Branch(side.clone()));
     s.user("from the side").unwrap();
-    t.merge(&side, &tract_core::MergeRequest::default()).unwrap();
+    t.merge(&side, &tract_core::MergeRequest::default())
+        .unwrap();
     let before = t.head().unwrap().commit;
     assert!(matches!(t.pop(), Err(Error::InvalidOperation { .. })));
     assert_eq!(t.head().unwrap().commit, before);

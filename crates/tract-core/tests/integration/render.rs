@@ -240,7 +240,10 @@ fn a_reused_call_id_is_sent_once_per_request_and_answered_by_its_own_result() {
     let calls = &renderings[0].0;
     // The first call with an id keeps it; later ones get a new id from their position.
     assert_eq!(calls[0], "c1");
-    assert!(calls[1].starts_with("c1_") && calls[1].len() == 3 + 8, "{calls:?}");
+    assert!(
+        calls[1].starts_with("c1_") && calls[1].len() == 3 + 8,
+        "{calls:?}"
+    );
     assert_eq!(calls[2], "call_0");
     assert!(calls[3].starts_with("call_0_") && calls[4].starts_with("call_0_"));
     assert_ne!(calls[3], calls[4]);
@@ -260,7 +263,10 @@ fn a_reused_call_id_is_sent_once_per_request_and_answered_by_its_own_result() {
     assert_eq!(answer(&calls[2]).1, tract_core::view::SYNTHETIC_RESULT);
     assert_eq!(answer(&calls[3]).1, "file text");
     // Compiling again gives the same bytes; the warnings and the status name the reuses.
-    assert_eq!(t.compile().unwrap().to_anthropic().unwrap(), c.to_anthropic().unwrap());
+    assert_eq!(
+        t.compile().unwrap().to_anthropic().unwrap(),
+        c.to_anthropic().unwrap()
+    );
     assert_eq!(c.reused_call_ids().len(), 3, "{:?}", c.reused_call_ids());
     assert!(
         c.warnings()
