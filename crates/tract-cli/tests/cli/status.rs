@@ -104,6 +104,7 @@ fn an_empty_current_branch_says_where_the_sessions_are() {
           "messages": 0,
           "token_count": 3,
           "unanswered_tool_calls": 0,
+          "reused_call_ids": 0,
           "path": "[DIR]/.tract/store.redb"
         }
         --- stderr
