@@ -283,8 +283,9 @@ impl PyTract {
     /// listing them); `force` moves them anyway (the old tip stays in the reflog). `settings`
     /// sends the tool-summarization and retention policies too. Returns a dict: `branches`
     /// (each `name`, `source`, `old`, `new`, `up_to_date`, `forced`, `ahead_of`: the
-    /// sender's tip when this branch already contained it and stayed), `refused` (each `name`,
-    /// `source`, `receiver`, `sender`, `reason`), `commits`, `blobs`, `settings`.
+    /// sender's tip when the receiver's branch already contained it, and stayed), `refused`
+    /// (each `name`, `source`, `receiver`, `sender`, `reason`), `commits`, `blobs`,
+    /// `settings`.
     #[pyo3(signature = (dest, branches=None, *, force=false, settings=false))]
     fn push<'py>(
         &self,
