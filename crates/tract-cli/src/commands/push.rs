@@ -372,7 +372,8 @@ pub struct Progress(Option<indicatif::ProgressBar>);
 const MANY: u64 = 64;
 
 impl Progress {
-    /// A bar for a command with `--json` (`json`: none).
+    /// A bar, hidden until the transfer is long enough; none with `--json` or when standard
+    /// error is not a terminal.
     pub fn new(json: bool) -> Self {
         Progress((!json && std::io::stderr().is_terminal()).then(indicatif::ProgressBar::hidden))
     }
