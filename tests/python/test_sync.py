@@ -77,6 +77,58 @@ def test_a_diverged_branch_raises_and_force_keeps_the_old_tip(any_store, tmp_pat
             assert dst.get_commit(ours).content == "receiver only"
 
 
+def test_a_diverged_branch_does_not_hold_the_others_back_and_merges_under_another_name(
+    any_store, tmp_path
+) -> None:
+    origin = tmp_path / "origin.redb"
+    with tract.Tract.open(origin) as src:
+        src.user("shared")
+        src.fork("side")
+        with tract.clone(origin, any_store) as dst:
+            ours = dst.user("receiver only").commit_hash
+            theirs = src.user("sender only").commit_hash
+            with tract.Tract.open(origin, branch="side") as side:
+                side_tip = side.user("more on side").commit_hash
+            # side moves; main is refused, named, and its history not sent.
+            with pytest.raises(tract.DivergedError) as e:
+                src.push(any_store)
+            assert (e.value.branch, e.value.receiver, e.value.sender) == ("main", ours, theirs)
+            assert "branch 'main' has diverged" in str(e.value)
+            report = e.value.report
+            assert [(b["name"], b["new"]) for b in report["branches"]] == [("side", side_tip)]
+            assert report["refused"] == [
+                {
+                    "name": "main",
+                    "source": "main",
+                    "receiver": ours,
+                    "sender": theirs,
+                    "reason": "diverged",
+                }
+            ]
+            assert report["commits"] == 1
+            with tract.Tract.open(any_store, branch="side") as moved:
+                assert moved.head == side_tip
+            assert dst.head == ours
+            with pytest.raises(tract.NotFoundError):
+                dst.get_commit(theirs)
+            # The receiver's main comes in as theirs/main, is merged, and then moves.
+            pulled = src.pull(any_store, ["main:theirs/main"])
+            assert [(b["name"], b["source"], b["new"]) for b in pulled["branches"]] == [
+                ("theirs/main", "main", ours)
+            ]
+            assert pulled["refused"] == []
+            src.merge("theirs/main")
+            again = src.pull(any_store)
+            main = next(b for b in again["branches"] if b["name"] == "main")
+            assert (main["ahead_of"], main["up_to_date"]) == (ours, True)
+            pushed = src.push(any_store, ["main"])
+            assert pushed["branches"][0]["old"] == ours
+            assert dst.head == src.head
+            # A bad branch spec raises and sends nothing.
+            with pytest.raises(tract.InvalidInputError):
+                src.push(any_store, ["+main"])
+
+
 def test_bad_sync_input_raises_and_changes_nothing(tmp_path) -> None:
     with tract.Tract.open(tmp_path / "a.redb") as src:
         src.user("hello")

@@ -31,6 +31,8 @@ pub struct CommandError {
     error: Box<dyn std::error::Error + Send + Sync>,
     hint: Option<String>,
     outcome: Outcome,
+    /// Whether standard output (a report of what was done) is printed although it failed.
+    report: bool,
 }
 
 /// How a command failed, which decides its exit code.
@@ -93,6 +95,7 @@ impl CommandError {
             }),
             hint: Some("run `tract init` to create one here, or pass --store PATH|URL".into()),
             outcome: Outcome::Failed(ErrorCategory::NotFound),
+            report: false,
         }
     }
 
@@ -102,12 +105,25 @@ impl CommandError {
             error: Box::new(CheckFailed(message.into())),
             hint: None,
             outcome: Outcome::CheckFailed,
+            report: true,
         }
     }
 
     /// Whether standard output (a report) is printed although the command failed.
     pub fn keeps_report(&self) -> bool {
-        matches!(self.outcome, Outcome::CheckFailed)
+        self.report
+    }
+
+    /// The same error, printed after the command's report (standard output): a command that
+    /// did part of its work and says which part failed (a push with a branch refused).
+    pub fn after_report(mut self) -> Self {
+        self.report = true;
+        self
+    }
+
+    /// Whether the error says no store was found upward from the working directory.
+    pub fn is_no_store(&self) -> bool {
+        self.error.downcast_ref::<NoStore>().is_some()
     }
 
     /// Input the command line refuses.
@@ -116,6 +132,7 @@ impl CommandError {
             error: Box::new(InvalidArguments(message.into())),
             hint: None,
             outcome: Outcome::Failed(ErrorCategory::InvalidInput),
+            report: false,
         }
     }
 
@@ -129,6 +146,7 @@ impl CommandError {
             error: Box::new(error),
             hint: None,
             outcome: Outcome::Failed(category),
+            report: false,
         }
     }
 
@@ -169,6 +187,7 @@ impl From<Error> for CommandError {
             outcome: Outcome::Failed(e.category()),
             error: Box::new(e),
             hint,
+            report: false,
         }
     }
 }
@@ -201,9 +220,6 @@ fn hint(e: &Error) -> Option<&'static str> {
         }
         Error::NotAStore { .. } => {
             "pass --store with a tract store (a file or a postgresql:// URL), or run `tract init`"
-        }
-        Error::Diverged { .. } => {
-            "nothing was moved: merge the two first, or pass --force (the receiver's old tip stays in its reflog)"
         }
         Error::Database { .. } => {
             "nothing was committed; check that the server is up and the URL's host, port, user, \

@@ -252,8 +252,9 @@ pub enum Error {
         /// The reason the hook gave.
         reason: String,
     },
-    /// A branch of the receiver of a push or pull is not contained in the sender's history
-    /// (both moved since they last agreed); nothing was moved.
+    /// A branch of a clone's new store, filled by another writer meanwhile, is not contained
+    /// in the sender's history; the branches were not moved. (A push or pull moves the other
+    /// branches and lists such ones in [`crate::SyncReport::refused`] instead.)
     #[error(
         "branch '{branch}' has diverged: the receiver is at {} and the sender at {}; neither contains the other (force to move it, the old tip stays in the reflog)",
         receiver.short(),

@@ -67,7 +67,10 @@ pub use ops::page::{Mark, PageAt, PageCall, PageEntry, ViewPage};
 pub use ops::redact::{RedactOptions, Redaction};
 pub use ops::retention::{DeletedBranch, Kept, ReplacedResult, RuleOutcome};
 pub use ops::search::{SearchHit, SearchQuery, SearchScope};
-pub use ops::sync::{BranchSync, SyncOptions, SyncReport, clone_store, pull, push};
+pub use ops::sync::{
+    BranchSpec, BranchSync, Refusal, RefusedBranch, SyncOptions, SyncProgress, SyncReport,
+    clone_store, clone_store_with, pull, push,
+};
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
 pub use retention::{

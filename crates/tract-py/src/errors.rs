@@ -248,6 +248,28 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
     Ok(PyErr::from_value(exc))
 }
 
+/// `DivergedError` for a transfer that refused branches (the others moved): the message
+/// names each, `branch`, `receiver` and `sender` are the first one's, `report` is the dict
+/// the call returns when nothing is refused (`report["refused"]` lists each).
+pub fn refused(py: Python<'_>, r: &tract_core::SyncReport, report: Bound<'_, PyDict>) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let facts = PyDict::new(py);
+        if let Some(first) = r.refused.first() {
+            facts.set_item("branch", &first.name)?;
+            facts.set_item("receiver", first.receiver.to_hex())?;
+            facts.set_item("sender", first.sender.to_hex())?;
+        }
+        facts.set_item("report", report)?;
+        let message = r.refusal_message().unwrap_or_default();
+        let exc = classes(py)?
+            .diverged
+            .bind(py)
+            .call((message,), Some(&facts))?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|failed| failed)
+}
+
 /// `OSError(errno, message, path)`: Python picks the subclass (FileNotFoundError, …) from errno.
 fn os_error(path: &std::path::Path, source: &std::io::Error) -> PyErr {
     use std::io::ErrorKind;

@@ -276,10 +276,16 @@ impl PyTract {
 
     /// Sends branches (all, or `branches`) and the history they reach to the store at `dest`
     /// (a file or a postgresql:// URL; it must be a tract store): only the objects it lacks,
-    /// each hashed again as it is stored. Its branches move only by fast-forward
-    /// (DivergedError otherwise, unless `force`; the old tip stays in its reflog); `settings`
-    /// sends the tool-summarization and retention policies too. Returns a dict: `branches` (each `name`,
-    /// `old`, `new`, `up_to_date`, `forced`), `commits`, `blobs`, `settings`.
+    /// each hashed again as it is stored. A branch is a name, or `"SRC:DST"` to send the
+    /// branch SRC as DST (`"main:theirs/main"`). Each branch moves only by fast-forward; one
+    /// that has diverged is refused and the others move: then DivergedError is raised after
+    /// the transfer, naming each refused branch, with `report` (the dict below, its `refused`
+    /// listing them); `force` moves them anyway (the old tip stays in the reflog). `settings`
+    /// sends the tool-summarization and retention policies too. Returns a dict: `branches`
+    /// (each `name`, `source`, `old`, `new`, `up_to_date`, `forced`, `ahead_of`: the
+    /// sender's tip when the receiver's branch already contained it, and stayed), `refused`
+    /// (each `name`, `source`, `receiver`, `sender`, `reason`), `commits`, `blobs`,
+    /// `settings`.
     #[pyo3(signature = (dest, branches=None, *, force=false, settings=false))]
     fn push<'py>(
         &self,
@@ -291,7 +297,7 @@ impl PyTract {
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = sync_options(branches, force, settings)?;
         let report = self.with(py, move |t| tract_core::push(t.store(), &dest, &options))?;
-        sync_report(py, &report)
+        sync_result(py, &report)
     }
 
     /// Imports the transcript file at `path` onto this handle's branch (`format`: auto,
@@ -338,8 +344,11 @@ impl PyTract {
         self.with(py, move |t| t.export(format, history))
     }
 
-    /// Receives branches (all, or `branches`) and their history from the store at `src` into
-    /// this one, as `push` sends them. Returns the same dict as `push`.
+    /// Receives branches (all, or `branches`, each a name or `"SRC:DST"`: the sender's SRC
+    /// as this store's DST) and their history from the store at `src` into this one, as
+    /// `push` sends them: a diverged branch is refused (DivergedError with `report`, after
+    /// the others moved); `pull(src, ["main:theirs/main"])` then brings it in under another
+    /// name, to `merge("theirs/main")`. Returns the same dict as `push`.
     #[pyo3(signature = (src, branches=None, *, force=false, settings=false))]
     fn pull<'py>(
         &self,
@@ -351,7 +360,7 @@ impl PyTract {
     ) -> PyResult<Bound<'py, PyDict>> {
         let options = sync_options(branches, force, settings)?;
         let report = self.with(py, move |t| tract_core::pull(t.store(), &src, &options))?;
-        sync_report(py, &report)
+        sync_result(py, &report)
     }
 
     /// Copies the store at `src` into a new store at `dest` (a file that does not exist yet, or
@@ -1440,12 +1449,12 @@ fn sync_options(
     branches: Option<Vec<String>>,
     force: bool,
     settings: bool,
-) -> PyResult<tract_core::SyncOptions> {
+) -> PyResult<tract_core::SyncOptions<'static>> {
     let branches = branches
-        .map(|names| {
-            names
+        .map(|specs| {
+            specs
                 .iter()
-                .map(|n| BranchName::new(n))
+                .map(|s| tract_core::BranchSpec::parse(s))
                 .collect::<Result<Vec<_>, _>>()
         })
         .transpose()
@@ -1454,7 +1463,18 @@ fn sync_options(
         branches,
         force,
         settings,
+        on_progress: None,
     })
+}
+
+/// A push's or pull's report as a dict, or DivergedError carrying it when a branch was refused.
+fn sync_result<'py>(py: Python<'py>, r: &tract_core::SyncReport) -> PyResult<Bound<'py, PyDict>> {
+    let report = sync_report(py, r)?;
+    if r.is_complete() {
+        Ok(report)
+    } else {
+        Err(crate::errors::refused(py, r, report))
+    }
 }
 
 /// A sync report as a dict.
@@ -1463,14 +1483,27 @@ fn sync_report<'py>(py: Python<'py>, r: &tract_core::SyncReport) -> PyResult<Bou
     for b in &r.branches {
         let d = PyDict::new(py);
         d.set_item("name", &b.name)?;
+        d.set_item("source", &b.source)?;
         d.set_item("old", b.old.map(|c| c.to_hex()))?;
         d.set_item("new", b.new.to_hex())?;
         d.set_item("up_to_date", b.up_to_date())?;
         d.set_item("forced", b.forced)?;
+        d.set_item("ahead_of", b.ahead_of.map(|c| c.to_hex()))?;
         branches.append(d)?;
+    }
+    let refused = pyo3::types::PyList::empty(py);
+    for x in &r.refused {
+        let d = PyDict::new(py);
+        d.set_item("name", &x.name)?;
+        d.set_item("source", &x.source)?;
+        d.set_item("receiver", x.receiver.to_hex())?;
+        d.set_item("sender", x.sender.to_hex())?;
+        d.set_item("reason", x.reason.as_str())?;
+        refused.append(d)?;
     }
     let d = PyDict::new(py);
     d.set_item("branches", branches)?;
+    d.set_item("refused", refused)?;
     d.set_item("commits", r.commits)?;
     d.set_item("blobs", r.blobs)?;
     d.set_item("settings", r.settings)?;

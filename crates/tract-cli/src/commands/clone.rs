@@ -1,6 +1,6 @@
 //! `tract clone`.
 
-use crate::commands::push::print_report;
+use crate::commands::push::{Peer, Progress, is_url, peer_error, print_report};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
@@ -12,7 +12,8 @@ use std::path::PathBuf;
 pub struct Args {
     /// The store to copy.
     src: PathBuf,
-    /// The new store (a file that does not exist yet, or a schema that holds no store).
+    /// The new store (a file that does not exist yet, its directories made if needed, or a
+    /// schema that holds no store).
     dest: PathBuf,
     /// The report as JSON.
     #[arg(long)]
@@ -27,7 +28,24 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             a.dest.display()
         )));
     }
-    let (_, report) = tract_core::clone_store(&a.src, &a.dest, ctx.env().store_options()?)?;
+    let options = ctx.env().store_options()?;
+    // As `git clone` makes its directory: `tract clone SRC .tract/store.redb` makes `.tract`.
+    if let Some(dir) = a
+        .dest
+        .parent()
+        .filter(|d| !is_url(&a.dest) && !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        // The source is checked first, so a mistyped source leaves no directory behind.
+        tract_core::Store::open_with(&a.src, tract_core::OpenMode::Existing, options)
+            .map_err(|e| peer_error(e, &a.src, Peer::Source))?;
+        std::fs::create_dir_all(dir).map_err(|e| tract_core::Error::io(dir, e))?;
+    }
+    let bar = Progress::new(a.json);
+    let show = |p| bar.show(p);
+    let cloned = tract_core::clone_store_with(&a.src, &a.dest, options, Some(&show));
+    bar.finish();
+    let (_, report) = cloned.map_err(|e| peer_error(e, &a.src, Peer::Source))?;
     print_report(ui, &report, a.json);
     Ok(())
 }

@@ -1,13 +1,15 @@
 //! `tract pull`.
 
-use crate::commands::push::{SyncArgs, print_report};
+use crate::commands::push::{Direction, Peer, Progress, SyncArgs, finish, peer_error};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
 use std::path::PathBuf;
 
 /// Receive branches and their history from another store (a file or a postgresql:// URL): only
-/// what this one lacks; branches move only by fast-forward.
+/// what this one lacks. Each branch moves only by fast-forward: one that has diverged is
+/// refused (the others move, and the command exits non-zero naming it); `tract pull SRC
+/// main:theirs/main` brings it in under another name, for `tract merge theirs/main`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The sending store: a file or a postgresql:// URL.
@@ -18,8 +20,21 @@ pub struct Args {
 
 /// Runs `tract pull`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open()?;
-    let report = tract_core::pull(t.store(), &a.src, &a.sync.options()?)?;
-    print_report(ui, &report, a.sync.json);
-    Ok(())
+    let t = ctx.open().map_err(|e| no_store_here(e, ctx, &a.src))?;
+    let bar = Progress::new(a.sync.json);
+    let pulled = tract_core::pull(t.store(), &a.src, &a.sync.options(&|p| bar.show(p))?);
+    bar.finish();
+    let report = pulled.map_err(|e| peer_error(e, &a.src, Peer::Source))?;
+    finish(ui, ctx, &t, &report, a.sync.json, Direction::Pull)
+}
+
+/// With no store to pull into, the hint is the `tract clone` that makes one from the source.
+fn no_store_here(e: CommandError, ctx: &Context, src: &std::path::Path) -> CommandError {
+    if !e.is_no_store() || ctx.store_flag().is_some() {
+        return e;
+    }
+    let src = crate::commands::push::shown_store(Some(src.display().to_string()));
+    e.with_hint(format!(
+        "`tract clone {src} .tract/store.redb` copies it here (or `tract init`, then pull)"
+    ))
 }

@@ -129,7 +129,7 @@ fn records_travel_through_push_history_export_and_redaction() {
         .unwrap();
     t.assistant("hello", vec![]).unwrap();
     Tract::open(&b).unwrap();
-    tract_core::push(t.store(), &b, &tract_core::SyncOptions::default()).unwrap();
+    let _ = tract_core::push(t.store(), &b, &tract_core::SyncOptions::default()).unwrap();
     let dst = open_bound(&b, Bind::Branch(branch("main")));
     assert_eq!(
         dst.records(&tract_core::RecordQuery::default()).unwrap(),

@@ -820,10 +820,16 @@ class Tract:
     ) -> dict[str, Any]:
         """Sends branches (all, or `branches`) and the history they reach to the store at `dest`
         (a file or a postgresql:// URL; it must be a tract store): only the objects it lacks,
-        each hashed again as it is stored. Its branches move only by fast-forward
-        (DivergedError otherwise, unless `force`; the old tip stays in its reflog); `settings`
-        sends the tool-summarization and retention policies too. Returns a dict: `branches` (each `name`,
-        `old`, `new`, `up_to_date`, `forced`), `commits`, `blobs`, `settings`."""
+        each hashed again as it is stored. A branch is a name, or `"SRC:DST"` to send the
+        branch SRC as DST (`"main:theirs/main"`). Each branch moves only by fast-forward; one
+        that has diverged is refused and the others move: then DivergedError is raised after
+        the transfer, naming each refused branch, with `report` (the dict below, its `refused`
+        listing them); `force` moves them anyway (the old tip stays in the reflog). `settings`
+        sends the tool-summarization and retention policies too. Returns a dict: `branches`
+        (each `name`, `source`, `old`, `new`, `up_to_date`, `forced`, `ahead_of`: the
+        sender's tip when the receiver's branch already contained it, and stayed), `refused`
+        (each `name`, `source`, `receiver`, `sender`, `reason`), `commits`, `blobs`,
+        `settings`."""
 
     def import_file(
         self,
@@ -856,8 +862,11 @@ class Tract:
         force: bool = False,
         settings: bool = False,
     ) -> dict[str, Any]:
-        """Receives branches (all, or `branches`) and their history from the store at `src` into
-        this one, as `push` sends them. Returns the same dict as `push`."""
+        """Receives branches (all, or `branches`, each a name or `"SRC:DST"`: the sender's SRC
+        as this store's DST) and their history from the store at `src` into this one, as
+        `push` sends them: a diverged branch is refused (DivergedError with `report`, after
+        the others moved); `pull(src, ["main:theirs/main"])` then brings it in under another
+        name, to `merge("theirs/main")`. Returns the same dict as `push`."""
 
     @staticmethod
     def clone_store(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Tract:

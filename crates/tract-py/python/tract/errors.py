@@ -13,7 +13,7 @@ input), :class:`ConflictError` (read the state again and decide anew),
 (none of these). ``category`` names it: ``"not_found"``, ``"invalid_input"``, ``"conflict"``,
 ``"corrupt"``, ``"unavailable"`` or ``"internal"``."""
 
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 
 class TractError(Exception):
@@ -128,12 +128,19 @@ class HeadMovedError(InvalidOperationError):
 
 
 class DivergedError(InvalidOperationError):
-    """A push or pull met a receiver's branch that the sender's history does not contain;
-    nothing moved. ``branch``, and the tips ``receiver`` and ``sender``."""
+    """A push or pull met a receiver's branch that the sender's history does not contain, and
+    left it where it was; every other branch moved (raised after the transfer, as ``git push``
+    exits non-zero naming the refs it rejected). ``branch``, and the tips ``receiver`` and
+    ``sender``, are the first refused branch's; ``report`` is the dict the call returns when
+    nothing is refused, whose ``refused`` lists each refused branch (``name``, ``source``,
+    ``receiver``, ``sender``, ``reason``) and ``branches`` those that moved. Pulling the branch
+    under another name (``pull(src, ["main:theirs/main"])``) and merging it lets it move next
+    time; ``force=True`` moves it anyway."""
 
     branch: str = ""
     receiver: str = ""
     sender: str = ""
+    report: Optional[Dict[str, Any]] = None
 
 
 class StoreLockedError(UnavailableError):
