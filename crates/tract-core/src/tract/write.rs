@@ -147,11 +147,13 @@ impl Tract {
 }
 
 /// Each message of a batch says something ([`Message::check_says_something`]); the first
-/// that does not is an error naming its place.
+/// that does not is an error naming its place (in a batch of more than one).
 pub(crate) fn check_all_say_something(messages: &[Message]) -> Result<()> {
     for (i, m) in messages.iter().enumerate() {
-        m.check_says_something()
-            .map_err(|e| e.in_batch(BatchPosition::Message(i + 1)))?;
+        m.check_says_something().map_err(|e| match messages.len() {
+            1 => e,
+            _ => e.in_batch(BatchPosition::Message(i + 1)),
+        })?;
     }
     Ok(())
 }
