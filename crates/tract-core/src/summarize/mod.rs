@@ -48,11 +48,14 @@ impl SummaryRequest {
         if let Some(t) = self.target_tokens {
             prompt.push_str(&format!("Target length: at most {t} tokens.\n"));
         }
-        if !self.context.is_empty() {
+        // Each message of a transcript ends with a blank line.
+        if self.context.is_empty() {
+            prompt.push('\n');
+        } else {
             prompt.push_str("\nContext (what the transcript answers; not to be summarized):\n");
             prompt.push_str(&transcript(&self.context));
         }
-        prompt.push_str("\nTranscript:\n");
+        prompt.push_str("Transcript:\n");
         prompt.push_str(&transcript(&self.messages));
         serde_json::json!([
             {"role": "system", "content": self.system_prompt},
