@@ -202,3 +202,32 @@ def test_checkpoint_views_checkpoints_what_a_handle_without_a_view_wrote(store_p
     reader = tract.Tract.open(store_path)
     assert reader.compile().to_openai() == writer.compile().to_openai()
     assert reader.fsck()["checkpoints_checked"] == 1
+
+
+def test_a_message_with_an_unknown_field_is_refused_with_the_field_meant(t: tract.Tract) -> None:
+    # `{"role": "user", "text": "hi"}` was committed empty, `text` kept as metadata.
+    with pytest.raises(tract.InvalidInputError, match=r"unknown message field 'text'; did you mean 'content'\?"):
+        t.append({"role": "user", "text": "hi"})
+    with pytest.raises(tract.InvalidInputError, match=r"message 2: unknown message field 'conent'"):
+        t.append_many([{"role": "user", "content": "a"}, {"role": "user", "conent": "b"}])
+    assert t.head is None
+    # What the OpenAI SDK's message carries is taken; fields of your own go under metadata.
+    info = t.append({"role": "assistant", "content": "hi", "refusal": None, "annotations": []})
+    assert info.content == "hi"
+    mine = t.append({"role": "user", "content": "x", "metadata": {"text": "mine"}})
+    assert mine.metadata["text"] == "mine"
+
+
+def test_an_empty_user_or_system_message_is_refused(t: tract.Tract) -> None:
+    # `t.user("")` committed an empty user message.
+    with pytest.raises(tract.InvalidInputError, match="a user message cannot be empty"):
+        t.user("")
+    with pytest.raises(tract.InvalidInputError, match="a system message cannot be empty"):
+        t.system("  ")
+    with pytest.raises(tract.InvalidInputError, match="a user message cannot be empty"):
+        t.append({"role": "user", "content": ""})
+    with pytest.raises(tract.InvalidInputError, match="a user message cannot be empty"):
+        t.append({"role": "user"})
+    assert t.head is None
+    # A tool call may come with no text.
+    t.assistant("", tool_calls=[{"id": "c1", "name": "grep", "arguments": {}}])

@@ -33,7 +33,10 @@ def test_history_exports_import_back_to_identical_ids(tmp_path: pathlib.Path, an
         history = a.export("jsonl", history=True)
         (tmp_path / "h.jsonl").write_text(history)
         with tract.Tract.open(any_store, branch="copy") as b:
-            assert b.import_file(tmp_path / "h.jsonl")["tip"] == a.head
+            report = b.import_file(tmp_path / "h.jsonl")
+            assert report["tip"] == a.head
+            # Named as `format=` takes it (it was None).
+            assert report["format"] == "jsonl"
             assert [c.commit_hash for c in b.log()] == [c.commit_hash for c in a.log()]
         md = a.export("markdown")
         assert "## User\n\nhello there" in md

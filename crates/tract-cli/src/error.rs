@@ -234,7 +234,7 @@ fn hint(e: &Error) -> Option<&'static str> {
         // kept.
         Error::CorruptJournal { reason, .. } if reason.contains("frames follow it") => {
             "a store is its file and its journal together; keep a copy of both, then `tract \
-             checkpoint --salvage` keeps every frame before the damage"
+             fold --salvage` keeps every frame before the damage"
         }
         Error::SearchIndex { .. } => {
             "the search index is derived data: `tract index --rebuild` makes it anew from the \

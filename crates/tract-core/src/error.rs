@@ -455,6 +455,11 @@ pub fn did_you_mean(similar: &[String]) -> String {
     }
 }
 
+/// `; did you mean 'x'?` naming the names of `existing` closest to `name`, or nothing.
+pub(crate) fn suggest<'a>(name: &str, existing: impl IntoIterator<Item = &'a str>) -> String {
+    did_you_mean(&similar_names(name, existing))
+}
+
 /// The names in `existing` close to `name`, closest first (by edit distance, ignoring case,
 /// then by name), at most [`SIMILAR_BRANCHES`]: a typo away (an edit distance of a third of
 /// its length, at least 1), or, for a name of 3 characters or more, holding it (a name cut

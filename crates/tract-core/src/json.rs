@@ -9,6 +9,7 @@ use crate::object::{Content, ContentPart, Message, Role, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+/// The fields of a message in tract's neutral form.
 const KNOWN_KEYS: &[&str] = &[
     "role",
     "content",
@@ -19,11 +20,93 @@ const KNOWN_KEYS: &[&str] = &[
     "metadata",
 ];
 
-/// Parses one message object.
+/// Fields that providers and their SDKs put on chat messages, accepted beside the neutral
+/// fields and kept verbatim as metadata, so a message copied from a response is taken as it
+/// is: OpenAI's (`refusal`, `audio`, `annotations`, `function_call`; `parsed` from the SDK's
+/// `parse()`; `id` and `content_parts` of a stored completion's messages), and the reasoning
+/// fields of OpenAI-compatible servers (`reasoning_content`: DeepSeek, vLLM, SGLang, Qwen;
+/// `reasoning`, `reasoning_details`: OpenRouter, vLLM, Ollama, Groq; `thinking_blocks`,
+/// `provider_specific_fields`: LiteLLM; `prefix`: DeepSeek's and Mistral's continuation).
+const PROVIDER_KEYS: &[&str] = &[
+    "refusal",
+    "audio",
+    "annotations",
+    "function_call",
+    "parsed",
+    "id",
+    "content_parts",
+    "reasoning_content",
+    "reasoning",
+    "reasoning_details",
+    "thinking_blocks",
+    "provider_specific_fields",
+    "prefix",
+];
+
+/// Names people give a neutral field that no typo distance finds: the field they mean.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("text", "content"),
+    ("message", "content"),
+    ("msg", "content"),
+    ("body", "content"),
+    ("parts", "content"),
+    ("calls", "tool_calls"),
+    ("function_calls", "tool_calls"),
+    ("call_id", "tool_call_id"),
+    ("tool_use_id", "tool_call_id"),
+    ("error", "is_error"),
+    ("meta", "metadata"),
+];
+
+/// What to do with a top-level field that is neither neutral nor a known provider field.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unknown {
+    /// Refuse it, with the field meant: input given to tract directly.
+    Refuse,
+    /// Keep it verbatim as metadata: a transcript another program wrote.
+    Keep,
+}
+
+/// Parses one message object (the neutral form, or an OpenAI chat message). A field that is
+/// neither is refused, with the field meant where one is close (`text`: `content`); fields
+/// of the caller's own go under `metadata`.
 pub fn message_from_json(v: &Value) -> Result<Message> {
+    parse_message(v, Unknown::Refuse)
+}
+
+/// Parses one message of a transcript another program wrote: as [`message_from_json`], but
+/// a field tract does not know is kept verbatim as metadata rather than refused.
+pub(crate) fn message_from_transcript_json(v: &Value) -> Result<Message> {
+    parse_message(v, Unknown::Keep)
+}
+
+/// The error for the unknown field `key`: the field meant, where one is close.
+fn unknown_field(key: &str) -> Error {
+    // A long key is cut: it is the caller's text.
+    let shown: String = key.chars().take(40).collect();
+    let meant = SYNONYMS
+        .iter()
+        .find(|(said, _)| said.eq_ignore_ascii_case(key))
+        .map(|(_, meant)| format!("; did you mean '{meant}'?"))
+        .unwrap_or_else(|| {
+            crate::error::suggest(key, KNOWN_KEYS.iter().chain(PROVIDER_KEYS).copied())
+        });
+    Error::invalid_message(format!(
+        "unknown message field '{shown}'{meant} (fields of your own go under 'metadata')"
+    ))
+}
+
+fn parse_message(v: &Value, unknown: Unknown) -> Result<Message> {
     let obj = v
         .as_object()
         .ok_or_else(|| Error::invalid_message("a message must be a JSON object"))?;
+    if unknown == Unknown::Refuse
+        && let Some(key) = obj
+            .keys()
+            .find(|k| !KNOWN_KEYS.contains(&k.as_str()) && !PROVIDER_KEYS.contains(&k.as_str()))
+    {
+        return Err(unknown_field(key));
+    }
     let role = match obj.get("role") {
         Some(Value::String(r)) => Role::parse(r)?,
         Some(_) => return Err(Error::invalid_message("'role' must be a string")),
@@ -56,7 +139,7 @@ pub fn message_from_json(v: &Value) -> Result<Message> {
         Some(v) => tool_calls_from_json(v)?,
     };
     let mut metadata = BTreeMap::new();
-    // Unknown provider fields (e.g. `refusal`) are kept verbatim rather than dropped.
+    // Provider fields (e.g. `refusal`) are kept verbatim rather than dropped.
     for (k, v) in obj {
         if !KNOWN_KEYS.contains(&k.as_str()) {
             metadata.insert(k.clone(), v.to_string());
@@ -308,10 +391,15 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fields_are_kept_and_bad_input_rejected() {
-        let m = message_from_json(&json!({"role": "assistant", "content": "hi", "refusal": null}))
-            .unwrap();
+    fn provider_fields_are_kept_and_bad_input_rejected() {
+        let m = message_from_json(
+            &json!({"role": "assistant", "content": "hi", "refusal": null,
+            "annotations": [], "reasoning_content": "because"}),
+        )
+        .unwrap();
         assert_eq!(m.metadata["refusal"], "null");
+        assert_eq!(m.metadata["annotations"], "[]");
+        assert_eq!(m.metadata["reasoning_content"], "\"because\"");
         for bad in [
             json!([]),
             json!({"content": "x"}),
@@ -324,6 +412,65 @@ mod tests {
             assert!(message_from_json(&bad).is_err(), "{bad}");
         }
         assert!(message_from_str("{not json").is_err());
+    }
+
+    /// `{"role":"user","text":"hi"}` was an empty message keeping `text` as metadata.
+    #[test]
+    fn an_unknown_field_is_refused_with_the_field_meant() {
+        let err = |v: Value| message_from_json(&v).unwrap_err().to_string();
+        assert_eq!(
+            err(json!({"role": "user", "text": "hi"})),
+            "invalid input: unknown message field 'text'; did you mean 'content'? \
+             (fields of your own go under 'metadata')"
+        );
+        assert!(err(json!({"role": "user", "Content": "hi"})).contains("did you mean 'content'?"));
+        assert!(
+            err(json!({"role": "assistant", "toolCalls": []}))
+                .contains("did you mean 'tool_calls'?")
+        );
+        assert!(
+            err(json!({"role": "tool", "content": "x", "tool_use_id": "c1"}))
+                .contains("did you mean 'tool_call_id'?")
+        );
+        assert!(
+            err(json!({"role": "assistant", "content": "x", "refusl": null}))
+                .contains("did you mean 'refusal'?")
+        );
+        let far = err(json!({"role": "user", "content": "hi", "timestamp": 5}));
+        assert_eq!(
+            far,
+            "invalid input: unknown message field 'timestamp' (fields of your own go under \
+             'metadata')"
+        );
+        // The same field under `metadata` is the caller's own, kept.
+        let m = message_from_json(&json!({"role": "user", "content": "hi",
+            "metadata": {"timestamp": 5}}))
+        .unwrap();
+        assert_eq!(m.metadata["timestamp"], "5");
+        // A transcript another program wrote keeps what tract does not know.
+        let m = message_from_transcript_json(&json!({"role": "user", "content": "hi",
+            "timestamp": 5}))
+        .unwrap();
+        assert_eq!(m.metadata["timestamp"], "5");
+    }
+
+    /// Every field an OpenAI chat message can carry (the `openai` package's
+    /// `ChatCompletionMessage`, `ChatCompletionStoreMessage`, `ParsedChatCompletionMessage` and
+    /// the request's message params) is accepted as it comes.
+    #[test]
+    fn an_openai_message_is_accepted_whole() {
+        let m = message_from_json(&json!({
+            "id": "msg_1", "role": "assistant", "content": null, "refusal": null,
+            "annotations": [{"type": "url_citation", "url_citation": {"end_index": 1,
+                "start_index": 0, "title": "t", "url": "https://example.com"}}],
+            "audio": {"id": "a1"}, "function_call": null, "parsed": null,
+            "content_parts": null, "name": "bot",
+            "tool_calls": [{"id": "c1", "type": "function",
+                            "function": {"name": "grep", "arguments": "{}"}}]
+        }))
+        .unwrap();
+        assert_eq!(m.tool_calls.len(), 1);
+        assert_eq!(m.metadata["audio"], r#"{"id":"a1"}"#);
     }
 
     #[test]
@@ -379,7 +526,7 @@ mod tests {
             "111111111.1111111111",
         ] {
             let text =
-                format!(r#"{{"role":"user","content":"x","metadata":{{"n":{n}}},"x":[{n}]}}"#);
+                format!(r#"{{"role":"user","content":"x","metadata":{{"n":{n}}},"parsed":[{n}]}}"#);
             let m = message_from_str(&text).unwrap();
             let again = message_from_json(&message_to_json(&m)).unwrap();
             assert_eq!(again, m, "{n}");

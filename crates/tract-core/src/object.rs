@@ -256,6 +256,30 @@ impl Message {
         Ok(())
     }
 
+    /// Refuses a user or system message that says nothing (no content, or only blank text):
+    /// what a caller writes must say something. A tool call's assistant message may be empty.
+    /// Imported transcripts and framework mirrors are not held to this: a real transcript keeps
+    /// the empty messages it has.
+    pub fn check_says_something(&self) -> Result<()> {
+        if !matches!(self.role, Role::User | Role::System) {
+            return Ok(());
+        }
+        let blank = |t: &str| t.trim().is_empty();
+        let says_nothing = match &self.content {
+            Content::Text(t) => blank(t),
+            Content::Parts(parts) => parts
+                .iter()
+                .all(|p| matches!(p, ContentPart::Text(t) if blank(t))),
+        };
+        if says_nothing {
+            return Err(Error::invalid_message(format!(
+                "a {} message cannot be empty",
+                self.role
+            )));
+        }
+        Ok(())
+    }
+
     /// The object bytes of this message as a blob.
     pub fn encode(&self) -> Result<Vec<u8>> {
         encode(KIND_BLOB, BASE_VERSION, self)

@@ -128,10 +128,15 @@ impl From<tract_core::ToolPolicy> for PyToolSummarization {
 
 #[pymethods]
 impl PyToolSummarization {
-    fn __repr__(&self) -> String {
-        format!(
-            "ToolSummarization(instructions={:?}, auto_threshold={:?}, default_instructions={:?})",
-            self.instructions, self.auto_threshold, self.default_instructions
-        )
+    /// Each field as Python writes it (`None`, not Rust's `Some(..)`).
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        use pyo3::IntoPyObjectExt;
+        let repr = |v: Bound<'_, PyAny>| v.repr().map(|r| r.to_string());
+        Ok(format!(
+            "ToolSummarization(instructions={}, auto_threshold={}, default_instructions={})",
+            repr(self.instructions.clone().into_bound_py_any(py)?)?,
+            repr(self.auto_threshold.into_bound_py_any(py)?)?,
+            repr(self.default_instructions.clone().into_bound_py_any(py)?)?,
+        ))
     }
 }

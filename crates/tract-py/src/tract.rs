@@ -320,7 +320,7 @@ impl PyTract {
         let format = tract_core::formats::transcript::Format::parse(format).py()?;
         let r = self.with(py, move |t| t.import_file(&path, format))?;
         let d = PyDict::new(py);
-        d.set_item("format", r.format.map(|f| f.name()))?;
+        d.set_item("format", r.format_name())?;
         d.set_item("added", r.added)?;
         d.set_item("already", r.already)?;
         d.set_item("skipped", r.skipped)?;
@@ -580,8 +580,10 @@ impl PyTract {
     /// Sets the store's tool-summarization policy (replacing the stored one; every process
     /// and the CLI apply it). `instructions`: tool name to instructions, whose results are
     /// summarized with them; `auto_threshold`: results over this many tokens are summarized
-    /// with `default_instructions` (or the tool prompt alone). Called with nothing, it
-    /// clears the policy.
+    /// with `default_instructions` (or the tool prompt alone). The instructions apply when an
+    /// LLM summarizer is set (an `OpenAICompatible` or a callable as `summarizer=` on open,
+    /// or the LLM `TRACT_LLM_MODEL` names); until then the built-in extractive summarizer
+    /// shortens those results and ignores them. Called with nothing, it clears the policy.
     #[pyo3(signature = (instructions=None, *, auto_threshold=None, default_instructions=None))]
     fn configure_tool_summarization(
         &self,

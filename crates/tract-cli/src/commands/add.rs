@@ -11,7 +11,7 @@ use tract_core::{Message, RecordOptions, Role};
 /// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The message text, or `-` for standard input.
+    /// The message text, or `-` for standard input (a user or system message needs some).
     #[arg(required_unless_present = "json")]
     text: Option<String>,
     /// The role: system, user, assistant or tool.
@@ -30,6 +30,8 @@ pub struct Args {
     #[arg(long, value_name = "JSON", conflicts_with = "json")]
     tool_calls: Option<String>,
     /// Message JSON: an object, a list, or JSONL; `-` reads standard input. All or nothing.
+    /// Fields: role, content, name, tool_calls, tool_call_id, is_error, metadata (your own),
+    /// and those of OpenAI's messages; any other is refused.
     #[arg(long, value_name = "JSON", conflicts_with = "text")]
     json: Option<String>,
 }

@@ -9,7 +9,8 @@ use crate::vocabulary::Config;
 use clap::Subcommand;
 use std::fmt::Write;
 use tract_core::{
-    DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule, ToolPolicy,
+    DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule,
+    Summarizer, ToolPolicy,
 };
 
 /// Settings stored in the store, which every process and command applies.
@@ -109,10 +110,16 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         What::Show { json } => {
             let policy = t.tool_policy()?;
             let retention = t.retention_policy()?;
+            let summarizer = summarizer_of(ctx);
             if *json {
-                output::print(ui, &Config::new(&policy, &retention), false);
+                output::print(
+                    ui,
+                    &Config::new(&policy, &retention, summarizer.as_deref()),
+                    false,
+                );
             } else {
                 show(ui, &policy);
+                note_summarizer(ui, &policy, summarizer.as_deref());
                 show_retention(ui, &retention);
             }
         }
@@ -125,6 +132,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             let policy = changed(stored, args)?;
             t.set_tool_policy(&policy)?;
             show(ui, &policy);
+            note_summarizer(ui, &policy, summarizer_of(ctx).as_deref());
         }
         What::Retention(args) => {
             let stored = match (&args.from, args.reset) {
@@ -249,6 +257,32 @@ fn rule_of(spec: &str) -> Result<RetentionRule, CommandError> {
             }
         }
     }
+    // What the core would refuse, said with the keys written here rather than the JSON
+    // fields of `--from`.
+    if rule.branches.is_empty() {
+        return Err(bad(
+            "the rule names no branches: give it branches=PATTERN (`*` for every branch)".into(),
+        ));
+    }
+    match (&rule.replace_tool_results, &rule.delete_idle_branches) {
+        (None, None) => {
+            return Err(bad(
+                "the rule does nothing: give it tool-results-older-than=DAYS or \
+                 keep-newest=N (to replace tool results), or delete-idle-for=DAYS (to delete \
+                 idle branches)"
+                    .into(),
+            ));
+        }
+        (Some(r), None) if r.older_than_days.is_none() && r.keep_newest.is_none() => {
+            return Err(bad("the rule would replace every tool result: give it \
+                 tool-results-older-than=DAYS or keep-newest=N"
+                .into()));
+        }
+        (None, Some(d)) if d.idle_days == 0 => {
+            return Err(bad("delete-idle-for must be 1 or more days".into()));
+        }
+        _ => {}
+    }
     Ok(rule)
 }
 
@@ -321,6 +355,25 @@ fn changed(mut p: ToolPolicy, a: &PolicyArgs) -> Result<ToolPolicy, CommandError
     }
     Ok(p)
 }
+
+/// The LLM summarizer the environment sets (its identity), if any: without one, policies
+/// are applied by the built-in extractive summarizer.
+fn summarizer_of(ctx: &Context) -> Option<String> {
+    ctx.env().summarizer().map(|s| s.identity())
+}
+
+/// Says, on standard error, that the policy's instructions wait for an LLM summarizer when
+/// none is set: the extractive summarizer shortens results without reading them.
+fn note_summarizer(ui: &mut Ui<'_>, p: &ToolPolicy, llm: Option<&str>) {
+    if llm.is_none() && p.has_instructions() {
+        ui.note(NO_LLM_NOTE);
+    }
+}
+
+/// What [`note_summarizer`] says.
+const NO_LLM_NOTE: &str = "the instructions apply when an LLM summarizer is set \
+     (TRACT_LLM_MODEL, or OPENAI_MODEL, with TRACT_LLM_BASE_URL and TRACT_LLM_API_KEY); until \
+     then the built-in extractive summarizer shortens these results and ignores them";
 
 fn show(ui: &mut Ui<'_>, p: &ToolPolicy) {
     if p.is_empty() {

@@ -5,7 +5,6 @@ mod add;
 mod branch;
 mod capture;
 mod checkout;
-mod checkpoint;
 mod clear;
 mod clone;
 mod compile;
@@ -14,6 +13,7 @@ mod config;
 mod demo;
 mod edit;
 mod export;
+mod fold;
 mod fsck;
 mod gc;
 mod import;
@@ -96,7 +96,10 @@ pub enum Command {
     /// this says what changed).
     Upgrade(upgrade::Args),
     /// Fold the journal into the store file, so the file alone holds every commit.
-    Checkpoint(checkpoint::Args),
+    Fold(fold::Args),
+    /// The old name of `fold`.
+    #[command(hide = true)]
+    Checkpoint(fold::Args),
     /// Send branches and their history to another store (a file or a postgresql:// URL):
     /// only what it lacks; its branches move only by fast-forward.
     Push(push::Args),
@@ -198,7 +201,8 @@ impl Command {
             Command::Redact(a) => redact::run(ctx, ui, a),
             Command::Gc(a) => gc::run(ctx, ui, a),
             Command::Upgrade(a) => upgrade::run(ctx, ui, a),
-            Command::Checkpoint(a) => checkpoint::run(ctx, ui, a),
+            Command::Fold(a) => fold::run(ctx, ui, a),
+            Command::Checkpoint(a) => fold::run_checkpoint(ctx, ui, a),
             Command::Reset(a) => reset::run(ctx, ui, a),
             Command::Reflog(a) => reflog::run(ctx, ui, a),
             Command::Push(a) => push::run(ctx, ui, a),

@@ -11,6 +11,17 @@ use std::path::PathBuf;
 /// refused (the others move, and the command exits non-zero naming it); `tract pull SRC
 /// main:theirs/main` brings it in under another name, for `tract merge theirs/main`.
 #[derive(Debug, clap::Args)]
+// The options are push's; their help is said from this side.
+#[command(
+    mut_arg("branches", |a| a.help("The branches to receive (default: every branch)")),
+    mut_arg("force", |a| a.help(
+        "Move a branch of this store that has diverged; its old tip stays in the reflog"
+    )),
+    mut_arg("settings", |a| a.help(
+        "Take the sending store's settings (the tool-summarization and retention policies) in \
+         place of this store's"
+    )),
+)]
 pub struct Args {
     /// The sending store: a file or a postgresql:// URL.
     src: PathBuf,

@@ -22,17 +22,26 @@ struct Policy {
     auto_threshold: Option<u32>,
     /// The instructions for results over the threshold (`null`: the tool prompt alone).
     default_instructions: Option<String>,
+    /// Who summarizes in this process (from the environment, not stored): `extractive` (the
+    /// built-in summarizer, which ignores instructions), or the LLM `TRACT_LLM_*` sets
+    /// (`openai:MODEL@URL`).
+    summarizer: String,
+    /// Whether the instructions are read: an LLM summarizer is set.
+    instructions_apply: bool,
 }
 
 impl Config {
-    /// The settings: the tool-summarization and retention policies.
-    pub fn new(policy: &ToolPolicy, retention: &RetentionPolicy) -> Self {
+    /// The settings: the tool-summarization and retention policies, and the LLM summarizer
+    /// the environment sets, if any.
+    pub fn new(policy: &ToolPolicy, retention: &RetentionPolicy, llm: Option<&str>) -> Self {
         Config {
             retention: retention.clone(),
             tool_summarization: Policy {
                 instructions: policy.instructions.clone(),
                 auto_threshold: policy.auto_threshold,
                 default_instructions: policy.default_instructions.clone(),
+                summarizer: llm.unwrap_or("extractive").to_string(),
+                instructions_apply: llm.is_some(),
             },
         }
     }

@@ -2,7 +2,6 @@
 //! JSON with the file and the branch.
 
 use serde::Serialize;
-use tract_core::formats::transcript::Format;
 
 /// What an import of one file did (`tract import --json`, a line of `tract capture --json`).
 #[derive(Debug, Clone, Serialize)]
@@ -11,7 +10,7 @@ pub struct ImportReport {
     file: String,
     /// The branch it went onto.
     branch: String,
-    /// The format read (`tract commits` for tract's commit export).
+    /// The format read, as `--format` names it (`jsonl` for tract's commit export too).
     format: &'static str,
     /// Commits written.
     added: usize,
@@ -53,7 +52,7 @@ impl ImportReport {
         ImportReport {
             file: file.display().to_string(),
             branch: branch.to_string(),
-            format: r.format.map_or("tract commits", Format::name),
+            format: r.format_name(),
             added: r.added,
             already: r.already,
             skipped: r.skipped,

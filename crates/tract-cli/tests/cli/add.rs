@@ -131,3 +131,79 @@ fn json_takes_an_object_or_a_list() {
     assert_eq!(p.log_len(), 3);
     assert_eq!(len(&p.ok(&["log", "--json"])), 3);
 }
+
+/// A field tract does not know was kept as metadata and the message committed empty:
+/// `{"role":"user","text":"hi"}` made an empty user message. It is refused, naming the field
+/// meant, and nothing is committed; provider fields of an OpenAI message are kept.
+#[test]
+fn an_unknown_field_is_refused_with_the_field_meant() {
+    let p = Project::new();
+    let before = p.state();
+    assert_snapshot!(p.fails(&["add", "--json", r#"{"role":"user","text":"hi"}"#]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: unknown message field 'text'; did you mean 'content'? (fields of your own go under 'metadata')
+        ");
+    let stream = "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"conent\":\"b\"}\n";
+    assert_snapshot!(p.fails_in(&["add", "--json", "-"], stream), @"
+        exit: 4
+        --- stderr
+        error: invalid input: line 2: unknown message field 'conent'; did you mean 'content'? (fields of your own go under 'metadata')
+        ");
+    assert!(p.state() == before, "failed commands change nothing");
+    // An assistant message as the OpenAI SDK dumps it.
+    let openai = r#"{"role":"assistant","content":"hi","refusal":null,"annotations":[],"audio":null,"function_call":null,"tool_calls":null}"#;
+    p.ok(&["add", "--json", openai]);
+    let shown = crate::common::json(&p.ok(&["show", "HEAD", "--json"]));
+    let metadata = shown["message"]["metadata"].as_object().unwrap();
+    assert!(metadata.contains_key("refusal") && metadata.contains_key("annotations"));
+}
+
+/// `tract add ""` committed an empty user message. A user or system message with no content
+/// is refused from flags and from JSON; an assistant message that calls tools may be empty.
+#[test]
+fn an_empty_user_or_system_message_is_refused() {
+    let p = Project::new();
+    let before = p.state();
+    assert_snapshot!(p.fails(&["add", ""]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: a user message cannot be empty
+        ");
+    assert_snapshot!(p.fails(&["add", "--role", "system", ""]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: a system message cannot be empty
+        ");
+    assert_snapshot!(p.fails_in(&["add", "-"], "  \n"), @"
+        exit: 4
+        --- stderr
+        error: invalid input: a user message cannot be empty
+        ");
+    let list = r#"[{"role":"user","content":"a"},{"role":"system"},{"role":"user","content":[]}]"#;
+    assert_snapshot!(p.fails(&["add", "--json", list]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: message 2: a system message cannot be empty
+        ");
+    assert_snapshot!(p.fails(&["add", "--json", r#"{"role":"user","content":""}"#]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: a user message cannot be empty
+        ");
+    assert!(p.state() == before, "failed commands change nothing");
+    p.ok(&[
+        "add",
+        "--role",
+        "assistant",
+        "--tool-calls",
+        crate::common::GREP_CALL,
+        "",
+    ]);
+    p.ok(&[
+        "add",
+        "--json",
+        r#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:x"}}]}"#,
+    ]);
+    assert_eq!(p.log_len(), 2);
+}

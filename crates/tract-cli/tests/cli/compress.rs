@@ -33,28 +33,36 @@ fn a_dry_run_commits_nothing() {
 }
 
 /// `--tool-turns --name grep` takes the grep turn (the call and both parallel results). Its
-/// outputs are a few lines, so the extractive summary would be longer than they are: nothing is
-/// committed and a warning says so. A summary written by hand replaces them: one compress
-/// commit, which `show` and `log` present as a summary of its sources; each source links to the
-/// summary that replaced it; the model sees the summary and the answer after it.
+/// outputs are a few lines: a model that says more than they hold makes a summary longer than
+/// they are, so nothing is committed and a warning says so. A summary written by hand replaces
+/// them: one compress commit, which `show` and `log` present as a summary of its sources; each
+/// source links to the summary that replaced it; the model sees the summary and the answer
+/// after it.
 #[test]
 fn tool_turns_become_a_summary_linked_to_its_sources() {
     let p = answered();
     let before = p.state();
+    let verbose =
+        "The agent searched the project for DATABASE_URL and read the file it found. ".repeat(4);
+    let stub = tract_stub_llm::serve(vec![tract_stub_llm::ok(&verbose)]).unwrap();
     let skipped = p.run(&[
         "compress",
         "--tool-turns",
         "--name",
         "grep",
-        "--target-tokens",
-        "80",
+        "--strategy",
+        "llm",
+        "--llm-base-url",
+        &stub.url,
+        "--llm-model",
+        "stub",
     ]);
     assert_snapshot!(skipped, @"
         exit: 0
         --- stdout
         compressed 0 runs: tokens 115 -> 115
         --- stderr
-        warning: the summary of 3 messages (59 tokens) is not shorter than they are (46 tokens); they were kept as they are
+        warning: the summary of 3 messages (63 tokens) is not shorter than they are (46 tokens); they were kept as they are
         ");
     assert!(skipped.stderr.contains("not shorter"), "{skipped}");
     assert!(
@@ -361,4 +369,61 @@ fn an_unreachable_or_unnamed_llm_commits_nothing() {
         ");
     assert!(run.stderr.contains("needs a model"));
     assert!(p.state() == before);
+}
+
+/// The README's tour, run as written in a new directory (without its `cargo install` and
+/// `serve --open`): every step succeeds, and `tract compress --tool-turns --target-tokens 100`
+/// compresses the tool turns. It printed "compressed 0 run(s)" and warned that the summary was
+/// not shorter: the only turn's result had been edited down to one line.
+#[test]
+fn the_readme_tour_runs_as_written_and_compresses() {
+    let readme = include_str!("../../../../README.md");
+    let tour = readme
+        .split("## A 30-second tour")
+        .nth(1)
+        .and_then(|t| t.split("```sh\n").nth(1))
+        .and_then(|t| t.split("```").next())
+        .unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_tract"));
+    let path = format!("{}:/usr/bin:/bin", bin.parent().unwrap().display());
+    let p = Project::empty();
+    let mut compressed = None;
+    for step in tour.lines() {
+        let command = step.split('#').next().unwrap_or_default().trim();
+        if command.is_empty() || command.starts_with("cargo install") || command.contains("--open")
+        {
+            continue;
+        }
+        // Through a shell, as a reader pastes it (pipes, quotes and comments included).
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", step])
+            .current_dir(p.path())
+            .env_clear()
+            .env("PATH", &path)
+            .env("TRACT_TIMESTAMP", crate::common::TIMESTAMP);
+        let run = crate::common::Run::of(sh, None);
+        assert_eq!(run.code, Some(0), "{step}\n{run}");
+        assert!(!run.stderr.contains("warning:"), "{step}\n{run}");
+        if command.starts_with("tract compress") {
+            compressed = Some(run);
+        }
+    }
+    let run = compressed.expect("the tour compresses");
+    assert!(
+        run.stdout.contains("compressed 1 run(s)"),
+        "the step compresses the two tool turns: {run}"
+    );
+    let head = json(&p.ok(&["show", "--json"]));
+    assert_eq!(head["op"], "compress");
+    assert_eq!(head["sources"].as_array().unwrap().len(), 4);
+    let summary = head["message"]["content"].as_str().unwrap();
+    assert!(
+        summary
+            .starts_with("[Summary of 4 messages]\ngrep({\"pattern\":\"DATABASE_URL\"}) returned:"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("shell({\"cmd\":\"ls -l /usr/bin\"}) returned:"),
+        "{summary}"
+    );
 }

@@ -50,6 +50,8 @@ fn the_policy_is_stored_and_shown() {
         tool summarization:
           grep: only file names and line numbers
           any result over 500 tokens: the tool prompt alone
+        --- stderr
+        note: the instructions apply when an LLM summarizer is set (TRACT_LLM_MODEL, or OPENAI_MODEL, with TRACT_LLM_BASE_URL and TRACT_LLM_API_KEY); until then the built-in extractive summarizer shortens these results and ignores them
         ");
     assert!(
         shown
@@ -65,6 +67,8 @@ fn the_policy_is_stored_and_shown() {
           grep: only file names and line numbers
           any result over 500 tokens: the tool prompt alone
         retention: off (gc removes only what nothing reaches)
+        --- stderr
+        note: the instructions apply when an LLM summarizer is set (TRACT_LLM_MODEL, or OPENAI_MODEL, with TRACT_LLM_BASE_URL and TRACT_LLM_API_KEY); until then the built-in extractive summarizer shortens these results and ignores them
         ");
     let stored = p.run(&["config", "show", "--json"]);
     assert_snapshot!(stored, @r#"
@@ -76,7 +80,9 @@ fn the_policy_is_stored_and_shown() {
               "grep": "only file names and line numbers"
             },
             "auto_threshold": 500,
-            "default_instructions": null
+            "default_instructions": null,
+            "summarizer": "extractive",
+            "instructions_apply": false
           },
           "retention": {
             "rules": [],
@@ -101,6 +107,59 @@ fn the_policy_is_stored_and_shown() {
         tool summarization: off (tool results are recorded as they are)
         ");
     assert!(off.stdout.contains("off"), "{off}");
+}
+
+/// Instructions were stored and silently ignored when no LLM was set: the extractive
+/// summarizer does not read them. Configuring them, and `config show` (text and JSON), say
+/// that they apply when an LLM summarizer is set; with one set, nothing is said.
+#[test]
+fn instructions_without_an_llm_are_said_to_wait_for_one() {
+    let p = Project::new();
+    let configured = p.run(&[
+        "config",
+        "tool-summarization",
+        "--tool",
+        "grep=file names and line numbers only",
+    ]);
+    assert_snapshot!(configured, @"
+        exit: 0
+        --- stdout
+        tool summarization:
+          grep: file names and line numbers only
+          other tools: recorded as they are (no threshold)
+        --- stderr
+        note: the instructions apply when an LLM summarizer is set (TRACT_LLM_MODEL, or OPENAI_MODEL, with TRACT_LLM_BASE_URL and TRACT_LLM_API_KEY); until then the built-in extractive summarizer shortens these results and ignores them
+        ");
+    assert_snapshot!(p.run(&["config", "show"]), @"
+        exit: 0
+        --- stdout
+        tool summarization:
+          grep: file names and line numbers only
+          other tools: recorded as they are (no threshold)
+        retention: off (gc removes only what nothing reaches)
+        --- stderr
+        note: the instructions apply when an LLM summarizer is set (TRACT_LLM_MODEL, or OPENAI_MODEL, with TRACT_LLM_BASE_URL and TRACT_LLM_API_KEY); until then the built-in extractive summarizer shortens these results and ignores them
+        ");
+    let shown = json(&p.ok(&["config", "show", "--json"]));
+    assert_eq!(shown["tool_summarization"]["summarizer"], "extractive");
+    assert_eq!(shown["tool_summarization"]["instructions_apply"], false);
+    // With an LLM set, the instructions apply: no note.
+    let llm = [
+        ("TRACT_LLM_MODEL", "m"),
+        ("TRACT_LLM_BASE_URL", "http://127.0.0.1:9/v1"),
+    ];
+    let with_llm = p.run_env(&["config", "show"], None, &llm);
+    assert!(with_llm.stderr.is_empty(), "{with_llm}");
+    let shown = json(&p.run_env(&["config", "show", "--json"], None, &llm).stdout);
+    assert_eq!(
+        shown["tool_summarization"]["summarizer"],
+        "openai:m@http://127.0.0.1:9/v1"
+    );
+    assert_eq!(shown["tool_summarization"]["instructions_apply"], true);
+    // A threshold alone has no instructions to wait for.
+    let p = Project::new();
+    let threshold = p.run(&["config", "tool-summarization", "--auto-threshold", "1000"]);
+    assert!(threshold.stderr.is_empty(), "{threshold}");
 }
 
 /// A negative threshold, empty instructions, a `--tool` without `=`, or blank default
@@ -155,7 +214,8 @@ fn bad_policies_are_refused_and_change_nothing() {
 
 /// With no LLM configured, a grep result the policy covers is summarized by the extractive
 /// summarizer: `add` prints the original's id and a note naming the edit the model sees; the
-/// original stays whole in history.
+/// original stays whole in history. The summary reads as the result shortened (it began
+/// "[Summary of 2 messages]\n[assistant] grep(...)", which the model took for the output).
 #[test]
 fn the_policy_summarizes_a_result_added() {
     let p = with_policy();
@@ -167,7 +227,7 @@ fn the_policy_summarizes_a_result_added() {
         --- stdout
         a2178668d4
         --- stderr
-        note: the grep result a2178668d4 was summarized by extractive; the model sees edit 07d06d433e (3903 → 151 tokens)
+        note: the grep result a2178668d4 was summarized by extractive; the model sees edit 70d2f047d1 (3903 → 260 tokens)
         ");
     let id = run.stdout.trim().to_string();
     assert!(
@@ -184,17 +244,14 @@ fn the_policy_summarizes_a_result_added() {
     assert_snapshot!(p.run(&["show"]), @r#"
         exit: 0
         --- stdout
-        commit  07d06d433eca1e3d4a56279c71842b8dc831a73b1f3f22c9721f61044048937a
+        commit  70d2f047d14e395671414210d832bca4143fbe46fef349790b4a86e593f0a1dd
         op      edit of a2178668d4
         parent  a2178668d4
         date    2026-01-01T00:00:00.000003Z
         note    summarized by extractive
         role    tool  name grep  tool_call_id g1
-        tokens  151
+        tokens  260
 
-        [Summary of 2 messages]
-        [assistant] grep({"q":"DATABASE_URL"})
-        [tool grep]
         src/app/mod0.py:0: settings.DATABASE_URL
         src/app/mod1.py:1: settings.DATABASE_URL
         src/app/mod2.py:2: settings.DATABASE_URL
@@ -204,14 +261,25 @@ fn the_policy_summarizes_a_result_added() {
         src/app/mod6.py:6: settings.DATABASE_URL
         src/app/mod7.py:7: settings.DATABASE_URL
         src/app/mod8.py:8: settings.DATABASE_URL
-        (… 291 of 300 lines omitted)
+        src/app/mod9.py:9: settings.DATABASE_URL
+        src/app/mod10.py:10: settings.DATABASE_URL
+        src/app/mod11.py:11: settings.DATABASE_URL
+        src/app/mod12.py:12: settings.DATABASE_URL
+        src/app/mod13.py:13: settings.DATABASE_URL
+        src/app/mod14.py:14: settings.DATABASE_URL
+        src/app/mod15.py:15: settings.DATABASE_URL
+        src/app/mod16.py:16: settings.DATABASE_URL
+        src/app/mod17.py:17: settings.DATABASE_URL
+        src/app/mod18.py:18: settings.DATABASE_URL
+        (… 281 of 300 lines omitted)
         "#);
     let sent = json(&p.ok(&["compile"]));
     let last = &sent.as_array().unwrap().last().unwrap()["content"];
+    // The result shortened, as the tool's output: no header, no call.
     assert!(
         last.as_str()
             .unwrap()
-            .starts_with("[Summary of 2 messages]"),
+            .starts_with("src/app/mod0.py:0: settings.DATABASE_URL\n"),
         "{last}"
     );
 }

@@ -7,7 +7,7 @@ use insta::assert_snapshot;
 /// or a hand edit would (the journal folded first, so its pack holds them all: a record too
 /// short to compress is stored as it is).
 fn damage(p: &Project, from: &str, to: &str) {
-    p.ok(&["checkpoint"]);
+    p.ok(&["fold"]);
     let journal = p.store().with_file_name("store.redb-journal");
     let mut files = vec![p.store()];
     files.extend(

@@ -91,14 +91,38 @@ fn a_fold_that_does_not_fit_loses_nothing_and_folds_later() {
     // In the journal; folding it into the store file needs room the limit does not leave.
     p.ok_in(&["add", "-"], &incompressible(200 << 10));
     let before = p.state();
-    let run = limited(&p, kib + 64, &["checkpoint"], "");
+    let run = limited(&p, kib + 64, &["fold"], "");
     assert_eq!(run.code, Some(exit::UNAVAILABLE), "{run}");
     assert!(run.stderr.contains("File too large"), "{run}");
     assert_eq!(p.state(), before, "nothing lost, nothing moved");
     p.ok(&["fsck"]);
     // With room, the fold goes through and the file holds everything.
-    p.ok(&["checkpoint"]);
+    assert_snapshot!(p.run(&["fold"]), @"
+    exit: 0
+    --- stdout
+    the store file holds every commit
+    ");
     assert_eq!(p.state(), before);
+    p.ok(&["fsck"]);
+}
+
+/// `tract checkpoint` folded the journal while `checkpoint_views()` made the views'
+/// checkpoints: one word for two things. The fold is `tract fold`; the old name still folds,
+/// saying so, and is not listed.
+#[test]
+fn checkpoint_is_now_fold() {
+    let (p, _) = small_store();
+    p.ok(&["add", "in the journal"]);
+    assert_snapshot!(p.run(&["checkpoint"]), @"
+    exit: 0
+    --- stdout
+    the store file holds every commit
+    --- stderr
+    note: `tract checkpoint` is now `tract fold` (checkpoints are the views' own)
+    ");
+    let help = p.ok(&["--help"]);
+    assert!(help.contains("\n  fold "), "{help}");
+    assert!(!help.contains("checkpoint"), "{help}");
     p.ok(&["fsck"]);
 }
 
@@ -180,10 +204,10 @@ fn a_journal_damaged_before_its_last_frame_is_salvaged_up_to_the_damage() {
     exit: 6
     --- stderr
     error: corrupt journal [DIR]/.tract/store.redb-journal/0000000000000001: the frame at offset 820 is damaged (it does not check, and it was made durable) and frames follow it
-    hint: a store is its file and its journal together; keep a copy of both, then `tract checkpoint --salvage` keeps every frame before the damage
+    hint: a store is its file and its journal together; keep a copy of both, then `tract fold --salvage` keeps every frame before the damage
     ");
     // Salvaged: the frames before the damage are kept, the segment is set aside whole.
-    let run = p.run(&["checkpoint", "--salvage"]);
+    let run = p.run(&["fold", "--salvage"]);
     let seconds = regex::Regex::new(r"set-aside-\d+").unwrap();
     let shown = seconds
         .replace_all(&run.to_string(), "set-aside-[SECONDS]")
@@ -201,7 +225,7 @@ fn a_journal_damaged_before_its_last_frame_is_salvaged_up_to_the_damage() {
     ");
     p.ok(&["fsck"]);
     p.ok(&["add", "after the salvage"]);
-    assert_snapshot!(p.run(&["checkpoint", "--salvage"]), @"
+    assert_snapshot!(p.run(&["fold", "--salvage"]), @"
     exit: 0
     --- stdout
     no frame of the journal is damaged: nothing to salvage

@@ -1,6 +1,6 @@
 //! `tract import` and `tract export`.
 
-use crate::common::Project;
+use crate::common::{Project, json};
 use insta::assert_snapshot;
 
 /// The Claude Code session of the shared fixtures, copied into the project.
@@ -123,6 +123,9 @@ fn a_history_export_imports_into_another_store_with_the_same_ids() {
         p.ok(&["--store", "copy.redb", "log", "--json"]),
         p.ok(&["log", "--json"])
     );
+    // The report names the format as `--format` takes it (it said "tract commits").
+    let again = json(&p.ok(&["--store", "copy.redb", "import", "history.jsonl", "--json"]));
+    assert_eq!(again[0]["format"], "jsonl", "{again}");
 }
 
 /// A bad line names its file and line, and nothing of any file is written.

@@ -16,6 +16,7 @@ mod compile;
 mod compress;
 mod config;
 mod demo;
+mod docs;
 mod edit;
 mod errors;
 mod fsck;

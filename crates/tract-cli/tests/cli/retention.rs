@@ -116,6 +116,18 @@ fn rules_are_stored_shown_dry_run_then_applied() {
     );
 }
 
+/// A rule with no action named the JSON fields (`replace_tool_results`,
+/// `delete_idle_branches`), which `--rule` does not take: it names the keys it does.
+#[test]
+fn a_rule_with_no_action_names_the_cli_keys() {
+    let p = Project::new();
+    assert_snapshot!(p.fails(&["config", "retention", "--rule", "x: branches=*"]), @"
+    exit: 4
+    --- stderr
+    error: invalid input: --rule 'x: branches=*': the rule does nothing: give it tool-results-older-than=DAYS or keep-newest=N (to replace tool results), or delete-idle-for=DAYS (to delete idle branches)
+    ");
+}
+
 #[test]
 fn bad_rules_are_refused_and_change_nothing() {
     let p = Project::new();
@@ -130,7 +142,14 @@ fn bad_rules_are_refused_and_change_nothing() {
     for (args, says) in [
         (vec!["--rule", "no colon"], "NAME: KEY=VALUE"),
         (vec!["--rule", "x: branches=["], "invalid"),
-        (vec!["--rule", "x: branches=*"], "does nothing"),
+        (
+            vec!["--rule", "x: branches=*"],
+            "does nothing: give it tool-results-older-than=DAYS",
+        ),
+        (
+            vec!["--rule", "x: branches=*, replace-with=placeholder"],
+            "give it tool-results-older-than=DAYS or keep-newest=N",
+        ),
         (
             vec!["--rule", "x: branches=*, delete-idle-for=soon"],
             "not a number of days",
@@ -164,6 +183,14 @@ fn bad_rules_are_refused_and_change_nothing() {
     ] {
         let run = p.fails(&[&r[..], &args[..]].concat());
         assert!(run.stderr.contains(says), "{args:?}: {run}");
+        // The keys written on the command line, not the JSON fields of `--from`.
+        for field in [
+            "replace_tool_results",
+            "delete_idle_branches",
+            "older_than_days",
+        ] {
+            assert!(!run.stderr.contains(field), "{args:?}: {run}");
+        }
         assert_eq!(p.ok(&["config", "show", "--json"]), before, "{args:?}");
     }
     let run = p.fails_in(

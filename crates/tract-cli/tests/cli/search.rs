@@ -598,3 +598,31 @@ fn piped_output_is_plain() {
     let hits = p.run_env(&["search", "deploy"], None, &[("TERM", "xterm-256color")]);
     assert!(!hits.stdout.contains('\x1b'), "{hits}");
 }
+
+/// cli.md said that `modulenotfounderror` typed in small letters does not find
+/// `ModuleNotFoundError`. It does: an identifier is also kept whole, and case never matters;
+/// its parts find it as a phrase. A piece typed without its boundary (`notfound`) does not.
+#[test]
+fn an_identifier_is_found_in_any_case_whole_or_by_its_parts() {
+    let p = Project::new();
+    p.ok(&[
+        "add",
+        "Traceback: ModuleNotFoundError: No module named 'requests'",
+    ]);
+    p.ok(&["add", "the tests pass"]);
+    assert_snapshot!(p.run(&["search", "modulenotfounderror"]), @"
+    exit: 0
+    --- stdout
+    82c4f80dc8 user      -            Traceback: ModuleNotFoundError: No module named 'requests'
+    ");
+    for query in [
+        "ModuleNotFoundError",
+        "MODULENOTFOUNDERROR",
+        "module not found error",
+        "\"module not found error\"",
+    ] {
+        let hits = p.ok(&["search", query]);
+        assert_eq!(hits.lines().count(), 1, "{query}: {hits}");
+    }
+    assert_eq!(p.ok(&["search", "notfound"]), "");
+}

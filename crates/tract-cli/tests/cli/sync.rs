@@ -472,3 +472,31 @@ fn bad_sync_input_is_one_error_line_and_changes_nothing() {
         error: invalid input: unknown store scheme 'redis://': a store is a file path or a postgresql:// URL
         ");
 }
+
+/// `tract pull --help` spoke of push: "the branches to send", "send the store's settings".
+/// Each option is said from the receiving side.
+#[test]
+fn pull_help_speaks_of_receiving() {
+    let p = Project::new();
+    let help = p.ok(&["pull", "--help"]);
+    let options = &help[help.find("Arguments:").unwrap()..];
+    assert_snapshot!(options, @"
+    Arguments:
+      <SRC>        The sending store: a file or a postgresql:// URL
+      [BRANCH]...  The branches to receive (default: every branch)
+
+    Options:
+          --force             Move a branch of this store that has diverged; its old tip stays in the
+                              reflog
+          --store <PATH|URL>  The store: a file, or a
+                              postgresql://user:password@host:port/db[?schema=NAME] URL (default:
+                              .tract/store.redb here or in a parent directory) [env: TRACT_STORE=]
+          --branch <NAME>     Work on this branch instead of the current one (HEAD), which stays where
+                              it is; the branch is created by its first message [env: TRACT_BRANCH=]
+          --settings          Take the sending store's settings (the tool-summarization and retention
+                              policies) in place of this store's
+          --json              The report as JSON
+      -h, --help              Print help
+    ");
+    assert!(!help.contains("send the store"), "{help}");
+}

@@ -60,6 +60,14 @@ pub struct ImportReport {
     pub waiting_agents: Vec<String>,
 }
 
+impl ImportReport {
+    /// The name of the format read, as `--format` and `format=` take it: tract's commit
+    /// export is `jsonl`, as its messages are.
+    pub fn format_name(&self) -> &'static str {
+        self.format.map_or(Format::Jsonl.name(), Format::name)
+    }
+}
+
 /// What a step puts on the first-parent line: an appended message or a compression, by blob.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Key {

@@ -103,6 +103,7 @@ pub(crate) fn merge(
                 instructions: None,
                 target_tokens: req.target_tokens.map(NonZeroU32::get),
                 messages,
+                context: Vec::new(),
             };
             Ok((s.summarize(&request)?, s.identity()))
         })?;

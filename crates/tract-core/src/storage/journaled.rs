@@ -160,7 +160,7 @@ impl JournaledRedb {
     }
 
     /// Folds every frame into redb, so the store file alone holds every commit.
-    pub(crate) fn checkpoint(&self, timeout: Duration) -> Result<()> {
+    pub(crate) fn fold(&self, timeout: Duration) -> Result<()> {
         self.inner.fold_all(false, timeout)
     }
 

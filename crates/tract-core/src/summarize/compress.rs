@@ -216,6 +216,7 @@ pub(crate) fn compress(
                 instructions: req.instructions.clone(),
                 target_tokens: req.target_tokens.map(NonZeroU32::get),
                 messages,
+                context: Vec::new(),
             };
             let text = summarizer.summarize(&request)?;
             let mut m = Message::text(Role::User, text);

@@ -5,8 +5,9 @@ pub mod compress;
 pub mod llm;
 
 use crate::error::{Error, Result};
-use crate::object::{Message, Role};
+use crate::object::{Message, Role, ToolCall};
 use crate::tokens;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The system prompt for summarizing tool calls and their results.
@@ -31,6 +32,9 @@ pub struct SummaryRequest {
     /// The messages to summarize, as they are in view (edited ones with their current content),
     /// shared with the view rather than copied.
     pub messages: Vec<Arc<Message>>,
+    /// Messages that tell what `messages` answer without being summarized themselves: the
+    /// call whose result alone is summarized (a tool-summarization policy or hook).
+    pub context: Vec<Arc<Message>>,
 }
 
 impl SummaryRequest {
@@ -44,7 +48,14 @@ impl SummaryRequest {
         if let Some(t) = self.target_tokens {
             prompt.push_str(&format!("Target length: at most {t} tokens.\n"));
         }
-        prompt.push_str("\nTranscript:\n");
+        // Each message of a transcript ends with a blank line.
+        if self.context.is_empty() {
+            prompt.push('\n');
+        } else {
+            prompt.push_str("\nContext (what the transcript answers; not to be summarized):\n");
+            prompt.push_str(&transcript(&self.context));
+        }
+        prompt.push_str("Transcript:\n");
         prompt.push_str(&transcript(&self.messages));
         serde_json::json!([
             {"role": "system", "content": self.system_prompt},
@@ -107,7 +118,9 @@ pub(crate) fn with_default<R>(
 
 /// The built-in summarizer: no network, deterministic. For each message it keeps the head and
 /// tail lines and the lines that carry paths, numbers, errors and key=value pairs, within the
-/// target length.
+/// target length. A tool result is told as the answer of its call (`grep({...}) returned:`)
+/// when the call is in the request; one tool result alone comes back as that result
+/// shortened, with no header, as a tool-summarization policy replaces it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extractive;
 
@@ -117,6 +130,8 @@ pub const EXTRACTIVE_DEFAULT_TOKENS: u32 = 256;
 /// Lines kept from the start and the end of each message.
 const HEAD_LINES: usize = 2;
 const TAIL_LINES: usize = 2;
+/// Longer lines (and call arguments) are cut to this many characters.
+const LONGEST_LINE: usize = 200;
 
 fn is_key_line(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
@@ -139,6 +154,39 @@ fn is_key_line(line: &str) -> bool {
         || line.chars().any(|c| c.is_ascii_digit())
 }
 
+/// `text` cut to [`LONGEST_LINE`] characters, marked where it was cut.
+fn cut(text: &str) -> String {
+    if text.chars().count() > LONGEST_LINE {
+        let kept: String = text.chars().take(LONGEST_LINE - 1).collect();
+        format!("{kept}…")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A call as the extractive summary names it: `grep({"pattern":"x"})`.
+fn call_line(c: &ToolCall) -> String {
+    cut(&format!("{}({})", c.name, c.arguments))
+}
+
+/// Whether `messages` are one tool turn: an assistant message calling tools, then only
+/// results of its calls.
+fn one_turn(messages: &[Arc<Message>]) -> bool {
+    let Some((call, results)) = messages.split_first() else {
+        return false;
+    };
+    call.role == Role::Assistant
+        && !call.tool_calls.is_empty()
+        && !results.is_empty()
+        && results.iter().all(|r| {
+            r.role == Role::Tool
+                && call
+                    .tool_calls
+                    .iter()
+                    .any(|c| Some(c.id.as_str()) == r.tool_call_id.as_deref())
+        })
+}
+
 impl Summarizer for Extractive {
     fn identity(&self) -> String {
         "extractive".into()
@@ -146,32 +194,74 @@ impl Summarizer for Extractive {
 
     fn summarize(&self, req: &SummaryRequest) -> Result<String> {
         let budget = req.target_tokens.unwrap_or(EXTRACTIVE_DEFAULT_TOKENS) as usize;
-        let mut out = format!("[Summary of {} messages]\n", req.messages.len());
+        let messages = &req.messages;
+        // The calls of the request and its context, by id: a result is told as their answer.
+        let calls: HashMap<&str, &ToolCall> = req
+            .context
+            .iter()
+            .chain(messages)
+            .flat_map(|m| &m.tool_calls)
+            .map(|c| (c.id.as_str(), c))
+            .collect();
+        let answered: HashSet<&str> = messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .filter_map(|m| m.tool_call_id.as_deref())
+            .collect();
+        let lone_result = messages.len() == 1 && messages[0].role == Role::Tool;
+        let mut out = if lone_result || one_turn(messages) {
+            String::new()
+        } else {
+            format!("[Summary of {} messages]\n", messages.len())
+        };
         let mut used = tokens::count_text(&out) as usize;
-        // Each message gets an equal share, so one long output cannot crowd out the rest.
-        let share = (budget.saturating_sub(used) / req.messages.len().max(1)).max(8);
-        for m in &req.messages {
-            let mut block = header(m);
-            for c in &m.tool_calls {
-                block.push_str(&format!(" {}({})", c.name, c.arguments));
+        for (i, m) in messages.iter().enumerate() {
+            // What is left is shared among the messages still to come, so one long output
+            // cannot crowd out the rest, and what a short one leaves goes to those after it.
+            let share = (budget.saturating_sub(used) / (messages.len() - i)).max(8);
+            let mut block = String::new();
+            match m.role {
+                Role::Tool if lone_result => {}
+                Role::Tool => {
+                    let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id));
+                    match call {
+                        Some(c) => {
+                            let how = if m.is_error { "failed" } else { "returned" };
+                            block.push_str(&format!("{} {how}:\n", call_line(c)));
+                        }
+                        None => block.push_str(&format!("{}\n", header(m))),
+                    }
+                }
+                Role::Assistant if !m.tool_calls.is_empty() => {
+                    // Calls whose results are here are told with them.
+                    let unanswered: Vec<String> = m
+                        .tool_calls
+                        .iter()
+                        .filter(|c| !answered.contains(c.id.as_str()))
+                        .map(call_line)
+                        .collect();
+                    if !unanswered.is_empty() || !m.content.text().trim().is_empty() {
+                        block.push_str(&header(m));
+                        for c in &unanswered {
+                            block.push(' ');
+                            block.push_str(c);
+                        }
+                        block.push('\n');
+                    }
+                }
+                _ => block.push_str(&format!("{}\n", header(m))),
             }
-            block.push('\n');
             let text = m.content.text();
             let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
             let n = lines.len();
             let mut kept = 0usize;
             let mut block_tokens = tokens::count_text(&block) as usize;
-            for (i, line) in lines.iter().enumerate() {
-                let wanted = i < HEAD_LINES || i + TAIL_LINES >= n || is_key_line(line);
+            for (j, line) in lines.iter().enumerate() {
+                let wanted = j < HEAD_LINES || j + TAIL_LINES >= n || is_key_line(line);
                 if !wanted {
                     continue;
                 }
-                let line = if line.chars().count() > 200 {
-                    let cut: String = line.chars().take(199).collect();
-                    format!("{cut}…")
-                } else {
-                    line.to_string()
-                };
+                let line = cut(line);
                 let cost = tokens::count_text(&line) as usize + 1;
                 if block_tokens + cost > share {
                     break;
@@ -274,6 +364,7 @@ mod tests {
             instructions: None,
             target_tokens: Some(target),
             messages: vec![Arc::new(grep)],
+            context: Vec::new(),
         }
     }
 
@@ -295,6 +386,72 @@ mod tests {
             Extractive.summarize(&request(80)).unwrap(),
             "deterministic"
         );
+    }
+
+    fn grep_call(id: &str) -> Message {
+        let mut call = Message::text(Role::Assistant, "");
+        call.tool_calls = vec![ToolCall {
+            id: id.into(),
+            name: "grep".into(),
+            arguments: r#"{"pattern":"DATABASE_URL"}"#.into(),
+        }];
+        call
+    }
+
+    /// A policy summarizes one result, its call given as context: the summary was
+    /// "[Summary of 2 messages]\n[assistant] grep(...)\n[tool grep]\n...", which the model
+    /// then read as the tool's output.
+    #[test]
+    fn one_result_reads_as_that_result_shortened() {
+        let mut req = request(80);
+        req.context = vec![Arc::new(grep_call("c1"))];
+        let out = Extractive.summarize(&req).unwrap();
+        assert!(
+            out.starts_with("just some words without anything special\n"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("[Summary of") && !out.contains("[assistant]"),
+            "{out}"
+        );
+        assert!(!out.contains("[tool grep]"), "{out}");
+        assert!(out.contains("src/db/pool.rs:42: error: DATABASE_URL missing"));
+        assert!(out.ends_with("lines omitted)"), "{out}");
+        // The context reaches a model, marked as such.
+        let chat = req.to_chat_messages();
+        let prompt = chat[1]["content"].as_str().unwrap();
+        assert!(
+            prompt.contains("Context (what the transcript answers"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("call c1 grep("), "{prompt}");
+    }
+
+    /// A tool turn (a call and its result, as `compress --tool-turns` selects it) reads as
+    /// the call and what it returned; several turns keep the summary's header.
+    #[test]
+    fn a_tool_turn_reads_as_the_call_and_its_shortened_result() {
+        let mut req = request(80);
+        let result = Arc::clone(&req.messages[0]);
+        req.messages = vec![Arc::new(grep_call("c1")), Arc::clone(&result)];
+        let out = Extractive.summarize(&req).unwrap();
+        assert!(
+            out.starts_with("grep({\"pattern\":\"DATABASE_URL\"}) returned:\njust some words"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("[Summary of") && !out.contains("[assistant]"),
+            "{out}"
+        );
+        let mut second = (*result).clone();
+        second.tool_call_id = Some("c2".into());
+        req.messages.push(Arc::new(grep_call("c2")));
+        req.messages.push(Arc::new(second));
+        req.target_tokens = Some(200);
+        let out = Extractive.summarize(&req).unwrap();
+        assert!(out.starts_with("[Summary of 4 messages]\ngrep("), "{out}");
+        assert_eq!(out.matches(" returned:").count(), 2, "{out}");
+        assert!(tokens::count_text(&out) <= 200 + 16);
     }
 
     #[test]

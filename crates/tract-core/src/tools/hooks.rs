@@ -309,10 +309,9 @@ impl Recorder<'_> {
             system_prompt: TOOL_SUMMARIZE_SYSTEM.to_string(),
             instructions,
             target_tokens: target_tokens.map(NonZeroU32::get),
-            messages: call
-                .into_iter()
-                .chain(std::iter::once(Arc::new(m.clone())))
-                .collect(),
+            // The call tells what the output answers; the result alone is summarized.
+            messages: vec![Arc::new(m.clone())],
+            context: call.into_iter().collect(),
         };
         let outcome = with_default(self.summarizer, self.default_summarizer.clone(), |s| {
             s.summarize(&request).map(|text| (text, s.identity()))

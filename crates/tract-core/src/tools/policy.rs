@@ -26,6 +26,12 @@ pub struct ToolPolicy {
 }
 
 impl ToolPolicy {
+    /// Whether the policy holds instructions (per tool, or for results over the threshold),
+    /// which only an LLM summarizer reads: the extractive one shortens results without them.
+    pub fn has_instructions(&self) -> bool {
+        !self.instructions.is_empty() || self.default_instructions.is_some()
+    }
+
     /// Refuses a policy that names a tool with no name or no instructions.
     pub fn validate(&self) -> Result<()> {
         for (tool, text) in &self.instructions {

@@ -69,6 +69,7 @@ impl Tract {
         messages: Vec<Message>,
         opts: &RecordOptions<'_>,
     ) -> Result<Vec<ToolResultOutcome>> {
+        super::write::check_all_say_something(&messages)?;
         self.recorder(opts.summarizer)
             .record_batch(messages, opts.decision.as_ref())
     }

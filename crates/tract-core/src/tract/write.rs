@@ -1,7 +1,7 @@
 //! Writing through a handle: appends (one message, a batch, the role shorthands), edits,
 //! records, redaction, and the retention policy `gc` applies.
 
-use crate::error::{Error, Result};
+use crate::error::{BatchPosition, Error, Result};
 use crate::object::{Content, Message, Role, ToolCall};
 use crate::ops::redact::{self, Redaction};
 use crate::retention::{self, RetentionPolicy};
@@ -13,13 +13,15 @@ use crate::{write::append, write::edit};
 use super::Tract;
 
 impl Tract {
-    /// Appends a message at `HEAD`; durable when this returns.
+    /// Appends a message at `HEAD`; durable when this returns. A user or system message must
+    /// say something ([`Message::check_says_something`]).
     pub fn append(&self, message: Message) -> Result<CommitInfo> {
         self.append_with(message, &AppendOptions::default())
     }
 
     /// Appends with options (compare-and-swap, note).
     pub fn append_with(&self, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
+        message.check_says_something()?;
         append::append(&self.repo, message, opts)
     }
 
@@ -35,12 +37,14 @@ impl Tract {
         messages: Vec<Message>,
         opts: &AppendOptions,
     ) -> Result<Vec<CommitInfo>> {
+        check_all_say_something(&messages)?;
         append::append_batch(&self.repo, messages, opts)
     }
 
     /// Appends OpenAI Responses input items, one message each, in one transaction with
     /// options: all of them, or none. An output whose call is not among them takes the call's
-    /// tool name from the view ([`Tract::call_names`]).
+    /// tool name from the view ([`Tract::call_names`]). The items are a framework's session
+    /// mirrored as it is: an empty input message is kept, as the framework sent it.
     pub fn append_items(
         &self,
         items: &[serde_json::Value],
@@ -48,7 +52,8 @@ impl Tract {
     ) -> Result<Vec<CommitInfo>> {
         use crate::formats::responses;
         let calls = self.call_names(&responses::calls_answered_elsewhere(items))?;
-        self.append_batch_with(responses::messages_from_items(items, &calls)?, opts)
+        let messages = responses::messages_from_items(items, &calls)?;
+        append::append_batch(&self.repo, messages, opts)
     }
 
     /// Appends a system message.
@@ -73,9 +78,15 @@ impl Tract {
     }
 
     /// Replaces the content of a message in the current view. Role, name, tool calls and
-    /// `tool_call_id` are kept; the original stays in history.
+    /// `tool_call_id` are kept; the original stays in history. A user or system message
+    /// cannot be made empty.
     pub fn edit(&self, target: impl Into<Rev>, content: Content) -> Result<CommitInfo> {
-        edit::edit(&self.repo, &target.into(), content, |_| Ok(()))
+        let check = |m: &Message| {
+            let mut edited = Message::text(m.role, String::new());
+            edited.content = content.clone();
+            edited.check_says_something()
+        };
+        edit::edit(&self.repo, &target.into(), content.clone(), check)
     }
 
     /// Appends `messages`, then a record of `kind` holding `data` (see [`crate::write::record`]), in
@@ -133,4 +144,16 @@ impl Tract {
         w.set_setting(retention::SETTING, value.as_deref())?;
         w.commit()
     }
+}
+
+/// Each message of a batch says something ([`Message::check_says_something`]); the first
+/// that does not is an error naming its place (in a batch of more than one).
+pub(crate) fn check_all_say_something(messages: &[Message]) -> Result<()> {
+    for (i, m) in messages.iter().enumerate() {
+        m.check_says_something().map_err(|e| match messages.len() {
+            1 => e,
+            _ => e.in_batch(BatchPosition::Message(i + 1)),
+        })?;
+    }
+    Ok(())
 }

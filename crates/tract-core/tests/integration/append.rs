@@ -94,3 +94,52 @@ fn json_input_forms_and_metadata() {
     assert_eq!(info.content_type(), Some("tool_call"));
     assert_eq!(info.op(), "append");
 }
+
+/// `user("")` committed an empty message. Every way a caller writes a user or system message
+/// refuses one with no content (or only blank text), and commits nothing; an assistant message
+/// that calls tools may be empty, and so may an imported transcript's or a framework's items.
+#[test]
+fn an_empty_user_or_system_message_is_refused() {
+    let t = Tract::in_memory().unwrap();
+    let user = t.user("keep me").unwrap();
+    let refused = |r: tract_core::Result<_>| match r {
+        Err(Error::InvalidMessage { reason, .. }) => reason,
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("accepted"),
+    };
+    assert_eq!(refused(t.user("")), "a user message cannot be empty");
+    assert_eq!(
+        refused(t.system(" \n ")),
+        "a system message cannot be empty"
+    );
+    let parts = tract_core::json::message_from_json(&json!({"role": "user", "content": [
+        {"type": "text", "text": ""}]}))
+    .unwrap();
+    assert_eq!(refused(t.append(parts)), "a user message cannot be empty");
+    let batch = vec![
+        Message::text(Role::User, "fine"),
+        Message::text(Role::System, ""),
+    ];
+    match t.append_batch(batch) {
+        Err(e) => assert_eq!(
+            e.to_string(),
+            "invalid input: message 2: a system message cannot be empty"
+        ),
+        Ok(_) => panic!("accepted"),
+    }
+    assert_eq!(
+        refused(t.edit(user.id, tract_core::Content::Text(String::new()))),
+        "a user message cannot be empty"
+    );
+    assert_eq!(t.log(&tract_core::LogQuery::default()).unwrap().len(), 1);
+    t.assistant("", vec![crate::support::call("c1", "grep")])
+        .unwrap();
+    // A transcript that holds an empty user message imports as it is.
+    let transcript = tract_core::formats::transcript::parse(
+        "{\"role\":\"user\",\"content\":\"\"}\n{\"role\":\"user\",\"content\":\"after\"}\n",
+        None,
+    )
+    .unwrap();
+    let fresh = Tract::in_memory().unwrap();
+    assert_eq!(fresh.import(transcript).unwrap().added, 2);
+}

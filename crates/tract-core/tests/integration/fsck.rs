@@ -175,7 +175,7 @@ fn fsck_finds_a_changed_byte_in_any_object() {
         )
         .unwrap();
     // In a pack, not in the journal's frames.
-    t.store().checkpoint().unwrap();
+    t.store().fold_journal().unwrap();
     drop(t);
     let clean = tract_core::fsck(Tract::open(&path).unwrap().store()).unwrap();
     assert!(clean.problems.is_empty(), "{:?}", clean.problems);

@@ -269,7 +269,7 @@ fn full_segments_are_folded_into_the_file_and_removed_while_sessions_append() {
     // Folded: the journal's segments gone but the newest, the objects in packs that merges
     // keep few (twenty folds or so, each a pack, merged while the next older pack is under
     // twice the newer ones' total).
-    t.store().checkpoint().unwrap();
+    t.store().fold_journal().unwrap();
     assert_eq!(segments(&path).len(), 1);
     assert!((1..=6).contains(&packs(&path).len()), "{:?}", packs(&path));
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
@@ -344,7 +344,7 @@ fn a_redacted_payload_leaves_the_packs_and_the_pack_that_held_it_is_removed() {
     let secret = "PW-PLANTED-4c1";
     let m = t.user(secret).unwrap();
     t.user("after").unwrap();
-    t.store().checkpoint().unwrap();
+    t.store().fold_journal().unwrap();
     let holding = |path: &Path| -> Vec<std::path::PathBuf> {
         store_files(path)
             .into_iter()
@@ -383,7 +383,7 @@ fn packs_that_direct_writes_make_are_merged_too() {
     for i in 0..100 {
         let t = Tract::open(&path).unwrap();
         t.user(format!("message {i}")).unwrap();
-        t.store().checkpoint().unwrap();
+        t.store().fold_journal().unwrap();
     }
     assert!(packs(&path).len() <= 8, "{:?}", packs(&path));
     let t = Tract::open(&path).unwrap();
@@ -396,7 +396,7 @@ fn a_pack_the_store_lists_and_that_is_missing_is_an_error_naming_it() {
     let (_dir, path) = file_store();
     let t = Tract::open(&path).unwrap();
     t.user("in a pack").unwrap();
-    t.store().checkpoint().unwrap();
+    t.store().fold_journal().unwrap();
     drop(t);
     let pack = packs(&path).pop().unwrap();
     let bytes = std::fs::read(&pack).unwrap();

@@ -87,7 +87,12 @@ fn the_stored_policy_summarizes_per_tool_and_over_the_threshold() {
     let shown = t.compile().unwrap();
     let messages = shown.messages().unwrap();
     let text = messages.last().unwrap().message.content.text().into_owned();
-    assert!(text.starts_with("[Summary of 2 messages]"), "{text}");
+    // The result shortened: its first lines, then what was left out.
+    assert!(
+        text.starts_with("src/module_0.rs:0: let value_0 = compute(0);"),
+        "{text}"
+    );
+    assert!(text.ends_with(" of 200 lines omitted)"), "{text}");
     assert_eq!(info.message.unwrap().content.text(), big_output(200));
     // Under it: unchanged, one commit.
     pending_call(&t, "b2", "bash");

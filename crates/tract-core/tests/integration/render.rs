@@ -69,7 +69,12 @@ fn kept_renderings_match_whole_ones_at_every_step_and_drop_what_left_the_view() 
         {"type": "thinking", "thinking": "hmm", "signature": "s"},
     ]})))
     .unwrap();
-    t.user("").unwrap();
+    // An empty user message is refused from a caller; a framework's items keep one.
+    t.append_items(
+        &[serde_json::json!({"role": "user", "content": ""})],
+        &AppendOptions::default(),
+    )
+    .unwrap();
     t.user("after an empty one").unwrap();
     kept.check(&t.compile().unwrap(), "parts and system messages");
     // Items as the Agents SDK adds them.

@@ -40,7 +40,7 @@ fn a_copy_of_a_store_file_opens_in_memory_and_damaged_copies_are_errors() {
     t.system("sys").unwrap();
     t.user("hello").unwrap();
     let expected = texts(&t);
-    t.store().checkpoint().unwrap();
+    t.store().fold_journal().unwrap();
     drop(t);
     // The file holds the refs and settings; its objects are in the packs beside it, so the
     // copy's branches are there and reading their messages is an error, never a panic.

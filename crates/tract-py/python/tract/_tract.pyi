@@ -524,8 +524,10 @@ class Tract:
         """Sets the store's tool-summarization policy (replacing the stored one; every process
         and the CLI apply it). `instructions`: tool name to instructions, whose results are
         summarized with them; `auto_threshold`: results over this many tokens are summarized
-        with `default_instructions` (or the tool prompt alone). Called with nothing, it
-        clears the policy."""
+        with `default_instructions` (or the tool prompt alone). The instructions apply when an
+        LLM summarizer is set (an `OpenAICompatible` or a callable as `summarizer=` on open,
+        or the LLM `TRACT_LLM_MODEL` names); until then the built-in extractive summarizer
+        shortens those results and ignores them. Called with nothing, it clears the policy."""
 
     def tool_summarization(self) -> ToolSummarization:
         """The store's tool-summarization policy (empty when none is configured)."""

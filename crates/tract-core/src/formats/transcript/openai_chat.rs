@@ -4,7 +4,7 @@ use crate::error::Result;
 use crate::formats::transcript::steps::{
     Step, bad, message_step, name_result, reason_of, remember_calls,
 };
-use crate::json::message_from_json;
+use crate::json::message_from_transcript_json;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -26,7 +26,8 @@ pub(super) fn openai(values: &[(usize, Value)]) -> Result<Vec<Step>> {
             {
                 o.insert("role".into(), "system".into());
             }
-            let mut message = message_from_json(&m).map_err(|e| bad(*line, reason_of(e)))?;
+            let mut message =
+                message_from_transcript_json(&m).map_err(|e| bad(*line, reason_of(e)))?;
             remember_calls(&mut names, &message);
             name_result(&names, &mut message);
             out.push(message_step(message, *line));

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::formats::transcript::steps::{Format, Transcript, bad, message_step, reason_of};
 use crate::id::{BlobId, CommitId};
-use crate::json::{message_from_json, message_to_json};
+use crate::json::{message_from_json, message_from_transcript_json, message_to_json};
 use crate::object::{Commit, Message, Op};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -18,7 +18,9 @@ pub(super) fn jsonl(values: &[(usize, Value)]) -> Result<Transcript> {
             if v.get("op").is_some() {
                 return Err(bad(*line, "a commit line among message lines"));
             }
-            let message = message_from_json(v).map_err(|e| bad(*line, reason_of(e)))?;
+            // Lines of messages are often another program's chat log: a field tract does not
+            // know is kept, as for an OpenAI transcript.
+            let message = message_from_transcript_json(v).map_err(|e| bad(*line, reason_of(e)))?;
             steps.push(message_step(message, *line));
         }
         return Ok(Transcript::of_steps(Format::Jsonl, steps));

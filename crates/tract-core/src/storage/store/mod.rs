@@ -393,9 +393,9 @@ impl Store {
     /// Folds the journal into the store file, so the file alone holds every commit (a store
     /// in memory or in a database has no journal: nothing to do). Writers go on meanwhile in
     /// other processes once it returns; it waits for theirs, as a write does.
-    pub fn checkpoint(&self) -> Result<()> {
+    pub fn fold_journal(&self) -> Result<()> {
         match &self.shared.backend {
-            Backend::Journaled(b) => b.checkpoint(self.options.lock_timeout),
+            Backend::Journaled(b) => b.fold(self.options.lock_timeout),
             _ => Ok(()),
         }
     }

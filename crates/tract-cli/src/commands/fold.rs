@@ -1,4 +1,5 @@
-//! `tract checkpoint`.
+//! `tract fold` (once `tract checkpoint`, still taken: `checkpoint` now names the views' own
+//! checkpoints).
 
 use crate::context::Context;
 use crate::error::CommandError;
@@ -17,13 +18,13 @@ pub struct Args {
     salvage: bool,
 }
 
-/// Runs `tract checkpoint`.
+/// Runs `tract fold`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     if a.salvage {
         return salvage(ctx, ui);
     }
     let t = ctx.open()?;
-    t.store().checkpoint()?;
+    t.store().fold_journal()?;
     let _ = writeln!(ui, "the store file holds every commit");
     Ok(())
 }
@@ -63,4 +64,10 @@ fn salvage(ctx: &Context, ui: &mut Ui<'_>) -> Result<(), CommandError> {
         }
     }
     Ok(())
+}
+
+/// Runs `tract checkpoint`, the old name of `tract fold`: the same, with a note.
+pub fn run_checkpoint(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    ui.note("`tract checkpoint` is now `tract fold` (checkpoints are the views' own)");
+    run(ctx, ui, a)
 }
