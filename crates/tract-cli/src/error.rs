@@ -121,11 +121,6 @@ impl CommandError {
         self
     }
 
-    /// Whether the error says no store was found upward from the working directory.
-    pub fn is_no_store(&self) -> bool {
-        self.error.downcast_ref::<NoStore>().is_some()
-    }
-
     /// Input the command line refuses.
     pub fn invalid_input(message: impl Into<String>) -> Self {
         CommandError {

@@ -170,6 +170,7 @@ impl Command {
             | Command::Fsck(_)
             | Command::Gc(_)
             | Command::Upgrade(_)
+            | Command::Fold(_)
             | Command::Checkpoint(_) => "it works on the whole store",
             Command::Mcp(_) => "each of its tools takes the branch it reads",
             Command::Serve(_) => "the web view shows every branch",

@@ -13,7 +13,10 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 // The options are push's; their help is said from this side.
 #[command(
-    mut_arg("branches", |a| a.help("The branches to receive (default: every branch)")),
+    mut_arg("branches", |a| a.help(
+        "The branches to receive (default: every branch); SRC:DST takes the sending store's \
+         branch SRC as this store's DST (`main:theirs/main`, to merge it here)"
+    )),
     mut_arg("force", |a| a.help(
         "Move a branch of this store that has diverged; its old tip stays in the reflog"
     )),

@@ -410,7 +410,7 @@ fn the_readme_tour_runs_as_written_and_compresses() {
     }
     let run = compressed.expect("the tour compresses");
     assert!(
-        run.stdout.contains("compressed 1 run(s)"),
+        run.stdout.contains("compressed 1 run:"),
         "the step compresses the two tool turns: {run}"
     );
     let head = json(&p.ok(&["show", "--json"]));

@@ -81,7 +81,7 @@ fn a_diverged_branch_is_refused_until_forced() {
         --- stdout
         side: up to date at c19262df75
         main: refused, diverged (the receiver is at 0afeb39348, the sender at 81cfa4df31)
-        sent 0 commit(s) and 0 blob(s)
+        sent 0 commits and 0 blobs
         --- stderr
         error: branch 'main' has diverged: the receiver is at 0afeb39348 and the sender at 81cfa4df31; neither contains the other
         hint: bring it in under another name and merge it: `tract pull copy.redb main:theirs/main`, then `tract merge theirs/main`, then `tract push copy.redb main`; or pass --force to move it anyway (the receiver's old tip stays in its reflog)
@@ -125,7 +125,7 @@ fn a_push_moves_what_fast_forwards_and_the_hint_merges_the_diverged_branch() {
         --- stdout
         side: c19262df75 -> 8ffe5093ad
         main: refused, diverged (the receiver is at 0afeb39348, the sender at 81cfa4df31)
-        sent 1 commit(s) and 1 blob(s)
+        sent 1 commit and 1 blob
         --- stderr
         error: branch 'main' has diverged: the receiver is at 0afeb39348 and the sender at 81cfa4df31; neither contains the other (1 other branch moved)
         hint: bring it in under another name and merge it: `tract pull copy.redb main:theirs/main`, then `tract merge theirs/main`, then `tract push copy.redb main`; or pass --force to move it anyway (the receiver's old tip stays in its reflog)
@@ -173,12 +173,12 @@ fn a_push_moves_what_fast_forwards_and_the_hint_merges_the_diverged_branch() {
         exit: 0
         --- stdout
         main as theirs/main: new branch at 0afeb39348
-        sent 1 commit(s) and 1 blob(s)
+        sent 1 commit and 1 blob
         ");
     assert_snapshot!(p.run(&["merge", "theirs/main"]), @"
         exit: 0
         --- stdout
-        merged theirs/main (0afeb39348) into main as 8accc8d7c7: 1 message(s) appended, 26 tokens in view
+        merged theirs/main (0afeb39348) into main as 8accc8d7c7: 1 message appended, 26 tokens in view
         ");
     // Pulling now: main contains the copy's tip, so it stays where it is, and that is no
     // refusal.
@@ -187,13 +187,13 @@ fn a_push_moves_what_fast_forwards_and_the_hint_merges_the_diverged_branch() {
         --- stdout
         main: ahead at 8accc8d7c7 (it contains the sender's 0afeb39348)
         side: up to date at 8ffe5093ad
-        sent 0 commit(s) and 0 blob(s)
+        sent 0 commits and 0 blobs
         ");
     assert_snapshot!(p.run(&["push", "copy.redb", "main"]), @"
         exit: 0
         --- stdout
         main: 0afeb39348 -> 8accc8d7c7
-        sent 2 commit(s) and 1 blob(s)
+        sent 2 commits and 1 blob
         ");
 }
 
@@ -209,7 +209,7 @@ fn a_pull_brings_a_diverged_branch_in_under_another_name() {
         --- stdout
         side: c19262df75 -> 8ffe5093ad
         main: refused, diverged (the receiver is at 0afeb39348, the sender at 81cfa4df31)
-        sent 1 commit(s) and 1 blob(s)
+        sent 1 commit and 1 blob
         --- stderr
         error: branch 'main' has diverged: the receiver is at 0afeb39348 and the sender at 81cfa4df31; neither contains the other (1 other branch moved)
         hint: bring it in under another name and merge it: `tract --store copy.redb pull .tract/store.redb main:theirs/main`, then `tract --store copy.redb merge theirs/main`; or pass --force to move it anyway (this store's old tip stays in its reflog)
@@ -226,18 +226,18 @@ fn a_pull_brings_a_diverged_branch_in_under_another_name() {
         exit: 0
         --- stdout
         main as theirs/main: new branch at 81cfa4df31
-        sent 1 commit(s) and 1 blob(s)
+        sent 1 commit and 1 blob
         ");
     assert_snapshot!(p.run(&["--store", "copy.redb", "merge", "theirs/main"]), @"
         exit: 0
         --- stdout
-        merged theirs/main (81cfa4df31) into main as ed9bb06e9a: 1 message(s) appended, 26 tokens in view
+        merged theirs/main (81cfa4df31) into main as ed9bb06e9a: 1 message appended, 26 tokens in view
         ");
     assert_snapshot!(p.run(&["--store", "copy.redb", "push", ".tract/store.redb", "main"]), @"
         exit: 0
         --- stdout
         main: 81cfa4df31 -> ed9bb06e9a
-        sent 2 commit(s) and 1 blob(s)
+        sent 2 commits and 1 blob
         ");
     // Refused on a branch that is not the current one: the merge names it.
     p.ok(&[
@@ -254,7 +254,7 @@ fn a_pull_brings_a_diverged_branch_in_under_another_name() {
         exit: 5
         --- stdout
         side: refused, diverged (the receiver is at b2a70b6612, the sender at e20be67607)
-        sent 0 commit(s) and 0 blob(s)
+        sent 0 commits and 0 blobs
         --- stderr
         error: branch 'side' has diverged: the receiver is at b2a70b6612 and the sender at e20be67607; neither contains the other
         hint: bring it in under another name and merge it: `tract --store copy.redb pull .tract/store.redb side:theirs/side`, then `tract --store copy.redb --branch side merge theirs/side`; or pass --force to move it anyway (this store's old tip stays in its reflog)
@@ -264,7 +264,7 @@ fn a_pull_brings_a_diverged_branch_in_under_another_name() {
         exit: 0
         --- stdout
         side as theirs/side: new branch at e20be67607
-        sent 1 commit(s) and 1 blob(s)
+        sent 1 commit and 1 blob
         ");
     let merge = [
         "--store",
@@ -277,7 +277,7 @@ fn a_pull_brings_a_diverged_branch_in_under_another_name() {
     assert_snapshot!(p.run(&merge), @"
         exit: 0
         --- stdout
-        merged theirs/side (e20be67607) into side as cf38e1dc2e: 1 message(s) appended, 37 tokens in view
+        merged theirs/side (e20be67607) into side as cf38e1dc2e: 1 message appended, 37 tokens in view
         ");
     // What SRC:DST cannot mean.
     assert_snapshot!(p.fails(&["push", "copy.redb", "+side:theirs/side"]), @"
@@ -334,7 +334,7 @@ fn the_other_store_is_named_and_clone_is_suggested_where_it_helps() {
         --- stdout
         main: new branch at 5e8c0f8a1e
         side: new branch at c19262df75
-        sent 3 commit(s) and 3 blob(s), and the settings
+        sent 3 commits and 3 blobs, and the settings
         ");
     let elsewhere = Project::empty();
     let from = p.store();
@@ -342,7 +342,7 @@ fn the_other_store_is_named_and_clone_is_suggested_where_it_helps() {
     assert_snapshot!(elsewhere.fails(&["pull", from]), @"
         exit: 3
         --- stderr
-        error: a tract store in [DIR] or any parent directory (run `tract init`) not found
+        error: no tract store found: none named (--store, TRACT_STORE), no .tract/store.redb in [DIR] or any parent directory, and no per-user store (neither XDG_DATA_HOME nor HOME is set)
         hint: `tract clone [DIR]/.tract/store.redb .tract/store.redb` copies it here (or `tract init`, then pull)
         ");
     assert_snapshot!(elsewhere.run(&["clone", from, ".tract/store.redb"]), @"
@@ -350,14 +350,14 @@ fn the_other_store_is_named_and_clone_is_suggested_where_it_helps() {
         --- stdout
         main: new branch at 5e8c0f8a1e
         side: new branch at c19262df75
-        sent 3 commit(s) and 3 blob(s), and the settings
+        sent 3 commits and 3 blobs, and the settings
         ");
     assert_snapshot!(elsewhere.run(&["pull", from]), @"
         exit: 0
         --- stdout
         main: up to date at 5e8c0f8a1e
         side: up to date at c19262df75
-        sent 0 commit(s) and 0 blob(s)
+        sent 0 commits and 0 blobs
         ");
 }
 
@@ -483,16 +483,21 @@ fn pull_help_speaks_of_receiving() {
     assert_snapshot!(options, @"
     Arguments:
       <SRC>        The sending store: a file or a postgresql:// URL
-      [BRANCH]...  The branches to receive (default: every branch)
+      [BRANCH]...  The branches to receive (default: every branch); SRC:DST takes the sending store's
+                   branch SRC as this store's DST (`main:theirs/main`, to merge it here)
 
     Options:
           --force             Move a branch of this store that has diverged; its old tip stays in the
                               reflog
           --store <PATH|URL>  The store: a file, or a
-                              postgresql://user:password@host:port/db[?schema=NAME] URL (default:
-                              .tract/store.redb here or in a parent directory) [env: TRACT_STORE=]
+                              postgresql://user:password@host:port/db[?schema=NAME] URL. Without it (and
+                              TRACT_STORE): .tract/store.redb here or in the nearest parent directory,
+                              else the per-user store $XDG_DATA_HOME/tract/store.redb
+                              (~/.local/share/tract/store.redb) when it exists [env: TRACT_STORE=]
           --branch <NAME>     Work on this branch instead of the current one (HEAD), which stays where
-                              it is; the branch is created by its first message [env: TRACT_BRANCH=]
+                              it is; the branch is created by its first message (said on standard
+                              error). Refused by the commands that work on no branch (init, capture,
+                              push, ...), which ignore TRACT_BRANCH [env: TRACT_BRANCH=]
           --settings          Take the sending store's settings (the tool-summarization and retention
                               policies) in place of this store's
           --json              The report as JSON
