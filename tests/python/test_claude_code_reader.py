@@ -48,6 +48,10 @@ Normalizations, each a difference of representation, not of content:
    emoji in two; Python keeps it) is U+FFFD on the reader's side: tract's strings are UTF-8,
    which cannot hold it, and it reads such an escape as U+FFFD instead of leaving the line out.
 
+7. A call whose id an earlier call in view has is sent by compile under a new id (an API
+   takes each id once), its result with it; those compile lists in ``reused_call_ids`` are
+   mapped back to the id the session holds, which the reader shows.
+
 Normalizations 1 and 2 apply to both sides alike. Nothing else is normalized: text, thinking
 blocks with their signatures, images and every other block compare verbatim.
 
@@ -288,9 +292,27 @@ class Imported:
         with tract.Tract.open(None, branch="cc") as t:
             self.report = t.import_file(path, format=fmt)
             compiled = t.compile()
-            self.messages = compiled.messages
+            self.messages = held_ids(compiled.messages, compiled.reused_call_ids)
             self.warnings = compiled.warnings
             self.records = [r.data for r in t.records(LINE_RECORD)]
+
+
+def held_ids(messages: list[dict[str, Any]], reused: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with the call ids the session holds: compile sends a call whose id an
+    earlier call has under a new one (an API takes each id once), its result with it, and the
+    reader shows the ids the file holds. Only the ids compile lists as reused are mapped back."""
+    back = {r["sent_as"]: r["id"] for r in reused}
+    if not back:
+        return messages
+    out = []
+    for m in messages:
+        m = dict(m)
+        if m.get("tool_calls"):
+            m["tool_calls"] = [{**c, "id": back.get(c["id"], c["id"])} for c in m["tool_calls"]]
+        if m.get("tool_call_id") in back:
+            m["tool_call_id"] = back[m["tool_call_id"]]
+        out.append(m)
+    return out
 
 
 def compare(reader_messages: list[Any], imported: Imported) -> Optional[str]:

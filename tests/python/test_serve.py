@@ -133,7 +133,7 @@ def assert_merge(merge: dict, rich: ss.RichStore) -> None:
 
 
 # A branch's status, as `tract status --json` prints it and the event stream sends it.
-STATUS_KEYS = {"branch", "head", "detached", "messages", "token_count", "unanswered_tool_calls", "path"}
+STATUS_KEYS = {"branch", "head", "detached", "messages", "token_count", "unanswered_tool_calls", "reused_call_ids", "path"}
 
 
 def head_counts(status: dict) -> dict:

@@ -82,7 +82,7 @@ def compress_once(
         proc = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=60)
         attempts += 1
         if proc.returncode == 0:
-            m = re.search(r"compressed (\d+) run\(s\)", proc.stdout + proc.stderr)
+            m = re.search(r"compressed (\d+) runs?\b", proc.stdout + proc.stderr)
             assert m and int(m.group(1)) >= 1, (
                 f"tract compress summarized nothing: {proc.stdout}{proc.stderr}"
             )

@@ -4,6 +4,7 @@ use crate::convert::to_py;
 use crate::errors::IntoPyResult;
 use crate::renders::Renders;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::sync::Arc;
 use tract_core::Compiled;
 
@@ -48,10 +49,31 @@ impl PyCompiled {
         self.inner.head().map(|h| h.to_hex())
     }
 
-    /// Problems repaired while compiling: calls without results, results without calls.
+    /// Problems repaired while compiling: calls without results, results without calls,
+    /// call ids sent under a new id.
     #[getter]
     fn warnings(&self) -> Vec<String> {
         self.inner.warnings()
+    }
+
+    /// The tool calls sent under another id than they hold, because an earlier call in view
+    /// has theirs (each id is sent once per request): dicts with `position` (the commit of the
+    /// message making the call), `index` (which of its calls), `id` (the id it holds) and
+    /// `sent_as` (the id it is sent with, its result's `tool_call_id` with it), in view order.
+    #[getter]
+    fn reused_call_ids<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .reused_call_ids()
+            .iter()
+            .map(|r| {
+                let d = PyDict::new(py);
+                d.set_item("position", r.position.to_hex())?;
+                d.set_item("index", r.index)?;
+                d.set_item("id", &r.id)?;
+                d.set_item("sent_as", &r.sent_as)?;
+                Ok(d)
+            })
+            .collect()
     }
 
     /// OpenAI chat-completions `messages`. Each call returns objects of its own; a message

@@ -318,9 +318,16 @@ impl Rendering {
         compiled: &Compiled,
         e: &ViewEntry,
         make: impl FnOnce(&Message) -> Vec<Arc<str>>,
-    ) -> Result<Cow<'_, Vec<Arc<str>>>> {
-        self.pieces
-            .piece_of(compiled, e, || compiled.message(e).map(|m| make(&m)))
+    ) -> Result<Cow<'_, [Arc<str>]>> {
+        Ok(
+            match self
+                .pieces
+                .piece_of(compiled, e, || compiled.message(e).map(|m| make(&m)))?
+            {
+                Cow::Borrowed(piece) => Cow::Borrowed(piece.as_slice()),
+                Cow::Owned(piece) => Cow::Owned(piece),
+            },
+        )
     }
 }
 

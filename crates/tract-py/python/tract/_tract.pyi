@@ -362,7 +362,15 @@ class Compiled:
 
     @property
     def warnings(self) -> list[str]:
-        """Problems repaired while compiling: calls without results, results without calls."""
+        """Problems repaired while compiling: calls without results, results without calls,
+        call ids sent under a new id."""
+
+    @property
+    def reused_call_ids(self) -> list[dict[str, Any]]:
+        """The tool calls sent under another id than they hold, because an earlier call in view
+        has theirs (each id is sent once per request): dicts with `position` (the commit of the
+        message making the call), `index` (which of its calls), `id` (the id it holds) and
+        `sent_as` (the id it is sent with, its result's `tool_call_id` with it), in view order."""
 
     def to_openai(self) -> list[dict[str, Any]]:
         """OpenAI chat-completions `messages`. Each call returns objects of its own; a message
