@@ -152,3 +152,25 @@ fn compile_sends_a_reused_call_id_once() {
         warning: branch main: 1 tool call has an id an earlier call in its view has; compile sends it under a new id (tract compile names it)
         ");
 }
+
+/// A message with nothing the Anthropic API takes (an empty one an import kept) is left out
+/// of the Anthropic body, and a warning says so: never silently.
+#[test]
+fn compile_says_what_the_anthropic_body_leaves_out() {
+    let p = crate::common::Project::new();
+    std::fs::write(
+        p.path().join("chat.json"),
+        r#"[{"role":"user","content":"first"},{"role":"user","content":""},{"role":"assistant","content":"done"}]"#,
+    )
+    .unwrap();
+    p.ok(&["import", "--format", "openai", "--branch", "main", "chat.json"]);
+    let run = p.run(&["compile", "--format", "anthropic", "--compact"]);
+    assert_snapshot!(run, @r#"
+        exit: 0
+        --- stdout
+        {"messages":[{"role":"user","content":[{"type":"text","text":"first"}]},{"role":"assistant","content":[{"type":"text","text":"done"}]}]}
+        --- stderr
+        warning: message 66a0084a8f has nothing the Anthropic rendering can send (no text, no part it takes); it is left out of it
+        "#);
+    assert_eq!(json(&run.stdout)["messages"].as_array().unwrap().len(), 2);
+}

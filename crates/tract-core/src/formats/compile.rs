@@ -384,11 +384,43 @@ impl Compiled {
                     ));
                 }
             }
+            for provider in self.left_out(e) {
+                w.push(format!(
+                    "message {} has nothing the {provider} rendering can send (no text, no part \
+                     it takes); it is left out of it",
+                    e.position.short()
+                ));
+            }
         }
         for r in self.reused_call_ids() {
             w.push(r.to_string());
         }
         w
+    }
+
+    /// The renderings that leave the message of `e` out, having nothing to send of it: a
+    /// user's or assistant's message with no call whose content is empty, or only parts the
+    /// provider cannot take (Anthropic rejects an empty message; the OpenAI chat rendering
+    /// leaves out one made only of parts it cannot take). Reads the text of small messages
+    /// only: a message whose payload is more than a few tokens has text to send.
+    fn left_out(&self, e: &ViewEntry) -> Vec<&'static str> {
+        let shape = &e.shape;
+        if !matches!(shape.role, Role::User | Role::Assistant) || !shape.tool_calls.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if only_unsendable(shape, OPENAI_PARTS) {
+            out.push("OpenAI");
+        }
+        let framing = tokens::framed(0, shape.name.is_some());
+        // An empty text has no tokens; a name adds a few.
+        let small = e.tokens.saturating_sub(framing) <= 8;
+        if only_unsendable(shape, ANTHROPIC_PARTS)
+            || (small && self.message(e).is_ok_and(|m| blocks(&m.content).is_empty()))
+        {
+            out.push("Anthropic");
+        }
+        out
     }
 
     /// OpenAI chat-completions `messages`.

@@ -147,13 +147,16 @@ fn provider_native_parts_render_exactly_where_they_can_and_are_left_out_with_a_w
         "a 'redacted_thinking' part is left out of the OpenAI rendering",
         "a 'reasoning' part is left out of the OpenAI rendering",
         "a 'reasoning' part is left out of the Anthropic rendering",
+        // The reasoning item alone: nothing of its message is sent, and that is said too.
+        "has nothing the OpenAI rendering can send",
+        "has nothing the Anthropic rendering can send",
     ] {
         assert!(
             warnings.iter().any(|w| w.contains(wanted)),
             "{wanted}: {warnings:?}"
         );
     }
-    assert_eq!(warnings.len(), 5, "{warnings:?}");
+    assert_eq!(warnings.len(), 7, "{warnings:?}");
 }
 
 /// A view as Responses items: the last `limit` of them are the tail of all of them, a call
