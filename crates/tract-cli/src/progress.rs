@@ -58,6 +58,15 @@ impl Progress {
     pub fn step(&self, done: u64, total: Option<u64>, message: &str) {
         self.steps.step(done, total, message);
     }
+
+    /// Clears what was drawn, for good (the next phase of the work draws its own).
+    pub fn clear(&self) {
+        if let Some(b) = &self.steps.0
+            && !b.bar.is_finished()
+        {
+            b.bar.finish_and_clear();
+        }
+    }
 }
 
 impl Steps {
@@ -86,8 +95,6 @@ impl Steps {
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        if let Some(b) = &self.steps.0 {
-            b.bar.finish_and_clear();
-        }
+        self.clear();
     }
 }

@@ -1,6 +1,6 @@
 //! `tract clone`.
 
-use crate::commands::push::{Peer, Progress, is_url, peer_error, print_report};
+use crate::commands::push::{Peer, TransferProgress, is_url, peer_error, print_report};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
@@ -41,10 +41,10 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             .map_err(|e| peer_error(e, &a.src, Peer::Source))?;
         std::fs::create_dir_all(dir).map_err(|e| tract_core::Error::io(dir, e))?;
     }
-    let bar = Progress::new(a.json);
+    let bar = TransferProgress::new(a.json);
     let show = |p| bar.show(p);
     let cloned = tract_core::clone_store_with(&a.src, &a.dest, options, Some(&show));
-    bar.finish();
+    drop(bar);
     let (_, report) = cloned.map_err(|e| peer_error(e, &a.src, Peer::Source))?;
     print_report(ui, &report, a.json);
     Ok(())

@@ -1,6 +1,6 @@
 //! `tract pull`.
 
-use crate::commands::push::{Direction, Peer, Progress, SyncArgs, finish, peer_error};
+use crate::commands::push::{Direction, Peer, SyncArgs, TransferProgress, finish, peer_error};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
@@ -35,9 +35,9 @@ pub struct Args {
 /// Runs `tract pull`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open().map_err(|e| no_store_here(e, ctx, &a.src))?;
-    let bar = Progress::new(a.sync.json);
+    let bar = TransferProgress::new(a.sync.json);
     let pulled = tract_core::pull(t.store(), &a.src, &a.sync.options(&|p| bar.show(p))?);
-    bar.finish();
+    drop(bar);
     let report = pulled.map_err(|e| peer_error(e, &a.src, Peer::Source))?;
     finish(ui, ctx, &t, &report, a.sync.json, Direction::Pull)
 }

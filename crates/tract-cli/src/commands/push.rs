@@ -4,13 +4,12 @@
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
+use crate::progress::Progress;
 use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary;
 use std::fmt::Write;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use tract_core::{BranchSpec, ErrorCategory, SyncOptions, SyncProgress, SyncReport};
 
 /// Send branches and the history they reach to another store (a file or a postgresql:// URL):
@@ -71,9 +70,9 @@ impl SyncArgs {
 /// Runs `tract push`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
-    let bar = Progress::new(a.sync.json);
+    let bar = TransferProgress::new(a.sync.json);
     let pushed = tract_core::push(t.store(), &a.dest, &a.sync.options(&|p| bar.show(p))?);
-    bar.finish();
+    drop(bar);
     let here = shown_store(t.store().location());
     let report = pushed.map_err(|e| peer_error(e, &a.dest, Peer::Destination { here: &here }))?;
     finish(ui, ctx, &t, &report, a.sync.json, Direction::Push)
@@ -364,58 +363,33 @@ pub fn shown_store(location: Option<String>) -> String {
     relative.unwrap_or(location)
 }
 
-/// A progress bar on standard error for a transfer of many commits, only at a terminal and
-/// never with `--json`: a spinner while the sender's history is walked, then a bar as the
-/// commits are stored; cleared when it ends.
-pub struct Progress(Option<indicatif::ProgressBar>);
+/// The progress of a transfer at a terminal ([`crate::progress`]; never with `--json`): a
+/// count while the sender's history is walked, then a bar as the commits are stored.
+pub struct TransferProgress(Option<(Progress, Progress)>);
 
-/// Commits below which a transfer is quick enough to show nothing.
-const MANY: u64 = 64;
-
-impl Progress {
-    /// A bar, hidden until the transfer is long enough; none with `--json` or when standard
-    /// error is not a terminal.
+impl TransferProgress {
+    /// Hidden until the transfer has gone on for a moment; none with `--json`.
     pub fn new(json: bool) -> Self {
-        Progress((!json && std::io::stderr().is_terminal()).then(indicatif::ProgressBar::hidden))
+        TransferProgress((!json).then(|| {
+            (
+                Progress::new("finding what to send: {pos} commits"),
+                Progress::new("sending {bar:30} {pos}/{len} commits"),
+            )
+        }))
     }
 
     /// Shows where the transfer is (the core's report).
     pub fn show(&self, p: SyncProgress) {
-        let Some(bar) = &self.0 else { return };
+        let Some((finding, sending)) = &self.0 else {
+            return;
+        };
         match p {
-            SyncProgress::Finding { commits } => {
-                if bar.is_hidden() && commits >= MANY {
-                    bar.set_style(style("{spinner} finding what to send: {pos} commits"));
-                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                    bar.enable_steady_tick(Duration::from_millis(100));
-                }
-                bar.set_position(commits);
-            }
+            SyncProgress::Finding { commits } => finding.step(commits, None, ""),
             SyncProgress::Sending { done, total } => {
-                if bar.length() != Some(total) {
-                    bar.set_style(style("sending {bar:30} {pos}/{len} commits"));
-                    bar.set_length(total);
-                }
-                if bar.is_hidden() && total >= MANY {
-                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                    bar.enable_steady_tick(Duration::from_millis(100));
-                }
-                bar.set_position(done);
+                finding.clear();
+                sending.step(done, Some(total), "");
             }
             _ => {}
         }
     }
-
-    /// Clears the bar.
-    pub fn finish(&self) {
-        if let Some(bar) = &self.0 {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-/// A progress style from `template` (the default bar if it does not parse).
-fn style(template: &str) -> indicatif::ProgressStyle {
-    indicatif::ProgressStyle::with_template(template)
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
 }

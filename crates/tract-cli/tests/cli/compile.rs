@@ -163,7 +163,14 @@ fn compile_says_what_the_anthropic_body_leaves_out() {
         r#"[{"role":"user","content":"first"},{"role":"user","content":""},{"role":"assistant","content":"done"}]"#,
     )
     .unwrap();
-    p.ok(&["import", "--format", "openai", "--branch", "main", "chat.json"]);
+    p.ok(&[
+        "import",
+        "--format",
+        "openai",
+        "--branch",
+        "main",
+        "chat.json",
+    ]);
     let run = p.run(&["compile", "--format", "anthropic", "--compact"]);
     assert_snapshot!(run, @r#"
         exit: 0

@@ -366,7 +366,8 @@ fn the_other_store_is_named_and_clone_is_suggested_where_it_helps() {
 #[test]
 fn a_long_push_shows_progress_on_a_terminal_only() {
     let p = Project::new();
-    let messages: String = (0..300)
+    // Enough to take longer than the moment after which progress is drawn.
+    let messages: String = (0..8000)
         .map(|i| format!("{{\"role\":\"user\",\"content\":\"message {i}\"}}\n"))
         .collect();
     p.ok_in(&["add", "--json", "-"], &messages);
@@ -381,16 +382,16 @@ fn a_long_push_shows_progress_on_a_terminal_only() {
         return;
     };
     assert!(tty.contains("main: up to date"), "{tty}");
-    // A new receiver: 300 commits to find and send.
+    // A new receiver: 8,000 commits to find and send.
     p.ok(&["--store", "fresh.redb", "init"]);
     let Some(tty) = on_a_terminal(&p, "push fresh.redb") else {
         return;
     };
-    assert!(tty.contains("finding what to send"), "{tty}");
-    assert!(tty.contains("/300 commits"), "{tty}");
+    assert!(tty.contains("sending "), "{tty}");
+    assert!(tty.contains("/8000 commits"), "{tty}");
     assert!(tty.contains("main: new branch at"), "{tty}");
     // Cleared: after the last bar comes the erase of its line, then the report.
-    let last_bar = tty.rfind("/300 commits").unwrap();
+    let last_bar = tty.rfind("/8000 commits").unwrap();
     assert!(tty[last_bar..].contains("\x1b[2K"), "{tty:?}");
 }
 
