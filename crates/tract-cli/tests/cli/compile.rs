@@ -72,28 +72,19 @@ fn compile_sends_a_reused_call_id_once() {
     let p = crate::common::Project::new();
     let grep = r#"[{"id":"c1","name":"grep","arguments":{"pattern":"DATABASE_URL"}}]"#;
     p.ok(&["add", "Where is DATABASE_URL read?"]);
-    p.ok(&["add", "--role", "assistant", "--tool-calls", grep, ""]);
-    p.ok(&[
-        "add",
-        "--role",
-        "tool",
-        "--tool-call-id",
-        "c1",
-        "--name",
-        "grep",
-        "config.py:42",
-    ]);
-    p.ok(&["add", "--role", "assistant", "--tool-calls", grep, ""]);
-    p.ok(&[
-        "add",
-        "--role",
-        "tool",
-        "--tool-call-id",
-        "c1",
-        "--name",
-        "grep",
-        "settings.py:7",
-    ]);
+    for found in ["config.py:42", "settings.py:7"] {
+        p.ok(&["add", "--role", "assistant", "--tool-calls", grep, ""]);
+        let result = [
+            "--role",
+            "tool",
+            "--tool-call-id",
+            "c1",
+            "--name",
+            "grep",
+            found,
+        ];
+        p.ok(&[&["add"][..], &result].concat());
+    }
     assert_run_snapshot!(
         "reused_id_anthropic",
         p.run(&["compile", "--format", "anthropic"])

@@ -1,7 +1,7 @@
 //! `tract push`, `tract pull` and `tract clone` between store files (the same commands on
 //! PostgreSQL run in the core's suite and the Python tests).
 
-use crate::common::Project;
+use crate::common::{Project, at_terminal};
 use insta::assert_snapshot;
 
 /// A project with two messages on main and a branch `side` with one more.
@@ -374,47 +374,19 @@ fn a_long_push_shows_progress_on_a_terminal_only() {
     p.ok(&["--store", "copy.redb", "init"]);
     let piped = p.run(&["push", "copy.redb"]);
     assert_eq!((piped.code, piped.stderr.as_str()), (Some(0), ""));
-    let Some(tty) = on_a_terminal(&p, "push copy.redb --force") else {
-        return;
-    };
+    let tty = at_terminal(p.path(), "push copy.redb --force");
     assert!(tty.contains("main: up to date"), "{tty}");
-    let Some(tty) = on_a_terminal(&p, "--store copy.redb pull .tract/store.redb") else {
-        return;
-    };
+    let tty = at_terminal(p.path(), "--store copy.redb pull .tract/store.redb");
     assert!(tty.contains("main: up to date"), "{tty}");
     // A new receiver: 8,000 commits to find and send.
     p.ok(&["--store", "fresh.redb", "init"]);
-    let Some(tty) = on_a_terminal(&p, "push fresh.redb") else {
-        return;
-    };
+    let tty = at_terminal(p.path(), "push fresh.redb");
     assert!(tty.contains("sending "), "{tty}");
     assert!(tty.contains("/8000 commits"), "{tty}");
     assert!(tty.contains("main: new branch at"), "{tty}");
     // Cleared: after the last bar comes the erase of its line, then the report.
     let last_bar = tty.rfind("/8000 commits").unwrap();
     assert!(tty[last_bar..].contains("\x1b[2K"), "{tty:?}");
-}
-
-/// Runs `tract ARGS` in `p` with standard error (and output) on a pseudo-terminal, through
-/// util-linux's `script`; what the terminal received, or `None` where `script` is missing.
-fn on_a_terminal(p: &Project, args: &str) -> Option<String> {
-    let bin = env!("CARGO_BIN_EXE_tract");
-    let out = std::process::Command::new("script")
-        .args(["-qec", &format!("{bin} {args}"), "/dev/null"])
-        .current_dir(p.path())
-        .env_clear()
-        .env("TRACT_TIMESTAMP", crate::common::TIMESTAMP)
-        .env("TERM", "xterm")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .output();
-    match out {
-        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
-        Ok(out) => panic!("{args}: {out:?}"),
-        Err(e) => {
-            eprintln!("skipped: no `script` to run on a terminal ({e})");
-            None
-        }
-    }
 }
 
 /// Pull brings chosen branches (and the policy with --settings) into this store.
