@@ -30,6 +30,9 @@ pub struct Compiled {
     entries: Arc<Vec<ViewEntry>>,
     token_count: u64,
     texts: Texts,
+    /// Whether a call may reuse an id (the view's count, kept as it changes): most views
+    /// have none, and then no compile looks.
+    reuses: bool,
     /// The ids sent in place of reused ones, worked out the first time a rendering needs them.
     sent_ids: Arc<OnceLock<SentIds>>,
 }
@@ -81,6 +84,7 @@ impl Compiled {
                 handle: Arc::clone(handle),
                 read: Arc::default(),
             },
+            reuses: view.may_reuse_call_ids(),
             sent_ids: Arc::default(),
         }
     }
@@ -154,7 +158,10 @@ impl Compiled {
     }
 
     fn sent_ids(&self) -> &SentIds {
-        self.sent_ids.get_or_init(|| SentIds::of(&self.entries))
+        self.sent_ids.get_or_init(|| match self.reuses {
+            true => SentIds::of(&self.entries),
+            false => SentIds::default(),
+        })
     }
 
     /// The message of `e` as stored.
@@ -550,9 +557,12 @@ impl std::fmt::Display for ReusedCallId {
     }
 }
 
-/// The calls of a view (its entries) that a compile sends under another id, in view order.
-pub(crate) fn reused_call_ids(entries: &[ViewEntry]) -> Vec<ReusedCallId> {
-    SentIds::of(entries).reused
+/// The calls of `view` that a compile sends under another id, in view order.
+pub(crate) fn reused_call_ids(view: &View) -> Vec<ReusedCallId> {
+    match view.may_reuse_call_ids() {
+        true => SentIds::of(view.entries()).reused,
+        false => Vec::new(),
+    }
 }
 
 /// The ids a view's calls and results are sent with where they differ from those they hold.
@@ -567,8 +577,8 @@ struct SentIds {
 impl SentIds {
     /// Where the calls of `entries` reuse ids: the first call with an id keeps it, each later
     /// one is sent as `<id>_<8 hex digits of its position>` (longer where that is taken by
-    /// any id in view), and the result paired with it answers that id. Deterministic, and
-    /// one pass with no allocation beyond a set of borrowed ids when no id is reused.
+    /// any id in view), and the result paired with it answers that id. Deterministic; run
+    /// only when the view's count says some id may be reused.
     fn of(entries: &[ViewEntry]) -> SentIds {
         let mut seen: HashSet<&str> = HashSet::new();
         let reuses = entries.iter().any(|e| {

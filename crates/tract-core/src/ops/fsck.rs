@@ -616,7 +616,7 @@ fn check_counts(
             Some(t) => t.clone(),
             None => match View::build(src, Some(*tip), None) {
                 Ok(v) => {
-                    let reused = crate::formats::compile::reused_call_ids(v.entries()).len() as u64;
+                    let reused = crate::formats::compile::reused_call_ids(&v).len() as u64;
                     let t = (v.tally(), reused);
                     replayed.insert(*tip, t.clone());
                     t

@@ -56,7 +56,7 @@ impl Tract {
                     v.len(),
                     v.token_count(),
                     v.unanswered_calls(),
-                    crate::formats::compile::reused_call_ids(v.entries()).len() as u64,
+                    crate::formats::compile::reused_call_ids(v).len() as u64,
                 )
             })?;
         Ok(Status {

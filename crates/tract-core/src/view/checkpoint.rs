@@ -341,12 +341,14 @@ fn same_derived(a: &View, b: &View) -> bool {
         && a.unanswered == b.unanswered
         && a.calls == b.calls
         && a.results == b.results
+        && a.call_ids == b.call_ids
 }
 
 /// The indexes and counts of a view whose entries (with their pairing) are set.
 fn derive(view: &mut View) {
     for (i, e) in view.entries.iter().enumerate() {
         view.total_tokens += u64::from(e.tokens);
+        view.call_ids.add(&e.shape);
         view.index.insert(e.position, i);
         for edit in &e.edits {
             view.index.insert(*edit, i);

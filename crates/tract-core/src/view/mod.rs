@@ -154,6 +154,9 @@ pub struct View {
     /// Kept as commits are applied, so queries cost the number of matches, not the history.
     calls: ToolIndex,
     results: ToolIndex,
+    /// How many calls in view hold each call id, and how many reuse one an earlier call
+    /// holds: a compile looks for the calls to send under new ids only when some do.
+    call_ids: CallIds,
     /// Compress commits applied but not yet spliced in: consecutive ones are spliced in one
     /// pass (see [`View::flush`]), so a compress of many runs costs O(view) once, not per run.
     deferred: Vec<(Vec<CommitId>, ViewEntry)>,
@@ -204,6 +207,52 @@ impl ToolIndex {
         match name {
             None => &self.all,
             Some(n) => self.by_name.get(n).map_or(&[], Vec::as_slice),
+        }
+    }
+}
+
+/// How many calls in view hold each call id (by a 64-bit hash of the id: a collision only
+/// makes a compile look, and find nothing), kept as the view changes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct CallIds {
+    counts: HashMap<u64, u32, std::hash::BuildHasherDefault<crate::id::IdHasher>>,
+    /// Calls beyond the first with their id: the sum over ids of their count less one.
+    reused: u64,
+}
+
+impl CallIds {
+    fn key(id: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // SipHash with fixed keys: the same in every process, spread well over 64 bits.
+        let mut h = std::hash::DefaultHasher::new();
+        id.hash(&mut h);
+        h.finish()
+    }
+
+    /// The calls of `shape` are in view.
+    fn add(&mut self, shape: &Shape) {
+        for call in &shape.tool_calls {
+            let n = self.counts.entry(Self::key(&call.id)).or_insert(0);
+            if *n > 0 {
+                self.reused += 1;
+            }
+            *n += 1;
+        }
+    }
+
+    /// The calls of `shape` left the view.
+    fn remove(&mut self, shape: &Shape) {
+        for call in &shape.tool_calls {
+            let key = Self::key(&call.id);
+            if let Some(n) = self.counts.get_mut(&key) {
+                if *n > 1 {
+                    self.reused -= 1;
+                }
+                *n -= 1;
+                if *n == 0 {
+                    self.counts.remove(&key);
+                }
+            }
         }
     }
 }
@@ -386,6 +435,12 @@ impl View {
     /// Tool calls in view that have no result.
     pub fn unanswered_calls(&self) -> u64 {
         self.unanswered
+    }
+
+    /// Whether a call in view may hold an id an earlier call in view holds (`false`: surely
+    /// none does). O(1): kept as the view changes.
+    pub(crate) fn may_reuse_call_ids(&self) -> bool {
+        self.call_ids.reused > 0
     }
 
     /// The view at `head`, extending `base` when `head` descends from it.
@@ -576,6 +631,7 @@ impl View {
         entry.results = vec![None; message.tool_calls.len()];
         entry.caller = None;
         self.total_tokens += u64::from(framed);
+        self.call_ids.add(&message);
         self.index.insert(entry.position, idx);
         for e in &entry.edits {
             self.index.insert(*e, idx);
@@ -693,8 +749,10 @@ impl View {
         let entries = Arc::make_mut(&mut self.entries);
         for &(lo, hi, ref summary) in &runs {
             self.total_tokens += u64::from(summary.tokens);
+            self.call_ids.add(&summary.shape);
             for e in &entries[lo..=hi] {
                 self.total_tokens -= u64::from(e.tokens);
+                self.call_ids.remove(&e.shape);
                 if e.shape.role == Role::Tool && e.caller.is_none() {
                     self.orphan_tokens -= u64::from(e.tokens);
                 }
@@ -805,6 +863,8 @@ impl View {
             Vec::new()
         };
         e.results.resize(e.results.len() + added.len(), None);
+        self.call_ids.remove(&e.shape);
+        self.call_ids.add(&message);
         e.commit = id;
         e.blob = blob;
         e.shape = message;

@@ -267,9 +267,16 @@ fn a_reused_call_id_is_sent_once_per_request_and_answered_by_its_own_result() {
     // The call whose result never came gets the synthetic result under its own id.
     assert_eq!(answer(&calls[2]).1, tract_core::view::SYNTHETIC_RESULT);
     assert_eq!(answer(&calls[3]).1, "file text");
-    // Compiling again gives the same bytes; the warnings and the status name the reuses.
+    // Compiling again gives the same bytes, and so does a handle that reads the view anew
+    // from the branch's checkpoint; the warnings and the status name the reuses.
     assert_eq!(
         t.compile().unwrap().to_anthropic().unwrap(),
+        c.to_anthropic().unwrap()
+    );
+    t.checkpoint_views().unwrap();
+    let fresh = open_bound(&path, Bind::Branch(branch("main")));
+    assert_eq!(
+        fresh.compile().unwrap().to_anthropic().unwrap(),
         c.to_anthropic().unwrap()
     );
     assert_eq!(c.reused_call_ids().len(), 3, "{:?}", c.reused_call_ids());
