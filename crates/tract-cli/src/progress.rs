@@ -70,13 +70,19 @@ impl Progress {
 }
 
 impl Steps {
-    /// `done` of `total` (`None`: not known, a counter), with `message` for `{msg}`.
+    /// `done` of `total` (`None`: not known, a counter), with `message` for `{msg}`. Steps
+    /// reported from several threads may arrive out of order: within one message and total,
+    /// the count only goes forward.
     pub fn step(&self, done: u64, total: Option<u64>, message: &str) {
         let Some(b) = &self.0 else {
             return;
         };
         let shown = b.shown.load(Ordering::Acquire);
         if !shown && b.started.elapsed() < SHOWN_AFTER {
+            return;
+        }
+        let same = b.bar.message() == message && total.is_none_or(|t| b.bar.length() == Some(t));
+        if same && done < b.bar.position() {
             return;
         }
         if let Some(total) = total {

@@ -101,3 +101,34 @@ fn a_message_over_a_million_tokens_is_said() {
         "{compiled}"
     );
 }
+
+/// A capture pass over many sessions shows the sessions read, then imported, at a terminal.
+#[test]
+fn a_capture_of_many_sessions_at_a_terminal_shows_how_far_it_got() {
+    let p = Project::new();
+    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/claude-code-real/v1.0.98-init-command.jsonl");
+    let folder = p.path().join("projects/-home-USER-spotter");
+    std::fs::create_dir_all(&folder).unwrap();
+    // One real session, as 200 sessions of their own (each its own id, so its own branch).
+    let text = std::fs::read_to_string(&real).unwrap();
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    assert!(text.contains(id));
+    for i in 0..200 {
+        let session = format!("{i:08}-0000-4000-8000-000000000000");
+        std::fs::write(
+            folder.join(format!("{session}.jsonl")),
+            text.replace(id, &session),
+        )
+        .unwrap();
+    }
+    let shown = at_terminal(
+        p.path(),
+        "--store .tract/store.redb capture --once projects",
+    );
+    assert!(shown.contains("/200 sessions"), "{shown}");
+    assert!(
+        shown.contains("200 sessions, "),
+        "the totals follow: {shown}"
+    );
+}
