@@ -528,7 +528,7 @@ impl Detector {
             std::collections::BTreeMap::new();
         for c in candidates {
             let before = taken.range(..c.end).next_back();
-            if before.is_some_and(|(_, &(_, end))| end > c.start) {
+            if before.is_some_and(|(_, &(end, _))| end > c.start) {
                 continue;
             }
             taken.insert(c.start, (c.end, c.rule));

@@ -138,6 +138,7 @@ fn parse_gitleaks(json: &str) -> (Vec<RuleSpec>, AllowSpec) {
                     .find(|(from, _)| *from == r)
                     .map_or(r, |(_, to)| to.to_string())
             })
+            .map(|r| go_to_rust(&r))
             .collect(),
         target: Target::Secret,
         stopwords: strings(g, "stopwords"),
@@ -161,7 +162,10 @@ fn parse_gitleaks(json: &str) -> (Vec<RuleSpec>, AllowSpec) {
             .unwrap_or_default()
             .iter()
             .map(|a| AllowSpec {
-                regexes: strings(a, "regexes"),
+                regexes: strings(a, "regexes")
+                    .iter()
+                    .map(|r| go_to_rust(r))
+                    .collect(),
                 target: match a["regexTarget"].as_str() {
                     Some("match") => Target::Match,
                     Some("line") => Target::Line,
@@ -210,11 +214,56 @@ fn spans_lines(regex: &str) -> bool {
     regex.contains("(?s") || regex.contains(r"[\s\S") || regex.contains(r"[\r\n]")
 }
 
-/// gitleaks' patterns are Go RE2; the `regex` crate reads the same syntax, with one difference
-/// met in the bundled file: none so far (every bundled pattern compiles as is, which
-/// `every_bundled_rule_compiles` checks). Kept as the one place a conversion would go.
-fn go_to_rust(regex: &str) -> String {
-    regex.to_string()
+/// gitleaks' patterns are Go RE2, which the `regex` crate reads but for one difference met in
+/// the bundled file: Go takes a `{` that starts no repetition (`{{`, `${VAR}`, `{\d+}`) as a
+/// literal, the `regex` crate refuses it. Such braces (and the `}` closing them) are escaped.
+/// Every bundled pattern then compiles (`every_bundled_rule_compiles`).
+pub(crate) fn go_to_rust(regex: &str) -> String {
+    let b = regex.as_bytes();
+    let mut out = String::with_capacity(regex.len() + 8);
+    let (mut i, mut in_class, mut literal_braces) = (0, false, 0usize);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\\' && i + 1 < b.len() {
+            out.push_str(&regex[i..i + 2]);
+            i += 2;
+            continue;
+        }
+        match c {
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'{' if !in_class => {
+                let rest = &regex[i + 1..];
+                let close = rest.find('}');
+                let repetition = close.is_some_and(|e| {
+                    let inner = &rest[..e];
+                    let mut parts = inner.splitn(2, ',');
+                    let lo = parts.next().unwrap_or("");
+                    let hi = parts.next().unwrap_or("");
+                    !lo.is_empty()
+                        && lo.bytes().all(|d| d.is_ascii_digit())
+                        && hi.bytes().all(|d| d.is_ascii_digit())
+                });
+                if !repetition {
+                    out.push_str("\\{");
+                    literal_braces += 1;
+                    i += 1;
+                    continue;
+                }
+            }
+            b'}' if !in_class && literal_braces > 0 => {
+                out.push_str("\\}");
+                literal_braces -= 1;
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let ch = regex[i..].chars().next().unwrap_or('\0');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 /// Key names that say their value is a password.
@@ -281,7 +330,7 @@ fn own_rules() -> Vec<RuleSpec> {
         )),
         keyed(plausible(rule(
             "credentialed-url",
-            r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@'"\x60\\<>]{1,128}:([^\s/?#@'"\x60\\<>]{1,256})@[a-z0-9\[\]._-]{1,253}"#
+            r#"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@'"\x60\\<>]{0,128}:([^\s/?#@'"\x60\\<>]{1,256})@[a-z0-9\[\]._-]{1,253}"#
                 .into(),
             &["://"],
             Tier::Specific,
@@ -392,8 +441,8 @@ pub(crate) const PROBES: &[(&str, &str, &str)] = &[
     ),
     (
         "github-fine-grained-pat",
-        "pat: 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6w",
-        "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6w",
+        "pat: 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",
+        "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",
     ),
     (
         "gitlab-pat",
@@ -417,18 +466,18 @@ pub(crate) const PROBES: &[(&str, &str, &str)] = &[
     ),
     (
         "openai-api-key",
-        "OPENAI_API_KEY=sk-proj-Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5Op7As9Df1Gh3Jk5Lz7Xc9Vb1NmT3BlbkFJQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5Op7As9Df1Gh3Jk5Lz7Xc9Vb1Nm",
-        "sk-proj-Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5Op7As9Df1Gh3Jk5Lz7Xc9Vb1NmT3BlbkFJQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5Op7As9Df1Gh3Jk5Lz7Xc9Vb1Nm",
+        "OPENAI_API_KEY=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",
+        "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",
     ),
     (
         "openai-api-key",
-        "key sk-Ab3De5Gh7Jk9Mn1Pq3StT3BlbkFJUv5Wx7Yz9Ab1Cd3Ef5G in the notebook",
-        "sk-Ab3De5Gh7Jk9Mn1Pq3StT3BlbkFJUv5Wx7Yz9Ab1Cd3Ef5G",
+        "key 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 in the notebook",
+        "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",
     ),
     (
         "anthropic-api-key",
-        "ANTHROPIC_API_KEY=sk-ant-api03-Zx8Cv6Bn4Mq2Wr0Ty8Ui6Op4As2Df0Gh8Jk6Lz4Xc2Vb0Nm8Qw6Er4Ty2Ui0Op8As6Df4Gh2Jk0Lz8Xc6Vb4Nm2Qw0Er8Ty6Ui4Op2As0Df8GhAA",
-        "sk-ant-api03-Zx8Cv6Bn4Mq2Wr0Ty8Ui6Op4As2Df0Gh8Jk6Lz4Xc2Vb0Nm8Qw6Er4Ty2Ui0Op8As6Df4Gh2Jk0Lz8Xc6Vb4Nm2Qw0Er8Ty6Ui4Op2As0Df8GhAA",
+        "ANTHROPIC_API_KEY=sk-ant-api03-Zx8Cv6Bn4Mq2Wr0Ty8Ui6Op4As2Df0Gh8Jk6Lz4Xc2Vb0Nm8Qw6Er4Ty2Ui0Op8As6Df4Gh2Jk0Lz8Xc6Vb4Nm2Qw0Er8AA",
+        "sk-ant-api03-Zx8Cv6Bn4Mq2Wr0Ty8Ui6Op4As2Df0Gh8Jk6Lz4Xc2Vb0Nm8Qw6Er4Ty2Ui0Op8As6Df4Gh2Jk0Lz8Xc6Vb4Nm2Qw0Er8AA",
     ),
     (
         "gcp-api-key",
@@ -437,8 +486,8 @@ pub(crate) const PROBES: &[(&str, &str, &str)] = &[
     ),
     (
         "azure-storage-account-key",
-        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Qm9ndXNLZXlGb3JUZXN0czEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkwQUJD==;EndpointSuffix=core.windows.net",
-        "Qm9ndXNLZXlGb3JUZXN0czEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkwQUJD==",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Qm9ndXNLZXlGb3JUZXN0czEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkwQU==;EndpointSuffix=core.windows.net",
+        "Qm9ndXNLZXlGb3JUZXN0czEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkwQU==",
     ),
     (
         "azure-ad-client-secret",
@@ -482,8 +531,8 @@ pub(crate) const PROBES: &[(&str, &str, &str)] = &[
     ),
     (
         "sendgrid-api-token",
-        "SENDGRID_API_KEY=SG.Kq7mN2xR9tV4wZ1bL6cJ0h.Lp5Ee8Sg3Fy7Ui2Oa4Qd9Wk1Zr6Xt0Bn3Mv8Cj5Hs2Gp7Te4Yi",
-        "SG.Kq7mN2xR9tV4wZ1bL6cJ0h.Lp5Ee8Sg3Fy7Ui2Oa4Qd9Wk1Zr6Xt0Bn3Mv8Cj5Hs2Gp7Te4Yi",
+        "SENDGRID_API_KEY=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",
+        "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",
     ),
     (
         "discord-bot-token",
