@@ -15,6 +15,3 @@ mod scrub;
 pub use detect::{Detector, Finding, NEVER_SCRUB_KEYS};
 pub use policy::{ORDINARY_TEXTS, SecretsPolicy};
 pub use scrub::{Key, SCRUBBED_METADATA_KEY, Scrub, findings, fingerprint, marker, new_key, scrub};
-
-#[cfg(test)]
-mod tests;
