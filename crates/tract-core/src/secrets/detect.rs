@@ -470,10 +470,8 @@ impl Detector {
                     continue;
                 }
                 let value = &text[start..end];
-                if let Some(min) = spec.entropy {
-                    if entropy(value) <= min {
-                        continue;
-                    }
+                if spec.entropy.is_some_and(|min| entropy(value) <= min) {
+                    continue;
                 }
                 let line = line_of(text, m.start(), m.end());
                 let global = global_allow();
@@ -805,7 +803,7 @@ fn plausible(key: Option<&[u8]>, value: &[u8], quoted: bool, next: Option<u8>) -
             return false;
         }
         let tail: String = key
-            .rsplit(|c: char| matches!(c, '_' | '-' | '.'))
+            .rsplit(['_', '-', '.'])
             .next()
             .unwrap_or("")
             .to_string();
