@@ -14,19 +14,7 @@
 //! - a match that touches the cut end of a region is dropped (the cut could have made `$` or
 //!   `\b` match there).
 //!
-//! How overlapping findings are named (one secret, one marker, wherever it is written): the
-//! candidates are ranked by [`Tier`] (format-specific rules, then tract's assignment rules and
-//! gitleaks' `curl-*` rules, then `generic-api-key`), then the longer span, then the rule's
-//! order (gitleaks' rules in their file's order, tract's own after them, custom rules last),
-//! and taken best first, each dropped if it overlaps one already taken.
-//!
-//! What is never a finding: a marker already in the text (`[REDACTED:…]`); a value gitleaks'
-//! global or the rule's allowlists allow; a value the policy allows; and, unless the rule is
-//! keyed (the value is assigned to a key saying it is a secret: `SECRET_KEY = …`, `*_token`,
-//! `password`, `api_key`, `_authToken`, a service's key), a value that is an identifier rather
-//! than a credential by its shape alone: a UUID, 40 hex digits (a git SHA), 64 hex digits (a
-//! tract id, a SHA-256), a value inside a data URI (`data:…;base64,`), a lockfile hash
-//! (`sha512-…`, `sha256:…`).
+//! How findings are named and which values are never findings: see [`Detector`].
 
 use super::policy::SecretsPolicy;
 use super::rules::{self, AllowSpec, RuleSpec, Target, Tier};
@@ -183,6 +171,20 @@ enum Allowed {
 }
 
 /// The compiled rules of a policy.
+///
+/// How overlapping findings are named (one secret, one marker, wherever it is written): the
+/// candidates are ranked by tier (format-specific rules, then tract's assignment rules and
+/// gitleaks' `curl-*` rules, then `generic-api-key`), then the longer span, then the rule's
+/// order (gitleaks' rules in their file's order, tract's own after them, custom rules last),
+/// and taken best first, each dropped if it overlaps one already taken.
+///
+/// What is never a finding: a marker already in the text (`[REDACTED:…]`); a value gitleaks'
+/// global or the rule's allowlists allow; a value the policy allows; and, unless the rule is
+/// keyed (the value is assigned to a key saying it is a secret: `SECRET_KEY = …`, `*_token`,
+/// `password`, `api_key`, `_authToken`, a service's key), a value that is an identifier rather
+/// than a credential by its shape alone: a UUID, 40 hex digits (a git SHA), 64 hex digits (a
+/// tract id, a SHA-256), a value inside a data URI (`data:…;base64,`), a lockfile hash
+/// (`sha512-…`, `sha256:…`).
 pub struct Detector {
     rules: Vec<Arc<Rule>>,
     /// Every keyword of every rule.
@@ -802,11 +804,7 @@ fn plausible(key: Option<&[u8]>, value: &[u8], quoted: bool, next: Option<u8>) -
         if key.contains("tokens") || key.contains("tokeniz") || key.starts_with("max") {
             return false;
         }
-        let tail: String = key
-            .rsplit(['_', '-', '.'])
-            .next()
-            .unwrap_or("")
-            .to_string();
+        let tail: String = key.rsplit(['_', '-', '.']).next().unwrap_or("").to_string();
         let squashed: String = key.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
         let secret_word_last = [
             "password",
