@@ -40,6 +40,7 @@ pub mod ops;
 pub mod refs;
 mod repo;
 pub mod retention;
+pub mod secrets;
 pub mod stats;
 pub mod storage;
 pub mod summarize;

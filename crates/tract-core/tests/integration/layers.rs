@@ -21,8 +21,12 @@ const LAYERS: &[&[&str]] = &[
         "retention",
         "index/tokenizer",
         "index/lanes",
+        "secrets/rules",
     ],
-    &["stats", "index/query", "index"],
+    &["secrets/policy"],
+    &["secrets/detect"],
+    &["secrets/scrub"],
+    &["stats", "index/query", "index", "secrets"],
     &["storage/backend", "storage/postgres/connect"],
     &["storage/postgres/writes", "storage/journal/ops"],
     &[
