@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -153,11 +154,27 @@ class Finding:
 FINDING_KEYS = {"rule": str, "line": int, "column": int, "start": int, "end": int, "fingerprint": str}
 
 
+_STORE: pathlib.Path | None = None
+
+
+def scan_store() -> pathlib.Path:
+    """A new store the scans run in (made once per process): a file is scanned by its rules and
+    fingerprinted with its key, as before an import into it."""
+    global _STORE
+    if _STORE is None:
+        path = pathlib.Path(tempfile.mkdtemp(prefix="tract-secrets-oracle-")) / "store.redb"
+        subprocess.run([str(TRACT_BIN), "--store", str(path), "init"], check=True,
+                       capture_output=True, timeout=60)
+        _STORE = path
+    return _STORE
+
+
 def tract_scan(path: pathlib.Path) -> tuple[list[Finding], subprocess.CompletedProcess[str]]:
-    """Run the scanner; check the output's contract (one JSON list of objects with exactly the
-    documented keys and types); return the findings and the process (for its stdout)."""
+    """Run the scanner in a store; check the output's contract (one JSON list of objects with
+    exactly the documented keys and types); return the findings and the process (for its
+    stdout)."""
     proc = subprocess.run(
-        [str(TRACT_BIN), "secrets", "scan", str(path), "--json"],
+        [str(TRACT_BIN), "--store", str(scan_store()), "secrets", "scan", str(path), "--json"],
         capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0, f"tract secrets scan {path.name} exited {proc.returncode}: {proc.stderr}"

@@ -73,6 +73,14 @@ pub fn log_line(out: &mut impl Write, info: &CommitInfo) {
             last.short()
         );
     }
+    let rules = info
+        .message
+        .as_deref()
+        .map(scrubbed_rules)
+        .unwrap_or_default();
+    if !rules.is_empty() {
+        preview = format!("(scrubbed: {}) {preview}", rules.join(", "));
+    }
     let error = match &info.message {
         Some(m) if m.is_error => "[error] ",
         _ => "",
@@ -218,6 +226,14 @@ pub fn show(out: &mut impl Write, info: &CommitInfo) {
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "tokens  {}", info.token_count);
+    let scrubbed = scrubbed_rules(m);
+    if !scrubbed.is_empty() {
+        let _ = writeln!(
+            out,
+            "scrubbed {} (before it was stored)",
+            scrubbed.join(", ")
+        );
+    }
     for c in &m.tool_calls {
         let _ = writeln!(out, "call    {} {}({})", c.id, c.name, c.arguments);
     }
@@ -371,4 +387,16 @@ mod tests {
         assert_eq!(count(1, "session", "sessions"), "1 session");
         assert_eq!(count(2, "branch", "branches"), "2 branches");
     }
+}
+
+/// The rules that scrubbed something from `message` as it was written, each once, in order of
+/// name (none for a message nothing was scrubbed from).
+pub fn scrubbed_rules(message: &tract_core::Message) -> Vec<String> {
+    let mut rules: Vec<String> = tract_core::secrets::listed(message)
+        .into_iter()
+        .map(|s| s.rule)
+        .collect();
+    rules.sort_unstable();
+    rules.dedup();
+    rules
 }

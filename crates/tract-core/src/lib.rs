@@ -40,6 +40,7 @@ pub mod ops;
 pub mod refs;
 mod repo;
 pub mod retention;
+mod scrubbing;
 pub mod secrets;
 pub mod stats;
 pub mod storage;
@@ -68,6 +69,7 @@ pub use ops::page::{Mark, PageAt, PageCall, PageEntry, ViewPage};
 pub use ops::redact::{RedactOptions, Redaction};
 pub use ops::retention::{DeletedBranch, Kept, ReplacedResult, RuleOutcome};
 pub use ops::search::{SearchHit, SearchQuery, SearchScope};
+pub use ops::secrets::{ScanOptions, SecretFinding, SecretsRedaction};
 pub use ops::sync::{
     BranchSpec, BranchSync, Refusal, RefusedBranch, SyncOptions, SyncProgress, SyncReport,
     clone_store, clone_store_with, pull, push,
@@ -77,6 +79,7 @@ pub use repo::Bind;
 pub use retention::{
     DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule,
 };
+pub use secrets::{Detector, Finding, SCRUBBED_METADATA_KEY, Scrub, SecretsPolicy};
 pub use stats::{BranchStats, Tally};
 pub use storage::store::{
     FORMAT_VERSION, JournalSalvage, OpenMode, Store, StoreOptions, Tombstone, UpgradeReport,

@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::refs::{Head, HeadRef};
+use crate::scrubbing::Scrubber;
 use crate::storage::store::snapshot::Snapshot;
 use crate::storage::store::writer::Writer;
 use crate::storage::store::{RefReader, Store};
@@ -175,6 +176,12 @@ impl Repo {
     /// A consistent snapshot of everything committed so far.
     pub(crate) fn read(&self) -> Result<Snapshot> {
         self.store.read()
+    }
+
+    /// What the store's secrets policy asks of a write, read now (before the write lock: a
+    /// write scrubs before it encodes).
+    pub(crate) fn scrubber(&self) -> Result<Scrubber> {
+        Scrubber::of(&self.store, &self.read()?)
     }
 
     fn own(lock: &RwLock<HeadRef>) -> RwLockReadGuard<'_, HeadRef> {

@@ -281,7 +281,7 @@ impl PyTract {
     /// that has diverged is refused and the others move: then DivergedError is raised after
     /// the transfer, naming each refused branch, with `report` (the dict below, its `refused`
     /// listing them); `force` moves them anyway (the old tip stays in the reflog). `settings`
-    /// sends the tool-summarization and retention policies too. Returns a dict: `branches`
+    /// sends the tool-summarization, retention and secrets policies too. Returns a dict: `branches`
     /// (each `name`, `source`, `old`, `new`, `up_to_date`, `forced`, `ahead_of`: the
     /// sender's tip when the receiver's branch already contained it, and stayed), `refused`
     /// (each `name`, `source`, `receiver`, `sender`, `reason`), `commits`, `blobs`,
@@ -629,6 +629,80 @@ impl PyTract {
         let text = crate::convert::from_py(policy)?.to_string();
         let policy = tract_core::RetentionPolicy::from_json(&text).map_err(crate::errors::to_py)?;
         self.with(py, move |t| t.set_retention_policy(&policy))
+    }
+
+    /// The store's secrets policy as a dict (`enabled`, `rules`: your own, name to regex,
+    /// `disabled`: built-in rule ids turned off, `allow`: values, or `/regex/` patterns, never
+    /// scrubbed), in the JSON form `tract config show --json` prints under `secrets`; `None`
+    /// for a store an older tract made, which scrubs nothing until it is given one.
+    fn secrets_policy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let policy = self.with(py, |t| t.secrets_policy())?;
+        let value = serde_json::to_value(&policy).map_err(|e| {
+            crate::errors::to_py(tract_core::Error::InvalidInput {
+                message: e.to_string(),
+            })
+        })?;
+        crate::convert::to_py(py, &value)
+    }
+
+    /// Replaces the store's secrets policy, which every write applies: what looks like a
+    /// credential is replaced by `[REDACTED:<rule>:<fingerprint>]` before a message is stored.
+    /// `policy` is a dict with the keys `secrets_policy()` returns (those left out take their
+    /// default: on, every built-in rule, nothing of your own). An invalid policy (an unknown
+    /// key, a rule that does not compile or would match every message, an allowed pattern
+    /// that would turn every rule off) raises `InvalidInputError` and the stored one is kept.
+    fn set_secrets_policy(&self, py: Python<'_>, policy: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = crate::convert::from_py(policy)?;
+        let policy: tract_core::SecretsPolicy = serde_json::from_value(value).map_err(|e| {
+            crate::errors::to_py(tract_core::Error::InvalidInput {
+                message: format!("invalid secrets policy: {e}"),
+            })
+        })?;
+        self.with(py, move |t| t.set_secrets_policy(&policy))
+    }
+
+    /// What looks like a credential in what the store holds already (written before it
+    /// scrubbed, or with scrubbing off), by the store's rules: the handle's view, or with
+    /// `history` every commit it reaches, with `all` on every branch. A list of dicts
+    /// (`commit_hash`, `branch`, `rule`, `fingerprint`, `field`, `start`, `end`), never the
+    /// values.
+    #[pyo3(signature = (*, history = false, all = false))]
+    fn scan_secrets<'py>(
+        &self,
+        py: Python<'py>,
+        history: bool,
+        all: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = tract_core::ScanOptions { history, all };
+        let found = self.with(py, move |t| t.scan_secrets(&options))?;
+        let list: Vec<serde_json::Value> = found.iter().map(finding_json).collect();
+        crate::convert::to_py(py, &serde_json::Value::Array(list))
+    }
+
+    /// Scans as `scan_secrets` does, then scrubs every finding where it is stored, in one
+    /// transaction: each message becomes a tombstone showing it with its findings replaced by
+    /// their markers, what was made from it (summaries, compressions) follows, the search index
+    /// forgets the text; ids stay valid. Returns a dict: `findings` (how many), `scrubbed` and
+    /// `followed` (commit ids).
+    #[pyo3(signature = (*, history = false, all = false))]
+    fn redact_secrets<'py>(
+        &self,
+        py: Python<'py>,
+        history: bool,
+        all: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = tract_core::ScanOptions { history, all };
+        let r = self.with(py, move |t| {
+            let found = t.scan_secrets(&options)?;
+            t.redact_secrets(&found)
+        })?;
+        let hex = |ids: &[tract_core::CommitId]| ids.iter().map(|c| c.to_hex()).collect::<Vec<_>>();
+        let value = serde_json::json!({
+            "findings": r.findings,
+            "scrubbed": hex(&r.scrubbed),
+            "followed": hex(&r.followed),
+        });
+        crate::convert::to_py(py, &value)
     }
 
     /// The store's tool-summarization policy (empty when none is configured).
@@ -1369,7 +1443,8 @@ impl PyTract {
     /// `derived_from_redacted` (commits whose content was made from redacted content:
     /// `redact(..., follow=True)` removes them too), and `reused_call_ids` (branch name to how
     /// many tool calls in its view reuse an id an earlier call used: not a problem, compile
-    /// sends each under a new id).
+    /// sends each under a new id), and `secrets_in_view` (branch name to how many messages in
+    /// its view hold what looks like a credential: a warning, `redact_secrets()` scrubs them).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| tract_core::fsck(t.store()))?;
         let d = PyDict::new(py);
@@ -1432,6 +1507,11 @@ impl PyTract {
             reused.set_item(branch, n)?;
         }
         d.set_item("reused_call_ids", reused)?;
+        let secrets = PyDict::new(py);
+        for (branch, n) in &r.secrets_in_view {
+            secrets.set_item(branch, n)?;
+        }
+        d.set_item("secrets_in_view", secrets)?;
         Ok(d)
     }
 
@@ -1565,4 +1645,17 @@ fn rule_outcome<'py>(py: Python<'py>, r: &tract_core::RuleOutcome) -> PyResult<B
     kept.set_item("unsummarized", r.kept.unsummarized)?;
     d.set_item("kept", kept)?;
     Ok(d)
+}
+
+/// A finding of `scan_secrets` as Python sees it (`tract secrets scan --json`'s fields).
+fn finding_json(f: &tract_core::SecretFinding) -> serde_json::Value {
+    serde_json::json!({
+        "commit_hash": f.commit.to_hex(),
+        "branch": f.branch,
+        "rule": f.rule,
+        "fingerprint": f.fingerprint,
+        "field": f.field,
+        "start": f.start,
+        "end": f.end,
+    })
 }

@@ -39,6 +39,7 @@ pub struct Args {
 /// Runs `tract add`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
+    super::note_unscrubbed(ui, &t)?;
     let new_branch = NewBranch::of_flag(ctx, &t)?;
     let messages = match (&a.json, &a.text) {
         (Some(json), _) => messages_from_text(&text_or_stdin(json)?)?,
@@ -53,6 +54,11 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     // results go through the store's tool-summarization policy.
     for outcome in t.append_batch_with_policy(messages, &RecordOptions::default())? {
         let _ = writeln!(ui, "{}", outcome.original.id.short());
+        super::note_scrubbed(
+            ui,
+            &outcome.original.id.short(),
+            outcome.original.message.as_deref(),
+        );
         if let Some(big) = tract_core::tokens::too_large(outcome.original.token_count) {
             ui.warning(&format!("message {}: {big}", outcome.original.id.short()));
         }

@@ -10,7 +10,7 @@ use clap::Subcommand;
 use std::fmt::Write;
 use tract_core::{
     DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule,
-    Summarizer, ToolPolicy,
+    SecretsPolicy, Summarizer, ToolPolicy,
 };
 
 /// Settings stored in the store, which every process and command applies.
@@ -40,6 +40,47 @@ enum What {
     /// branches no rule touches. `tract gc --dry-run` shows what each rule would do. Options
     /// not given keep the stored rules and pins.
     Retention(RetentionArgs),
+    /// Change the secrets policy every write applies: what looks like a credential is replaced
+    /// by `[REDACTED:<rule>:<fingerprint>]` before a message is stored. Options not given keep
+    /// their stored value; a store made by an older tract has no policy until this or `tract
+    /// upgrade` gives it one.
+    Secrets(SecretsArgs),
+}
+
+/// `tract config secrets`.
+#[derive(Debug, clap::Args)]
+struct SecretsArgs {
+    /// Scrub what every write stores (the default of a new store).
+    #[arg(long, conflicts_with = "off")]
+    on: bool,
+    /// Store messages as they are written: nothing is scrubbed.
+    #[arg(long)]
+    off: bool,
+    /// Add a rule of your own, or replace the one of that name (repeatable): values REGEX
+    /// matches are scrubbed, the first capture group's if it has one. NAME: lowercase letters,
+    /// digits, `.`, `_` and `-`.
+    #[arg(long = "rule", value_name = "NAME=REGEX")]
+    rules: Vec<String>,
+    /// Remove rule NAME of your own (repeatable).
+    #[arg(long = "remove-rule", value_name = "NAME")]
+    remove_rules: Vec<String>,
+    /// Turn off built-in rule RULE (repeatable; `tract secrets rules` lists them).
+    #[arg(long = "disable", value_name = "RULE")]
+    disable: Vec<String>,
+    /// Turn built-in rule RULE back on (repeatable).
+    #[arg(long = "enable", value_name = "RULE")]
+    enable: Vec<String>,
+    /// Never scrub this value (a literal), or the values a pattern written `/REGEX/` matches
+    /// (repeatable).
+    #[arg(long = "allow", value_name = "LITERAL_OR_/PATTERN/")]
+    allow: Vec<String>,
+    /// Remove an allowed value or pattern (repeatable).
+    #[arg(long = "remove-allow", value_name = "LITERAL_OR_/PATTERN/")]
+    remove_allow: Vec<String>,
+    /// Start from the default policy (every built-in rule, nothing of your own) instead of the
+    /// stored one.
+    #[arg(long)]
+    reset: bool,
 }
 
 /// `tract config retention`.
@@ -110,17 +151,19 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         What::Show { json } => {
             let policy = t.tool_policy()?;
             let retention = t.retention_policy()?;
+            let secrets = t.secrets_policy()?;
             let summarizer = summarizer_of(ctx);
             if *json {
                 output::print(
                     ui,
-                    &Config::new(&policy, &retention, summarizer.as_deref()),
+                    &Config::new(&policy, &retention, secrets.as_ref(), summarizer.as_deref()),
                     false,
                 );
             } else {
                 show(ui, &policy);
                 note_summarizer(ui, &policy, summarizer.as_deref());
                 show_retention(ui, &retention);
+                show_secrets(ui, secrets.as_ref());
             }
         }
         What::ToolSummarization(args) => {
@@ -136,7 +179,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         }
         What::Retention(args) => {
             let stored = match (&args.from, args.reset) {
-                (Some(file), _) => RetentionPolicy::from_json(&read_input(file)?)?,
+                (Some(file), _) => RetentionPolicy::from_json(&super::read_text(file)?)?,
                 (None, true) => RetentionPolicy::default(),
                 (None, false) => t.retention_policy()?,
             };
@@ -144,20 +187,18 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             t.set_retention_policy(&policy)?;
             show_retention(ui, &policy);
         }
+        What::Secrets(args) => {
+            let stored = match (args.reset, t.secrets_policy()?) {
+                (false, Some(p)) => p,
+                // A store with none starts from the default: changing it gives it one.
+                _ => SecretsPolicy::default(),
+            };
+            let policy = secrets_changed(stored, args)?;
+            t.set_secrets_policy(&policy)?;
+            show_secrets(ui, Some(&policy));
+        }
     }
     Ok(())
-}
-
-/// A file's text, or standard input's for `-`.
-fn read_input(file: &std::path::Path) -> Result<String, CommandError> {
-    if file.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| CommandError::invalid_input(format!("cannot read standard input: {e}")))?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(file)
-        .map_err(|e| CommandError::invalid_input(format!("cannot read {}: {e}", file.display())))
 }
 
 /// The stored retention policy with the options applied (validated when stored).
@@ -322,6 +363,99 @@ fn show_retention(ui: &mut Ui<'_>, p: &RetentionPolicy) {
     }
     if !p.pinned.is_empty() {
         let _ = writeln!(ui, "  pinned: {}", p.pinned.join(" "));
+    }
+}
+
+/// The stored secrets policy with the options applied (validated when stored).
+fn secrets_changed(mut p: SecretsPolicy, a: &SecretsArgs) -> Result<SecretsPolicy, CommandError> {
+    if a.on {
+        p.enabled = true;
+    }
+    if a.off {
+        p.enabled = false;
+    }
+    for name in &a.remove_rules {
+        if p.rules.remove(name).is_none() {
+            return Err(CommandError::invalid_input(format!(
+                "there is no secrets rule of your own named '{name}'"
+            )));
+        }
+    }
+    for spec in &a.rules {
+        let (name, regex) = spec.split_once('=').ok_or_else(|| {
+            CommandError::invalid_input("--rule takes NAME=REGEX (the name, then '=')")
+        })?;
+        p.rules.insert(name.trim().to_string(), regex.to_string());
+    }
+    for rule in &a.enable {
+        if !p.disabled.remove(rule) {
+            return Err(CommandError::invalid_input(format!(
+                "built-in rule '{rule}' is not disabled"
+            )));
+        }
+    }
+    p.disabled.extend(a.disable.iter().cloned());
+    for entry in &a.remove_allow {
+        let before = p.allow.len();
+        p.allow.retain(|e| e != entry);
+        if p.allow.len() == before {
+            // Not echoed: an allowed value may be a credential of its own.
+            return Err(CommandError::invalid_input(
+                "--remove-allow names no allowed value or pattern",
+            ));
+        }
+    }
+    for entry in &a.allow {
+        if !p.allow.contains(entry) {
+            p.allow.push(entry.clone());
+        }
+    }
+    Ok(p)
+}
+
+fn show_secrets(ui: &mut Ui<'_>, p: Option<&SecretsPolicy>) {
+    let Some(p) = p else {
+        let _ = writeln!(
+            ui,
+            "secrets: not scrubbed (the store has no policy: an older tract made it; tract \
+             upgrade turns scrubbing on)"
+        );
+        return;
+    };
+    if !p.enabled {
+        let _ = writeln!(
+            ui,
+            "secrets: not scrubbed (turned off; tract config secrets --on turns it on)"
+        );
+        return;
+    }
+    let built_in = tract_core::Detector::builtin().rule_names().len();
+    let _ = writeln!(
+        ui,
+        "secrets: scrubbed as they are written, by {}",
+        render::count(
+            (built_in - p.disabled.len().min(built_in)) as u64,
+            "built-in rule",
+            "built-in rules"
+        )
+    );
+    if !p.disabled.is_empty() {
+        let names: Vec<&str> = p.disabled.iter().map(String::as_str).collect();
+        let _ = writeln!(ui, "  disabled: {}", names.join(" "));
+    }
+    for (name, regex) in &p.rules {
+        let _ = writeln!(ui, "  {name}: /{regex}/");
+    }
+    if !p.allow.is_empty() {
+        let _ = writeln!(
+            ui,
+            "  allowed: {} (listed by config show --json)",
+            render::count(
+                p.allow.len() as u64,
+                "value or pattern",
+                "values or patterns"
+            )
+        );
     }
 }
 

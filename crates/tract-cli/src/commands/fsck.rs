@@ -95,6 +95,15 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 crate::render::reused_call_ids(*n, "its view")
             );
         }
+        for (branch, n) in &r.secrets_in_view {
+            let _ = writeln!(
+                ui,
+                "warning: branch {branch}: {} in its view {} what looks like a credential \
+                 (`tract secrets scan --redact` scrubs them)",
+                crate::render::count(*n, "message", "messages"),
+                if *n == 1 { "holds" } else { "hold" }
+            );
+        }
         for p in &r.problems {
             let _ = writeln!(ui, "{:<11} {}: {}", p.kind, p.subject, p.detail);
         }

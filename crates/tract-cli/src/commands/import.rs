@@ -56,6 +56,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     for (k, (file, branch, t)) in parsed.into_iter().enumerate() {
         step(k, "importing");
         let handle = ctx.open_on(&branch)?;
+        if k == 0 {
+            super::note_unscrubbed(ui, &handle)?;
+        }
         // A branch --branch names may be a typo; the transcripts' own are new by design.
         let new_branch = match ctx.branch_flag() {
             Some(_) => NewBranch::check(&handle, &branch)?,

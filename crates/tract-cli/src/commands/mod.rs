@@ -29,6 +29,7 @@ mod reflog;
 mod repair;
 mod reset;
 mod search;
+mod secrets;
 mod serve;
 mod show;
 mod status;
@@ -58,6 +59,9 @@ pub enum Command {
     /// Search message text, tool calls and tool results: ranked by relevance, or scanned with
     /// a regular expression.
     Search(search::Args),
+    /// Find what looks like a credential in what the store holds (and scrub it there with
+    /// --redact), or in a file before it is imported; list the rules.
+    Secrets(secrets::Args),
     /// Bring the search index up to date (--rebuild: build it anew from every branch).
     Index(index::Args),
     /// Replace old tool results with a placeholder naming the original (kept in history).
@@ -146,6 +150,7 @@ impl Command {
             | Command::Tools(_)
             | Command::Repair(_)
             | Command::Search(_)
+            | Command::Secrets(_)
             | Command::Clear(_)
             | Command::Compress(_)
             | Command::Log(_)
@@ -187,6 +192,7 @@ impl Command {
             Command::Tools(a) => tools::run(ctx, ui, a),
             Command::Repair(a) => repair::run(ctx, ui, a),
             Command::Search(a) => search::run(ctx, ui, a),
+            Command::Secrets(a) => secrets::run(ctx, ui, a),
             Command::Index(a) => index::run(ctx, ui, a),
             Command::Clear(a) => clear::run(ctx, ui, a),
             Command::Compress(a) => compress::run(ctx, ui, a),
@@ -330,3 +336,42 @@ impl NewBranch {
         Ok(())
     }
 }
+
+/// A file's text, or standard input's for `-`.
+fn read_text(file: &std::path::Path) -> Result<String, CommandError> {
+    if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| CommandError::invalid_input(format!("cannot read standard input: {e}")))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file)
+        .map_err(|e| CommandError::invalid_input(format!("cannot read {}: {e}", file.display())))
+}
+
+/// Says, on standard error, what a write scrubbed from the message of `commit` (the rules,
+/// never the values).
+fn note_scrubbed(ui: &mut Ui<'_>, commit: &str, message: Option<&tract_core::Message>) {
+    let rules = message
+        .map(crate::render::scrubbed_rules)
+        .unwrap_or_default();
+    if rules.is_empty() {
+        return;
+    }
+    ui.note(&format!(
+        "message {commit}: scrubbed what looks like a credential ({}) before storing it",
+        rules.join(", ")
+    ));
+}
+
+/// Says, on standard error, that a store an older tract made stores what it is given as it is.
+fn note_unscrubbed(ui: &mut Ui<'_>, t: &tract_core::Tract) -> Result<(), CommandError> {
+    if t.secrets_policy()?.is_none() {
+        ui.note(UNSCRUBBED_NOTE);
+    }
+    Ok(())
+}
+
+/// What [`note_unscrubbed`] says.
+const UNSCRUBBED_NOTE: &str = "this store does not scrub secrets (an older tract made it): \
+     `tract upgrade` turns scrubbing on";

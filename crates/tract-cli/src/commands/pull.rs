@@ -21,7 +21,7 @@ use std::path::PathBuf;
         "Move a branch of this store that has diverged; its old tip stays in the reflog"
     )),
     mut_arg("settings", |a| a.help(
-        "Take the sending store's settings (the tool-summarization and retention policies) in \
+        "Take the sending store's settings (the tool-summarization, retention and secrets policies) in \
          place of this store's"
     )),
 )]

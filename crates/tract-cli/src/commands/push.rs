@@ -34,7 +34,8 @@ pub struct SyncArgs {
     /// Move a receiver's branch that has diverged; its old tip stays in its reflog.
     #[arg(long)]
     force: bool,
-    /// Transfer the store's settings (the tool-summarization and retention policies) too.
+    /// Transfer the store's settings (the tool-summarization, retention and secrets policies)
+    /// too.
     #[arg(long)]
     settings: bool,
     /// The report as JSON.

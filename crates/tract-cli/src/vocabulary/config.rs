@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use std::collections::BTreeMap;
-use tract_core::{RetentionPolicy, ToolPolicy};
+use tract_core::{RetentionPolicy, SecretsPolicy, ToolPolicy};
 
 /// The stored settings (`tract config show --json`).
 #[derive(Debug, Clone, Serialize)]
@@ -11,6 +11,10 @@ pub struct Config {
     tool_summarization: Policy,
     /// The retention policy `tract gc` applies (Python's `retention_policy()`), as stored.
     retention: RetentionPolicy,
+    /// The secrets policy every write applies (Python's `secrets_policy()`), as stored: `null`
+    /// for a store an older tract made, which scrubs nothing. Its fingerprint key is never
+    /// shown.
+    secrets: Option<SecretsPolicy>,
 }
 
 /// The tool-summarization policy.
@@ -33,9 +37,15 @@ struct Policy {
 impl Config {
     /// The settings: the tool-summarization and retention policies, and the LLM summarizer
     /// the environment sets, if any.
-    pub fn new(policy: &ToolPolicy, retention: &RetentionPolicy, llm: Option<&str>) -> Self {
+    pub fn new(
+        policy: &ToolPolicy,
+        retention: &RetentionPolicy,
+        secrets: Option<&SecretsPolicy>,
+        llm: Option<&str>,
+    ) -> Self {
         Config {
             retention: retention.clone(),
+            secrets: secrets.cloned(),
             tool_summarization: Policy {
                 instructions: policy.instructions.clone(),
                 auto_threshold: policy.auto_threshold,

@@ -40,6 +40,10 @@ pub struct FsckReport {
     /// Branches whose view has tool calls reusing an id an earlier call used (compile sends
     /// each under a new id; not a problem): branch name to how many.
     reused_call_ids: std::collections::BTreeMap<String, u64>,
+    /// Branches whose view holds messages in which the store's secrets rules find something
+    /// (a warning, not a problem: `tract secrets scan --redact` scrubs them): branch name to
+    /// how many messages.
+    secrets_in_view: std::collections::BTreeMap<String, u64>,
     /// The objects nothing reaches (kept; `gc` removes them).
     unreachable: Unreachable,
 }
@@ -93,6 +97,7 @@ impl From<&tract_core::FsckReport> for FsckReport {
             redacted: hex(&r.redacted),
             derived_from_redacted: hex(&r.derived_from_redacted),
             reused_call_ids: r.reused_call_ids.iter().cloned().collect(),
+            secrets_in_view: r.secrets_in_view.iter().cloned().collect(),
             unreachable: Unreachable {
                 commits: hex(&r.unreachable_commits),
                 blobs: hex(&r.unreachable_blobs),

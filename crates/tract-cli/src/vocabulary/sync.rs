@@ -13,7 +13,7 @@ pub struct SyncReport {
     commits: u64,
     /// Blobs the receiver did not have.
     blobs: u64,
-    /// Whether the settings (the tool-summarization and retention policies) were sent.
+    /// Whether the settings (the tool-summarization, retention and secrets policies) were sent.
     settings: bool,
 }
 

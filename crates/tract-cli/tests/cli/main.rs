@@ -34,6 +34,7 @@ mod refs;
 mod repair;
 mod retention;
 mod search;
+mod secrets;
 mod serve;
 mod show;
 mod status;

@@ -25,6 +25,7 @@ use crate::id::{BlobId, CommitId};
 use crate::object::{Message, Op};
 use crate::refs::HeadRef;
 use crate::repo::Repo;
+use crate::scrubbing::Scrubber;
 use crate::view::info::CommitInfo;
 use crate::write::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep, SubBranch};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -138,8 +139,32 @@ fn import_steps(
             )),
         })
         .collect::<Result<Vec<_>>>()?;
+    let scrubber = Scrubber::of(&repo.store, &snap)?;
     let common = held.len().min(wanted.len());
-    if let Some(k) = (0..common).find(|&k| held[k] != wanted[k]) {
+    // A message holds its place as it was stored: scrubbed, or as the transcript has it (a
+    // store that scrubbed nothing then): only a message that differs is scrubbed to compare.
+    let differs = |k: usize| -> Result<bool> {
+        if held[k] == wanted[k] {
+            return Ok(false);
+        }
+        let scrubbed = match &steps[k] {
+            Step::Message { message, .. }
+            | Step::SubAgent {
+                result: message, ..
+            } => Key::Append(scrubber.apply(message.clone()).0.id()?),
+            Step::Compact { summary, .. } => Key::Compress(scrubber.apply(summary.clone()).0.id()?),
+            Step::Record { .. } => return Ok(true),
+        };
+        Ok(held[k] != scrubbed)
+    };
+    let mut first_different = None;
+    for k in 0..common {
+        if differs(k)? {
+            first_different = Some(k);
+            break;
+        }
+    }
+    if let Some(k) = first_different {
         let line = steps[k].line();
         let branch = match &head.target {
             HeadRef::Branch(b) => b.clone(),
@@ -171,7 +196,8 @@ fn import_steps(
         in_view,
         format,
         (already, 0),
-        merged_sub_agent(&head.target, format),
+        &scrubber,
+        merged_sub_agent(&head.target, format, &scrubber),
     )?;
     // Only on the branch as it was compared: a writer in between makes this HeadMoved.
     let opts = AppendOptions {
@@ -215,15 +241,16 @@ fn view_sources(
 
 /// A sub-agent's conversation as a branch of its own (`<branch>/agents/<agent>`), merged back
 /// as the result of the call it answered.
-fn merged_sub_agent(
-    target: &HeadRef,
+fn merged_sub_agent<'a>(
+    target: &'a HeadRef,
     format: Format,
-) -> impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep> + '_ {
+    scrubber: &'a Scrubber,
+) -> impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep> + 'a {
     move |agent, side, result| {
         Ok(TxnStep::MergeOf(Box::new(SubBranch {
             branch: agent_branch(target, agent)?,
             call_id: result.tool_call_id.clone().unwrap_or_default(),
-            steps: chain_of(side, Vec::new(), format, (0, 0), no_sub_agent)?,
+            steps: chain_of(side, Vec::new(), format, (0, 0), scrubber, no_sub_agent)?,
         })))
     }
 }
@@ -266,6 +293,7 @@ fn chain_of(
     mut in_view: Vec<Source>,
     format: Format,
     (offset, first): (usize, usize),
+    scrubber: &Scrubber,
     mut sub_agent: impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep>,
 ) -> Result<Vec<(TxnStep, Prepared)>> {
     let mut out = Vec::with_capacity(steps.len());
@@ -315,14 +343,14 @@ fn chain_of(
                 timestamp_us,
                 ..
             } => {
-                let mut p = Prepared::record(&kind, data)?;
+                let mut p = Prepared::transcript_record(&kind, data, scrubber)?;
                 p.timestamp_us = timestamp_us;
                 p.note = note;
                 out.push((TxnStep::Op(Op::Record { kind }), p));
                 continue;
             }
         };
-        let mut p = Prepared::new(message)
+        let mut p = Prepared::new(message, scrubber)
             .map_err(|e| e.in_batch(crate::error::BatchPosition::Message(offset + k + 1)))?;
         p.timestamp_us = timestamp_us;
         p.note = note;
@@ -449,6 +477,7 @@ fn holding(
 fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     let snap = repo.read()?;
     let head = repo.head(&snap)?;
+    let scrubber = Scrubber::of(&repo.store, &snap)?;
     let Holding {
         held,
         recorded,
@@ -552,7 +581,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         else {
             continue;
         };
-        let mut p = Prepared::new(message.clone())?;
+        let mut p = Prepared::new(message.clone(), &scrubber)?;
         p.note = lines_note(lines);
         edits.push((
             TxnStep::Op(Op::Edit {
@@ -584,7 +613,8 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         in_view,
         Format::ClaudeCode,
         (common, first),
-        merged_sub_agent(&head.target, Format::ClaudeCode),
+        &scrubber,
+        merged_sub_agent(&head.target, Format::ClaudeCode, &scrubber),
     )?);
     // Records hold lines, never a sub-agent.
     chain.extend(chain_of(
@@ -592,6 +622,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         Vec::new(),
         Format::ClaudeCode,
         (0, 0),
+        &scrubber,
         no_sub_agent,
     )?);
     if rewind {
@@ -649,6 +680,42 @@ fn move_back(repo: &Repo, head: &crate::refs::Head, base: Option<CommitId>) -> R
     Ok(())
 }
 
+/// Refuses a commit export holding what looks like a credential in a message the store does
+/// not have yet, when the store scrubs: the export keeps its ids, so nothing in it can be
+/// replaced as it is written.
+fn refuse_credentials(
+    scrubber: &Scrubber,
+    commits: &[(CommitId, crate::object::Commit, Option<Message>)],
+    present: &[bool],
+) -> Result<()> {
+    let Some(detector) = scrubber.detector() else {
+        return Ok(());
+    };
+    for (k, ((id, commit, message), present)) in commits.iter().zip(present).enumerate() {
+        let (Some(m), false) = (message, *present) else {
+            continue;
+        };
+        if matches!(commit.op, Op::Record { .. }) {
+            continue;
+        }
+        if let Some((field, finding)) = crate::secrets::scrub::findings(detector, m).first() {
+            return Err(Error::InvalidTranscript {
+                path: None,
+                line: k + 1,
+                reason: format!(
+                    "commit {} holds what looks like a credential ({}, in its {field}); an \
+                     export of commits keeps their ids, so nothing in it can be scrubbed as it \
+                     is imported: export the branch's messages (`tract export --format jsonl` \
+                     without --history), which are scrubbed as they are imported",
+                    id.short(),
+                    finding.rule
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn import_commits(
     repo: &Repo,
     commits: Vec<(CommitId, crate::object::Commit, Option<Message>)>,
@@ -682,6 +749,7 @@ fn import_commits(
     }
     let present = snap.has_commits(&commits.iter().map(|(id, ..)| *id).collect::<Vec<_>>())?;
     report.already = present.iter().filter(|p| **p).count();
+    refuse_credentials(&Scrubber::of(&repo.store, &snap)?, &commits, &present)?;
     if let Some(current) = head.commit
         && !reaches(&snap, &commits, tip, current)?
     {
@@ -704,7 +772,8 @@ fn import_commits(
                 // A record's data is not tokenized, wherever it is written.
                 let p = match commit.op {
                     Op::Record { .. } => Prepared::uncounted(m.clone())?,
-                    _ => Prepared::new(m.clone())?,
+                    // Checked by `refuse_credentials`: written as exported.
+                    _ => Prepared::stored(m.clone())?,
                 };
                 objects.put_blob(p.bytes(), p.payload)?;
             }

@@ -209,7 +209,7 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
         let (content, _) = snap.blob(&blob)?;
         let mut prepared = match &commit.op {
             Op::Record { .. } => crate::write::txn::Prepared::uncounted(content)?,
-            _ => crate::write::txn::Prepared::new(content)?,
+            _ => crate::write::txn::Prepared::stored(content)?,
         };
         prepared.note = commit.message.clone();
         prepared.timestamp_us = Some(commit.timestamp_us);

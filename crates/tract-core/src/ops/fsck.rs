@@ -79,6 +79,11 @@ pub struct FsckReport {
     /// many (not damage: compile sends each under a new id, [`crate::ReusedCallId`]), by
     /// name. Only branches whose counts were replayed are looked at.
     pub reused_call_ids: Vec<(String, u64)>,
+    /// Branches whose view holds messages in which the store's secrets rules find something
+    /// (written before the store scrubbed, or with scrubbing off), with how many messages, by
+    /// name: `tract secrets scan --redact` scrubs them. Only branches whose counts were
+    /// replayed are looked at.
+    pub secrets_in_view: Vec<(String, u64)>,
     /// Commits no branch, `HEAD` or reflog entry reaches.
     pub unreachable_commits: Vec<CommitId>,
     /// Blobs no reachable commit carries.
@@ -104,8 +109,9 @@ impl FsckReport {
 
 /// What fsck keeps of a blob that verified.
 enum BlobRead {
-    /// Its content's chunks (none for a small blob).
-    Content(Vec<ChunkId>),
+    /// Its content's chunks (none for a small blob), and whether the secrets rules find
+    /// something in it.
+    Content(Vec<ChunkId>, bool),
     /// A tombstone; `by_retention`: a retention rule's, whose summary is meant to stay.
     Tombstone { by_retention: bool },
 }
@@ -113,7 +119,7 @@ enum BlobRead {
 impl BlobRead {
     fn chunks(&self) -> &[ChunkId] {
         match self {
-            BlobRead::Content(chunks) => chunks,
+            BlobRead::Content(chunks, _) => chunks,
             BlobRead::Tombstone { .. } => &[],
         }
     }
@@ -250,6 +256,8 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
         report.problem("corrupt", format!("pack {name}"), reason);
     }
 
+    // What the store's rules find is counted in each view (a warning, not damage).
+    let detector = crate::scrubbing::scan_detector(store, &snap)?;
     let chunks = scan(&snap, ObjectTable::Chunks, |id, record| {
         codec_chunk(&ChunkId::from_bytes(id), record)
     })?;
@@ -266,8 +274,18 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
         let bytes = verify::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;
         crate::object::check_header(&bytes, false)
             .map_err(|e| verify::damaged("blob", id.to_hex(), e.to_string()))?;
-        crate::storage::codec::chunk_ids(record, true).map(BlobRead::Content)
+        let secret = crate::object::Message::decode(&bytes)
+            .map(|m| !crate::secrets::scrub::findings(&detector, &m).is_empty())
+            .unwrap_or(false);
+        crate::storage::codec::chunk_ids(record, true)
+            .map(|chunks| BlobRead::Content(chunks, secret))
     })?;
+    let secret_blobs: HashSet<BlobId> = blobs
+        .good
+        .iter()
+        .filter(|(_, read)| matches!(read, BlobRead::Content(_, true)))
+        .map(|(id, _)| BlobId::from_bytes(*id))
+        .collect();
     let mut redacted: Vec<BlobId> = blobs
         .good
         .iter()
@@ -327,7 +345,7 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
             snap: &snap,
             commits: &commits.good,
         };
-        check_counts(&mut report, &snap, &src)?;
+        check_counts(&mut report, &snap, &src, &secret_blobs)?;
         check_checkpoints(&mut report, &snap, &src)?;
     }
     let parents = |id: &CommitId| {
@@ -584,10 +602,12 @@ fn check_counts(
     report: &mut FsckReport,
     snap: &Snapshot,
     src: &impl crate::view::Source,
+    secret_blobs: &HashSet<BlobId>,
 ) -> Result<()> {
     let tips: HashMap<String, CommitId> = snap.branches()?.into_iter().collect();
-    // Per tip replayed: its view's counts, and how many calls reuse an id.
-    let mut replayed: HashMap<CommitId, (crate::stats::Tally, u64)> = HashMap::new();
+    // Per tip replayed: its view's counts, how many calls reuse an id, how many messages hold
+    // what looks like a secret.
+    let mut replayed: HashMap<CommitId, (crate::stats::Tally, u64, u64)> = HashMap::new();
     for (name, row) in snap.all_branch_stats()? {
         let subject = format!("branch {name}");
         let stats = match row {
@@ -612,12 +632,17 @@ fn check_counts(
         if stats.tip != *tip {
             continue;
         }
-        let (tally, reused) = match replayed.get(tip) {
+        let (tally, reused, secrets) = match replayed.get(tip) {
             Some(t) => t.clone(),
             None => match View::build(src, Some(*tip), None) {
                 Ok(v) => {
                     let reused = crate::formats::compile::reused_call_ids(&v).len() as u64;
-                    let t = (v.tally(), reused);
+                    let secrets = v
+                        .entries()
+                        .iter()
+                        .filter(|e| secret_blobs.contains(&e.blob))
+                        .count() as u64;
+                    let t = (v.tally(), reused, secrets);
                     replayed.insert(*tip, t.clone());
                     t
                 }
@@ -635,6 +660,9 @@ fn check_counts(
         report.counts_replayed += 1;
         if reused > 0 {
             report.reused_call_ids.push((name.clone(), reused));
+        }
+        if secrets > 0 {
+            report.secrets_in_view.push((name.clone(), secrets));
         }
         if tally != stats.tally {
             report.problem(

@@ -111,7 +111,10 @@ pub(crate) fn merge(
     } else {
         (final_answer(name, &messages)?, None)
     };
-    let result = Prepared::new(Message::tool_result(call_id.clone(), tool, text, false))?;
+    let result = Prepared::new(
+        Message::tool_result(call_id.clone(), tool, text, false),
+        &repo.scrubber()?,
+    )?;
     txn::write_merge(
         repo,
         Some(plan.ours),

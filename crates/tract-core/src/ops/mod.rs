@@ -13,4 +13,5 @@ pub(crate) mod reach;
 pub mod redact;
 pub mod retention;
 pub mod search;
+pub mod secrets;
 pub mod sync;

@@ -34,10 +34,14 @@ pub enum Mark {
     Redacted,
     /// `repair` committed it as the result of a call that had none.
     Repaired,
+    /// What looked like a credential was replaced by a marker before it was stored (or by
+    /// `secrets scan --redact` since).
+    Scrubbed,
 }
 
 impl Mark {
-    /// The mark's name: `edited`, `summarized`, `cleared`, `redacted` or `repaired`.
+    /// The mark's name: `edited`, `summarized`, `cleared`, `redacted`, `repaired` or
+    /// `scrubbed`.
     pub fn as_str(self) -> &'static str {
         match self {
             Mark::Edited => "edited",
@@ -45,6 +49,7 @@ impl Mark {
             Mark::Cleared => "cleared",
             Mark::Redacted => "redacted",
             Mark::Repaired => "repaired",
+            Mark::Scrubbed => "scrubbed",
         }
     }
 }
@@ -155,6 +160,12 @@ fn page_entry(
     }
     if message.metadata.contains_key(REPAIR_KEY) {
         marks.push(Mark::Repaired);
+    }
+    if message
+        .metadata
+        .contains_key(crate::secrets::scrub::SCRUBBED_METADATA_KEY)
+    {
+        marks.push(Mark::Scrubbed);
     }
     // Only a message showing the placeholder's text can be a redacted one: the tombstone is
     // looked up for those alone.

@@ -109,7 +109,18 @@ pub(crate) fn redact(
 /// Replaces blob `blob` with its tombstone; returns the chunks removed with it.
 fn remove(w: &mut Writer, blob: &BlobId, reason: &str, at_us: u64) -> Result<Vec<ChunkId>> {
     let (message, _) = w.blob(blob)?;
-    let placeholder = message.stand_in(REDACTED_TEXT);
+    remove_as(w, blob, reason, at_us, message.stand_in(REDACTED_TEXT))
+}
+
+/// Replaces blob `blob` with a tombstone that shows `placeholder` in its place; returns the
+/// chunks removed with it.
+pub(crate) fn remove_as(
+    w: &mut Writer,
+    blob: &BlobId,
+    reason: &str,
+    at_us: u64,
+    placeholder: crate::object::Message,
+) -> Result<Vec<ChunkId>> {
     let payload = tokens::count_message(&placeholder);
     let tombstone = Tombstone {
         redacted_at_us: at_us,
@@ -122,7 +133,18 @@ fn remove(w: &mut Writer, blob: &BlobId, reason: &str, at_us: u64) -> Result<Vec
 /// The commits whose content was made from the content of `blob` (and, in turn, from theirs),
 /// read in the write transaction from every commit of the store.
 fn derived(w: &mut Writer, blob: &BlobId) -> Result<Vec<CommitId>> {
-    let tainted: std::collections::HashSet<BlobId> = [*blob].into();
+    derived_from(w, &[*blob].into())
+}
+
+/// The commits whose content was made from the content of any of `tainted` (and, in turn, from
+/// theirs), oldest first.
+pub(crate) fn derived_from(
+    w: &mut Writer,
+    tainted: &std::collections::HashSet<BlobId>,
+) -> Result<Vec<CommitId>> {
+    if tainted.is_empty() {
+        return Ok(Vec::new());
+    }
     let commits = w.scan_objects(ObjectTable::Commits, |id, record| {
         verify::verified_commit(&CommitId::from_bytes(id), record)
     })?;
@@ -130,5 +152,5 @@ fn derived(w: &mut Writer, blob: &BlobId) -> Result<Vec<CommitId>> {
         .iter()
         .map(|(id, c)| (CommitId::from_bytes(*id), c))
         .collect();
-    Ok(crate::view::ancestry::made_from(&all, &tainted))
+    Ok(crate::view::ancestry::made_from(&all, tainted))
 }

@@ -34,8 +34,13 @@ const BATCH: usize = 2000;
 /// but the walk finds a commit in microseconds.
 const PROGRESS_EVERY: u64 = 64;
 
-/// The settings `settings` sends: the tool-summarization policy and the retention policy.
-const SETTINGS: [&str; 2] = [policy::SETTING, crate::retention::SETTING];
+/// The settings `settings` sends: the tool-summarization, retention and secrets policies (not
+/// the secrets' fingerprint key, which is the store's own: a clone alone copies it).
+const SETTINGS: [&str; 3] = [
+    policy::SETTING,
+    crate::retention::SETTING,
+    crate::storage::store::meta::SECRETS_SETTING,
+];
 
 /// One branch to send and the name it takes in the receiver, as git's refspec `src:dst`:
 /// `main` sends `main` as `main`, `main:theirs/main` sends the sender's `main` as the
@@ -129,7 +134,7 @@ pub struct SyncOptions<'a> {
     pub branches: Option<Vec<BranchSpec>>,
     /// Move a receiver's branch that has diverged (its old tip stays in the reflog).
     pub force: bool,
-    /// Send the store's settings (the tool-summarization and retention policies) too.
+    /// Send the store's settings (the tool-summarization, retention and secrets policies) too.
     pub settings: bool,
     /// Called as the transfer goes, every few dozen commits and at the end of each phase
     /// (for a progress bar; it runs on the transfer's thread, so keep it cheap).
@@ -411,7 +416,13 @@ pub(crate) fn transfer(
     let mut settings = Vec::new();
     if options.settings {
         for name in SETTINGS {
-            settings.push((name, src.setting(name)?));
+            let value = src.setting(name)?;
+            // A sender an older tract made has no secrets policy, which is not a policy of
+            // "off": the receiver keeps its own.
+            if value.is_none() && name == crate::storage::store::meta::SECRETS_SETTING {
+                continue;
+            }
+            settings.push((name, value));
         }
     }
     // The branches, in one transaction, each by compare-and-swap: one that another writer
@@ -490,6 +501,15 @@ pub(crate) fn clone(
         ..SyncOptions::default()
     };
     let report = transfer(from, to, &options, reason)?;
+    // A clone is the same history: its markers keep the fingerprints the source's make.
+    if let Some(key) = from
+        .read()?
+        .meta(crate::storage::store::meta::META_SECRETS_KEY)?
+    {
+        let mut w = to.write()?;
+        w.set_meta(crate::storage::store::meta::META_SECRETS_KEY, Some(&key))?;
+        w.commit()?;
+    }
     // Only another writer filling the new store meanwhile can make a branch refused.
     if let Some(r) = report.refused.first() {
         return Err(Error::Diverged {

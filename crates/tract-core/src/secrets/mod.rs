@@ -5,13 +5,17 @@
 //!
 //! `rules` holds the built-in rules (gitleaks' default set, MIT, see `GITLEAKS.md`, and
 //! tract's own), `detect` finds them, `policy` is the store's setting, `scrub` rewrites a
-//! message.
+//! message; `text` a file scanned before it is imported. The policy and key as a store keeps
+//! them, and the scrubber a write applies, are the scrubbing module's (it reads the store).
 
-mod detect;
-mod policy;
+pub(crate) mod detect;
+pub(crate) mod policy;
 mod rules;
-mod scrub;
+pub(crate) mod scrub;
+pub mod text;
 
 pub use detect::{Detector, Finding, NEVER_SCRUB_KEYS};
 pub use policy::{ORDINARY_TEXTS, SecretsPolicy};
-pub use scrub::{Key, SCRUBBED_METADATA_KEY, Scrub, findings, fingerprint, marker, new_key, scrub};
+pub use scrub::{
+    Key, SCRUBBED_METADATA_KEY, Scrub, findings, fingerprint, listed, marker, new_key, scrub,
+};

@@ -38,7 +38,7 @@ pub fn marker(rule: &str, fingerprint: &str) -> String {
     format!("[REDACTED:{rule}:{fingerprint}]")
 }
 
-/// A fresh random key (the `getrandom` crate; add `getrandom = "0.3"` — already in Cargo.lock as 0.3.4).
+/// A fresh key from the system's random source.
 pub fn new_key() -> Result<Key> {
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).map_err(|e| {
@@ -106,8 +106,14 @@ pub fn findings(detector: &Detector, message: &Message) -> Vec<(String, Finding)
     out
 }
 
-/// `text` with each finding replaced by its marker, and the scrubs (offsets in the new text).
-fn replace(key: &Key, field: &str, text: &str, found: &[Finding]) -> (String, Vec<Scrub>) {
+/// `text` with each finding replaced by its marker, and the scrubs (offsets in the new text) as
+/// `field`'s.
+pub fn replace_findings(
+    key: &Key,
+    text: &str,
+    found: &[Finding],
+    field: &str,
+) -> (String, Vec<Scrub>) {
     let mut out = String::with_capacity(text.len());
     let mut scrubs = Vec::with_capacity(found.len());
     let mut at = 0;
@@ -167,21 +173,36 @@ pub fn scrub(detector: &Detector, key: &Key, message: &Message) -> Option<(Messa
             None
         };
         if let Some(text) = slot {
-            let (new, mut s) = replace(key, field, text, f);
+            let (new, mut s) = replace_findings(key, text, f, field);
             *text = new;
             scrubs.append(&mut s);
         }
     }
-    let mut listed: Vec<Scrub> = out
+    note_scrubs(&mut out, &scrubs);
+    Some((out, scrubs))
+}
+
+/// What a message lists as scrubbed from it (none for a message nothing was scrubbed from).
+pub fn listed(message: &Message) -> Vec<Scrub> {
+    message
         .metadata
         .get(SCRUBBED_METADATA_KEY)
         .and_then(|v| serde_json::from_str(v).ok())
-        .unwrap_or_default();
-    listed.extend(scrubs.iter().cloned());
-    if let Ok(json) = serde_json::to_string(&listed) {
-        out.metadata.insert(SCRUBBED_METADATA_KEY.to_string(), json);
+        .unwrap_or_default()
+}
+
+/// Lists `scrubs` in `message`'s metadata, after those listed already.
+pub fn note_scrubs(message: &mut Message, scrubs: &[Scrub]) {
+    if scrubs.is_empty() {
+        return;
     }
-    Some((out, scrubs))
+    let mut all = listed(message);
+    all.extend_from_slice(scrubs);
+    if let Ok(json) = serde_json::to_string(&all) {
+        message
+            .metadata
+            .insert(SCRUBBED_METADATA_KEY.to_string(), json);
+    }
 }
 
 /// The number in `field` between `prefix` and `suffix`.

@@ -276,7 +276,7 @@ pub(crate) fn compress(
             (Step::Op(op), message)
         })
         .collect();
-    let steps = prepare_all(steps)?;
+    let steps = prepare_all(steps, &repo.scrubber()?)?;
     let branch = match repo.position(&repo.read()?)? {
         HeadRef::Branch(b) => b,
         HeadRef::Detached(_) => "HEAD".to_string(),

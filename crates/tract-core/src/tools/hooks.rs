@@ -32,6 +32,7 @@
 use crate::error::{BatchPosition, Error, Result};
 use crate::object::{Content, Message, Op, Role};
 use crate::repo::Repo;
+use crate::scrubbing::Scrubber;
 use crate::summarize::{Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_default};
 use crate::tools::decision::{Decision, DecisionSlot};
 use crate::tools::policy::{self, ToolPolicy};
@@ -202,8 +203,9 @@ impl Recorder<'_> {
                 message.role.as_str()
             )));
         }
-        let mut batch = Batch::default();
-        batch.add(self, Prepared::new(message)?, decision)?;
+        let mut batch = Batch::new(self.repo)?;
+        let p = Prepared::new(message, &batch.scrubber)?;
+        batch.add(self, p, decision)?;
         self.write(batch)?
             .pop()
             .ok_or_else(|| Error::invalid_op("the tool result produced no commit"))
@@ -216,9 +218,10 @@ impl Recorder<'_> {
         messages: Vec<Message>,
         decision: Option<&Decision>,
     ) -> Result<Vec<ToolResultOutcome>> {
-        let mut batch = Batch::default();
+        let mut batch = Batch::new(self.repo)?;
         for (i, m) in messages.into_iter().enumerate() {
-            let p = Prepared::new(m).map_err(|e| e.in_batch(BatchPosition::Message(i + 1)))?;
+            let p = Prepared::new(m, &batch.scrubber)
+                .map_err(|e| e.in_batch(BatchPosition::Message(i + 1)))?;
             batch.add(self, p, decision.cloned())?;
         }
         self.write(batch)
@@ -346,7 +349,6 @@ impl Recorder<'_> {
 
 /// Messages planned for one transaction: their steps, and per message what was decided,
 /// whether an edit follows it, and the warnings.
-#[derive(Default)]
 struct Batch {
     steps: Vec<(Step, Prepared)>,
     planned: Vec<(Decision, bool, Vec<String>)>,
@@ -355,9 +357,22 @@ struct Batch {
     calls: std::collections::HashMap<String, usize>,
     /// The store's policy, read once per batch when a result needs it.
     policy: Option<ToolPolicy>,
+    /// The store's secrets scrubbing, read once per batch: results and their summaries (a
+    /// summarizer can echo a secret) are scrubbed alike.
+    scrubber: Scrubber,
 }
 
 impl Batch {
+    fn new(repo: &Repo) -> Result<Self> {
+        Ok(Batch {
+            steps: Vec::new(),
+            planned: Vec::new(),
+            calls: Default::default(),
+            policy: None,
+            scrubber: repo.scrubber()?,
+        })
+    }
+
     /// Plans one message: its append, and for a tool result the edit its decision makes.
     fn add(&mut self, r: &Recorder<'_>, p: Prepared, given: Option<Decision>) -> Result<()> {
         let m = &p.message;
@@ -408,7 +423,7 @@ impl Batch {
             Some((text, note)) => {
                 let mut edited = m.clone();
                 edited.content = Content::Text(text);
-                let mut e = Prepared::new(edited)?;
+                let mut e = Prepared::new(edited, &self.scrubber)?;
                 e.note = Some(note);
                 Some(e)
             }

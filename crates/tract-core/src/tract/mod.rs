@@ -5,6 +5,7 @@
 mod branches;
 mod compress;
 mod history;
+mod secrets;
 mod tools;
 mod transcripts;
 mod view;

@@ -9,7 +9,7 @@ use crate::write::txn::{self, AppendOptions, Prepared, Step};
 
 /// Appends one message at `HEAD`; durable when this returns.
 pub(crate) fn append(repo: &Repo, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
-    let prepared = Prepared::new(message)?;
+    let prepared = Prepared::new(message, &repo.scrubber()?)?;
     txn::write(repo, opts, vec![(Step::Op(Op::Append), prepared)])?
         .pop()
         .ok_or_else(|| Error::invalid_op("the append produced no commit"))
@@ -32,5 +32,5 @@ pub(crate) fn write_ops(
     ops: Vec<(Op, Message)>,
 ) -> Result<Vec<CommitInfo>> {
     let steps = ops.into_iter().map(|(op, m)| (Step::Op(op), m)).collect();
-    txn::write(repo, opts, txn::prepare_all(steps)?)
+    txn::write(repo, opts, txn::prepare_all(steps, &repo.scrubber()?)?)
 }

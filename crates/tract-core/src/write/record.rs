@@ -58,7 +58,7 @@ pub(crate) fn write(
 ) -> Result<Vec<CommitInfo>> {
     check_kind(kind)?;
     let appends = messages.into_iter().map(|m| (Step::Op(Op::Append), m));
-    let mut steps = txn::prepare_all(appends.collect())?;
+    let mut steps = txn::prepare_all(appends.collect(), &repo.scrubber()?)?;
     steps.push((
         Step::Op(Op::Record { kind: kind.into() }),
         Prepared::record(kind, data)?,

@@ -12,6 +12,8 @@ use crate::id::CommitId;
 use crate::object::{Commit, MergeStrategy, Message, Op};
 use crate::refs::{Head, HeadRef};
 use crate::repo::{Repo, Target};
+use crate::scrubbing::Scrubber;
+use crate::secrets::scrub::Scrub;
 use crate::stats::{BranchStats, Tally};
 use crate::storage::group::JobError;
 use crate::storage::store::snapshot::Snapshot;
@@ -71,7 +73,7 @@ pub(crate) enum Source {
     Chain(usize),
 }
 
-/// A message encoded and counted, ready to write.
+/// A message scrubbed, encoded and counted, ready to write.
 pub(crate) struct Prepared {
     pub(crate) message: Message,
     bytes: Vec<u8>,
@@ -82,6 +84,8 @@ pub(crate) struct Prepared {
     /// When it was written, where a transcript says (microseconds since the epoch); kept
     /// unless it would not be newer than its parent.
     pub(crate) timestamp_us: Option<u64>,
+    /// What the scrubber replaced in the message (never the values).
+    pub(crate) scrubbed: Vec<Scrub>,
 }
 
 impl Prepared {
@@ -90,8 +94,23 @@ impl Prepared {
         &self.bytes
     }
 
-    pub(crate) fn new(message: Message) -> Result<Self> {
+    /// A new message: validated, then scrubbed by `scrubber` before it is encoded and hashed,
+    /// so a secret never reaches anything written (DESIGN §16).
+    pub(crate) fn new(message: Message, scrubber: &Scrubber) -> Result<Self> {
         message.validate()?;
+        let (message, scrubbed) = scrubber.apply(message);
+        let mut p = Prepared::counted(message)?;
+        p.scrubbed = scrubbed;
+        Ok(p)
+    }
+
+    /// Content the store already holds, written again as it is (a rewritten commit's blob).
+    pub(crate) fn stored(message: Message) -> Result<Self> {
+        message.validate()?;
+        Prepared::counted(message)
+    }
+
+    fn counted(message: Message) -> Result<Self> {
         let bytes = message.encode()?;
         let payload = tokens::count_message(&message);
         Ok(Prepared {
@@ -100,15 +119,30 @@ impl Prepared {
             payload,
             note: None,
             timestamp_us: None,
+            scrubbed: Vec::new(),
         })
     }
 }
 
 impl Prepared {
-    /// The blob of a record of `kind` holding `data`.
+    /// The blob of a record of `kind` holding `data`: kept as its owner wrote it (a
+    /// framework's encoded state breaks when changed), see [`Prepared::uncounted`].
     pub(crate) fn record(kind: &str, data: String) -> Result<Self> {
         crate::object::check_record_kind(kind)?;
         Prepared::uncounted(crate::object::record_carrier(kind, data))
+    }
+
+    /// The blob of a record an import writes of `kind` holding `data`, a transcript's lines
+    /// as JSON (the lines a view leaves out): scrubbed inside its JSON strings as a message
+    /// is, unlike a framework's record, which is kept as written.
+    pub(crate) fn transcript_record(kind: &str, data: String, scrubber: &Scrubber) -> Result<Self> {
+        crate::object::check_record_kind(kind)?;
+        let (data, scrubbed) = scrubber.apply_json(data, "content");
+        let mut carrier = crate::object::record_carrier(kind, data);
+        crate::secrets::scrub::note_scrubs(&mut carrier, &scrubbed);
+        let mut p = Prepared::uncounted(carrier)?;
+        p.scrubbed = scrubbed;
+        Ok(p)
     }
 
     /// A record's blob: validated and encoded, its tokens not counted (the model never sees
@@ -122,6 +156,7 @@ impl Prepared {
             payload: 0,
             note: None,
             timestamp_us: None,
+            scrubbed: Vec::new(),
         })
     }
 }
@@ -129,12 +164,15 @@ impl Prepared {
 /// Prepares each message of a batch; an invalid one is an error naming its place. (Tokenizing
 /// on several threads was measured slower for imports of large outputs on 2 cores, so this
 /// stays sequential.)
-pub(crate) fn prepare_all(steps: Vec<(Step, Message)>) -> Result<Vec<(Step, Prepared)>> {
+pub(crate) fn prepare_all(
+    steps: Vec<(Step, Message)>,
+    scrubber: &Scrubber,
+) -> Result<Vec<(Step, Prepared)>> {
     steps
         .into_iter()
         .enumerate()
         .map(|(i, (step, m))| {
-            Prepared::new(m)
+            Prepared::new(m, scrubber)
                 .map(|p| (step, p))
                 .map_err(|e| e.in_batch(BatchPosition::Message(i + 1)))
         })
@@ -225,7 +263,7 @@ pub(crate) fn write_edits(
             .into_iter()
             .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
             .collect();
-        prepare_all(steps)
+        prepare_all(steps, &Scrubber::of(&repo.store, snap)?)
     })
 }
 

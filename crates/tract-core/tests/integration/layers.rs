@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["secrets/policy"],
     &["secrets/detect"],
     &["secrets/scrub"],
-    &["stats", "index/query", "index", "secrets"],
+    &["stats", "index/query", "index", "secrets", "secrets/text"],
     &["storage/backend", "storage/postgres/connect"],
     &["storage/postgres/writes", "storage/journal/ops"],
     &[
@@ -57,6 +57,7 @@ const LAYERS: &[&[&str]] = &[
         "tools/decision",
         "view/ancestry",
         "index/catch_up",
+        "scrubbing",
     ],
     &["view/checkpoint", "index/postgres"],
     &["view/cache", "index/keeper"],
@@ -97,6 +98,7 @@ const LAYERS: &[&[&str]] = &[
         "tools/hooks",
         "summarize/compress",
         "ops/sync",
+        "ops/secrets",
     ],
     &["ops/page"],
     &[
@@ -104,6 +106,7 @@ const LAYERS: &[&[&str]] = &[
         "tract/branches",
         "tract/compress",
         "tract/history",
+        "tract/secrets",
         "tract/tools",
         "tract/transcripts",
         "tract/view",

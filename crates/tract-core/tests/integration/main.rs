@@ -26,6 +26,7 @@ mod redact;
 mod render;
 mod retention;
 mod search;
+mod secrets;
 mod sessions;
 mod store;
 mod sync;

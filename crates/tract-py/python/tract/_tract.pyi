@@ -808,7 +808,9 @@ class Tract:
         `derived_from_redacted` (commits whose content was made from redacted content:
         `redact(..., follow=True)` removes them too), and `reused_call_ids` (branch name to how
         many tool calls in its view reuse an id an earlier call used: not a problem, compile
-        sends each under a new id)."""
+        sends each under a new id), and `secrets_in_view` (branch name to how many messages in
+        its view hold what looks like a credential: a warning, `redact_secrets()` scrubs
+        them)."""
 
     def redact(self, commit: Rev, reason: str, *, follow: bool = False) -> dict[str, Any]:
         """Removes the content of the message `commit` names from the store for good: a tombstone
@@ -835,7 +837,7 @@ class Tract:
         that has diverged is refused and the others move: then DivergedError is raised after
         the transfer, naming each refused branch, with `report` (the dict below, its `refused`
         listing them); `force` moves them anyway (the old tip stays in the reflog). `settings`
-        sends the tool-summarization and retention policies too. Returns a dict: `branches`
+        sends the tool-summarization, retention and secrets policies too. Returns a dict: `branches`
         (each `name`, `source`, `old`, `new`, `up_to_date`, `forced`, `ahead_of`: the
         sender's tip when the receiver's branch already contained it, and stayed), `refused`
         (each `name`, `source`, `receiver`, `sender`, `reason`), `commits`, `blobs`,
@@ -913,6 +915,34 @@ class Tract:
         `"placeholder"`) or `delete_idle_branches` (`idle_days`); and `pinned`, branch
         patterns no rule touches. An invalid policy raises `InvalidInputError` and the stored
         one is kept; `{}` clears it."""
+
+    def secrets_policy(self) -> dict[str, Any] | None:
+        """The store's secrets policy as a dict (`enabled`, `rules`: your own, name to regex,
+        `disabled`: built-in rule ids turned off, `allow`: values, or `/regex/` patterns, never
+        scrubbed), in the JSON form `tract config show --json` prints under `secrets`; `None`
+        for a store an older tract made, which scrubs nothing until it is given one."""
+
+    def set_secrets_policy(self, policy: dict[str, Any]) -> None:
+        """Replaces the store's secrets policy, which every write applies: what looks like a
+        credential is replaced by `[REDACTED:<rule>:<fingerprint>]` before a message is stored.
+        `policy` is a dict with the keys `secrets_policy()` returns (those left out take their
+        default: on, every built-in rule, nothing of your own). An invalid policy (an unknown
+        key, a rule that does not compile or would match every message, an allowed pattern
+        that would turn every rule off) raises `InvalidInputError` and the stored one is kept."""
+
+    def scan_secrets(self, *, history: bool = False, all: bool = False) -> list[dict[str, Any]]:
+        """What looks like a credential in what the store holds already (written before it
+        scrubbed, or with scrubbing off), by the store's rules: the handle's view, or with
+        `history` every commit it reaches, with `all` on every branch. A list of dicts
+        (`commit_hash`, `branch`, `rule`, `fingerprint`, `field`, `start`, `end`), never the
+        values."""
+
+    def redact_secrets(self, *, history: bool = False, all: bool = False) -> dict[str, Any]:
+        """Scans as `scan_secrets` does, then scrubs every finding where it is stored, in one
+        transaction: each message becomes a tombstone showing it with its findings replaced by
+        their markers, what was made from it (summaries, compressions) follows, the search index
+        forgets the text; ids stay valid. Returns a dict: `findings` (how many), `scrubbed` and
+        `followed` (commit ids)."""
 
     def update_index(self, *, rebuild: bool = False) -> dict[str, Any]:
         """Brings the store's search index up to date: the commits written since it was last

@@ -550,6 +550,22 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.set_retention_policy`, run in a worker thread."""
         return await self._run(self._tract.set_retention_policy, policy)
 
+    async def secrets_policy(self) -> dict[str, Any] | None:
+        """Awaitable twin of :meth:`Tract.secrets_policy`, run in a worker thread."""
+        return await self._run(self._tract.secrets_policy)
+
+    async def set_secrets_policy(self, policy: dict[str, Any]) -> None:
+        """Awaitable twin of :meth:`Tract.set_secrets_policy`, run in a worker thread."""
+        return await self._run(self._tract.set_secrets_policy, policy)
+
+    async def scan_secrets(self, *, history: bool = False, all: bool = False) -> list[dict[str, Any]]:
+        """Awaitable twin of :meth:`Tract.scan_secrets`, run in a worker thread."""
+        return await self._run(self._tract.scan_secrets, history=history, all=all)
+
+    async def redact_secrets(self, *, history: bool = False, all: bool = False) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.redact_secrets`, run in a worker thread."""
+        return await self._run(self._tract.redact_secrets, history=history, all=all)
+
     async def update_index(self, *, rebuild: bool = False) -> dict[str, Any]:
         """Awaitable twin of :meth:`Tract.update_index`, run in a worker thread."""
         return await self._run(self._tract.update_index, rebuild=rebuild)

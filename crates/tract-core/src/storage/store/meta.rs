@@ -17,6 +17,13 @@ pub(crate) const META_STORE_ID: &str = "store_id";
 pub(crate) const META_ENCODING: &str = "encoding";
 /// What `HEAD` names.
 pub(crate) const META_HEAD: &str = "HEAD";
+/// The key of the secrets scrubbing's fingerprints: 32 random bytes, written when the store is
+/// made or scrubbing is first turned on. Not a setting: `config show` never shows it, and a push
+/// or pull of the settings does not carry it (a clone does).
+pub(crate) const META_SECRETS_KEY: &str = "secrets_key";
+/// The setting holding the secrets policy (JSON): a store made without it (by an older build)
+/// scrubs nothing until it is set.
+pub(crate) const SECRETS_SETTING: &str = "secrets";
 /// Settings live in `meta` under this prefix (e.g. `setting.tool_summarization`).
 const SETTING_PREFIX: &str = "setting.";
 /// How many redactions the store has seen: a handle whose cached view is older builds it again

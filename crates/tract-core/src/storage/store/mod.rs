@@ -35,7 +35,8 @@ use crate::storage::redb_backend::{self, Located, RedbBackend};
 #[cfg(feature = "testing")]
 use crate::storage::store::faults::{Call, Damage, Faults};
 use crate::storage::store::meta::{
-    META_ENCODING, META_FORMAT, META_HEAD, META_STORE_ID, encode_small,
+    META_ENCODING, META_FORMAT, META_HEAD, META_SECRETS_KEY, META_STORE_ID, SECRETS_SETTING,
+    encode_small, setting_key,
 };
 pub use crate::storage::store::snapshot::Snapshot;
 use crate::storage::store::upgrade::{format_of, store_id_of};
@@ -680,6 +681,13 @@ fn initial_meta(w: &mut dyn WriteTx) -> Result<()> {
         w.set_meta(META_ENCODING, Some(crate::tokens::ENCODING.as_bytes()))?;
         let head = encode_small(&HeadRef::Branch(DEFAULT_BRANCH.into()))?;
         w.set_meta(META_HEAD, Some(head.as_slice()))?;
+        // A new store scrubs secrets from its first write (DESIGN §16); an older store is
+        // offered the policy by `tract upgrade`, never given it silently.
+        let key = crate::secrets::scrub::new_key()?;
+        w.set_meta(META_SECRETS_KEY, Some(key.as_slice()))?;
+        let policy = serde_json::to_vec(&crate::secrets::policy::SecretsPolicy::default())
+            .map_err(|e| Error::invalid_input(format!("the secrets policy: {e}")))?;
+        w.set_meta(&setting_key(SECRETS_SETTING), Some(policy.as_slice()))?;
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ const MARK_LABELS = {
   cleared: 'cleared',
   redacted: 'redacted',
   repaired: 'repaired',
+  scrubbed: 'scrubbed',
   'not-sent': 'not sent',
 };
 const MARK_TITLES = {
@@ -20,6 +21,7 @@ const MARK_TITLES = {
   cleared: 'Replaced by a placeholder by `tract clear`',
   redacted: 'The content was removed for good',
   repaired: 'A result `tract repair` committed for a call that had none',
+  scrubbed: 'What looked like a credential was replaced by a marker before it was stored',
   'not-sent': 'This result answers no call in the view: it is not sent to the model',
 };
 

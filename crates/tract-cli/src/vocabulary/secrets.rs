@@ -1,0 +1,68 @@
+//! [`SecretFinding`] and [`TextFinding`]: what `tract secrets scan` finds, never the value.
+
+use serde::Serialize;
+
+/// A value that looks like a credential in a message the store holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecretFinding {
+    /// The commit carrying the message.
+    commit_hash: String,
+    /// The branch it was found on (`null` at a detached position).
+    branch: Option<String>,
+    /// The rule that found it.
+    rule: String,
+    /// Its keyed fingerprint, as its marker would show it (`null` in a store that never
+    /// scrubbed, which has no key).
+    fingerprint: Option<String>,
+    /// Which part of the message: `content`, `content[2]`, `tool_calls[0].arguments`,
+    /// `metadata.KEY`.
+    field: String,
+    /// The byte span of the value in that part's text.
+    start: usize,
+    /// Its end (exclusive).
+    end: usize,
+}
+
+impl From<&tract_core::SecretFinding> for SecretFinding {
+    fn from(f: &tract_core::SecretFinding) -> Self {
+        SecretFinding {
+            commit_hash: f.commit.to_hex(),
+            branch: f.branch.clone(),
+            rule: f.rule.clone(),
+            fingerprint: f.fingerprint.clone(),
+            field: f.field.clone(),
+            start: f.start,
+            end: f.end,
+        }
+    }
+}
+
+/// A value that looks like a credential in a file (`tract secrets scan FILE`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TextFinding {
+    /// The rule that found it.
+    rule: String,
+    /// Its line, from 1.
+    line: usize,
+    /// Its column in bytes, from 1.
+    column: usize,
+    /// The byte offset of the value in the file.
+    start: usize,
+    /// Its end (exclusive).
+    end: usize,
+    /// Its fingerprint with the store's key (`null` when no store was found).
+    fingerprint: Option<String>,
+}
+
+impl From<&tract_core::secrets::text::TextFinding> for TextFinding {
+    fn from(f: &tract_core::secrets::text::TextFinding) -> Self {
+        TextFinding {
+            rule: f.rule.clone(),
+            line: f.line,
+            column: f.column,
+            start: f.start,
+            end: f.end,
+            fingerprint: f.fingerprint.clone(),
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! What a store holds already that looks like a credential (written before it scrubbed, or with
+//! scrubbing off): found with the store's rules (`tract secrets scan`), and scrubbed where it is
+//! as `redact --follow` removes content, in one write transaction: each message's blob becomes
+//! a tombstone whose stand-in is the message with its findings replaced by their markers, what
+//! was made from it (summaries, compressions) is followed, the search index forgets the text,
+//! and every commit id stays valid.
+
+use crate::error::{Error, Result};
+use crate::id::{BlobId, CommitId};
+use crate::object::{Message, Op, RECORD_METADATA_KEY};
+use crate::ops::redact::{self, REDACTED_TEXT};
+use crate::repo::Repo;
+use crate::scrubbing;
+use crate::secrets::detect::Detector;
+use crate::secrets::scrub::{self, Key};
+use crate::storage::store::meta::META_SECRETS_KEY;
+use crate::storage::store::snapshot::Snapshot;
+use std::collections::{BTreeMap, HashSet};
+
+/// Where a scan looks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Every commit the branches reach (edited and compressed versions, records of transcript
+    /// lines), not only what their views show.
+    pub history: bool,
+    /// Every branch, not only the handle's.
+    pub all: bool,
+}
+
+/// One value that looks like a credential, in a message the store holds: where it is and which
+/// rule found it, never the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretFinding {
+    /// The commit carrying the message (the first found; a message shared by several commits
+    /// is listed once).
+    pub commit: CommitId,
+    /// The message's blob.
+    pub blob: BlobId,
+    /// The branch it was found on (`None` at a detached position).
+    pub branch: Option<String>,
+    /// The rule that found it.
+    pub rule: String,
+    /// Its keyed fingerprint, as a marker would show it (`None` in a store that has never
+    /// scrubbed, which has no key yet).
+    pub fingerprint: Option<String>,
+    /// Which part of the message: `content`, `content[2]`, `tool_calls[0].arguments`,
+    /// `metadata.KEY`.
+    pub field: String,
+    /// The byte span of the value in that part's text.
+    pub start: usize,
+    /// The end of that span (exclusive).
+    pub end: usize,
+}
+
+/// What `secrets scan --redact` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecretsRedaction {
+    /// The findings scrubbed.
+    pub findings: usize,
+    /// The commits whose message was replaced by its scrubbed stand-in, one per message.
+    pub scrubbed: Vec<CommitId>,
+    /// Commits whose content was made from a scrubbed message (a summary, a compression),
+    /// redacted with it.
+    pub followed: Vec<CommitId>,
+}
+
+/// The reason a tombstone of a scrubbed message gives.
+pub const SCRUB_REASON: &str = "secrets scan";
+
+/// Every finding the store's rules make in what `options` covers, in the order the messages
+/// are met (each branch's view oldest first; with `history`, newest first).
+pub(crate) fn scan(repo: &Repo, options: &ScanOptions) -> Result<Vec<SecretFinding>> {
+    let snap = repo.read()?;
+    let detector = scrubbing::scan_detector(&repo.store, &snap)?;
+    let key = scrubbing::key(&snap)?;
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (branch, tip) in starts(repo, &snap, options.all)? {
+        let Some(tip) = tip else { continue };
+        let carriers: Vec<(CommitId, BlobId)> = if options.history {
+            crate::view::ancestry::ancestors(&snap, &[tip], None)?
+                .into_iter()
+                .filter_map(|(id, c)| scanned(&c.op).then_some((id, c.blob?)))
+                .collect()
+        } else {
+            repo.with_view(&snap, Some(tip), |v| {
+                v.entries()
+                    .iter()
+                    .map(|e| (e.commit, e.blob))
+                    .collect::<Vec<_>>()
+            })?
+        };
+        for (commit, blob) in carriers {
+            if !seen.insert(blob) || snap.tombstone(&blob)?.is_some() {
+                continue;
+            }
+            let (message, _) = snap.blob(&blob)?;
+            for (field, f) in findings(&detector, &message) {
+                let fingerprint = key.as_ref().map(|k| {
+                    let value = field_text(&message, &field)
+                        .and_then(|t| t.get(f.start..f.end).map(str::to_string))
+                        .unwrap_or_default();
+                    scrub::fingerprint(k, &value)
+                });
+                out.push(SecretFinding {
+                    commit,
+                    blob,
+                    branch: branch.clone(),
+                    rule: f.rule,
+                    fingerprint,
+                    field,
+                    start: f.start,
+                    end: f.end,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Scrubs the messages of `found` where they are stored, in one write transaction (see the
+/// module's doc), following what was made from them. A message redacted meanwhile is skipped.
+pub(crate) fn redact(repo: &Repo, found: &[SecretFinding]) -> Result<SecretsRedaction> {
+    let mut report = SecretsRedaction::default();
+    if found.is_empty() {
+        return Ok(report);
+    }
+    let detector = scrubbing::scan_detector(&repo.store, &repo.read()?)?;
+    let mut by_blob: BTreeMap<BlobId, (CommitId, usize)> = BTreeMap::new();
+    for f in found {
+        by_blob.entry(f.blob).or_insert((f.commit, 0)).1 += 1;
+    }
+    let mut w = repo.store.write()?;
+    // A store that never scrubbed gets its key now: the stand-ins' markers need it.
+    let key: Key = match w.meta(META_SECRETS_KEY)? {
+        Some(bytes) => Key::try_from(bytes.as_slice())
+            .map_err(|_| Error::corrupt("the store's secrets key is not 32 bytes"))?,
+        None => {
+            let key = scrub::new_key()?;
+            w.set_meta(META_SECRETS_KEY, Some(key.as_slice()))?;
+            key
+        }
+    };
+    let at_us = w.clock().now_us();
+    let mut tainted = HashSet::new();
+    for (blob, (commit, n)) in &by_blob {
+        if w.tombstone(blob)?.is_some() {
+            continue;
+        }
+        let (message, _) = w.blob(blob)?;
+        let Some(scrubbed) = scrubbed(&detector, &key, &message) else {
+            continue;
+        };
+        redact::remove_as(&mut w, blob, SCRUB_REASON, at_us, scrubbed)?;
+        tainted.insert(*blob);
+        report.scrubbed.push(*commit);
+        report.findings += n;
+    }
+    for d in redact::derived_from(&mut w, &tainted)? {
+        let Some(blob) = w.commit_object(&d)?.blob else {
+            continue;
+        };
+        if w.tombstone(&blob)?.is_some() {
+            continue;
+        }
+        // A summary that repeats a secret shows its own findings scrubbed; one that does not
+        // is removed as a redaction removes it (it may say what the secret was otherwise).
+        let (message, _) = w.blob(&blob)?;
+        let stand_in =
+            scrubbed(&detector, &key, &message).unwrap_or_else(|| message.stand_in(REDACTED_TEXT));
+        redact::remove_as(&mut w, &blob, SCRUB_REASON, at_us, stand_in)?;
+        report.followed.push(d);
+    }
+    w.commit()?;
+    // The scrubbed text leaves the search index before this returns.
+    crate::index::keeper::after_removal(&repo.store, None)?;
+    Ok(report)
+}
+
+/// The branches a scan starts from, with their tips: the handle's position, or every branch.
+fn starts(
+    repo: &Repo,
+    snap: &Snapshot,
+    all: bool,
+) -> Result<Vec<(Option<String>, Option<CommitId>)>> {
+    if all {
+        return Ok(snap
+            .branches()?
+            .into_iter()
+            .map(|(name, tip)| (Some(name), Some(tip)))
+            .collect());
+    }
+    let head = repo.head(snap)?;
+    Ok(vec![(head.branch().map(str::to_string), head.commit)])
+}
+
+/// Whether a commit's blob is scanned: a message, or a record of a transcript's lines; a
+/// framework's record is kept as it was written (its encoded state breaks when changed).
+fn scanned(op: &Op) -> bool {
+    match op {
+        Op::Record { kind } => kind.starts_with(TRANSCRIPT_RECORDS),
+        _ => true,
+    }
+}
+
+/// The record kinds an import writes from a transcript's lines.
+const TRANSCRIPT_RECORDS: &str = "claude_code.";
+
+/// The findings in a message: a record of a transcript's lines is JSON in its content.
+fn findings(
+    detector: &Detector,
+    message: &Message,
+) -> Vec<(String, crate::secrets::detect::Finding)> {
+    match message.metadata.get(RECORD_METADATA_KEY) {
+        None => scrub::findings(detector, message),
+        Some(kind) if is_transcript_record(kind) => detector
+            .find_in_json(&message.content.text())
+            .into_iter()
+            .map(|f| ("content".to_string(), f))
+            .collect(),
+        Some(_) => Vec::new(),
+    }
+}
+
+/// `message` with its findings scrubbed, `None` when nothing is found.
+fn scrubbed(detector: &Detector, key: &Key, message: &Message) -> Option<Message> {
+    match message.metadata.get(RECORD_METADATA_KEY) {
+        None => scrub::scrub(detector, key, message).map(|(m, _)| m),
+        Some(kind) if is_transcript_record(kind) => {
+            let text = message.content.text();
+            let found = detector.find_in_json(&text);
+            if found.is_empty() {
+                return None;
+            }
+            let (data, scrubs) = scrub::replace_findings(key, &text, &found, "content");
+            let mut m = message.clone();
+            m.content = crate::object::Content::Text(data);
+            scrub::note_scrubs(&mut m, &scrubs);
+            Some(m)
+        }
+        Some(_) => None,
+    }
+}
+
+/// Whether a record carrier's kind (as JSON text) is a transcript's lines.
+fn is_transcript_record(kind_json: &str) -> bool {
+    serde_json::from_str::<String>(kind_json).is_ok_and(|k| k.starts_with(TRANSCRIPT_RECORDS))
+}
+
+/// The text of one part of a message, as a finding's field names it.
+fn field_text(message: &Message, field: &str) -> Option<String> {
+    use crate::object::{Content, ContentPart};
+    if field == "content" {
+        return Some(match &message.content {
+            Content::Text(t) => t.clone(),
+            Content::Parts(_) => message.content.text().into_owned(),
+        });
+    }
+    if let Some(k) = field
+        .strip_prefix("content[")
+        .and_then(|r| r.strip_suffix(']'))
+    {
+        let Content::Parts(parts) = &message.content else {
+            return None;
+        };
+        return match parts.get(k.parse::<usize>().ok()?)? {
+            ContentPart::Text(t) | ContentPart::Raw(t) => Some(t.clone()),
+        };
+    }
+    if let Some(rest) = field.strip_prefix("tool_calls[") {
+        let (k, _) = rest.split_once(']')?;
+        return message
+            .tool_calls
+            .get(k.parse::<usize>().ok()?)
+            .map(|c| c.arguments.clone());
+    }
+    let key = field.strip_prefix("metadata.")?;
+    message.metadata.get(key).cloned()
+}
