@@ -69,6 +69,7 @@ fn a_sound_store_passes() {
       "redacted": [],
       "derived_from_redacted": [],
       "reused_call_ids": {},
+      "secrets_in_view": {},
       "unreachable": {
         "commits": [],
         "blobs": [],

@@ -36,9 +36,10 @@ fn add_scrubs_a_token_and_show_log_and_config_say_so() {
     p.ok(&["add", &token(2)]);
     let log = p.ok(&["log"]);
     assert!(!log.contains("ghp_"), "{log}");
-    assert_snapshot!(markers(&p.ok(&["show", "HEAD~1"])).lines().skip(3).collect::<Vec<_>>().join("\n"), @"
+    assert_snapshot!(markers(&p.ok(&["show", "HEAD~1"])).lines().skip(3)
+        // The count of tokens depends on the fingerprint's digits, random per store.
+        .filter(|l| !l.starts_with("tokens")).collect::<Vec<_>>().join("\n"), @"
     role    user
-    tokens  24
     scrubbed github-pat (before it was stored)
 
     deploy with [REDACTED:github-pat:<fp>] please
@@ -51,12 +52,7 @@ fn add_scrubs_a_token_and_show_log_and_config_say_so() {
         "[REDACTED:github-pat:<fp>]"
     );
     let shown = json(&p.ok(&["show", "HEAD~1", "--json"]));
-    let listed: serde_json::Value = serde_json::from_str(
-        shown["message"]["metadata"]["tract.scrubbed"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let listed = &shown["message"]["metadata"]["tract.scrubbed"];
     assert_eq!(listed[0]["rule"], "github-pat");
     assert_eq!(listed[0]["field"], "content");
     assert_eq!(listed[0]["offset"], 12);
@@ -104,7 +100,7 @@ fn config_secrets_changes_the_policy_and_refuses_what_would_break_it() {
         "add",
         "the ticket names corp-0123456789ab and ghp_000000000000000000000000000000000000",
     ]);
-    let text = markers(&p.ok(&["log", "--oneline"]));
+    let text = markers(&p.ok(&["show", "HEAD"]));
     assert!(
         text.contains("[REDACTED:internal-id:<fp>] and ghp_000000000000000000000000000000000000"),
         "the rule of its own scrubs, the allowed value stays: {text}"
@@ -120,7 +116,6 @@ fn config_secrets_changes_the_policy_and_refuses_what_would_break_it() {
         vec!["--allow", "/([/"],
         vec!["--remove-rule", "nothing-of-that-name"],
         vec!["--enable", "github-pat"],
-        vec!["--on", "--off"],
     ] {
         let mut args = vec!["config", "secrets"];
         args.extend(bad.iter().copied());
@@ -138,6 +133,9 @@ fn config_secrets_changes_the_policy_and_refuses_what_would_break_it() {
             "{args:?} changed nothing"
         );
     }
+    let usage = p.run(&["config", "secrets", "--on", "--off"]);
+    assert_eq!(usage.code, Some(2), "{usage}");
+    assert_eq!(p.ok(&["config", "show", "--json"]), before);
     p.ok(&["config", "secrets", "--off"]);
     p.ok(&["add", &format!("raw {}", token(3))]);
     assert!(p.ok(&["log", "--oneline"]).contains(&token(3)));

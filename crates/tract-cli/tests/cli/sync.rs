@@ -471,8 +471,8 @@ fn pull_help_speaks_of_receiving() {
                               it is; the branch is created by its first message (said on standard
                               error). Refused by the commands that work on no branch (init, capture,
                               push, ...), which ignore TRACT_BRANCH [env: TRACT_BRANCH=]
-          --settings          Take the sending store's settings (the tool-summarization and retention
-                              policies) in place of this store's
+          --settings          Take the sending store's settings (the tool-summarization, retention and
+                              secrets policies) in place of this store's
           --json              The report as JSON
       -h, --help              Print help
     ");

@@ -22,6 +22,7 @@ fn upgrade_says_what_it_changed_then_that_there_is_nothing_to_do() {
       3 to 4: journal frames made durable after the writer lock is let go, so several processes' frames share one fdatasync (journal format 2, from a new segment)
       4 to 5: a store file's objects in packs beside it (<file>-journal/pack-*): compressed with a dictionary trained on the store's own records, each pack indexed once, written whole by each fold (journal format 3, from a new segment)
     checkpointed the views of 2 branches at their tips (new handles start from there)
+    turned on secret scrubbing: every write now replaces what looks like a credential with a marker (tract config secrets --off turns it off); what the store holds already is listed by tract secrets scan --all --history
     ");
     assert_snapshot!(p.run(&["upgrade"]), @"
     exit: 0
@@ -35,7 +36,8 @@ fn upgrade_says_what_it_changed_then_that_there_is_nothing_to_do() {
       "from_version": 5,
       "to_version": 5,
       "steps": [],
-      "views_checkpointed": 0
+      "views_checkpointed": 0,
+      "secrets_policy_added": false
     }
     "#);
     assert_snapshot!(p.run(&["log", "-n", "1"]), @r#"
@@ -61,7 +63,8 @@ fn any_command_upgrades_the_store_it_opens() {
       "from_version": 5,
       "to_version": 5,
       "steps": [],
-      "views_checkpointed": 2
+      "views_checkpointed": 2,
+      "secrets_policy_added": true
     }
     "#);
     assert_snapshot!(p.run(&["fsck"]), @"
@@ -69,6 +72,5 @@ fn any_command_upgrades_the_store_it_opens() {
     --- stdout
     checked 12 commits, 12 blobs, 0 chunks (3041 bytes), 2 branches, 13 reflog entries; counts of 2 branches replayed
     2 checkpoints of views read back and compared with a replay
-    the journal holds 2 frames not yet folded into the store file, each checked
     ");
 }

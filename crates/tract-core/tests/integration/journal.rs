@@ -285,6 +285,12 @@ fn full_segments_are_folded_into_the_file_and_removed_while_sessions_append() {
 fn a_redacted_payload_leaves_the_journal() {
     let (_dir, path) = file_store();
     let t = Tract::open(&path).unwrap();
+    // Scrubbing off: this is what a person redacts when scrubbing missed it.
+    t.set_secrets_policy(&tract_core::SecretsPolicy {
+        enabled: false,
+        ..Default::default()
+    })
+    .unwrap();
     t.user("before").unwrap();
     let secret = "AWS_SECRET=AKIA-PLANTED-7d02e";
     let m = t.user(format!("here: {secret}")).unwrap();

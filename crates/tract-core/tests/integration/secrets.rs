@@ -449,7 +449,7 @@ fn a_clone_keeps_the_key_and_a_push_of_the_settings_the_policy_alone() {
         settings: true,
         ..Default::default()
     };
-    tract_core::push(t.store(), &peer, &options).unwrap();
+    let _ = tract_core::push(t.store(), &peer, &options).unwrap();
     assert_eq!(p.secrets_policy().unwrap(), Some(policy));
     p.user(format!("token {}", token(9))).unwrap();
     assert_ne!(texts(&p)[0], marker, "its own key");
