@@ -273,10 +273,13 @@ const TOKEN_KEYS: &str = r"secret|token|api[_.-]?key|access[_.-]?key|private[_.-
 
 /// An assignment of a value to a key holding one of `keys`: env and shell (`export X=…`),
 /// YAML (`x: …`), JSON (`"x": "…"`, also escaped inside a JSON string), TOML (`x = "…"`).
-/// Group 1 is the key; the value is group 2 (double quotes), 3 (single) or 4 (bare).
+/// Group 1 is the key; the value is group 2 (double quotes), 3 (single) or 4 (bare). The key
+/// starts a line (`(?m:^)`, which holds where a search starts at a keyword's line, unlike a
+/// character before it) or follows one that cannot be part of it; a value has no length limit
+/// (an AWS session token is over 500 characters).
 fn assignment(keys: &str) -> String {
     format!(
-        r#"(?i)(?:^|[^a-z0-9_.-])["']?([a-z0-9_.-]{{0,40}}(?:{keys})[a-z0-9_.-]{{0,30}})\\?["']?[ \t]{{0,5}}(?:=|:=|:|=>)[ \t]{{0,5}}(?:\\?"([^"\\\r\n]{{1,512}})\\?"|'([^'\\\r\n]{{1,512}})'|([^\s"'\\,;{{}}()\[\]<>\x60]{{1,512}}))"#
+        r#"(?i)(?:(?m:^)|[^a-z0-9_.-])["']?([a-z0-9_.-]{{0,40}}(?:{keys})[a-z0-9_.-]{{0,30}})\\?["']?[ \t]{{0,5}}(?:=|:=|:|=>)[ \t]{{0,5}}(?:\\?"([^"\\\r\n]+)\\?"|'([^'\\\r\n]+)'|([^\s"'\\,;{{}}()\[\]<>\x60]+))"#
     )
 }
 
@@ -358,7 +361,9 @@ fn own_rules() -> Vec<RuleSpec> {
         )),
         rule(
             "telegram-bot-token",
-            r"\b([0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)".into(),
+            // Bare, or in a Bot API URL (`/bot<token>/getUpdates`), where no word boundary
+            // comes before it.
+            r"(?:\bbot|\b)([0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)".into(),
             &[":aa"],
             Tier::Specific,
         ),
@@ -375,6 +380,23 @@ fn own_rules() -> Vec<RuleSpec> {
             "twilio-account-sid",
             r"\b(AC[0-9a-f]{32})\b".into(),
             &[],
+            Tier::Specific,
+        ),
+        keyed(plausible(rule(
+            "password-flag",
+            // A password on a command line: `mysql -p'…'` (no space: `-p` alone prompts),
+            // `--password=…`, redis' `--requirepass …` (also as a JSON or YAML list's items).
+            r#"(?i)(?:\bmysql(?:dump|admin|sh)?\b[^\n|;&]{0,200}?\s-p|--password(?:=|[ \t]+)|--requirepass["']?[ \t,]+)["']?([^\s"',\]]{4,})"#
+                .into(),
+            &["mysql", "--password", "--requirepass"],
+            Tier::Assignment,
+        ))),
+        rule(
+            "private-key-base64",
+            // A PEM private key encoded whole in base64 (a kubeconfig's `client-key-data`, a
+            // Kubernetes secret, a CI variable): `-----BEGIN … PRIVATE KEY-----` encoded.
+            r"\b(LS0tLS1CRUdJTi(?:BSU0EgUFJJVkFURSBLRVkt|BQUklWQVRFIEtFWS0t|BFQyBQUklWQVRFIEtFWS0t|BPUEVOU1NIIFBSSVZBVEUgS0VZLS0t|BEU0EgUFJJVkFURSBLRVkt|BFTkNSWVBURUQgUFJJVkFURSBLRVkt)[A-Za-z0-9+/]*={0,2})".into(),
+            &["ls0tls1crudjti"],
             Tier::Specific,
         ),
         assigned(
@@ -583,5 +605,30 @@ pub(crate) const PROBES: &[(&str, &str, &str)] = &[
         "token-assignment",
         "SECRET_KEY = \"3f9a2c7e1b4d8f6a0c5e9b2d7f1a4c8e3f9a2c7e\"",
         "3f9a2c7e1b4d8f6a0c5e9b2d7f1a4c8e3f9a2c7e",
+    ),
+    (
+        "telegram-bot-token",
+        "POST https://api.telegram.org/bot7123456789:AAH3kL9mQ2xR7tV1wZ4bN6cJ0hP5sE8dG2f/getUpdates",
+        "7123456789:AAH3kL9mQ2xR7tV1wZ4bN6cJ0hP5sE8dG2f",
+    ),
+    (
+        "password-flag",
+        "$ mysql -h db -u root -p'lanternHarbor1993' app",
+        "lanternHarbor1993",
+    ),
+    (
+        "password-flag",
+        "command: [\"redis-server\", \"--requirepass\", \"canyonMeadow2020\"]",
+        "canyonMeadow2020",
+    ),
+    (
+        "private-key-base64",
+        "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb2dJQkFBS0NBUUVBdG91\n",
+        "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb2dJQkFBS0NBUUVBdG91",
+    ),
+    (
+        "password-assignment",
+        "debug = false\nsecret_password = \"C(4W94ibRqix-0=br%SKSi@0&UZsP\"",
+        "C(4W94ibRqix-0=br%SKSi@0&UZsP",
     ),
 ];
