@@ -242,6 +242,18 @@ def cases(path: pathlib.Path, source: Optional[str] = None) -> list[Case]:
     for i in sorted(set(_sample(source, "removed", list(range(n)), wide)) | set(turns)):
         add(f"removed: line {i + 1}", ls.raw[:i] + ls.raw[i + 1 :])
 
+    # Credentials in what was said: tract scrubs them as it imports (normalization 8 of the
+    # reader test), so the view holds a marker where the reader shows the value.
+    for k, i in enumerate(_sample(source, "secrets", messages, narrow)):
+        extra = f" export GITHUB_TOKEN={PLANTED_TOKENS[k % len(PLANTED_TOKENS)]} and {PLANTED_DSN}"
+
+        def plant(v: dict[str, Any], extra: str = extra) -> None:
+            _mark_text(v, extra)
+
+        changed = _replace(ls, i, plant)
+        if changed != ls.raw:
+            add(f"secrets: planted in line {i + 1}", changed)
+
     # A parent that is not in the file.
     for i in _sample(source, "dangling", with_parent, narrow):
         gone = _fake_uuid("gone", i)
@@ -519,6 +531,10 @@ def _mark_text(v: dict[str, Any], extra: str) -> bool:
             return True
     return False
 
+
+# Fake credentials of real shapes, planted by the "secrets" changes.
+PLANTED_TOKENS = ["ghp_00000042aB3dE5gH7jK9mN1pQ3sT5vW7yZ1b", "ghp_00000043aB3dE5gH7jK9mN1pQ3sT5vW7yZ1b"]
+PLANTED_DSN = "postgresql://app:Tr0ub4dor-fake-9c1@db.internal:5432/app"
 
 SYNTHETIC = "synthetic graphs"
 

@@ -159,7 +159,8 @@ def test_a_custom_handler_replaces_the_default_and_decides(t: tract.Tract) -> No
         t.tool_result("c1", "boom", "x")
     assert t.head == head, "nothing committed"
     name, call_id, tokens, is_error = seen[0]
-    assert (name, call_id, is_error) == ("bash", "c1", False) and 0 < tokens < 10
+    # The handler sees the result as it would be stored: its password scrubbed to a marker.
+    assert (name, call_id, is_error) == ("bash", "c1", False) and 0 < tokens < 30
 
     t.tool_result("c1", "bash", BIG)  # approved: the threshold is not consulted
     assert shown(t) == BIG

@@ -104,6 +104,8 @@ t.close()
 def test_content_redacted_by_another_process_leaves_the_next_rendering(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "s.tract"
     t = tract.Tract.open(path, branch="main")
+    # What scrubbing missed (here: it is off) is what a person redacts.
+    t.set_secrets_policy({"enabled": False})
     t.user("cat .env")
     t.assistant("", tool_calls=[{"id": "c1", "name": "cat", "arguments": {}}])
     secret = "AWS_SECRET=AKIA-PLANTED-31337"

@@ -338,6 +338,8 @@ def test_the_index_on_each_backend_finds_ranks_and_forgets(any_store: str) -> No
 def test_redaction_takes_the_text_out_of_the_results(store_path) -> None:
     secret = "ghp_PLANTEDsecret0123"
     with tract.Tract.open(store_path) as t:
+        # What scrubbing missed (here: it is off) is what a person redacts.
+        t.set_secrets_policy({"enabled": False})
         t.user("read the deploy config")
         t.assistant("", tool_calls=[{"id": "c1", "name": "cat", "arguments": {"path": "deploy.env"}}])
         leaked = t.tool_result("c1", "cat", f"GITHUB_TOKEN={secret}\nREGION=eu-kraken-1")

@@ -16,7 +16,7 @@ pub struct PyPendingToolResult {
     /// The call the result answers.
     #[pyo3(get)]
     pub tool_call_id: String,
-    /// The result's text.
+    /// The result's text, as it is stored: what looks like a credential already scrubbed.
     #[pyo3(get)]
     pub content: String,
     /// Whether the tool reported a failure.

@@ -35,9 +35,7 @@ impl Tract {
     pub fn redact_secrets(&self, found: &[SecretFinding]) -> Result<SecretsRedaction> {
         secrets::redact(&self.repo, found)
     }
-}
 
-impl Tract {
     /// What looks like a credential in `text` (a file before it is imported), by the store's
     /// rules, with the store's fingerprints.
     pub fn scan_text(&self, text: &str) -> Result<Vec<crate::secrets::text::TextFinding>> {

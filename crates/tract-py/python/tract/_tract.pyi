@@ -104,7 +104,7 @@ class PendingToolResult:
 
     @property
     def content(self) -> str:
-        """The result's text."""
+        """The result's text, as it is stored: what looks like a credential already scrubbed."""
 
     @property
     def is_error(self) -> bool:
@@ -809,8 +809,7 @@ class Tract:
         `redact(..., follow=True)` removes them too), and `reused_call_ids` (branch name to how
         many tool calls in its view reuse an id an earlier call used: not a problem, compile
         sends each under a new id), and `secrets_in_view` (branch name to how many messages in
-        its view hold what looks like a credential: a warning, `redact_secrets()` scrubs
-        them)."""
+        its view hold what looks like a credential: a warning, `redact_secrets()` scrubs them)."""
 
     def redact(self, commit: Rev, reason: str, *, follow: bool = False) -> dict[str, Any]:
         """Removes the content of the message `commit` names from the store for good: a tombstone
