@@ -345,6 +345,18 @@ pub fn time_seconds(us: u64) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
+/// The rules that scrubbed something from `message` as it was written, each once, in order of
+/// name (none for a message nothing was scrubbed from).
+pub fn scrubbed_rules(message: &tract_core::Message) -> Vec<String> {
+    let mut rules: Vec<String> = tract_core::secrets::listed(message)
+        .into_iter()
+        .map(|s| s.rule)
+        .collect();
+    rules.sort_unstable();
+    rules.dedup();
+    rules
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,16 +399,4 @@ mod tests {
         assert_eq!(count(1, "session", "sessions"), "1 session");
         assert_eq!(count(2, "branch", "branches"), "2 branches");
     }
-}
-
-/// The rules that scrubbed something from `message` as it was written, each once, in order of
-/// name (none for a message nothing was scrubbed from).
-pub fn scrubbed_rules(message: &tract_core::Message) -> Vec<String> {
-    let mut rules: Vec<String> = tract_core::secrets::listed(message)
-        .into_iter()
-        .map(|s| s.rule)
-        .collect();
-    rules.sort_unstable();
-    rules.dedup();
-    rules
 }
