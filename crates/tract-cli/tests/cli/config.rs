@@ -35,7 +35,7 @@ fn the_policy_is_stored_and_shown() {
         --- stdout
         tool summarization: off (tool results are recorded as they are)
         retention: off (gc removes only what nothing reaches)
-        secrets: scrubbed as they are written, by 230 built-in rules
+        secrets: scrubbed as they are written, by 232 built-in rules
         ");
     let shown = p.run(&[
         "config",
@@ -68,7 +68,7 @@ fn the_policy_is_stored_and_shown() {
           grep: only file names and line numbers
           any result over 500 tokens: the tool prompt alone
         retention: off (gc removes only what nothing reaches)
-        secrets: scrubbed as they are written, by 230 built-in rules
+        secrets: scrubbed as they are written, by 232 built-in rules
         --- stderr
         note: the instructions apply when an LLM summarizer is set (TRACT_LLM_MODEL, or OPENAI_MODEL, with TRACT_LLM_BASE_URL and TRACT_LLM_API_KEY); until then the built-in extractive summarizer shortens these results and ignores them
         ");
@@ -145,7 +145,7 @@ fn instructions_without_an_llm_are_said_to_wait_for_one() {
           grep: file names and line numbers only
           other tools: recorded as they are (no threshold)
         retention: off (gc removes only what nothing reaches)
-        secrets: scrubbed as they are written, by 230 built-in rules
+        secrets: scrubbed as they are written, by 232 built-in rules
         --- stderr
         note: the instructions apply when an LLM summarizer is set (TRACT_LLM_MODEL, or OPENAI_MODEL, with TRACT_LLM_BASE_URL and TRACT_LLM_API_KEY); until then the built-in extractive summarizer shortens these results and ignores them
         ");
