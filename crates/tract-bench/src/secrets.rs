@@ -65,15 +65,18 @@ pub fn measure(n: usize, runs: usize) -> Result<Value, String> {
     let text = text_bytes(&messages);
     let detector = Detector::builtin();
     // Planted credentials the detector misses would leave the scrubbing path unexercised.
-    let caught = messages
+    let missed: Vec<String> = planted
         .iter()
-        .filter(|m| !tract_core::secrets::findings(&detector, m).is_empty())
-        .count();
-    if caught < planted {
+        .filter(|(i, _)| tract_core::secrets::findings(&detector, &messages[*i]).is_empty())
+        .map(|(i, secret)| format!("message {i}: {secret}"))
+        .collect();
+    if !missed.is_empty() {
         return Err(format!(
-            "{planted} messages hold a planted credential, the detector finds {caught}"
+            "planted credentials not found: {}",
+            missed.join(", ")
         ));
     }
+    let planted = planted.len();
     eprintln!("secrets: appends");
     let append = appends(dir.path(), &messages[..n.min(APPENDS)], runs)?;
     eprintln!("secrets: import");
@@ -94,7 +97,6 @@ pub fn measure(n: usize, runs: usize) -> Result<Value, String> {
         "messages": n,
         "message_text_bytes": text,
         "planted_credentials": planted,
-        "messages_with_findings": caught,
         "runs": runs,
         "machine": {"cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)},
         "append": append,
@@ -111,11 +113,11 @@ pub fn measure(n: usize, runs: usize) -> Result<Value, String> {
 }
 
 /// The seeded workload's first `n` messages with logs, environment dumps and planted fake
-/// credentials (see the module's doc), and how many messages hold one.
-pub fn messages(n: usize, seed: u64) -> (Vec<Message>, usize) {
+/// credentials (see the module's doc), and which messages hold one (index, credential).
+pub fn messages(n: usize, seed: u64) -> (Vec<Message>, Vec<(usize, String)>) {
     let mut messages = Workload::new(seed).messages(n);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x05ec_2e75);
-    let mut planted = 0;
+    let mut planted = Vec::new();
     for (i, m) in messages.iter_mut().enumerate() {
         if m.role == Role::Tool && i % 3 == 0 {
             let len = m.content.text().len();
@@ -128,8 +130,8 @@ pub fn messages(n: usize, seed: u64) -> (Vec<Message>, usize) {
         if i % PLANT_EVERY != PLANT_EVERY / 2 || m.role == Role::System {
             continue;
         }
-        let secret = credential(&mut rng, planted);
-        planted += 1;
+        let secret = credential(&mut rng, planted.len());
+        planted.push((i, secret.clone()));
         if let Some(call) = m.tool_calls.first_mut() {
             call.arguments = json!({
                 "command": format!("curl -sS -H 'Authorization: token {secret}' https://api.github.com/user")
@@ -139,7 +141,9 @@ pub fn messages(n: usize, seed: u64) -> (Vec<Message>, usize) {
             let text = m.content.text().into_owned();
             m.content = Content::Text(match m.role {
                 Role::Tool => format!("{text}\nDEPLOY_TOKEN={secret}\n"),
-                _ => format!("{text}\nIt still fails with the key {secret}, is it the wrong one?"),
+                _ => {
+                    format!("{text}\nIt still fails with the key {secret} so is it the wrong one?")
+                }
             });
         }
     }
