@@ -22,6 +22,9 @@
 //! reused by later runs; the index's build, its size, its cost per append, query latencies and
 //! the needles' ranks (see `search.rs`), and with `--postgres` the same on a clone of the
 //! corpus in a schema of that database.
+//! `tract-bench --secrets [--messages 2000] [--runs 5]` measures what scrubbing credentials as
+//! they are written costs: appends, imports, a capture pass with scrubbing on against off, and
+//! `secrets scan --history` beside the detector alone (see `secrets.rs`).
 //! `--sessions-worker STORE PREFIX THREADS COUNT|timed [ITEMS.jsonl]` is one process of the
 //! sessions figures (scripts/bench-appends.py runs it on the items it gives SQLiteSession);
 //! `--history-worker` is one measurement of `--history`, `--search-worker` one of `--search`.
@@ -30,6 +33,7 @@ mod backends;
 mod capture;
 mod history;
 mod search;
+mod secrets;
 mod serve;
 mod transcripts;
 mod workload;
@@ -78,6 +82,14 @@ fn run() -> Result<Value, String> {
             .map_or(Ok(10_000), |s| s.parse())
             .map_err(|e| format!("--messages: {e}"))?;
         return transcripts::measure(n);
+    }
+    if args.iter().any(|a| a == "--secrets") {
+        let number = |name: &str, default: usize| {
+            flag(name)
+                .map_or(Ok(default), |s| s.parse::<usize>())
+                .map_err(|e| format!("{name}: {e}"))
+        };
+        return secrets::measure(number("--messages", 2_000)?, number("--runs", 5)?);
     }
     if args.iter().any(|a| a == "--capture") {
         let number = |name: &str, default: u64| {
