@@ -64,24 +64,26 @@ pub struct SecretsRedaction {
     pub followed: Vec<CommitId>,
 }
 
+/// Messages a scan reads at once.
+const SCAN_BATCH: usize = 512;
+
 /// The reason a tombstone of a scrubbed message gives.
 pub const SCRUB_REASON: &str = "secrets scan";
 
 /// Every finding the store's rules make in what `options` covers, in the order the messages
-/// are met (each branch's view oldest first; with `history`, newest first).
+/// are met (each branch's view oldest first; with `history`, from each tip back).
 pub(crate) fn scan(repo: &Repo, options: &ScanOptions) -> Result<Vec<SecretFinding>> {
     let snap = repo.read()?;
     let detector = scrubbing::scan_detector(&repo.store, &snap)?;
     let key = scrubbing::key(&snap)?;
     let mut seen = HashSet::new();
+    // Commits walked already: branches share their history, which is walked once.
+    let mut walked = HashSet::new();
     let mut out = Vec::new();
     for (branch, tip) in starts(repo, &snap, options.all)? {
         let Some(tip) = tip else { continue };
         let carriers: Vec<(CommitId, BlobId)> = if options.history {
-            crate::view::ancestry::ancestors(&snap, &[tip], None)?
-                .into_iter()
-                .filter_map(|(id, c)| scanned(&c.op).then_some((id, c.blob?)))
-                .collect()
+            history(&snap, tip, &mut walked)?
         } else {
             repo.with_view(&snap, Some(tip), |v| {
                 v.entries()
@@ -90,28 +92,33 @@ pub(crate) fn scan(repo: &Repo, options: &ScanOptions) -> Result<Vec<SecretFindi
                     .collect::<Vec<_>>()
             })?
         };
-        for (commit, blob) in carriers {
-            if !seen.insert(blob) || snap.tombstone(&blob)?.is_some() {
-                continue;
-            }
-            let (message, _) = snap.blob(&blob)?;
-            for (field, f) in findings(&detector, &message) {
-                let fingerprint = key.as_ref().map(|k| {
-                    let value = field_text(&message, &field)
-                        .and_then(|t| t.get(f.start..f.end).map(str::to_string))
-                        .unwrap_or_default();
-                    scrub::fingerprint(k, &value)
-                });
-                out.push(SecretFinding {
-                    commit,
-                    blob,
-                    branch: branch.clone(),
-                    rule: f.rule,
-                    fingerprint,
-                    field,
-                    start: f.start,
-                    end: f.end,
-                });
+        // Each message once, read in batches (one round trip each in a database); a redacted
+        // one reads as its stand-in, which holds no finding.
+        let carriers: Vec<(CommitId, BlobId)> = carriers
+            .into_iter()
+            .filter(|(_, b)| seen.insert(*b))
+            .collect();
+        for batch in carriers.chunks(SCAN_BATCH) {
+            let ids: Vec<BlobId> = batch.iter().map(|(_, b)| *b).collect();
+            for ((commit, blob), (message, _)) in batch.iter().zip(snap.blobs(&ids)?) {
+                for (field, f) in findings(&detector, &message) {
+                    let fingerprint = key.as_ref().map(|k| {
+                        let value = field_text(&message, &field)
+                            .and_then(|t| t.get(f.start..f.end).map(str::to_string))
+                            .unwrap_or_default();
+                        scrub::fingerprint(k, &value)
+                    });
+                    out.push(SecretFinding {
+                        commit: *commit,
+                        blob: *blob,
+                        branch: branch.clone(),
+                        rule: f.rule,
+                        fingerprint,
+                        field,
+                        start: f.start,
+                        end: f.end,
+                    });
+                }
             }
         }
     }
@@ -175,6 +182,28 @@ pub(crate) fn redact(repo: &Repo, found: &[SecretFinding]) -> Result<SecretsReda
     // The scrubbed text leaves the search index before this returns.
     crate::index::keeper::after_removal(&repo.store, None)?;
     Ok(report)
+}
+
+/// The commits `tip` reaches through every parent that no earlier walk reached, with their
+/// blobs (the scanned ones), tip first.
+fn history(
+    snap: &Snapshot,
+    tip: CommitId,
+    walked: &mut HashSet<CommitId>,
+) -> Result<Vec<(CommitId, BlobId)>> {
+    let mut out = Vec::new();
+    let mut next = vec![tip];
+    while let Some(id) = next.pop() {
+        if !walked.insert(id) {
+            continue;
+        }
+        let c = snap.commit(&id)?;
+        if let Some(blob) = c.blob.filter(|_| scanned(&c.op)) {
+            out.push((id, blob));
+        }
+        next.extend(c.parents.iter().rev());
+    }
+    Ok(out)
 }
 
 /// The branches a scan starts from, with their tips: the handle's position, or every branch.
