@@ -440,24 +440,36 @@ impl Detector {
         let Some(re) = rule.regex() else {
             return;
         };
+        let spec = &rule.spec;
+        // tract's assignment rules match every `key=x` however short its value: such a match
+        // is told from the automaton's span alone, before its groups are resolved (the costly
+        // part of a match).
+        let assignment = spec.plausible && spec.key_group.is_some();
         // One set of capture slots for every match (a match no longer allocates).
         let mut caps = re.capture_locations();
         for region in regions {
             let hay = &text[..region.end];
             let mut at = region.start;
             while at <= region.end {
-                let Some(m) = re.captures_read_at(&mut caps, hay, at) else {
+                let Some(found) = re.find_at(hay, at) else {
                     break;
                 };
-                at = if m.end() > m.start() {
-                    m.end()
+                at = if found.end() > found.start() {
+                    found.end()
                 } else {
-                    m.end() + 1
+                    found.end() + 1
                 };
-                if region.cut && m.end() == region.end {
+                if region.cut && found.end() == region.end {
                     continue;
                 }
-                let spec = &rule.spec;
+                if assignment && short_assigned_value(text, found.start(), found.end()) {
+                    continue;
+                }
+                // The same match, its groups resolved (the leftmost-first match from its own
+                // start is itself).
+                let Some(m) = re.captures_read_at(&mut caps, hay, found.start()) else {
+                    continue;
+                };
                 let whole = Some((m.start(), m.end()));
                 let secret = if spec.whole {
                     whole
@@ -594,6 +606,25 @@ pub(crate) fn entropy(value: &[u8]) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+/// Whether the match `start..end` of an assignment rule ([`rules`]' `assignment`: a delimiter,
+/// a key of `[a-z0-9_.-]`, quotes and blanks, `=`, `:=`, `:` or `=>`, blanks, the value) holds
+/// a value too short for [`plausible`] (under 6 bytes of ASCII).
+///
+/// Nothing before the separator but the delimiter may be `=` or `:`, so the value lies after
+/// the first of them past the delimiter; when all after it is ASCII (and the span is not
+/// widened past its end to a char boundary), it is at most that long.
+fn short_assigned_value(text: &[u8], start: usize, end: usize) -> bool {
+    let from = (start + 1).min(end);
+    let Some(sep) = text[from..end]
+        .iter()
+        .position(|b| matches!(b, b'=' | b':'))
+    else {
+        return false;
+    };
+    let after = &text[from + sep + 1..end];
+    after.len() < 6 && after.is_ascii() && text.get(end).is_none_or(|b| (b & 0xC0) != 0x80)
 }
 
 /// The span widened to char boundaries (a byte class may have stopped inside a character).
