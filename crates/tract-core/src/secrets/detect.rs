@@ -19,7 +19,7 @@
 use super::policy::SecretsPolicy;
 use super::rules::{self, AllowSpec, RuleSpec, Target, Tier};
 use crate::error::Result;
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 use std::sync::{Arc, OnceLock};
 
@@ -64,12 +64,13 @@ impl Allow {
         }
     }
 
-    /// Whether it allows `secret` (found by `whole` on `line`), as gitleaks decides.
-    fn allows(&self, secret: &[u8], whole: &[u8], line: &[u8]) -> bool {
+    /// Whether it allows `secret` (found by `whole` on the lines `line` gives), as gitleaks
+    /// decides. The lines are looked up only by a line allowlist (few are).
+    fn allows<'t>(&self, secret: &[u8], whole: &[u8], line: &dyn Fn() -> &'t [u8]) -> bool {
         let target = match self.target {
             Target::Secret => secret,
             Target::Match => whole,
-            Target::Line => line,
+            Target::Line => line(),
         };
         let by_regex =
             (!self.regexes.is_empty()).then(|| self.regexes.iter().any(|r| r.is_match(target)));
@@ -263,7 +264,10 @@ impl Detector {
         }
         // Keywords are short literals: building their automaton cannot fail (if it ever did,
         // every keyed rule would run everywhere instead, slower but as thorough).
+        // A DFA: the keyword pass reads every byte of every text, and an overlapping search
+        // gets little from a prefilter (common keywords such as `ey`, `key`, `api` hit often).
         let keywords = AhoCorasickBuilder::new()
+            .kind(Some(AhoCorasickKind::DFA))
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .build(&patterns)
@@ -287,9 +291,13 @@ impl Detector {
 
     /// Findings in plain text, sorted by start, never overlapping.
     pub fn find(&self, text: &str) -> Vec<Finding> {
-        let bytes = text.as_bytes();
+        self.find_bytes(text.as_bytes())
+    }
+
+    /// [`Detector::find`] on the bytes of a text (spans are widened to char boundaries).
+    fn find_bytes(&self, bytes: &[u8]) -> Vec<Finding> {
         let regions = self.regions(bytes);
-        let markers = markers(text);
+        let markers = markers(bytes);
         let mut candidates = Vec::new();
         for (i, rs) in regions.iter().enumerate() {
             if rs.is_empty() {
@@ -297,7 +305,7 @@ impl Detector {
             }
             self.run_rule(i, bytes, rs, &markers, &mut candidates);
         }
-        self.resolve(text, candidates)
+        self.resolve(candidates)
     }
 
     /// Findings in JSON text (tool-call arguments, a provider part, a metadata value): only spans
@@ -323,15 +331,13 @@ impl Detector {
         } else {
             // Protected values are blanked (same length: spans stay put) so that nothing is
             // matched in them, nor across them. Control characters never occur raw in a JSON
-            // string, so the blank cannot meet a rule's literal.
+            // string, so the blank cannot meet a rule's literal; a literal's content is whole
+            // characters (it lies between two quotes), so the blanked text is UTF-8 still.
             let mut blanked = json.as_bytes().to_vec();
             for l in hidden {
                 blanked[l.start..l.end].fill(0x01);
             }
-            match String::from_utf8(blanked) {
-                Ok(s) => self.find(&s),
-                Err(_) => self.find(json),
-            }
+            self.find_bytes(&blanked)
         };
         let bytes = json.as_bytes();
         findings
@@ -434,54 +440,69 @@ impl Detector {
         let Some(re) = rule.regex() else {
             return;
         };
+        let spec = &rule.spec;
+        // tract's assignment rules match every `key=x` however short its value: such a match
+        // is told from the automaton's span alone, before its groups are resolved (the costly
+        // part of a match).
+        let assignment = spec.plausible && spec.key_group.is_some();
+        // One set of capture slots for every match (a match no longer allocates).
+        let mut caps = re.capture_locations();
         for region in regions {
             let hay = &text[..region.end];
             let mut at = region.start;
             while at <= region.end {
-                let Some(caps) = re.captures_at(hay, at) else {
+                let Some(found) = re.find_at(hay, at) else {
                     break;
                 };
-                let Some(m) = caps.get(0) else {
-                    break;
-                };
-                at = if m.end() > m.start() {
-                    m.end()
+                at = if found.end() > found.start() {
+                    found.end()
                 } else {
-                    m.end() + 1
+                    found.end() + 1
                 };
-                if region.cut && m.end() == region.end {
+                if region.cut && found.end() == region.end {
                     continue;
                 }
-                let spec = &rule.spec;
+                if assignment && short_assigned_value(text, found.start(), found.end()) {
+                    continue;
+                }
+                // The same match, its groups resolved (the leftmost-first match from its own
+                // start is itself).
+                let Some(m) = re.captures_read_at(&mut caps, hay, found.start()) else {
+                    continue;
+                };
+                let whole = Some((m.start(), m.end()));
                 let secret = if spec.whole {
-                    Some(m)
+                    whole
                 } else if let Some(g) = spec.secret_group {
                     caps.get(g)
                 } else if caps.len() > 1 {
                     (1..caps.len())
                         .filter(|g| Some(*g) != spec.key_group)
-                        .find_map(|g| caps.get(g).filter(|c| !c.is_empty()))
+                        .find_map(|g| caps.get(g).filter(|(s, e)| e > s))
                 } else {
-                    Some(m)
+                    whole
                 };
-                let Some(secret) = secret.filter(|s| !s.is_empty()) else {
+                let Some((start, end)) = secret.filter(|(s, e)| e > s) else {
                     continue;
                 };
-                let (start, end) = snap(text, secret.start(), secret.end());
-                if markers.iter().any(|&(ms, me)| start < me && ms < end) {
+                let (start, end) = snap(text, start, end);
+                // The first marker ending after the value's start is the only one that may
+                // overlap it (markers are sorted by their ends too).
+                let first = markers.partition_point(|&(_, me)| me <= start);
+                if markers.get(first).is_some_and(|&(ms, _)| ms < end) {
                     continue;
                 }
                 let value = &text[start..end];
                 if spec.entropy.is_some_and(|min| entropy(value) <= min) {
                     continue;
                 }
-                let line = line_of(text, m.start(), m.end());
+                let line = || line_of(text, m.start(), m.end());
                 let global = global_allow();
-                if global.allows(value, m.as_bytes(), line)
+                if global.allows(value, m.as_bytes(), &line)
                     || rule
                         .allowlists()
                         .iter()
-                        .any(|a| a.allows(value, m.as_bytes(), line))
+                        .any(|a| a.allows(value, m.as_bytes(), &line))
                 {
                     continue;
                 }
@@ -489,7 +510,7 @@ impl Detector {
                     let key = spec
                         .key_group
                         .and_then(|g| caps.get(g))
-                        .map(|k| k.as_bytes());
+                        .map(|(s, e)| &text[s..e]);
                     let next = text.get(end).copied();
                     let quoted = matches!(text.get(start.wrapping_sub(1)), Some(b'"' | b'\''));
                     if !plausible(key, value, quoted, next) {
@@ -515,7 +536,7 @@ impl Detector {
     }
 
     /// Overlapping candidates resolved as the module says; the findings sorted by start.
-    fn resolve(&self, _text: &str, mut candidates: Vec<Candidate>) -> Vec<Finding> {
+    fn resolve(&self, mut candidates: Vec<Candidate>) -> Vec<Finding> {
         candidates.sort_by(|a, b| {
             let (ra, rb) = (&self.rules[a.rule].spec, &self.rules[b.rule].spec);
             ra.tier
@@ -587,6 +608,25 @@ pub(crate) fn entropy(value: &[u8]) -> f64 {
         .sum()
 }
 
+/// Whether the match `start..end` of an assignment rule ([`rules`]' `assignment`: a delimiter,
+/// a key of `[a-z0-9_.-]`, quotes and blanks, `=`, `:=`, `:` or `=>`, blanks, the value) holds
+/// a value too short for [`plausible`] (under 6 bytes of ASCII).
+///
+/// Nothing before the separator but the delimiter may be `=` or `:`, so the value lies after
+/// the first of them past the delimiter; when all after it is ASCII (and the span is not
+/// widened past its end to a char boundary), it is at most that long.
+fn short_assigned_value(text: &[u8], start: usize, end: usize) -> bool {
+    let from = (start + 1).min(end);
+    let Some(sep) = text[from..end]
+        .iter()
+        .position(|b| matches!(b, b'=' | b':'))
+    else {
+        return false;
+    };
+    let after = &text[from + sep + 1..end];
+    after.len() < 6 && after.is_ascii() && text.get(end).is_none_or(|b| (b & 0xC0) != 0x80)
+}
+
 /// The span widened to char boundaries (a byte class may have stopped inside a character).
 fn snap(text: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
     let is_cont = |b: u8| (b & 0xC0) == 0x80;
@@ -609,10 +649,12 @@ fn line_of(text: &[u8], start: usize, end: usize) -> &[u8] {
 }
 
 /// The spans of the markers already in a text (`[REDACTED:<rule>:<fingerprint>]`).
-fn markers(text: &str) -> Vec<(usize, usize)> {
+///
+/// Sorted by start, and so by end too (each ends at the first `]` after its start).
+fn markers(text: &[u8]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    for (at, _) in text.match_indices("[REDACTED:") {
-        let rest = &text.as_bytes()[at..];
+    for at in memchr::memmem::find_iter(text, b"[REDACTED:") {
+        let rest = &text[at..];
         let Some(close) = memchr::memchr(b']', &rest[..rest.len().min(200)]) else {
             continue;
         };
