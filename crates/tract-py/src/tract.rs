@@ -609,12 +609,7 @@ impl PyTract {
     /// was set.
     fn retention_policy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let policy = self.with(py, |t| t.retention_policy())?;
-        let value = serde_json::to_value(&policy).map_err(|e| {
-            crate::errors::to_py(tract_core::Error::InvalidInput {
-                message: e.to_string(),
-            })
-        })?;
-        crate::convert::to_py(py, &value)
+        serialized(py, serde_json::to_value(&policy))
     }
 
     /// Replaces the store's retention policy, which only `gc` applies (`gc(dry_run=True)`
@@ -637,12 +632,7 @@ impl PyTract {
     /// for a store an older tract made, which scrubs nothing until it is given one.
     fn secrets_policy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let policy = self.with(py, |t| t.secrets_policy())?;
-        let value = serde_json::to_value(&policy).map_err(|e| {
-            crate::errors::to_py(tract_core::Error::InvalidInput {
-                message: e.to_string(),
-            })
-        })?;
-        crate::convert::to_py(py, &value)
+        serialized(py, serde_json::to_value(&policy))
     }
 
     /// Replaces the store's secrets policy, which every write applies: what looks like a
@@ -1658,4 +1648,17 @@ fn finding_json(f: &tract_core::SecretFinding) -> serde_json::Value {
         "start": f.start,
         "end": f.end,
     })
+}
+
+/// A stored policy as Python sees it: its JSON form, as `tract config show --json` prints it.
+fn serialized<'py>(
+    py: Python<'py>,
+    value: serde_json::Result<serde_json::Value>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let value = value.map_err(|e| {
+        crate::errors::to_py(tract_core::Error::InvalidInput {
+            message: e.to_string(),
+        })
+    })?;
+    crate::convert::to_py(py, &value)
 }
