@@ -101,13 +101,7 @@ pub(crate) fn scan(repo: &Repo, options: &ScanOptions) -> Result<Vec<SecretFindi
         for batch in carriers.chunks(SCAN_BATCH) {
             let ids: Vec<BlobId> = batch.iter().map(|(_, b)| *b).collect();
             for ((commit, blob), (message, _)) in batch.iter().zip(snap.blobs(&ids)?) {
-                for (field, f) in findings(&detector, &message) {
-                    let fingerprint = key.as_ref().map(|k| {
-                        let value = field_text(&message, &field)
-                            .and_then(|t| t.get(f.start..f.end).map(str::to_string))
-                            .unwrap_or_default();
-                        scrub::fingerprint(k, &value)
-                    });
+                for (field, f, fingerprint) in findings(&detector, key.as_ref(), &message) {
                     out.push(SecretFinding {
                         commit: *commit,
                         blob: *blob,
@@ -235,18 +229,37 @@ fn scanned(op: &Op) -> bool {
 /// The record kinds an import writes from a transcript's lines.
 const TRANSCRIPT_RECORDS: &str = "claude_code.";
 
-/// The findings in a message: a record of a transcript's lines is JSON in its content.
+/// The findings in a message, each with its fingerprint when the store has a key: a record of
+/// a transcript's lines is JSON in its content.
 fn findings(
     detector: &Detector,
+    key: Option<&Key>,
     message: &Message,
-) -> Vec<(String, crate::secrets::detect::Finding)> {
+) -> Vec<(String, crate::secrets::detect::Finding, Option<String>)> {
     match message.metadata.get(RECORD_METADATA_KEY) {
-        None => scrub::findings(detector, message),
-        Some(kind) if is_transcript_record(kind) => detector
-            .find_in_json(&message.content.text())
-            .into_iter()
-            .map(|f| ("content".to_string(), f))
-            .collect(),
+        None => match key {
+            Some(k) => scrub::fingerprinted(detector, k, message)
+                .into_iter()
+                .map(|(field, f, print)| (field, f, Some(print)))
+                .collect(),
+            None => scrub::findings(detector, message)
+                .into_iter()
+                .map(|(field, f)| (field, f, None))
+                .collect(),
+        },
+        Some(kind) if is_transcript_record(kind) => {
+            let text = message.content.text();
+            detector
+                .find_in_json(&text)
+                .into_iter()
+                .map(|f| {
+                    let print = key.map(|k| {
+                        scrub::fingerprint(k, text.get(f.start..f.end).unwrap_or_default())
+                    });
+                    ("content".to_string(), f, print)
+                })
+                .collect()
+        }
         Some(_) => Vec::new(),
     }
 }
@@ -274,35 +287,4 @@ fn scrubbed(detector: &Detector, key: &Key, message: &Message) -> Option<Message
 /// Whether a record carrier's kind (as JSON text) is a transcript's lines.
 fn is_transcript_record(kind_json: &str) -> bool {
     serde_json::from_str::<String>(kind_json).is_ok_and(|k| k.starts_with(TRANSCRIPT_RECORDS))
-}
-
-/// The text of one part of a message, as a finding's field names it.
-fn field_text(message: &Message, field: &str) -> Option<String> {
-    use crate::object::{Content, ContentPart};
-    if field == "content" {
-        return Some(match &message.content {
-            Content::Text(t) => t.clone(),
-            Content::Parts(_) => message.content.text().into_owned(),
-        });
-    }
-    if let Some(k) = field
-        .strip_prefix("content[")
-        .and_then(|r| r.strip_suffix(']'))
-    {
-        let Content::Parts(parts) = &message.content else {
-            return None;
-        };
-        return match parts.get(k.parse::<usize>().ok()?)? {
-            ContentPart::Text(t) | ContentPart::Raw(t) => Some(t.clone()),
-        };
-    }
-    if let Some(rest) = field.strip_prefix("tool_calls[") {
-        let (k, _) = rest.split_once(']')?;
-        return message
-            .tool_calls
-            .get(k.parse::<usize>().ok()?)
-            .map(|c| c.arguments.clone());
-    }
-    let key = field.strip_prefix("metadata.")?;
-    message.metadata.get(key).cloned()
 }

@@ -98,12 +98,38 @@ fn scan(detector: &Detector, kind: Kind, text: &str) -> Vec<Finding> {
 /// Every finding in a message, per field (what `secrets scan` lists): (field, finding).
 pub fn findings(detector: &Detector, message: &Message) -> Vec<(String, Finding)> {
     let mut out = Vec::new();
+    each_finding(detector, message, |field, f, _| {
+        out.push((field.to_string(), f))
+    });
+    out
+}
+
+/// Every finding in a message with the keyed fingerprint of its value: (field, finding,
+/// fingerprint), what a scan of a store lists.
+pub(crate) fn fingerprinted(
+    detector: &Detector,
+    key: &Key,
+    message: &Message,
+) -> Vec<(String, Finding, String)> {
+    let mut out = Vec::new();
+    each_finding(detector, message, |field, f, text| {
+        let print = fingerprint(key, text.get(f.start..f.end).unwrap_or_default());
+        out.push((field.to_string(), f, print));
+    });
+    out
+}
+
+/// Calls `found` with each finding of each field: its name, the finding, the field's text.
+fn each_finding(
+    detector: &Detector,
+    message: &Message,
+    mut found: impl FnMut(&str, Finding, &str),
+) {
     for (field, kind, text) in fields(message) {
         for f in scan(detector, kind, text) {
-            out.push((field.clone(), f));
+            found(&field, f, text);
         }
     }
-    out
 }
 
 /// `text` with each finding replaced by its marker, and the scrubs (offsets in the new text) as
