@@ -142,17 +142,16 @@ impl Scrubber {
         }
     }
 
-    /// JSON text (a record's data) with each finding inside its strings replaced by its
-    /// marker, as `field`.
-    pub(crate) fn apply_json(&self, text: String, field: &str) -> (String, Vec<Scrub>) {
-        let Some(on) = &self.on else {
-            return (text, Vec::new());
-        };
-        let found = on.detector.find_in_json(&text);
-        if found.is_empty() {
-            return (text, Vec::new());
+    /// A transcript record's carrier (its data JSON) with each finding inside its strings
+    /// replaced by its marker and listed; unchanged when nothing was found (or scrubbing is off).
+    pub(crate) fn apply_record(&self, carrier: Message) -> (Message, Vec<Scrub>) {
+        match &self.on {
+            Some(on) => match scrub::scrub_record(&on.detector, &on.key, &carrier) {
+                Some((m, scrubs)) => (m, scrubs),
+                None => (carrier, Vec::new()),
+            },
+            None => (carrier, Vec::new()),
         }
-        scrub::replace_findings(&on.key, &text, &found, field)
     }
 
     /// The detector, when scrubbing is on.

@@ -269,16 +269,7 @@ fn scrubbed(detector: &Detector, key: &Key, message: &Message) -> Option<Message
     match message.metadata.get(RECORD_METADATA_KEY) {
         None => scrub::scrub(detector, key, message).map(|(m, _)| m),
         Some(kind) if is_transcript_record(kind) => {
-            let text = message.content.text();
-            let found = detector.find_in_json(&text);
-            if found.is_empty() {
-                return None;
-            }
-            let (data, scrubs) = scrub::replace_findings(key, &text, &found, "content");
-            let mut m = message.clone();
-            m.content = crate::object::Content::Text(data);
-            scrub::note_scrubs(&mut m, &scrubs);
-            Some(m)
+            scrub::scrub_record(detector, key, message).map(|(m, _)| m)
         }
         Some(_) => None,
     }

@@ -134,12 +134,7 @@ fn each_finding(
 
 /// `text` with each finding replaced by its marker, and the scrubs (offsets in the new text) as
 /// `field`'s.
-pub fn replace_findings(
-    key: &Key,
-    text: &str,
-    found: &[Finding],
-    field: &str,
-) -> (String, Vec<Scrub>) {
+fn replace_findings(key: &Key, text: &str, found: &[Finding], field: &str) -> (String, Vec<Scrub>) {
     let mut out = String::with_capacity(text.len());
     let mut scrubs = Vec::with_capacity(found.len());
     let mut at = 0;
@@ -208,6 +203,26 @@ pub fn scrub(detector: &Detector, key: &Key, message: &Message) -> Option<(Messa
     Some((out, scrubs))
 }
 
+/// A record's carrier whose data is a transcript's lines as JSON, with each finding inside its
+/// strings replaced by its marker and listed, or `None` when nothing was found. (A framework's
+/// record is never given here: its encoded state is kept as written.)
+pub fn scrub_record(
+    detector: &Detector,
+    key: &Key,
+    carrier: &Message,
+) -> Option<(Message, Vec<Scrub>)> {
+    let text = carrier.content.text();
+    let found = detector.find_in_json(&text);
+    if found.is_empty() {
+        return None;
+    }
+    let (data, scrubs) = replace_findings(key, &text, &found, "content");
+    let mut out = carrier.clone();
+    out.content = Content::Text(data);
+    note_scrubs(&mut out, &scrubs);
+    Some((out, scrubs))
+}
+
 /// What a message lists as scrubbed from it (none for a message nothing was scrubbed from).
 pub fn listed(message: &Message) -> Vec<Scrub> {
     message
@@ -218,7 +233,7 @@ pub fn listed(message: &Message) -> Vec<Scrub> {
 }
 
 /// Lists `scrubs` in `message`'s metadata, after those listed already.
-pub fn note_scrubs(message: &mut Message, scrubs: &[Scrub]) {
+fn note_scrubs(message: &mut Message, scrubs: &[Scrub]) {
     if scrubs.is_empty() {
         return;
     }

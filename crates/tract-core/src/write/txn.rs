@@ -137,9 +137,7 @@ impl Prepared {
     /// is, unlike a framework's record, which is kept as written.
     pub(crate) fn transcript_record(kind: &str, data: String, scrubber: &Scrubber) -> Result<Self> {
         crate::object::check_record_kind(kind)?;
-        let (data, scrubbed) = scrubber.apply_json(data, "content");
-        let mut carrier = crate::object::record_carrier(kind, data);
-        crate::secrets::scrub::note_scrubs(&mut carrier, &scrubbed);
+        let (carrier, scrubbed) = scrubber.apply_record(crate::object::record_carrier(kind, data));
         let mut p = Prepared::uncounted(carrier)?;
         p.scrubbed = scrubbed;
         Ok(p)
