@@ -176,6 +176,10 @@ fn each_format_is_told_apart_and_read() {
     let neutral =
         "{\"role\": \"user\", \"content\": \"a\"}\n{\"role\": \"assistant\", \"content\": \"b\"}\n";
     assert_eq!(steps(parse(neutral, None).unwrap()), (Format::Jsonl, 2));
+    // tract's own export: a tool result holding Claude's blocks is tract's, not Anthropic's.
+    let exported = "{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"t\", \"name\": \"Read\", \"arguments\": \"{}\"}]}\n\
+                    {\"role\": \"tool\", \"content\": [{\"type\": \"text\", \"text\": \"x\"}, {\"type\": \"image\", \"source\": {\"type\": \"base64\", \"media_type\": \"image/png\", \"data\": \"iVBORw0KGgo=\"}}], \"name\": \"Read\", \"tool_call_id\": \"t\"}\n";
+    assert_eq!(steps(parse(exported, None).unwrap()), (Format::Jsonl, 2));
     let anthropic = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]});
     assert_eq!(
         steps(parse(&anthropic.to_string(), None).unwrap()),

@@ -119,7 +119,15 @@ fn detect(values: &[(usize, Value)]) -> Result<Format> {
             Format::OpenAi
         }
     } else if has("role") {
-        if values.iter().any(|(_, v)| has_anthropic_blocks(v)) {
+        // Anthropic's messages are the user's and the assistant's alone: a file with any other
+        // role (tract's own export, whose tool results may hold Claude's blocks) is not its.
+        let only_user_and_assistant = values.iter().all(|(_, v)| {
+            matches!(
+                v.get("role").and_then(Value::as_str),
+                Some("user" | "assistant")
+            )
+        });
+        if only_user_and_assistant && values.iter().any(|(_, v)| has_anthropic_blocks(v)) {
             Format::Anthropic
         } else if values.iter().any(|(_, v)| is_responses_item(v)) {
             Format::OpenAiResponses
