@@ -57,6 +57,33 @@ def test_a_bad_policy_is_refused_and_the_stored_one_kept(tmp_path: pathlib.Path)
         assert token(2) in t.compile().messages[-1]["content"]
 
 
+def test_a_policy_another_process_changes_is_followed_by_the_next_write(tmp_path: pathlib.Path) -> None:
+    from secrets_oracle import TRACT_BIN
+
+    path = tmp_path / "s.redb"
+
+    def config(*args: str) -> None:
+        subprocess.run([str(TRACT_BIN), "--store", str(path), "config", "secrets", *args],
+                       check=True, capture_output=True)
+
+    with tract.Tract.open(path) as t:
+        t.set_secrets_policy({"enabled": False})
+        t.user(f"kept as written: {token(3)}")
+        # Turned on by another process while this handle stays open: its next write scrubs.
+        config("--on")
+        t.user(f"scrubbed: {token(4)}")
+        # A rule of the user's added the same way applies to the next write too.
+        config("--rule", "ticket=TICKET-[0-9]{6}")
+        t.user("see TICKET-123456")
+        config("--off")
+        t.user(f"kept again: {token(5)}")
+        shown = [m["content"] for m in t.compile().messages]
+    assert token(3) in shown[0]
+    assert token(4) not in shown[1] and MARKER.search(shown[1])
+    assert MARKER.findall(shown[2])[0][0] == "ticket"
+    assert token(5) in shown[3]
+
+
 def test_what_is_stored_is_found_and_scrubbed_in_place(tmp_path: pathlib.Path) -> None:
     with tract.Tract.open(tmp_path / "s.redb") as t:
         t.set_secrets_policy({"enabled": False})

@@ -178,10 +178,10 @@ impl Repo {
         self.store.read()
     }
 
-    /// What the store's secrets policy asks of a write, read now (before the write lock: a
-    /// write scrubs before it encodes).
+    /// What the store's secrets policy asks of a write, as this process last saw it (a write
+    /// scrubs before it encodes, before the write lock; its transaction checks the policy).
     pub(crate) fn scrubber(&self) -> Result<Scrubber> {
-        Scrubber::of(&self.store, &self.read()?)
+        Scrubber::current(&self.store)
     }
 
     fn own(lock: &RwLock<HeadRef>) -> RwLockReadGuard<'_, HeadRef> {

@@ -139,7 +139,7 @@ fn import_steps(
             )),
         })
         .collect::<Result<Vec<_>>>()?;
-    let scrubber = Scrubber::of(&repo.store, &snap)?;
+    let scrubber = Scrubber::of(&snap)?;
     let common = held.len().min(wanted.len());
     // A message holds its place as it was stored: scrubbed, or as the transcript has it (a
     // store that scrubbed nothing then): only a message that differs is scrubbed to compare.
@@ -151,8 +151,8 @@ fn import_steps(
             Step::Message { message, .. }
             | Step::SubAgent {
                 result: message, ..
-            } => Key::Append(scrubber.apply(message.clone()).0.id()?),
-            Step::Compact { summary, .. } => Key::Compress(scrubber.apply(summary.clone()).0.id()?),
+            } => Key::Append(scrubber.apply(message.clone()).id()?),
+            Step::Compact { summary, .. } => Key::Compress(scrubber.apply(summary.clone()).id()?),
             Step::Record { .. } => return Ok(true),
         };
         Ok(held[k] != scrubbed)
@@ -477,7 +477,7 @@ fn holding(
 fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     let snap = repo.read()?;
     let head = repo.head(&snap)?;
-    let scrubber = Scrubber::of(&repo.store, &snap)?;
+    let scrubber = Scrubber::of(&snap)?;
     let Holding {
         held,
         recorded,
@@ -749,7 +749,7 @@ fn import_commits(
     }
     let present = snap.has_commits(&commits.iter().map(|(id, ..)| *id).collect::<Vec<_>>())?;
     report.already = present.iter().filter(|p| **p).count();
-    refuse_credentials(&Scrubber::of(&repo.store, &snap)?, &commits, &present)?;
+    refuse_credentials(&Scrubber::of(&snap)?, &commits, &present)?;
     if let Some(current) = head.commit
         && !reaches(&snap, &commits, tip, current)?
     {

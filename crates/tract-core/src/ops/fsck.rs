@@ -257,7 +257,7 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
     }
 
     // What the store's rules find is counted in each view (a warning, not damage).
-    let detector = crate::scrubbing::scan_detector(store, &snap)?;
+    let detector = crate::scrubbing::scan_detector(&snap)?;
     let chunks = scan(&snap, ObjectTable::Chunks, |id, record| {
         codec_chunk(&ChunkId::from_bytes(id), record)
     })?;

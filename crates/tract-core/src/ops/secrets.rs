@@ -74,7 +74,7 @@ pub const SCRUB_REASON: &str = "secrets scan";
 /// are met (each branch's view oldest first; with `history`, from each tip back).
 pub(crate) fn scan(repo: &Repo, options: &ScanOptions) -> Result<Vec<SecretFinding>> {
     let snap = repo.read()?;
-    let detector = scrubbing::scan_detector(&repo.store, &snap)?;
+    let detector = scrubbing::scan_detector(&snap)?;
     let key = scrubbing::key(&snap)?;
     let mut seen = HashSet::new();
     // Commits walked already: branches share their history, which is walked once.
@@ -126,7 +126,7 @@ pub(crate) fn redact(repo: &Repo, found: &[SecretFinding]) -> Result<SecretsReda
     if found.is_empty() {
         return Ok(report);
     }
-    let detector = scrubbing::scan_detector(&repo.store, &repo.read()?)?;
+    let detector = scrubbing::scan_detector(&repo.read()?)?;
     let mut by_blob: BTreeMap<BlobId, (CommitId, usize)> = BTreeMap::new();
     for f in found {
         by_blob.entry(f.blob).or_insert((f.commit, 0)).1 += 1;

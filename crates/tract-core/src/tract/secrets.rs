@@ -40,7 +40,7 @@ impl Tract {
     /// rules, with the store's fingerprints.
     pub fn scan_text(&self, text: &str) -> Result<Vec<crate::secrets::text::TextFinding>> {
         let snap = self.repo.read()?;
-        let detector = scrubbing::scan_detector(&self.repo.store, &snap)?;
+        let detector = scrubbing::scan_detector(&snap)?;
         let key = scrubbing::key(&snap)?;
         Ok(crate::secrets::text::scan(&detector, key.as_ref(), text))
     }

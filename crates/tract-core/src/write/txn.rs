@@ -13,7 +13,6 @@ use crate::object::{Commit, MergeStrategy, Message, Op};
 use crate::refs::{Head, HeadRef};
 use crate::repo::{Repo, Target};
 use crate::scrubbing::Scrubber;
-use crate::secrets::scrub::Scrub;
 use crate::stats::{BranchStats, Tally};
 use crate::storage::group::JobError;
 use crate::storage::store::snapshot::Snapshot;
@@ -84,8 +83,22 @@ pub(crate) struct Prepared {
     /// When it was written, where a transcript says (microseconds since the epoch); kept
     /// unless it would not be newer than its parent.
     pub(crate) timestamp_us: Option<u64>,
-    /// What the scrubber replaced in the message (never the values).
-    pub(crate) scrubbed: Vec<Scrub>,
+    /// How it was scrubbed, for the write transaction to scrub it again if the store's policy
+    /// is no longer the one it was scrubbed by.
+    scrubbed: Scrubbed,
+}
+
+/// How a prepared message was scrubbed.
+enum Scrubbed {
+    /// Never: content the store holds already, or a framework's record kept as written.
+    Never,
+    /// As a message, or as a transcript record's data, by `by`; `original` is the message as
+    /// given when scrubbing changed it.
+    By {
+        by: Scrubber,
+        record: bool,
+        original: Option<Box<Message>>,
+    },
 }
 
 impl Prepared {
@@ -98,9 +111,15 @@ impl Prepared {
     /// so a secret never reaches anything written (DESIGN §16).
     pub(crate) fn new(message: Message, scrubber: &Scrubber) -> Result<Self> {
         message.validate()?;
-        let (message, scrubbed) = scrubber.apply(message);
-        let mut p = Prepared::counted(message)?;
-        p.scrubbed = scrubbed;
+        let (mut p, original) = match scrubber.scrubbed(&message) {
+            Some(scrubbed) => (Prepared::counted(scrubbed)?, Some(Box::new(message))),
+            None => (Prepared::counted(message)?, None),
+        };
+        p.scrubbed = Scrubbed::By {
+            by: scrubber.clone(),
+            record: false,
+            original,
+        };
         Ok(p)
     }
 
@@ -119,8 +138,38 @@ impl Prepared {
             payload,
             note: None,
             timestamp_us: None,
-            scrubbed: Vec::new(),
+            scrubbed: Scrubbed::Never,
         })
+    }
+
+    /// This message as `current` (the store's policy in the write transaction) scrubs it:
+    /// itself when it was scrubbed by the same policy or is never scrubbed, else scrubbed
+    /// again from the message as given.
+    fn scrubbed_by(self, current: &Scrubber) -> Result<Self> {
+        let Scrubbed::By {
+            by,
+            record,
+            original,
+        } = &self.scrubbed
+        else {
+            return Ok(self);
+        };
+        if by.same(current) {
+            return Ok(self);
+        }
+        let record = *record;
+        let original = match original {
+            Some(m) => (**m).clone(),
+            None => self.message.clone(),
+        };
+        let mut p = if record {
+            Prepared::scrubbed_record(original, current)?
+        } else {
+            Prepared::new(original, current)?
+        };
+        p.note = self.note;
+        p.timestamp_us = self.timestamp_us;
+        Ok(p)
     }
 }
 
@@ -137,9 +186,19 @@ impl Prepared {
     /// is, unlike a framework's record, which is kept as written.
     pub(crate) fn transcript_record(kind: &str, data: String, scrubber: &Scrubber) -> Result<Self> {
         crate::object::check_record_kind(kind)?;
-        let (carrier, scrubbed) = scrubber.apply_record(crate::object::record_carrier(kind, data));
-        let mut p = Prepared::uncounted(carrier)?;
-        p.scrubbed = scrubbed;
+        Prepared::scrubbed_record(crate::object::record_carrier(kind, data), scrubber)
+    }
+
+    fn scrubbed_record(carrier: Message, scrubber: &Scrubber) -> Result<Self> {
+        let (mut p, original) = match scrubber.scrubbed_record(&carrier) {
+            Some(scrubbed) => (Prepared::uncounted(scrubbed)?, Some(Box::new(carrier))),
+            None => (Prepared::uncounted(carrier)?, None),
+        };
+        p.scrubbed = Scrubbed::By {
+            by: scrubber.clone(),
+            record: true,
+            original,
+        };
         Ok(p)
     }
 
@@ -154,7 +213,7 @@ impl Prepared {
             payload: 0,
             note: None,
             timestamp_us: None,
-            scrubbed: Vec::new(),
+            scrubbed: Scrubbed::Never,
         })
     }
 }
@@ -186,9 +245,11 @@ pub(crate) fn write(
     steps: Vec<(Step, Prepared)>,
 ) -> Result<Vec<CommitInfo>> {
     let note = opts.note.clone();
-    write_grouped(repo, opts.expected_head, move |w, target, clock, start| {
-        write_chain(w, target, clock, start, steps, note)
-    })
+    write_grouped(
+        repo,
+        opts.expected_head,
+        move |w, target, chaining, start| write_chain(w, target, chaining, start, steps, note),
+    )
 }
 
 /// Writes a merge commit on top of the handle's position, if it is still at `expected`: its
@@ -202,9 +263,9 @@ pub(crate) fn write_merge(
     content: Option<Prepared>,
     note: Option<String>,
 ) -> Result<CommitInfo> {
-    let infos = write_grouped(repo, Some(expected), move |w, target, clock, start| {
+    let infos = write_grouped(repo, Some(expected), move |w, target, chaining, start| {
         let other_time = w.commit_object(&other)?.timestamp_us;
-        let mut chain = Chain::new(start, w, clock)?;
+        let mut chain = Chain::new(start, w, chaining)?;
         let info = {
             let mut objects = w.objects()?;
             chain.put_commit(&mut objects, op, content, Some((other, other_time)), note)?
@@ -224,12 +285,18 @@ pub(crate) fn write_merge(
 fn write_grouped(
     repo: &Repo,
     expected: Option<Option<CommitId>>,
-    put: impl FnOnce(&mut Writer, &Target, Clock, &Head) -> Result<(Vec<CommitInfo>, Option<HeadRef>)>
+    put: impl FnOnce(
+        &mut Writer,
+        &Target,
+        Chaining,
+        &Head,
+    ) -> Result<(Vec<CommitInfo>, Option<HeadRef>)>
     + Send
     + 'static,
 ) -> Result<Vec<CommitInfo>> {
     let target = repo.target();
     let clock = repo.store.options().clock;
+    let store = repo.store.clone();
     let interval = repo.store.options().checkpoint_interval;
     let views = Arc::clone(&repo.views);
     let refs = target.refs();
@@ -238,8 +305,10 @@ fn write_grouped(
         if let Some(expected) = expected {
             check_expected(&start, expected).map_err(JobError::Refused)?;
         }
+        let scrubber = Scrubber::in_write(&store, w).map_err(JobError::Refused)?;
         // Past this point the job has written: a failure abandons the whole group.
-        let (infos, detached) = put(w, &target, clock, &start).map_err(JobError::Fatal)?;
+        let chaining = Chaining { clock, scrubber };
+        let (infos, detached) = put(w, &target, chaining, &start).map_err(JobError::Fatal)?;
         keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
         keep_checkpoint(w, &views, &start, &infos, interval).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
@@ -261,7 +330,7 @@ pub(crate) fn write_edits(
             .into_iter()
             .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
             .collect();
-        prepare_all(steps, &Scrubber::of(&repo.store, snap)?)
+        prepare_all(steps, &Scrubber::of(snap)?)
     })
 }
 
@@ -282,7 +351,11 @@ pub(crate) fn write_planned(
         return Ok(Vec::new()); // dropping the writer commits nothing
     }
     let options = repo.store.options();
-    let (infos, detached) = write_chain(&mut w, &target, options.clock, &start, steps, None)?;
+    let chaining = Chaining {
+        clock: options.clock,
+        scrubber: Scrubber::in_write(&repo.store, &w)?,
+    };
+    let (infos, detached) = write_chain(&mut w, &target, chaining, &start, steps, None)?;
     let committed = keep_stats(&mut w, &repo.views, &start, &infos)
         .and_then(|()| {
             keep_checkpoint(
@@ -317,12 +390,12 @@ fn settle(
 fn write_chain(
     w: &mut Writer,
     target: &Target,
-    clock: Clock,
+    chaining: Chaining,
     start: &Head,
     steps: Vec<(Step, Prepared)>,
     note: Option<String>,
 ) -> Result<(Vec<CommitInfo>, Option<HeadRef>)> {
-    let mut chain = Chain::new(start, w, clock)?;
+    let mut chain = Chain::new(start, w, chaining)?;
     let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
     for (step, mut p) in steps {
         let note = p.note.take().or_else(|| note.clone());
@@ -333,6 +406,7 @@ fn write_chain(
                     .ok_or_else(|| Error::invalid_op("a sub-agent before anything it answers"))?;
                 let mut side = Chain {
                     clock: chain.clock,
+                    scrubber: chain.scrubber.clone(),
                     start: Head {
                         target: HeadRef::Branch(sub.branch.clone()),
                         commit: Some(base),
@@ -459,7 +533,11 @@ pub(crate) fn rewrite(
         target: start.target.clone(),
         commit: base,
     };
-    let mut chain = Chain::new(&from, &w, repo.store.options().clock)?;
+    let chaining = Chaining {
+        clock: repo.store.options().clock,
+        scrubber: Scrubber::in_write(&repo.store, &w)?,
+    };
+    let mut chain = Chain::new(&from, &w, chaining)?;
     let mut infos: Vec<CommitInfo> = Vec::with_capacity(steps.len());
     for (step, mut p) in steps {
         let op = resolve(step, &infos)?;
@@ -625,11 +703,21 @@ fn check_expected(head: &Head, expected: Option<CommitId>) -> Result<()> {
     })
 }
 
+/// What a chain is written with: its clock, and the store's scrubbing as the transaction sees
+/// it.
+struct Chaining {
+    clock: Clock,
+    scrubber: Scrubber,
+}
+
 /// Commits written one after another on the branch in one transaction. The branch moves
 /// once, at the end: one transaction is one ref move (one reflog entry), which also keeps bulk
 /// writes (imports, compressions of many runs) from writing a ref and a reflog row per commit.
 struct Chain {
     clock: Clock,
+    /// The store's scrubbing in this transaction: what was prepared by another policy is
+    /// scrubbed again by it.
+    scrubber: Scrubber,
     start: Head,
     tip: Option<CommitId>,
     last_timestamp: Option<u64>,
@@ -637,13 +725,14 @@ struct Chain {
 }
 
 impl Chain {
-    fn new(start: &Head, w: &Writer, clock: Clock) -> Result<Self> {
+    fn new(start: &Head, w: &Writer, chaining: Chaining) -> Result<Self> {
         let last_timestamp = match start.commit {
             Some(parent) => Some(w.commit_object(&parent)?.timestamp_us),
             None => None,
         };
         Ok(Chain {
-            clock,
+            clock: chaining.clock,
+            scrubber: chaining.scrubber,
             start: start.clone(),
             tip: start.commit,
             last_timestamp,
@@ -672,6 +761,7 @@ impl Chain {
         merged: Option<(CommitId, u64)>,
         note: Option<String>,
     ) -> Result<CommitInfo> {
+        let content = content.map(|p| p.scrubbed_by(&self.scrubber)).transpose()?;
         let blob = match &content {
             Some(p) => Some(w.put_blob(&p.bytes, p.payload)?),
             None => None,

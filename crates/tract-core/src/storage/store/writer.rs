@@ -270,6 +270,11 @@ impl Writer {
         self.tx.set_meta(key, value)
     }
 
+    /// A setting's value (`None` when it is not set).
+    pub(crate) fn setting(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.tx.meta(&setting_key(name))
+    }
+
     /// Stores a setting, or removes it with `None`.
     pub(crate) fn set_setting(&mut self, name: &str, value: Option<&[u8]>) -> Result<()> {
         self.tx.set_meta(&setting_key(name), value)
