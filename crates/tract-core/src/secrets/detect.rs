@@ -299,11 +299,11 @@ impl Detector {
         let regions = self.regions(bytes);
         let markers = markers(bytes);
         let mut candidates = Vec::new();
-        for (i, rs) in regions.iter().enumerate() {
-            if rs.is_empty() {
-                continue;
-            }
-            self.run_rule(i, bytes, rs, &markers, &mut candidates);
+        let mut spans = Vec::new();
+        for group in regions.chunk_by(|a, b| a.0 == b.0) {
+            spans.clear();
+            spans.extend(group.iter().map(|(_, r)| *r));
+            self.run_rule(group[0].0, bytes, &spans, &markers, &mut candidates);
         }
         self.resolve(candidates)
     }
@@ -365,17 +365,16 @@ impl Detector {
             .collect()
     }
 
-    /// For each rule, the regions it runs on.
-    fn regions(&self, text: &[u8]) -> Vec<Vec<Region>> {
-        let mut out: Vec<Vec<Region>> = vec![Vec::new(); self.rules.len()];
+    /// The rules to run and the regions each runs on: (rule, region), by rule, each rule's
+    /// regions in order and apart (only the rules with somewhere to run: one list for the
+    /// few a text wakes, not one per rule).
+    fn regions(&self, text: &[u8]) -> Vec<(usize, Region)> {
         let whole = Region {
             start: 0,
             end: text.len(),
             cut: false,
         };
-        for &i in &self.everywhere {
-            out[i] = vec![whole];
-        }
+        let mut out: Vec<(usize, Region)> = self.everywhere.iter().map(|&i| (i, whole)).collect();
         let Some(ac) = &self.keywords else {
             return out;
         };
@@ -412,18 +411,22 @@ impl Detector {
                 } else {
                     Region { start, end, cut }
                 };
-                let list = &mut out[r];
-                match list.last_mut() {
-                    Some(last) if region.start <= last.end => {
-                        if region.end > last.end {
-                            last.end = region.end;
-                            last.cut = region.cut;
-                        }
-                    }
-                    _ => list.push(region),
-                }
+                out.push((r, region));
             }
         }
+        // Each rule's regions stay in the order of their hits (a stable sort); a region that
+        // starts before the one ahead of it ends is merged into it.
+        out.sort_by_key(|(r, _)| *r);
+        out.dedup_by(|next, last| {
+            if next.0 != last.0 || next.1.start > last.1.end {
+                return false;
+            }
+            if next.1.end > last.1.end {
+                last.1.end = next.1.end;
+                last.1.cut = next.1.cut;
+            }
+            true
+        });
         out
     }
 

@@ -57,35 +57,52 @@ enum Kind {
     Json,
 }
 
-/// The fields of a message scrubbing reads: (field name, kind, text).
-fn fields(message: &Message) -> Vec<(String, Kind, &str)> {
-    let mut out = Vec::new();
-    match &message.content {
-        Content::Text(t) => out.push(("content".to_string(), Kind::Plain, t.as_str())),
-        Content::Parts(parts) => {
-            for (i, part) in parts.iter().enumerate() {
-                let (kind, text) = match part {
-                    ContentPart::Text(t) => (Kind::Plain, t),
-                    ContentPart::Raw(r) => (Kind::Json, r),
-                };
-                out.push((format!("content[{i}]"), kind, text.as_str()));
-            }
+/// A field of a message scrubbing reads; named (`content[2]`) only when something is found in
+/// it.
+#[derive(Clone, Copy)]
+enum Field<'m> {
+    Content,
+    Part(usize),
+    Arguments(usize),
+    Metadata(&'m str),
+}
+
+impl std::fmt::Display for Field<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Field::Content => f.write_str("content"),
+            Field::Part(i) => write!(f, "content[{i}]"),
+            Field::Arguments(i) => write!(f, "tool_calls[{i}].arguments"),
+            Field::Metadata(key) => write!(f, "metadata.{key}"),
         }
     }
-    for (i, call) in message.tool_calls.iter().enumerate() {
-        out.push((
-            format!("tool_calls[{i}].arguments"),
-            Kind::Json,
-            call.arguments.as_str(),
-        ));
-    }
-    for (key, value) in &message.metadata {
-        // tract's own keys (`tract.record`, `tract.scrubbed`) hold no user text.
-        if !key.starts_with("tract.") {
-            out.push((format!("metadata.{key}"), Kind::Json, value.as_str()));
-        }
-    }
-    out
+}
+
+/// The fields of a message scrubbing reads: (field, kind, text).
+fn fields(message: &Message) -> impl Iterator<Item = (Field<'_>, Kind, &str)> {
+    let content: Vec<(Field<'_>, Kind, &str)> = match &message.content {
+        Content::Text(t) => vec![(Field::Content, Kind::Plain, t.as_str())],
+        Content::Parts(parts) => parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| match part {
+                ContentPart::Text(t) => (Field::Part(i), Kind::Plain, t.as_str()),
+                ContentPart::Raw(r) => (Field::Part(i), Kind::Json, r.as_str()),
+            })
+            .collect(),
+    };
+    let calls = message
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| (Field::Arguments(i), Kind::Json, call.arguments.as_str()));
+    // tract's own keys (`tract.record`, `tract.scrubbed`) hold no user text.
+    let metadata = message
+        .metadata
+        .iter()
+        .filter(|(key, _)| !key.starts_with("tract."))
+        .map(|(key, value)| (Field::Metadata(key), Kind::Json, value.as_str()));
+    content.into_iter().chain(calls).chain(metadata)
 }
 
 fn scan(detector: &Detector, kind: Kind, text: &str) -> Vec<Finding> {
@@ -119,15 +136,15 @@ pub(crate) fn fingerprinted(
     out
 }
 
-/// Calls `found` with each finding of each field: its name, the finding, the field's text.
+/// Calls `found` with each finding of each field: the field, the finding, the field's text.
 fn each_finding(
     detector: &Detector,
     message: &Message,
-    mut found: impl FnMut(&str, Finding, &str),
+    mut found: impl FnMut(Field<'_>, Finding, &str),
 ) {
     for (field, kind, text) in fields(message) {
         for f in scan(detector, kind, text) {
-            found(&field, f, text);
+            found(field, f, text);
         }
     }
 }
@@ -161,11 +178,10 @@ pub fn scrub(detector: &Detector, key: &Key, message: &Message) -> Option<(Messa
     if message.metadata.contains_key(RECORD_METADATA_KEY) {
         return None;
     }
-    let found: Vec<(String, Kind, Vec<Finding>)> = fields(message)
-        .into_iter()
+    let found: Vec<(Field<'_>, Vec<Finding>)> = fields(message)
         .filter_map(|(field, kind, text)| {
             let f = scan(detector, kind, text);
-            (!f.is_empty()).then_some((field, kind, f))
+            (!f.is_empty()).then_some((field, f))
         })
         .collect();
     if found.is_empty() {
@@ -173,28 +189,18 @@ pub fn scrub(detector: &Detector, key: &Key, message: &Message) -> Option<(Messa
     }
     let mut out = message.clone();
     let mut scrubs = Vec::new();
-    for (field, _, f) in &found {
-        let slot: Option<&mut String> = if field == "content" {
-            match &mut out.content {
-                Content::Text(t) => Some(t),
-                Content::Parts(_) => None,
-            }
-        } else if let Some(i) = index_of(field, "content[", "]") {
-            match &mut out.content {
-                Content::Parts(parts) => parts.get_mut(i).map(|p| match p {
-                    ContentPart::Text(t) | ContentPart::Raw(t) => t,
-                }),
-                Content::Text(_) => None,
-            }
-        } else if let Some(i) = index_of(field, "tool_calls[", "].arguments") {
-            out.tool_calls.get_mut(i).map(|c| &mut c.arguments)
-        } else if let Some(k) = field.strip_prefix("metadata.") {
-            out.metadata.get_mut(k)
-        } else {
-            None
+    for (field, f) in &found {
+        let slot: Option<&mut String> = match (*field, &mut out.content) {
+            (Field::Content, Content::Text(t)) => Some(t),
+            (Field::Part(i), Content::Parts(parts)) => parts.get_mut(i).map(|p| match p {
+                ContentPart::Text(t) | ContentPart::Raw(t) => t,
+            }),
+            (Field::Arguments(i), _) => out.tool_calls.get_mut(i).map(|c| &mut c.arguments),
+            (Field::Metadata(k), _) => out.metadata.get_mut(k),
+            _ => None,
         };
         if let Some(text) = slot {
-            let (new, mut s) = replace_findings(key, text, f, field);
+            let (new, mut s) = replace_findings(key, text, f, &field.to_string());
             *text = new;
             scrubs.append(&mut s);
         }
@@ -244,15 +250,6 @@ fn note_scrubs(message: &mut Message, scrubs: &[Scrub]) {
             .metadata
             .insert(SCRUBBED_METADATA_KEY.to_string(), json);
     }
-}
-
-/// The number in `field` between `prefix` and `suffix`.
-fn index_of(field: &str, prefix: &str, suffix: &str) -> Option<usize> {
-    field
-        .strip_prefix(prefix)?
-        .strip_suffix(suffix)?
-        .parse()
-        .ok()
 }
 
 /// The secrets module's tests (here, at its top: they use every file of it).
