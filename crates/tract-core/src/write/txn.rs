@@ -111,13 +111,25 @@ impl Prepared {
     /// so a secret never reaches anything written (DESIGN §16).
     pub(crate) fn new(message: Message, scrubber: &Scrubber) -> Result<Self> {
         message.validate()?;
-        let (mut p, original) = match scrubber.scrubbed(&message) {
-            Some(scrubbed) => (Prepared::counted(scrubbed)?, Some(Box::new(message))),
-            None => (Prepared::counted(message)?, None),
+        Prepared::scrubbed_with(message, scrubber, false)
+    }
+
+    /// `message` scrubbed by `scrubber` as a message or, with `record`, as a transcript
+    /// record's data, then encoded (and counted, unless a record); the message as given is
+    /// kept when scrubbing changed it, for [`Prepared::scrubbed_by`].
+    fn scrubbed_with(message: Message, scrubber: &Scrubber, record: bool) -> Result<Self> {
+        let (found, ready): (_, fn(Message) -> Result<Self>) = if record {
+            (scrubber.scrubbed_record(&message), Prepared::uncounted)
+        } else {
+            (scrubber.scrubbed(&message), Prepared::counted)
+        };
+        let (mut p, original) = match found {
+            Some(scrubbed) => (ready(scrubbed)?, Some(Box::new(message))),
+            None => (ready(message)?, None),
         };
         p.scrubbed = Scrubbed::By {
             by: scrubber.clone(),
-            record: false,
+            record,
             original,
         };
         Ok(p)
@@ -162,11 +174,7 @@ impl Prepared {
             Some(m) => (**m).clone(),
             None => self.message.clone(),
         };
-        let mut p = if record {
-            Prepared::scrubbed_record(original, current)?
-        } else {
-            Prepared::new(original, current)?
-        };
+        let mut p = Prepared::scrubbed_with(original, current, record)?;
         p.note = self.note;
         p.timestamp_us = self.timestamp_us;
         Ok(p)
@@ -186,20 +194,7 @@ impl Prepared {
     /// is, unlike a framework's record, which is kept as written.
     pub(crate) fn transcript_record(kind: &str, data: String, scrubber: &Scrubber) -> Result<Self> {
         crate::object::check_record_kind(kind)?;
-        Prepared::scrubbed_record(crate::object::record_carrier(kind, data), scrubber)
-    }
-
-    fn scrubbed_record(carrier: Message, scrubber: &Scrubber) -> Result<Self> {
-        let (mut p, original) = match scrubber.scrubbed_record(&carrier) {
-            Some(scrubbed) => (Prepared::uncounted(scrubbed)?, Some(Box::new(carrier))),
-            None => (Prepared::uncounted(carrier)?, None),
-        };
-        p.scrubbed = Scrubbed::By {
-            by: scrubber.clone(),
-            record: true,
-            original,
-        };
-        Ok(p)
+        Prepared::scrubbed_with(crate::object::record_carrier(kind, data), scrubber, true)
     }
 
     /// A record's blob: validated and encoded, its tokens not counted (the model never sees
