@@ -193,15 +193,25 @@ def test_gil_is_released_during_store_work(store_path) -> None:
     assert during > 0
 
 
-def test_checkpoint_views_checkpoints_what_a_handle_without_a_view_wrote(store_path) -> None:
-    # A handle that never read its view writes no checkpoint as it appends.
+def test_a_handle_that_never_reads_its_view_leaves_checkpoints_as_it_appends(store_path) -> None:
+    # Appends one by one and in a batch, from a handle that never compiles: the branch is
+    # checkpointed as it grows, and a new handle walks at most the interval past a checkpoint
+    # (a sixteenth of the view, at least 16 commits, for a view this small).
     writer = tract.Tract.open(store_path)
-    writer.append_many([{"role": "user", "content": f"message {i}"} for i in range(50)])
-    assert writer.checkpoint_views() == 1
-    assert writer.checkpoint_views() == 0
+    for i in range(40):
+        writer.user(f"message {i}")
+    writer.append_many([{"role": "user", "content": f"batch {i}"} for i in range(50)])
+    for i in range(10):
+        writer.user(f"after the batch {i}")
+    report = writer.fsck()
+    assert report["clean"] and report["checkpoints_checked"] == 1
+    assert report["past_checkpoint"] == {"main": 10}
     reader = tract.Tract.open(store_path)
     assert reader.compile().to_openai() == writer.compile().to_openai()
-    assert reader.fsck()["checkpoints_checked"] == 1
+    # `checkpoint_views` checkpoints what is past the checkpoint now.
+    assert writer.checkpoint_views() == 1
+    assert writer.checkpoint_views() == 0
+    assert writer.fsck()["past_checkpoint"] == {"main": 0}
 
 
 def test_a_message_with_an_unknown_field_is_refused_with_the_field_meant(t: tract.Tract) -> None:

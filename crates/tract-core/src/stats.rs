@@ -86,4 +86,9 @@ pub struct BranchStats {
     pub last_activity_us: u64,
     /// What the view at the tip holds.
     pub tally: Tally,
+    /// How many commits along first parents the tip is past the view checkpoint the branch
+    /// names, or past the last write that found its view could not be checkpointed (`None`
+    /// when not known: a row an older tract wrote). A write that takes it to the store's
+    /// checkpoint interval checkpoints the view.
+    pub since_checkpoint: Option<u64>,
 }

@@ -1431,10 +1431,12 @@ impl PyTract {
     /// of kind `index`, and `update_index(rebuild=True)` repairs them), `unreachable`
     /// (`commits`, `blobs`, `chunks`: full ids), `redacted` (blob ids) and
     /// `derived_from_redacted` (commits whose content was made from redacted content:
-    /// `redact(..., follow=True)` removes them too), and `reused_call_ids` (branch name to how
+    /// `redact(..., follow=True)` removes them too), `reused_call_ids` (branch name to how
     /// many tool calls in its view reuse an id an earlier call used: not a problem, compile
-    /// sends each under a new id), and `secrets_in_view` (branch name to how many messages in
-    /// its view hold what looks like a credential: a warning, `redact_secrets()` scrubs them).
+    /// sends each under a new id), `secrets_in_view` (branch name to how many messages in its
+    /// view hold what looks like a credential: a warning, `redact_secrets()` scrubs them), and
+    /// `past_checkpoint` (every branch's name to the commits a new handle reads past its view
+    /// checkpoint: at most the checkpoint interval, the whole history without a checkpoint).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| tract_core::fsck(t.store()))?;
         let d = PyDict::new(py);
@@ -1447,6 +1449,13 @@ impl PyTract {
         d.set_item("reflog_entries", r.reflog_entries)?;
         d.set_item("counts_replayed", r.counts_replayed)?;
         d.set_item("checkpoints_checked", r.checkpoints_checked)?;
+        d.set_item(
+            "past_checkpoint",
+            r.past_checkpoint
+                .iter()
+                .cloned()
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        )?;
         d.set_item("journal_frames", r.journal_frames)?;
         d.set_item("index_documents", r.index_documents)?;
         let problems = pyo3::types::PyList::empty(py);

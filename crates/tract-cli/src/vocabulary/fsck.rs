@@ -24,6 +24,9 @@ pub struct FsckReport {
     counts_replayed: u64,
     /// View checkpoints read back and compared with a replay.
     checkpoints_checked: u64,
+    /// Every branch: name to the commits a new handle reads past its view checkpoint (its
+    /// whole first-parent history without one that reads back).
+    past_checkpoint: std::collections::BTreeMap<String, u64>,
     /// Frames of the journal not yet folded into the store file, read whole and checked.
     journal_frames: u64,
     /// Documents of the search index (one per commit) read and checked against the store: no
@@ -83,6 +86,7 @@ impl From<&tract_core::FsckReport> for FsckReport {
             reflog_entries: r.reflog_entries,
             counts_replayed: r.counts_replayed,
             checkpoints_checked: r.checkpoints_checked,
+            past_checkpoint: r.past_checkpoint.iter().cloned().collect(),
             journal_frames: r.journal_frames,
             index_documents: r.index_documents,
             problems: r

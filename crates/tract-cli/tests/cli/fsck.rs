@@ -63,6 +63,10 @@ fn a_sound_store_passes() {
       "reflog_entries": 5,
       "counts_replayed": 2,
       "checkpoints_checked": 1,
+      "past_checkpoint": {
+        "main": 0,
+        "side": 3
+      },
       "journal_frames": 5,
       "index_documents": 0,
       "problems": [],

@@ -203,7 +203,7 @@ fn a_journal_damaged_before_its_last_frame_is_salvaged_up_to_the_damage() {
     assert_snapshot!(run, @"
     exit: 6
     --- stderr
-    error: corrupt journal [DIR]/.tract/store.redb-journal/0000000000000001: the frame at offset 820 is damaged (it does not check, and it was made durable) and frames follow it
+    error: corrupt journal [DIR]/.tract/store.redb-journal/0000000000000001: the frame at offset 824 is damaged (it does not check, and it was made durable) and frames follow it
     hint: a store is its file and its journal together; keep a copy of both, then `tract fold --salvage` keeps every frame before the damage
     ");
     // Salvaged: the frames before the damage are kept, the segment is set aside whole.
@@ -215,7 +215,7 @@ fn a_journal_damaged_before_its_last_frame_is_salvaged_up_to_the_damage() {
     assert_snapshot!(shown, @"
     exit: 0
     --- stdout
-    the frame at offset 820 of [DIR]/.tract/store.redb-journal/0000000000000001 is damaged (its check does not match)
+    the frame at offset 824 of [DIR]/.tract/store.redb-journal/0000000000000001 is damaged (its check does not match)
     kept the 2 frames before it: the store is as it was when the last of them was written
     left out 1 segment from the damaged one on, copied to [DIR]/.tract/store.redb-journal/set-aside-[SECONDS]
     ");

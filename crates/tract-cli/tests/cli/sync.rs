@@ -59,11 +59,13 @@ fn clone_then_push_sends_only_what_is_new() {
           "settings": false
         }
         "#);
-    // The copy kept the counts the sender keeps for its tips, and they check out.
+    // The copy counted each branch it received and checkpointed its view, and both check out.
     assert_snapshot!(p.run(&["--store", "copy.redb", "fsck"]), @"
         exit: 0
         --- stdout
-        checked 4 commits, 4 blobs, 0 chunks (382 bytes), 2 branches, 4 reflog entries; counts of 1 branch replayed
+        checked 4 commits, 4 blobs, 0 chunks (382 bytes), 2 branches, 4 reflog entries; counts of 2 branches replayed
+        2 checkpoints of views read back and compared with a replay
+        the journal holds 1 frame not yet folded into the store file, each checked
         ");
 }
 

@@ -205,6 +205,7 @@ fn import_steps(
         note: None,
     };
     let infos = txn::write(repo, &opts, chain)?;
+    checkpoint_sub_agents(repo, &infos);
     say_large(&mut report, &infos);
     report.added = infos.len();
     report.tip = infos.last().map(|i| i.id).or(head.commit);
@@ -649,10 +650,31 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         note: None,
     };
     let infos = txn::write(repo, &opts, chain)?;
+    checkpoint_sub_agents(repo, &infos);
     say_large(&mut report, &infos);
     report.added = n_new;
     report.tip = infos.last().map(|i| i.id).or(base);
     Ok(report)
+}
+
+/// Checkpoints the branch of each sub-agent `infos` merged back: written beside the handle's
+/// branch, whose checkpoint is not on its line, its first cold read would replay the history
+/// it forked from. The import stands if that fails (reads replay).
+fn checkpoint_sub_agents(repo: &Repo, infos: &[CommitInfo]) {
+    let branches: Vec<String> = infos
+        .iter()
+        .filter_map(|i| match &i.commit.op {
+            Op::Merge {
+                branch,
+                strategy: crate::object::MergeStrategy::ToolResult { .. },
+                ..
+            } => Some(branch.clone()),
+            _ => None,
+        })
+        .collect();
+    if repo.store.options().checkpoint_interval > 0 && !branches.is_empty() {
+        let _ = crate::view::checkpoint::write_branches(&repo.store, &branches);
+    }
 }
 
 /// Moves the handle's branch back to `base` (the reflog keeps where it was), if it is still at
@@ -805,6 +827,14 @@ fn import_commits(
     };
     w.commit()?;
     repo.written(&now.target, detached);
+    // The commits were stored as they came, not folded: the branch is checkpointed at its new
+    // tip so a cold read starts there (the import stands if that fails: reads replay).
+    if let (HeadRef::Branch(b), true) = (
+        &now.target,
+        repo.store.options().checkpoint_interval > 0 && now.commit != Some(tip),
+    ) {
+        let _ = crate::view::checkpoint::write_branches(&repo.store, std::slice::from_ref(b));
+    }
     Ok(report)
 }
 

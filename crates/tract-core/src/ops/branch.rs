@@ -61,6 +61,7 @@ fn counted(snap: &Snapshot, name: &str, tip: CommitId) -> Result<BranchStats> {
         tip,
         last_activity_us: snap.commit(&tip)?.timestamp_us,
         tally: checkpoint::build(snap, Some(tip), from)?.tally(),
+        since_checkpoint: None,
     })
 }
 

@@ -60,6 +60,11 @@ pub struct FsckReport {
     /// View checkpoints (the newest of each branch, which a new handle starts from) read and
     /// compared with a replay of the view they keep.
     pub checkpoints_checked: u64,
+    /// Every branch, by name, with the commits a new handle reads along first parents past
+    /// its view checkpoint to build its view: at most the store's checkpoint interval for a
+    /// branch written since checkpoints came from every writer, its whole first-parent
+    /// history when it has no checkpoint that reads back.
+    pub past_checkpoint: Vec<(String, u64)>,
     /// Frames of the journal not yet folded into the store file, read whole and checked (a
     /// store in memory or in a database has no journal).
     pub journal_frames: u64,
@@ -690,8 +695,22 @@ fn check_checkpoints(
     src: &impl crate::view::Source,
 ) -> Result<()> {
     let mut verdicts: HashMap<CommitId, Option<String>> = HashMap::new();
-    for (name, _) in snap.branches()? {
+    for (name, tip) in snap.branches()? {
+        let past = |at: Option<CommitId>| -> Result<u64> {
+            let walked = match snap.first_parents(tip, at) {
+                Ok((chain, _)) => chain.len(),
+                // Damaged commits on the way are reported by the object checks.
+                Err(
+                    Error::CorruptObject { .. }
+                    | Error::Corrupt { .. }
+                    | Error::MissingCommit { .. },
+                ) => 0,
+                Err(e) => return Err(e),
+            };
+            Ok(walked as u64)
+        };
         let Some(at) = checkpoint::of_branch(snap, &name)? else {
+            report.past_checkpoint.push((name, past(None)?));
             continue;
         };
         let problem = match verdicts.get(&at) {
@@ -703,6 +722,10 @@ fn check_checkpoints(
             }
         };
         report.checkpoints_checked += 1;
+        let readable = problem.is_none();
+        report
+            .past_checkpoint
+            .push((name.clone(), past(readable.then_some(at))?));
         if let Some(detail) = problem {
             report.problem(
                 "checkpoint",

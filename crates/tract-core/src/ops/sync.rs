@@ -474,11 +474,23 @@ pub(crate) fn transfer(
         report.settings = true;
     }
     w.commit()?;
+    received(to, moved.iter().map(|(_, b)| b.name.clone()).collect());
     moved.sort_by_key(|(at, _)| *at);
     refused.sort_by_key(|(at, _)| *at);
     report.branches = moved.into_iter().map(|(_, b)| b).collect();
     report.refused = refused.into_iter().map(|(_, r)| r).collect();
     Ok(report)
+}
+
+/// Checkpoints the view of each branch a transfer moved on the receiver (DESIGN §14: a cold
+/// read costs the view, whatever wrote the branch), unless the receiver's handle keeps none.
+/// The commits are received already: a checkpoint that cannot be written now is written by the
+/// branch's next write, and reads replay until then.
+fn received(to: &Store, branches: Vec<String>) {
+    if to.options().checkpoint_interval == 0 || branches.is_empty() {
+        return;
+    }
+    let _ = crate::view::checkpoint::write_branches(to, &branches);
 }
 
 /// Copies a store into a new one at `to` (which must not hold a store yet): every branch, the
@@ -530,7 +542,11 @@ pub(crate) fn clone(
     // content of its own (a copy the sender redacted since), nor across token encodings.
     if same_encoding {
         for b in &report.branches {
-            if let Some(stats) = src.branch_stats(&b.name)?.filter(|s| s.tip == b.new) {
+            let counted = w.branch_stats(&b.name)?.is_some_and(|s| s.tip == b.new);
+            if let Some(stats) = src
+                .branch_stats(&b.name)?
+                .filter(|s| s.tip == b.new && !counted)
+            {
                 w.set_branch_stats(&b.name, Some(&stats))?;
             }
         }

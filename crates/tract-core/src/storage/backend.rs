@@ -132,6 +132,12 @@ pub(crate) trait ReadTx: Send {
     /// A named value of the store's metadata (format, encoding, `HEAD`, settings, counters).
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
 
+    /// Many metadata values, in the order asked (a backend across a network answers in one
+    /// round trip).
+    fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.meta(k)).collect()
+    }
+
     /// Runs one SQL statement in this transaction (`@.` naming the store's schema) and returns
     /// its rows: a database's own work beside the store's tables (the search index's), in the
     /// state the reads see and on their connection. Not a database: an error.

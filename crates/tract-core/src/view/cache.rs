@@ -408,6 +408,16 @@ impl ViewCache {
         Ok(out.into_iter().flatten().collect())
     }
 
+    /// Keeps `view`, built in a write transaction that has seen `redactions`, in place of what
+    /// the cache held: the handle's next writes extend it (dropped if the write does not
+    /// commit, as a view extended inside it is).
+    pub(crate) fn keep(&self, view: View, redactions: u64) {
+        let mut guard = self.slot();
+        self.redactions.store(redactions, Ordering::Relaxed);
+        self.account(Some(&view));
+        *guard = Some(view);
+    }
+
     /// Forgets the cached view (a write it was extended with did not commit).
     pub(crate) fn invalidate(&self) {
         *self.slot() = None;

@@ -18,10 +18,12 @@ use crate::view::{Shape, Source, View, ViewEntry, first_parents, frame, shapes};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// What a checkpoint's layout is: 2 keeps each position's shape and tokens (a view is loaded
-/// without reading a message); 1, written before, is still read, the shapes then read from the
+/// What a checkpoint's layout is: 3 keeps each position's commit too (a view is loaded
+/// without reading a commit before the checkpoint, each checked against its id); 2 keeps each
+/// position's shape and tokens (a view is loaded without reading a message), the commits then
+/// read from the store; 1, written before, is still read, the shapes then read from the
 /// blobs. A checkpoint of another is not read (a replay is).
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 
 /// The metadata key of the checkpoint of the view at `at`.
 pub(crate) fn key(at: &CommitId) -> String {
@@ -62,6 +64,21 @@ struct Slot {
     /// For a tool result, how many positions before this one its call is.
     caller: Option<u32>,
     /// The message's shape and its framed tokens (`None` in a checkpoint of layout 1).
+    shape: Option<(Shape, u32)>,
+    /// The position's own commit (`None` in a checkpoint of layout 1 or 2): a cold read need
+    /// not read it from the store, and checks it hashes to the position's id.
+    origin: Option<Commit>,
+}
+
+/// A position in a checkpoint of layout 2: a [`Slot`] without its commit.
+#[derive(Debug, Serialize, Deserialize)]
+struct SlotV2 {
+    position: CommitId,
+    commit: Option<CommitId>,
+    blob: BlobId,
+    edits: Vec<CommitId>,
+    results: Vec<Option<u32>>,
+    caller: Option<u32>,
     shape: Option<(Shape, u32)>,
 }
 
@@ -150,14 +167,13 @@ pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Encoded>> {
     }))
 }
 
-/// Whether a chain of `len` commits ending at `last` is followed by a checkpoint: about one
-/// chain in `interval / len`, decided by the last commit's id, so every process decides alike
-/// and no count is kept anywhere.
-pub(crate) fn due(last: &CommitId, len: usize, interval: u64) -> bool {
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&last.as_bytes()[..8]);
-    let len = u64::try_from(len).unwrap_or(u64::MAX);
-    u64::from_le_bytes(first) < (u64::MAX / interval.max(1)).saturating_mul(len)
+/// Whether a branch `since` commits past its checkpoint, with `in_view` messages in view, is
+/// checkpointed again: at `interval` commits, or sooner for a small view, every sixteenth of
+/// its length and at least every 16 commits. A cold read then walks at most a sixteenth of
+/// the view past the checkpoint (or `interval`), and a checkpoint, which encodes the whole
+/// view, costs a write about as much as 16 of its positions would.
+pub(crate) fn due(since: u64, in_view: u64, interval: u64) -> bool {
+    interval > 0 && since >= interval.min((in_view / 16).max(16))
 }
 
 /// The commit of the newest checkpoint written on `branch`, if any.
@@ -318,6 +334,7 @@ fn slot_of(i: usize, e: &ViewEntry) -> Option<Slot> {
         results,
         caller,
         shape: Some(((*e.shape).clone(), e.tokens)),
+        origin: Some((*e.origin).clone()),
     })
 }
 
@@ -443,10 +460,9 @@ pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
         return Err(damaged("of another layout or commit"));
     }
     let mut slots: Vec<Slot> = Vec::with_capacity(manifest.positions as usize);
-    for id in &manifest.chunks {
-        let chunk = src
-            .meta(&chunk_key(id))?
-            .ok_or_else(|| damaged("a chunk is missing"))?;
+    let keys: Vec<String> = manifest.chunks.iter().map(chunk_key).collect();
+    for (id, chunk) in manifest.chunks.iter().zip(src.metas(&keys)?) {
+        let chunk = chunk.ok_or_else(|| damaged("a chunk is missing"))?;
         if blake3::hash(&chunk).as_bytes() != id {
             return Err(damaged("a chunk does not match its id"));
         }
@@ -462,6 +478,21 @@ pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
                         results: s.results,
                         caller: s.caller,
                         shape: None,
+                        origin: None,
+                    }),
+            ),
+            2 => slots.extend(
+                crate::storage::store::meta::decode_small::<Vec<SlotV2>>(&chunk)?
+                    .into_iter()
+                    .map(|s| Slot {
+                        position: s.position,
+                        commit: s.commit,
+                        blob: s.blob,
+                        edits: s.edits,
+                        results: s.results,
+                        caller: s.caller,
+                        shape: s.shape,
+                        origin: None,
                     }),
             ),
             _ => slots.extend(crate::storage::store::meta::decode_small::<Vec<Slot>>(
@@ -492,13 +523,31 @@ fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool)
             slot.shape = Some((Arc::unwrap_or_clone(shape), tokens));
         }
     }
-    let positions: Vec<CommitId> = slots.iter().map(|s| s.position).collect();
-    let origins: Vec<Commit> = match src.commits(&positions) {
-        Some(loaded) => loaded?,
-        None => positions
-            .iter()
-            .map(|p| src.commit(p))
+    let origins: Vec<Commit> = match slots.iter().all(|s| s.origin.is_some()) {
+        // Kept in the checkpoint: each is the position's commit only if it hashes to its id.
+        true => slots
+            .iter_mut()
+            .enumerate()
+            .map(|(i, s)| {
+                let origin = s.origin.take().filter(|c| c.id().ok() == Some(s.position));
+                origin.ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "checkpoint of {}: position {i} keeps another commit",
+                        at.short()
+                    ))
+                })
+            })
             .collect::<Result<_>>()?,
+        false => {
+            let positions: Vec<CommitId> = slots.iter().map(|s| s.position).collect();
+            match src.commits(&positions) {
+                Some(loaded) => loaded?,
+                None => positions
+                    .iter()
+                    .map(|p| src.commit(p))
+                    .collect::<Result<_>>()?,
+            }
+        }
     };
     let n = slots.len();
     let mut entries = Vec::with_capacity(n);
@@ -546,28 +595,53 @@ fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool)
 }
 
 /// Checkpoints the view of every branch whose pointer does not name its tip (a store older
-/// code wrote, a clone, a pull) or names one of an older layout or redaction count, one
-/// transaction a branch, each view built from the branch's checkpoint if it has one. Returns
-/// how many were written.
+/// code wrote) or names one of an older layout or redaction count: [`write_branches`] of them
+/// all. Returns how many were written.
 pub(crate) fn write_all(store: &crate::storage::store::Store) -> Result<usize> {
+    let names: Vec<String> = store
+        .read()?
+        .branches()?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    write_branches(store, &names)
+}
+
+/// Checkpoints the view of each of `branches` (at its tip) unless its pointer names its tip
+/// already in this layout and redaction count: one transaction a branch, each view built from
+/// the branch's checkpoint if it has one, and the branch's counts kept with it. What a write
+/// that moved a branch without folding its commits (an import of commits, a push, a pull or a
+/// clone received) runs after it, so the next cold read starts at the tip. Returns how many
+/// were written.
+pub(crate) fn write_branches(
+    store: &crate::storage::store::Store,
+    branches: &[String],
+) -> Result<usize> {
     let mut written = 0;
-    for (name, _) in store.read()?.branches()? {
+    for name in branches {
         let mut w = store.write_refs(&[name.as_str()])?;
         // Read again under the branch's lock: it may have moved or gone.
-        let Some(tip) = w.branch(&name)? else {
+        let Some(tip) = w.branch(name)? else {
             continue;
         };
-        let from = of_branch(&w, &name)?;
+        let from = of_branch(&w, name)?;
         let redactions = w.redactions()?;
         if from == Some(tip) && is_current(&w, &tip, redactions)? {
             continue;
         }
-        let Some(encoded) = encode(&build(&w, Some(tip), from)?, redactions)? else {
-            continue;
+        let view = build(&w, Some(tip), from)?;
+        if let Some(encoded) = encode(&view, redactions)? {
+            write(&mut w, name, encoded, &None)?;
+            written += 1;
+        }
+        let stats = crate::stats::BranchStats {
+            tip,
+            last_activity_us: w.commit_object(&tip)?.timestamp_us,
+            tally: view.tally(),
+            since_checkpoint: Some(0),
         };
-        write(&mut w, &name, encoded, &None)?;
+        w.set_branch_stats(name, Some(&stats))?;
         w.commit()?;
-        written += 1;
     }
     Ok(written)
 }

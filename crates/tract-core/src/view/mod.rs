@@ -276,7 +276,7 @@ pub(crate) trait Source: Sync {
         head: CommitId,
         stop: Option<CommitId>,
     ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
-        crate::storage::store::snapshot::walk_first_parents(Vec::new(), Some(head), stop, |id| {
+        crate::storage::store::verify::walk_first_parents(Vec::new(), Some(head), stop, |id| {
             self.commit(id)
         })
     }
@@ -292,6 +292,10 @@ pub(crate) trait Source: Sync {
     }
     /// A metadata value (view checkpoints are kept there).
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// Many metadata values, in order.
+    fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.meta(k)).collect()
+    }
     /// How many redactions the store has seen.
     fn redactions(&self) -> Result<u64>;
 }
@@ -319,6 +323,9 @@ impl Source for Snapshot {
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
         Snapshot::meta(self, key)
     }
+    fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        Snapshot::metas(self, keys)
+    }
     fn redactions(&self) -> Result<u64> {
         Snapshot::redactions(self)
     }
@@ -335,8 +342,24 @@ impl Source for crate::storage::store::writer::Writer {
     fn parallel(&self) -> bool {
         false
     }
+    fn first_parents(
+        &self,
+        head: CommitId,
+        stop: Option<CommitId>,
+    ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+        crate::storage::store::writer::Writer::first_parents(self, head, stop)
+    }
+    fn blobs(&self, ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
+        crate::storage::store::writer::Writer::blobs(self, ids)
+    }
+    fn commits(&self, ids: &[CommitId]) -> Option<Result<Vec<Commit>>> {
+        crate::storage::store::writer::Writer::commits(self, ids)
+    }
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
         crate::storage::store::writer::Writer::meta(self, key)
+    }
+    fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        crate::storage::store::writer::Writer::metas(self, keys)
     }
     fn redactions(&self) -> Result<u64> {
         crate::storage::store::writer::Writer::redactions(self)

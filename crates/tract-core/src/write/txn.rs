@@ -304,8 +304,7 @@ fn write_grouped(
         // Past this point the job has written: a failure abandons the whole group.
         let chaining = Chaining { clock, scrubber };
         let (infos, detached) = put(w, &target, chaining, &start).map_err(JobError::Fatal)?;
-        keep_stats(w, &views, &start, &infos).map_err(JobError::Fatal)?;
-        keep_checkpoint(w, &views, &start, &infos, interval).map_err(JobError::Fatal)?;
+        keep_branch(w, &views, &start, &infos, interval).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
     });
     settle(repo, written)
@@ -351,23 +350,20 @@ pub(crate) fn write_planned(
         scrubber: Scrubber::in_write(&repo.store, &w)?,
     };
     let (infos, detached) = write_chain(&mut w, &target, chaining, &start, steps, None)?;
-    let committed = keep_stats(&mut w, &repo.views, &start, &infos)
-        .and_then(|()| {
-            keep_checkpoint(
-                &mut w,
-                &repo.views,
-                &start,
-                &infos,
-                options.checkpoint_interval,
-            )
-        })
-        .and_then(|()| w.commit());
+    let committed = keep_branch(
+        &mut w,
+        &repo.views,
+        &start,
+        &infos,
+        options.checkpoint_interval,
+    )
+    .and_then(|()| w.commit());
     settle(repo, committed.map(|()| (start, infos, detached)))
 }
 
 /// After a write: the handle takes its new position and its cached view the new commits; a
 /// write that did not commit drops the cached view (it may have been extended inside the
-/// transaction, see [`keep_stats`]).
+/// transaction, see [`keep_branch`]).
 fn settle(
     repo: &Repo,
     written: Result<(Head, Vec<CommitInfo>, Option<HeadRef>)>,
@@ -562,108 +558,124 @@ pub(crate) fn rewrite(
     Ok(infos)
 }
 
-/// Updates the counts of the branch the chain `infos` was written on (from `start`): from its
-/// stored counts when the chain only appends (and edits what it appended), else from the
-/// handle's cached view (extended with the chain), else from a view built in the transaction.
-fn keep_stats(w: &mut Writer, views: &ViewCache, start: &Head, infos: &[CommitInfo]) -> Result<()> {
-    let (HeadRef::Branch(branch), Some(last)) = (&start.target, infos.last()) else {
-        return Ok(());
-    };
-    let tally = match counted(w, branch, start, infos)? {
-        Some(t) => t,
-        None => match views.extend_and_tally(&*w, w.redactions()?, start.commit, infos) {
-            Some(t) => t,
-            None => View::build(&*w, Some(last.id), None)?.tally(),
-        },
-    };
-    let stats = BranchStats {
-        tip: last.id,
-        last_activity_us: last.commit.timestamp_us,
-        tally,
-    };
-    w.set_branch_stats(branch, Some(&stats))
-}
-
-/// Checkpoints the view of the branch the chain `infos` was written on, from the handle's
-/// cached view extended with the chain: after a compress or a clear, for about one commit in
-/// `interval` (none at all with 0), and on the first write from a view its branch names no
-/// checkpoint of. A handle without a cached view writes none: building one here would hold
-/// every other writer off while it replays.
-fn keep_checkpoint(
+/// Keeps what the store holds about the branch the chain `infos` was written on (from
+/// `start`): its counts, and a checkpoint of its view once the branch is far enough past its
+/// last one ([`checkpoint::due`]: at most `interval` commits; none at all with 0), or after a
+/// compress or a clear, which change much of the view at once.
+///
+/// The counts follow from the stored ones when the chain only appends (and edits what it
+/// appended). Otherwise, and when a checkpoint is due, the view is the handle's cached one
+/// extended with the chain, else one built here from the branch's checkpoint and the commits
+/// since (at most `interval` of them, or a fresh branch's chain alone): a writer that never
+/// compiled leaves checkpoints as one that did, without reading the history back. The view
+/// built stays cached, so the handle's next checkpoint extends it.
+fn keep_branch(
     w: &mut Writer,
     views: &ViewCache,
     start: &Head,
     infos: &[CommitInfo],
     interval: u64,
 ) -> Result<()> {
-    let (HeadRef::Branch(branch), Some(parent), Some(last), true) =
-        (&start.target, start.commit, infos.last(), interval > 0)
-    else {
+    let (HeadRef::Branch(branch), Some(last)) = (&start.target, infos.last()) else {
         return Ok(());
     };
+    let (tally, since) = match start.commit {
+        None => (Some(Tally::default()), Some(0)),
+        Some(tip) => match w.branch_stats(branch)?.filter(|s| s.tip == tip) {
+            Some(s) => (Some(s.tally), s.since_checkpoint),
+            None => (None, None),
+        },
+    };
+    let counted = tally.and_then(|t| counted(t, infos));
+    let mut since = since.map(|n| n.saturating_add(infos.len() as u64));
     // A compress, or a chain of several edits (a clear of old results), changes much of the
     // view at once.
     let reshaped = infos
         .iter()
         .any(|i| matches!(i.commit.op, Op::Compress { .. }))
         || (infos.len() > 1 && infos.iter().all(|i| matches!(i.commit.op, Op::Edit { .. })));
-    let due = reshaped || checkpoint::due(&last.id, infos.len(), interval);
-    // A write that counted from the view (a compress) has extended it with the chain already.
-    let extended = views.cached(last.id, |v| v.checkpointed);
-    let checkpointed = match extended.or_else(|| views.cached(parent, |v| v.checkpointed)) {
-        Some(c) => c,
-        None => return Ok(()),
-    };
-    if !due && checkpointed {
-        return Ok(());
+    // A cached view that no checkpoint of its branch stands for (it was replayed) is saved
+    // at its first write.
+    let replayed = start
+        .commit
+        .and_then(|parent| views.cached(parent, |v| !v.checkpointed))
+        .or_else(|| views.cached(last.id, |v| !v.checkpointed))
+        .unwrap_or(false);
+    let in_view = counted.as_ref().map_or(0, |t| t.messages);
+    let due = interval > 0
+        && (reshaped || replayed || since.is_none_or(|n| checkpoint::due(n, in_view, interval)));
+    if let (Some(tally), false) = (&counted, due) {
+        return set_stats(w, branch, last, tally.clone(), since);
     }
     let redactions = w.redactions()?;
-    if extended.is_none()
-        && views
+    // A write that counted from the view (a compress) has extended it with the chain already.
+    let cached = views.cached(last.id, |_| ()).is_some()
+        || views
             .extend_and_tally(&*w, redactions, start.commit, infos)
-            .is_none()
-    {
-        return Ok(());
-    }
+            .is_some();
     // A view built before a redaction this transaction sees may show what it removed.
-    if views.redactions() != redactions {
-        return Ok(());
-    }
-    let encoded = views.cached(last.id, |v| {
-        let encoded = checkpoint::encode(v, redactions);
-        // A view that cannot be checkpointed is not tried again on every write: its next
-        // chance is the next one due.
-        v.checkpointed = encoded.is_ok();
-        encoded.map(|e| (e, v.stored.clone()))
-    });
-    match encoded {
-        Some(Ok((Some(encoded), stored))) => {
-            let stored = checkpoint::write(w, branch, encoded, &stored)?;
-            // Dropped with the view if this transaction does not commit.
-            views.cached(last.id, |v| v.stored = stored);
-            Ok(())
+    if !(cached && views.redactions() == redactions) {
+        let from = checkpoint::of_branch(&*w, branch)?;
+        match checkpoint::build(&*w, Some(last.id), from) {
+            Ok(view) => views.keep(view, redactions),
+            Err(e) => {
+                let Some(tally) = counted else {
+                    return Err(e);
+                };
+                // Only the checkpoint needed the view: the write goes on without one, and the
+                // next is tried `interval` commits on (a read replays past what failed here).
+                return set_stats(w, branch, last, tally, Some(0));
+            }
         }
-        Some(Err(e)) => Err(e),
-        _ => Ok(()),
     }
+    let (tally, encoded) = views
+        .cached(last.id, |v| {
+            let tally = counted.clone().unwrap_or_else(|| v.tally());
+            let encoded = due.then(|| checkpoint::encode(v, redactions));
+            // A view that cannot be checkpointed is not tried again on every write: its next
+            // chance is `interval` commits on.
+            v.checkpointed |= due;
+            (tally, encoded.map(|e| e.map(|e| (e, v.stored.clone()))))
+        })
+        .ok_or_else(|| Error::invalid_op("the view of the commits just written was dropped"))?;
+    match encoded {
+        None => {}
+        Some(encoded) => {
+            since = Some(0);
+            if let (Some(encoded), stored) = encoded? {
+                let stored = checkpoint::write(w, branch, encoded, &stored)?;
+                // Dropped with the view if this transaction does not commit.
+                views.cached(last.id, |v| v.stored = stored);
+            }
+        }
+    }
+    set_stats(w, branch, last, tally, since)
 }
 
-/// The branch's counts after `infos`, from its stored counts at `start`, when every commit
-/// appends or edits a message appended earlier in the chain; `None` otherwise.
-fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Result<Option<Tally>> {
-    let mut tally = match start.commit {
-        None => Tally::default(),
-        Some(tip) => match w.branch_stats(branch)? {
-            Some(s) if s.tip == tip => s.tally,
-            _ => return Ok(None),
-        },
+/// Stores `branch`'s counts at `last`, the tip a write just made.
+fn set_stats(
+    w: &mut Writer,
+    branch: &str,
+    last: &CommitInfo,
+    tally: Tally,
+    since_checkpoint: Option<u64>,
+) -> Result<()> {
+    let stats = BranchStats {
+        tip: last.id,
+        last_activity_us: last.commit.timestamp_us,
+        tally,
+        since_checkpoint,
     };
+    w.set_branch_stats(branch, Some(&stats))
+}
+
+/// The branch's counts after `infos` from its counts before them (`tally`), when every commit
+/// appends or edits a message appended earlier in the chain; `None` otherwise.
+fn counted(mut tally: Tally, infos: &[CommitInfo]) -> Option<Tally> {
     // Per commit of the chain: its tokens in view now, and whether it answers no call.
     let mut entries: Vec<(u32, bool)> = Vec::with_capacity(infos.len());
     for (k, info) in infos.iter().enumerate() {
-        let Some(m) = &info.message else {
-            return Ok(None);
-        };
+        let m = info.message.as_ref()?;
         match &info.commit.op {
             Op::Append
             | Op::Merge {
@@ -671,9 +683,7 @@ fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Resu
                 ..
             } => entries.push((info.token_count, tally.push(m, info.token_count))),
             Op::Edit { target } => {
-                let Some(j) = infos[..k].iter().position(|i| i.id == *target) else {
-                    return Ok(None);
-                };
+                let j = infos[..k].iter().position(|i| i.id == *target)?;
                 let (old, orphan) = entries[j];
                 tally.edit(old, info.token_count, orphan);
                 entries[j].0 = info.token_count;
@@ -681,10 +691,10 @@ fn counted(w: &Writer, branch: &str, start: &Head, infos: &[CommitInfo]) -> Resu
             }
             // A record changes nothing in view; it keeps the chain's positions aligned.
             Op::Record { .. } => entries.push((0, false)),
-            Op::Compress { .. } | Op::Merge { .. } => return Ok(None),
+            Op::Compress { .. } | Op::Merge { .. } => return None,
         }
     }
-    Ok(Some(tally))
+    Some(tally)
 }
 
 fn check_expected(head: &Head, expected: Option<CommitId>) -> Result<()> {

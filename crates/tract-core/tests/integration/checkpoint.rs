@@ -620,7 +620,7 @@ fn a_checkpoint_asks_only_for_the_chunks_it_does_not_know_are_stored() {
 }
 
 #[test]
-fn a_clone_carries_no_checkpoint_and_checkpoint_views_writes_its_own() {
+fn a_clone_checkpoints_each_branch_it_receives_at_its_tip() {
     let (_dir, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
     t.compile().unwrap();
@@ -629,19 +629,99 @@ fn a_clone_carries_no_checkpoint_and_checkpoint_views_writes_its_own() {
     assert!(newest(&t).is_some());
     let (_dest_dir, dest) = temp_store();
     let (copy, _) = Tract::clone_store(&path, &dest, tract_core::StoreOptions::default()).unwrap();
-    // Sync copies objects, refs and settings: checkpoints are the store's own derived data.
-    assert!(keys(&copy, "checkpoint").is_empty());
-    // A handle that only reads replays, and shows what the original shows.
+    // Sync copies objects, refs and settings; the receiver makes its own checkpoint (derived
+    // data, of its own redaction count) of what it received, at the tip.
+    assert_eq!(
+        newest(&copy),
+        copy.head().unwrap().commit.map(|h| h.as_bytes().to_vec())
+    );
     assert_eq!(
         shown(&copy.compile().unwrap()),
         shown(&t.compile().unwrap())
     );
-    assert!(keys(&copy, "checkpoint").is_empty(), "reading writes none");
-    assert_eq!(copy.checkpoint_views().unwrap(), 1);
     assert_eq!(
         copy.checkpoint_views().unwrap(),
         0,
         "the tip is checkpointed already"
     );
     cold_is_replayed(&dest);
+}
+
+/// Each branch's commits a cold read walks past its checkpoint, as `fsck` counts them, once it
+/// finds the store at `path` sound.
+fn past_checkpoint(path: &Path) -> std::collections::BTreeMap<String, u64> {
+    let t = open_bound(path, Bind::Branch(branch("main")));
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    report.past_checkpoint.into_iter().collect()
+}
+
+/// Every branch of the store at `path` is at most `k` commits past its checkpoint, and a new
+/// handle on it shows what a replay shows.
+fn cold_within(path: &Path, k: u64, step: &str) {
+    let past = past_checkpoint(path);
+    assert!(!past.is_empty(), "{step}");
+    for (name, n) in past {
+        assert!(n <= k, "{step}: {name} is {n} commits past its checkpoint");
+        let cold = open_bound(path, Bind::Branch(branch(&name)));
+        same(
+            &shown(&cold.compile().unwrap()),
+            &shown(&cold.compile_replayed().unwrap()),
+            &format!("{step}: {name}"),
+        );
+    }
+}
+
+#[test]
+fn every_writer_leaves_checkpoints_a_cold_read_starts_from() {
+    use tract_core::{Message, Role};
+    const K: u64 = 8;
+    let (_dir, path) = temp_store();
+    // Appends one at a time, from handles that never compile.
+    let plain = with_interval(&path, "main", K);
+    for i in 0..30 {
+        plain.user(format!("question {i}")).unwrap();
+        plain.assistant(format!("answer {i}"), Vec::new()).unwrap();
+    }
+    // Batches, longer and shorter than the interval.
+    let batch = with_interval(&path, "batch", K);
+    for n in [20, 3, 5, 1, 11] {
+        let messages = (0..n)
+            .map(|i| Message::text(Role::User, format!("batch of {n}: {i}")))
+            .collect();
+        batch.append_batch(messages).unwrap();
+    }
+    // A real Claude Code session (with the sub-agent it ran), imported.
+    let imported = with_interval(&path, "imported", K);
+    imported
+        .import_file(
+            crate::support::fixture("claude-code-real/v2.1.39-task-subagent.jsonl"),
+            None,
+        )
+        .unwrap();
+    cold_within(&path, K, "written");
+    // tract's own export of every commit, imported into another store as it is (its commits
+    // keep their ids: they are stored, not folded).
+    let history = plain
+        .export(tract_core::formats::exports::ExportFormat::Jsonl, true)
+        .unwrap();
+    let (_copy_dir, copy) = temp_store();
+    with_interval(&copy, "main", K)
+        .import(tract_core::formats::transcript::parse(&history, None).unwrap())
+        .unwrap();
+    cold_within(&copy, K, "a commit export imported");
+    // A push's receiver, then a pull's.
+    let (_peer_dir, peer) = temp_store();
+    let receiver = open_bound(&peer, Bind::Branch(branch("main")));
+    let pushed =
+        tract_core::push(plain.store(), &peer, &tract_core::SyncOptions::default()).unwrap();
+    assert!(pushed.refused.is_empty());
+    cold_within(&peer, K, "pushed");
+    for i in 0..13 {
+        plain.user(format!("after the push {i}")).unwrap();
+    }
+    let pulled =
+        tract_core::pull(receiver.store(), &path, &tract_core::SyncOptions::default()).unwrap();
+    assert!(pulled.refused.is_empty() && !pulled.branches.is_empty());
+    cold_within(&peer, K, "pulled");
 }

@@ -140,17 +140,30 @@ fn push_sends_only_what_the_receiver_lacks_and_clones_of_clones_keep_every_id() 
         twice.compile().unwrap().to_openai().unwrap(),
         src.compile().unwrap().to_openai().unwrap()
     );
-    // A clone keeps the counts the sender keeps for its tips: listing the copy's branches
-    // replays no view. (A push's receiver counts them again: it may hold content of its own.)
+    // A clone holds counts for every tip it received, the sender's where it keeps them, and
+    // a checkpoint of each branch at its tip: listing the copy's branches replays no view, and
+    // a cold read walks no commit.
     let (_e, e) = temp_store();
     let (copy, _) = Tract::clone_store(&a, &e, tract_core::StoreOptions::default()).unwrap();
     let (theirs, ours) = (src.store().read().unwrap(), copy.store().read().unwrap());
     assert!(theirs.branch_stats("main").unwrap().is_some());
-    for (name, _) in all_branches(&src) {
-        // `sub` has none since the redaction: counted when listed, on both sides.
-        let kept = theirs.branch_stats(&name).unwrap();
-        assert_eq!(ours.branch_stats(&name).unwrap(), kept, "{name}");
+    for (name, tip) in all_branches(&src) {
+        let counted = ours
+            .branch_stats(&name)
+            .unwrap()
+            .expect("counted at the clone");
+        assert_eq!(counted.tip, tip, "{name}");
+        // `sub` has none since the redaction: the copy counted it.
+        if let Some(kept) = theirs.branch_stats(&name).unwrap() {
+            assert_eq!(counted.tally, kept.tally, "{name}");
+        }
     }
+    let report = tract_core::fsck(copy.store()).unwrap();
+    assert!(
+        report.past_checkpoint.iter().all(|(_, n)| *n == 0),
+        "{:?}",
+        report.past_checkpoint
+    );
     assert!(tract_core::fsck(copy.store()).unwrap().is_clean());
 }
 

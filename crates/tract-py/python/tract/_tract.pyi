@@ -806,10 +806,12 @@ class Tract:
         of kind `index`, and `update_index(rebuild=True)` repairs them), `unreachable`
         (`commits`, `blobs`, `chunks`: full ids), `redacted` (blob ids) and
         `derived_from_redacted` (commits whose content was made from redacted content:
-        `redact(..., follow=True)` removes them too), and `reused_call_ids` (branch name to how
+        `redact(..., follow=True)` removes them too), `reused_call_ids` (branch name to how
         many tool calls in its view reuse an id an earlier call used: not a problem, compile
-        sends each under a new id), and `secrets_in_view` (branch name to how many messages in
-        its view hold what looks like a credential: a warning, `redact_secrets()` scrubs them)."""
+        sends each under a new id), `secrets_in_view` (branch name to how many messages in its
+        view hold what looks like a credential: a warning, `redact_secrets()` scrubs them), and
+        `past_checkpoint` (every branch's name to the commits a new handle reads past its view
+        checkpoint: at most the checkpoint interval, the whole history without a checkpoint)."""
 
     def redact(self, commit: Rev, reason: str, *, follow: bool = False) -> dict[str, Any]:
         """Removes the content of the message `commit` names from the store for good: a tombstone

@@ -382,6 +382,10 @@ struct Known {
     stats: HashMap<String, Option<Vec<u8>>>,
     /// Commit records read (immutable under their ids).
     commits: HashMap<Key, Vec<u8>>,
+    /// A read transaction's metadata values read: it sees one state of the store, so each is
+    /// read once (a cold read asks for the redaction count and a branch's checkpoint from
+    /// several places).
+    metas: HashMap<String, Option<Vec<u8>>>,
 }
 
 /// What a round trip asks after the `BEGIN` and the held-back writes.
@@ -676,15 +680,24 @@ fn key_of(bytes: &[u8]) -> Result<Key> {
 impl PgTx {
     /// The commit records from `head` back along first parents, newest first, in one query:
     /// stopping before `stop`, and after `limit` records.
+    ///
+    /// The recursion carries ids only, each step one lookup of the parent by primary key, and
+    /// each record is read once at the end. Both are subqueries so the planner cannot choose a
+    /// join: a hash join scans the whole table at every step of a recursion it expects to be
+    /// short (173 ms for 1,000 commits, against 5 ms this way).
     fn chain(&self, head: &Key, stop: Option<&Key>, limit: Option<usize>) -> Result<Records> {
-        let sql = "WITH RECURSIVE chain(id, parent, record, depth) AS (
-                SELECT id, parent, record, 1 FROM @.commits WHERE id = $1
+        let sql = "WITH RECURSIVE chain(id, parent, depth) AS (
+                SELECT id, parent, 1 FROM @.commits WHERE id = $1
                 UNION ALL
-                SELECT c.id, c.parent, c.record, chain.depth + 1
-                FROM chain JOIN @.commits c ON c.id = chain.parent
-                WHERE ($2::bytea IS NULL OR chain.parent <> $2::bytea)
+                SELECT chain.parent,
+                       (SELECT c.parent FROM @.commits c WHERE c.id = chain.parent),
+                       chain.depth + 1
+                FROM chain
+                WHERE chain.parent IS NOT NULL
+                  AND ($2::bytea IS NULL OR chain.parent <> $2::bytea)
                   AND ($3::integer IS NULL OR chain.depth < $3)
-            ) SELECT id, record FROM chain ORDER BY depth";
+            ) SELECT id, (SELECT c.record FROM @.commits c WHERE c.id = chain.id)
+              FROM chain ORDER BY depth";
         let stop = stop.map(|s| s.as_slice());
         let limit = limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
         let rows = self.query(
@@ -697,7 +710,12 @@ impl PgTx {
         )?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
-            out.push((key_of(row.get::<_, &[u8]>(0))?, row.get(1)));
+            // A parent the table does not hold ends the chain here; the caller's walk reads
+            // on from it and says what is missing.
+            let Some(record) = row.get::<_, Option<Vec<u8>>>(1) else {
+                break;
+            };
+            out.push((key_of(row.get::<_, &[u8]>(0))?, record));
         }
         Ok(out)
     }
@@ -832,11 +850,34 @@ impl ReadTx for PgTx {
     }
 
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let read = self.scope.is_none();
+        if read && let Some(value) = self.known().metas.get(key) {
+            return Ok(value.clone());
+        }
         let rows = self.query(
             "SELECT value FROM @.meta WHERE key = $1",
             &[(&key, Type::TEXT)],
         )?;
-        Ok(rows.first().map(|r| r.get(0)))
+        let value: Option<Vec<u8>> = rows.first().map(|r| r.get(0));
+        if read {
+            self.known().metas.insert(key.to_string(), value.clone());
+        }
+        Ok(value)
+    }
+
+    fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            "SELECT key, value FROM @.meta WHERE key = ANY($1)",
+            &[(&keys, Type::TEXT_ARRAY)],
+        )?;
+        let mut found: HashMap<String, Vec<u8>> = HashMap::with_capacity(rows.len());
+        for row in rows {
+            found.insert(row.get(0), row.get(1));
+        }
+        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
     }
 
     fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
@@ -850,7 +891,13 @@ impl ReadTx for PgTx {
 
     fn tip(&self, name: &str) -> Result<Option<Key>> {
         if self.scope.is_none() {
-            return self.stored_tip(name);
+            // One state of the store: each tip is read once.
+            if let Some(tip) = self.known_tips().get(name) {
+                return Ok(*tip);
+            }
+            let tip = self.stored_tip(name)?;
+            self.known_tips().insert(name.to_string(), tip);
+            return Ok(tip);
         }
         if let Some(tip) = self.known_tips().get(name) {
             return Ok(*tip);

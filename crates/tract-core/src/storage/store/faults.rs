@@ -22,7 +22,7 @@ use crate::storage::backend::{
 };
 use crate::storage::codec;
 pub use crate::storage::store::create::CreationStep;
-use crate::storage::store::meta::{decode_small, encode_small, setting_key};
+use crate::storage::store::meta::{encode_small, setting_key};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -295,6 +295,11 @@ macro_rules! forward_reads {
             self.tx.meta(key)
         }
 
+        fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+            self.faults.enter(Call::Meta)?;
+            self.tx.metas(keys)
+        }
+
         fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
             self.faults.enter(Call::Meta)?;
             self.tx.meta_keys(prefix)
@@ -539,7 +544,10 @@ impl Damage {
 
     /// The counts kept for a branch.
     pub fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
-        self.tx.stats(name)?.map(|r| decode_small(&r)).transpose()
+        self.tx
+            .stats(name)?
+            .map(|r| crate::storage::store::meta::decode_stats(&r))
+            .transpose()
     }
 
     /// Stores counts for a branch, whatever its view holds (or removes them with `None`).

@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::refs::{Head, HeadRef};
+use crate::stats::BranchStats;
 use crate::storage::backend::ReadTx;
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +54,29 @@ pub(crate) fn encode_small<T: Serialize>(v: &T) -> Result<Vec<u8>> {
 /// A small value from its stored bytes (bytes that do not decode are a corrupt store).
 pub(crate) fn decode_small<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
     postcard::from_bytes(bytes).map_err(|e| Error::corrupt(format!("cannot decode: {e}")))
+}
+
+/// A [`BranchStats`] row as tract wrote it before it counted commits since a checkpoint.
+#[derive(Deserialize)]
+struct BranchStatsV1 {
+    tip: crate::id::CommitId,
+    last_activity_us: u64,
+    tally: crate::stats::Tally,
+}
+
+/// The counts a branch's row holds, in this layout or the one before. (`postcard`: a newer
+/// field goes last, so an older reader, which ignores what follows the fields it knows, still
+/// reads the row.)
+pub(crate) fn decode_stats(bytes: &[u8]) -> Result<BranchStats> {
+    decode_small(bytes).or_else(|e| {
+        let old: BranchStatsV1 = decode_small(bytes).map_err(|_| e)?;
+        Ok(BranchStats {
+            tip: old.tip,
+            last_activity_us: old.last_activity_us,
+            tally: old.tally,
+            since_checkpoint: None,
+        })
+    })
 }
 
 /// A counter kept in `meta` (0 when it was never set).

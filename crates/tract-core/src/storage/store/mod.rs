@@ -182,9 +182,11 @@ pub struct StoreOptions {
     pub lock_timeout: Duration,
     /// Where timestamps come from.
     pub clock: Clock,
-    /// How many commits a branch goes, on average, between two checkpoints of its view written
-    /// by this handle (besides those after a compress or a clear); 0 writes none, and new
-    /// handles replay what follows the last one.
+    /// The most commits a branch goes past the checkpoint of its view before a write from
+    /// this handle checkpoints it again (besides after a compress or a clear): a cold read
+    /// walks at most this many commits. A small view is checkpointed sooner, every sixteenth of
+    /// its length (at least 16 commits), so the walk stays a small part of the read. 0 writes
+    /// none, and new handles replay what follows the last one.
     pub checkpoint_interval: u64,
     /// How many commits this process writes before it adds them to the search index, in the
     /// background (0: it does not; a search then indexes what is new itself).
@@ -194,8 +196,8 @@ pub struct StoreOptions {
 /// The search index's batch when none is set.
 pub const DEFAULT_INDEX_BATCH: u64 = 1024;
 
-/// The checkpoint interval when none is set: a new handle folds about 256 commits on top of
-/// the newest checkpoint, and a checkpoint costs about one chunk per 256 commits.
+/// The checkpoint interval when none is set: a new handle folds at most 256 commits on top of
+/// the newest checkpoint.
 pub const DEFAULT_CHECKPOINT_INTERVAL: u64 = 256;
 
 impl Default for StoreOptions {

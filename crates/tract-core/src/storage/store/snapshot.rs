@@ -13,8 +13,8 @@ use crate::storage::store::meta::{
     read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
-    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_in,
-    tombstone_of, verified_blob_bytes, verified_commit,
+    BlobCopy, Tombstone, chunk_from, damaged, decoding, linked_records, read_blob, read_commit,
+    tombstone_in, tombstone_of, verified_blob_bytes, verified_commit, walk_first_parents,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -89,24 +89,9 @@ impl Snapshot {
                 .first_parent_records(head.as_bytes(), stop_key.as_ref())?
             {
                 let mut walked = self.walked();
-                for (key, record) in records {
-                    let id = CommitId::from_bytes(key);
-                    let commit = verified_commit(&id, &record)?;
-                    walked.insert(id, commit.clone());
-                    chain.push((id, commit));
-                }
-                // The query follows the parent kept beside each record; the walk below checks
-                // it against the verified commits and reads on where the query stopped.
-                cursor = Some(head);
-                let mut checked = Vec::with_capacity(chain.len());
-                for (id, commit) in chain.drain(..) {
-                    if cursor != Some(id) {
-                        break;
-                    }
-                    cursor = commit.parent();
-                    checked.push((id, commit));
-                }
-                chain = checked;
+                cursor = linked_records(records, head, &mut chain, |id, commit| {
+                    walked.insert(*id, commit.clone());
+                })?;
             }
         }
         walk_first_parents(chain, cursor, stop, |id| self.commit(id))
@@ -252,6 +237,11 @@ impl Snapshot {
         self.tx.meta(key)
     }
 
+    /// Many metadata values, in order (one query on a database).
+    pub(crate) fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.tx.metas(keys)
+    }
+
     /// A setting stored in the store (`None` when it was never set).
     pub fn setting(&self, name: &str) -> Result<Option<Vec<u8>>> {
         self.tx.meta(&setting_key(name))
@@ -341,13 +331,16 @@ impl Snapshot {
             .tx
             .all_stats()?
             .into_iter()
-            .map(|(name, row)| (name, decode_small(&row)))
+            .map(|(name, row)| (name, crate::storage::store::meta::decode_stats(&row)))
             .collect())
     }
 
     /// The counts kept for a branch (at the tip they name, which may be stale).
     pub fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
-        self.tx.stats(name)?.map(|r| decode_small(&r)).transpose()
+        self.tx
+            .stats(name)?
+            .map(|r| crate::storage::store::meta::decode_stats(&r))
+            .transpose()
     }
 
     /// The moves of a ref (a branch name or `HEAD`), newest first.
@@ -358,25 +351,4 @@ impl Snapshot {
             .map(|e| decode_small(e))
             .collect()
     }
-}
-
-/// Goes on from `cursor` along first parents to `stop` (excluded), after the commits already
-/// in `chain` (newest first); returns the whole chain oldest first, and whether `stop` was
-/// reached.
-pub(crate) fn walk_first_parents(
-    mut chain: Vec<(CommitId, Commit)>,
-    mut cursor: Option<CommitId>,
-    stop: Option<CommitId>,
-    commit: impl Fn(&CommitId) -> Result<Commit>,
-) -> Result<(Vec<(CommitId, Commit)>, bool)> {
-    while let Some(id) = cursor {
-        if Some(id) == stop {
-            break;
-        }
-        let c = commit(&id)?;
-        cursor = c.parent();
-        chain.push((id, c));
-    }
-    chain.reverse();
-    Ok((chain, cursor.is_some() && cursor == stop))
 }

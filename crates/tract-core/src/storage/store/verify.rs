@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::id::{BlobId, ChunkId, CommitId};
 use crate::object::{Commit, Message};
-use crate::storage::backend::{ObjectTable, ReadTx};
+use crate::storage::backend::{ObjectTable, ReadTx, Records};
 use crate::storage::codec;
 use crate::storage::store::meta::decode_small;
 use serde::{Deserialize, Serialize};
@@ -152,4 +152,48 @@ pub(crate) fn read_blob(
 pub(crate) fn chunk_from(tx: &(impl ReadTx + ?Sized), id: &ChunkId) -> Result<Vec<u8>> {
     tx.object(ObjectTable::Chunks, id.as_bytes())?
         .ok_or_else(|| Error::corrupt(format!("its chunk {} is missing", id.short())))
+}
+
+/// Adds to `chain` the commits of `records` (a backend's walk back from `from`, newest first,
+/// following the parent it keeps beside each record) as long as each is the parent of the one
+/// before, verified (`keep` sees each); returns where a walk goes on from.
+pub(crate) fn linked_records(
+    records: Records,
+    from: CommitId,
+    chain: &mut Vec<(CommitId, Commit)>,
+    mut keep: impl FnMut(&CommitId, &Commit),
+) -> Result<Option<CommitId>> {
+    let mut cursor = Some(from);
+    for (key, record) in records {
+        let id = CommitId::from_bytes(key);
+        if cursor != Some(id) {
+            break;
+        }
+        let commit = verified_commit(&id, &record)?;
+        keep(&id, &commit);
+        cursor = commit.parent();
+        chain.push((id, commit));
+    }
+    Ok(cursor)
+}
+
+/// Walks from `cursor` back along first parents to `stop` (excluded), after the newest-first
+/// `chain` already walked; returns the whole chain oldest first, and whether `stop` was
+/// reached.
+pub(crate) fn walk_first_parents(
+    mut chain: Vec<(CommitId, Commit)>,
+    mut cursor: Option<CommitId>,
+    stop: Option<CommitId>,
+    commit: impl Fn(&CommitId) -> Result<Commit>,
+) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+    while let Some(id) = cursor {
+        if Some(id) == stop {
+            break;
+        }
+        let c = commit(&id)?;
+        cursor = c.parent();
+        chain.push((id, c));
+    }
+    chain.reverse();
+    Ok((chain, cursor.is_some() && cursor == stop))
 }

@@ -15,8 +15,8 @@ use crate::storage::store::meta::{
     read_head, read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
-    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_in,
-    tombstone_of, verified_commit,
+    BlobCopy, Tombstone, chunk_from, damaged, decoding, linked_records, read_blob, read_commit,
+    tombstone_in, tombstone_of, verified_commit, walk_first_parents,
 };
 use std::collections::HashMap;
 
@@ -168,6 +168,84 @@ impl Writer {
         read_blob(record, id, true, |c| chunk_from(&*self.tx, c))
     }
 
+    /// The commits from `head` back along first parents to `stop` (excluded), oldest first,
+    /// and whether `stop` was reached: those this transaction wrote from memory, the rest in
+    /// one query on a backend across a network.
+    pub(crate) fn first_parents(
+        &self,
+        head: CommitId,
+        stop: Option<CommitId>,
+    ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
+        let mut chain = Vec::new();
+        let mut cursor = Some(head);
+        while let Some(id) = cursor.filter(|c| Some(*c) != stop) {
+            let Some((record, _)) = self.pending.commits.get(&id) else {
+                break;
+            };
+            let commit = verified_commit(&id, record)?;
+            cursor = commit.parent();
+            chain.push((id, commit));
+        }
+        if let Some(from) = cursor.filter(|c| Some(*c) != stop) {
+            let stop_key = stop.map(|s| *s.as_bytes());
+            if let Some(records) = self
+                .tx
+                .first_parent_records(from.as_bytes(), stop_key.as_ref())?
+            {
+                cursor = linked_records(records, from, &mut chain, |_, _| ())?;
+            }
+        }
+        walk_first_parents(chain, cursor, stop, |id| self.commit_object(id))
+    }
+
+    /// Many commits, in order, this transaction's from memory and the rest read at once; `None`
+    /// when the backend reads them as quickly one by one.
+    pub(crate) fn commits(&self, ids: &[CommitId]) -> Option<Result<Vec<Commit>>> {
+        if !self.tx.batched() {
+            return None;
+        }
+        let read = || {
+            let missing: Vec<Key> = ids
+                .iter()
+                .filter(|id| !self.pending.commits.contains_key(id))
+                .map(|id| *id.as_bytes())
+                .collect();
+            let mut records = self.tx.objects(ObjectTable::Commits, &missing)?.into_iter();
+            ids.iter()
+                .map(|id| match self.pending.commits.get(id) {
+                    Some((record, _)) => verified_commit(id, record),
+                    None => read_commit(records.next().flatten(), id),
+                })
+                .collect()
+        };
+        Some(read())
+    }
+
+    /// Many blobs' messages and payload token counts, in order, this transaction's from memory
+    /// and the rest read at once; `None` when the backend reads them as quickly one by one.
+    pub(crate) fn blobs(&self, ids: &[BlobId]) -> Option<Result<Vec<(Message, u32)>>> {
+        if !self.tx.batched() {
+            return None;
+        }
+        let read = || {
+            let missing: Vec<Key> = ids
+                .iter()
+                .filter(|id| !self.pending.blobs.contains_key(id))
+                .map(|id| *id.as_bytes())
+                .collect();
+            let mut records = self.tx.objects(ObjectTable::Blobs, &missing)?.into_iter();
+            ids.iter()
+                .map(|id| match self.pending.blobs.contains_key(id) {
+                    true => self.blob(id),
+                    false => read_blob(records.next().flatten(), id, true, |c| {
+                        chunk_from(&*self.tx, c)
+                    }),
+                })
+                .collect()
+        };
+        Some(read())
+    }
+
     /// The tombstone of blob `id` as this transaction sees it, `None` for one not redacted.
     pub(crate) fn tombstone(&self, id: &BlobId) -> Result<Option<Tombstone>> {
         tombstone_in(&*self.tx, id)
@@ -260,6 +338,11 @@ impl Writer {
         self.tx.meta(key)
     }
 
+    /// Many metadata values, in order (one query on a database).
+    pub(crate) fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.tx.metas(keys)
+    }
+
     /// The metadata keys starting with `prefix`, in order.
     pub(crate) fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
         self.tx.meta_keys(prefix)
@@ -329,7 +412,10 @@ impl Writer {
 
     /// The counts kept for a branch (at the tip they name, which may be stale).
     pub(crate) fn branch_stats(&self, name: &str) -> Result<Option<BranchStats>> {
-        self.tx.stats(name)?.map(|r| decode_small(&r)).transpose()
+        self.tx
+            .stats(name)?
+            .map(|r| crate::storage::store::meta::decode_stats(&r))
+            .transpose()
     }
 
     /// Counts one more collection by `gc` that removed objects.
