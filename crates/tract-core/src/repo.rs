@@ -279,6 +279,13 @@ impl Repo {
     /// Runs `f` on a fresh snapshot and the view at the handle's position.
     pub(crate) fn at_head<R>(&self, f: impl FnOnce(&Snapshot, &View) -> R) -> Result<R> {
         let snap = self.read()?;
+        if let Target::Own {
+            target: HeadRef::Branch(name),
+            ..
+        } = self.target()
+        {
+            checkpoint::read_ahead(&snap, &name)?;
+        }
         let head = self.head(&snap)?.commit;
         self.with_view(&snap, head, |v| f(&snap, v))
     }

@@ -474,7 +474,7 @@ pub(crate) fn transfer(
         report.settings = true;
     }
     w.commit()?;
-    received(to, moved.iter().map(|(_, b)| b.name.clone()).collect());
+    received(&src, to, moved.iter().map(|(_, b)| b));
     moved.sort_by_key(|(at, _)| *at);
     refused.sort_by_key(|(at, _)| *at);
     report.branches = moved.into_iter().map(|(_, b)| b).collect();
@@ -483,14 +483,23 @@ pub(crate) fn transfer(
 }
 
 /// Checkpoints the view of each branch a transfer moved on the receiver (DESIGN §14: a cold
-/// read costs the view, whatever wrote the branch), unless the receiver's handle keeps none.
-/// The commits are received already: a checkpoint that cannot be written now is written by the
-/// branch's next write, and reads replay until then.
-fn received(to: &Store, branches: Vec<String>) {
-    if to.options().checkpoint_interval == 0 || branches.is_empty() {
+/// read costs the view, whatever wrote the branch), unless the receiver's handle keeps none:
+/// from the receiver's checkpoint of the branch, else from the sender's (as `src`, the state
+/// the transfer sent, holds it), copied, else by a replay. The commits are received already:
+/// a checkpoint that cannot be written now is written by the branch's next write, and reads
+/// replay until then.
+fn received<'a>(src: &Snapshot, to: &Store, moved: impl Iterator<Item = &'a BranchSync>) {
+    if to.options().checkpoint_interval == 0 {
         return;
     }
-    let _ = crate::view::checkpoint::write_branches(to, &branches);
+    let mut names = Vec::new();
+    for b in moved {
+        let _ = crate::view::checkpoint::copy(src, to, &b.source, &b.name);
+        names.push(b.name.clone());
+    }
+    if !names.is_empty() {
+        let _ = crate::view::checkpoint::write_branches(to, &names);
+    }
 }
 
 /// Copies a store into a new one at `to` (which must not hold a store yet): every branch, the

@@ -132,6 +132,15 @@ pub(crate) trait ReadTx: Send {
     /// A named value of the store's metadata (format, encoding, `HEAD`, settings, counters).
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>>;
 
+    /// Reads ahead what a read is about to ask, in one round trip on a backend across a network:
+    /// branch `tip`'s tip, the metadata values `keys`, and the metadata value whose key is
+    /// `named.1` followed by the hex of the value of key `named.0` (a branch's checkpoint,
+    /// named by its pointer). This transaction's later reads of them are answered from memory.
+    /// Nothing by default: a local read is as quick as a memory one.
+    fn read_ahead(&self, _tip: &str, _keys: &[String], _named: Option<(&str, &str)>) -> Result<()> {
+        Ok(())
+    }
+
     /// Many metadata values, in the order asked (a backend across a network answers in one
     /// round trip).
     fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {

@@ -176,6 +176,20 @@ pub(crate) fn due(since: u64, in_view: u64, interval: u64) -> bool {
     interval > 0 && since >= interval.min((in_view / 16).max(16))
 }
 
+/// Reads ahead, in one query on a database, what a view at `branch`'s tip is built from: its
+/// tip, the store's redaction count, the branch's pointer and the checkpoint it names.
+pub(crate) fn read_ahead(
+    snap: &crate::storage::store::snapshot::Snapshot,
+    branch: &str,
+) -> Result<()> {
+    let pointer = branch_key(branch);
+    let keys = [
+        crate::storage::store::meta::META_REDACTIONS.to_string(),
+        pointer.clone(),
+    ];
+    snap.read_ahead_refs(branch, &keys, Some((&pointer, MANIFEST_PREFIX)))
+}
+
 /// The commit of the newest checkpoint written on `branch`, if any.
 pub(crate) fn of_branch(src: &impl Source, branch: &str) -> Result<Option<CommitId>> {
     Ok(src
@@ -592,6 +606,55 @@ fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool)
     };
     derive(&mut view);
     Ok(view)
+}
+
+/// Gives `branch` of the store `to` the checkpoint `src` (another store, which sent it the
+/// branch's commits as `src_branch`) names for `src_branch`, when the receiver names none for
+/// it, has never redacted (its messages are then the bytes the sender sent, so the shapes the
+/// checkpoint keeps are its own) and the checkpoint is of this layout and of the sender's
+/// redaction count. Returns whether it was copied. What a receiver checkpoints from instead of
+/// replaying the history it received.
+pub(crate) fn copy(
+    src: &crate::storage::store::snapshot::Snapshot,
+    to: &crate::storage::store::Store,
+    src_branch: &str,
+    branch: &str,
+) -> Result<bool> {
+    let Some(at) = of_branch(src, src_branch)? else {
+        return Ok(false);
+    };
+    let Some(manifest) = src.meta(&key(&at))?.and_then(|b| unsealed(&b).ok()) else {
+        return Ok(false);
+    };
+    if manifest.version != VERSION || manifest.redactions != src.redactions()? {
+        return Ok(false);
+    }
+    let keys: Vec<String> = manifest.chunks.iter().map(chunk_key).collect();
+    let mut chunks = Vec::with_capacity(keys.len());
+    for (id, chunk) in manifest.chunks.iter().zip(src.metas(&keys)?) {
+        match chunk.filter(|c| blake3::hash(c).as_bytes() == id) {
+            Some(c) => chunks.push(c),
+            None => return Ok(false),
+        }
+    }
+    let mut w = to.write_refs(&[branch])?;
+    if w.redactions()? != 0 || of_branch(&w, branch)?.is_some() || !w.has_commit(&at)? {
+        return Ok(false);
+    }
+    let present = w.metas(&keys)?;
+    for ((k, chunk), there) in keys.iter().zip(&chunks).zip(present) {
+        if there.is_none() {
+            w.set_meta(k, Some(chunk))?;
+        }
+    }
+    let manifest = Manifest {
+        redactions: 0,
+        ..manifest
+    };
+    w.set_meta(&key(&at), Some(&sealed(&manifest)?))?;
+    w.set_meta(&branch_key(branch), Some(at.as_bytes()))?;
+    w.commit()?;
+    Ok(true)
 }
 
 /// Checkpoints the view of every branch whose pointer does not name its tip (a store older

@@ -673,6 +673,29 @@ fn next_key(mut key: Key) -> Option<Key> {
     None
 }
 
+/// The values `found` holds for `keys`, in order: each moved out where its key is asked once
+/// (a batch of a view's messages is a megabyte), copied for a key asked again (two commits of
+/// one payload).
+fn each_once<K: std::hash::Hash + Eq>(
+    keys: &[K],
+    mut found: HashMap<K, Vec<u8>>,
+) -> Vec<Option<Vec<u8>>> {
+    let mut left: HashMap<&K, usize> = HashMap::with_capacity(keys.len());
+    for k in keys {
+        *left.entry(k).or_insert(0) += 1;
+    }
+    keys.iter()
+        .map(|k| {
+            let n = left.get_mut(k)?;
+            *n -= 1;
+            match *n {
+                0 => found.remove(k),
+                _ => found.get(k).cloned(),
+            }
+        })
+        .collect()
+}
+
 fn key_of(bytes: &[u8]) -> Result<Key> {
     Key::try_from(bytes).map_err(|_| Error::corrupt("a stored id is not 32 bytes"))
 }
@@ -757,8 +780,7 @@ impl ReadTx for PgTx {
         for row in rows {
             found.insert(key_of(row.get::<_, &[u8]>(0))?, row.get(1));
         }
-        // An id asked twice (two commits of one payload) gets its record twice.
-        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
+        Ok(each_once(keys, found))
     }
 
     fn has_objects(&self, table: ObjectTable, keys: &[Key]) -> Result<Vec<bool>> {
@@ -865,6 +887,49 @@ impl ReadTx for PgTx {
         Ok(value)
     }
 
+    fn read_ahead(&self, tip: &str, keys: &[String], named: Option<(&str, &str)>) -> Result<()> {
+        // Only a read sees one state throughout; a write reads what it locks as it locks it.
+        if self.scope.is_some() {
+            return Ok(());
+        }
+        let (by, prefix) = named.unzip();
+        let rows = self.query(
+            "SELECT true, name, tip FROM @.refs WHERE name = $1
+             UNION ALL
+             SELECT false, key, value FROM @.meta
+             WHERE key = ANY($2) OR key = $3 || encode((SELECT value FROM @.meta WHERE key = $4), 'hex')",
+            &[
+                (&tip, Type::TEXT),
+                (&keys, Type::TEXT_ARRAY),
+                (&prefix, Type::TEXT),
+                (&by, Type::TEXT),
+            ],
+        )?;
+        let mut found_tip = None;
+        let mut found: HashMap<String, Vec<u8>> = HashMap::with_capacity(rows.len());
+        for row in rows {
+            match row.get::<_, bool>(0) {
+                true => found_tip = Some(key_of(row.get::<_, &[u8]>(2))?),
+                false => {
+                    found.insert(row.get(1), row.get(2));
+                }
+            }
+        }
+        // What was asked and not found is known not to be there.
+        let pointed = named.and_then(|(by, prefix)| {
+            let value = found.get(by)?;
+            let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
+            Some(format!("{prefix}{hex}"))
+        });
+        let mut known = self.known();
+        for key in keys.iter().chain(pointed.as_ref()) {
+            known.metas.insert(key.clone(), found.remove(key));
+        }
+        drop(known);
+        self.known_tips().insert(tip.to_string(), found_tip);
+        Ok(())
+    }
+
     fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
         if keys.is_empty() {
             return Ok(Vec::new());
@@ -877,7 +942,7 @@ impl ReadTx for PgTx {
         for row in rows {
             found.insert(row.get(0), row.get(1));
         }
-        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
+        Ok(each_once(keys, found))
     }
 
     fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {

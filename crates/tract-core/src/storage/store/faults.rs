@@ -295,6 +295,16 @@ macro_rules! forward_reads {
             self.tx.meta(key)
         }
 
+        fn read_ahead(
+            &self,
+            tip: &str,
+            keys: &[String],
+            named: Option<(&str, &str)>,
+        ) -> Result<()> {
+            self.faults.enter(Call::Meta)?;
+            self.tx.read_ahead(tip, keys, named)
+        }
+
         fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
             self.faults.enter(Call::Meta)?;
             self.tx.metas(keys)

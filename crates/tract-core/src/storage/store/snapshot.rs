@@ -237,6 +237,18 @@ impl Snapshot {
         self.tx.meta(key)
     }
 
+    /// Reads ahead, in one query on a database, branch `tip`'s tip, the metadata `keys` and
+    /// the value `named` names (see [`ReadTx::read_ahead`]); later reads of them are answered
+    /// from memory.
+    pub(crate) fn read_ahead_refs(
+        &self,
+        tip: &str,
+        keys: &[String],
+        named: Option<(&str, &str)>,
+    ) -> Result<()> {
+        self.tx.read_ahead(tip, keys, named)
+    }
+
     /// Many metadata values, in order (one query on a database).
     pub(crate) fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
         self.tx.metas(keys)

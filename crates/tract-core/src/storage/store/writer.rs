@@ -152,6 +152,15 @@ impl Writer {
         read_commit(self.tx.object(ObjectTable::Commits, id.as_bytes())?, id)
     }
 
+    /// Whether the store holds this commit, this transaction's included.
+    pub(crate) fn has_commit(&self, id: &CommitId) -> Result<bool> {
+        Ok(self.pending.commits.contains_key(id)
+            || self
+                .tx
+                .object(ObjectTable::Commits, id.as_bytes())?
+                .is_some())
+    }
+
     /// A blob by id, including ones written in this transaction.
     pub(crate) fn blob(&self, id: &BlobId) -> Result<(Message, u32)> {
         if let Some(p) = self.pending.blobs.get(id) {
