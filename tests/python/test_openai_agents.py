@@ -294,3 +294,21 @@ def test_importing_tract_imports_no_framework() -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+def test_a_session_that_only_adds_items_leaves_view_checkpoints(any_store) -> None:
+    # The SDK adds items and reads them back; nothing compiles a view in this process. The
+    # branch is checkpointed as it grows all the same (at least every 16 commits for a view
+    # this small), on both backends, and a new session reads back what was added.
+    session = TractSession("grows", store=any_store)
+    for k in range(30):
+        asyncio.run(session.add_items([
+            {"role": "user", "content": f"question {k}"},
+            {"role": "assistant", "content": f"answer {k}"},
+        ]))
+    report = tract.Tract.open(any_store).fsck()
+    assert report["clean"], report["problems"]
+    assert report["checkpoints_checked"] == 1
+    assert 0 <= report["past_checkpoint"]["sessions/grows"] <= 16
+    fresh = TractSession("grows", store=any_store)
+    assert len(asyncio.run(fresh.get_items())) == 60

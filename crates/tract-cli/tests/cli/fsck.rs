@@ -29,6 +29,38 @@ fn damage(p: &Project, from: &str, to: &str) {
     assert!(found > 0, "'{from}' is not in the store");
 }
 
+/// `fsck --json` finds the store sound, and every branch at most `k` commits past its view
+/// checkpoint.
+pub fn within_checkpoints(p: &Project, k: u64) {
+    let report: serde_json::Value = serde_json::from_str(&p.ok(&["fsck", "--json"])).unwrap();
+    assert_eq!(report["clean"], true, "{report}");
+    let past = report["past_checkpoint"].as_object().unwrap();
+    assert!(!past.is_empty());
+    for (branch, n) in past {
+        assert!(
+            n.as_u64().unwrap() <= k,
+            "{branch}: {n} commits past its checkpoint"
+        );
+    }
+}
+
+/// `tract add`, one process a message, never compiles a view; the branch is checkpointed as
+/// it grows all the same, every sixteenth of its length (at least every 16 commits) for a view
+/// this small, and a batch of JSONL past that is checkpointed at its end.
+#[test]
+fn messages_added_one_process_each_leave_checkpoints() {
+    let p = Project::new();
+    for i in 0..40 {
+        p.ok(&["add", &format!("message {i}")]);
+    }
+    within_checkpoints(&p, 16);
+    let lines: String = (0..30)
+        .map(|i| format!("{{\"role\": \"user\", \"content\": \"line {i}\"}}\n"))
+        .collect();
+    p.ok_in(&["add", "--json", "-"], &lines);
+    within_checkpoints(&p, 0);
+}
+
 fn session() -> Project {
     let p = Project::new();
     p.ok(&["add", "--role", "system", "be brief"]);

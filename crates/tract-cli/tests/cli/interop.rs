@@ -331,6 +331,9 @@ fn capture_once_imports_every_session_once() {
       claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 7762ffbb81     29 msgs     7220 tok  2026-02-12T14:13:05Z
       claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    a2394f1e00     20 msgs     1062 tok  2025-09-03T00:47:52Z
     ");
+    // Each captured branch, the sub-agent's too, is checkpointed: a cold read walks at most
+    // 16 commits past its checkpoint (a sixteenth of a view this small).
+    crate::fsck::within_checkpoints(&p, 16);
     let before = p.state();
     assert_snapshot!(p.fails(&capture("no-such-folder")), @"
     exit: 3
