@@ -616,6 +616,13 @@ fn keep_branch(
     // A view built before a redaction this transaction sees may show what it removed.
     if !(cached && views.redactions() == redactions) {
         let from = checkpoint::of_branch(&*w, branch)?;
+        // A branch with no checkpoint and no count of its commits (a store an older tract
+        // wrote) may have any length of history, replayed whole here while every other writer
+        // waits: when only the checkpoint needs the view, `tract upgrade` (or a handle that
+        // compiles it) makes one instead.
+        if let (None, None, Some(tally)) = (from, since, &counted) {
+            return set_stats(w, branch, last, tally.clone(), None);
+        }
         match checkpoint::build(&*w, Some(last.id), from) {
             Ok(view) => views.keep(view, redactions),
             Err(e) => {
@@ -624,7 +631,8 @@ fn keep_branch(
                 };
                 // Only the checkpoint needed the view: the write goes on without one, and the
                 // next is tried `interval` commits on (a read replays past what failed here).
-                return set_stats(w, branch, last, tally, Some(0));
+                let since = from.map(|_| 0);
+                return set_stats(w, branch, last, tally, since);
             }
         }
     }
@@ -640,14 +648,17 @@ fn keep_branch(
         .ok_or_else(|| Error::invalid_op("the view of the commits just written was dropped"))?;
     match encoded {
         None => {}
-        Some(encoded) => {
-            since = Some(0);
-            if let (Some(encoded), stored) = encoded? {
+        Some(encoded) => match encoded? {
+            (Some(encoded), stored) => {
                 let stored = checkpoint::write(w, branch, encoded, &stored)?;
                 // Dropped with the view if this transaction does not commit.
                 views.cached(last.id, |v| v.stored = stored);
+                since = Some(0);
             }
-        }
+            // Counted from the checkpoint the branch keeps; without one, not counted, so no
+            // later write replays the whole history to try again.
+            (None, _) => since = checkpoint::of_branch(&*w, branch)?.map(|_| 0),
+        },
     }
     set_stats(w, branch, last, tally, since)
 }

@@ -732,3 +732,34 @@ fn every_writer_leaves_checkpoints_a_cold_read_starts_from() {
     assert!(pulled.refused.is_empty() && !pulled.branches.is_empty());
     cold_within(&peer, K, "pulled");
 }
+
+#[test]
+fn a_branch_an_older_tract_wrote_is_not_replayed_by_a_write_but_by_upgrade() {
+    const K: u64 = 8;
+    let (_dir, path) = temp_store();
+    let old = with_interval(&path, "main", K);
+    for i in 0..40 {
+        old.user(format!("written before {i}")).unwrap();
+    }
+    // As an older tract left it: no checkpoint, and counts without the commits since one.
+    let mut d = old.store().damage().unwrap();
+    d.set_meta("checkpoint-at.main", None).unwrap();
+    let mut stats = d.branch_stats("main").unwrap().unwrap();
+    stats.since_checkpoint = None;
+    d.set_branch_stats("main", Some(&stats)).unwrap();
+    d.commit().unwrap();
+    drop(old);
+    // A handle that never compiles appends: no write replays the 40 commits before it.
+    let writer = with_interval(&path, "main", K);
+    for i in 0..20 {
+        writer.user(format!("written after {i}")).unwrap();
+    }
+    assert_eq!(newest(&writer), None);
+    assert_eq!(past_checkpoint(&path)["main"], 60);
+    // `tract upgrade` checkpoints it; from there every write keeps it checkpointed.
+    assert_eq!(writer.checkpoint_views().unwrap(), 1);
+    for i in 0..20 {
+        writer.user(format!("after the upgrade {i}")).unwrap();
+    }
+    cold_within(&path, K, "after the upgrade");
+}
