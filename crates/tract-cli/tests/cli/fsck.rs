@@ -50,10 +50,10 @@ pub fn within_checkpoints(p: &Project, k: u64) {
 #[test]
 fn messages_added_one_process_each_leave_checkpoints() {
     let p = Project::new();
-    for i in 0..40 {
+    for i in 0..20 {
         p.ok(&["add", &format!("message {i}")]);
     }
-    within_checkpoints(&p, 16);
+    within_checkpoints(&p, 4);
     let lines: String = (0..30)
         .map(|i| format!("{{\"role\": \"user\", \"content\": \"line {i}\"}}\n"))
         .collect();
