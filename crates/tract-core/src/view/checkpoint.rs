@@ -610,10 +610,10 @@ fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool)
 
 /// Gives `branch` of the store `to` the checkpoint `src` (another store, which sent it the
 /// branch's commits as `src_branch`) names for `src_branch`, when the receiver names none for
-/// it, has never redacted (its messages are then the bytes the sender sent, so the shapes the
-/// checkpoint keeps are its own) and the checkpoint is of this layout and of the sender's
-/// redaction count. Returns whether it was copied. What a receiver checkpoints from instead of
-/// replaying the history it received.
+/// it, neither store has ever redacted (every message is then the same bytes on both sides,
+/// so the shapes the checkpoint keeps are the receiver's too; a blob one side redacted and the
+/// other holds whole would not be) and the checkpoint is of this layout. Returns whether it was
+/// copied. What a receiver checkpoints from instead of replaying the history it received.
 pub(crate) fn copy(
     src: &crate::storage::store::snapshot::Snapshot,
     to: &crate::storage::store::Store,
@@ -626,7 +626,7 @@ pub(crate) fn copy(
     let Some(manifest) = src.meta(&key(&at))?.and_then(|b| unsealed(&b).ok()) else {
         return Ok(false);
     };
-    if manifest.version != VERSION || manifest.redactions != src.redactions()? {
+    if manifest.version != VERSION || manifest.redactions != 0 || src.redactions()? != 0 {
         return Ok(false);
     }
     let keys: Vec<String> = manifest.chunks.iter().map(chunk_key).collect();
@@ -647,10 +647,6 @@ pub(crate) fn copy(
             w.set_meta(k, Some(chunk))?;
         }
     }
-    let manifest = Manifest {
-        redactions: 0,
-        ..manifest
-    };
     w.set_meta(&key(&at), Some(&sealed(&manifest)?))?;
     w.set_meta(&branch_key(branch), Some(at.as_bytes()))?;
     w.commit()?;
