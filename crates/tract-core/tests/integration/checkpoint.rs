@@ -551,20 +551,10 @@ fn opening_compiling_and_rendering_load_no_token_encoding() {
     t.tool_result("c1", "grep", "found", false).unwrap();
     t.assistant("", vec![call("c2", "grep")]).unwrap();
     assert!(tract_core::tokens::encoding_loaded());
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "checkpoint::opening_compiling_and_rendering_load_no_token_encoding",
-            "--nocapture",
-        ])
-        .env(CHILD, &path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::support::passes_alone(
+        "checkpoint::opening_compiling_and_rendering_load_no_token_encoding",
+        CHILD,
+        &path,
     );
 }
 

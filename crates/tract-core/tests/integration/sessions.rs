@@ -227,20 +227,10 @@ fn cached_views_of_many_sessions_stay_within_the_process_budget() {
     // by name, so the views other tests' handles keep (any writer keeps one) do not take it.
     const CHILD: &str = "TRACT_TEST_BUDGET_CHILD";
     if std::env::var_os(CHILD).is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "sessions::cached_views_of_many_sessions_stay_within_the_process_budget",
-                "--nocapture",
-            ])
-            .env(CHILD, "1")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::support::passes_alone(
+            "sessions::cached_views_of_many_sessions_stay_within_the_process_budget",
+            CHILD,
+            "1",
         );
         return;
     }

@@ -178,3 +178,20 @@ pub fn fixture(name: &str) -> std::path::PathBuf {
         .join("../../tests/fixtures")
         .join(name)
 }
+
+/// Runs the test `name` (`module::test`) of this binary again, alone in a process of its own
+/// with `var` set to `value` (what the test checks for to know it is that run), and asserts it
+/// passed there: for a check of something process-wide, which tests running beside it change.
+pub fn passes_alone(name: &str, var: &str, value: impl AsRef<std::ffi::OsStr>) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture"])
+        .env(var, value)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
