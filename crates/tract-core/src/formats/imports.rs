@@ -659,7 +659,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
 
 /// Checkpoints the branch of each sub-agent `infos` merged back: written beside the handle's
 /// branch, whose checkpoint is not on its line, its first cold read would replay the history
-/// it forked from. The import stands if that fails (reads replay).
+/// it forked from. (See [`crate::view::checkpoint::after_write`].)
 fn checkpoint_sub_agents(repo: &Repo, infos: &[CommitInfo]) {
     let branches: Vec<String> = infos
         .iter()
@@ -672,9 +672,7 @@ fn checkpoint_sub_agents(repo: &Repo, infos: &[CommitInfo]) {
             _ => None,
         })
         .collect();
-    if repo.store.options().checkpoint_interval > 0 && !branches.is_empty() {
-        let _ = crate::view::checkpoint::write_branches(&repo.store, &branches);
-    }
+    crate::view::checkpoint::after_write(&repo.store, &branches);
 }
 
 /// Moves the handle's branch back to `base` (the reflog keeps where it was), if it is still at
@@ -828,12 +826,9 @@ fn import_commits(
     w.commit()?;
     repo.written(&now.target, detached);
     // The commits were stored as they came, not folded: the branch is checkpointed at its new
-    // tip so a cold read starts there (the import stands if that fails: reads replay).
-    if let (HeadRef::Branch(b), true) = (
-        &now.target,
-        repo.store.options().checkpoint_interval > 0 && now.commit != Some(tip),
-    ) {
-        let _ = crate::view::checkpoint::write_branches(&repo.store, std::slice::from_ref(b));
+    // tip so a cold read starts there.
+    if let (HeadRef::Branch(b), true) = (&now.target, now.commit != Some(tip)) {
+        crate::view::checkpoint::after_write(&repo.store, std::slice::from_ref(b));
     }
     Ok(report)
 }

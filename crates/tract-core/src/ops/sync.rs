@@ -485,9 +485,7 @@ pub(crate) fn transfer(
 /// Checkpoints the view of each branch a transfer moved on the receiver (DESIGN §14: a cold
 /// read costs the view, whatever wrote the branch), unless the receiver's handle keeps none:
 /// from the receiver's checkpoint of the branch, else from the sender's (as `src`, the state
-/// the transfer sent, holds it), copied, else by a replay. The commits are received already:
-/// a checkpoint that cannot be written now is written by the branch's next write, and reads
-/// replay until then.
+/// the transfer sent, holds it), copied, else by a replay ([`crate::view::checkpoint::after_write`]).
 fn received<'a>(src: &Snapshot, to: &Store, moved: impl Iterator<Item = &'a BranchSync>) {
     if to.options().checkpoint_interval == 0 {
         return;
@@ -497,9 +495,7 @@ fn received<'a>(src: &Snapshot, to: &Store, moved: impl Iterator<Item = &'a Bran
         let _ = crate::view::checkpoint::copy(src, to, &b.source, &b.name);
         names.push(b.name.clone());
     }
-    if !names.is_empty() {
-        let _ = crate::view::checkpoint::write_branches(to, &names);
-    }
+    crate::view::checkpoint::after_write(to, &names);
 }
 
 /// Copies a store into a new one at `to` (which must not hold a store yet): every branch, the

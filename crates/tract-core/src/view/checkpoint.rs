@@ -70,6 +70,35 @@ struct Slot {
     origin: Option<Commit>,
 }
 
+impl From<SlotV1> for SlotV2 {
+    fn from(s: SlotV1) -> SlotV2 {
+        SlotV2 {
+            position: s.position,
+            commit: s.commit,
+            blob: s.blob,
+            edits: s.edits,
+            results: s.results,
+            caller: s.caller,
+            shape: None,
+        }
+    }
+}
+
+impl From<SlotV2> for Slot {
+    fn from(s: SlotV2) -> Slot {
+        Slot {
+            position: s.position,
+            commit: s.commit,
+            blob: s.blob,
+            edits: s.edits,
+            results: s.results,
+            caller: s.caller,
+            shape: s.shape,
+            origin: None,
+        }
+    }
+}
+
 /// A position in a checkpoint of layout 2: a [`Slot`] without its commit.
 #[derive(Debug, Serialize, Deserialize)]
 struct SlotV2 {
@@ -462,6 +491,26 @@ pub(crate) fn same(a: &View, b: &View) -> bool {
     a.head == b.head && entries(a) == entries(b) && tokens(a) == tokens(b) && same_derived(a, b)
 }
 
+/// The bytes of the chunks `ids`, read in one go and each checked against its id; what is
+/// wrong with them when one is missing or does not match.
+fn chunks(
+    src: &impl Source,
+    ids: &[[u8; 32]],
+) -> Result<std::result::Result<Vec<Vec<u8>>, &'static str>> {
+    let keys: Vec<String> = ids.iter().map(chunk_key).collect();
+    let mut out = Vec::with_capacity(ids.len());
+    for (id, chunk) in ids.iter().zip(src.metas(&keys)?) {
+        match chunk {
+            None => return Ok(Err("a chunk is missing")),
+            Some(c) if blake3::hash(&c).as_bytes() != id => {
+                return Ok(Err("a chunk does not match its id"));
+            }
+            Some(c) => out.push(c),
+        }
+    }
+    Ok(Ok(out))
+}
+
 /// The view at `at` from its checkpoint: `None` when there is none; an error when it is
 /// damaged or does not fit the store (the caller replays instead).
 pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
@@ -474,44 +523,20 @@ pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
         return Err(damaged("of another layout or commit"));
     }
     let mut slots: Vec<Slot> = Vec::with_capacity(manifest.positions as usize);
-    let keys: Vec<String> = manifest.chunks.iter().map(chunk_key).collect();
-    for (id, chunk) in manifest.chunks.iter().zip(src.metas(&keys)?) {
-        let chunk = chunk.ok_or_else(|| damaged("a chunk is missing"))?;
-        if blake3::hash(&chunk).as_bytes() != id {
-            return Err(damaged("a chunk does not match its id"));
-        }
+    for chunk in chunks(src, &manifest.chunks)?.map_err(damaged)? {
+        use crate::storage::store::meta::decode_small;
         match manifest.version {
             1 => slots.extend(
-                crate::storage::store::meta::decode_small::<Vec<SlotV1>>(&chunk)?
+                decode_small::<Vec<SlotV1>>(&chunk)?
                     .into_iter()
-                    .map(|s| Slot {
-                        position: s.position,
-                        commit: s.commit,
-                        blob: s.blob,
-                        edits: s.edits,
-                        results: s.results,
-                        caller: s.caller,
-                        shape: None,
-                        origin: None,
-                    }),
+                    .map(|s| Slot::from(SlotV2::from(s))),
             ),
             2 => slots.extend(
-                crate::storage::store::meta::decode_small::<Vec<SlotV2>>(&chunk)?
+                decode_small::<Vec<SlotV2>>(&chunk)?
                     .into_iter()
-                    .map(|s| Slot {
-                        position: s.position,
-                        commit: s.commit,
-                        blob: s.blob,
-                        edits: s.edits,
-                        results: s.results,
-                        caller: s.caller,
-                        shape: s.shape,
-                        origin: None,
-                    }),
+                    .map(Slot::from),
             ),
-            _ => slots.extend(crate::storage::store::meta::decode_small::<Vec<Slot>>(
-                &chunk,
-            )?),
+            _ => slots.extend(decode_small::<Vec<Slot>>(&chunk)?),
         }
     }
     if slots.len() != manifest.positions as usize {
@@ -629,14 +654,10 @@ pub(crate) fn copy(
     if manifest.version != VERSION || manifest.redactions != 0 || src.redactions()? != 0 {
         return Ok(false);
     }
+    let Ok(chunks) = chunks(src, &manifest.chunks)? else {
+        return Ok(false);
+    };
     let keys: Vec<String> = manifest.chunks.iter().map(chunk_key).collect();
-    let mut chunks = Vec::with_capacity(keys.len());
-    for (id, chunk) in manifest.chunks.iter().zip(src.metas(&keys)?) {
-        match chunk.filter(|c| blake3::hash(c).as_bytes() == id) {
-            Some(c) => chunks.push(c),
-            None => return Ok(false),
-        }
-    }
     let mut w = to.write_refs(&[branch])?;
     if w.redactions()? != 0 || of_branch(&w, branch)?.is_some() || !w.has_commit(&at)? {
         return Ok(false);
@@ -664,6 +685,16 @@ pub(crate) fn write_all(store: &crate::storage::store::Store) -> Result<usize> {
         .map(|(n, _)| n)
         .collect();
     write_branches(store, &names)
+}
+
+/// [`write_branches`] after a write that stored `branches`' commits without folding them (an
+/// import of commits, a sub-agent's branch, a transfer's receiver), unless the store's handle
+/// keeps no checkpoints. The write stands if this fails: checkpoints are derived data, reads
+/// replay past what is missing, and the branch's next write checkpoints it.
+pub(crate) fn after_write(store: &crate::storage::store::Store, branches: &[String]) {
+    if store.options().checkpoint_interval > 0 && !branches.is_empty() {
+        let _ = write_branches(store, branches);
+    }
 }
 
 /// Checkpoints the view of each of `branches` (at its tip) unless its pointer names its tip

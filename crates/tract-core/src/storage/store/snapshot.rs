@@ -13,8 +13,8 @@ use crate::storage::store::meta::{
     read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
-    BlobCopy, Tombstone, chunk_from, damaged, decoding, linked_records, read_blob, read_commit,
-    tombstone_in, tombstone_of, verified_blob_bytes, verified_commit, walk_first_parents,
+    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_in,
+    tombstone_of, verified_blob_bytes, verified_commit, walk_first_parents, walk_in_one_query,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -81,19 +81,13 @@ impl Snapshot {
         stop: Option<CommitId>,
     ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
         let mut chain = Vec::new();
-        let mut cursor = Some(head);
-        if Some(head) != stop {
-            let stop_key = stop.map(|s| *s.as_bytes());
-            if let Some(records) = self
-                .tx
-                .first_parent_records(head.as_bytes(), stop_key.as_ref())?
-            {
-                let mut walked = self.walked();
-                cursor = linked_records(records, head, &mut chain, |id, commit| {
-                    walked.insert(*id, commit.clone());
-                })?;
-            }
-        }
+        let cursor = {
+            // Released before the walk below, whose reads look in it.
+            let mut walked = self.walked();
+            walk_in_one_query(&*self.tx, head, stop, &mut chain, |id, commit| {
+                walked.insert(*id, commit.clone());
+            })?
+        };
         walk_first_parents(chain, cursor, stop, |id| self.commit(id))
     }
 

@@ -157,7 +157,7 @@ pub(crate) fn chunk_from(tx: &(impl ReadTx + ?Sized), id: &ChunkId) -> Result<Ve
 /// Adds to `chain` the commits of `records` (a backend's walk back from `from`, newest first,
 /// following the parent it keeps beside each record) as long as each is the parent of the one
 /// before, verified (`keep` sees each); returns where a walk goes on from.
-pub(crate) fn linked_records(
+fn linked_records(
     records: Records,
     from: CommitId,
     chain: &mut Vec<(CommitId, Commit)>,
@@ -175,6 +175,26 @@ pub(crate) fn linked_records(
         chain.push((id, commit));
     }
     Ok(cursor)
+}
+
+/// Walks back from `from` towards `stop` (excluded) in one query, where `tx` has a quicker way
+/// than reading commit by commit, adding what it verified to `chain` (newest first; `keep` sees
+/// each); returns where a walk goes on from.
+pub(crate) fn walk_in_one_query(
+    tx: &(impl ReadTx + ?Sized),
+    from: CommitId,
+    stop: Option<CommitId>,
+    chain: &mut Vec<(CommitId, Commit)>,
+    keep: impl FnMut(&CommitId, &Commit),
+) -> Result<Option<CommitId>> {
+    if Some(from) == stop {
+        return Ok(Some(from));
+    }
+    let stop_key = stop.map(|s| *s.as_bytes());
+    match tx.first_parent_records(from.as_bytes(), stop_key.as_ref())? {
+        Some(records) => linked_records(records, from, chain, keep),
+        None => Ok(Some(from)),
+    }
 }
 
 /// Walks from `cursor` back along first parents to `stop` (excluded), after the newest-first

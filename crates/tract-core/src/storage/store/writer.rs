@@ -15,8 +15,8 @@ use crate::storage::store::meta::{
     read_head, read_head_ref, redacted_key, setting_key, tips, unknown_branch,
 };
 use crate::storage::store::verify::{
-    BlobCopy, Tombstone, chunk_from, damaged, decoding, linked_records, read_blob, read_commit,
-    tombstone_in, tombstone_of, verified_commit, walk_first_parents,
+    BlobCopy, Tombstone, chunk_from, damaged, decoding, read_blob, read_commit, tombstone_in,
+    tombstone_of, verified_commit, walk_first_parents, walk_in_one_query,
 };
 use std::collections::HashMap;
 
@@ -195,14 +195,8 @@ impl Writer {
             cursor = commit.parent();
             chain.push((id, commit));
         }
-        if let Some(from) = cursor.filter(|c| Some(*c) != stop) {
-            let stop_key = stop.map(|s| *s.as_bytes());
-            if let Some(records) = self
-                .tx
-                .first_parent_records(from.as_bytes(), stop_key.as_ref())?
-            {
-                cursor = linked_records(records, from, &mut chain, |_, _| ())?;
-            }
+        if let Some(from) = cursor {
+            cursor = walk_in_one_query(&*self.tx, from, stop, &mut chain, |_, _| ())?;
         }
         walk_first_parents(chain, cursor, stop, |id| self.commit_object(id))
     }
