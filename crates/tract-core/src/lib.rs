@@ -37,6 +37,7 @@ mod index;
 pub mod json;
 pub mod object;
 pub mod ops;
+mod parallel;
 pub mod refs;
 mod repo;
 pub mod retention;

@@ -964,26 +964,11 @@ fn load_many<T: Sync, R: Send>(
     items: &[T],
     read: impl Fn(&T) -> Result<R> + Sync,
 ) -> Result<Vec<R>> {
-    let load = |part: &[T]| -> Result<Vec<R>> { part.iter().map(&read).collect() };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if threads < 2 || items.len() < PARALLEL_MIN || !src.parallel() {
-        return load(items);
-    }
-    let size = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(size)
-            .map(|part| scope.spawn(move || load(part)))
-            .collect();
-        let mut out = Vec::with_capacity(items.len());
-        for h in handles {
-            let part = h
-                .join()
-                .map_err(|_| Error::corrupt("a blob could not be decoded"))??;
-            out.extend(part);
-        }
-        Ok(out)
-    })
+    let min = match src.parallel() {
+        true => PARALLEL_MIN,
+        false => usize::MAX,
+    };
+    crate::parallel::map(items.iter().collect(), min, read)
 }
 
 /// Framed tokens of a message: tool messages are sent without their name.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["clock", "id"],
     &["error"],
-    &["object"],
+    &["object", "parallel"],
     &[
         "tokens",
         "json",
