@@ -141,6 +141,11 @@ pub(crate) trait ReadTx: Send {
         Ok(())
     }
 
+    /// Asks for the metadata values `keys` together with this transaction's next statement, in
+    /// the same round trip on a backend across a network; its later reads of them are answered
+    /// from memory. Nothing by default: a local read is as quick as a memory one.
+    fn want_metas(&self, _keys: &[String]) {}
+
     /// Many metadata values, in the order asked (a backend across a network answers in one
     /// round trip).
     fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {

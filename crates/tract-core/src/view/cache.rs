@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::id::{BlobId, CommitId};
 use crate::object::{Commit, Message, Role};
 use crate::stats::Tally;
+use crate::storage::store::meta::META_REDACTIONS;
 use crate::storage::store::snapshot::Snapshot;
 use crate::tokens;
 use crate::view::info::CommitInfo;
@@ -361,6 +362,19 @@ impl ViewCache {
     /// The messages of the blobs `ids`, text included: those this handle wrote or read lately
     /// from memory, the others read from `src` in one go (and kept for the next read).
     pub(crate) fn texts(&self, src: &impl Source, ids: &[BlobId]) -> Result<Vec<Arc<Message>>> {
+        // Nothing of them kept (a cold read): every one is read whatever the redaction count,
+        // so the count is asked for with them, in one round trip on a database.
+        let cold = {
+            let texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+            !ids.is_empty() && !ids.iter().any(|b| texts.by_blob.contains_key(b))
+        };
+        let read_first = match cold {
+            true => {
+                src.want_metas(&[META_REDACTIONS.to_string()]);
+                Some(crate::view::texts(src, ids)?)
+            }
+            false => None,
+        };
         let redactions = src.redactions()?;
         let mut freed = 0;
         let mut out: Vec<Option<Arc<Message>>> = {
@@ -372,7 +386,10 @@ impl ViewCache {
                     ..Texts::default()
                 };
             }
-            ids.iter().map(|b| texts.get(b)).collect()
+            match read_first {
+                Some(_) => vec![None; ids.len()],
+                None => ids.iter().map(|b| texts.get(b)).collect(),
+            }
         };
         self.charge(-(freed as isize));
         let missing: Vec<BlobId> = ids
@@ -384,7 +401,10 @@ impl ViewCache {
         if missing.is_empty() {
             return Ok(out.into_iter().flatten().collect());
         }
-        let read = crate::view::texts(src, &missing)?;
+        let read = match read_first {
+            Some(read) => read,
+            None => crate::view::texts(src, &missing)?,
+        };
         let mut delta = 0;
         {
             let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());

@@ -446,10 +446,18 @@ pub(crate) fn build(
     let (Some(head), Some(at)) = (head, at) else {
         return View::build(src, head, None);
     };
+    // The manifest is read first (a read ahead has it already), so its chunks go with the
+    // walk: one round trip for both on a database.
+    let manifest = src.meta(&key(&at));
+    if let Ok(Some(bytes)) = &manifest
+        && let Ok(m) = unsealed(bytes)
+    {
+        src.want_metas(&m.chunks.iter().map(chunk_key).collect::<Vec<_>>());
+    }
     let (chain, reached) = first_parents(src, head, Some(at))?;
     let view = match reached {
         false => View::default(),
-        true => match load(src, &at) {
+        true => match manifest.and_then(|m| load_from(src, &at, m)) {
             Ok(Some(view)) => view,
             // A message or commit of the view that is damaged is no fault of the checkpoint:
             // a replay would read it too.
@@ -514,7 +522,12 @@ fn chunks(
 /// The view at `at` from its checkpoint: `None` when there is none; an error when it is
 /// damaged or does not fit the store (the caller replays instead).
 pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
-    let Some(bytes) = src.meta(&key(at))? else {
+    load_from(src, at, src.meta(&key(at))?)
+}
+
+/// [`load`], its manifest (`bytes`) read already.
+fn load_from(src: &impl Source, at: &CommitId, bytes: Option<Vec<u8>>) -> Result<Option<View>> {
+    let Some(bytes) = bytes else {
         return Ok(None);
     };
     let damaged = |what: &str| Error::corrupt(format!("checkpoint of {}: {what}", at.short()));

@@ -298,6 +298,9 @@ pub(crate) trait Source: Sync {
     }
     /// How many redactions the store has seen.
     fn redactions(&self) -> Result<u64>;
+    /// Asks for the metadata `keys` together with the next read, where a store reads across
+    /// a network (one round trip for both); nothing elsewhere.
+    fn want_metas(&self, _keys: &[String]) {}
 }
 
 impl Source for Snapshot {
@@ -328,6 +331,9 @@ impl Source for Snapshot {
     }
     fn redactions(&self) -> Result<u64> {
         Snapshot::redactions(self)
+    }
+    fn want_metas(&self, keys: &[String]) {
+        Snapshot::want_metas(self, keys)
     }
 }
 

@@ -197,6 +197,50 @@ fn postgres_connections_cut_mid_append_are_database_errors_and_lose_nothing() {
 }
 
 #[test]
+fn postgres_a_cold_read_takes_the_same_few_round_trips_whatever_the_history() {
+    use tract_core::{Bind, BranchName, OpenOptions};
+    let (_d, path) = temp_store();
+    if postgres_url().is_none() {
+        return;
+    }
+    let on = |name: &str| {
+        let options = OpenOptions {
+            bind: Bind::Branch(BranchName::new(name).unwrap()),
+            ..OpenOptions::default()
+        };
+        Tract::open_with(&path, &options).unwrap()
+    };
+    for turns in [10, 300] {
+        let name = format!("t{turns}");
+        // Written as a logger writes, by a handle that never compiles.
+        let writer = on(&name);
+        for i in 0..turns {
+            writer.user(format!("question {i}")).unwrap();
+            writer.assistant(format!("answer {i}"), vec![]).unwrap();
+        }
+        drop(writer);
+        let cold = on(&name);
+        let trips = || cold.store().round_trips().unwrap();
+        let before = trips();
+        let compiled = cold.compile().unwrap();
+        let compile = trips() - before;
+        let messages = compiled.messages().unwrap();
+        let render = trips() - before - compile;
+        assert_eq!(messages.len(), 2 * turns, "{turns} turns");
+        // The tip, pointer and manifest; the walk back to the checkpoint with its chunks; the
+        // messages after it. Then every message's text with the redaction count.
+        assert!(
+            compile <= 3,
+            "{turns} turns: compile() took {compile} round trips"
+        );
+        assert_eq!(
+            render, 1,
+            "{turns} turns: the texts took {render} round trips"
+        );
+    }
+}
+
+#[test]
 fn postgres_a_newer_schema_format_is_a_clear_error_and_changes_nothing() {
     let (_d, path) = temp_store();
     let Some(mut sql) = sql_on(&path) else {

@@ -308,6 +308,12 @@ impl PgBackend {
 }
 
 impl PgBackend {
+    /// How many round trips this process has waited for on this store (tests only).
+    #[cfg(feature = "testing")]
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.pool.round_trips()
+    }
+
     /// A transaction-scoped advisory lock of this store for work that is not a ref's or the
     /// whole store's (`what` names it: the search index's writer).
     pub(crate) fn lock_of(&self, what: &str) -> i64 {
@@ -370,6 +376,8 @@ struct PgTx {
     tips: Mutex<HashMap<String, Option<Key>>>,
     /// Writes held back until the next round trip.
     writes: Mutex<Writes>,
+    /// Metadata keys a read asked for ahead, sent with its next statement.
+    wanted: Mutex<Vec<String>>,
     /// What a write transaction read, or wrote, of its locked refs' counts and commits.
     known: Mutex<Known>,
 }
@@ -421,6 +429,7 @@ impl PgTx {
             locked: Mutex::new(locked),
             tips: Mutex::default(),
             writes: Mutex::default(),
+            wanted: Mutex::default(),
             known: Mutex::default(),
         })
     }
@@ -481,6 +490,13 @@ impl PgTx {
             Ask::Rows(sql, params) => Some((self.backend.sql(sql), *params)),
             _ => None,
         };
+        // Metadata a read asked for ahead goes just before the statement asked.
+        let wanted = match asked.is_some() && self.scope.is_none() {
+            true => std::mem::take(&mut *lock(&self.wanted)),
+            false => Vec::new(),
+        };
+        let wanted_sql = self.backend.sql(WANTED_METAS);
+        let wanted_params: [(&(dyn ToSql + Sync), Type); 1] = [(&wanted, Type::TEXT_ARRAY)];
         let mut guard = self.conn();
         let Some(c) = guard.as_ref() else {
             return Err(Error::invalid_op("the transaction has ended"));
@@ -496,6 +512,9 @@ impl PgTx {
         }
         for (sql, p) in sqls.iter().zip(&params) {
             futures.push(Box::pin(client.query_typed(sql, p)));
+        }
+        if !wanted.is_empty() {
+            futures.push(Box::pin(client.query_typed(&wanted_sql, &wanted_params)));
         }
         if let Some((sql, p)) = &asked {
             futures.push(Box::pin(client.query_typed(sql, p)));
@@ -532,6 +551,19 @@ impl PgTx {
             Ask::Rows(..) => answers.pop().unwrap_or_default(),
             _ => Vec::new(),
         };
+        if !wanted.is_empty() {
+            let mut found: HashMap<String, Vec<u8>> = answers
+                .pop()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let mut known = self.known();
+            for key in wanted {
+                let value = found.remove(&key);
+                known.metas.insert(key, value);
+            }
+        }
         let skip = usize::from(begin.is_some());
         for (s, answer) in statements.iter().zip(answers.iter().skip(skip)) {
             if s.moves.is_empty() {
@@ -657,6 +689,9 @@ impl Drop for PgTx {
         let _ = self.end("ROLLBACK");
     }
 }
+
+/// The metadata values a read asked for ahead ([`ReadTx::want_metas`]).
+const WANTED_METAS: &str = "SELECT key, value FROM @.meta WHERE key = ANY($1)";
 
 /// One statement per table, chosen without formatting SQL at run time (statements are
 /// prepared once per connection under their text).
@@ -947,15 +982,35 @@ impl ReadTx for PgTx {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self.query(
-            "SELECT key, value FROM @.meta WHERE key = ANY($1)",
-            &[(&keys, Type::TEXT_ARRAY)],
-        )?;
+        // A read sees one state: what it read, or asked for ahead, is answered from memory.
+        if self.scope.is_none() {
+            let known = self.known();
+            let hit: Option<Vec<Option<Vec<u8>>>> =
+                keys.iter().map(|k| known.metas.get(k).cloned()).collect();
+            if let Some(values) = hit {
+                return Ok(values);
+            }
+        }
+        let rows = self.query(WANTED_METAS, &[(&keys, Type::TEXT_ARRAY)])?;
         let mut found: HashMap<String, Vec<u8>> = HashMap::with_capacity(rows.len());
         for row in rows {
             found.insert(row.get(0), row.get(1));
         }
         Ok(each_once(keys, found))
+    }
+
+    fn want_metas(&self, keys: &[String]) {
+        // Only a read sees one state throughout; a write reads what it locks as it locks it.
+        if self.scope.is_some() {
+            return;
+        }
+        let known = self.known();
+        let mut wanted = lock(&self.wanted);
+        for key in keys {
+            if !known.metas.contains_key(key) && !wanted.contains(key) {
+                wanted.push(key.clone());
+            }
+        }
     }
 
     fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {

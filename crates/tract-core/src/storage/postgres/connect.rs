@@ -525,6 +525,9 @@ pub(crate) struct Pool {
     wait: Duration,
     /// The process that made it: a child forked from it must not use its connections.
     pid: u32,
+    /// The round trips waited for, counted for tests of how many a read takes.
+    #[cfg(feature = "testing")]
+    round_trips: std::sync::atomic::AtomicU64,
 }
 
 /// A connection taken from the pool; given back when dropped, unless discarded.
@@ -548,12 +551,20 @@ impl Pool {
             settings,
             wait,
             pid: std::process::id(),
+            #[cfg(feature = "testing")]
+            round_trips: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
     /// Whether this pool was made by the process this one forked from.
     pub(crate) fn forked(&self) -> bool {
         self.pid != std::process::id()
+    }
+
+    /// How many round trips this pool's connections have waited for (tests only).
+    #[cfg(feature = "testing")]
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// What the pool connects with.
@@ -598,6 +609,9 @@ impl Pool {
         bound: Duration,
         f: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> std::result::Result<T, RunError> {
+        #[cfg(feature = "testing")]
+        self.round_trips
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match block_on(async move { tokio::time::timeout(bound, f).await }) {
             Err(e) => Err(RunError::Lost(e)),
             Ok(Ok(Ok(t))) => Ok(t),

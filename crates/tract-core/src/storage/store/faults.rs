@@ -310,6 +310,10 @@ macro_rules! forward_reads {
             self.tx.metas(keys)
         }
 
+        fn want_metas(&self, keys: &[String]) {
+            self.tx.want_metas(keys)
+        }
+
         fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
             self.faults.enter(Call::Meta)?;
             self.tx.meta_keys(prefix)

@@ -615,6 +615,18 @@ impl Store {
         &self.shared.faults
     }
 
+    /// How many round trips this process has waited for on this store: `None` for a store not
+    /// in a database (tests only).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn round_trips(&self) -> Option<u64> {
+        match &self.shared.backend {
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => Some(b.round_trips()),
+            _ => None,
+        }
+    }
+
     /// A raw write transaction on the backend, for damaging the store (tests only): it waits
     /// for every other writer, as store-wide work does.
     #[cfg(feature = "testing")]

@@ -247,6 +247,11 @@ impl Snapshot {
         self.tx.read_ahead(tip, keys, named)
     }
 
+    /// Asks for the metadata `keys` with the next read (see [`ReadTx::want_metas`]).
+    pub(crate) fn want_metas(&self, keys: &[String]) {
+        self.tx.want_metas(keys)
+    }
+
     /// Many metadata values, in order (one query on a database).
     pub(crate) fn metas(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
         self.tx.metas(keys)
