@@ -51,6 +51,10 @@ pub(crate) fn branch_key(branch: &str) -> String {
 /// on average (about 7 KB), so an append rewrites one small chunk.
 const BOUNDARY: u8 = 4;
 
+/// From this many positions, the commits a checkpoint keeps are checked against their ids on
+/// every core (about a microsecond each, against tens for a thread).
+const VERIFY_PARALLEL_MIN: usize = 256;
+
 /// One position as a checkpoint keeps it.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 struct Slot {
@@ -535,23 +539,28 @@ fn load_from(src: &impl Source, at: &CommitId, bytes: Option<Vec<u8>>) -> Result
     if !(1..=VERSION).contains(&manifest.version) || manifest.at != *at {
         return Err(damaged("of another layout or commit"));
     }
+    let version = manifest.version;
+    // The chunks decode independently: on every core.
+    let decoded = crate::parallel::map(
+        chunks(src, &manifest.chunks)?.map_err(damaged)?,
+        2,
+        |chunk| -> Result<Vec<Slot>> {
+            use crate::storage::store::meta::decode_small;
+            Ok(match version {
+                1 => decode_small::<Vec<SlotV1>>(&chunk)?
+                    .into_iter()
+                    .map(|s| Slot::from(SlotV2::from(s)))
+                    .collect(),
+                2 => decode_small::<Vec<SlotV2>>(&chunk)?
+                    .into_iter()
+                    .map(Slot::from)
+                    .collect(),
+                _ => decode_small::<Vec<Slot>>(&chunk)?,
+            })
+        },
+    )?;
     let mut slots: Vec<Slot> = Vec::with_capacity(manifest.positions as usize);
-    for chunk in chunks(src, &manifest.chunks)?.map_err(damaged)? {
-        use crate::storage::store::meta::decode_small;
-        match manifest.version {
-            1 => slots.extend(
-                decode_small::<Vec<SlotV1>>(&chunk)?
-                    .into_iter()
-                    .map(|s| Slot::from(SlotV2::from(s))),
-            ),
-            2 => slots.extend(
-                decode_small::<Vec<SlotV2>>(&chunk)?
-                    .into_iter()
-                    .map(Slot::from),
-            ),
-            _ => slots.extend(decode_small::<Vec<Slot>>(&chunk)?),
-        }
-    }
+    slots.extend(decoded.into_iter().flatten());
     if slots.len() != manifest.positions as usize {
         return Err(damaged("its chunks hold another number of positions"));
     }
@@ -577,19 +586,23 @@ fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool)
     }
     let origins: Vec<Commit> = match slots.iter().all(|s| s.origin.is_some()) {
         // Kept in the checkpoint: each is the position's commit only if it hashes to its id.
-        true => slots
-            .iter_mut()
-            .enumerate()
-            .map(|(i, s)| {
-                let origin = s.origin.take().filter(|c| c.id().ok() == Some(s.position));
+        true => {
+            let kept: Vec<(usize, CommitId, Option<Commit>)> = slots
+                .iter_mut()
+                .enumerate()
+                .map(|(i, s)| (i, s.position, s.origin.take()))
+                .collect();
+            // Each is hashed again: on every core for many.
+            crate::parallel::map(kept, VERIFY_PARALLEL_MIN, |(i, position, origin)| {
+                let origin = origin.filter(|c| c.id().ok() == Some(position));
                 origin.ok_or_else(|| {
                     Error::corrupt(format!(
                         "checkpoint of {}: position {i} keeps another commit",
                         at.short()
                     ))
                 })
-            })
-            .collect::<Result<_>>()?,
+            })?
+        }
         false => {
             let positions: Vec<CommitId> = slots.iter().map(|s| s.position).collect();
             match src.commits(&positions) {
