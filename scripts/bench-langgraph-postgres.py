@@ -14,14 +14,16 @@ Then each is read in a fresh process, after it has connected (LangGraph:
 ``PostgresSaver.from_conn_string``; tract: ``Tract.open``, timed as its own column):
 ``saver.get_tuple(config)`` against ``t.compile().messages`` (the messages as the model sees
 them; ``compile()`` alone is reported too), each checked to hold 2N messages; the server's
-cache is warm for both, as it is for a thread just written. Also reported: the time to write
+cache is warm for both, as it is for a thread just written. With ``--reads K`` each thread is
+read K times (in turns, each time in a fresh process) and the median of each figure kept. Also
+reported: the time to write
 the N turns, and the bytes each store holds for the thread (the sum of ``pg_column_size`` over
 its rows: LangGraph's checkpoint tables for the thread, every table of tract's schema).
 
 Prints JSON on stdout (medians of ``--runs`` runs, in milliseconds, and the ratio
 LangGraph / tract) and a markdown table on stderr. The threads and schemas it made are removed.
 
-    python scripts/bench-langgraph-postgres.py [--turns 50,100,500] [--runs 5] [--url URL]
+    python scripts/bench-langgraph-postgres.py [--turns 50,100,500] [--runs 5] [--reads 1] [--url URL]
 
 Needs the tract wheel and ``langgraph-checkpoint-postgres``, ``psycopg[binary]``; the URL
 defaults to ``$TRACT_TEST_POSTGRES`` (``scripts/postgres.sh start DIR`` starts a server).
@@ -216,7 +218,7 @@ def stored_bytes(conn, schema: str, tables: list, thread=None) -> int:
     return int(total)
 
 
-def one(saver, admin, url: str, prefix: str, turns: int, run: int) -> dict:
+def one(saver, admin, url: str, prefix: str, turns: int, run: int, reads: int) -> dict:
     thread = f"{prefix}_n{turns}_r{run}"
     tract_url = with_schema(url, thread)
     lg_write = write_langgraph(saver, thread, turns)
@@ -225,9 +227,15 @@ def one(saver, admin, url: str, prefix: str, turns: int, run: int) -> dict:
     tr_tables = [r[0] for r in admin.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (thread,))]
     tr_bytes = stored_bytes(admin, thread, tr_tables)
-    # Alternate which store is read first, so neither always reads after the other.
+    # Alternate which store is read first, so neither always reads after the other; each is
+    # read `reads` times, in turns, and the median of each figure kept (a noisy machine moves
+    # one read by more than the difference measured).
     order = ["langgraph", "tract"] if run % 2 == 0 else ["tract", "langgraph"]
-    reads = {w: read_in_child(w, url if w == "langgraph" else tract_url, thread, turns) for w in order}
+    samples: dict = {w: [] for w in order}
+    for _ in range(reads):
+        for w in order:
+            samples[w].append(read_in_child(w, url if w == "langgraph" else tract_url, thread, turns))
+    reads = {w: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for w, rs in samples.items()}
     saver.delete_thread(thread)
     admin.execute(f'DROP SCHEMA "{thread}" CASCADE')
     return {
@@ -272,6 +280,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", default="50,100,500")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--reads", type=int, default=1, help="fresh-process reads of each thread per run (their median)")
     parser.add_argument("--url", default=os.environ.get("TRACT_TEST_POSTGRES"))
     parser.add_argument("--read", choices=["langgraph", "tract"], help=argparse.SUPPRESS)
     parser.add_argument("--thread", help=argparse.SUPPRESS)
@@ -297,10 +306,11 @@ def main() -> None:
         # Runs outermost, so a noisy minute spreads over every N instead of spoiling one.
         for run in range(args.runs):
             for n in sizes:
-                runs[n].append(one(saver, admin, args.url, prefix, n, run))
+                runs[n].append(one(saver, admin, args.url, prefix, n, run, args.reads))
         server = admin.execute("SHOW server_version").fetchone()[0]
     result = {
         "runs": args.runs,
+        "reads": args.reads,
         "versions": {**versions(), "postgresql": server},
         "turns": {str(n): medians(runs[n], n) for n in sizes},
     }
