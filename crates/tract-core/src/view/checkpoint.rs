@@ -452,16 +452,14 @@ pub(crate) fn build(
     };
     // The manifest is read first (a read ahead has it already), so its chunks go with the
     // walk: one round trip for both on a database.
-    let manifest = src.meta(&key(&at));
-    if let Ok(Some(bytes)) = &manifest
-        && let Ok(m) = unsealed(bytes)
-    {
+    let manifest = src.meta(&key(&at)).and_then(|b| manifest_of(&at, b));
+    if let Ok(Some(m)) = &manifest {
         src.want_metas(&m.chunks.iter().map(chunk_key).collect::<Vec<_>>());
     }
     let (chain, reached) = first_parents(src, head, Some(at))?;
     let view = match reached {
         false => View::default(),
-        true => match manifest.and_then(|m| load_from(src, &at, m)) {
+        true => match manifest.and_then(|m| m.map(|m| from_manifest(src, &at, m)).transpose()) {
             Ok(Some(view)) => view,
             // A message or commit of the view that is damaged is no fault of the checkpoint:
             // a replay would read it too.
@@ -526,19 +524,32 @@ fn chunks(
 /// The view at `at` from its checkpoint: `None` when there is none; an error when it is
 /// damaged or does not fit the store (the caller replays instead).
 pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {
-    load_from(src, at, src.meta(&key(at))?)
+    manifest_of(at, src.meta(&key(at))?)?
+        .map(|m| from_manifest(src, at, m))
+        .transpose()
 }
 
-/// [`load`], its manifest (`bytes`) read already.
-fn load_from(src: &impl Source, at: &CommitId, bytes: Option<Vec<u8>>) -> Result<Option<View>> {
+/// The manifest of the checkpoint at `at`, from the `bytes` stored under its key (`None`:
+/// there is none); an error when it is damaged or of another layout or commit.
+fn manifest_of(at: &CommitId, bytes: Option<Vec<u8>>) -> Result<Option<Manifest>> {
     let Some(bytes) = bytes else {
         return Ok(None);
     };
-    let damaged = |what: &str| Error::corrupt(format!("checkpoint of {}: {what}", at.short()));
-    let manifest = unsealed(&bytes).map_err(damaged)?;
+    let manifest = unsealed(&bytes).map_err(|what| damaged(at, what))?;
     if !(1..=VERSION).contains(&manifest.version) || manifest.at != *at {
-        return Err(damaged("of another layout or commit"));
+        return Err(damaged(at, "of another layout or commit"));
     }
+    Ok(Some(manifest))
+}
+
+/// The checkpoint at `at` is damaged: `what` is wrong with it.
+fn damaged(at: &CommitId, what: &str) -> Error {
+    Error::corrupt(format!("checkpoint of {}: {what}", at.short()))
+}
+
+/// [`load`], from the checkpoint's `manifest`.
+fn from_manifest(src: &impl Source, at: &CommitId, manifest: Manifest) -> Result<View> {
+    let damaged = |what: &str| damaged(at, what);
     let version = manifest.version;
     // The chunks decode independently: on every core.
     let decoded = crate::parallel::map(
@@ -569,7 +580,7 @@ fn load_from(src: &impl Source, at: &CommitId, bytes: Option<Vec<u8>>) -> Result
     let mut view = restore(src, *at, slots, current)?;
     // Every chunk was just read back: they are in the store.
     view.stored = Some((*at, Arc::new(manifest.chunks.into_iter().collect())));
-    Ok(Some(view))
+    Ok(view)
 }
 
 /// The view of `slots`, the position commits read from `src`, and the messages' shapes too

@@ -495,7 +495,7 @@ impl PgTx {
             true => std::mem::take(&mut *lock(&self.wanted)),
             false => Vec::new(),
         };
-        let wanted_sql = self.backend.sql(WANTED_METAS);
+        let wanted_sql = (!wanted.is_empty()).then(|| self.backend.sql(WANTED_METAS));
         let wanted_params: [(&(dyn ToSql + Sync), Type); 1] = [(&wanted, Type::TEXT_ARRAY)];
         let mut guard = self.conn();
         let Some(c) = guard.as_ref() else {
@@ -513,8 +513,8 @@ impl PgTx {
         for (sql, p) in sqls.iter().zip(&params) {
             futures.push(Box::pin(client.query_typed(sql, p)));
         }
-        if !wanted.is_empty() {
-            futures.push(Box::pin(client.query_typed(&wanted_sql, &wanted_params)));
+        if let Some(sql) = &wanted_sql {
+            futures.push(Box::pin(client.query_typed(sql, &wanted_params)));
         }
         if let Some((sql, p)) = &asked {
             futures.push(Box::pin(client.query_typed(sql, p)));
