@@ -30,6 +30,7 @@ def test_the_error_hierarchy() -> None:
         tract.InvalidInputError,
         tract.InvalidOperationError,
         tract.StoreLockedError,
+        tract.ReadOnlyStoreError,
         tract.CorruptStoreError,
         tract.NewerFormatError,
         tract.NotAStoreError,
@@ -41,7 +42,12 @@ def test_the_error_hierarchy() -> None:
     assert issubclass(tract.NotFoundError, LookupError)
     assert issubclass(tract.AmbiguousPrefixError, LookupError)
     # The classes that were there before their categories still derive from what they did.
-    for cls in (tract.NotInViewError, tract.HeadMovedError, tract.DivergedError):
+    for cls in (
+        tract.NotInViewError,
+        tract.HeadMovedError,
+        tract.DivergedError,
+        tract.ReadOnlyStoreError,
+    ):
         assert issubclass(cls, tract.InvalidOperationError)
     for name, cls in CATEGORIES.items():
         assert cls.category == name
@@ -154,6 +160,10 @@ EXPECTED = {
     "CallNotPending": (tract.InvalidOperationError, {"call_id": "call_9", "pending": ["call_1"]}),
     "HeadMoved": (tract.HeadMovedError, {"branch": "main", "expected": HEX, "actual": HEX}),
     "StoreLocked": (tract.StoreLockedError, {"path": "/tmp/store.redb"}),
+    "ReadOnly": (
+        tract.ReadOnlyStoreError,
+        {"store": "/tmp/store.redb", "reason": "its file cannot be written (Permission denied)"},
+    ),
     "NotAStore": (tract.NotAStoreError, {"path": "/tmp/store.redb", "reason": "the file is empty"}),
     "Corrupt": (tract.CorruptStoreError, {}),
     "NewerFormat": (tract.NewerFormatError, {"found": 9, "supported": 1}),

@@ -69,11 +69,33 @@ impl Context {
         self.open_at(&self.store_path()?, OpenMode::Existing)
     }
 
-    /// The existing store, for a command that reads the branch: one `--branch` names must
-    /// exist (or be the current branch, before its first commit). Only a write creates a
-    /// branch, so reading one that is not there is a mistyped name, not an empty session.
+    /// The existing store, opened to read only (nothing of it changes, not a byte of its
+    /// file), for a command that never writes.
+    pub fn open_read_only(&self) -> Result<Tract, CommandError> {
+        self.open_at(&self.store_path()?, OpenMode::ReadOnly)
+    }
+
+    /// The existing store opened to read only, bound to its `HEAD` whatever `--branch` says.
+    pub fn open_head_read_only(&self) -> Result<Tract, CommandError> {
+        self.open_bound(&self.store_path()?, OpenMode::ReadOnly, Bind::StoreHead)
+    }
+
+    /// The existing store opened to read only, for a command that reads the branch: one
+    /// `--branch` names must exist (or be the current branch, before its first commit). Only
+    /// a write creates a branch, so reading one that is not there is a mistyped name, not an
+    /// empty session.
     pub fn open_to_read(&self) -> Result<Tract, CommandError> {
-        let t = self.open()?;
+        self.require_branch(self.open_read_only()?)
+    }
+
+    /// [`Context::open_to_read`], for a read that keeps what it derives where the store may
+    /// be written (the search index's catch-up); a store that may only be read is read all
+    /// the same.
+    pub fn open_to_read_and_derive(&self) -> Result<Tract, CommandError> {
+        self.require_branch(self.open()?)
+    }
+
+    fn require_branch(&self, t: Tract) -> Result<Tract, CommandError> {
         if let Some(name) = &self.branch {
             t.require_branch(&BranchName::new(name)?)?;
         }

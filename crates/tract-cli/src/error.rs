@@ -196,8 +196,10 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::Io { source, .. } if source.kind() == ErrorKind::FileTooLarge => {
             "the file reached the size the system allows it: nothing was committed"
         }
-        Error::Io { source, .. } if source.kind() == ErrorKind::ReadOnlyFilesystem => {
-            "tract opens a store for writing (it takes a lock), even to read it"
+        Error::ReadOnly { .. } => {
+            "the commands that only read (log, show, status, compile, export, search, fsck, \
+             serve, mcp) work; to write, copy the store (the file with its -journal directory) \
+             somewhere you may write"
         }
         Error::BranchDeleted { .. } => {
             "`tract reflog BRANCH` shows its last tip; `tract branch BRANCH REV` brings it back"

@@ -177,6 +177,16 @@ pub enum Error {
         /// What holds it.
         reason: LockReason,
     },
+    /// A write to a store open for reading only: opened to read, or one this process cannot
+    /// write (the file's permissions, a read-only file system, a database role that may only
+    /// read). Nothing was written.
+    #[error("store {store} is read-only: {reason}; nothing was written")]
+    ReadOnly {
+        /// The store file, or its URL without its password.
+        store: String,
+        /// Why it opened for reading only.
+        reason: String,
+    },
     /// A file that is not a tract store (not redb, or redb without tract's tables).
     #[error("{} is not a tract store: {reason}", path.display())]
     NotAStore {
@@ -644,6 +654,7 @@ impl Error {
             | Error::NoMergeBase { .. }
             | Error::CallNotPending { .. }
             | Error::HeadMoved { .. }
+            | Error::ReadOnly { .. }
             | Error::Diverged { .. } => Conflict,
             Error::Corrupt { .. } | Error::CorruptObject { .. } | Error::CorruptJournal { .. } => {
                 Corrupt
@@ -752,6 +763,10 @@ impl Error {
                     waited: Duration::from_millis(10),
                 },
             },
+            Error::ReadOnly {
+                store: path.display().to_string(),
+                reason: "its file cannot be written (Permission denied)".into(),
+            },
             Error::NotAStore {
                 path: path.clone(),
                 reason: "the file is empty".into(),
@@ -818,6 +833,7 @@ impl Error {
                 | Error::CallNotPending { .. }
                 | Error::HeadMoved { .. }
                 | Error::StoreLocked { .. }
+                | Error::ReadOnly { .. }
                 | Error::NotAStore { .. }
                 | Error::Corrupt { .. }
                 | Error::CorruptObject { .. }

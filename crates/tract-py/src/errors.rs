@@ -25,6 +25,7 @@ struct Classes {
     not_in_view: Py<PyType>,
     head_moved: Py<PyType>,
     store_locked: Py<PyType>,
+    read_only: Py<PyType>,
     not_a_store: Py<PyType>,
     corrupt_store: Py<PyType>,
     newer_format: Py<PyType>,
@@ -54,6 +55,7 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
             not_in_view: get("NotInViewError")?,
             head_moved: get("HeadMovedError")?,
             store_locked: get("StoreLockedError")?,
+            read_only: get("ReadOnlyStoreError")?,
             not_a_store: get("NotAStoreError")?,
             corrupt_store: get("CorruptStoreError")?,
             newer_format: get("NewerFormatError")?,
@@ -221,6 +223,11 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("receiver", receiver.to_hex())?;
             facts.set_item("sender", sender.to_hex())?;
             Some(&c.diverged)
+        }
+        Error::ReadOnly { store, reason } => {
+            facts.set_item("store", store)?;
+            facts.set_item("reason", reason)?;
+            Some(&c.read_only)
         }
         Error::Database { store, reason } => {
             facts.set_item("store", store)?;

@@ -165,21 +165,33 @@ impl PyTract {
     /// in-memory store when `path` is None. The handle works on `branch` (created by its first
     /// message), else on the branch `HEAD` names now; other handles and `tract switch` never
     /// move it. `summarizer` is used when a call names none (else the LLM the `TRACT_LLM_*`
-    /// environment names, else the built-in extractive one).
+    /// environment names, else the built-in extractive one). With `read_only`, the store must
+    /// exist and nothing of it changes (not a byte of its file, not its format); a store this
+    /// process cannot write opens that way by itself. A write then raises
+    /// `ReadOnlyStoreError`.
     #[staticmethod]
-    #[pyo3(signature = (path=None, summarizer=None, *, branch=None))]
+    #[pyo3(signature = (path=None, summarizer=None, *, branch=None, read_only=false))]
     fn open(
         py: Python<'_>,
         path: Option<PathBuf>,
         summarizer: Option<Py<PyAny>>,
         branch: Option<String>,
+        read_only: bool,
     ) -> PyResult<Self> {
         let env = tract_core::Environment::from_process();
         if let Some(bytes) = env.view_cache_budget() {
             tract_core::set_view_cache_budget(bytes);
         }
+        if read_only && path.is_none() {
+            return Err(crate::errors::to_py(tract_core::Error::InvalidInput {
+                message: "read_only needs a store to read: give its path or URL".into(),
+            }));
+        }
         let options = OpenOptions {
-            mode: tract_core::OpenMode::CreateIfMissing,
+            mode: match read_only {
+                true => tract_core::OpenMode::ReadOnly,
+                false => tract_core::OpenMode::CreateIfMissing,
+            },
             store: env.store_options().py()?,
             bind: match branch {
                 Some(name) => Bind::Branch(BranchName::new(&name).py()?),
@@ -204,6 +216,13 @@ impl PyTract {
     #[getter]
     fn path(&self) -> PyResult<Option<String>> {
         Ok(self.get()?.store().location())
+    }
+
+    /// Why this handle may only read (None: it may write): it was opened with `read_only`, or
+    /// this process cannot write the store.
+    #[getter]
+    fn read_only(&self) -> PyResult<Option<String>> {
+        Ok(self.get()?.store().read_only().map(str::to_string))
     }
 
     /// Closes the store; later calls raise InvalidOperationError.

@@ -17,7 +17,7 @@ pub struct Args {
 
 /// Runs `tract fsck`: the report on standard output; exit 1 when anything is wrong.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open()?;
+    let t = ctx.open_read_only()?;
     let r = tract_core::fsck(t.store())?;
     if a.json {
         output::print(ui, &FsckReport::from(&r), false);

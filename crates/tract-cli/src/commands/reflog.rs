@@ -29,8 +29,8 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     // A NAME wins over TRACT_BRANCH, as an argument over the environment.
     let named = a.name.as_deref().or(ctx.branch_flag());
     let t = match named {
-        Some(_) => ctx.open()?,
-        None => ctx.open_head()?,
+        Some(_) => ctx.open_read_only()?,
+        None => ctx.open_head_read_only()?,
     };
     if let Some(name) = named {
         for (i, e) in t.reflog(name, limit)?.iter().enumerate() {

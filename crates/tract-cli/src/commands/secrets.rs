@@ -114,7 +114,7 @@ fn scan_file(
 
 fn scan_store(ctx: &Context, ui: &mut Ui<'_>, a: &ScanArgs) -> Result<(), CommandError> {
     let t = if a.all {
-        ctx.open()?
+        ctx.open_read_only()?
     } else {
         ctx.open_to_read()?
     };

@@ -29,6 +29,7 @@ mod mcp;
 mod merge;
 mod processes;
 mod progress;
+mod readonly;
 mod redact;
 mod refs;
 mod repair;

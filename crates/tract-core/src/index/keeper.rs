@@ -44,16 +44,17 @@ pub(crate) fn of(store: &Store) -> Arc<Keeper> {
 }
 
 impl Keeper {
-    /// The index, opened on first use: in the journal directory of a store file, in memory
-    /// otherwise.
+    /// The index, opened on first use: in the journal directory of a store file this process
+    /// may write, in memory otherwise (a store open to read only is indexed in memory, once
+    /// per process, and nothing of it is written).
     pub(crate) fn index(&self, store: &Store) -> Result<Arc<Index>> {
         let mut slot = self.index.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = &*slot {
             return Ok(Arc::clone(i));
         }
         let index = Arc::new(match store.journal_dir() {
-            Some(journal) => Index::open_dir(&journal.join(DIR))?,
-            None => Index::in_memory()?,
+            Some(journal) if !store.opened_read_only() => Index::open_dir(&journal.join(DIR))?,
+            _ => Index::in_memory()?,
         });
         *slot = Some(Arc::clone(&index));
         Ok(index)

@@ -75,6 +75,8 @@ struct Inner {
     again: AtomicBool,
     /// This process wrote to the journal (what it leaves is its own to fold when it closes).
     wrote: AtomicBool,
+    /// The objects are in redb's tables (a store of format 4, open to read only).
+    tables: bool,
 }
 
 impl JournaledRedb {
@@ -112,8 +114,14 @@ impl JournaledRedb {
     }
 
     /// The store file `redb` at `path` with its journal, which must be there, of this store,
-    /// with every segment after the generation redb last folded.
-    pub(crate) fn open(redb: RedbBackend, path: &Path, store: &StoreId) -> Result<Self> {
+    /// with every segment after the generation redb last folded. `tables`: its objects are in
+    /// redb's tables, not in packs (a store of format 4, open to read only).
+    pub(crate) fn open(
+        redb: RedbBackend,
+        path: &Path,
+        store: &StoreId,
+        tables: bool,
+    ) -> Result<Self> {
         let dir = crate::storage::journal::dir_of(path);
         let journal = Journal::open(&dir, store);
         let inner = Arc::new(Inner {
@@ -124,10 +132,16 @@ impl JournaledRedb {
             folder: Mutex::new(None),
             again: AtomicBool::new(false),
             wrote: AtomicBool::new(false),
+            tables,
         });
         // Reading it once checks it is there and whole.
         inner.snapshot(false)?;
         Ok(JournaledRedb { inner })
+    }
+
+    /// Why the store file is open to read only (`None`: it may write).
+    pub(crate) fn read_only(&self) -> Option<&str> {
+        self.inner.redb.read_only()
     }
 
     /// The store file.
@@ -138,7 +152,12 @@ impl JournaledRedb {
     /// A read transaction: redb's snapshot and the frames after it.
     pub(crate) fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
         let (base, view, packs) = self.inner.snapshot(false)?;
-        Ok(Box::new(JRead { base, view, packs }))
+        Ok(Box::new(JRead {
+            base,
+            view,
+            packs,
+            tables: self.inner.tables,
+        }))
     }
 
     /// The one write transaction, waiting up to `timeout` for another process's.
@@ -560,13 +579,32 @@ struct Merged<'a> {
     base: &'a RedbRead,
     packs: &'a Packs,
     layers: &'a Layers<'a>,
+    /// The objects below the layers are in redb's tables, not in packs: a store of format 4
+    /// read as it is (opened to read only, so not upgraded).
+    tables: bool,
 }
 
 impl Merged<'_> {
     fn object(&self, t: ObjectTable, k: &Key) -> Result<Option<Vec<u8>>> {
         match find(self.layers, |l, u| l.object(t, k, u)) {
             Some(v) => Ok(v),
+            None if self.tables => self.base.object(t, k),
             None => self.packs.get(t, k),
+        }
+    }
+
+    /// The objects below the layers from `low` to `high`: the packs', or redb's tables'.
+    fn scan_below(
+        &self,
+        t: ObjectTable,
+        low: &Key,
+        high: &Key,
+        limit: Option<usize>,
+        f: &mut ScanFn<'_>,
+    ) -> Result<()> {
+        match self.tables {
+            true => self.base.scan(t, low, high, limit, f),
+            false => self.packs.scan(t, low, high, limit, f),
         }
     }
 
@@ -578,6 +616,7 @@ impl Merged<'_> {
         keys.iter()
             .map(|k| match find(self.layers, |l, u| l.object(t, k, u)) {
                 Some(v) => v.is_some(),
+                None if self.tables => self.base.object(t, k).is_ok_and(|v| v.is_some()),
                 None => self.packs.has(t, k),
             })
             .collect()
@@ -598,7 +637,7 @@ impl Merged<'_> {
             }
         }
         if over.is_empty() {
-            return self.packs.scan(t, low, high, limit, f);
+            return self.scan_below(t, low, high, limit, f);
         }
         let limit = limit.unwrap_or(usize::MAX);
         // Records the layers remove hide records the packs have: ask for that many more.
@@ -612,7 +651,7 @@ impl Merged<'_> {
             }
             Ok(())
         };
-        self.packs.scan(
+        self.scan_below(
             t,
             low,
             high,
@@ -853,6 +892,7 @@ struct JRead {
     base: RedbRead,
     view: View,
     packs: Packs,
+    tables: bool,
 }
 
 impl JRead {
@@ -862,6 +902,7 @@ impl JRead {
                 base: &self.base,
                 packs: &self.packs,
                 layers,
+                tables: self.tables,
             })
         })
     }
@@ -892,6 +933,7 @@ impl JWrite {
                 base: &self.base,
                 packs: &self.packs,
                 layers,
+                tables: false,
             })
         })
     }

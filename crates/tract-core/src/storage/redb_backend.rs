@@ -10,8 +10,8 @@
 use crate::error::{Error, LockReason, Result};
 use crate::storage::backend::{Key, ObjectTable, RawReflogEntry, ReadTx, Row, ScanFn, WriteTx};
 use redb::{
-    ConcurrencyMode, Database, DatabaseError, ReadOnlyTable, ReadTransaction, ReadableDatabase,
-    ReadableTable, TableDefinition, TransactionError, WriteTransaction,
+    ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction,
+    ReadableDatabase, ReadableTable, TableDefinition, TransactionError, WriteTransaction,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -80,18 +80,35 @@ fn io_err(path: &Path, source: std::io::Error) -> Error {
 pub(crate) struct RedbBackend {
     db: Db,
     path: Option<PathBuf>,
+    /// Why it is open for reading only (`None`: it is open for writing).
+    read_only: Option<String>,
+}
+
+/// The database as redb opened it: to write, or to read only. A database opened to write
+/// rewrites the file's header as it opens and closes (its recovery flag), so only one opened
+/// to read leaves every byte of the file as it was.
+enum Engine {
+    Write(Database),
+    Read(ReadOnlyDatabase),
 }
 
 /// redb writes its allocator state when the last handle closes a database, and on a damaged
 /// store that can panic; closing is guarded as opening is (the store is not made worse: the
 /// next open rebuilds that state), so dropping a handle never panics.
-struct Db(Option<Database>);
+struct Db(Option<Engine>);
 
 impl Db {
-    fn get(&self) -> &Database {
+    fn get(&self) -> &Engine {
         match &self.0 {
             Some(db) => db,
             None => unreachable!("the database is taken only when it is dropped"),
+        }
+    }
+
+    fn begin_read(&self) -> std::result::Result<ReadTransaction, TransactionError> {
+        match self.get() {
+            Engine::Write(db) => db.begin_read(),
+            Engine::Read(db) => db.begin_read(),
         }
     }
 }
@@ -110,9 +127,43 @@ impl RedbBackend {
         check_redb_magic(path)?;
         let db = guard_open(path, || builder().open(path))?;
         Ok(RedbBackend {
-            db: Db(Some(db)),
+            db: Db(Some(Engine::Write(db))),
             path: Some(path.to_path_buf()),
+            read_only: None,
         })
+    }
+
+    /// Opens an existing store file to read only, `reason` saying why (what a write is told):
+    /// nothing of the file changes, and it reads beside writers in other processes.
+    pub(crate) fn open_read_only(path: &Path, reason: String) -> Result<Self> {
+        check_redb_magic(path)?;
+        let db = guard_open(path, || builder().open_read_only(path))?;
+        Ok(RedbBackend {
+            db: Db(Some(Engine::Read(db))),
+            path: Some(path.to_path_buf()),
+            read_only: Some(reason),
+        })
+    }
+
+    /// Why the database is open for reading only (`None`: it is open for writing).
+    pub(crate) fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    /// The database open for writing, or the error a write on one open to read gets.
+    fn writable(&self) -> Result<&Database> {
+        match self.db.get() {
+            Engine::Write(db) => Ok(db),
+            Engine::Read(_) => Err(Error::ReadOnly {
+                store: self
+                    .path
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .display()
+                    .to_string(),
+                reason: self.read_only.clone().unwrap_or_default(),
+            }),
+        }
     }
 
     /// Creates a new redb file at `path` with tract's tables (an error if anything is there).
@@ -125,8 +176,9 @@ impl RedbBackend {
             .map_err(|e| io_err(path, e))?;
         let db = guard_open(path, || builder().create(path))?;
         let backend = RedbBackend {
-            db: Db(Some(db)),
+            db: Db(Some(Engine::Write(db))),
             path: Some(path.to_path_buf()),
+            read_only: None,
         };
         backend.create_tables()?;
         Ok(backend)
@@ -140,8 +192,9 @@ impl RedbBackend {
                 source: Arc::new(e.into()),
             })?;
         let backend = RedbBackend {
-            db: Db(Some(db)),
+            db: Db(Some(Engine::Write(db))),
             path: None,
+            read_only: None,
         };
         backend.create_tables()?;
         Ok(backend)
@@ -164,13 +217,14 @@ impl RedbBackend {
             .map_err(|e| io_err(here, e))?;
         let db = guard_open(here, || Database::builder().create_with_backend(backend))?;
         Ok(RedbBackend {
-            db: Db(Some(db)),
+            db: Db(Some(Engine::Write(db))),
             path: None,
+            read_only: None,
         })
     }
 
     fn create_tables(&self) -> Result<()> {
-        let txn = self.db.get().begin_write()?;
+        let txn = self.writable()?.begin_write()?;
         txn.open_table(META)?;
         txn.open_table(COMMITS)?;
         txn.open_table(BLOBS)?;
@@ -195,7 +249,7 @@ impl RedbBackend {
     /// A read transaction, as its own type.
     pub(crate) fn read_txn(&self) -> Result<RedbRead> {
         engine(|| {
-            let txn = self.db.get().begin_read()?;
+            let txn = self.db.begin_read()?;
             RedbRead::new(&txn).map_err(|e| match e {
                 Error::Storage { source }
                     if matches!(&*source, redb::Error::TableDoesNotExist(_)) =>
@@ -217,10 +271,11 @@ impl RedbBackend {
 
     /// The one write transaction, as its own type.
     pub(crate) fn write_txn(&self, lock_timeout: Duration) -> Result<RedbWrite> {
+        let db = self.writable()?;
         let deadline = Instant::now() + lock_timeout;
         let mut pause = Duration::from_micros(200);
         loop {
-            match engine(|| Ok(self.db.get().try_begin_write()))? {
+            match engine(|| Ok(db.try_begin_write()))? {
                 Ok(txn) => {
                     return Ok(RedbWrite {
                         txn,
@@ -250,8 +305,9 @@ impl RedbBackend {
     /// Rewrites the file so it holds only live pages and shrinks it.
     pub(crate) fn compact(&mut self) -> Result<()> {
         let path = self.path.clone().unwrap_or_default();
-        let Some(db) = self.db.0.as_mut() else {
-            unreachable!("the database is taken only when it is dropped")
+        self.writable()?;
+        let Some(Engine::Write(db)) = self.db.0.as_mut() else {
+            unreachable!("the database is taken only when it is dropped, and was open to write")
         };
         loop {
             match db.compact() {
@@ -313,10 +369,10 @@ fn engine<T>(read: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 /// Opens with redb, turning its errors (and a panic on a damaged file) into tract errors.
-fn guard_open(
+fn guard_open<D>(
     path: &Path,
-    open: impl FnOnce() -> std::result::Result<Database, DatabaseError>,
-) -> Result<Database> {
+    open: impl FnOnce() -> std::result::Result<D, DatabaseError>,
+) -> Result<D> {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).map_err(|_| {
         Error::Corrupt {
             message: format!(

@@ -117,7 +117,7 @@ fn stores_written_at_formats_1_to_4_are_upgraded_when_opened_and_keep_every_id()
 
 /// Copies `fixture` (a store file) and its journal directory, when it has one (from format 3),
 /// into a new temporary directory.
-fn copy_fixture(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+pub(crate) fn copy_fixture(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let (d, path) = file_store();
     std::fs::copy(fixture, &path).unwrap();
     let journal = std::path::PathBuf::from(format!("{fixture}-journal"));

@@ -47,6 +47,7 @@ from tract.errors import (
     RejectedError,
     DatabaseError,
     DivergedError,
+    ReadOnlyStoreError,
     StoreLockedError,
     SummarizerError,
     TractError,

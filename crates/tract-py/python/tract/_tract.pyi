@@ -457,16 +457,25 @@ class Tract:
         summarizer: Optional[Summarizer] = None,
         *,
         branch: Optional[str] = None,
+        read_only: bool = False,
     ) -> Tract:
         """Opens the store file at `path` (created if missing; its directory must exist), or a new
         in-memory store when `path` is None. The handle works on `branch` (created by its first
         message), else on the branch `HEAD` names now; other handles and `tract switch` never
         move it. `summarizer` is used when a call names none (else the LLM the `TRACT_LLM_*`
-        environment names, else the built-in extractive one)."""
+        environment names, else the built-in extractive one). With `read_only`, the store must
+        exist and nothing of it changes (not a byte of its file, not its format); a store this
+        process cannot write opens that way by itself. A write then raises
+        `ReadOnlyStoreError`."""
 
     @property
     def path(self) -> Optional[str]:
         """Where the store is: its file, or its URL without the password (None in memory)."""
+
+    @property
+    def read_only(self) -> Optional[str]:
+        """Why this handle may only read (None: it may write): it was opened with `read_only`, or
+        this process cannot write the store."""
 
     def close(self) -> None:
         """Closes the store; later calls raise InvalidOperationError."""

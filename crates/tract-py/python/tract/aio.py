@@ -103,10 +103,16 @@ class AsyncTract:
         summarizer: Optional[Summarizer] = None,
         *,
         branch: Optional[str] = None,
+        read_only: bool = False,
     ) -> AsyncTract:
         """Awaitable :meth:`Tract.open`: the store at ``path`` (in memory without one), this
-        handle working on ``branch`` (else on the branch ``HEAD`` names now)."""
-        return cls(await asyncio.to_thread(Tract.open, path, summarizer, branch=branch))
+        handle working on ``branch`` (else on the branch ``HEAD`` names now), to read only with
+        ``read_only``."""
+        return cls(
+            await asyncio.to_thread(
+                Tract.open, path, summarizer, branch=branch, read_only=read_only
+            )
+        )
 
     @property
     def sync(self) -> Tract:
@@ -155,6 +161,12 @@ class AsyncTract:
     def path(self) -> Optional[str]:
         """Where the store is: its file, or its URL without the password (None in memory)."""
         return self._tract.path
+
+    @property
+    def read_only(self) -> Optional[str]:
+        """Why this handle may only read (None: it may write): it was opened with `read_only`, or
+        this process cannot write the store."""
+        return self._tract.read_only
 
     async def close(self) -> None:
         """Awaitable twin of :meth:`Tract.close`, run in a worker thread."""

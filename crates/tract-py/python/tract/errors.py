@@ -143,6 +143,16 @@ class DivergedError(InvalidOperationError):
     report: Optional[Dict[str, Any]] = None
 
 
+class ReadOnlyStoreError(InvalidOperationError):
+    """A write to a store open for reading only: opened with ``read_only=True``, or one this
+    process cannot write (the file's permissions, a read-only file system, a database role that
+    may only read). Nothing was written. ``store`` is its path or URL (without the password),
+    ``reason`` why it is read-only."""
+
+    store: str = ""
+    reason: str = ""
+
+
 class StoreLockedError(UnavailableError):
     """Another process held the store's write lock for longer than the wait allows: ``path``."""
 
@@ -209,6 +219,7 @@ __all__ = [
     "NotInViewError",
     "HeadMovedError",
     "DivergedError",
+    "ReadOnlyStoreError",
     "StoreLockedError",
     "NotAStoreError",
     "CorruptStoreError",

@@ -357,11 +357,20 @@ impl Segment {
             path: path.to_path_buf(),
             reason,
         };
-        let file = match std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-        {
+        let open = |write| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(write)
+                .open(path)
+        };
+        // A segment this process may not write (a store open to read only) is read all the
+        // same; a write to it is refused before it gets here.
+        let file = match open(true).or_else(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                open(false)
+            }
+            _ => Err(e),
+        }) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),

@@ -53,6 +53,8 @@ pub(crate) struct PgBackend {
     prefix: String,
     /// The advisory lock of the whole store: shared by writers, exclusive for store-wide work.
     store_lock: i64,
+    /// Why the server lets this role only read the store (`None`: it may write).
+    read_only: Option<String>,
 }
 
 /// A statement's parameters with their types (statements are parsed unnamed, with them).
@@ -70,12 +72,14 @@ impl PgBackend {
         let settings = Settings::from_url(url)?;
         let prefix = format!("\"{}\".", settings.schema);
         let store_lock = lock_key(&settings.schema, None);
-        let backend = PgBackend {
+        let mut backend = PgBackend {
             pool: Pool::new(settings, lock_timeout)?,
             prefix,
             store_lock,
+            read_only: None,
         };
-        let created = backend.prepare_schema(create, lock_timeout)?;
+        let (created, read_only) = backend.prepare_schema(create, lock_timeout)?;
+        backend.read_only = read_only;
         let key = backend.location().to_string();
         Ok((backend, key, created))
     }
@@ -84,6 +88,11 @@ impl PgBackend {
     /// are not this process's to use).
     pub(crate) fn forked(&self) -> bool {
         self.pool.forked()
+    }
+
+    /// Why the server lets this role only read the store (`None`: it may write).
+    pub(crate) fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
     }
 
     /// The URL without its password.
@@ -142,7 +151,11 @@ impl PgBackend {
     /// Checks that the schema holds a store, or makes one (schema and tables, under the
     /// store's lock so two processes creating it at once do not collide). Returns whether it
     /// made the tables now.
-    fn prepare_schema(&self, create: bool, lock_timeout: Duration) -> Result<bool> {
+    fn prepare_schema(
+        &self,
+        create: bool,
+        lock_timeout: Duration,
+    ) -> Result<(bool, Option<String>)> {
         let schema = self.settings().schema.clone();
         let mut conn = Some(self.pool.get()?);
         // Looked at inside a transaction of its own, so a pooler that cannot carry one
@@ -152,15 +165,30 @@ impl PgBackend {
             let Some(c) = conn.as_ref() else {
                 return Err(Error::invalid_op("no connection"));
             };
+            // Whether the store is there, and whether the server lets this role write it: a
+            // server or database whose transactions are read-only, a standby, a role without
+            // the privileges (asked of the tables a write always changes).
             let found = self.pool.run(
                 c,
                 c.client.query_typed(
-                    "SELECT to_regclass(quote_ident($1) || '.meta') IS NOT NULL",
+                    "SELECT to_regclass(quote_ident($1) || '.meta') IS NOT NULL,
+                            CASE WHEN pg_is_in_recovery() THEN 'the server is a standby in recovery'
+                                 WHEN current_setting('default_transaction_read_only') = 'on'
+                                 THEN 'its transactions are read-only (default_transaction_read_only)'
+                                 WHEN to_regclass(quote_ident($1) || '.refs') IS NOT NULL
+                                  AND NOT (has_table_privilege(quote_ident($1) || '.commits', 'INSERT')
+                                       AND has_table_privilege(quote_ident($1) || '.refs', 'INSERT')
+                                       AND has_table_privilege(quote_ident($1) || '.refs', 'UPDATE')
+                                       AND has_table_privilege(quote_ident($1) || '.meta', 'INSERT'))
+                                 THEN 'role ' || quote_ident(current_user) || ' may not write its tables'
+                            END",
                     &[(&schema, Type::TEXT)],
                 ),
             );
             let failed = match found {
-                Ok(rows) => Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0))),
+                Ok(rows) => Ok(rows.first().map_or((false, None), |r| {
+                    (r.get::<_, bool>(0), r.get::<_, Option<String>>(1))
+                })),
                 Err(RunError::Server(e)) => Err(self.settings().error(&e)),
                 Err(RunError::Lost(e)) => Err(e),
             };
@@ -172,8 +200,9 @@ impl PgBackend {
             failed?
         };
         self.batch(&mut conn, "COMMIT")?;
+        let (exists, read_only) = exists;
         if exists {
-            return Ok(false);
+            return Ok((false, read_only));
         }
         if !create {
             return Err(Error::NotAStore {
@@ -201,7 +230,7 @@ impl PgBackend {
         );
         self.batch(&mut conn, &self.sql(&sql))
             .map_err(|e| explain_create(e, &schema))?;
-        Ok(true)
+        Ok((true, None))
     }
 
     /// A read transaction: one consistent state. Its `BEGIN` goes with its first statement.

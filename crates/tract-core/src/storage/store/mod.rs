@@ -68,6 +68,11 @@ pub enum OpenMode {
     /// Create the store if it does not exist; an existing one must be a tract store.
     #[default]
     CreateIfMissing,
+    /// The store must exist, and is opened to read only: nothing of it changes (not a byte of
+    /// its file, not its format, not its journal), and a write is [`Error::ReadOnly`]. A store
+    /// this process cannot write (its file's permissions, a read-only file system, a database
+    /// role that may only read) opens this way in the other modes too.
+    ReadOnly,
 }
 
 /// A tract store: a redb file, memory or a PostgreSQL database, as one handle uses it (its
@@ -75,6 +80,8 @@ pub enum OpenMode {
 pub struct Store {
     shared: Arc<Shared>,
     options: StoreOptions,
+    /// Why this handle may only read (`None`: it may write).
+    read_only: Option<Arc<str>>,
 }
 
 /// What every handle on one store in this process shares: the open backend (one per store and
@@ -112,8 +119,21 @@ impl Backend {
         }
     }
 
+    /// Why the backend is open to read only (`None`: it may write).
+    fn read_only(&self) -> Option<&str> {
+        match self {
+            Backend::Journaled(b) => b.read_only(),
+            Backend::Redb(b) => b.read_only(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(b) => b.read_only(),
+        }
+    }
+
     #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        if let Some(reason) = self.read_only() {
+            return Err(self.read_only_error(reason));
+        }
         match self {
             // One writer at a time in a file, whatever it moves.
             Backend::Journaled(b) => b.write(scope, lock_timeout),
@@ -148,6 +168,14 @@ impl Backend {
             Backend::Redb(b) => b.path().map(|p| p.display().to_string()),
             #[cfg(feature = "postgres")]
             Backend::Postgres(b) => Some(b.location().to_string()),
+        }
+    }
+
+    /// The error a write gets on a store open to read only, for `reason`.
+    fn read_only_error(&self, reason: &str) -> Error {
+        Error::ReadOnly {
+            store: self.location().unwrap_or_else(|| "in memory".into()),
+            reason: reason.into(),
         }
     }
 
@@ -217,6 +245,7 @@ impl Clone for Store {
         Store {
             shared: Arc::clone(&self.shared),
             options: self.options,
+            read_only: self.read_only.clone(),
         }
     }
 }
@@ -252,21 +281,32 @@ impl Store {
             Some(url) => Self::open_url(url, mode, options, &mut open)?,
             None => Self::open_file(path, mode, options.lock_timeout, &mut open)?,
         };
-        let store = Store { shared, options };
+        let read_only = match mode {
+            OpenMode::ReadOnly => Some(Arc::from("it was opened to read")),
+            _ => shared.backend.read_only().map(Arc::from),
+        };
+        let store = Store {
+            shared,
+            options,
+            read_only,
+        };
         let format = match store.check_format() {
             // A database store whose creator stopped between making the tables and recording
             // the format (two transactions, as the format is written through the store's own
             // write path): completed now, under the store's lock, as its creator would have.
             Err(Error::NotAStore { .. })
-                if mode == OpenMode::CreateIfMissing && store.shared.backend.is_database() =>
+                if mode == OpenMode::CreateIfMissing
+                    && store.read_only.is_none()
+                    && store.shared.backend.is_database() =>
             {
                 initialize(&store.shared.backend)?;
                 store.check_format()?
             }
             other => other?,
         };
-        // A store an older build wrote is brought to this build's format as it is opened.
-        if format < FORMAT_VERSION {
+        // A store an older build wrote is brought to this build's format as it is opened for
+        // writing; one open to read is read as it is.
+        if format < FORMAT_VERSION && store.read_only.is_none() {
             store.upgrade()?;
         }
         Ok(store)
@@ -326,15 +366,43 @@ impl Store {
         match redb_backend::locate(path)? {
             Located::Existing(canonical) => {
                 let key = canonical.display().to_string();
-                if let Some(shared) = open.get(&key).and_then(Weak::upgrade) {
+                // One open to write serves every handle; one open to read only serves handles
+                // that only read, until a handle that writes opens the store.
+                if let Some(shared) = open.get(&key).and_then(Weak::upgrade)
+                    && (mode == OpenMode::ReadOnly || shared.backend.read_only().is_none())
+                {
                     return Ok(shared);
                 }
-                let (backend, upgraded) = open_journaled(RedbBackend::open(path)?, path)?;
+                let redb = match mode {
+                    OpenMode::ReadOnly => {
+                        RedbBackend::open_read_only(path, "it was opened to read".into())?
+                    }
+                    _ => match RedbBackend::open(path) {
+                        // A file this process may read and not write is read all the same.
+                        Err(Error::Io { source, .. })
+                            if matches!(
+                                source.kind(),
+                                std::io::ErrorKind::PermissionDenied
+                                    | std::io::ErrorKind::ReadOnlyFilesystem
+                            ) =>
+                        {
+                            let reason = match source.kind() {
+                                std::io::ErrorKind::ReadOnlyFilesystem => {
+                                    "it is on a read-only file system".to_string()
+                                }
+                                _ => format!("its file cannot be written ({source})"),
+                            };
+                            RedbBackend::open_read_only(path, reason)?
+                        }
+                        other => other?,
+                    },
+                };
+                let (backend, upgraded) = open_journaled(redb, path)?;
                 let shared = Shared::new(backend, upgraded);
                 open.insert(key, Arc::downgrade(&shared));
                 Ok(shared)
             }
-            Located::Missing if mode == OpenMode::Existing => Err(no_store_at(path)),
+            Located::Missing if mode != OpenMode::CreateIfMissing => Err(no_store_at(path)),
             // Made whole under another name and moved into place, or made meanwhile by another
             // process: either way, then opened as a file that exists.
             Located::Missing => {
@@ -356,7 +424,11 @@ impl Store {
     pub fn in_memory_with(options: StoreOptions) -> Result<Self> {
         let shared = Shared::new(Backend::Redb(RedbBackend::in_memory()?), None);
         initialize(&shared.backend)?;
-        Ok(Store { shared, options })
+        Ok(Store {
+            shared,
+            options,
+            read_only: None,
+        })
     }
 
     /// A store over an in-memory copy of a store file's bytes: reads and writes go to the copy,
@@ -370,6 +442,7 @@ impl Store {
         let store = Store {
             shared: Shared::new(Backend::Redb(RedbBackend::from_bytes(bytes)?), None),
             options,
+            read_only: None,
         };
         store.check_format()?;
         Ok(store)
@@ -382,6 +455,7 @@ impl Store {
     /// process, and for a file no transaction of another process under way
     /// ([`Error::StoreLocked`] then; nothing changes).
     pub fn compact(self) -> Result<()> {
+        self.writable()?;
         let shared = Arc::try_unwrap(self.shared).map_err(|_| {
             Error::invalid_op("other handles in this process have the store open; close them first")
         })?;
@@ -397,6 +471,7 @@ impl Store {
     /// in memory or in a database has no journal: nothing to do). Writers go on meanwhile in
     /// other processes once it returns; it waits for theirs, as a write does.
     pub fn fold_journal(&self) -> Result<()> {
+        self.writable()?;
         match &self.shared.backend {
             Backend::Journaled(b) => b.fold(self.options.lock_timeout),
             _ => Ok(()),
@@ -552,6 +627,15 @@ impl Store {
         if let Some(report) = made.as_ref() {
             return Ok(report.clone());
         }
+        // A store open to read only that is at the newest format has nothing to do.
+        if self.read_only.is_some() && self.check_format()? == FORMAT_VERSION {
+            return Ok(UpgradeReport {
+                from: FORMAT_VERSION,
+                to: FORMAT_VERSION,
+                steps: Vec::new(),
+            });
+        }
+        self.writable()?;
         let tx = self
             .shared
             .write(&WriteScope::Store, self.options.lock_timeout)?;
@@ -576,6 +660,7 @@ impl Store {
         refs: Vec<String>,
         job: impl FnOnce(&mut Writer) -> Result<T, JobError> + Send + 'static,
     ) -> Result<T> {
+        self.writable()?;
         self.shared
             .group
             .submit(
@@ -602,7 +687,28 @@ impl Store {
         self.write_scoped(&WriteScope::Refs(names))
     }
 
+    /// Whether this handle may write: [`Error::ReadOnly`] when it may only read.
+    pub(crate) fn writable(&self) -> Result<()> {
+        match &self.read_only {
+            Some(reason) => Err(self.shared.backend.read_only_error(reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// Why this handle may only read (`None`: it may write): opened to read, or a store this
+    /// process cannot write.
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    /// Whether the store is open in this process to read only, whatever this handle's mode
+    /// (what it derives, such as the search index, is then kept in memory).
+    pub(crate) fn opened_read_only(&self) -> bool {
+        self.shared.backend.read_only().is_some()
+    }
+
     fn write_scoped(&self, scope: &WriteScope) -> Result<Writer> {
+        self.writable()?;
         let tx = self.shared.write(scope, self.options.lock_timeout)?;
         Ok(Writer::new(tx, self.options.clock))
     }
@@ -712,7 +818,13 @@ fn initial_meta(w: &mut dyn WriteTx) -> Result<()> {
 /// it records the new format; what is not a store this build can open is left to
 /// [`Store::check_format`] to name.
 fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<UpgradeReport>)> {
-    let report = match format_of(&redb.read_txn()?)? {
+    let format = format_of(&redb.read_txn()?)?;
+    let report = match format {
+        // A store open to read is read in the format it is in (from 3, with its journal).
+        Some(f) if redb.read_only().is_some() => match f {
+            ..3 => return Ok((Backend::Redb(redb), None)),
+            _ => None,
+        },
         Some(f) if f < FORMAT_VERSION => {
             let w = redb.write_txn(DEFAULT_LOCK_TIMEOUT)?;
             let report = upgrade::upgrade_then(Box::new(w), &mut |tx, from| {
@@ -729,7 +841,10 @@ fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<Upg
         _ => return Ok((Backend::Redb(redb), None)),
     };
     let id = store_id_of(&redb.read_txn()?)?;
-    let backend = JournaledRedb::open(redb, path, &id)?;
+    // Before format 5 the objects were in the file's tables: a store open to read only is
+    // read as it is (one open to write was upgraded above).
+    let tables = redb.read_only().is_some() && format.is_some_and(|f| f < 5);
+    let backend = JournaledRedb::open(redb, path, &id, tables)?;
     Ok((Backend::Journaled(backend), report))
 }
 
