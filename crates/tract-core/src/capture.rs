@@ -20,6 +20,7 @@
 //! Changes are found by polling file sizes and times: it works on every file system and costs a
 //! few `stat` calls a pass.
 
+use crate::environment::Environment;
 use crate::error::{Error, Result};
 use crate::formats::imports::ImportReport;
 use crate::formats::transcript::{self, Format, Transcript};
@@ -39,15 +40,14 @@ use std::time::{Duration, SystemTime};
 /// longer ended there.
 pub const SETTLE: Duration = Duration::from_secs(600);
 
-/// The folder Claude Code keeps its sessions in: `$CLAUDE_CONFIG_DIR/projects`, else
-/// `~/.claude/projects`.
+/// The folder Claude Code keeps its sessions in, by this process's environment:
+/// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`. It reads the environment again at
+/// each call; a surface reads it once ([`Environment::from_process`]) and asks that.
+#[deprecated(
+    note = "read the environment once with `Environment::from_process()` and call its `claude_projects_dir()`"
+)]
 pub fn default_projects_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir).join("projects"));
-    }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".claude").join("projects"))
+    Environment::from_process().claude_projects_dir()
 }
 
 /// What a pass found in one session file.

@@ -1,14 +1,21 @@
 //! The settings a surface reads from its process environment, in one place.
 //!
-//! The library itself never reads the environment: the CLI and the Python binding call
-//! [`Environment::from_process`] once and pass what it gives (store options, a summarizer)
-//! into the library explicitly. Tests build an [`Environment`] from a list of variables.
+//! tract's own variables are read here and nowhere else: the CLI and the Python binding call
+//! [`Environment::from_process`] once and pass what it gives (store options, a summarizer,
+//! Claude Code's projects folder) into the library as values. Tests build an [`Environment`]
+//! from a list of variables. The library reads the environment elsewhere only where a
+//! convention other programs share says so: opening a `postgresql://` store reads libpq's
+//! `PG*` variables and `~/.pgpass` (`storage::postgres::connect`), and the HTTP client of an
+//! OpenAI-compatible summarizer honours the proxy variables (docs/decisions.md, "The
+//! environment is read in one place, and by libpq's rules at connection time").
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::storage::store::StoreOptions;
 use crate::summarize::llm::OpenAiCompatible;
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// How long a write waits for another process's write transaction, in milliseconds.
@@ -30,12 +37,17 @@ pub const LLM_VARS: [(&str, &str); 3] = [
 ];
 /// Where requests go when neither the caller nor the environment names a base URL.
 pub const DEFAULT_LLM_BASE_URL: &str = "https://api.openai.com/v1";
+/// Claude Code's configuration folder, whose `projects/` holds its sessions.
+pub const CLAUDE_CONFIG_DIR_VAR: &str = "CLAUDE_CONFIG_DIR";
+/// The user's home folder: `~/.claude/projects` when `CLAUDE_CONFIG_DIR` is not set.
+pub const HOME_VAR: &str = "HOME";
 
 /// Environment variables tract understands, captured once. Its `Debug` output names the
 /// variables set, never their values (one of them is an API key).
 #[derive(Clone, Default)]
 pub struct Environment {
-    vars: BTreeMap<String, String>,
+    /// Values as the OS gives them: a path need not be UTF-8.
+    vars: BTreeMap<String, OsString>,
 }
 
 impl std::fmt::Debug for Environment {
@@ -55,10 +67,16 @@ impl Environment {
             VIEW_CACHE_VAR,
             CHECKPOINT_INTERVAL_VAR,
             INDEX_BATCH_VAR,
+            CLAUDE_CONFIG_DIR_VAR,
+            HOME_VAR,
         ]
         .into_iter()
         .chain(LLM_VARS.iter().flat_map(|(a, b)| [*a, *b]));
-        Self::from_vars(names.filter_map(|n| std::env::var(n).ok().map(|v| (n.to_string(), v))))
+        Environment {
+            vars: names
+                .filter_map(|n| std::env::var_os(n).map(|v| (n.to_string(), v)))
+                .collect(),
+        }
     }
 
     /// An environment holding exactly these variables.
@@ -68,17 +86,35 @@ impl Environment {
         Environment {
             vars: vars
                 .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
+                .map(|(k, v)| (k.into(), OsString::from(v.into())))
                 .collect(),
         }
     }
 
-    /// A variable's value, when it is set and not blank.
+    /// A variable's value, when it is set, UTF-8 and not blank.
     fn get(&self, name: &str) -> Option<&str> {
         self.vars
             .get(name)
-            .map(String::as_str)
+            .and_then(|v| v.to_str())
             .filter(|v| !v.trim().is_empty())
+    }
+
+    /// A variable's value as a path, when it is set and not empty.
+    fn path(&self, name: &str) -> Option<&OsStr> {
+        self.vars
+            .get(name)
+            .map(OsString::as_os_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The folder Claude Code keeps its sessions in: `$CLAUDE_CONFIG_DIR/projects`, else
+    /// `$HOME/.claude/projects`; `None` when neither is set.
+    pub fn claude_projects_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = self.path(CLAUDE_CONFIG_DIR_VAR) {
+            return Some(PathBuf::from(dir).join("projects"));
+        }
+        self.path(HOME_VAR)
+            .map(|home| PathBuf::from(home).join(".claude").join("projects"))
     }
 
     /// Store options: the lock wait from `TRACT_LOCK_TIMEOUT_MS` (an unreadable value keeps the
@@ -188,6 +224,21 @@ mod tests {
                 .summarizer()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn claude_projects_dir_from_its_config_dir_else_home() {
+        let both = Environment::from_vars([(CLAUDE_CONFIG_DIR_VAR, "/c"), (HOME_VAR, "/h")]);
+        assert_eq!(
+            both.claude_projects_dir(),
+            Some(PathBuf::from("/c/projects"))
+        );
+        let home = Environment::from_vars([(CLAUDE_CONFIG_DIR_VAR, ""), (HOME_VAR, "/h")]);
+        assert_eq!(
+            home.claude_projects_dir(),
+            Some(PathBuf::from("/h/.claude/projects"))
+        );
+        assert_eq!(Environment::default().claude_projects_dir(), None);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! tract-core: version control for LLM context.
 //!
 //! Every message an agent sees or produces is a content-addressed commit (BLAKE3) in an
-//! append-only DAG stored in one redb file (or, with the `postgres` feature, in PostgreSQL).
-//! Messages can be edited while the original stays in history; the *view* of a commit is what
-//! the model sees, and [`Tract::compile`] renders it for OpenAI or Anthropic, valid by
-//! construction.
+//! append-only DAG. A store is a redb file with a directory beside it (`<file>-journal/`: the
+//! journal's segments, the pack files its objects are folded into, the search index), a store
+//! in memory, or, with the `postgres` feature, a schema in a PostgreSQL database (the search
+//! index in tables of the same schema). Messages can be edited while the original stays in
+//! history; the *view* of a commit is what the model sees, and [`Tract::compile`] renders it
+//! for OpenAI chat, Anthropic Messages or OpenAI Responses, valid by construction.
 //!
 //! ```
 //! use tract_core::{Tract, ToolCall};

@@ -73,7 +73,7 @@ fn store_to_capture_into(ctx: &Context) -> Result<PathBuf, CommandError> {
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let projects = match &a.dir {
         Some(d) => d.clone(),
-        None => capture::default_projects_dir().ok_or_else(|| {
+        None => ctx.env().claude_projects_dir().ok_or_else(|| {
             CommandError::invalid_input(
                 "cannot tell where Claude Code keeps its sessions (HOME is not set): name the projects folder",
             )

@@ -1,6 +1,7 @@
 //! Storage: what a backend keeps (raw bytes by id, branch tips, the reflog, settings, counts),
-//! the backends (one redb file or memory; PostgreSQL with the `postgres` feature), the record
-//! layout they store, group commit, and [`store::Store`]: tract's model on a backend.
+//! the backends (a store file: redb with its journal and pack files in the directory beside it;
+//! redb in memory; a PostgreSQL schema with the `postgres` feature), the record layout they
+//! store, group commit, and [`store::Store`]: tract's model on a backend.
 
 pub(crate) mod backend;
 pub(crate) mod codec;

@@ -1,6 +1,7 @@
 //! [`Tract`]: the handle every surface (Rust, CLI, Python) works through. It owns a store with
-//! its view cache, the hooks registered on it and its default summarizer, and hands each call
-//! to the operation module that carries it out; it holds no logic of its own.
+//! its view cache, the hooks registered on it, its default summarizer and its progress
+//! callback, and hands each call to the module that carries it out; it holds no logic of its
+//! own beyond a few lines (the retention policy read or replaced as a setting, `scan_text`).
 
 mod branches;
 mod compress;

@@ -112,7 +112,8 @@ const LAYERS: &[&[&str]] = &[
         "tract/view",
         "tract/write",
     ],
-    &["environment", "fuzzing", "capture"],
+    &["environment"],
+    &["fuzzing", "capture"],
 ];
 
 #[test]

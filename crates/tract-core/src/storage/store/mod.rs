@@ -435,7 +435,7 @@ impl Store {
     /// never to a file. Checked as a file is on open (redb's header, tract's tables, the format
     /// version), so damaged bytes are an error, never a panic. For looking into a copy of a
     /// store, and for fuzzing the open path. The bytes hold what was folded into the file: a
-    /// store's newest commits may still be in its journal ([`Store::checkpoint`] first), and
+    /// store's newest commits may still be in its journal ([`Store::fold_journal`] first), and
     /// from store format 5 a store file's objects are in the packs of its journal directory,
     /// so the bytes of the file alone hold its refs, reflog and settings.
     pub fn from_bytes(bytes: &[u8], options: StoreOptions) -> Result<Self> {
