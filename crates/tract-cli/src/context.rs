@@ -88,10 +88,11 @@ impl Context {
         self.require_branch(self.open_read_only()?)
     }
 
-    /// [`Context::open_to_read`], for a read that keeps what it derives where the store may
-    /// be written (the search index's catch-up); a store that may only be read is read all
-    /// the same.
-    pub fn open_to_read_and_derive(&self) -> Result<Tract, CommandError> {
+    /// The existing store opened as a write opens it (to read only where this process may not
+    /// write it), for a command on the branch `--branch` names, which must exist: a read that
+    /// keeps what it derives where it may (the search index's catch-up), or a command that
+    /// writes only when asked (`secrets scan --redact`).
+    pub fn open_existing_branch(&self) -> Result<Tract, CommandError> {
         self.require_branch(self.open()?)
     }
 

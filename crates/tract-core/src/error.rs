@@ -1029,7 +1029,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 32);
+        assert_eq!(all.len(), 33);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

@@ -17,7 +17,9 @@ pub struct Args {
 
 /// Runs `tract fsck`: the report on standard output; exit 1 when anything is wrong.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
-    let t = ctx.open_read_only()?;
+    // It checks the search index on disk too: opened as a write would be (a store it may not
+    // write opens to read all the same).
+    let t = ctx.open()?;
     let r = tract_core::fsck(t.store())?;
     if a.json {
         output::print(ui, &FsckReport::from(&r), false);

@@ -105,7 +105,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     // matter.
     let t = match a.all {
         true => ctx.open()?,
-        false => ctx.open_to_read_and_derive()?,
+        false => ctx.open_existing_branch()?,
     };
     let q = SearchQuery {
         query: a.query.clone(),

@@ -113,10 +113,12 @@ fn scan_file(
 }
 
 fn scan_store(ctx: &Context, ui: &mut Ui<'_>, a: &ScanArgs) -> Result<(), CommandError> {
-    let t = if a.all {
-        ctx.open_read_only()?
-    } else {
-        ctx.open_to_read()?
+    // A scan only reads; with --redact it writes.
+    let t = match (a.redact, a.all) {
+        (true, true) => ctx.open()?,
+        (true, false) => ctx.open_existing_branch()?,
+        (false, true) => ctx.open_read_only()?,
+        (false, false) => ctx.open_to_read()?,
     };
     let options = ScanOptions {
         history: a.history,

@@ -48,21 +48,29 @@ fn upgrade_says_what_it_changed_then_that_there_is_nothing_to_do() {
 }
 
 #[test]
-fn any_command_upgrades_the_store_it_opens() {
+fn a_read_reads_an_older_store_as_it_is_and_a_write_upgrades_it() {
     let p = format_1();
+    let before = std::fs::read(p.store()).unwrap();
     assert_snapshot!(p.run(&["--branch", "agent", "log", "-n", "2"]), @r#"
     exit: 0
     --- stdout
     215d8d1587 append user      -                 6  on the fork
     9d5481c641 append assistant edit_file        14  edit_file({"path":"src/db/pool.rs"})
     "#);
+    // Read at format 1, not a byte changed: the upgrade is still to do.
+    assert_eq!(std::fs::read(p.store()).unwrap(), before);
     assert_snapshot!(p.run(&["upgrade", "--json"]), @r#"
     exit: 0
     --- stdout
     {
-      "from_version": 5,
+      "from_version": 1,
       "to_version": 5,
-      "steps": [],
+      "steps": [
+        "1 to 2: a store id (16 random bytes), which the store's other files will name",
+        "2 to 3: a journal beside a store file (<file>-journal/): a durable write is one frame in it, folded into the file in batches",
+        "3 to 4: journal frames made durable after the writer lock is let go, so several processes' frames share one fdatasync (journal format 2, from a new segment)",
+        "4 to 5: a store file's objects in packs beside it (<file>-journal/pack-*): compressed with a dictionary trained on the store's own records, each pack indexed once, written whole by each fold (journal format 3, from a new segment)"
+      ],
       "views_checkpointed": 2,
       "secrets_policy_added": true
     }
