@@ -12,7 +12,7 @@
 //!   header each), only a hash → (offset, length) index in redb.
 //!
 //! ```sh
-//! cargo run --release -p tract-core --example redb_layouts -- [ITEMS...]
+//! cargo run --release --manifest-path experiments/redb-layouts/Cargo.toml -- [ITEMS...]
 //! ```
 
 use redb::{ConcurrencyMode, Database, ReadableDatabase, TableDefinition};
