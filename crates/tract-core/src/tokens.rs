@@ -199,7 +199,10 @@ mod tests {
         let doc: serde_json::Value =
             serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(doc["encoding"], ENCODING);
-        let cases = doc["cases"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let cases = doc["cases"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         assert!(cases.len() >= 20, "only {} cases", cases.len());
         for case in cases {
             let (Some(name), Some(text), Some(tokens)) = (
@@ -216,7 +219,11 @@ mod tests {
                 tokens,
                 "count_ordinary, {name}"
             );
-            assert_eq!(u64::from(reference(text)), tokens, "encode_ordinary, {name}");
+            assert_eq!(
+                u64::from(reference(text)),
+                tokens,
+                "encode_ordinary, {name}"
+            );
         }
     }
 
