@@ -188,6 +188,45 @@ mod tests {
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 
+    #[test]
+    fn counts_as_the_published_tiktoken_does() {
+        // Counts by OpenAI's tiktoken (Python) of prose, code, whitespace runs, several
+        // scripts, emoji sequences, digits, URLs, line ends and generated mixes: the fixture
+        // names the version, and its script how it was made (from the published encoding).
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/tiktoken/o200k_base-counts.json");
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(doc["encoding"], ENCODING);
+        let cases = doc["cases"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        assert!(cases.len() >= 20, "only {} cases", cases.len());
+        for case in cases {
+            let (Some(name), Some(text), Some(tokens)) = (
+                case["name"].as_str(),
+                case["text"].as_str(),
+                case["tokens"].as_u64(),
+            ) else {
+                panic!("a case without a name, text or count: {case}");
+            };
+            assert_eq!(u64::from(count_text(text)), tokens, "count_text, {name}");
+            assert_eq!(count_split(text) as u64, tokens, "count_split, {name}");
+            assert_eq!(
+                encoding().count_ordinary(text) as u64,
+                tokens,
+                "count_ordinary, {name}"
+            );
+            assert_eq!(
+                u64::from(reference(text)),
+                tokens,
+                "encode_ordinary, {name}"
+            );
+        }
+    }
+
     /// The split count of `text`, checked against `count_text` (whichever way it counted).
     fn split(text: &str) -> u32 {
         let n = u32::try_from(count_split(text)).unwrap_or(u32::MAX);

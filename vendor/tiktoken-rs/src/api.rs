@@ -1,10 +1,9 @@
 use anyhow::{Result, anyhow};
 
 use crate::{
-    CoreBPE, cl100k_base_singleton,
+    CoreBPE,
     model::get_context_size,
-    o200k_base_singleton, o200k_harmony_singleton, p50k_base_singleton, p50k_edit_singleton,
-    r50k_base_singleton,
+    o200k_base_singleton, o200k_harmony_singleton,
     tokenizer::{Tokenizer, get_tokenizer},
 };
 
@@ -84,7 +83,7 @@ pub struct ChatCompletionRequestMessage {
 ///
 /// # Arguments
 ///
-/// * model: A string slice containing the model name (e.g. "gpt-3.5").
+/// * model: A string slice containing the model name (e.g. "gpt-4o").
 /// * messages: A slice of ChatCompletionRequestMessage structs representing chat messages.
 ///
 /// # Returns
@@ -94,28 +93,15 @@ pub struct ChatCompletionRequestMessage {
 ///
 /// # Errors
 ///
-/// This function will return an error if:
-///
-/// * The tokenizer for the specified model is not found.
-/// * The tokenizer is not a supported chat model (i.e., not one of Cl100kBase, O200kBase, or O200kHarmony).
+/// This function will return an error if the tokenizer for the specified model is not found.
 ///
 pub fn num_tokens_from_messages(
     model: &str,
     messages: &[ChatCompletionRequestMessage],
 ) -> Result<usize> {
+    // Every tokenizer this copy keeps is a chat model's (vendor/README.md).
     let tokenizer =
         get_tokenizer(model).ok_or_else(|| anyhow!("No tokenizer found for model {}", model))?;
-    if tokenizer != Tokenizer::Cl100kBase
-        && tokenizer != Tokenizer::O200kBase
-        && tokenizer != Tokenizer::O200kHarmony
-    {
-        anyhow::bail!(
-            "Chat token counting is not supported for model {:?} (tokenizer {:?}). \
-             Supported tokenizers: Cl100kBase, O200kBase, O200kHarmony.",
-            model,
-            tokenizer
-        )
-    }
     let bpe = bpe_singleton(tokenizer);
 
     // Token overhead constants adapted from the OpenAI cookbook:
@@ -124,19 +110,14 @@ pub fn num_tokens_from_messages(
     // tokens_per_message: overhead tokens per message for framing (3 for current models)
     // tokens_per_name: extra tokens when a `name` field is present (1 for current models)
     //
-    // The gpt-3.5-turbo-0301 branch (4, -1) was removed from the cookbook in later revisions;
-    // we retain it for backward compatibility with that specific snapshot.
+    // (gpt-3.5-turbo-0301's (4, -1) went with cl100k_base: vendor/README.md.)
     //
     // FUNCTION_CALL_OVERHEAD: 1 extra token per function/tool call (heuristic)
     // REPLY_PRIMING: 3 tokens added once at the end (per cookbook: <|start|>assistant<|message|>)
     const FUNCTION_CALL_OVERHEAD: i32 = 1;
     const REPLY_PRIMING: i32 = 3;
 
-    let (tokens_per_message, tokens_per_name) = if model == "gpt-3.5-turbo-0301" {
-        (4, -1)
-    } else {
-        (3, 1)
-    };
+    let (tokens_per_message, tokens_per_name) = (3, 1);
 
     let mut num_tokens: i32 = 0;
     for message in messages {
@@ -175,7 +156,7 @@ pub fn num_tokens_from_messages(
 ///
 /// # Arguments
 ///
-/// * `model` - A string slice representing the model name, e.g., "gpt-3.5-turbo".
+/// * `model` - A string slice representing the model name, e.g., "gpt-4o".
 /// * `messages` - A slice of `ChatCompletionRequestMessage` instances containing the chat context.
 ///
 /// # Errors
@@ -191,7 +172,7 @@ pub fn num_tokens_from_messages(
 /// ```
 /// use tiktoken_rs::{get_chat_completion_max_tokens, ChatCompletionRequestMessage};
 ///
-/// let model = "gpt-3.5-turbo";
+/// let model = "gpt-4o";
 /// let messages = vec![
 ///     ChatCompletionRequestMessage {
 ///         content: Some("You are a helpful assistant that only speaks French.".to_string()),
@@ -230,11 +211,6 @@ fn bpe_singleton(tokenizer: Tokenizer) -> &'static CoreBPE {
     match tokenizer {
         Tokenizer::O200kHarmony => o200k_harmony_singleton(),
         Tokenizer::O200kBase => o200k_base_singleton(),
-        Tokenizer::Cl100kBase => cl100k_base_singleton(),
-        Tokenizer::R50kBase => r50k_base_singleton(),
-        Tokenizer::P50kBase => p50k_base_singleton(),
-        Tokenizer::P50kEdit => p50k_edit_singleton(),
-        Tokenizer::Gpt2 => r50k_base_singleton(),
     }
 }
 
@@ -245,7 +221,7 @@ fn bpe_singleton(tokenizer: Tokenizer) -> &'static CoreBPE {
 ///
 /// # Arguments
 ///
-/// * `model` - A model name, e.g., `"gpt-4o"`, `"gpt-3.5-turbo"`, `"o3-mini"`.
+/// * `model` - A model name, e.g., `"gpt-4o"`, `"o3-mini"`.
 ///
 /// # Errors
 ///
@@ -305,8 +281,8 @@ mod tests {
 
     #[test]
     fn test_bpe_for_tokenizer() {
-        let bpe = bpe_for_tokenizer(Tokenizer::Cl100kBase).unwrap();
-        assert_eq!(bpe.decode(&[15339]).unwrap(), "hello");
+        let bpe = bpe_for_tokenizer(Tokenizer::O200kBase).unwrap();
+        assert_eq!(bpe.decode(&[24912]).unwrap(), "hello");
     }
 
     #[test]
@@ -349,62 +325,8 @@ mod tests {
                 ..Default::default()
             },
         ];
-        let num_tokens = num_tokens_from_messages("gpt-3.5-turbo-0301", &messages).unwrap();
-        assert_eq!(num_tokens, 127);
-
-        let num_tokens = num_tokens_from_messages("gpt-4-0314", &messages).unwrap();
-        assert_eq!(num_tokens, 129);
-
         let num_tokens = num_tokens_from_messages("gpt-4o-2024-05-13", &messages).unwrap();
         assert_eq!(num_tokens, 124);
-
-        // Newer gpt-3.5 snapshots use (3, 1) like gpt-4, not (4, -1) like gpt-3.5-turbo-0301
-        let num_tokens = num_tokens_from_messages("gpt-3.5-turbo-0125", &messages).unwrap();
-        assert_eq!(num_tokens, 129);
-    }
-
-    #[test]
-    fn test_num_tokens_from_messages_with_function_call() {
-        let messages = vec![
-            ChatCompletionRequestMessage {
-                role: "system".to_string(),
-                content: Some("You are a friendly chatbot.\n".to_string()),
-                name: None,
-                ..Default::default()
-            },
-            ChatCompletionRequestMessage {
-                role: "assistant".to_string(),
-                content: Some("Hello, I am a friendly chatbot!\n".to_string()),
-                name: None,
-                ..Default::default()
-            },
-            ChatCompletionRequestMessage {
-                role: "user".to_string(),
-                content: Some("What is the weather in New York?".to_string()),
-                name: None,
-                ..Default::default()
-            },
-            ChatCompletionRequestMessage {
-                role: "assistant".to_string(),
-                content: Some(String::new()),
-                function_call: Some(FunctionCall {
-                    name: "get_weather".to_string(),
-                    arguments: "{\n  \"city\": \"New York\"\n}".to_string(),
-                }),
-                ..Default::default()
-            },
-            ChatCompletionRequestMessage {
-                role: "function".to_string(),
-                content: Some(
-                    "{\"temperature\": 72, \"conditions\": \"partly_cloudy\"}".to_string(),
-                ),
-                name: Some("get_weather".to_string()),
-                ..Default::default()
-            },
-        ];
-        // Validated against OpenAI API response (issue #40)
-        let num_tokens = num_tokens_from_messages("gpt-4-0613", &messages).unwrap();
-        assert_eq!(num_tokens, 78);
     }
 
     #[test]
@@ -505,8 +427,8 @@ mod tests {
 
     #[test]
     fn test_bpe_singleton_matches_fresh_bpe() {
-        let singleton = bpe_singleton(Tokenizer::Cl100kBase);
-        let fresh = bpe_for_tokenizer(Tokenizer::Cl100kBase).unwrap();
+        let singleton = bpe_singleton(Tokenizer::O200kBase);
+        let fresh = bpe_for_tokenizer(Tokenizer::O200kBase).unwrap();
         let text = "The quick brown fox jumps over the lazy dog";
         assert_eq!(
             singleton.encode_with_special_tokens(text),
@@ -516,7 +438,7 @@ mod tests {
 
     #[test]
     fn test_get_chat_completion_max_tokens() {
-        let model = "gpt-3.5-turbo";
+        let model = "gpt-4o";
         let messages = vec![
             ChatCompletionRequestMessage {
                 content: Some("You are a helpful assistant that only speaks French.".to_string()),
@@ -543,7 +465,7 @@ mod tests {
 
     #[test]
     fn test_text_completion_max_tokens() {
-        let model = "gpt-3.5-turbo";
+        let model = "gpt-4o";
         let prompt = "Translate the following English text to French: '";
         let max_tokens = get_text_completion_max_tokens(model, prompt).unwrap();
         assert!(max_tokens > 0);

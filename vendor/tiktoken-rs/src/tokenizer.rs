@@ -14,20 +14,15 @@ use std::{collections::HashMap, sync::LazyLock};
 /// ```
 /// use tiktoken_rs::tokenizer::Tokenizer;
 ///
-/// let tokenizer = Tokenizer::Cl100kBase;
+/// let tokenizer = Tokenizer::O200kBase;
 /// ```
 #[derive(Debug, PartialEq, Eq, Hash, Copy, Clone)]
 pub enum Tokenizer {
     O200kHarmony,
     O200kBase,
-    Cl100kBase,
-    P50kBase,
-    R50kBase,
-    P50kEdit,
-    Gpt2,
 }
 
-// Keep this in sync with:
+// Keep this in sync with (less the models of the encodings this copy left out: vendor/README.md):
 // https://github.com/openai/tiktoken/blob/0.14.0/tiktoken/model.py#L7-L27
 const MODEL_PREFIX_TO_TOKENIZER: &[(&str, Tokenizer)] = &[
     ("o1-", Tokenizer::O200kBase),
@@ -39,16 +34,13 @@ const MODEL_PREFIX_TO_TOKENIZER: &[(&str, Tokenizer)] = &[
     ("gpt-4.1-", Tokenizer::O200kBase),
     ("chatgpt-4o-", Tokenizer::O200kBase),
     ("gpt-4o-", Tokenizer::O200kBase), // e.g., gpt-4o-2024-05-13
-    ("gpt-4-", Tokenizer::Cl100kBase), // e.g., gpt-4-0314, etc., plus gpt-4-32k
-    ("gpt-3.5-turbo-", Tokenizer::Cl100kBase), // e.g, gpt-3.5-turbo-0301, -0401, etc.
-    ("gpt-35-turbo-", Tokenizer::Cl100kBase), // Azure deployment name
     ("gpt-oss-", Tokenizer::O200kHarmony),
 ];
 
 const EXTRA_MODEL_PREFIX_TO_TOKENIZER: &[(&str, Tokenizer)] =
     &[("codex-mini", Tokenizer::O200kBase)];
 
-// Keep this in sync with:
+// Keep this in sync with (less the models of the encodings this copy left out: vendor/README.md):
 // https://github.com/openai/tiktoken/blob/0.14.0/tiktoken/model.py#L29-L85
 const MODEL_TO_TOKENIZER: &[(&str, Tokenizer)] = &[
     // reasoning
@@ -59,53 +51,6 @@ const MODEL_TO_TOKENIZER: &[(&str, Tokenizer)] = &[
     ("gpt-5", Tokenizer::O200kBase),
     ("gpt-4.1", Tokenizer::O200kBase),
     ("gpt-4o", Tokenizer::O200kBase),
-    ("gpt-4", Tokenizer::Cl100kBase),
-    ("gpt-3.5-turbo", Tokenizer::Cl100kBase),
-    ("gpt-3.5", Tokenizer::Cl100kBase),      // Common shorthand
-    ("gpt-35-turbo", Tokenizer::Cl100kBase), // Azure deployment name
-    // base
-    ("davinci-002", Tokenizer::Cl100kBase),
-    ("babbage-002", Tokenizer::Cl100kBase),
-    // embeddings
-    ("text-embedding-ada-002", Tokenizer::Cl100kBase),
-    ("text-embedding-3-small", Tokenizer::Cl100kBase),
-    ("text-embedding-3-large", Tokenizer::Cl100kBase),
-    // DEPRECATED MODELS
-    // text (DEPRECATED)
-    ("text-davinci-003", Tokenizer::P50kBase),
-    ("text-davinci-002", Tokenizer::P50kBase),
-    ("text-davinci-001", Tokenizer::R50kBase),
-    ("text-curie-001", Tokenizer::R50kBase),
-    ("text-babbage-001", Tokenizer::R50kBase),
-    ("text-ada-001", Tokenizer::R50kBase),
-    ("davinci", Tokenizer::R50kBase),
-    ("curie", Tokenizer::R50kBase),
-    ("babbage", Tokenizer::R50kBase),
-    ("ada", Tokenizer::R50kBase),
-    // code (DEPRECATED)
-    ("code-davinci-002", Tokenizer::P50kBase),
-    ("code-davinci-001", Tokenizer::P50kBase),
-    ("code-cushman-002", Tokenizer::P50kBase),
-    ("code-cushman-001", Tokenizer::P50kBase),
-    ("davinci-codex", Tokenizer::P50kBase),
-    ("cushman-codex", Tokenizer::P50kBase),
-    // edit (DEPRECATED)
-    ("text-davinci-edit-001", Tokenizer::P50kEdit),
-    ("code-davinci-edit-001", Tokenizer::P50kEdit),
-    // old embeddings (DEPRECATED)
-    ("text-similarity-davinci-001", Tokenizer::R50kBase),
-    ("text-similarity-curie-001", Tokenizer::R50kBase),
-    ("text-similarity-babbage-001", Tokenizer::R50kBase),
-    ("text-similarity-ada-001", Tokenizer::R50kBase),
-    ("text-search-davinci-doc-001", Tokenizer::R50kBase),
-    ("text-search-curie-doc-001", Tokenizer::R50kBase),
-    ("text-search-babbage-doc-001", Tokenizer::R50kBase),
-    ("text-search-ada-doc-001", Tokenizer::R50kBase),
-    ("code-search-babbage-code-001", Tokenizer::R50kBase),
-    ("code-search-ada-code-001", Tokenizer::R50kBase),
-    // open source
-    ("gpt2", Tokenizer::Gpt2),
-    ("gpt-2", Tokenizer::Gpt2), // Maintains consistency with gpt-4
 ];
 
 static MODEL_TO_TOKENIZER_MAP: LazyLock<HashMap<&'static str, Tokenizer>> = LazyLock::new(|| {
@@ -130,9 +75,9 @@ static MODEL_TO_TOKENIZER_MAP: LazyLock<HashMap<&'static str, Tokenizer>> = Lazy
 ///
 /// ```
 /// use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
-/// let model = "gpt-4-0314";
+/// let model = "gpt-4o-2024-05-13";
 /// let tokenizer = get_tokenizer(model).unwrap();
-/// assert_eq!(tokenizer, Tokenizer::Cl100kBase);
+/// assert_eq!(tokenizer, Tokenizer::O200kBase);
 /// ```
 ///
 /// # Returns
@@ -226,37 +171,10 @@ mod tests {
             get_tokenizer("chatgpt-4o-latest"),
             Some(Tokenizer::O200kBase)
         );
-        assert_eq!(
-            get_tokenizer("gpt-4-0125-preview"),
-            Some(Tokenizer::Cl100kBase)
-        );
-        assert_eq!(get_tokenizer("gpt-4-32k-0314"), Some(Tokenizer::Cl100kBase));
-        assert_eq!(
-            get_tokenizer("gpt-4-1106-preview"),
-            Some(Tokenizer::Cl100kBase)
-        );
-        // GPT-3.5 series
-        assert_eq!(
-            get_tokenizer("gpt-3.5-turbo-0125"),
-            Some(Tokenizer::Cl100kBase),
-        );
-        assert_eq!(
-            get_tokenizer("gpt-3.5-turbo-1106"),
-            Some(Tokenizer::Cl100kBase),
-        );
-        assert_eq!(get_tokenizer("gpt-3.5-turbo"), Some(Tokenizer::Cl100kBase));
-        assert_eq!(
-            get_tokenizer("gpt-3.5-turbo-0301"),
-            Some(Tokenizer::Cl100kBase)
-        );
         // gpt-oss
         assert_eq!(get_tokenizer("gpt-oss-20b"), Some(Tokenizer::O200kHarmony));
         assert_eq!(get_tokenizer("gpt-oss-120b"), Some(Tokenizer::O200kHarmony));
         // Fine-tuned (ft: prefix stripped, then resolved via base model)
-        assert_eq!(
-            get_tokenizer("ft:gpt-3.5-turbo:XXXXXX:2023-11-11"),
-            Some(Tokenizer::Cl100kBase)
-        );
         assert_eq!(
             get_tokenizer("ft:gpt-4o:org:name:id"),
             Some(Tokenizer::O200kBase)
@@ -265,16 +183,19 @@ mod tests {
             get_tokenizer("ft:gpt-5:org:name"),
             Some(Tokenizer::O200kBase)
         );
-        assert_eq!(
-            get_tokenizer("ft:davinci-002:org"),
-            Some(Tokenizer::Cl100kBase)
-        );
-        // Deprecated / legacy
-        assert_eq!(get_tokenizer("text-davinci-003"), Some(Tokenizer::P50kBase));
-        assert_eq!(
-            get_tokenizer("code-search-ada-code-001"),
-            Some(Tokenizer::R50kBase)
-        );
+        // Models of the encodings this copy left out (vendor/README.md)
+        for model in [
+            "gpt-4",
+            "gpt-4-0125-preview",
+            "gpt-3.5-turbo",
+            "ft:gpt-3.5-turbo:XXXXXX:2023-11-11",
+            "text-embedding-3-small",
+            "text-davinci-003",
+            "code-search-ada-code-001",
+            "gpt2",
+        ] {
+            assert_eq!(get_tokenizer(model), None, "{model}");
+        }
         // Unknown
         assert_eq!(get_tokenizer("foo"), None);
     }

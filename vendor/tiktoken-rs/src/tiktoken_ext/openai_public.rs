@@ -1,7 +1,4 @@
 pub const ENDOFTEXT: &str = "<|endoftext|>";
-pub const FIM_PREFIX: &str = "<|fim_prefix|>";
-pub const FIM_MIDDLE: &str = "<|fim_middle|>";
-pub const FIM_SUFFIX: &str = "<|fim_suffix|>";
 pub const ENDOFPROMPT: &str = "<|endofprompt|>";
 
 /// Adaptation of the tiktoken crate for use in Rust projects
@@ -24,85 +21,6 @@ fn parse_ranks(file: &str) -> Result<HashMap<Vec<u8>, Rank>> {
         encoder.insert(token, rank);
     }
     Ok(encoder)
-}
-
-/// Use for GPT-3 models like `davinci`
-/// Initializes and returns a new instance of the r50k_base tokenizer (also known as `gpt2`)
-pub fn r50k_base() -> Result<CoreBPE> {
-    let bpe_file = include_str!("../../assets/r50k_base.tiktoken");
-
-    let encoder = parse_ranks(bpe_file)?;
-
-    let mut special_tokens = HashMap::default();
-    special_tokens.insert(String::from(ENDOFTEXT), 50256);
-
-    let bpe = CoreBPE::new(
-        encoder,
-        special_tokens,
-        "'(?:[sdmt]|ll|ve|re)| ?\\p{L}++| ?\\p{N}++| ?[^\\s\\p{L}\\p{N}]++|\\s++$|\\s+(?!\\S)|\\s",
-    )?;
-    Ok(bpe)
-}
-
-/// Use for Code models, `text-davinci-002`, `text-davinci-003`
-/// Initializes and returns a new instance of the p50k_base tokenizer.
-pub fn p50k_base() -> Result<CoreBPE> {
-    let bpe_file = include_str!("../../assets/p50k_base.tiktoken");
-
-    let encoder = parse_ranks(bpe_file)?;
-
-    let mut special_tokens = HashMap::default();
-    special_tokens.insert(String::from(ENDOFTEXT), 50256);
-
-    let bpe = CoreBPE::new(
-        encoder,
-        special_tokens,
-        "'(?:[sdmt]|ll|ve|re)| ?\\p{L}++| ?\\p{N}++| ?[^\\s\\p{L}\\p{N}]++|\\s++$|\\s+(?!\\S)|\\s",
-    )?;
-    Ok(bpe)
-}
-
-/// Use for edit models like `text-davinci-edit-001`, `code-davinci-edit-001`
-/// Initializes and returns a new instance of the p50k_base tokenizer.
-pub fn p50k_edit() -> Result<CoreBPE> {
-    let bpe_file = include_str!("../../assets/p50k_base.tiktoken");
-
-    let encoder = parse_ranks(bpe_file)?;
-
-    let mut special_tokens = HashMap::default();
-    special_tokens.insert(String::from(ENDOFTEXT), 50256);
-    special_tokens.insert(String::from(FIM_PREFIX), 50281);
-    special_tokens.insert(String::from(FIM_MIDDLE), 50282);
-    special_tokens.insert(String::from(FIM_SUFFIX), 50283);
-
-    let bpe = CoreBPE::new(
-        encoder,
-        special_tokens,
-        "'(?:[sdmt]|ll|ve|re)| ?\\p{L}++| ?\\p{N}++| ?[^\\s\\p{L}\\p{N}]++|\\s++$|\\s+(?!\\S)|\\s",
-    )?;
-    Ok(bpe)
-}
-
-/// Use for ChatGPT models, `text-embedding-ada-002`
-/// Initializes and returns a new instance of the cl100k_base tokenizer.
-pub fn cl100k_base() -> Result<CoreBPE> {
-    let cl100k_base = include_str!("../../assets/cl100k_base.tiktoken");
-
-    let encoder = parse_ranks(cl100k_base)?;
-
-    let mut special_tokens = HashMap::default();
-    special_tokens.insert(String::from(ENDOFTEXT), 100257);
-    special_tokens.insert(String::from(FIM_PREFIX), 100258);
-    special_tokens.insert(String::from(FIM_MIDDLE), 100259);
-    special_tokens.insert(String::from(FIM_SUFFIX), 100260);
-    special_tokens.insert(String::from(ENDOFPROMPT), 100276);
-
-    let bpe = CoreBPE::new(
-        encoder,
-        special_tokens,
-        "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s",
-    )?;
-    Ok(bpe)
 }
 
 pub const O200K_BASE_PAT_STR: &str = concat!(
