@@ -15,7 +15,7 @@ mod output;
 mod progress;
 mod render;
 mod ui;
-mod vocabulary;
+use tract_vocabulary as vocabulary;
 
 use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;

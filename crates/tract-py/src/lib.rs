@@ -15,6 +15,7 @@ mod renders;
 mod responses;
 mod tools;
 mod tract;
+mod vocabulary;
 mod worker;
 
 use pyo3::prelude::*;

@@ -463,15 +463,7 @@ impl PyTract {
     #[pyo3(signature = (*, rebuild=false))]
     fn update_index<'py>(&self, py: Python<'py>, rebuild: bool) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, move |t| tract_core::update_index(t.store(), rebuild))?;
-        let d = PyDict::new(py);
-        d.set_item("added", r.added)?;
-        d.set_item("removed", r.removed)?;
-        d.set_item("rebuilt", r.rebuilt)?;
-        d.set_item("documents", r.documents)?;
-        d.set_item("bytes", r.bytes)?;
-        d.set_item("path", r.path.map(|p| p.display().to_string()))?;
-        d.set_item("in_database", r.in_database)?;
-        Ok(d)
+        crate::vocabulary::dict(py, &tract_vocabulary::IndexReport::from(&r))
     }
 
     /// Checkpoints the view of every branch whose tip has no checkpoint of this layout (a
@@ -1425,20 +1417,13 @@ impl PyTract {
             .collect()
     }
 
-    /// Branch, head, message and token counts of the current view: `branch`, `head`,
-    /// `messages`, `token_count`, `unanswered_tool_calls`, `reused_call_ids` (tool calls whose
-    /// id an earlier call in view used: compile sends each under a new id), `path`.
+    /// Branch, head, message and token counts of the current view: `branch` (None when
+    /// detached), `head`, `detached`, `messages`, `token_count`, `unanswered_tool_calls`,
+    /// `reused_call_ids` (tool calls whose id an earlier call in view used: compile sends each
+    /// under a new id), `path`: the fields of `tract status --json`.
     fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.with(py, |t| t.status())?;
-        let d = PyDict::new(py);
-        d.set_item("branch", s.head.branch())?;
-        d.set_item("head", s.head.commit.map(|c| c.to_hex()))?;
-        d.set_item("messages", s.messages)?;
-        d.set_item("token_count", s.token_count)?;
-        d.set_item("unanswered_tool_calls", s.unanswered_calls)?;
-        d.set_item("reused_call_ids", s.reused_call_ids)?;
-        d.set_item("path", s.store)?;
-        Ok(d)
+        crate::vocabulary::dict(py, &tract_vocabulary::Status::from(&s))
     }
 
     /// Checks the whole store (every branch): re-hashes every object and chunk, checks every
@@ -1458,79 +1443,7 @@ impl PyTract {
     /// checkpoint: at most the checkpoint interval, the whole history without a checkpoint).
     fn fsck<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, |t| tract_core::fsck(t.store()))?;
-        let d = PyDict::new(py);
-        d.set_item("clean", r.is_clean())?;
-        d.set_item("commits", r.commits)?;
-        d.set_item("blobs", r.blobs)?;
-        d.set_item("chunks", r.chunks)?;
-        d.set_item("bytes", r.bytes)?;
-        d.set_item("branches", r.branches)?;
-        d.set_item("reflog_entries", r.reflog_entries)?;
-        d.set_item("counts_replayed", r.counts_replayed)?;
-        d.set_item("checkpoints_checked", r.checkpoints_checked)?;
-        d.set_item(
-            "past_checkpoint",
-            r.past_checkpoint
-                .iter()
-                .cloned()
-                .collect::<std::collections::BTreeMap<_, _>>(),
-        )?;
-        d.set_item("journal_frames", r.journal_frames)?;
-        d.set_item("index_documents", r.index_documents)?;
-        let problems = pyo3::types::PyList::empty(py);
-        for p in &r.problems {
-            let item = PyDict::new(py);
-            item.set_item("kind", p.kind)?;
-            item.set_item("subject", &p.subject)?;
-            item.set_item("detail", &p.detail)?;
-            problems.append(item)?;
-        }
-        d.set_item("problems", problems)?;
-        let unreachable = PyDict::new(py);
-        unreachable.set_item(
-            "commits",
-            r.unreachable_commits
-                .iter()
-                .map(|c| c.to_hex())
-                .collect::<Vec<_>>(),
-        )?;
-        unreachable.set_item(
-            "blobs",
-            r.unreachable_blobs
-                .iter()
-                .map(|c| c.to_hex())
-                .collect::<Vec<_>>(),
-        )?;
-        unreachable.set_item(
-            "chunks",
-            r.unreachable_chunks
-                .iter()
-                .map(|c| c.to_hex())
-                .collect::<Vec<_>>(),
-        )?;
-        d.set_item("unreachable", unreachable)?;
-        d.set_item(
-            "redacted",
-            r.redacted.iter().map(|b| b.to_hex()).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "derived_from_redacted",
-            r.derived_from_redacted
-                .iter()
-                .map(|c| c.to_hex())
-                .collect::<Vec<_>>(),
-        )?;
-        let reused = PyDict::new(py);
-        for (branch, n) in &r.reused_call_ids {
-            reused.set_item(branch, n)?;
-        }
-        d.set_item("reused_call_ids", reused)?;
-        let secrets = PyDict::new(py);
-        for (branch, n) in &r.secrets_in_view {
-            secrets.set_item(branch, n)?;
-        }
-        d.set_item("secrets_in_view", secrets)?;
-        Ok(d)
+        crate::vocabulary::dict(py, &tract_vocabulary::FsckReport::from(&r))
     }
 
     fn __repr__(&self) -> String {
@@ -1579,35 +1492,7 @@ fn sync_result<'py>(py: Python<'py>, r: &tract_core::SyncReport) -> PyResult<Bou
 
 /// A sync report as a dict.
 fn sync_report<'py>(py: Python<'py>, r: &tract_core::SyncReport) -> PyResult<Bound<'py, PyDict>> {
-    let branches = pyo3::types::PyList::empty(py);
-    for b in &r.branches {
-        let d = PyDict::new(py);
-        d.set_item("name", &b.name)?;
-        d.set_item("source", &b.source)?;
-        d.set_item("old", b.old.map(|c| c.to_hex()))?;
-        d.set_item("new", b.new.to_hex())?;
-        d.set_item("up_to_date", b.up_to_date())?;
-        d.set_item("forced", b.forced)?;
-        d.set_item("ahead_of", b.ahead_of.map(|c| c.to_hex()))?;
-        branches.append(d)?;
-    }
-    let refused = pyo3::types::PyList::empty(py);
-    for x in &r.refused {
-        let d = PyDict::new(py);
-        d.set_item("name", &x.name)?;
-        d.set_item("source", &x.source)?;
-        d.set_item("receiver", x.receiver.to_hex())?;
-        d.set_item("sender", x.sender.to_hex())?;
-        d.set_item("reason", x.reason.as_str())?;
-        refused.append(d)?;
-    }
-    let d = PyDict::new(py);
-    d.set_item("branches", branches)?;
-    d.set_item("refused", refused)?;
-    d.set_item("commits", r.commits)?;
-    d.set_item("blobs", r.blobs)?;
-    d.set_item("settings", r.settings)?;
-    Ok(d)
+    crate::vocabulary::dict(py, &tract_vocabulary::SyncReport::from(r))
 }
 
 /// The list of Responses items a call was given.

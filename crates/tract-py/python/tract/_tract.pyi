@@ -801,9 +801,10 @@ class Tract:
         """The moves of a ref, newest first: dicts with `old`, `new`, `reason`, `timestamp_us`."""
 
     def status(self) -> dict[str, Any]:
-        """Branch, head, message and token counts of the current view: `branch`, `head`,
-        `messages`, `token_count`, `unanswered_tool_calls`, `reused_call_ids` (tool calls whose
-        id an earlier call in view used: compile sends each under a new id), `path`."""
+        """Branch, head, message and token counts of the current view: `branch` (None when
+        detached), `head`, `detached`, `messages`, `token_count`, `unanswered_tool_calls`,
+        `reused_call_ids` (tool calls whose id an earlier call in view used: compile sends each
+        under a new id), `path`: the fields of `tract status --json`."""
 
     def fsck(self) -> dict[str, Any]:
         """Checks the whole store (every branch): re-hashes every object and chunk, checks every

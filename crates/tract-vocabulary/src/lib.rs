@@ -1,13 +1,15 @@
 //! The vocabulary of tract's JSON: one serde type per concept, built from the core's type, so
 //! a commit, a tool call or a report is spelled the same way by every surface that prints it:
-//! `--json` output, the MCP server's tool results (`tract mcp`) and the web view's API
-//! (`tract serve`). The names are the Python API's (`commit_hash`, `token_count`, `created_at`,
+//! `--json` output, the MCP server's tool results (`tract mcp`), the web view's API
+//! (`tract serve`) and the Python API's dicts (through `pythonize`). The names are the Python API's (`commit_hash`, `token_count`, `created_at`,
 //! ...); a field Python has no name for takes the one `--json` used, with ids ending in `_hash`
 //! and counts in `_count`. Times are given twice, as Python gives them: `created_at` (RFC 3339
 //! UTC, microseconds) and `timestamp_us` (microseconds since the Unix epoch); durations in
 //! milliseconds (`duration_ms`). A surface that shows less of a type says why where it does
 //! ([`Detail`]); the doc comments of the fields are the reference (docs/cli.md, docs/serve.md
 //! and docs/integrations.md point here).
+
+#![warn(missing_docs)]
 
 mod branch;
 mod clear;
