@@ -162,10 +162,11 @@ if [ "$rc" -ne 0 ]; then
     exit 1
 fi
 grep -v '^\s*$' "$logs/python.log" | tail -n 5 || true
-# What the wheel compiled beyond the binding and pyo3: a crate named here was compiled twice,
-# because the test build's features moved away from `test-build`'s (crates/tract-py/Cargo.toml).
+# What the wheel compiled beyond the binding, pyo3 and pythonize (which only the binding uses):
+# a crate named here was compiled twice, because the test build's features moved away from
+# `test-build`'s (crates/tract-py/Cargo.toml).
 again=$(sed -n 's/^ *Compiling \([^ ]*\) .*/\1/p' "$logs/python.log" |
-    grep -Ev '^(pyo3|pyo3-build-config|pyo3-ffi|pyo3-macros|pyo3-macros-backend|target-lexicon|syn|tract-py)$' |
+    grep -Ev '^(pyo3|pyo3-build-config|pyo3-ffi|pyo3-macros|pyo3-macros-backend|pythonize|target-lexicon|syn|tract-py)$' |
     tr '\n' ' ' || true)
 if [ -n "$again" ]; then
     echo "test.sh: the wheel compiled again what the test build had (align test-build's features): $again"
