@@ -196,6 +196,10 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::Io { source, .. } if source.kind() == ErrorKind::FileTooLarge => {
             "the file reached the size the system allows it: nothing was committed"
         }
+        Error::ReadOnly { reason, .. } if reason.contains("needs the recovery") => {
+            "a copy of the store (the file with its -journal directory) made somewhere you may \
+             write reads; the store itself is recovered by the next command its owner runs"
+        }
         Error::ReadOnly { .. } => {
             "the commands that only read (log, show, status, compile, export, search, fsck, \
              serve, mcp) work; to write, copy the store (the file with its -journal directory) \

@@ -133,6 +133,24 @@ fn an_older_store_opened_to_read_is_read_in_its_own_format() {
     }
 }
 
+/// A store file copied while a writer had it open is as a writer killed in the middle of its
+/// work leaves it: the storage engine must recover it before it is read, which only an open to
+/// write does. An open to read of a file it may write does that once, then reads it.
+#[test]
+fn a_store_a_writer_left_mid_write_is_recovered_then_read() {
+    let (_d, path) = file_store();
+    let writer = Tract::open(&path).unwrap();
+    for i in 0..20 {
+        writer.user(&format!("message {i}")).unwrap();
+    }
+    let (_copy_dir, copy) = crate::upgrade::copy_fixture(path.to_str().unwrap());
+    drop(writer);
+    let t = read_only(&copy);
+    assert_eq!(texts(&t).len(), 20);
+    assert_eq!(texts(&t)[19], "message 19");
+    refused("an append", t.user("no"));
+}
+
 #[test]
 fn a_missing_store_is_not_made_by_an_open_to_read() {
     let (_d, path) = file_store();

@@ -374,25 +374,11 @@ impl Store {
                     return Ok(shared);
                 }
                 let redb = match mode {
-                    OpenMode::ReadOnly => {
-                        RedbBackend::open_read_only(path, "it was opened to read".into())?
-                    }
+                    OpenMode::ReadOnly => read_only_file(path, "it was opened to read".into())?,
                     _ => match RedbBackend::open(path) {
                         // A file this process may read and not write is read all the same.
-                        Err(Error::Io { source, .. })
-                            if matches!(
-                                source.kind(),
-                                std::io::ErrorKind::PermissionDenied
-                                    | std::io::ErrorKind::ReadOnlyFilesystem
-                            ) =>
-                        {
-                            let reason = match source.kind() {
-                                std::io::ErrorKind::ReadOnlyFilesystem => {
-                                    "it is on a read-only file system".to_string()
-                                }
-                                _ => format!("its file cannot be written ({source})"),
-                            };
-                            RedbBackend::open_read_only(path, reason)?
+                        Err(Error::Io { source, .. }) if unwritable(&source) => {
+                            read_only_file(path, why_unwritable(&source))?
                         }
                         other => other?,
                     },
@@ -846,6 +832,52 @@ fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<Upg
     let tables = redb.read_only().is_some() && format.is_some_and(|f| f < 5);
     let backend = JournaledRedb::open(redb, path, &id, tables)?;
     Ok((Backend::Journaled(backend), report))
+}
+
+/// Whether an error opening a file for writing says this process may not write it.
+fn unwritable(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+/// Why a file this process may not write opens to read only, from the error opening it to write.
+fn why_unwritable(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ReadOnlyFilesystem => "it is on a read-only file system".into(),
+        _ => format!("its file cannot be written ({e})"),
+    }
+}
+
+/// The store file at `path` opened to read only, `reason` saying why. A file a writer left in
+/// the middle of a write (a process killed) needs the storage engine's recovery before it is
+/// read, and only an open to write does it: where this process may write the file, it opens it
+/// so once (the recovery changes no commit, only the engine's own state), then reads it as
+/// asked; where it may not, the read is refused saying so.
+fn read_only_file(path: &Path, reason: String) -> Result<RedbBackend> {
+    match RedbBackend::open_read_only(path, reason.clone()) {
+        Err(Error::Storage { source }) if matches!(&*source, redb::Error::RepairAborted) => {
+            match RedbBackend::open(path) {
+                Ok(recovered) => drop(recovered),
+                Err(Error::Io { source, .. }) if unwritable(&source) => {
+                    return Err(Error::ReadOnly {
+                        store: path.display().to_string(),
+                        reason: format!(
+                            "{}, and a writer stopped in the middle of a write, so the file \
+                             needs the recovery only an open to write does; open it once \
+                             where it can be written (or a copy of it with its -journal \
+                             directory)",
+                            why_unwritable(&source)
+                        ),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+            RedbBackend::open_read_only(path, reason)
+        }
+        other => other,
+    }
 }
 
 /// The error for a path where a store was asked for and no file is.
