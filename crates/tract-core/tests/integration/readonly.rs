@@ -141,7 +141,7 @@ fn a_store_a_writer_left_mid_write_is_recovered_then_read() {
     let (_d, path) = file_store();
     let writer = Tract::open(&path).unwrap();
     for i in 0..20 {
-        writer.user(&format!("message {i}")).unwrap();
+        writer.user(format!("message {i}")).unwrap();
     }
     let (_copy_dir, copy) = crate::upgrade::copy_fixture(path.to_str().unwrap());
     drop(writer);
