@@ -3,18 +3,23 @@
 //!
 //! Layout (as in jj's CLI): `commands/<name>.rs` holds one subcommand's clap arguments and its
 //! handler; [`commands::Command`] dispatches, one line per command. Handlers write through a
-//! [`Ui`] and fail with a [`CommandError`] (an error and a hint).
+//! [`Ui`] and fail with a [`CommandError`] (an error and a hint); what several of them share
+//! is a module of the crate, named after it (`arguments`, `notes`, `versions`, `render`, ...),
+//! which they import by its path.
 
 #![warn(missing_docs)]
 
+mod arguments;
 mod cli;
 pub mod commands;
 mod context;
 mod error;
+mod notes;
 mod output;
 mod progress;
 mod render;
 mod ui;
+mod versions;
 use tract_vocabulary as vocabulary;
 
 use clap::{CommandFactory, FromArgMatches};

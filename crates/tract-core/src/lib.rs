@@ -42,7 +42,7 @@ pub mod ops;
 mod parallel;
 pub mod refs;
 mod repo;
-pub mod retention;
+pub mod retention_policy;
 mod scrubbing;
 pub mod secrets;
 pub mod stats;
@@ -79,7 +79,7 @@ pub use ops::sync::{
 };
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
-pub use retention::{
+pub use retention_policy::{
     DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule,
 };
 pub use secrets::{Detector, Finding, SCRUBBED_METADATA_KEY, Scrub, SecretsPolicy};

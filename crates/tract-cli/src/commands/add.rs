@@ -1,8 +1,9 @@
 //! `tract add`.
 
-use super::{NewBranch, text_or_stdin};
+use crate::arguments::text_or_stdin;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::notes::{NewBranch, note_scrubbed, note_unscrubbed};
 use crate::ui::Ui;
 use std::fmt::Write;
 use tract_core::json::{messages_from_text, tool_calls_from_json};
@@ -39,7 +40,7 @@ pub struct Args {
 /// Runs `tract add`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
     let t = ctx.open()?;
-    super::note_unscrubbed(ui, &t)?;
+    note_unscrubbed(ui, &t)?;
     let new_branch = NewBranch::of_flag(ctx, &t)?;
     let messages = match (&a.json, &a.text) {
         (Some(json), _) => messages_from_text(&text_or_stdin(json)?)?,
@@ -54,7 +55,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     // results go through the store's tool-summarization policy.
     for outcome in t.append_batch_with_policy(messages, &RecordOptions::default())? {
         let _ = writeln!(ui, "{}", outcome.original.id.short());
-        super::note_scrubbed(
+        note_scrubbed(
             ui,
             &outcome.original.id.short(),
             outcome.original.message.as_deref(),

@@ -83,7 +83,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let store_path = store_to_capture_into(ctx)?;
     let t = ctx.open_bound(&store_path, OpenMode::CreateIfMissing, Bind::StoreHead)?;
     let location = t.store().location().unwrap_or_default();
-    super::note_unscrubbed(ui, &t)?;
+    crate::notes::note_unscrubbed(ui, &t)?;
     let mut capture = Capture::new(t.store().clone(), &projects)?;
     if !a.once {
         let mut out = std::io::stdout().lock();

@@ -1,6 +1,6 @@
 //! `tract compile`.
 
-use super::rev;
+use crate::arguments::rev;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;

@@ -1,6 +1,6 @@
 //! `tract compress`.
 
-use super::rev;
+use crate::arguments::rev;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
@@ -85,7 +85,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             keep: a.keep,
             ..ClearOptions::default()
         };
-        return super::clear::clear(&t, ui, &opts, a.dry_run, a.json);
+        return crate::commands::clear::clear(&t, ui, &opts, a.dry_run, a.json);
     }
     let system_prompt = match a.system_prompt.as_deref() {
         Some(s) if s.starts_with('@') => {

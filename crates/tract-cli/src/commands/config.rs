@@ -179,7 +179,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         }
         What::Retention(args) => {
             let stored = match (&args.from, args.reset) {
-                (Some(file), _) => RetentionPolicy::from_json(&super::read_text(file)?)?,
+                (Some(file), _) => RetentionPolicy::from_json(&crate::arguments::read_text(file)?)?,
                 (None, true) => RetentionPolicy::default(),
                 (None, false) => t.retention_policy()?,
             };

@@ -1,6 +1,6 @@
 //! `tract edit`.
 
-use super::{rev, text_or_stdin};
+use crate::arguments::{rev, text_or_stdin};
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;

@@ -1,8 +1,8 @@
 //! `tract import`.
 
-use super::NewBranch;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::notes::NewBranch;
 use crate::output;
 use crate::progress::Progress;
 use crate::render;
@@ -57,7 +57,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         step(k, "importing");
         let handle = ctx.open_on(&branch)?;
         if k == 0 {
-            super::note_unscrubbed(ui, &handle)?;
+            crate::notes::note_unscrubbed(ui, &handle)?;
         }
         // A branch --branch names may be a typo; the transcripts' own are new by design.
         let new_branch = match ctx.branch_flag() {

@@ -9,8 +9,8 @@
 //! `error: ...` line, with the error's category and message as structured content
 //! (`{"error": {"category", "message"}}`).
 
-use super::search::{DEFAULT_HITS, when_us};
-use super::versions;
+use crate::arguments::when_us;
+use crate::commands::search::DEFAULT_HITS;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
@@ -287,7 +287,7 @@ impl History {
                 Some(_) => t.compressed_into(info.id)?,
                 None => None,
             };
-            let versions = versions(t, info.id.into())?;
+            let versions = crate::versions::of(t, info.id.into())?;
             Ok(Shown {
                 commit: Commit::new(&info, whole)
                     .compressed_into(into.as_ref())

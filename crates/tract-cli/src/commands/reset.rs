@@ -1,8 +1,9 @@
 //! `tract reset`.
 
-use super::{NewBranch, rev};
+use crate::arguments::rev;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::notes::NewBranch;
 use crate::ui::Ui;
 use std::fmt::Write;
 use tract_core::CommitId;

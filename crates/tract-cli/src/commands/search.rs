@@ -1,16 +1,17 @@
-//! `tract search`, and what `tract mcp` and `tract serve` share with it: reading a time given
-//! as text ([`when_us`]).
+//! `tract search`, and what other commands show as it does: its default number of hits
+//! (`tract mcp`'s too) and its lines of hits (`tract demo`'s).
 
+use crate::arguments::when_us;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::notes::note_if_branch_empty;
 use crate::output;
 use crate::progress::Progress;
 use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::SearchHit;
 use std::fmt::Write;
-use std::time::UNIX_EPOCH;
-use tract_core::{Error, Role, SearchQuery, SearchScope};
+use tract_core::{Role, SearchQuery, SearchScope};
 
 /// The hits a ranked search shows when `-n` does not say.
 pub(super) const DEFAULT_HITS: usize = 20;
@@ -138,7 +139,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     drop(bar);
     let mut hits = hits?;
     if !a.all {
-        super::note_if_branch_empty(&t, ui, "`--all` searches them")?;
+        note_if_branch_empty(&t, ui, "`--all` searches them")?;
     }
     let more = limit.is_some_and(|n| hits.len() > n);
     if let Some(n) = limit {
@@ -234,97 +235,9 @@ fn snippet(text: &str, ranges: &[(usize, usize)], colour: bool) -> String {
     out
 }
 
-/// Microseconds since the Unix epoch of `text`, the value of the option or argument `name`:
-/// an RFC 3339 time (UTC with `Z`, or with an offset such as `+01:00`), a date (its midnight,
-/// UTC), or a duration ago (`7d`, `2h`, `30min`, humantime's units) counted back from `now_us`.
-/// Anything else is an input error naming `name`.
-pub(super) fn when_us(name: &str, text: &str, now_us: u64) -> Result<u64, Error> {
-    let t = text.trim();
-    let bad = || Error::InvalidInput {
-        message: format!(
-            "{name} '{text}' is not a time: give an RFC 3339 time (2026-01-31T09:00:00Z) or a \
-             duration ago (7d, 2h, 30min)"
-        ),
-    };
-    if let Ok(d) = humantime::parse_duration(t) {
-        let back = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-        return Ok(now_us.saturating_sub(back));
-    }
-    let us = |s: &str| -> Option<u64> {
-        let at = humantime::parse_rfc3339_weak(s).ok()?;
-        let since = at.duration_since(UNIX_EPOCH).ok()?;
-        u64::try_from(since.as_micros()).ok()
-    };
-    // An offset from UTC (`+01:00`, `-05:30`), applied here: humantime reads UTC only (and
-    // takes any `+HH:MM` after a fraction of a second for `+00:00`).
-    if let Some((time, sign, offset)) = t
-        .len()
-        .checked_sub(6)
-        .filter(|&i| t.is_char_boundary(i))
-        .map(|i| (&t[..i], &t[i..i + 1], &t[i + 1..]))
-        && offset.find(':') == Some(2)
-        && offset.bytes().filter(u8::is_ascii_digit).count() == 4
-        && let Some((h, m)) = offset.split_once(':')
-        && let (Ok(h), Ok(m)) = (h.parse::<u64>(), m.parse::<u64>())
-        && h < 24
-        && m < 60
-        && matches!(sign, "+" | "-")
-        && let Some(v) = us(time)
-    {
-        let shift = (h * 60 + m) * 60_000_000;
-        // 10:00+01:00 is 09:00 UTC.
-        let utc = match sign {
-            "+" => v.checked_sub(shift),
-            _ => v.checked_add(shift),
-        };
-        return utc.ok_or_else(bad);
-    }
-    if let Some(v) = us(t) {
-        return Ok(v);
-    }
-    // A date alone: its first moment, UTC.
-    if t.len() == 10
-        && let Some(v) = us(&format!("{t}T00:00:00Z"))
-    {
-        return Ok(v);
-    }
-    Err(bad())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const NOW: u64 = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z
-
-    #[test]
-    fn times_are_rfc_3339_dates_or_durations_ago() {
-        let at = |s: &str| when_us("--since", s, NOW);
-        assert_eq!(at("2026-01-01T00:00:00Z").ok(), Some(NOW));
-        assert_eq!(at("2026-01-01T00:00:00.000003Z").ok(), Some(NOW + 3));
-        assert_eq!(at("2026-01-01").ok(), Some(NOW));
-        assert_eq!(at("2026-01-01T01:00:00+01:00").ok(), Some(NOW));
-        assert_eq!(at("2025-12-31T19:00:00-05:00").ok(), Some(NOW));
-        assert_eq!(at("2026-01-01T01:00:00.000006+01:00").ok(), Some(NOW + 6));
-        assert_eq!(at("7d").ok(), Some(NOW - 7 * 86_400_000_000));
-        assert_eq!(at(" 2h ").ok(), Some(NOW - 2 * 3_600_000_000));
-        assert_eq!(at("30min").ok(), Some(NOW - 30 * 60_000_000));
-        for bad in [
-            "",
-            "yesterday",
-            "7",
-            "2026-13-01",
-            "2026-01-01T00:00:00+1:00",
-            "2026-01-01T00:00:00++1:00",
-            "é",
-        ] {
-            let e = at(bad).err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(
-                e.contains("--since") && e.contains("not a time"),
-                "{bad:?}: {e}"
-            );
-        }
-    }
 
     #[test]
     fn matches_are_coloured_only_where_they_fit() {

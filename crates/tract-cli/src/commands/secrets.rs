@@ -73,7 +73,7 @@ fn scan_file(
     file: &std::path::Path,
     json: bool,
 ) -> Result<(), CommandError> {
-    let text = super::read_text(file)?;
+    let text = crate::arguments::read_text(file)?;
     // The store's rules and fingerprints where there is a store; the built-in rules otherwise
     // (a file is checked before there is anywhere to import it).
     let found = match ctx.store_path() {

@@ -1,6 +1,6 @@
 //! `tract show`.
 
-use super::{rev, versions};
+use crate::arguments::rev;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;
@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
                 // As `tract mcp` and `tract serve` show it: with the version in view.
                 let json = Commit::from(one)
                     .compressed_into(into.as_ref())
-                    .in_view(&versions(&t, one.id.into())?, Detail::Full);
+                    .in_view(&crate::versions::of(&t, one.id.into())?, Detail::Full);
                 output::print(ui, &json, false);
             }
             all => {

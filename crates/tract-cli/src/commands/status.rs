@@ -1,8 +1,8 @@
 //! `tract status`.
 
-use super::note_if_branch_empty;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::notes::note_if_branch_empty;
 use crate::output;
 use crate::render;
 use crate::ui::Ui;

@@ -1,6 +1,6 @@
 //! `tract tools`: tool calls, results and turns of the current view.
 
-use super::rev;
+use crate::arguments::rev;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::output;

@@ -15,7 +15,14 @@
 //! - The messages shown are the chain's user and assistant lines that are not meta, sidechain
 //!   or team lines.
 //!
-//! Only the order is decided here; what a line becomes in tract is `transcript`'s business.
+//! Where tract reads further than the reader, the rule is here too: the chain before each
+//! compact boundary, followed back through `logicalParentUuid`, and whether a file caught
+//! while being written is read as it will stay ([`Reading::unsettled`]).
+//!
+//! [`read`] gives a session's reading whole and [`sub_agent`] a sub-agent's chain; the Claude
+//! Code format of `formats::transcript` turns them into steps (what a line becomes in tract),
+//! in their order. This module decides which lines and in which order, and uses nothing above
+//! it.
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -108,6 +115,13 @@ impl<'a> Entry<'a> {
     /// Whether the reader shows this line as a message.
     pub fn visible(&self) -> bool {
         matches!(self.kind, "user" | "assistant") && !self.meta && !self.sidechain && !self.team
+    }
+
+    /// Whether it is a compact boundary: a `system` line of subtype `compact_boundary`, where
+    /// the reader's chain stops.
+    pub fn compact_boundary(&self) -> bool {
+        self.kind == "system"
+            && self.value.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
     }
 
     /// Whether the reader may take it as the conversation's leaf.
@@ -275,6 +289,86 @@ impl<'e, 'a> Session<'e, 'a> {
         let mut seen = HashSet::new();
         let chain = index.walk(start, &mut seen);
         recover_parallel(index, chain, &mut seen)
+    }
+}
+
+/// A session file as the reader reads it, and as far as tract reads further: its lines, the
+/// conversation in the parts its compact boundaries closed, and whether the reading is settled.
+pub struct Reading<'a> {
+    /// The lines that take part in the chain, in file order ([`entries`]).
+    pub entries: Vec<Entry<'a>>,
+    /// The conversation in parts, oldest first, as indices into `entries`: the last is the
+    /// conversation the reader shows ([`Session::conversation`]), each before it the chain
+    /// before the compact boundary that starts the next ([`Session::before_boundary`]),
+    /// without the lines a later part holds. The first part may start with a boundary too,
+    /// when the file holds nothing before it that a later part does not.
+    pub parts: Vec<Vec<usize>>,
+    /// Every line of the parts: the lines on the conversation's path.
+    pub on_path: HashSet<usize>,
+    /// The line in the file of a message the reader passed over for an older leaf: a shown
+    /// kind of line, off the path and newer than every line on it (its chain ends on a line
+    /// the reader does not take as the leaf, a meta line, until the line that continues from
+    /// it is written).
+    pub unsettled: Option<usize>,
+    /// The session's id: the first `sessionId` of its lines.
+    pub session: Option<&'a str>,
+    /// Its project key ([`project_key`]) from the first working directory (`cwd`) of its lines.
+    pub project: Option<String>,
+}
+
+impl Reading<'_> {
+    /// The conversation the reader shows: the last of the parts.
+    pub fn conversation(&self) -> &[usize] {
+        self.parts.last().map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The session `values` hold (each line's JSON value with its line), read.
+pub fn read(values: &[(usize, Value)]) -> Reading<'_> {
+    let entries = entries(values);
+    let (parts, on_path) = {
+        let session = Session::new(&entries);
+        let mut parts = vec![session.conversation()];
+        let mut on_path: HashSet<usize> = parts[0].iter().copied().collect();
+        while let Some(&first) = parts[0].first() {
+            if !entries[first].compact_boundary() {
+                break;
+            }
+            let before: Vec<usize> = session
+                .before_boundary(&entries[first])
+                .into_iter()
+                .filter(|i| !on_path.contains(i))
+                .collect();
+            if before.is_empty() {
+                break;
+            }
+            on_path.extend(before.iter().copied());
+            parts.insert(0, before);
+        }
+        (parts, on_path)
+    };
+    let newest_on_path = on_path.iter().copied().max();
+    let unsettled = entries
+        .iter()
+        .enumerate()
+        .find(|(i, e)| {
+            e.visible() && !on_path.contains(i) && newest_on_path.is_some_and(|newest| *i > newest)
+        })
+        .map(|(_, e)| e.line);
+    let session = entries
+        .iter()
+        .find_map(|e| e.value.get("sessionId").and_then(Value::as_str));
+    let project = entries
+        .iter()
+        .find_map(|e| e.value.get("cwd").and_then(Value::as_str))
+        .map(project_key);
+    Reading {
+        entries,
+        parts,
+        on_path,
+        unsettled,
+        session,
+        project,
     }
 }
 
@@ -613,6 +707,37 @@ mod tests {
             uuids(&v, &Session::new(&es).conversation()),
             ["u", "a1", "a2", "r1", "r2", "z"]
         );
+    }
+
+    #[test]
+    fn a_reading_follows_compact_boundaries_back_and_tells_a_passed_over_line() {
+        let msg = |role: &str| json!({"role": role, "content": "x"});
+        let v = lines(vec![
+            json!({"type": "user", "uuid": "a", "parentUuid": null, "sessionId": "s", "cwd": "/w", "message": msg("user")}),
+            json!({"type": "assistant", "uuid": "b", "parentUuid": "a", "message": msg("assistant")}),
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "c", "parentUuid": null, "logicalParentUuid": "b"}),
+            json!({"type": "user", "uuid": "d", "parentUuid": "c", "message": msg("user")}),
+        ]);
+        let r = read(&v);
+        let parts: Vec<Vec<String>> = r.parts.iter().map(|p| uuids(&v, p)).collect();
+        assert_eq!(parts, [vec!["a", "b"], vec!["c", "d"]]);
+        assert_eq!(uuids(&v, r.conversation()), ["c", "d"]);
+        assert_eq!(r.session, Some("s"));
+        assert_eq!(r.project.as_deref(), Some("-w"));
+        assert_eq!(r.unsettled, None);
+        // The newest chain ends on a meta line, which the reader does not take as the leaf: it
+        // falls back to `x`, passing over `e` until a line continues from `f`.
+        let v = lines(vec![
+            json!({"type": "user", "uuid": "a", "parentUuid": null, "message": msg("user")}),
+            json!({"type": "assistant", "uuid": "b", "parentUuid": "a", "message": msg("assistant")}),
+            json!({"type": "assistant", "uuid": "x", "parentUuid": "a", "message": msg("assistant")}),
+            json!({"type": "user", "uuid": "m", "parentUuid": "b", "isMeta": true, "message": msg("user")}),
+            json!({"type": "assistant", "uuid": "e", "parentUuid": "m", "message": msg("assistant")}),
+            json!({"type": "user", "uuid": "f", "parentUuid": "e", "isMeta": true, "message": msg("user")}),
+        ]);
+        let r = read(&v);
+        assert_eq!(uuids(&v, r.conversation()), ["a", "x"]);
+        assert_eq!(r.unsettled, Some(5));
     }
 
     #[test]

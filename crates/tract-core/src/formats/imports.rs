@@ -27,7 +27,7 @@ use crate::refs::HeadRef;
 use crate::repo::Repo;
 use crate::scrubbing::Scrubber;
 use crate::view::info::CommitInfo;
-use crate::write::txn::{self, AppendOptions, Prepared, Source, Step as TxnStep, SubBranch};
+use crate::write::txn::{self, AppendOptions, ChainStep, Prepared, Source, SubBranch};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What an import did.
@@ -246,9 +246,9 @@ fn merged_sub_agent<'a>(
     target: &'a HeadRef,
     format: Format,
     scrubber: &'a Scrubber,
-) -> impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep> + 'a {
+) -> impl FnMut(&str, Vec<Step>, &Message) -> Result<ChainStep> + 'a {
     move |agent, side, result| {
-        Ok(TxnStep::MergeOf(Box::new(SubBranch {
+        Ok(ChainStep::MergeOf(Box::new(SubBranch {
             branch: agent_branch(target, agent)?,
             call_id: result.tool_call_id.clone().unwrap_or_default(),
             steps: chain_of(side, Vec::new(), format, (0, 0), scrubber, no_sub_agent)?,
@@ -258,7 +258,7 @@ fn merged_sub_agent<'a>(
 
 /// For a chain with no place for a sub-agent (a sub-agent's own: its sub-agents are not
 /// linked further).
-fn no_sub_agent(_: &str, _: Vec<Step>, _: &Message) -> Result<TxnStep> {
+fn no_sub_agent(_: &str, _: Vec<Step>, _: &Message) -> Result<ChainStep> {
     Err(Error::invalid_input(
         "a sub-agent inside a sub-agent is not imported",
     ))
@@ -295,8 +295,8 @@ fn chain_of(
     format: Format,
     (offset, first): (usize, usize),
     scrubber: &Scrubber,
-    mut sub_agent: impl FnMut(&str, Vec<Step>, &Message) -> Result<TxnStep>,
-) -> Result<Vec<(TxnStep, Prepared)>> {
+    mut sub_agent: impl FnMut(&str, Vec<Step>, &Message) -> Result<ChainStep>,
+) -> Result<Vec<(ChainStep, Prepared)>> {
     let mut out = Vec::with_capacity(steps.len());
     for (k, step) in steps.into_iter().enumerate() {
         let note = lines_note(step.lines());
@@ -307,7 +307,7 @@ fn chain_of(
                 ..
             } => {
                 in_view.push(Source::Chain(first + k));
-                (TxnStep::Op(Op::Append), message, timestamp_us)
+                (ChainStep::Op(Op::Append), message, timestamp_us)
             }
             Step::SubAgent {
                 agent,
@@ -328,9 +328,9 @@ fn chain_of(
                 let sources = std::mem::replace(&mut in_view, vec![Source::Chain(first + k)]);
                 let op = if sources.is_empty() {
                     // Nothing in view to compact: the summary is a message like any other.
-                    TxnStep::Op(Op::Append)
+                    ChainStep::Op(Op::Append)
                 } else {
-                    TxnStep::CompressOf {
+                    ChainStep::CompressOf {
                         sources,
                         summarizer: format!("imported:{}", format.name()),
                         params,
@@ -347,7 +347,7 @@ fn chain_of(
                 let mut p = Prepared::transcript_record(&kind, data, scrubber)?;
                 p.timestamp_us = timestamp_us;
                 p.note = note;
-                out.push((TxnStep::Op(Op::Record { kind }), p));
+                out.push((ChainStep::Op(Op::Record { kind }), p));
                 continue;
             }
         };
@@ -585,7 +585,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         let mut p = Prepared::new(message.clone(), &scrubber)?;
         p.note = lines_note(lines);
         edits.push((
-            TxnStep::Op(Op::Edit {
+            ChainStep::Op(Op::Edit {
                 target: held[k].commit,
             }),
             p,
@@ -637,7 +637,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         let mut p = Prepared::record(REWIND_RECORD, data)?;
         p.note = lines_note(&abandoned.into_iter().collect::<Vec<_>>());
         chain.push((
-            TxnStep::Op(Op::Record {
+            ChainStep::Op(Op::Record {
                 kind: REWIND_RECORD.into(),
             }),
             p,

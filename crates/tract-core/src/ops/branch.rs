@@ -217,7 +217,7 @@ pub(crate) fn pop(repo: &Repo) -> Result<Option<std::sync::Arc<crate::object::Me
         let refs = moved.clone();
         moved.push((id, steps.len()));
         steps.push((
-            crate::write::txn::Step::Again {
+            crate::write::txn::ChainStep::Again {
                 op: commit.op.clone(),
                 moved: refs,
             },

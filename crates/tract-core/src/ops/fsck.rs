@@ -273,7 +273,9 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
         if let Some(t) = verify::tombstone_of(record) {
             let t = t.map_err(|e| verify::damaged("blob", id.to_hex(), reason(&e)))?;
             return Ok(BlobRead::Tombstone {
-                by_retention: t.reason.starts_with(crate::retention::RETENTION_REASON),
+                by_retention: t
+                    .reason
+                    .starts_with(crate::retention_policy::RETENTION_REASON),
             });
         }
         let bytes = verify::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;

@@ -9,7 +9,7 @@ use crate::id::CommitId;
 use crate::ops::reach::Objects;
 use crate::ops::retention::{self, RuleOutcome};
 use crate::refs::HeadRef;
-use crate::retention::RetentionPolicy;
+use crate::retention_policy::RetentionPolicy;
 use crate::storage::backend::ObjectTable;
 use crate::storage::store::Store;
 use crate::storage::store::meta::setting_key;
@@ -77,7 +77,7 @@ pub fn gc(store: &Store, grace: Duration) -> Result<GcOutcome> {
 }
 
 /// Applies the store's retention policy (each rule's branches deleted and tool results
-/// replaced, nothing without a rule: [`crate::retention`]), then removes the objects nothing
+/// replaced, nothing without a rule: [`crate::retention_policy`]), then removes the objects nothing
 /// reaches any more, as [`gc`] says; with `dry_run`, only reports what both would do. One
 /// write transaction: another process's writes wait, and nothing they add is removed. Refuses
 /// (changing nothing) on a store where an object it must read does not verify (`fsck` first):
@@ -90,8 +90,10 @@ pub fn gc_with(store: &Store, options: &GcOptions) -> Result<GcOutcome> {
         dry_run: options.dry_run,
         ..Default::default()
     };
-    let policy =
-        RetentionPolicy::decode(w.meta(&setting_key(crate::retention::SETTING))?.as_deref())?;
+    let policy = RetentionPolicy::decode(
+        w.meta(&setting_key(crate::retention_policy::SETTING))?
+            .as_deref(),
+    )?;
     let mut objects = Objects::scan(&mut w)?;
     let mut replaced = false;
     let mut deleted: HashSet<String> = HashSet::new();

@@ -1,4 +1,4 @@
-//! Applying the retention policy ([`crate::retention`]) in `gc`'s write transaction: what
+//! Applying the retention policy ([`crate::retention_policy`]) in `gc`'s write transaction: what
 //! each rule removes is planned from every object of the store, then applied there (or only
 //! reported, in a dry run). Deletions come first (their branches then cover nothing), then
 //! replacements; a branch or a result is taken by the first rule that takes it.
@@ -15,7 +15,9 @@ use crate::id::{BlobId, CommitId};
 use crate::object::{HOOK_SUMMARY_NOTE, Op, Role};
 use crate::ops::reach::{IdMap, IdSet, Objects};
 use crate::refs::HeadRef;
-use crate::retention::{RETENTION_REASON, Replacement, RetentionPolicy, RetentionRule, RuleAction};
+use crate::retention_policy::{
+    RETENTION_REASON, Replacement, RetentionPolicy, RetentionRule, RuleAction,
+};
 use crate::storage::codec;
 use crate::storage::store::meta::encode_small;
 use crate::storage::store::verify::Tombstone;

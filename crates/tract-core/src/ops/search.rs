@@ -277,7 +277,7 @@ enum Engine {
 }
 
 /// One walk of a search to the commits not indexed yet (see [`catch_up::walk`]).
-struct Step<'a> {
+struct UnindexedWalk<'a> {
     snap: &'a Snapshot,
     state: &'a crate::index::State,
     /// A detached handle's commit.
@@ -289,7 +289,7 @@ struct Step<'a> {
     rank: bool,
 }
 
-impl Step<'_> {
+impl UnindexedWalk<'_> {
     /// Walks, `at` finding the places of indexed commits; the documents go to `docs`.
     fn walk(
         &self,
@@ -343,7 +343,7 @@ impl Ground {
             let limit = (!tried).then_some(keeper::SEARCH_BATCH);
             let searcher = &reading.searcher;
             let mut at = |id: &CommitId| catch_up::locate(searcher, &index.fields, id);
-            let step = Step {
+            let unindexed = UnindexedWalk {
                 snap: &snap,
                 state: &reading.state,
                 extra: &extra,
@@ -351,7 +351,7 @@ impl Ground {
                 limit,
                 rank,
             };
-            let walked = step.walk(&mut at, &mut docs)?;
+            let walked = unindexed.walk(&mut at, &mut docs)?;
             if (walked.stopped || reading.stale) && !tried {
                 tried = true;
                 // An index that cannot be written now (another process's writer, a full
@@ -393,7 +393,7 @@ impl Ground {
                 true => table.locate(id),
                 false => Ok(None),
             };
-            let step = Step {
+            let unindexed = UnindexedWalk {
                 snap: &snap,
                 state: &reading.state,
                 extra: &extra,
@@ -401,7 +401,7 @@ impl Ground {
                 limit,
                 rank,
             };
-            let walked = step.walk(&mut at, &mut docs)?;
+            let walked = unindexed.walk(&mut at, &mut docs)?;
             if (walked.stopped || reading.stale) && !tried {
                 tried = true;
                 drop(snap);

@@ -38,7 +38,7 @@ const PROGRESS_EVERY: u64 = 64;
 /// the secrets' fingerprint key, which is the store's own: a clone alone copies it).
 const SETTINGS: [&str; 3] = [
     policy::SETTING,
-    crate::retention::SETTING,
+    crate::retention_policy::SETTING,
     crate::storage::store::meta::SECRETS_SETTING,
 ];
 

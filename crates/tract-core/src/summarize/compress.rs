@@ -16,7 +16,7 @@ use crate::tokens;
 use crate::view::View;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
-use crate::write::txn::{self, Step, prepare_all};
+use crate::write::txn::{self, ChainStep, prepare_all};
 use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -273,7 +273,7 @@ pub(crate) fn compress(
                 summarizer: identity.clone(),
                 params: params.clone(),
             };
-            (Step::Op(op), message)
+            (ChainStep::Op(op), message)
         })
         .collect();
     let steps = prepare_all(steps, &repo.scrubber()?)?;

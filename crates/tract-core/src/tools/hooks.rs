@@ -37,7 +37,7 @@ use crate::summarize::{Summarizer, SummaryRequest, TOOL_SUMMARIZE_SYSTEM, with_d
 use crate::tools::decision::{Decision, DecisionSlot};
 use crate::tools::policy::{self, ToolPolicy};
 use crate::view::info::{CommitInfo, Current};
-use crate::write::txn::{self, AppendOptions, Prepared, Step};
+use crate::write::txn::{self, AppendOptions, ChainStep, Prepared};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
@@ -350,7 +350,7 @@ impl Recorder<'_> {
 /// Messages planned for one transaction: their steps, and per message what was decided,
 /// whether an edit follows it, and the warnings.
 struct Batch {
-    steps: Vec<(Step, Prepared)>,
+    steps: Vec<(ChainStep, Prepared)>,
     planned: Vec<(Decision, bool, Vec<String>)>,
     /// Calls made earlier in the batch, by call id, as the index of their step: a result's
     /// summary is asked with its call.
@@ -380,7 +380,7 @@ impl Batch {
             for c in &m.tool_calls {
                 self.calls.insert(c.id.clone(), self.steps.len());
             }
-            self.steps.push((Step::Op(Op::Append), p));
+            self.steps.push((ChainStep::Op(Op::Append), p));
             self.planned.push((Decision::Approve, false, Vec::new()));
             return Ok(());
         }
@@ -430,10 +430,10 @@ impl Batch {
             None => None,
         };
         let position = self.steps.len();
-        self.steps.push((Step::Op(Op::Append), p));
+        self.steps.push((ChainStep::Op(Op::Append), p));
         let edited = edit.is_some();
         if let Some(e) = edit {
-            self.steps.push((Step::EditOf(position), e));
+            self.steps.push((ChainStep::EditOf(position), e));
         }
         // A summary that failed or was dropped leaves the result approved as it is.
         let decision = if edited { decision } else { Decision::Approve };

@@ -4,7 +4,7 @@
 use crate::error::{BatchPosition, Error, Result};
 use crate::object::{Content, Message, Role, ToolCall};
 use crate::ops::redact::{self, Redaction};
-use crate::retention::{self, RetentionPolicy};
+use crate::retention_policy::{self, RetentionPolicy};
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use crate::write::txn::AppendOptions;
@@ -132,7 +132,12 @@ impl Tract {
 
     /// The store's retention policy (empty, removing nothing, when none was set).
     pub fn retention_policy(&self) -> Result<RetentionPolicy> {
-        RetentionPolicy::decode(self.repo.read()?.setting(retention::SETTING)?.as_deref())
+        RetentionPolicy::decode(
+            self.repo
+                .read()?
+                .setting(retention_policy::SETTING)?
+                .as_deref(),
+        )
     }
 
     /// Replaces the store's retention policy (durably). Only `gc` applies it, and
@@ -141,7 +146,7 @@ impl Tract {
     pub fn set_retention_policy(&self, policy: &RetentionPolicy) -> Result<()> {
         let value = policy.encode()?;
         let mut w = self.repo.store.write()?;
-        w.set_setting(retention::SETTING, value.as_deref())?;
+        w.set_setting(retention_policy::SETTING, value.as_deref())?;
         w.commit()
     }
 }

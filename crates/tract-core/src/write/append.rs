@@ -5,12 +5,12 @@ use crate::error::{Error, Result};
 use crate::object::{Message, Op};
 use crate::repo::Repo;
 use crate::view::info::CommitInfo;
-use crate::write::txn::{self, AppendOptions, Prepared, Step};
+use crate::write::txn::{self, AppendOptions, ChainStep, Prepared};
 
 /// Appends one message at `HEAD`; durable when this returns.
 pub(crate) fn append(repo: &Repo, message: Message, opts: &AppendOptions) -> Result<CommitInfo> {
     let prepared = Prepared::new(message, &repo.scrubber()?)?;
-    txn::write(repo, opts, vec![(Step::Op(Op::Append), prepared)])?
+    txn::write(repo, opts, vec![(ChainStep::Op(Op::Append), prepared)])?
         .pop()
         .ok_or_else(|| Error::invalid_op("the append produced no commit"))
 }
@@ -31,6 +31,9 @@ pub(crate) fn write_ops(
     opts: &AppendOptions,
     ops: Vec<(Op, Message)>,
 ) -> Result<Vec<CommitInfo>> {
-    let steps = ops.into_iter().map(|(op, m)| (Step::Op(op), m)).collect();
+    let steps = ops
+        .into_iter()
+        .map(|(op, m)| (ChainStep::Op(op), m))
+        .collect();
     txn::write(repo, opts, txn::prepare_all(steps, &repo.scrubber()?)?)
 }

@@ -12,7 +12,7 @@ use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
-use crate::write::txn::{self, AppendOptions, Prepared, Step};
+use crate::write::txn::{self, AppendOptions, ChainStep, Prepared};
 
 pub use crate::object::RECORD_METADATA_KEY;
 
@@ -57,10 +57,10 @@ pub(crate) fn write(
     opts: &AppendOptions,
 ) -> Result<Vec<CommitInfo>> {
     check_kind(kind)?;
-    let appends = messages.into_iter().map(|m| (Step::Op(Op::Append), m));
+    let appends = messages.into_iter().map(|m| (ChainStep::Op(Op::Append), m));
     let mut steps = txn::prepare_all(appends.collect(), &repo.scrubber()?)?;
     steps.push((
-        Step::Op(Op::Record { kind: kind.into() }),
+        ChainStep::Op(Op::Record { kind: kind.into() }),
         Prepared::record(kind, data)?,
     ));
     txn::write(repo, opts, steps)

@@ -36,7 +36,7 @@ pub struct AppendOptions {
 
 /// What one commit of a chain does: an operation, or an edit of the commit written `k`-th in
 /// the same chain (its id is known only once it is written).
-pub(crate) enum Step {
+pub(crate) enum ChainStep {
     Op(Op),
     EditOf(usize),
     /// A compression of these positions (commits already on the branch, or written earlier
@@ -62,7 +62,7 @@ pub(crate) enum Step {
 pub(crate) struct SubBranch {
     pub(crate) branch: String,
     pub(crate) call_id: String,
-    pub(crate) steps: Vec<(Step, Prepared)>,
+    pub(crate) steps: Vec<(ChainStep, Prepared)>,
 }
 
 /// A position a chain step refers to: on the branch already, or the `k`-th commit of the
@@ -217,9 +217,9 @@ impl Prepared {
 /// on several threads was measured slower for imports of large outputs on 2 cores, so this
 /// stays sequential.)
 pub(crate) fn prepare_all(
-    steps: Vec<(Step, Message)>,
+    steps: Vec<(ChainStep, Message)>,
     scrubber: &Scrubber,
-) -> Result<Vec<(Step, Prepared)>> {
+) -> Result<Vec<(ChainStep, Prepared)>> {
     steps
         .into_iter()
         .enumerate()
@@ -237,7 +237,7 @@ pub(crate) fn prepare_all(
 pub(crate) fn write(
     repo: &Repo,
     opts: &AppendOptions,
-    steps: Vec<(Step, Prepared)>,
+    steps: Vec<(ChainStep, Prepared)>,
 ) -> Result<Vec<CommitInfo>> {
     let note = opts.note.clone();
     write_grouped(
@@ -322,7 +322,7 @@ pub(crate) fn write_edits(
         let edits = plan(snap, view)?;
         let steps = edits
             .into_iter()
-            .map(|(target, message)| (Step::Op(Op::Edit { target }), message))
+            .map(|(target, message)| (ChainStep::Op(Op::Edit { target }), message))
             .collect();
         prepare_all(steps, &Scrubber::of(snap)?)
     })
@@ -333,7 +333,7 @@ pub(crate) fn write_edits(
 /// An empty plan commits nothing.
 pub(crate) fn write_planned(
     repo: &Repo,
-    plan: impl FnOnce(&Snapshot, &View) -> Result<Vec<(Step, Prepared)>>,
+    plan: impl FnOnce(&Snapshot, &View) -> Result<Vec<(ChainStep, Prepared)>>,
 ) -> Result<Vec<CommitInfo>> {
     let mut w = repo.write()?;
     let target = repo.target();
@@ -383,7 +383,7 @@ fn write_chain(
     target: &Target,
     chaining: Chaining,
     start: &Head,
-    steps: Vec<(Step, Prepared)>,
+    steps: Vec<(ChainStep, Prepared)>,
     note: Option<String>,
 ) -> Result<(Vec<CommitInfo>, Option<HeadRef>)> {
     let mut chain = Chain::new(start, w, chaining)?;
@@ -391,7 +391,7 @@ fn write_chain(
     for (step, mut p) in steps {
         let note = p.note.take().or_else(|| note.clone());
         let info = match step {
-            Step::MergeOf(sub) => {
+            ChainStep::MergeOf(sub) => {
                 let base = chain
                     .tip
                     .ok_or_else(|| Error::invalid_op("a sub-agent before anything it answers"))?;
@@ -446,16 +446,16 @@ fn write_chain(
 
 /// The operation of a chain step, its references to earlier commits of the chain (`infos`)
 /// resolved.
-fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
+fn resolve(step: ChainStep, infos: &[CommitInfo]) -> Result<Op> {
     Ok(match step {
-        Step::Op(op) => op,
-        Step::EditOf(k) => Op::Edit {
+        ChainStep::Op(op) => op,
+        ChainStep::EditOf(k) => Op::Edit {
             target: infos
                 .get(k)
                 .map(|i| i.id)
                 .ok_or_else(|| Error::invalid_op("an edit of a later commit"))?,
         },
-        Step::CompressOf {
+        ChainStep::CompressOf {
             sources,
             summarizer,
             params,
@@ -474,8 +474,8 @@ fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
             summarizer,
             params,
         },
-        Step::MergeOf(_) => return Err(Error::invalid_op("a sub-agent inside a sub-agent")),
-        Step::Again { mut op, moved } => {
+        ChainStep::MergeOf(_) => return Err(Error::invalid_op("a sub-agent inside a sub-agent")),
+        ChainStep::Again { mut op, moved } => {
             let new_id = |old: &mut CommitId| -> Result<()> {
                 if let Some(&(_, k)) = moved.iter().find(|(o, _)| o == old) {
                     *old = infos.get(k).map(|i| i.id).ok_or_else(|| {
@@ -505,7 +505,7 @@ fn resolve(step: Step, infos: &[CommitInfo]) -> Result<Op> {
 
 /// Moves the handle's position from `tip` (where it must still be) back to `base`, one of its
 /// first-parent ancestors (`None`: before the first commit), and writes `steps` there (commits
-/// written again: [`Step::Again`]), in one transaction: what taking one commit out of the
+/// written again: [`ChainStep::Again`]), in one transaction: what taking one commit out of the
 /// middle of a branch does. The old tip stays in the reflog. The branch's counts are counted
 /// again when next listed, and the handle's cached views are dropped (the new chain does not
 /// extend them).
@@ -513,7 +513,7 @@ pub(crate) fn rewrite(
     repo: &Repo,
     tip: CommitId,
     base: Option<CommitId>,
-    steps: Vec<(Step, Prepared)>,
+    steps: Vec<(ChainStep, Prepared)>,
     reason: &str,
 ) -> Result<Vec<CommitInfo>> {
     let mut w = repo.write()?;

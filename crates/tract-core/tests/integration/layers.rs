@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
         "storage/codec",
         "storage/journal/segment",
         "refs",
-        "retention",
+        "retention_policy",
         "index/tokenizer",
         "index/lanes",
         "secrets/rules",

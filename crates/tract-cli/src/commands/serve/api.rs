@@ -2,12 +2,12 @@
 //! history, search, and a stream of a branch's head moves. Every handler reads the store on a
 //! blocking thread; none writes.
 
-use super::super::search::when_us;
 use super::State;
 use super::answers::{
     CommitAnswer, Fork, HistoryAnswer, HistoryRow, Hit, SearchAnswer, SessionsAnswer, StoreAnswer,
     ViewAnswer,
 };
+use crate::arguments::when_us;
 use crate::vocabulary::{
     Branch, Commit, Detail, Redaction, SearchHit, Status, Version, ViewMessage,
 };
@@ -295,7 +295,7 @@ async fn commit(
 fn commit_answer(t: &Tract, info: &CommitInfo) -> Result<CommitAnswer, ApiError> {
     let id = Rev::from(info.id);
     // Versions exist for a commit that is, or edits, a position of this branch's view.
-    let versions = super::super::versions(t, id.clone())?;
+    let versions = crate::versions::of(t, id.clone())?;
     let sources = t.compressed_sources(id.clone())?;
     let compressed_into = t.compressed_into(id.clone())?;
     let tombstone = t.tombstone(id)?;

@@ -1,7 +1,11 @@
-//! Claude Code session files read as Claude Code reads them ([`crate::formats::claude_code`]
-//! gives the lines and their order): API responses joined, compactions, sub-agents (in the
-//! file or in the files beside it), the lines the reader leaves out kept as records; the
-//! branch a session lives on; the check of what the reading promises.
+//! Claude Code session files made into a transcript's steps: API responses joined,
+//! compactions, sub-agents (in the file or in the files beside it), the lines the reader
+//! leaves out kept as records; the branch a session lives on; the check of what the reading
+//! promises.
+//!
+//! Which lines make the conversation, and in which order, is [`crate::formats::claude_code`]'s
+//! to say: a session is read there whole ([`claude_code::read`]), a sub-agent's chain too
+//! ([`claude_code::sub_agent`]), then assembled here in that order; nothing there calls back.
 
 use crate::error::{Error, Result};
 use crate::formats::claude_code;
@@ -260,11 +264,6 @@ fn block_type(b: &Value) -> &str {
     b.get("type").and_then(Value::as_str).unwrap_or_default()
 }
 
-fn is_compact_boundary(e: &claude_code::Entry<'_>) -> bool {
-    e.kind() == "system"
-        && e.value.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
-}
-
 /// A line's time, where it gives one that reads.
 fn timestamp_of(v: &Value) -> Option<u64> {
     v.get("timestamp")
@@ -291,7 +290,8 @@ fn claude_code(
     agent_files: &[AgentLines],
     unreadable: &[usize],
 ) -> Result<Transcript> {
-    let all = claude_code::entries(values);
+    let reading = claude_code::read(values);
+    let all = &reading.entries;
     if all.is_empty() {
         return Err(bad(
             values.first().map_or(1, |(l, _)| *l),
@@ -301,33 +301,8 @@ fn claude_code(
             ),
         ));
     }
-    let session = all
-        .iter()
-        .find_map(|e| e.value.get("sessionId").and_then(Value::as_str))
-        .map(str::to_string);
-    let project = all
-        .iter()
-        .find_map(|e| e.value.get("cwd").and_then(Value::as_str))
-        .map(claude_code::project_key);
     // The conversation the reader shows, after the parts its compact boundaries closed.
-    let reading = claude_code::Session::new(&all);
-    let mut parts = vec![reading.conversation()];
-    let mut used: HashSet<usize> = parts[0].iter().copied().collect();
-    while let Some(&first) = parts[0].first() {
-        if !is_compact_boundary(&all[first]) {
-            break;
-        }
-        let before: Vec<usize> = reading
-            .before_boundary(&all[first])
-            .into_iter()
-            .filter(|i| !used.contains(i))
-            .collect();
-        if before.is_empty() {
-            break;
-        }
-        used.extend(before.iter().copied());
-        parts.insert(0, before);
-    }
+    let parts = &reading.parts;
     // A boundary is a compression only with its summary: the first line the reader shows after
     // it, a user's. Without one (not written yet, or the line after is something else), what
     // came before is not in the view, as the reader shows it: its lines are kept as records.
@@ -363,25 +338,13 @@ fn claude_code(
             }
             continue;
         }
-        a.part(&all, part, k > first_shown);
+        a.part(all, part, k > first_shown);
     }
     a.pending_compact = None;
-    // A message line newer than every line of the conversation is one the reader passed over
-    // for an older leaf: the chain it is on ends on a line the reader does not take as the
-    // leaf (a meta line), and the line that continues from it puts it back on the
-    // conversation.
-    let newest_on_path = used.iter().copied().max();
-    let unsettled = all
-        .iter()
-        .enumerate()
-        .find(|(i, e)| {
-            e.visible() && !used.contains(i) && newest_on_path.is_some_and(|newest| *i > newest)
-        })
-        .map(|(_, e)| e.line);
     // The rest: sub-agents' lines to their conversations, other lines off the path kept as
     // records or counted.
     let mut groups: Vec<AgentLines> = Vec::new();
-    let on_path: HashSet<usize> = used;
+    let on_path = &reading.on_path;
     for (i, e) in all.iter().enumerate() {
         if on_path.contains(&i) {
             continue;
@@ -459,7 +422,7 @@ fn claude_code(
     // so that it is kept even where the other is in the view.
     if !a.records.is_empty() {
         let mut count: HashMap<&str, usize> = HashMap::new();
-        for e in &all {
+        for e in all {
             *count.entry(e.uuid()).or_default() += 1;
         }
         for r in &mut a.records {
@@ -478,15 +441,15 @@ fn claude_code(
         steps,
         skipped: a.skipped + unreadable.len(),
         off_path,
-        session,
-        project,
+        session: reading.session.map(str::to_string),
+        project: reading.project,
         warnings,
         waiting_agents: {
             let mut w: Vec<String> = sub.into_keys().collect();
             w.sort();
             w
         },
-        unsettled,
+        unsettled: reading.unsettled,
     })
 }
 
@@ -556,9 +519,10 @@ pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
     let Ok(Transcript::Steps { steps, .. }) = read_session(&values, &[]) else {
         return Ok(());
     };
-    let all = claude_code::entries(&values.values);
-    let chain = claude_code::Session::new(&all).conversation();
-    let shown: Vec<&str> = chain
+    let reading = claude_code::read(&values.values);
+    let all = &reading.entries;
+    let shown: Vec<&str> = reading
+        .conversation()
         .iter()
         .map(|&i| &all[i])
         .filter(|e| e.visible())
@@ -612,7 +576,7 @@ pub fn check_claude_code(text: &str) -> std::result::Result<(), String> {
             return Err(format!("line {u} is in the view twice: {in_view:?}"));
         }
     }
-    for e in &all {
+    for e in all {
         if matches!(e.kind(), "user" | "assistant") && !e.sidechain() && !kept.contains(e.uuid()) {
             return Err(format!(
                 "line {} ({}) is neither in the view nor kept",

@@ -12,20 +12,20 @@ use crate::storage::store::meta::{META_FORMAT, META_STORE_ID};
 pub const FORMAT_VERSION: u32 = 5;
 
 /// One step of the format: what turns a store at version `from` into one at `from + 1`.
-struct Step {
+struct FormatStep {
     from: u32,
     what: &'static str,
     run: fn(&mut dyn WriteTx) -> Result<()>,
 }
 
 /// Every step, oldest first.
-const STEPS: &[Step] = &[
-    Step {
+const STEPS: &[FormatStep] = &[
+    FormatStep {
         from: 1,
         what: "a store id (16 random bytes), which the store's other files will name",
         run: add_store_id,
     },
-    Step {
+    FormatStep {
         from: 2,
         what: "a journal beside a store file (<file>-journal/): a durable write is one frame \
                in it, folded into the file in batches",
@@ -33,14 +33,14 @@ const STEPS: &[Step] = &[
         // (`upgrade_then`); a database store has none.
         run: |_| Ok(()),
     },
-    Step {
+    FormatStep {
         from: 3,
         what: "journal frames made durable after the writer lock is let go, so several \
                processes' frames share one fdatasync (journal format 2, from a new segment)",
         // The backend starts the journal's next segment before the transaction commits.
         run: |_| Ok(()),
     },
-    Step {
+    FormatStep {
         from: 4,
         what: "a store file's objects in packs beside it (<file>-journal/pack-*): compressed \
                with a dictionary trained on the store's own records, each pack indexed once, \
