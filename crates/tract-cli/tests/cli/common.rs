@@ -172,21 +172,7 @@ impl Project {
         let files = template.get_or_init(|| {
             let p = Project::new();
             p.ok_in(&["add", "--json", "-"], &messages());
-            let dot = p.path().join(".tract");
-            let mut files = Vec::new();
-            let mut dirs = vec![dot.clone()];
-            while let Some(d) = dirs.pop() {
-                for e in std::fs::read_dir(&d).unwrap() {
-                    let path = e.unwrap().path();
-                    if path.is_dir() {
-                        dirs.push(path);
-                    } else {
-                        let rel = path.strip_prefix(&dot).unwrap().to_path_buf();
-                        files.push((rel, std::fs::read(&path).unwrap()));
-                    }
-                }
-            }
-            files
+            p.files().into_iter().collect()
         });
         let p = Project::empty();
         for (rel, bytes) in files {
@@ -204,6 +190,26 @@ impl Project {
         std::fs::create_dir(p.path().join(".tract")).unwrap();
         std::fs::write(p.store(), bytes).unwrap();
         p
+    }
+
+    /// Every file of the store (under `.tract/`, its journal's included), by its path there,
+    /// with its bytes.
+    pub fn files(&self) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        let dot = self.path().join(".tract");
+        let mut files = std::collections::BTreeMap::new();
+        let mut dirs = vec![dot.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    let rel = path.strip_prefix(&dot).unwrap().to_path_buf();
+                    files.insert(rel, std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        files
     }
 
     /// The project directory.

@@ -20,25 +20,6 @@ const READS: &[&[&str]] = &[
     &["search", "config"],
 ];
 
-/// Every file under the project's `.tract/`, with its bytes.
-fn files(p: &Project) -> BTreeMap<PathBuf, Vec<u8>> {
-    let dot = p.path().join(".tract");
-    let mut all = BTreeMap::new();
-    let mut dirs = vec![dot.clone()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                all.insert(path.strip_prefix(&dot).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    all
-}
-
 /// `chmod -R` of the project's `.tract/`: `a-w` or `u+w`.
 fn chmod(p: &Project, mode: &str) {
     let ok = Command::new("chmod")
@@ -65,12 +46,12 @@ fn changed(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> Ve
 #[test]
 fn no_read_changes_a_byte_of_the_store() {
     let p = a_session();
-    let before = files(&p);
+    let before = p.files();
     // A search keeps its index's catch-up where it may write, and fsck opens as a write would
     // to check that index on disk (derived data): not reads here.
     for args in READS.iter().filter(|a| a[0] != "search" && a[0] != "fsck") {
         p.ok(args);
-        let now = files(&p);
+        let now = p.files();
         assert!(
             now == before,
             "tract {} changed {:?}",
@@ -131,7 +112,7 @@ fn as_a_reader(p: &Project) -> Option<Reader<'_>> {
 fn a_store_the_user_may_only_read_is_read_and_a_write_is_refused_in_one_line() {
     let p = a_session();
     let owner: Vec<String> = READS.iter().map(|a| p.ok(a)).collect();
-    let before = files(&p);
+    let before = p.files();
     chmod(&p, "a-w");
     let Some(reader) = as_a_reader(&p) else {
         chmod(&p, "u+w");
@@ -165,7 +146,7 @@ fn a_store_the_user_may_only_read_is_read_and_a_write_is_refused_in_one_line() {
             r.stderr
         );
     }
-    let now = files(&p);
+    let now = p.files();
     assert!(
         now == before,
         "the store changed: {:?}",
