@@ -138,31 +138,11 @@ impl RedbBackend {
     pub(crate) fn open_read_only(path: &Path, reason: String) -> Result<Self> {
         check_redb_magic(path)?;
         let db = guard_open(path, || builder().open_read_only(path))?;
-        let backend = RedbBackend {
+        Ok(RedbBackend {
             db: Db(Some(Engine::Read(db))),
             path: Some(path.to_path_buf()),
             read_only: Some(reason),
-        };
-        // Opened to read, redb does not check the file's length against the layout it records
-        // (opened to write, it does): a file cut short is found by reading it once, here.
-        backend
-            .read_txn()
-            .and_then(|tx| tx.meta("format"))
-            .map_err(|e| match e {
-                Error::Storage { source }
-                    if matches!(&*source, redb::Error::Io(io)
-                        if io.kind() == std::io::ErrorKind::UnexpectedEof) =>
-                {
-                    Error::Corrupt {
-                        message: format!(
-                            "{}: the file is truncated: it ends before pages it records",
-                            path.display()
-                        ),
-                    }
-                }
-                other => other,
-            })?;
-        Ok(backend)
+        })
     }
 
     /// Why the database is open for reading only (`None`: it is open for writing).
@@ -430,6 +410,26 @@ fn guard_open<D>(
             source: Arc::new(other.into()),
         },
     })
+}
+
+/// A read of the file at `path` that ran past its end as the file being cut short. Opened to
+/// read, redb does not check the file's length against the layout it records (opened to
+/// write, it does), so a file cut short is found by the first read of a page past its end.
+pub(crate) fn on_truncation(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Storage { source }
+            if matches!(&*source, redb::Error::Io(io)
+                if io.kind() == std::io::ErrorKind::UnexpectedEof) =>
+        {
+            Error::Corrupt {
+                message: format!(
+                    "{}: the file is truncated: it ends before pages it records",
+                    path.display()
+                ),
+            }
+        }
+        other => other,
+    }
 }
 
 /// An OS error from the storage engine (a full disk, a file that went read-only) as an error on

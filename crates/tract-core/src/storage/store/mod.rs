@@ -804,7 +804,11 @@ fn initial_meta(w: &mut dyn WriteTx) -> Result<()> {
 /// it records the new format; what is not a store this build can open is left to
 /// [`Store::check_format`] to name.
 fn open_journaled(redb: RedbBackend, path: &Path) -> Result<(Backend, Option<UpgradeReport>)> {
-    let format = format_of(&redb.read_txn()?)?;
+    // The first read of the file: where one opened to read finds it cut short.
+    let format = redb
+        .read_txn()
+        .and_then(|tx| format_of(&tx))
+        .map_err(|e| redb_backend::on_truncation(path, e))?;
     let report = match format {
         // A store open to read is read in the format it is in (from 3, with its journal).
         Some(f) if redb.read_only().is_some() => match f {
