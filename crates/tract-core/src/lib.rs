@@ -35,7 +35,6 @@ pub mod formats;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod id;
-mod index;
 pub mod json;
 pub mod object;
 pub mod ops;

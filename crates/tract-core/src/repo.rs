@@ -143,7 +143,7 @@ struct Settle(Store);
 
 impl Drop for Settle {
     fn drop(&mut self) {
-        crate::index::keeper::settle(&self.0);
+        crate::storage::search::keeper::settle(&self.0);
     }
 }
 

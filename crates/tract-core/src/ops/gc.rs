@@ -195,7 +195,7 @@ pub fn gc_with(store: &Store, options: &GcOptions) -> Result<GcOutcome> {
     w.commit()?;
     // Removed text leaves the search index before gc returns (a replaced result's too).
     if !removed.is_empty() || replaced {
-        crate::index::keeper::after_removal(store, Some(&removed))?;
+        crate::storage::search::keeper::after_removal(store, Some(&removed))?;
     }
     Ok(out)
 }

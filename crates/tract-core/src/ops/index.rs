@@ -3,8 +3,8 @@
 
 use crate::error::{Error, Result};
 use crate::id::CommitId;
-use crate::index::catch_up::{key_at, key_columns};
-use crate::index::{State, keeper};
+use crate::storage::search::state::State;
+use crate::storage::search::{Reading, Upkeep, keeper};
 use crate::storage::store::Store;
 use crate::storage::store::snapshot::Snapshot;
 use std::collections::HashSet;
@@ -50,76 +50,61 @@ pub fn update_index_with(
     indexed: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<IndexReport> {
     keeper::settle(store);
-    let k = keeper::of(store);
-    let caught = k
-        .catch_up(store, WAIT, None, rebuild, indexed)?
+    let keeper = keeper::of(store);
+    let upkeep = Upkeep {
+        rebuild,
+        indexed,
+        ..Upkeep::default()
+    };
+    let index = keeper.index();
+    let whereabouts = index.whereabouts();
+    let caught = keeper
+        .catch_up(store, WAIT, upkeep)?
         .ok_or_else(|| Error::StoreLocked {
-            path: store
-                .journal_dir()
-                .map(|j| j.join(crate::index::DIR))
-                .unwrap_or_default(),
+            path: whereabouts.path.clone().unwrap_or_default(),
             reason: crate::error::LockReason::Busy { waited: WAIT },
         })?;
-    #[cfg(feature = "postgres")]
-    if store.postgres().is_some() {
-        let snap = store.read()?;
-        let table = crate::index::postgres::Table::of(&snap);
-        return Ok(IndexReport {
-            added: caught.added,
-            removed: caught.removed,
-            rebuilt: caught.rebuilt,
-            documents: table.documents()?,
-            bytes: table.bytes()?,
-            path: None,
-            in_database: true,
-        });
-    }
-    let index = k.index(store)?;
-    let reading = index.read()?;
+    let (reading, snap) = index.read(&mut || store.read())?;
     Ok(IndexReport {
         added: caught.added,
         removed: caught.removed,
         rebuilt: caught.rebuilt,
-        documents: reading.searcher.num_docs(),
-        bytes: index.bytes(),
-        path: index.dir().map(|p| p.to_path_buf()),
-        in_database: false,
+        documents: reading.documents(&snap)?,
+        bytes: reading.bytes(&snap)?,
+        path: whereabouts.path,
+        in_database: whereabouts.in_database,
     })
 }
 
-/// The commits of every document the index of `store` holds, and its state; `None` when it
-/// has none (a store file's never made, a database's without its tables, one in memory). A
-/// database's rows are read in `snap`'s transaction, as the store is.
-fn held_by(store: &Store, snap: &Snapshot) -> Result<Option<(Vec<CommitId>, State)>> {
-    #[cfg(feature = "postgres")]
-    if store.postgres().is_some() {
-        let (table, reading) = crate::index::postgres::Table::read(snap)?;
-        if !reading.exists {
-            return Ok(None);
-        }
-        return Ok(Some((table.ids()?, reading.state)));
-    }
-    let _ = snap;
-    let Some(journal) = store.journal_dir() else {
+/// The commits of every document the index of `store` holds and its state, read in `snap`'s
+/// transaction where the index is in the store's (a database's), or else beside it with a
+/// snapshot of the store read after it (holding everything the index does); `None` when there
+/// is nothing to check: an index in this process's memory, one never made, one of another
+/// layout (the next catch-up builds it anew).
+fn held_by(store: &Store, snap: &Snapshot) -> Result<Option<Held>> {
+    let keeper = keeper::of(store);
+    let index = keeper.index();
+    if !index.shared() || !index.exists() {
         return Ok(None);
+    }
+    let held = |reading: &dyn Reading, snap: &Snapshot| -> Result<Option<(Vec<CommitId>, State)>> {
+        match reading.usable() {
+            true => Ok(Some((reading.ids(snap)?, reading.state().clone()))),
+            false => Ok(None),
+        }
     };
-    if !journal.join(crate::index::DIR).exists() {
-        return Ok(None);
+    if let Some(reading) = index.read_in(snap)? {
+        return Ok(held(&*reading, snap)?.map(|(ids, state)| (ids, state, None)));
     }
-    let index = keeper::of(store).index(store)?;
-    let reading = index.read()?;
-    let mut ids = Vec::new();
-    for seg in reading.searcher.segment_readers() {
-        let keys = key_columns(seg, &index.fields)?;
-        let alive = seg.alive_bitset();
-        for doc in 0..seg.max_doc() {
-            if alive.is_none_or(|a| a.is_alive(doc)) {
-                ids.push(key_at(&keys, doc));
-            }
-        }
-    }
-    Ok(Some((ids, (*reading.state).clone())))
+    let (reading, later) = index.read(&mut || store.read())?;
+    let found = held(&*reading, &later)?;
+    drop(reading);
+    Ok(found.map(|(ids, state)| (ids, state, Some(later))))
 }
+
+/// What an index holds: its documents' commits, its state, and the snapshot they were read
+/// with when it is not `fsck`'s.
+type Held = (Vec<CommitId>, State, Option<Snapshot>);
 
 /// What `fsck` finds of the index: documents read, and each problem as (subject, detail).
 pub(crate) struct IndexCheck {
@@ -141,7 +126,7 @@ pub(crate) fn check<'a>(
         documents: 0,
         problems: Vec::new(),
     };
-    let (documents, state) = match held_by(store, snap) {
+    let (documents, state, later) = match held_by(store, snap) {
         Ok(Some(found)) => found,
         Ok(None) => return Ok(None),
         Err(e) => {
@@ -163,12 +148,8 @@ pub(crate) fn check<'a>(
             ));
         }
     }
-    // Written since fsck read the store, or gone from it (a database's rows were read with
-    // the store: in the same state).
-    let later = match keeper::in_database(store) {
-        true => None,
-        false => Some(store.read()?),
-    };
+    // Written since fsck read the store, or gone from it: asked of the store as the index
+    // was read.
     let now = later.as_ref().unwrap_or(snap);
     for part in unknown.chunks(4096) {
         for (id, there) in part.iter().zip(now.has_commits(part)?) {

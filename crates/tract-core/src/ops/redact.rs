@@ -92,7 +92,7 @@ pub(crate) fn redact(
     }
     w.commit()?;
     // The redacted text leaves the search index before this returns.
-    crate::index::keeper::after_removal(&repo.store, None)?;
+    crate::storage::search::keeper::after_removal(&repo.store, None)?;
     // This process's cached views notice through the redaction count; counts kept per branch
     // (tokens in view) are stale now and counted again from the views when listed.
     Ok(Redaction {

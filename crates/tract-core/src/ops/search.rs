@@ -1,38 +1,29 @@
 //! Search over message text, tool-call names and arguments, and tool results: ranked by the
-//! search index (BM25; `index`; in PostgreSQL the database's full-text search and its
-//! `ts_rank_cd`), or scanned with a regular expression; in the view or over every
-//! version in history; of the handle's branch, one branch, or every branch.
+//! store's search index (`storage::search`: BM25 in a store file or memory, the database's
+//! full-text search and its `ts_rank_cd` in PostgreSQL), or scanned with a regular expression;
+//! in the view or over every version in history; of the handle's branch, one branch, or every
+//! branch.
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
-use crate::index::catch_up::Indexed;
-use crate::index::catch_up::{self, key_at, key_columns, searchable};
-use crate::index::lanes::{self, Lanes, Place, Reach};
-use crate::index::query::{Parsed, Positions, Weights};
-use crate::index::{Fields, Index, KEY0, PLACE, keeper};
 use crate::object::{Message, Op, Role};
 use crate::repo::Repo;
+use crate::storage::search::catch_up::{self, Indexed, searchable};
+use crate::storage::search::keeper::{self, Keeper};
+use crate::storage::search::lanes::{self, Lanes, Place, Reach, within};
+use crate::storage::search::query::{Parsed, Positions, Weights};
+use crate::storage::search::snippet::{Passages, one_line};
+use crate::storage::search::{Ask, Filters, Found, Hit, Ranking, Reading, Upkeep};
 use crate::storage::store::snapshot::Snapshot;
 use crate::view::info::CommitInfo;
 use crate::view::{ancestry, checkpoint};
 use regex::{Regex, RegexBuilder};
 use std::collections::{HashMap, HashSet};
-use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
-use tantivy::collector::{Count, FilterCollector, TopDocs};
-use tantivy::query::{
-    Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery,
-};
-use tantivy::schema::IndexRecordOption;
-use tantivy::snippet::SnippetGenerator;
-use tantivy::{DocAddress, Searcher, Term};
 
 /// Characters of context on each side of a match in a scan's snippet.
 const SNIPPET_CONTEXT: usize = 40;
-
-/// Characters of a ranked hit's snippet, at most.
-const SNIPPET_CHARS: usize = 160;
 
 /// Which branches a search covers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -248,10 +239,10 @@ pub(crate) fn search(repo: &Repo, q: &SearchQuery, indexed: Indexed<'_>) -> Resu
     ranked(repo, q, indexed)
 }
 
-/// Where a scan or a ranking starts: the index as committed, the store read after it, and
-/// what is not indexed yet, walked (and, for a ranking, made documents).
-struct Ground {
-    engine: Engine,
+/// Where a scan or a ranking starts: the index as read, the store read with it, and what is
+/// not indexed yet, walked (and, for a ranking, made documents).
+struct Ground<'i> {
+    reading: Box<dyn Reading + 'i>,
     snap: Snapshot,
     /// The commits not indexed yet (none for a scan), searched as they are.
     pending: Vec<catch_up::Doc>,
@@ -262,57 +253,6 @@ struct Ground {
     placed: HashMap<CommitId, Place>,
 }
 
-/// The index a search reads.
-enum Engine {
-    /// Tantivy's, beside a store file or in this process's memory.
-    Tantivy {
-        index: Arc<Index>,
-        searcher: Searcher,
-    },
-    /// The database's own full-text search, for a store in PostgreSQL, read in the
-    /// snapshot's transaction. `usable`: its rows may be read (not those of another layout,
-    /// or of no tables yet).
-    #[cfg(feature = "postgres")]
-    Sql { usable: bool },
-}
-
-/// One walk of a search to the commits not indexed yet (see [`catch_up::walk`]).
-struct UnindexedWalk<'a> {
-    snap: &'a Snapshot,
-    state: &'a crate::index::State,
-    /// A detached handle's commit.
-    extra: &'a [CommitId],
-    /// The index is not read: every commit is walked.
-    empty: bool,
-    limit: Option<u64>,
-    /// Make documents of them (a ranking), or only place them (a scan).
-    rank: bool,
-}
-
-impl UnindexedWalk<'_> {
-    /// Walks, `at` finding the places of indexed commits; the documents go to `docs`.
-    fn walk(
-        &self,
-        at: &mut dyn FnMut(&CommitId) -> Result<Option<Place>>,
-        docs: &mut Vec<catch_up::Doc>,
-    ) -> Result<catch_up::Walked> {
-        catch_up::walk(
-            self.snap,
-            self.state,
-            at,
-            self.extra,
-            self.empty,
-            self.limit,
-            &mut |d| {
-                if self.rank {
-                    docs.extend(d);
-                }
-                Ok(())
-            },
-        )
-    }
-}
-
 /// The commit a handle's detached `HEAD` is at, walked beside the branches.
 fn detached(repo: &Repo, snap: &Snapshot) -> Result<Vec<CommitId>> {
     Ok(match repo.head(snap)?.target {
@@ -321,103 +261,57 @@ fn detached(repo: &Repo, snap: &Snapshot) -> Result<Vec<CommitId>> {
     })
 }
 
-impl Ground {
+impl<'i> Ground<'i> {
     /// Reads the index and the store, and walks to the commits not indexed yet (made
     /// documents with `rank`). When those are many, or the index is of another layout, it is
     /// brought up to date first (once).
-    fn new(repo: &Repo, rank: bool, indexed: Indexed<'_>) -> Result<Ground> {
-        #[cfg(feature = "postgres")]
-        if repo.store.postgres().is_some() {
-            return Self::in_database(repo, rank, indexed);
-        }
-        let keeper = keeper::of(&repo.store);
-        let index = keeper.index(&repo.store)?;
+    fn new(
+        repo: &Repo,
+        keeper: &'i Keeper,
+        rank: bool,
+        indexed: Indexed<'_>,
+    ) -> Result<Ground<'i>> {
+        let index = keeper.index();
         let mut tried = false;
         loop {
-            let reading = index.read()?;
-            // After the index: the store holds everything the index does.
-            let snap = repo.read()?;
+            let (reading, snap) = index.read(&mut || repo.read())?;
             let extra = detached(repo, &snap)?;
             let mut docs = Vec::new();
             // The first walk stops past a batch: those are indexed, not read here.
             let limit = (!tried).then_some(keeper::SEARCH_BATCH);
-            let searcher = &reading.searcher;
-            let mut at = |id: &CommitId| catch_up::locate(searcher, &index.fields, id);
-            let unindexed = UnindexedWalk {
-                snap: &snap,
-                state: &reading.state,
-                extra: &extra,
-                empty: reading.stale,
-                limit,
-                rank,
-            };
-            let walked = unindexed.walk(&mut at, &mut docs)?;
-            if (walked.stopped || reading.stale) && !tried {
-                tried = true;
-                // An index that cannot be written now (another process's writer, a full
-                // disk) leaves this search to walk all of them.
-                let _ = keeper.catch_up(&repo.store, Duration::ZERO, None, false, indexed);
-                continue;
-            }
-            // An index of another layout that could not be rebuilt now is not read: what it
-            // holds was walked as not indexed.
-            let searcher = match reading.stale {
-                true => Index::in_memory()?.read()?.searcher,
-                false => reading.searcher,
-            };
-            return Ok(Ground {
-                engine: Engine::Tantivy { index, searcher },
-                snap,
-                pending: docs,
-                lanes: walked.lanes,
-                tips: walked.tip_places,
-                placed: walked.placed,
-            });
-        }
-    }
-
-    /// [`Ground::new`] for a store in PostgreSQL: the rows as one read-only transaction sees
-    /// them, the store read after it.
-    #[cfg(feature = "postgres")]
-    fn in_database(repo: &Repo, rank: bool, indexed: Indexed<'_>) -> Result<Ground> {
-        let mut tried = false;
-        loop {
-            // The index's rows and the store in one transaction: one state of both.
-            let snap = repo.read()?;
-            let extra = detached(repo, &snap)?;
-            let (table, reading) = crate::index::postgres::Table::read(&snap)?;
-            let usable = reading.exists && !reading.stale;
-            let mut docs = Vec::new();
-            let limit = (!tried).then_some(keeper::SEARCH_BATCH);
+            let usable = reading.usable();
             let mut at = |id: &CommitId| match usable {
-                true => table.locate(id),
+                true => reading.locate(&snap, id),
                 false => Ok(None),
             };
-            let unindexed = UnindexedWalk {
-                snap: &snap,
-                state: &reading.state,
-                extra: &extra,
-                empty: !usable,
+            let walked = catch_up::walk(
+                &snap,
+                reading.state(),
+                &mut at,
+                &extra,
+                !usable,
                 limit,
-                rank,
-            };
-            let walked = unindexed.walk(&mut at, &mut docs)?;
-            if (walked.stopped || reading.stale) && !tried {
+                &mut |d| {
+                    if rank {
+                        docs.extend(d);
+                    }
+                    Ok(())
+                },
+            )?;
+            if (walked.stopped || reading.stale()) && !tried {
                 tried = true;
-                drop(snap);
-                // A database that refuses the index's tables (a role that may only read)
-                // leaves this search to walk all of them.
-                let _ = keeper::of(&repo.store).catch_up(
-                    &repo.store,
-                    Duration::ZERO,
-                    None,
-                    false,
+                drop((reading, snap));
+                // An index that cannot be written now (another process's writer, a full disk,
+                // a database role that may only read) leaves this search to walk all of them.
+                let upkeep = Upkeep {
                     indexed,
-                );
+                    ..Upkeep::default()
+                };
+                let _ = keeper.catch_up(&repo.store, Duration::ZERO, upkeep);
                 continue;
             }
             return Ok(Ground {
-                engine: Engine::Sql { usable },
+                reading,
                 snap,
                 pending: docs,
                 lanes: walked.lanes,
@@ -435,14 +329,7 @@ impl Ground {
         if let Some((_, _, p)) = self.tips.iter().find(|(_, t, _)| t == id) {
             return Ok(Some(*p));
         }
-        match &self.engine {
-            Engine::Tantivy { index, searcher } => catch_up::locate(searcher, &index.fields, id),
-            #[cfg(feature = "postgres")]
-            Engine::Sql { usable } => match usable {
-                true => crate::index::postgres::Table::of(&self.snap).locate(id),
-                false => Ok(None),
-            },
-        }
+        self.reading.locate(&self.snap, id)
     }
 
     /// The history a scope covers, as lane bounds.
@@ -493,7 +380,7 @@ impl Ground {
             keys.extend(
                 v.entries()
                     .iter()
-                    .map(|e| crate::index::key_of(&e.commit)[0]),
+                    .map(|e| crate::storage::search::state::key_of(&e.commit)[0]),
             );
         };
         match scope {
@@ -551,103 +438,6 @@ impl Membership {
     }
 }
 
-/// The statistics of the index and of the commits not indexed yet, together, so the scores of
-/// both compare: the documents, their words, and each query word's documents.
-struct Stats<'a> {
-    searcher: &'a Searcher,
-    /// Documents and words of the commits not indexed yet.
-    docs: u64,
-    tokens: u64,
-    /// Per query word, the commits not indexed yet that hold it.
-    freq: HashMap<String, u64>,
-}
-
-impl<'a> Stats<'a> {
-    /// The statistics for a search of `parsed` whose commits not indexed yet that pass its
-    /// filters are `walked`. Over an index that holds nothing, every such commit is counted as
-    /// the index would count it (a store in memory, or a new one: the scores are the index's
-    /// own after a batch). Beside an index, the others are counted as its average document:
-    /// they are a batch at most among all it holds.
-    fn of(
-        searcher: &'a Searcher,
-        ground: &Ground,
-        parsed: &Parsed,
-        walked: &[(&catch_up::Doc, Positions)],
-        wanted: &HashSet<String>,
-        field: tantivy::schema::Field,
-    ) -> Result<Stats<'a>> {
-        let failed = |e| crate::index::failed("reading its statistics", e);
-        let indexed = searcher.total_num_docs().map_err(failed)?;
-        let mut freq: HashMap<String, u64> = parsed.words().map(|w| (w.clone(), 0)).collect();
-        let mut count = |pos: &Positions| {
-            for (w, n) in freq.iter_mut() {
-                *n += u64::from(pos.holds(w));
-            }
-            pos.len() as u64
-        };
-        let all = ground.pending.len() as u64;
-        let in_index = searcher.total_num_tokens(field).map_err(failed)?;
-        let tokens = match in_index.checked_div(indexed) {
-            None => ground
-                .pending
-                .iter()
-                .map(|d| match &d.said {
-                    Some(s) => count(&Positions::of(&s.text, Some(wanted))),
-                    None => 0,
-                })
-                .sum(),
-            Some(average) => {
-                walked.iter().for_each(|(_, p)| {
-                    count(p);
-                });
-                average * all
-            }
-        };
-        Ok(Stats {
-            searcher,
-            docs: all,
-            tokens,
-            freq,
-        })
-    }
-
-    /// The weights a text not indexed yet is scored with.
-    fn weights(&self, field: tantivy::schema::Field) -> Result<Weights> {
-        let failed = |e| crate::index::failed("reading its statistics", e);
-        let docs = self.total_num_docs().map_err(failed)?;
-        let tokens = self.total_num_tokens(field).map_err(failed)?;
-        let freq = self
-            .freq
-            .keys()
-            .map(|w| {
-                let df = self.doc_freq(&Term::from_field_text(field, w));
-                df.map(|n| (w.clone(), n)).map_err(failed)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Weights::new(docs, tokens, freq))
-    }
-}
-
-impl Bm25StatisticsProvider for Stats<'_> {
-    fn total_num_tokens(&self, field: tantivy::schema::Field) -> tantivy::Result<u64> {
-        Ok(self.searcher.total_num_tokens(field)? + self.tokens)
-    }
-
-    fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok(self.searcher.total_num_docs()? + self.docs)
-    }
-
-    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        let extra = term
-            .value()
-            .as_str()
-            .and_then(|w| self.freq.get(w))
-            .copied()
-            .unwrap_or(0);
-        Ok(self.searcher.doc_freq(term)? + extra)
-    }
-}
-
 /// Whether a commit not indexed yet passes the query's filters (the index's own, in code).
 fn wanted_doc(d: &catch_up::Doc, q: &SearchQuery) -> bool {
     let Some(said) = &d.said else {
@@ -661,149 +451,16 @@ fn wanted_doc(d: &catch_up::Doc, q: &SearchQuery) -> bool {
         && q.until_us.is_none_or(|t| d.time < t)
 }
 
-/// The query's filters as queries that match without scoring.
-fn filters(q: &SearchQuery, f: &Fields) -> Vec<(Occur, Box<dyn Query>)> {
-    let term = |t: Term| -> Box<dyn Query> {
-        Box::new(ConstScoreQuery::new(
-            Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
-            0.0,
-        ))
-    };
-    let mut out = Vec::new();
-    if let Some(r) = q.role {
-        out.push((Occur::Must, term(Term::from_field_text(f.role, r.as_str()))));
-    }
-    if let Some(t) = &q.tool {
-        out.push((Occur::Must, term(Term::from_field_text(f.tool, t))));
-    }
-    if let Some(op) = &q.op {
-        out.push((Occur::Must, term(Term::from_field_text(f.op, op))));
-    }
-    if q.errors {
-        out.push((Occur::Must, term(Term::from_field_bool(f.error, true))));
-    }
-    if q.since_us.is_some() || q.until_us.is_some() {
-        let at = |v: u64| Term::from_field_u64(f.time, v);
-        let low = q
-            .since_us
-            .map_or(Bound::Unbounded, |v| Bound::Included(at(v)));
-        let high = q
-            .until_us
-            .map_or(Bound::Unbounded, |v| Bound::Excluded(at(v)));
-        out.push((
-            Occur::Must,
-            Box::new(ConstScoreQuery::new(
-                Box::new(RangeQuery::new(low, high)),
-                0.0,
-            )),
-        ));
-    }
-    out
-}
-
-/// One ranked hit before its commit is read: its score, and its document in the index or the
-/// commit not indexed yet.
-struct Ranked {
-    score: f32,
-    from: From,
-}
-
-/// Where a ranked hit is.
-#[derive(Clone, Copy)]
-enum From {
-    /// A document of a tantivy index.
-    Index(DocAddress),
-    /// A commit and its place: one not indexed yet, or a database's row.
-    Commit(CommitId, Place),
-}
-
-/// The lane bounds of a reach as a list by lane (lanes are numbered densely): each lane's
-/// highest height reached plus one, 0 for a lane not reached.
-fn bounds(reach: &Reach, lanes: &Lanes) -> Vec<u32> {
-    let mut out = vec![0u32; lanes.count()];
-    for (&lane, &height) in reach {
-        if let Some(b) = out.get_mut(lane as usize) {
-            *b = height.saturating_add(1);
-        }
-    }
-    out
-}
-
-/// Whether `bounds` holds the place packed in `v`.
-fn within(bounds: &[u32], v: u64) -> bool {
-    let (lane, height) = lanes::unpack(v);
-    bounds.get(lane as usize).is_some_and(|&b| b > height)
-}
-
-/// The best `n` documents of `searcher` for `query` that pass the optional place and view
-/// filters (a filter read only where the search needs it: a filter makes the index visit every
-/// match, where the best `n` alone can skip most).
-fn best(
-    searcher: &Searcher,
-    query: &dyn Query,
-    stats: &Stats<'_>,
-    n: usize,
-    places: Option<Arc<Vec<u32>>>,
-    view: Option<Arc<HashSet<u64>>>,
-) -> Result<Vec<(f32, DocAddress)>> {
-    let top = TopDocs::with_limit(n.max(1)).order_by_score();
-    let run = |found: tantivy::Result<Vec<(f32, DocAddress)>>| {
-        found.map_err(|e| crate::index::failed("searching it", e))
-    };
-    let in_view = |v: Arc<HashSet<u64>>| move |k: u64| v.contains(&k);
-    let in_reach = |b: Arc<Vec<u32>>| move |v: u64| within(&b, v);
-    match (places, view) {
-        (None, None) => run(searcher.search_with_statistics_provider(query, &top, stats)),
-        (Some(b), None) => {
-            let c = FilterCollector::new(PLACE.to_string(), in_reach(b), top);
-            run(searcher.search_with_statistics_provider(query, &c, stats))
-        }
-        (None, Some(v)) => {
-            let c = FilterCollector::new(KEY0.to_string(), in_view(v), top);
-            run(searcher.search_with_statistics_provider(query, &c, stats))
-        }
-        (Some(b), Some(v)) => {
-            let c = FilterCollector::new(
-                PLACE.to_string(),
-                in_reach(b),
-                FilterCollector::new(KEY0.to_string(), in_view(v), top),
-            );
-            run(searcher.search_with_statistics_provider(query, &c, stats))
-        }
-    }
-}
-
-/// How many documents of `searcher` match `query` within the filters.
-fn count(
-    searcher: &Searcher,
-    query: &dyn Query,
-    places: Option<Arc<Vec<u32>>>,
-    view: Option<Arc<HashSet<u64>>>,
-) -> Result<usize> {
-    let c = FilterCollector::new(
-        PLACE.to_string(),
-        move |v: u64| places.as_ref().is_none_or(|b| within(b, v)),
-        FilterCollector::new(
-            KEY0.to_string(),
-            move |k: u64| view.as_ref().is_none_or(|s| s.contains(&k)),
-            Count,
-        ),
-    );
-    searcher
-        .search(query, &c)
-        .map_err(|e| crate::index::failed("counting", e))
-}
-
 /// A ranked search: the index and the commits not indexed yet, scored together, filtered to
 /// the scope's history (and view), best first, paged.
 fn ranked(repo: &Repo, q: &SearchQuery, indexed: Indexed<'_>) -> Result<Vec<SearchHit>> {
     // Bad input is refused before the index is opened (or made).
-    let fields = crate::index::fields();
-    let parsed = crate::index::query::parse(&q.query)?;
+    let parsed = crate::storage::search::query::parse(&q.query)?;
     if q.limit == Some(0) {
         return Ok(Vec::new());
     }
-    let ground = Ground::new(repo, true, indexed)?;
+    let keeper = keeper::of(&repo.store);
+    let ground = Ground::new(repo, &keeper, true, indexed)?;
     if let SearchScope::Branch(name) = &q.scope {
         ground.snap.require_branch(name)?;
     }
@@ -815,111 +472,47 @@ fn ranked(repo: &Repo, q: &SearchQuery, indexed: Indexed<'_>) -> Result<Vec<Sear
     // Every indexed commit is in the scope when it reaches every lane to its newest commit
     // (every branch's history, no commit left behind by a reset or a deleted branch): then no
     // place is read.
-    let bounds = Arc::new(bounds(&reach, &ground.lanes));
+    let bounds = Arc::new(ground.lanes.bounds(&reach));
     let places = match ground.lanes.all_reached(&reach) {
         true => None,
         false => Some(Arc::clone(&bounds)),
     };
     // The commits not indexed yet that pass the filters, with the query's words in them.
-    let wanted = parsed.all_words();
+    let words = parsed.all_words();
     let walked: Vec<(&catch_up::Doc, Positions)> = ground
         .pending
         .iter()
         .filter(|d| wanted_doc(d, q) && within(&bounds, lanes::pack(d.place)))
         .filter(|d| {
             view.as_ref()
-                .is_none_or(|v| v.contains(&crate::index::key_of(&d.id)[0]))
+                .is_none_or(|v| v.contains(&crate::storage::search::state::key_of(&d.id)[0]))
         })
         .filter_map(|d| {
             d.said
                 .as_ref()
-                .map(|s| (d, Positions::of(&s.text, Some(&wanted))))
+                .map(|s| (d, Positions::of(&s.text, Some(&words))))
         })
         .collect();
-    let wanted_hits = q.limit.map_or(usize::MAX, |l| q.offset.saturating_add(l));
-    let (mut found, weights) = match &ground.engine {
-        Engine::Tantivy { searcher, .. } => {
-            let stats = Stats::of(searcher, &ground, &parsed, &walked, &wanted, fields.text)?;
-            let weights = stats.weights(fields.text)?;
-            let mut clauses = vec![(Occur::Must, parsed.query(fields.text))];
-            clauses.extend(filters(q, &fields));
-            let query = BooleanQuery::new(clauses);
-            // Past this many, the hits are counted first, so a page far out (or all hits)
-            // asks for no more than there are.
-            const FIRST: usize = 1 << 12;
-            let mut n = wanted_hits.min(FIRST);
-            if wanted_hits > FIRST {
-                n = wanted_hits.min(count(searcher, &query, places.clone(), view.clone())?);
-            }
-            let mut found: Vec<Ranked> = best(searcher, &query, &stats, n, places, view)?
-                .into_iter()
-                .map(|(score, doc)| Ranked {
-                    score,
-                    from: From::Index(doc),
-                })
-                .collect();
-            found.extend(walked.iter().filter_map(|(d, pos)| {
-                parsed.score(pos, &weights).map(|score| Ranked {
-                    score,
-                    from: From::Commit(d.id, d.place),
-                })
-            }));
-            (found, weights)
-        }
-        #[cfg(feature = "postgres")]
-        Engine::Sql { usable } => {
-            let table = crate::index::postgres::Table::of(&ground.snap);
-            let tsquery = parsed.tsquery();
-            let role = q.role.map(|r| r.as_str());
-            let filters = crate::index::postgres::Filters {
-                role,
-                tool: q.tool.as_deref(),
-                op: q.op.as_deref(),
-                errors: q.errors,
-                since_us: q.since_us,
-                until_us: q.until_us,
-                bounds: places.as_deref().map(|b| b.as_slice()),
-                view: view.as_deref(),
-            };
-            let mut found: Vec<Ranked> = match usable {
-                true => table.best(&parsed, &filters, wanted_hits)?,
-                false => Vec::new(),
-            }
-            .into_iter()
-            .map(|f| Ranked {
-                score: f.score,
-                from: From::Commit(f.id, f.place),
-            })
-            .collect();
-            // The commits not indexed yet that hold a word of the query, scored by the
-            // database as its rows are.
-            let candidates: Vec<&catch_up::Doc> = walked
-                .iter()
-                .filter(|(_, pos)| parsed.words().any(|w| pos.holds(w)))
-                .map(|(d, _)| *d)
-                .collect();
-            let vectors: Vec<String> = candidates
-                .iter()
-                .map(|d| {
-                    d.said
-                        .as_ref()
-                        .map(|s| crate::index::postgres::tsvector(&s.text))
-                        .unwrap_or_default()
-                })
-                .collect();
-            let scores = table.rank(&tsquery, &vectors)?;
-            found.extend(candidates.iter().zip(scores).filter_map(|(d, score)| {
-                score.map(|score| Ranked {
-                    score,
-                    from: From::Commit(d.id, d.place),
-                })
-            }));
-            // The database's scores weigh every word alike.
-            (found, Weights::default())
-        }
+    let ask = Ask {
+        parsed: &parsed,
+        filters: Filters {
+            role: q.role,
+            tool: q.tool.as_deref(),
+            op: q.op.as_deref(),
+            errors: q.errors,
+            since_us: q.since_us,
+            until_us: q.until_us,
+            bounds: places,
+            view,
+        },
+        pending: &ground.pending,
+        walked: &walked,
+        words: &words,
+        n: q.limit.map_or(usize::MAX, |l| q.offset.saturating_add(l)),
     };
+    let Ranking { mut found, weights } = ground.reading.rank(&ground.snap, &ask)?;
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
-    let page: Vec<Ranked> = found
+    let page: Vec<Found> = found
         .into_iter()
         .skip(q.offset)
         .take(q.limit.unwrap_or(usize::MAX))
@@ -927,41 +520,26 @@ fn ranked(repo: &Repo, q: &SearchQuery, indexed: Indexed<'_>) -> Result<Vec<Sear
     hits(&ground, &page, &parsed, &weights)
 }
 
-/// The hits of ranked documents: their commits read, a snippet of each, their branches.
+/// The hits of ranked documents: their commits read, a passage of each, their branches.
 fn hits(
-    ground: &Ground,
-    page: &[Ranked],
+    ground: &Ground<'_>,
+    page: &[Found],
     parsed: &Parsed,
     weights: &Weights,
 ) -> Result<Vec<SearchHit>> {
     let mut ids = Vec::with_capacity(page.len());
-    for r in page {
-        match (r.from, &ground.engine) {
-            (From::Commit(id, place), _) => ids.push((id, Some(place), r.score)),
-            (From::Index(doc), Engine::Tantivy { index, searcher }) => {
-                let seg = searcher.segment_reader(doc.segment_ord);
-                let keys = key_columns(seg, &index.fields)?;
-                let place = seg
-                    .fast_fields()
-                    .u64(PLACE)
-                    .map_err(|e| crate::index::failed("reading its places", e))?
-                    .first(doc.doc_id)
-                    .map(lanes::unpack);
-                ids.push((key_at(&keys, doc.doc_id), place, r.score));
-            }
-            #[cfg(feature = "postgres")]
-            (From::Index(_), Engine::Sql { .. }) => {
-                return Err(Error::invalid_op(
-                    "a database's search has no index documents",
-                ));
-            }
-        }
+    for f in page {
+        let (id, place) = match f.hit {
+            Hit::Commit(id, place) => (id, Some(place)),
+            Hit::Document(d) => ground.reading.hit(&ground.snap, d)?,
+        };
+        ids.push((id, place, f.score));
     }
     // A commit a collection removed while the index still held it is left out.
     let held = ground
         .snap
         .has_commits(&ids.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())?;
-    let (generator, words) = snippets(parsed, weights);
+    let passages = Passages::new(parsed, weights);
     let members = ground.membership();
     let mut out = Vec::with_capacity(ids.len());
     for ((id, place, score), held) in ids.into_iter().zip(held) {
@@ -970,7 +548,7 @@ fn hits(
         }
         let info = CommitInfo::load(&ground.snap, id)?;
         let whole = info.message.as_deref().map(searchable).unwrap_or_default();
-        let (snippet, highlights) = passage(&whole, &generator.snippet(&whole), &words);
+        let (snippet, highlights) = passages.of(&whole);
         out.push(SearchHit {
             info,
             snippet,
@@ -982,119 +560,11 @@ fn hits(
     Ok(out)
 }
 
-/// Snippets of the query's words, rarer words weighing more, and the words to mark.
-fn snippets(parsed: &Parsed, weights: &Weights) -> (SnippetGenerator, HashSet<String>) {
-    let words: HashSet<String> = parsed.words().cloned().collect();
-    let terms = words
-        .iter()
-        .map(|w| (w.clone(), weights.idf.get(w).copied().unwrap_or(1.0)))
-        .collect();
-    let generator = SnippetGenerator::new(
-        terms,
-        tantivy::tokenizer::TextAnalyzer::from(crate::index::tokenizer::CodeTokenizer),
-        crate::index::fields().text,
-        SNIPPET_CHARS,
-    );
-    (generator, words)
-}
-
-/// Bytes a passage is widened by, at most, to reach whitespace on each side.
-const WIDEN: usize = 24;
-
-/// The passage `s` picked from `text`, widened to whole words (the snippet's fragment ends at
-/// its last word, cutting `env()` to `env`), on one line, marked `…` where it cuts the text,
-/// with the query's `words` in it marked (overlapping or touching ones joined).
-fn passage(
-    text: &str,
-    s: &tantivy::snippet::Snippet,
-    words: &HashSet<String>,
-) -> (String, Vec<(usize, usize)>) {
-    if s.fragment().is_empty() {
-        let start: String = text.chars().take(SNIPPET_CHARS).collect();
-        let cut = start.len() < text.len();
-        let (mut line, _) = one_line(&start, &[]);
-        if cut {
-            line.push('…');
-        }
-        return (line, Vec::new());
-    }
-    let range = s.fragment_range();
-    let back = text[..range.start]
-        .char_indices()
-        .rev()
-        .take_while(|(i, _)| range.start - i <= WIDEN)
-        .find(|(_, c)| c.is_whitespace())
-        .map(|(i, c)| i + c.len_utf8());
-    let start = match back {
-        Some(i) => i,
-        None if range.start <= WIDEN => 0,
-        None => range.start,
-    };
-    let ahead = text[range.end..]
-        .char_indices()
-        .take_while(|(i, _)| *i <= WIDEN)
-        .find(|(_, c)| c.is_whitespace())
-        .map(|(i, _)| range.end + i);
-    let end = match ahead {
-        Some(i) => i,
-        None if text.len() - range.end <= WIDEN => text.len(),
-        None => range.end,
-    };
-    let mut marks: Vec<(usize, usize)> = crate::index::tokenizer::words(&text[start..end], true)
-        .into_iter()
-        .filter(|w| words.contains(&w.text))
-        .map(|w| (w.offset_from, w.offset_to))
-        .collect();
-    marks.sort();
-    let mut joined: Vec<(usize, usize)> = Vec::new();
-    for (a, b) in marks {
-        match joined.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => joined.push((a, b)),
-        }
-    }
-    let (line, marks) = one_line(&text[start..end], &joined);
-    let lead = if start > 0 { "…" } else { "" };
-    let tail = if end < text.len() { "…" } else { "" };
-    let line = format!("{lead}{}{tail}", line.trim_end());
-    let marks = marks
-        .into_iter()
-        .map(|(a, b)| (a + lead.len(), b + lead.len()))
-        .collect();
-    (line, marks)
-}
-
-/// `text` on one line (each run of whitespace one space), with `ranges` moved to match.
-fn one_line(text: &str, ranges: &[(usize, usize)]) -> (String, Vec<(usize, usize)>) {
-    let mut out = String::with_capacity(text.len());
-    // Where each byte of `text` lands in `out`.
-    let mut map = vec![0usize; text.len() + 1];
-    let mut space = false;
-    for (i, c) in text.char_indices() {
-        map[i] = out.len();
-        if c.is_whitespace() {
-            if !space && !out.is_empty() {
-                out.push(' ');
-            }
-            space = true;
-        } else {
-            out.push(c);
-            space = false;
-        }
-    }
-    map[text.len()] = out.len();
-    let moved = ranges
-        .iter()
-        .filter(|(a, b)| a < b && *b <= text.len())
-        .map(|(a, b)| (map[*a], map[*b]))
-        .collect();
-    (out, moved)
-}
-
 /// A regular expression's scan: the view at the scope's head (or its history), oldest first.
 fn scan(repo: &Repo, q: &SearchQuery, re: &Regex, indexed: Indexed<'_>) -> Result<Vec<SearchHit>> {
     let limit = q.limit.map_or(usize::MAX, |l| l.saturating_add(q.offset));
-    let ground = Ground::new(repo, false, indexed)?;
+    let keeper = keeper::of(&repo.store);
+    let ground = Ground::new(repo, &keeper, false, indexed)?;
     let snap = &ground.snap;
     let head = ground.head(repo, &q.scope)?;
     let mut found: Vec<(CommitInfo, Snippet)> = Vec::new();

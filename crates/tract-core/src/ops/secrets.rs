@@ -174,7 +174,7 @@ pub(crate) fn redact(repo: &Repo, found: &[SecretFinding]) -> Result<SecretsReda
     }
     w.commit()?;
     // The scrubbed text leaves the search index before this returns.
-    crate::index::keeper::after_removal(&repo.store, None)?;
+    crate::storage::search::keeper::after_removal(&repo.store, None)?;
     Ok(report)
 }
 

@@ -12,7 +12,10 @@
 //! serializes writers its own way), and nothing of it is visible until `commit` returns, when
 //! it is durable.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A 32-byte object id as stored.
 pub(crate) type Key = [u8; 32];
@@ -35,8 +38,9 @@ pub(crate) struct Row<'a> {
     pub key: Key,
     /// The record, as `codec` encoded it.
     pub record: &'a [u8],
-    /// A commit's first parent.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    /// A commit's first parent (kept by a backend that walks a branch in one query; the
+    /// others leave it).
+    #[allow(dead_code)]
     pub parent: Option<Key>,
 }
 
@@ -75,15 +79,11 @@ pub(crate) type Records = Vec<(Key, Vec<u8>)>;
 /// A reflog entry as stored: the ref's name, its sequence number and the encoded entry.
 pub(crate) type RawReflogEntry = (String, u64, Vec<u8>);
 
-/// A SQL statement's parameters with their types.
-#[cfg(feature = "postgres")]
-pub(crate) type SqlParams<'a> = [(
-    &'a (dyn tokio_postgres::types::ToSql + Sync),
-    tokio_postgres::types::Type,
-)];
-
 /// Reads of one consistent state of the store.
-pub(crate) trait ReadTx: Send {
+///
+/// A backend's own parts beside the store (a database's search index) read in the same
+/// transaction by taking it back as the backend's own type ([`own`]).
+pub(crate) trait ReadTx: Any + Send {
     /// One object's record.
     fn object(&self, table: ObjectTable, key: &Key) -> Result<Option<Vec<u8>>>;
 
@@ -152,19 +152,11 @@ pub(crate) trait ReadTx: Send {
         keys.iter().map(|k| self.meta(k)).collect()
     }
 
-    /// Runs one SQL statement in this transaction (`@.` naming the store's schema) and returns
-    /// its rows: a database's own work beside the store's tables (the search index's), in the
-    /// state the reads see and on their connection. Not a database: an error.
-    #[cfg(feature = "postgres")]
-    fn sql(&self, _sql: &str, _params: &SqlParams<'_>) -> Result<Vec<tokio_postgres::Row>> {
-        Err(crate::error::Error::invalid_op("not a store in a database"))
-    }
-
-    /// Commits what [`ReadTx::sql`] wrote, in a transaction opened to write it
-    /// (`PgBackend::read_write`); a statement that failed fails it, and nothing is kept.
-    #[cfg(feature = "postgres")]
-    fn commit_sql(self: Box<Self>) -> Result<()> {
-        Ok(())
+    /// The backend's transaction this one wraps (a test's faults around it), if it wraps one.
+    // Asked by [`own`]: unused in a build without a backend that has parts of its own.
+    #[allow(dead_code)]
+    fn wrapped(&self) -> Option<&(dyn ReadTx + Sync)> {
+        None
     }
 
     /// The metadata keys that start with `prefix`, in order (what `gc` finds derived data by).
@@ -219,4 +211,89 @@ pub(crate) trait WriteTx: ReadTx + Sync {
 
     /// Makes everything durable before returning.
     fn commit(self: Box<Self>) -> Result<()>;
+}
+
+/// `tx` as the backend's own transaction type `T` (through any wrapper around it), so a
+/// backend's own parts (its search index) work in the transaction a snapshot reads; `None` for
+/// another backend's. Unused in a build without a backend that has parts of its own (the
+/// database's).
+#[allow(dead_code)]
+pub(crate) fn own<T: Any>(mut tx: &(dyn ReadTx + Sync)) -> Option<&T> {
+    loop {
+        let any: &dyn Any = tx;
+        if let Some(t) = any.downcast_ref::<T>() {
+            return Some(t);
+        }
+        tx = tx.wrapped()?;
+    }
+}
+
+/// An open kind of store: what the store asks of every backend beside its transactions.
+/// A new kind of store implements this, [`ReadTx`] and [`WriteTx`] (docs/architecture.md,
+/// "A new kind of store").
+pub(crate) trait Backend: Send + Sync {
+    /// A read transaction: one consistent state of everything committed.
+    fn read(&self) -> Result<Box<dyn ReadTx + Sync>>;
+
+    /// The write transaction for `scope`, waiting up to `lock_timeout` for other writers. The
+    /// store refuses writes to a backend open to read only before asking.
+    fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>>;
+
+    /// Why it is open to read only (`None`: it may write).
+    fn read_only(&self) -> Option<&str>;
+
+    /// Whether it is a database, where a new store's making takes two transactions (its
+    /// tables, then its first metadata through the store's write path).
+    fn is_database(&self) -> bool {
+        false
+    }
+
+    /// Its file (`None`: memory, a database).
+    fn path(&self) -> Option<&Path> {
+        None
+    }
+
+    /// Where it is, to show: a file's path, a URL without its password; `None` in memory.
+    fn location(&self) -> Option<String>;
+
+    /// A commit's error named after the store (an OS error on its file, with its code).
+    fn at_commit(&self, e: Error) -> Error {
+        e
+    }
+
+    /// Gives freed space back and overwrites what removed records left behind; the store's
+    /// only handle in this process calls it.
+    fn compact(self: Box<Self>, lock_timeout: Duration) -> Result<()>;
+
+    /// Folds what it keeps in front of its file into the file (a journal); nothing without.
+    fn fold(&self, _lock_timeout: Duration) -> Result<()> {
+        Ok(())
+    }
+
+    /// Its journal read whole (`fsck`): the frames it holds and the files that do not check,
+    /// with what is wrong; nothing without one.
+    fn check_journal(&self) -> Result<(u64, Vec<(PathBuf, String)>)> {
+        Ok((0, Vec::new()))
+    }
+
+    /// The directory beside its file where the store's derived files live (`None`: memory,
+    /// a database).
+    fn journal_dir(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// Whether another open of the same store in this process may share this one (not: a
+    /// database's connections inherited from the process this one forked from). Asked of a
+    /// store opened by URL: unused in a build without one.
+    #[allow(dead_code)]
+    fn shareable(&self) -> bool {
+        true
+    }
+
+    /// How many round trips this process has waited for (`None`: not across a network; tests
+    /// only).
+    #[cfg(feature = "testing")]
+    fn round_trips(&self) -> Option<u64> {
+        None
+    }
 }

@@ -13,7 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::storage::backend::{
-    Key, ObjectTable, RawReflogEntry, ReadTx, Row, ScanFn, WriteScope, WriteTx,
+    Backend, Key, ObjectTable, RawReflogEntry, ReadTx, Row, ScanFn, WriteScope, WriteTx,
 };
 use crate::storage::journal::ops::{self, Op};
 use crate::storage::journal::overlay::{Hit, Layer};
@@ -150,7 +150,7 @@ impl JournaledRedb {
     }
 
     /// A read transaction: redb's snapshot and the frames after it.
-    pub(crate) fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+    fn read_boxed(&self) -> Result<Box<dyn ReadTx + Sync>> {
         let (base, view, packs) = self.inner.snapshot(false)?;
         Ok(Box::new(JRead {
             base,
@@ -161,7 +161,7 @@ impl JournaledRedb {
     }
 
     /// The one write transaction, waiting up to `timeout` for another process's.
-    pub(crate) fn write(&self, scope: &WriteScope, timeout: Duration) -> Result<Box<dyn WriteTx>> {
+    fn write_boxed(&self, scope: &WriteScope, timeout: Duration) -> Result<Box<dyn WriteTx>> {
         let lock = self.inner.journal.lock_writer(timeout)?;
         let (base, view, packs) = self.inner.snapshot(true)?;
         Ok(Box::new(JWrite {
@@ -213,6 +213,50 @@ impl JournaledRedb {
                 "a transaction on the store is still open; finish it first",
             )),
         }
+    }
+}
+
+/// A store file: redb with its journal in front and its objects in packs.
+impl Backend for JournaledRedb {
+    fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        self.read_boxed()
+    }
+
+    // One writer at a time in a file, whatever it moves.
+    fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        self.write_boxed(scope, lock_timeout)
+    }
+
+    fn read_only(&self) -> Option<&str> {
+        JournaledRedb::read_only(self)
+    }
+
+    fn path(&self) -> Option<&Path> {
+        Some(JournaledRedb::path(self))
+    }
+
+    fn location(&self) -> Option<String> {
+        Some(self.inner.path.display().to_string())
+    }
+
+    fn at_commit(&self, e: Error) -> Error {
+        crate::storage::redb_backend::on_file(Some(&self.inner.path), e)
+    }
+
+    fn compact(mut self: Box<Self>, lock_timeout: Duration) -> Result<()> {
+        JournaledRedb::compact(&mut self, lock_timeout)
+    }
+
+    fn fold(&self, lock_timeout: Duration) -> Result<()> {
+        JournaledRedb::fold(self, lock_timeout)
+    }
+
+    fn check_journal(&self) -> Result<(u64, Vec<(PathBuf, String)>)> {
+        JournaledRedb::check_journal(self)
+    }
+
+    fn journal_dir(&self) -> Option<PathBuf> {
+        Some(crate::storage::journal::dir_of(&self.inner.path))
     }
 }
 

@@ -8,7 +8,9 @@
 //! [`Error::Corrupt`], never a crash.
 
 use crate::error::{Error, LockReason, Result};
-use crate::storage::backend::{Key, ObjectTable, RawReflogEntry, ReadTx, Row, ScanFn, WriteTx};
+use crate::storage::backend::{
+    Backend, Key, ObjectTable, RawReflogEntry, ReadTx, Row, ScanFn, WriteScope, WriteTx,
+};
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction,
     ReadableDatabase, ReadableTable, TableDefinition, TransactionError, WriteTransaction,
@@ -184,22 +186,6 @@ impl RedbBackend {
         Ok(backend)
     }
 
-    /// A store in memory.
-    pub(crate) fn in_memory() -> Result<Self> {
-        let db = Database::builder()
-            .create_with_backend(redb::backends::InMemoryBackend::new())
-            .map_err(|e| Error::Storage {
-                source: Arc::new(e.into()),
-            })?;
-        let backend = RedbBackend {
-            db: Db(Some(Engine::Write(db))),
-            path: None,
-            read_only: None,
-        };
-        backend.create_tables()?;
-        Ok(backend)
-    }
-
     /// A store over an in-memory copy of a store file's bytes.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Self> {
         use redb::StorageBackend;
@@ -242,7 +228,7 @@ impl RedbBackend {
     }
 
     /// A read transaction. A redb file without tract's tables is not a store.
-    pub(crate) fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+    pub(crate) fn read_boxed(&self) -> Result<Box<dyn ReadTx + Sync>> {
         Ok(Box::new(self.read_txn()?))
     }
 
@@ -262,11 +248,6 @@ impl RedbBackend {
                 other => other,
             })
         })
-    }
-
-    /// The one write transaction, waiting up to `lock_timeout` for another process's.
-    pub(crate) fn write(&self, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
-        Ok(Box::new(self.write_txn(lock_timeout)?))
     }
 
     /// The one write transaction, as its own type.
@@ -429,6 +410,38 @@ pub(crate) fn on_truncation(path: &Path, e: Error) -> Error {
             }
         }
         other => other,
+    }
+}
+
+/// redb alone: a store over a copy of a file's bytes in memory, or a file of a format before
+/// the journal open to read only. One writer at a time, whatever it moves.
+impl Backend for RedbBackend {
+    fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        self.read_boxed()
+    }
+
+    fn write(&self, _scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        Ok(Box::new(self.write_txn(lock_timeout)?))
+    }
+
+    fn read_only(&self) -> Option<&str> {
+        RedbBackend::read_only(self)
+    }
+
+    fn path(&self) -> Option<&Path> {
+        RedbBackend::path(self)
+    }
+
+    fn location(&self) -> Option<String> {
+        self.path.as_ref().map(|p| p.display().to_string())
+    }
+
+    fn at_commit(&self, e: Error) -> Error {
+        on_file(self.path.as_deref(), e)
+    }
+
+    fn compact(mut self: Box<Self>, _lock_timeout: Duration) -> Result<()> {
+        RedbBackend::compact(&mut self)
     }
 }
 

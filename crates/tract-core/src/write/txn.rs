@@ -371,7 +371,7 @@ fn settle(
     let (start, infos, detached) = written.inspect_err(|_| repo.views.invalidate())?;
     repo.written(&start.target, detached);
     repo.views.extend(start.commit, &infos);
-    crate::index::keeper::written(&repo.store, infos.len() as u64);
+    crate::storage::search::keeper::written(&repo.store, infos.len() as u64);
     Ok(infos)
 }
 
@@ -554,7 +554,7 @@ pub(crate) fn rewrite(
     repo.views.invalidate();
     committed?;
     repo.written(&start.target, detached);
-    crate::index::keeper::written(&repo.store, infos.len() as u64);
+    crate::storage::search::keeper::written(&repo.store, infos.len() as u64);
     Ok(infos)
 }
 

@@ -28,7 +28,7 @@
 
 use crate::error::{Error, LockReason, Result};
 use crate::storage::backend::{
-    Key, ObjectTable, RawReflogEntry, ReadTx, Records, Row, ScanFn, WriteScope, WriteTx,
+    Backend, Key, ObjectTable, RawReflogEntry, ReadTx, Records, Row, ScanFn, WriteScope, WriteTx,
 };
 use crate::storage::postgres::connect::{Pool, Pooled, RunError, Settings};
 use crate::storage::postgres::writes::Writes;
@@ -58,7 +58,7 @@ pub(crate) struct PgBackend {
 }
 
 /// A statement's parameters with their types (statements are parsed unnamed, with them).
-type Params<'a> = crate::storage::backend::SqlParams<'a>;
+pub(crate) type Params<'a> = [(&'a (dyn ToSql + Sync), Type)];
 
 impl PgBackend {
     /// Connects to the store a `postgresql://` URL names, creating its schema and tables if
@@ -234,27 +234,21 @@ impl PgBackend {
     }
 
     /// A read transaction: one consistent state. Its `BEGIN` goes with its first statement.
-    pub(crate) fn read(self: &Arc<Self>) -> Result<Box<dyn ReadTx + Sync>> {
+    pub(crate) fn read(self: &Arc<Self>) -> Result<PgTx> {
         self.reader(" ISOLATION LEVEL REPEATABLE READ READ ONLY")
     }
 
     /// A transaction of `kind` that takes no lock and moves no ref.
-    fn reader(self: &Arc<Self>, kind: &str) -> Result<Box<dyn ReadTx + Sync>> {
+    fn reader(self: &Arc<Self>, kind: &str) -> Result<PgTx> {
         let begin = self.begin(kind, None);
-        Ok(Box::new(PgTx::new(
-            self,
-            begin,
-            None,
-            None,
-            HashSet::new(),
-        )?))
+        PgTx::new(self, begin, None, None, HashSet::new())
     }
 
     /// A transaction that reads as [`PgBackend::read`] does, but at read committed (each
     /// statement sees what was committed before it) and allowed to write through
-    /// [`ReadTx::sql`]: the search index's upkeep, which reads the store and writes its own
-    /// tables on one connection, then commits with [`ReadTx::commit_sql`].
-    pub(crate) fn read_write(self: &Arc<Self>) -> Result<Box<dyn ReadTx + Sync>> {
+    /// [`PgTx::sql`]: the search index's upkeep, which reads the store and writes its own
+    /// tables on one connection, then commits with [`PgTx::commit_sql`].
+    pub(crate) fn read_write(self: &Arc<Self>) -> Result<PgTx> {
         self.reader("")
     }
 
@@ -312,7 +306,7 @@ impl PgBackend {
 
     /// Rewrites the object tables (and the search index's table, when there is one), so
     /// removed and redacted records leave no bytes behind.
-    pub(crate) fn compact(self: &Arc<Self>) -> Result<()> {
+    fn compact(self: &Arc<Self>) -> Result<()> {
         let mut tables = "@.commits, @.blobs, @.chunks".to_string();
         let search = self
             .read()?
@@ -336,13 +330,44 @@ impl PgBackend {
     }
 }
 
-impl PgBackend {
-    /// How many round trips this process has waited for on this store (tests only).
-    #[cfg(feature = "testing")]
-    pub(crate) fn round_trips(&self) -> u64 {
-        self.pool.round_trips()
+/// A store in a PostgreSQL schema, as the store opens it (shared by the handles of this
+/// process, and by its transactions).
+impl Backend for Arc<PgBackend> {
+    fn read(&self) -> Result<Box<dyn ReadTx + Sync>> {
+        Ok(Box::new(PgBackend::read(self)?))
     }
 
+    fn write(&self, scope: &WriteScope, lock_timeout: Duration) -> Result<Box<dyn WriteTx>> {
+        PgBackend::write(self, scope, lock_timeout)
+    }
+
+    fn read_only(&self) -> Option<&str> {
+        PgBackend::read_only(self)
+    }
+
+    fn is_database(&self) -> bool {
+        true
+    }
+
+    fn location(&self) -> Option<String> {
+        Some(PgBackend::location(self).to_string())
+    }
+
+    fn compact(self: Box<Self>, _lock_timeout: Duration) -> Result<()> {
+        PgBackend::compact(&self)
+    }
+
+    fn shareable(&self) -> bool {
+        !self.forked()
+    }
+
+    #[cfg(feature = "testing")]
+    fn round_trips(&self) -> Option<u64> {
+        Some(self.pool.round_trips())
+    }
+}
+
+impl PgBackend {
     /// A transaction-scoped advisory lock of this store for work that is not a ref's or the
     /// whole store's (`what` names it: the search index's writer).
     pub(crate) fn lock_of(&self, what: &str) -> i64 {
@@ -385,7 +410,7 @@ fn explain_create(e: Error, schema: &str) -> Error {
 /// locks) and the writes it holds back ([`Writes`]) go in the round trip of its next read or
 /// of its `COMMIT`. A write transaction keeps what it read under its locks (tips, counts, the
 /// tips' commits), which nobody else can change before it ends.
-struct PgTx {
+pub(crate) struct PgTx {
     backend: Arc<PgBackend>,
     conn: Mutex<Option<Pooled>>,
     /// The `BEGIN` batch, until it is sent; a transaction that sent nothing ends without a
@@ -778,6 +803,26 @@ fn key_of(bytes: &[u8]) -> Result<Key> {
 }
 
 impl PgTx {
+    /// Runs one statement in this transaction (`@.` naming the store's schema) and returns
+    /// its rows: the backend's own work beside the store's tables (its search index's), in
+    /// the state the reads see and on their connection.
+    pub(crate) fn sql(&self, sql: &str, params: &Params<'_>) -> Result<Vec<PgRow>> {
+        self.query(sql, params)
+    }
+
+    /// Commits what [`PgTx::sql`] wrote, in a transaction opened to write it
+    /// ([`PgBackend::read_write`]); a statement that failed fails it, and nothing is kept.
+    pub(crate) fn commit_sql(self) -> Result<()> {
+        let failed = self.failure().clone();
+        if let Some(error) = failed {
+            let _ = self.end("ROLLBACK");
+            return Err(error);
+        }
+        self.end("COMMIT")
+    }
+}
+
+impl PgTx {
     /// The commit records from `head` back along first parents, newest first, in one query:
     /// stopping before `stop`, and after `limit` records.
     ///
@@ -933,19 +978,6 @@ impl ReadTx for PgTx {
             }
         }
         Ok(())
-    }
-
-    fn sql(&self, sql: &str, params: &Params<'_>) -> Result<Vec<PgRow>> {
-        self.query(sql, params)
-    }
-
-    fn commit_sql(self: Box<Self>) -> Result<()> {
-        let failed = self.failure().clone();
-        if let Some(error) = failed {
-            let _ = self.end("ROLLBACK");
-            return Err(error);
-        }
-        self.end("COMMIT")
     }
 
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {

@@ -348,24 +348,14 @@ macro_rules! forward_reads {
             self.faults.enter(Call::AllStats)?;
             self.tx.all_stats()
         }
-
-        #[cfg(feature = "postgres")]
-        fn sql(
-            &self,
-            sql: &str,
-            params: &crate::storage::backend::SqlParams<'_>,
-        ) -> Result<Vec<tokio_postgres::Row>> {
-            self.tx.sql(sql, params)
-        }
     };
 }
 
 impl ReadTx for Faulty<dyn ReadTx + Sync> {
     forward_reads!();
 
-    #[cfg(feature = "postgres")]
-    fn commit_sql(self: Box<Self>) -> Result<()> {
-        self.tx.commit_sql()
+    fn wrapped(&self) -> Option<&(dyn ReadTx + Sync)> {
+        Some(&*self.tx)
     }
 }
 

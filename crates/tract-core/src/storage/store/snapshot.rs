@@ -40,22 +40,19 @@ impl Snapshot {
         }
     }
 
-    /// Runs one SQL statement in this snapshot's transaction (a store in a database: its
-    /// search index's tables, read in the same state as the store).
-    #[cfg(feature = "postgres")]
-    pub(crate) fn sql(
-        &self,
-        sql: &str,
-        params: &crate::storage::backend::SqlParams<'_>,
-    ) -> Result<Vec<tokio_postgres::Row>> {
-        self.tx.sql(sql, params)
+    /// The backend's transaction this snapshot reads (a backend's own parts, such as its
+    /// search index, read in it: [`crate::storage::backend::own`]). Unused in a build without
+    /// a backend that has such parts (the database's).
+    #[allow(dead_code)]
+    pub(crate) fn tx(&self) -> &(dyn ReadTx + Sync) {
+        &*self.tx
     }
 
-    /// Commits what [`Snapshot::sql`] wrote in a snapshot made to write it
-    /// (`Store::read_write`).
-    #[cfg(feature = "postgres")]
-    pub(crate) fn commit_sql(self) -> Result<()> {
-        self.tx.commit_sql()
+    /// The backend's transaction, taken back (a backend's upkeep that wrote beside the store
+    /// in it commits it as its own type; as [`Snapshot::tx`]).
+    #[allow(dead_code)]
+    pub(crate) fn into_tx(self) -> Box<dyn ReadTx + Sync> {
+        self.tx
     }
 
     fn walked(&self) -> std::sync::MutexGuard<'_, HashMap<CommitId, Commit>> {

@@ -2,15 +2,14 @@
 //! runs beside the database and every process and machine shares one index.
 //!
 //! One row per commit in `search` beside the store's tables: its words as a `tsvector` (cut by
-//! [`crate::index::tokenizer`] here, each word a lexeme at its position, so code and logs are
+//! [`crate::storage::search::tokenizer`] here, each word a lexeme at its position, so code and logs are
 //! cut as on a store file), a GIN index over them, its role, tools, operation, error flag,
-//! time, place in the [`crate::index::lanes`] and first id key as columns the query filters
+//! time, place in the [`crate::storage::search::lanes`] and first id key as columns the query filters
 //! on. `search_state` holds the [`State`] (tips, lanes, counts applied) the rows go with; both
 //! change in one transaction, under an advisory lock of the index's writer, taken without
 //! waiting: a second writer leaves the batch to the first.
 //!
-//! A query is a `tsquery` ([`crate::index::query::Parsed::tsquery`]: `&`, `|`, `<->` for
-//! phrases, `!`), ranked by `ts_rank_cd` (cover density, divided by 1 + the log of the
+//! A query is a `tsquery` ([`tsquery`]: `&`, `|`, `<->` for phrases, `!`), ranked by `ts_rank_cd` (cover density, divided by 1 + the log of the
 //! message's length): not BM25, so words are not weighed by how rare they are, and the scores
 //! of the two backends do not compare. Commits not indexed yet are ranked by the same function
 //! in the same query's terms, so they compare with the rows.
@@ -28,13 +27,21 @@
 
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
-use crate::index::catch_up::{self, Caught, Doc};
-use crate::index::lanes::Place;
-use crate::index::query::{Parsed, lexeme};
-use crate::index::{State, key_of};
+use crate::storage::backend::own;
+use crate::storage::postgres::backend::{Params, PgBackend, PgTx};
+use crate::storage::search::catch_up::{self, Caught, Doc};
+use crate::storage::search::lanes::Place;
+use crate::storage::search::query::{Parsed, Weights};
+use crate::storage::search::state::{State, key_of};
+use crate::storage::search::{
+    Ask, Filters, Found, Hit, Ranking, Reading, SearchIndex, Upkeep, Whereabouts,
+};
 use crate::storage::store::Store;
 use crate::storage::store::snapshot::Snapshot;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio_postgres::types::Type;
 
 /// The tables and their indexes, made by the first catch-up (a store made before them gets
@@ -101,11 +108,57 @@ const MAX_POSITIONS: usize = 256;
 /// and, in all, under a megabyte (kept well under it: the encoding's overhead is estimated).
 const MAX_BYTES: usize = 900_000;
 
+/// A word quoted as a lexeme of PostgreSQL's `tsvector` and `tsquery` text.
+pub(crate) fn lexeme(word: &str) -> String {
+    format!("'{}'", word.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// The query as PostgreSQL's `tsquery` text: the groups joined by `&`, alternatives by `|`, a
+/// phrase's words by `<->`, an excluded one after `!`; each word quoted as the lexeme it is
+/// (the text's words are cut here, not by the database).
+pub(crate) fn tsquery(parsed: &Parsed) -> String {
+    let phrase = |ws: &[String]| -> String {
+        let inner: Vec<String> = ws.iter().map(|w| lexeme(w)).collect();
+        format!("( {} )", inner.join(" <-> "))
+    };
+    let mut all: Vec<String> = parsed
+        .groups()
+        .iter()
+        .map(|g| {
+            let alts: Vec<String> = g.iter().map(|ws| phrase(ws)).collect();
+            format!("( {} )", alts.join(" | "))
+        })
+        .collect();
+    all.extend(
+        parsed
+            .excluded()
+            .iter()
+            .map(|ws| format!("!{}", phrase(ws))),
+    );
+    all.join(" & ")
+}
+
+/// The largest share of the rows `parsed` can match, from each word's (`share`): a phrase no
+/// more than its rarest word, alternatives their sum, all the groups no more than the least of
+/// them (exclusions left out: at most).
+fn share_at_most(parsed: &Parsed, share: impl Fn(&str) -> f64) -> f64 {
+    parsed
+        .groups()
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|ws| ws.iter().map(|w| share(w)).fold(1.0, f64::min))
+                .sum::<f64>()
+                .min(1.0)
+        })
+        .fold(1.0, f64::min)
+}
+
 /// A message's words as `tsvector` text: each lexeme quoted, with its positions (1-based).
 pub(crate) fn tsvector(text: &str) -> String {
     let mut at: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     let mut bytes = 0usize;
-    crate::index::tokenizer::each_word(text, true, |w, _, _, position, _| {
+    crate::storage::search::tokenizer::each_word(text, true, |w, _, _, position, _| {
         let p = (position + 1).min(MAX_POSITION);
         match at.get_mut(w) {
             Some(ps) if ps.len() < MAX_POSITIONS && ps.last() != Some(&p) => {
@@ -137,7 +190,7 @@ pub(crate) fn tsvector(text: &str) -> String {
 }
 
 /// The index as one transaction sees it: the state its rows go with.
-pub(crate) struct Reading {
+struct Read {
     /// The state (the default when there are no tables or no state yet).
     pub(crate) state: State,
     /// Whether the tables exist.
@@ -148,31 +201,16 @@ pub(crate) struct Reading {
 
 /// The index as a snapshot's transaction sees it: its rows read (and, in the upkeep's,
 /// written) on the store's own connection, in the same state as the store.
-pub(crate) struct Table<'a> {
-    snap: &'a Snapshot,
-}
-
-/// What a query keeps: the optional filters beside the words.
-#[derive(Debug, Default)]
-pub(crate) struct Filters<'a> {
-    pub(crate) role: Option<&'a str>,
-    pub(crate) tool: Option<&'a str>,
-    pub(crate) op: Option<&'a str>,
-    pub(crate) errors: bool,
-    pub(crate) since_us: Option<u64>,
-    pub(crate) until_us: Option<u64>,
-    /// Each lane's bound (the highest height reached, plus one): only rows within them.
-    pub(crate) bounds: Option<&'a [u32]>,
-    /// Only rows whose first id key is one of these (a view's commits).
-    pub(crate) view: Option<&'a HashSet<u64>>,
+struct Table<'a> {
+    tx: &'a PgTx,
 }
 
 /// A row a query found: its commit, its score and its place.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Found {
-    pub(crate) id: CommitId,
-    pub(crate) score: f32,
-    pub(crate) place: Place,
+struct Row {
+    id: CommitId,
+    score: f32,
+    place: Place,
 }
 
 /// A commit id from a row's bytes.
@@ -189,31 +227,22 @@ fn place(lane: i32, height: i32) -> Place {
 }
 
 impl<'a> Table<'a> {
-    /// The index in `snap`'s transaction.
-    pub(crate) fn of(snap: &'a Snapshot) -> Table<'a> {
-        Table { snap }
+    /// The index in `snap`'s transaction (a snapshot of a store in PostgreSQL).
+    fn of(snap: &'a Snapshot) -> Result<Table<'a>> {
+        let tx = own::<PgTx>(snap.tx())
+            .ok_or_else(|| Error::invalid_op("a database's search index read in another store"))?;
+        Ok(Table { tx })
     }
 
-    /// The index in `snap`'s transaction, and the state it holds there.
-    pub(crate) fn read(snap: &'a Snapshot) -> Result<(Table<'a>, Reading)> {
-        let table = Table { snap };
-        let reading = table.reading()?;
-        Ok((table, reading))
-    }
-
-    fn query(
-        &self,
-        sql: &str,
-        params: &crate::storage::backend::SqlParams<'_>,
-    ) -> Result<Vec<tokio_postgres::Row>> {
-        self.snap.sql(sql, params)
+    fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<tokio_postgres::Row>> {
+        self.tx.sql(sql, params)
     }
 
     /// Whether the tables exist, and the state they hold.
-    fn reading(&self) -> Result<Reading> {
+    fn reading(&self) -> Result<Read> {
         let rows = self.query("SELECT to_regclass('@.search_state') IS NOT NULL", &[])?;
         if !rows.first().is_some_and(|r| r.get::<_, bool>(0)) {
-            return Ok(Reading {
+            return Ok(Read {
                 state: State::default(),
                 exists: false,
                 stale: false,
@@ -221,18 +250,18 @@ impl<'a> Table<'a> {
         }
         let rows = self.query("SELECT value FROM @.search_state WHERE key = 'state'", &[])?;
         Ok(match rows.first() {
-            None => Reading {
+            None => Read {
                 state: State::default(),
                 exists: true,
                 stale: false,
             },
             Some(r) => match State::decode(r.get::<_, &[u8]>(0)) {
-                Some(state) => Reading {
+                Some(state) => Read {
                     state,
                     exists: true,
                     stale: false,
                 },
-                None => Reading {
+                None => Read {
                     state: State::default(),
                     exists: true,
                     stale: true,
@@ -242,7 +271,7 @@ impl<'a> Table<'a> {
     }
 
     /// The place of commit `id`, if the index holds it.
-    pub(crate) fn locate(&self, id: &CommitId) -> Result<Option<Place>> {
+    fn locate(&self, id: &CommitId) -> Result<Option<Place>> {
         let id = id.as_bytes().as_slice();
         let rows = self.query(
             "SELECT lane, height FROM @.search WHERE id = $1",
@@ -260,9 +289,10 @@ impl<'a> Table<'a> {
     /// rather than every match of a common word being read to be left out. Without bounds (or
     /// past [`LANES_JOINED`] lanes) the words' index finds the rows of a rare query and the
     /// time index, walked from the newest, those of a common one ([`Table::way`]).
-    pub(crate) fn best(&self, parsed: &Parsed, f: &Filters<'_>, n: usize) -> Result<Vec<Found>> {
-        let tsquery = parsed.tsquery();
-        let reached: Option<(Vec<i32>, Vec<i32>)> = f.bounds.map(|b| {
+    fn best(&self, parsed: &Parsed, f: &Filters<'_>, n: usize) -> Result<Vec<Row>> {
+        let tsquery = tsquery(parsed);
+        let role = f.role.map(|r| r.as_str());
+        let reached: Option<(Vec<i32>, Vec<i32>)> = f.bounds.as_deref().map(|b| {
             b.iter()
                 .enumerate()
                 .filter(|(_, h)| **h > 0)
@@ -276,13 +306,17 @@ impl<'a> Table<'a> {
             true => None,
             false => f
                 .bounds
+                .as_deref()
                 .map(|b| b.iter().map(|&h| h.min(i32::MAX as u32) as i32).collect()),
         };
         let (lanes, heights) = match (joined, reached) {
             (true, Some((l, h))) => (Some(l), Some(h)),
             _ => (None, None),
         };
-        let view: Option<Vec<i64>> = f.view.map(|v| v.iter().map(|&k| k as i64).collect());
+        let view: Option<Vec<i64>> = f
+            .view
+            .as_deref()
+            .map(|v| v.iter().map(|&k| k as i64).collect());
         let since = f.since_us.map(|t| t.min(i64::MAX as u64) as i64);
         let until = f.until_us.map(|t| t.min(i64::MAX as u64) as i64);
         let limit = n.min(i64::MAX as usize) as i64;
@@ -339,7 +373,7 @@ impl<'a> Table<'a> {
             &sql,
             &[
                 (&tsquery, Type::TEXT),
-                (&f.role, Type::TEXT),
+                (&role, Type::TEXT),
                 (&f.tool, Type::TEXT),
                 (&f.op, Type::TEXT),
                 (&f.errors, Type::BOOL),
@@ -357,7 +391,7 @@ impl<'a> Table<'a> {
         self.reset(settings)?;
         rows.iter()
             .map(|r| {
-                Ok(Found {
+                Ok(Row {
                     id: commit_id(r.get(0))?,
                     score: r.get(1),
                     place: place(r.get(2), r.get(3)),
@@ -399,7 +433,7 @@ impl<'a> Table<'a> {
             .filter_map(|r| Some((r.get::<_, Option<String>>(2)?, r.get::<_, Option<f64>>(3)?)))
             .collect();
         // A word the statistics do not list is rarer than every word they do.
-        let share = parsed.share_at_most(|w| shares.get(w).copied().unwrap_or(0.0));
+        let share = share_at_most(parsed, |w| shares.get(w).copied().unwrap_or(0.0));
         // The walk reads about newest / share rows, the words' index share * rows matches.
         let walk = share * share * table_rows >= newest as f64 / WALK_COST;
         Ok(match (walk, filtered) {
@@ -435,7 +469,7 @@ impl<'a> Table<'a> {
 
     /// The scores of texts not indexed yet (their [`tsvector`]s) for `tsquery`, by the
     /// function that scores the rows; `None` for one that does not match.
-    pub(crate) fn rank(&self, tsquery: &str, vectors: &[String]) -> Result<Vec<Option<f32>>> {
+    fn rank(&self, tsquery: &str, vectors: &[String]) -> Result<Vec<Option<f32>>> {
         let mut out = vec![None; vectors.len()];
         if vectors.is_empty() {
             return Ok(out);
@@ -461,7 +495,7 @@ impl<'a> Table<'a> {
     }
 
     /// Every commit the rows are of (for `fsck`).
-    pub(crate) fn ids(&self) -> Result<Vec<CommitId>> {
+    fn ids(&self) -> Result<Vec<CommitId>> {
         self.query("SELECT id FROM @.search", &[])?
             .iter()
             .map(|r| commit_id(r.get(0)))
@@ -469,13 +503,13 @@ impl<'a> Table<'a> {
     }
 
     /// Rows it holds.
-    pub(crate) fn documents(&self) -> Result<u64> {
+    fn documents(&self) -> Result<u64> {
         let rows = self.query("SELECT count(*) FROM @.search", &[])?;
         Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
     }
 
     /// Bytes of its tables and their indexes.
-    pub(crate) fn bytes(&self) -> Result<u64> {
+    fn bytes(&self) -> Result<u64> {
         let rows = self.query(
             "SELECT (coalesce(pg_total_relation_size(to_regclass('@.search')), 0)
                   + coalesce(pg_total_relation_size(to_regclass('@.search_state')), 0))::bigint",
@@ -554,7 +588,7 @@ impl<'a> Table<'a> {
     }
 
     /// Deletes with `sql` (its parameters `params`) and counts the rows deleted.
-    fn delete(&self, sql: &str, params: &crate::storage::backend::SqlParams<'_>) -> Result<u64> {
+    fn delete(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
         let rows = self.query(
             &format!("WITH gone AS ({sql} RETURNING 1) SELECT count(*) FROM gone"),
             params,
@@ -563,140 +597,277 @@ impl<'a> Table<'a> {
     }
 }
 
-/// Brings the index of a store in PostgreSQL up to the store, as
-/// [`catch_up::catch_up`] does a file's: in one transaction holding the index writer's lock
-/// (`None`: another process holds it), the redactions and collections it has not applied,
-/// then the commits it does not hold. `create`: make the tables if there are none (without,
-/// there is nothing to bring up to date).
-pub(crate) fn catch_up(
-    store: &Store,
-    collected: Option<&[CommitId]>,
-    rebuild: bool,
-    create: bool,
-    indexed: catch_up::Indexed<'_>,
-) -> Result<Option<Caught>> {
-    let Some(pg) = store.postgres() else {
-        return Err(Error::invalid_op("not a store in PostgreSQL"));
-    };
-    // One transaction on one connection reads the store and writes the index (a pool of one
-    // connection is enough); at read committed, the state is read after the lock is had.
-    let snap = store.read_write()?;
-    let table = Table { snap: &snap };
-    let key = pg.lock_of(WRITER);
-    let got = table.query(
-        "SELECT pg_try_advisory_xact_lock($1)",
-        &[(&key, Type::INT8)],
-    )?;
-    if !got.first().is_some_and(|r| r.get::<_, bool>(0)) {
-        return Ok(None);
+/// The search index of a store in PostgreSQL: the database's own full-text search, in tables
+/// beside the store's.
+pub(crate) struct PgSearch {
+    backend: Arc<PgBackend>,
+}
+
+impl PgSearch {
+    /// The index of the store `backend` opened.
+    pub(crate) fn new(backend: Arc<PgBackend>) -> PgSearch {
+        PgSearch { backend }
     }
-    let mut reading = table.reading()?;
-    if !reading.exists {
-        if !create {
-            return Ok(Some(Caught::default()));
+
+    /// One catch-up, as a file's: in one transaction holding the index writer's lock (`None`:
+    /// another process holds it; it is taken without waiting), the redactions and collections
+    /// it has not applied, then the commits it does not hold. The tables are made by the
+    /// first (unless `upkeep` only takes out what was removed).
+    fn once(&self, upkeep: Upkeep<'_>) -> Result<Option<Caught>> {
+        // One transaction on one connection reads the store and writes the index (a pool of one
+        // connection is enough); at read committed, the state is read after the lock is had.
+        let snap = Snapshot::new(Box::new(self.backend.read_write()?));
+        let table = Table::of(&snap)?;
+        let key = self.backend.lock_of(WRITER);
+        let got = table.query(
+            "SELECT pg_try_advisory_xact_lock($1)",
+            &[(&key, Type::INT8)],
+        )?;
+        if !got.first().is_some_and(|r| r.get::<_, bool>(0)) {
+            return Ok(None);
         }
-        for statement in TABLES.split(';').filter(|s| !s.trim().is_empty()) {
-            table.query(statement, &[])?;
-        }
-    }
-    let mut caught = Caught::default();
-    let redactions = snap.redactions()?;
-    let mut state = reading.state.clone();
-    let mut rebuild = rebuild || reading.stale || state.redactions > redactions;
-    let mut redacted: Vec<BlobId> = Vec::new();
-    for n in state.redactions + 1..=redactions {
-        match snap.redacted_blob(n)? {
-            Some(b) => redacted.push(b),
-            // A redaction this build did not record: what it removed is not known.
-            None => rebuild = true,
-        }
-    }
-    if rebuild {
-        // Emptied by new files, so the old rows leave no bytes behind (searches of other
-        // processes wait for the rebuild to commit: it is asked for, after `fsck` finds the
-        // index wrong). Each statement of a build is short: the indexes take the rows as
-        // they come (a GIN index made after them, in one statement, outlasts the statement
-        // timeout at a million rows).
-        let rows = table.query("SELECT count(*) FROM @.search", &[])?;
-        caught.removed = rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64);
-        table.query("TRUNCATE @.search", &[])?;
-        caught.rebuilt = true;
-        state = State::default();
-        reading.state = State::default();
-    } else {
-        for blob in &redacted {
-            let b = blob.as_bytes().as_slice();
-            let rows = table.query(
-                "SELECT id, lane, height FROM @.search WHERE blob = $1",
-                &[(&b, Type::BYTEA)],
-            )?;
-            let mut docs = Vec::with_capacity(rows.len());
-            for r in &rows {
-                let id = commit_id(r.get(0))?;
-                docs.push(catch_up::doc_of(&snap, id, place(r.get(1), r.get(2)))?);
+        let mut reading = table.reading()?;
+        if !reading.exists {
+            if upkeep.only_existing {
+                return Ok(Some(Caught::default()));
             }
-            table.put(&docs)?;
-            caught.removed += docs.len() as u64;
+            for statement in TABLES.split(';').filter(|s| !s.trim().is_empty()) {
+                table.query(statement, &[])?;
+            }
         }
-        let collections = snap.collections()?;
-        if state.collections < collections {
-            caught.removed += match collected.filter(|_| state.collections + 1 == collections) {
-                Some(ids) => {
-                    let ids: Vec<&[u8]> = ids.iter().map(|i| i.as_bytes().as_slice()).collect();
-                    table.delete(
-                        "DELETE FROM @.search WHERE id = ANY ($1)",
-                        &[(&ids, Type::BYTEA_ARRAY)],
-                    )?
+        let mut caught = Caught::default();
+        let redactions = snap.redactions()?;
+        let mut state = reading.state.clone();
+        let mut rebuild = upkeep.rebuild || reading.stale || state.redactions > redactions;
+        let mut redacted: Vec<BlobId> = Vec::new();
+        for n in state.redactions + 1..=redactions {
+            match snap.redacted_blob(n)? {
+                Some(b) => redacted.push(b),
+                // A redaction this build did not record: what it removed is not known.
+                None => rebuild = true,
+            }
+        }
+        if rebuild {
+            // Emptied by new files, so the old rows leave no bytes behind (searches of other
+            // processes wait for the rebuild to commit: it is asked for, after `fsck` finds the
+            // index wrong). Each statement of a build is short: the indexes take the rows as
+            // they come (a GIN index made after them, in one statement, outlasts the statement
+            // timeout at a million rows).
+            let rows = table.query("SELECT count(*) FROM @.search", &[])?;
+            caught.removed = rows.first().map_or(0, |r| r.get::<_, i64>(0).max(0) as u64);
+            table.query("TRUNCATE @.search", &[])?;
+            caught.rebuilt = true;
+            state = State::default();
+            reading.state = State::default();
+        } else {
+            for blob in &redacted {
+                let b = blob.as_bytes().as_slice();
+                let rows = table.query(
+                    "SELECT id, lane, height FROM @.search WHERE blob = $1",
+                    &[(&b, Type::BYTEA)],
+                )?;
+                let mut docs = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let id = commit_id(r.get(0))?;
+                    docs.push(catch_up::doc_of(&snap, id, place(r.get(1), r.get(2)))?);
                 }
-                None => table.delete(
-                    "DELETE FROM @.search s WHERE NOT EXISTS \
-                     (SELECT 1 FROM @.commits c WHERE c.id = s.id)",
-                    &[],
-                )?,
-            };
+                table.put(&docs)?;
+                caught.removed += docs.len() as u64;
+            }
+            let collections = snap.collections()?;
+            if state.collections < collections {
+                caught.removed += match upkeep
+                    .collected
+                    .filter(|_| state.collections + 1 == collections)
+                {
+                    Some(ids) => {
+                        let ids: Vec<&[u8]> = ids.iter().map(|i| i.as_bytes().as_slice()).collect();
+                        table.delete(
+                            "DELETE FROM @.search WHERE id = ANY ($1)",
+                            &[(&ids, Type::BYTEA_ARRAY)],
+                        )?
+                    }
+                    None => table.delete(
+                        "DELETE FROM @.search s WHERE NOT EXISTS \
+                         (SELECT 1 FROM @.commits c WHERE c.id = s.id)",
+                        &[],
+                    )?,
+                };
+            }
+        }
+        let mut at = |id: &CommitId| table.locate(id);
+        let mut added = 0u64;
+        let walked = catch_up::walk(
+            &snap,
+            &reading.state,
+            &mut at,
+            &[],
+            rebuild,
+            None,
+            &mut |docs| {
+                added += docs.len() as u64;
+                table.put(&docs)?;
+                if let Some(tell) = upkeep.indexed {
+                    tell(added);
+                }
+                Ok(())
+            },
+        )?;
+        caught.added = walked.commits;
+        state.lanes = walked.lanes;
+        state.tips = walked.tips;
+        state.newest_us = walked.newest_us;
+        state.redactions = redactions;
+        state.collections = snap.collections()?;
+        let changed = caught.added > 0 || caught.removed > 0 || caught.rebuilt;
+        if !changed && reading.exists && reading.state == state {
+            return Ok(Some(caught));
+        }
+        if caught.added >= ANALYZE_AFTER {
+            // The statistics a search chooses its way by (`Table::way`), at once rather than
+            // when autovacuum comes to a build; this transaction's rows count.
+            table.query("ANALYZE @.search", &[])?;
+        }
+        let bytes = state.encode()?;
+        table.query(
+            "INSERT INTO @.search_state (key, value) VALUES ('state', $1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[(&bytes, Type::BYTEA)],
+        )?;
+        let tx: Box<dyn Any + Send + Sync> = snap.into_tx();
+        let tx = tx
+            .downcast::<PgTx>()
+            .map_err(|_| Error::invalid_op("a database's search index written in another store"))?;
+        tx.commit_sql()?;
+        Ok(Some(caught))
+    }
+}
+
+impl SearchIndex for PgSearch {
+    // The keeper asks again until `wait` is over: the writer's lock is tried without waiting,
+    // as a transaction waiting on it would hold a connection and its snapshot.
+    fn catch_up(
+        &self,
+        _store: &Store,
+        _wait: Duration,
+        upkeep: Upkeep<'_>,
+    ) -> Result<Option<Caught>> {
+        self.once(upkeep)
+    }
+
+    fn read(
+        &self,
+        snapshot: &mut dyn FnMut() -> Result<Snapshot>,
+    ) -> Result<(Box<dyn Reading + '_>, Snapshot)> {
+        // The index's rows and the store in one transaction: one state of both.
+        let snap = snapshot()?;
+        let read = Table::of(&snap)?.reading()?;
+        Ok((Box::new(read), snap))
+    }
+
+    fn read_in<'s>(&self, snap: &'s Snapshot) -> Result<Option<Box<dyn Reading + 's>>> {
+        Ok(Some(Box::new(Table::of(snap)?.reading()?)))
+    }
+
+    fn exists(&self) -> bool {
+        // Whether its tables exist is for a transaction to say: a catch-up that only takes
+        // out what was removed finds none and does nothing.
+        true
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn whereabouts(&self) -> Whereabouts {
+        Whereabouts {
+            path: None,
+            in_database: true,
         }
     }
-    let mut at = |id: &CommitId| table.locate(id);
-    let mut added = 0u64;
-    let walked = catch_up::walk(
-        &snap,
-        &reading.state,
-        &mut at,
-        &[],
-        rebuild,
-        None,
-        &mut |docs| {
-            added += docs.len() as u64;
-            table.put(&docs)?;
-            if let Some(tell) = indexed {
-                tell(added);
-            }
-            Ok(())
-        },
-    )?;
-    caught.added = walked.commits;
-    state.lanes = walked.lanes;
-    state.tips = walked.tips;
-    state.newest_us = walked.newest_us;
-    state.redactions = redactions;
-    state.collections = snap.collections()?;
-    let changed = caught.added > 0 || caught.removed > 0 || caught.rebuilt;
-    if !changed && reading.exists && reading.state == state {
-        return Ok(Some(caught));
+}
+
+impl Reading for Read {
+    fn state(&self) -> &State {
+        &self.state
     }
-    if caught.added >= ANALYZE_AFTER {
-        // The statistics a search chooses its way by (`Table::way`), at once rather than
-        // when autovacuum comes to a build; this transaction's rows count.
-        table.query("ANALYZE @.search", &[])?;
+
+    fn usable(&self) -> bool {
+        self.exists && !self.stale
     }
-    let bytes = state.encode()?;
-    table.query(
-        "INSERT INTO @.search_state (key, value) VALUES ('state', $1)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        &[(&bytes, Type::BYTEA)],
-    )?;
-    snap.commit_sql()?;
-    Ok(Some(caught))
+
+    fn stale(&self) -> bool {
+        self.stale
+    }
+
+    fn locate(&self, snap: &Snapshot, id: &CommitId) -> Result<Option<Place>> {
+        match self.usable() {
+            true => Table::of(snap)?.locate(id),
+            false => Ok(None),
+        }
+    }
+
+    fn rank(&self, snap: &Snapshot, ask: &Ask<'_>) -> Result<Ranking> {
+        let table = Table::of(snap)?;
+        let parsed = ask.parsed;
+        let mut found: Vec<Found> = match self.usable() {
+            true => table.best(parsed, &ask.filters, ask.n)?,
+            false => Vec::new(),
+        }
+        .into_iter()
+        .map(|r| Found {
+            score: r.score,
+            hit: Hit::Commit(r.id, r.place),
+        })
+        .collect();
+        // The commits not indexed yet that hold a word of the query, scored by the database
+        // as its rows are.
+        let candidates: Vec<&Doc> = ask
+            .walked
+            .iter()
+            .filter(|(_, pos)| parsed.words().any(|w| pos.holds(w)))
+            .map(|(d, _)| *d)
+            .collect();
+        let vectors: Vec<String> = candidates
+            .iter()
+            .map(|d| {
+                d.said
+                    .as_ref()
+                    .map(|s| tsvector(&s.text))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let scores = table.rank(&tsquery(parsed), &vectors)?;
+        found.extend(candidates.iter().zip(scores).filter_map(|(d, score)| {
+            score.map(|score| Found {
+                score,
+                hit: Hit::Commit(d.id, d.place),
+            })
+        }));
+        // The database's scores weigh every word alike.
+        Ok(Ranking {
+            found,
+            weights: Weights::default(),
+        })
+    }
+
+    fn hit(&self, _snap: &Snapshot, _document: u64) -> Result<(CommitId, Option<Place>)> {
+        Err(Error::invalid_op(
+            "a database's search names its hits by commit, not by document",
+        ))
+    }
+
+    fn ids(&self, snap: &Snapshot) -> Result<Vec<CommitId>> {
+        Table::of(snap)?.ids()
+    }
+
+    fn documents(&self, snap: &Snapshot) -> Result<u64> {
+        Table::of(snap)?.documents()
+    }
+
+    fn bytes(&self, snap: &Snapshot) -> Result<u64> {
+        Table::of(snap)?.bytes()
+    }
 }
 
 #[cfg(test)]

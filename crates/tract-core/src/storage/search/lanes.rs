@@ -48,7 +48,25 @@ pub(crate) fn unpack(v: u64) -> Place {
     ((v >> 32) as u32, v as u32)
 }
 
+/// Whether `bounds` ([`Lanes::bounds`]) holds the place packed in `v`.
+pub(crate) fn within(bounds: &[u32], v: u64) -> bool {
+    let (lane, height) = unpack(v);
+    bounds.get(lane as usize).is_some_and(|&b| b > height)
+}
+
 impl Lanes {
+    /// A reach's bounds as a list by lane (lanes are numbered densely): each lane's highest
+    /// height reached plus one, 0 for a lane not reached.
+    pub(crate) fn bounds(&self, reach: &Reach) -> Vec<u32> {
+        let mut out = vec![0u32; self.count()];
+        for (&lane, &height) in reach {
+            if let Some(b) = out.get_mut(lane as usize) {
+                *b = height.saturating_add(1);
+            }
+        }
+        out
+    }
+
     /// How many lanes there are (numbered from 0).
     pub(crate) fn count(&self) -> usize {
         self.lanes.len()

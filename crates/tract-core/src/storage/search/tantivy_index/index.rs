@@ -1,32 +1,14 @@
-//! The search index: derived data that ranks what agents said and saw (BM25, tantivy).
-//!
-//! One document per commit: its message's text (content, then each tool call's name and
-//! arguments), cut by [`tokenizer`]; its role, tool names, operation, error flag and time as
-//! filters; its place in the [`lanes`], from which a search tells every branch holding it.
-//!
-//! A store file's index is a directory in its journal directory (`index/`), written by the
-//! processes that write the store, in batches ([`keeper`]); a store in memory has one in this
-//! process's memory; a store in PostgreSQL uses the database's own full-text search instead
-//! ([`postgres`], kept the same way). What is not indexed yet is found by walking back from
-//! the branches' tips to what is ([`catch_up`]), so a search always sees every commit.
+//! A tantivy index on disk beside a store file (in its journal directory), or in memory: its
+//! documents' fields, opening it (one of another layout is made anew), reading its newest
+//! commit with the state that goes with it, its write lock, and committing a batch.
 //!
 //! Beside tantivy's files, a state file names each branch's tip as indexed, the lanes, and
 //! the store's redaction and collection counts the index has applied; the index commit's
 //! payload names the state file, so the two always go together.
 
-pub(crate) mod catch_up;
-pub(crate) mod keeper;
-pub(crate) mod lanes;
-#[cfg(feature = "postgres")]
-pub(crate) mod postgres;
-pub(crate) mod query;
-pub(crate) mod tokenizer;
-
 use crate::error::{Error, Result};
-use crate::id::CommitId;
-use lanes::Lanes;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use crate::storage::search::state::{State, broken, failed};
+use crate::storage::search::tokenizer;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,9 +18,6 @@ use tantivy::schema::{
     TextOptions,
 };
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError};
-
-/// The layout of the documents and the state file; an index of another is rebuilt.
-const LAYOUT: u32 = 2;
 
 /// The writer's memory for documents not yet written as a segment.
 const WRITER_MEMORY: usize = 32 << 20;
@@ -116,53 +95,6 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-/// What the index has applied, saved beside its segments.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub(crate) struct State {
-    layout: u32,
-    /// The lanes of every indexed commit.
-    pub(crate) lanes: Lanes,
-    /// Each branch's tip when it was indexed, and its place.
-    pub(crate) tips: BTreeMap<String, ([u8; 32], lanes::Place)>,
-    /// The store's redaction count the index has applied.
-    pub(crate) redactions: u64,
-    /// The store's collection count the index has applied.
-    pub(crate) collections: u64,
-    /// The newest commit time the index holds: nothing newer can be in it.
-    pub(crate) newest_us: u64,
-}
-
-#[cfg(feature = "postgres")]
-impl State {
-    /// The state as the database keeps it (see [`postgres`]).
-    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
-        let mut state = self.clone();
-        state.layout = LAYOUT;
-        postcard::to_allocvec(&state).map_err(|e| broken("encoding its state", e.to_string()))
-    }
-
-    /// A state [`State::encode`] made; `None` for one of another layout or damaged (the
-    /// index is then built anew: it is derived data).
-    pub(crate) fn decode(bytes: &[u8]) -> Option<State> {
-        postcard::from_bytes::<State>(bytes)
-            .ok()
-            .filter(|s| s.layout == LAYOUT)
-    }
-}
-
-/// An index error, with what was being done.
-pub(crate) fn failed(doing: &str, e: impl Into<TantivyError>) -> Error {
-    Error::SearchIndex {
-        doing: doing.to_string(),
-        source: Arc::new(e.into()),
-    }
-}
-
-/// An index error that is not the engine's.
-fn broken(doing: &str, reason: String) -> Error {
-    failed(doing, TantivyError::InternalError(reason))
-}
-
 /// An open index: on disk beside a store file, or in memory.
 pub(crate) struct Index {
     tantivy: tantivy::Index,
@@ -184,7 +116,7 @@ impl std::fmt::Debug for Index {
 }
 
 /// A searcher and the state it was committed with.
-pub(crate) struct Reading {
+pub(crate) struct Committed {
     pub(crate) searcher: Searcher,
     pub(crate) state: Arc<State>,
     /// Written by a build of another layout (or its state does not decode): what it holds is
@@ -262,17 +194,12 @@ impl Index {
         })
     }
 
-    /// Where it is (`None`: in memory).
-    pub(crate) fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
-    }
-
     /// The newest commit of the index: a searcher and the state that goes with it.
-    pub(crate) fn read(&self) -> Result<Reading> {
+    pub(crate) fn read(&self) -> Result<Committed> {
         let Some(dir) = &self.dir else {
             self.reader.reload().map_err(|e| failed("reading it", e))?;
             let state = Arc::clone(&self.memory_state.lock().unwrap_or_else(|e| e.into_inner()));
-            return Ok(Reading {
+            return Ok(Committed {
                 searcher: self.reader.searcher(),
                 state,
                 stale: false,
@@ -304,7 +231,7 @@ impl Index {
             }
             let Some(name) = &metas.payload else {
                 // Never committed by this build: empty, or another layout's with documents.
-                return Ok(Reading {
+                return Ok(Committed {
                     stale: searcher.num_docs() > 0,
                     searcher,
                     state: Arc::default(),
@@ -322,11 +249,11 @@ impl Index {
                 None => match read_state(dir, name)? {
                     // Removed by a later commit since: read again.
                     None => continue,
-                    Some(decoded) => decoded.filter(|s| s.layout == LAYOUT).map(Arc::new),
+                    Some(decoded) => decoded.map(Arc::new),
                 },
             };
             let Some(state) = state else {
-                return Ok(Reading {
+                return Ok(Committed {
                     searcher,
                     state: Arc::default(),
                     stale: true,
@@ -334,7 +261,7 @@ impl Index {
             };
             *self.last_state.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some((name.clone(), Arc::clone(&state)));
-            return Ok(Reading {
+            return Ok(Committed {
                 searcher,
                 state,
                 stale: false,
@@ -366,8 +293,7 @@ impl Index {
 
     /// Commits what `w` wrote with `state`, which is saved first: a reader finds both or
     /// neither.
-    pub(crate) fn commit(&self, w: &mut Writer, mut state: State) -> Result<Arc<State>> {
-        state.layout = LAYOUT;
+    pub(crate) fn commit(&self, w: &mut Writer, state: State) -> Result<Arc<State>> {
         let name = match &self.dir {
             Some(dir) => Some(write_state(dir, &state)?),
             None => None,
@@ -447,8 +373,7 @@ const STATE_PREFIX: &str = "state-";
 
 /// Saves `state` under a new name, durably; returns the name.
 fn write_state(dir: &Path, state: &State) -> Result<String> {
-    let bytes =
-        postcard::to_allocvec(state).map_err(|e| broken("encoding its state", e.to_string()))?;
+    let bytes = state.encode()?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -475,7 +400,7 @@ fn read_state(dir: &Path, name: &str) -> Result<Option<Option<State>>> {
     }
     let path = dir.join(name);
     match std::fs::read(&path) {
-        Ok(bytes) => Ok(Some(postcard::from_bytes(&bytes).ok())),
+        Ok(bytes) => Ok(Some(State::decode(&bytes))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&path, e)),
     }
@@ -493,23 +418,4 @@ fn remove_other_states(dir: &Path, keep: &str) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-}
-
-/// A commit id from the four numbers of its key.
-pub(crate) fn id_of(key: [u64; 4]) -> CommitId {
-    let mut b = [0u8; 32];
-    for (i, k) in key.iter().enumerate() {
-        b[i * 8..i * 8 + 8].copy_from_slice(&k.to_be_bytes());
-    }
-    CommitId::from_bytes(b)
-}
-
-/// The four numbers of a commit id's key.
-pub(crate) fn key_of(id: &CommitId) -> [u64; 4] {
-    let b = id.as_bytes();
-    std::array::from_fn(|i| {
-        let mut k = [0u8; 8];
-        k.copy_from_slice(&b[i * 8..i * 8 + 8]);
-        u64::from_be_bytes(k)
-    })
 }

@@ -5,12 +5,12 @@
 //! - `-word`, `-"some words"`: must not appear;
 //! - `a OR b`: either (binds the clauses on each side of it);
 //! - a word of several pieces (`getUserName`, `src/main.rs`, `DATABASE_URL`) is a phrase of
-//!   its pieces, cut as the text is ([`crate::index::tokenizer`]).
+//!   its pieces, cut as the text is ([`crate::storage::search::tokenizer`]).
 //!
 //! Case does not matter; punctuation separates words and is not searched (`--regex` is).
 
 use crate::error::{Error, Result};
-use crate::index::tokenizer::words;
+use crate::storage::search::tokenizer::words;
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
@@ -91,12 +91,6 @@ fn text_query(field: Field, ws: &[String]) -> Box<dyn Query> {
     }
 }
 
-/// A word quoted as a lexeme of PostgreSQL's `tsvector` and `tsquery` text.
-#[cfg(feature = "postgres")]
-pub(crate) fn lexeme(word: &str) -> String {
-    format!("'{}'", word.replace('\\', "\\\\").replace('\'', "''"))
-}
-
 /// BM25's parameters, as tantivy's.
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -144,7 +138,7 @@ impl Positions {
     pub(crate) fn of(text: &str, only: Option<&std::collections::HashSet<String>>) -> Positions {
         let mut at: std::collections::HashMap<String, Vec<usize>> = Default::default();
         let mut len = 0;
-        crate::index::tokenizer::each_word(text, true, |w, _, _, position, _| {
+        crate::storage::search::tokenizer::each_word(text, true, |w, _, _, position, _| {
             len += 1;
             if only.is_none_or(|o| o.contains(w)) {
                 match at.get_mut(w) {
@@ -217,41 +211,18 @@ impl Parsed {
         Box::new(BooleanQuery::new(all))
     }
 
-    /// The query as PostgreSQL's `tsquery` text: the groups joined by `&`, alternatives by
-    /// `|`, a phrase's words by `<->`, an excluded one after `!`; each word quoted as the
-    /// lexeme it is (the text's words are cut here, not by the database).
-    #[cfg(feature = "postgres")]
-    pub(crate) fn tsquery(&self) -> String {
-        let phrase = |ws: &[String]| -> String {
-            let inner: Vec<String> = ws.iter().map(|w| lexeme(w)).collect();
-            format!("( {} )", inner.join(" <-> "))
-        };
-        let mut all: Vec<String> = self
-            .groups
-            .iter()
-            .map(|g| {
-                let alts: Vec<String> = g.iter().map(|ws| phrase(ws)).collect();
-                format!("( {} )", alts.join(" | "))
-            })
-            .collect();
-        all.extend(self.excluded.iter().map(|ws| format!("!{}", phrase(ws))));
-        all.join(" & ")
+    /// Its groups of alternatives, all required; each alternative a word or a phrase's
+    /// words. For an index that renders queries its own way (the database's): unused in a
+    /// build without one.
+    #[allow(dead_code)]
+    pub(crate) fn groups(&self) -> &[Vec<Vec<String>>] {
+        &self.groups
     }
 
-    /// The largest share of the rows the query can match, from each word's (`share`): a
-    /// phrase no more than its rarest word, alternatives their sum, all the groups no more
-    /// than the least of them (exclusions left out: at most).
-    #[cfg(feature = "postgres")]
-    pub(crate) fn share_at_most(&self, share: impl Fn(&str) -> f64) -> f64 {
-        self.groups
-            .iter()
-            .map(|g| {
-                g.iter()
-                    .map(|ws| ws.iter().map(|w| share(w)).fold(1.0, f64::min))
-                    .sum::<f64>()
-                    .min(1.0)
-            })
-            .fold(1.0, f64::min)
+    /// The words or phrases that must not appear (as [`Parsed::groups`]).
+    #[allow(dead_code)]
+    pub(crate) fn excluded(&self) -> &[Vec<String>] {
+        &self.excluded
     }
 
     /// Every word the query names, those it excludes too.
