@@ -257,10 +257,11 @@ impl PyTract {
     /// keeps when and `reason`; ids stay valid; views show a placeholder with the message's
     /// role and call structure; search no longer finds it. With `follow=True`, every commit
     /// whose content was made from the removed content (a summary or compression of it, or of such
-    /// a summary) is redacted too. Returns a dict: `commit`, `blob`, `redacted_at` (aware
-    /// datetime), `reason`, `chunks_removed`, `derived` (commits made from the removed content
-    /// that still hold it) and `followed` (those redacted with it). `compact()` afterwards
-    /// makes sure no freed page of the file keeps the bytes.
+    /// a summary) is redacted too. Returns a dict: `commit`, `blob`, `redacted_at` (RFC 3339
+    /// UTC) and `redacted_at_us`, `reason`, `chunks_removed`, `derived` (commits made from the
+    /// removed content that still hold it) and `followed` (those redacted with it), as `tract
+    /// redact --json` says. `compact()` afterwards makes sure no freed page of the file keeps
+    /// the bytes.
     #[pyo3(signature = (commit, reason, *, follow=false))]
     fn redact<'py>(
         &self,
@@ -272,25 +273,7 @@ impl PyTract {
         let rev = rev_of(commit)?;
         let options = tract_core::RedactOptions { follow };
         let r = self.with(py, move |t| t.redact_with(rev, &reason, &options))?;
-        let d = PyDict::new(py);
-        d.set_item("commit", r.commit.to_hex())?;
-        d.set_item("blob", r.blob.to_hex())?;
-        d.set_item(
-            "redacted_at",
-            crate::convert::utc_datetime(py, r.redacted_at_us)?,
-        )?;
-        d.set_item("reason", r.reason)?;
-        d.set_item(
-            "chunks_removed",
-            r.chunks_removed
-                .iter()
-                .map(|c| c.to_hex())
-                .collect::<Vec<_>>(),
-        )?;
-        let ids = |ids: &[tract_core::CommitId]| ids.iter().map(|c| c.to_hex()).collect::<Vec<_>>();
-        d.set_item("derived", ids(&r.derived))?;
-        d.set_item("followed", ids(&r.followed))?;
-        Ok(d)
+        crate::vocabulary::dict(py, &tract_vocabulary::RedactReport::from(&r))
     }
 
     /// Sends branches (all, or `branches`) and the history they reach to the store at `dest`
@@ -323,12 +306,13 @@ impl PyTract {
     /// claude-code, openai, openai-responses, anthropic or jsonl), in one transaction; only
     /// what the branch does not hold yet (a Claude Code session is keyed by line: each line
     /// once, a response that grew edited, a rewound conversation followed). Returns a dict:
-    /// `format`, `added`, `already`, `skipped`, `off_path`, `recorded` (lines kept as records,
-    /// out of the view), `edited`, `rewound`, `session_store` (the branch is the Claude Agent
-    /// SDK session store's: nothing imported), `waiting_agents` (sub-agents still running),
-    /// `warnings` (list of `(line, text)`: lines that are not JSON, skipped as Claude Code
-    /// skips them), `tip`. A bad line raises InvalidInputError naming the file and line
-    /// (`path`, `line`), and nothing is written.
+    /// `file` (`path` as given), `branch`, `format`, `added`, `already`, `skipped`, `off_path`,
+    /// `recorded` (lines kept as records, out of the view), `edited`, `rewound`,
+    /// `session_store` (the branch is the Claude Agent SDK session store's: nothing imported),
+    /// `waiting_agents` (sub-agents still running), `warnings` (dicts with `line` and
+    /// `warning`: lines that are not JSON, skipped as Claude Code skips them), `tip`: the
+    /// report of `tract import --json`. A bad line raises InvalidInputError naming the file
+    /// and line (`path`, `line`), and nothing is written.
     #[pyo3(signature = (path, format="auto"))]
     fn import_file<'py>(
         &self,
@@ -337,21 +321,14 @@ impl PyTract {
         format: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let format = tract_core::formats::transcript::Format::parse(format).py()?;
-        let r = self.with(py, move |t| t.import_file(&path, format))?;
-        let d = PyDict::new(py);
-        d.set_item("format", r.format_name())?;
-        d.set_item("added", r.added)?;
-        d.set_item("already", r.already)?;
-        d.set_item("skipped", r.skipped)?;
-        d.set_item("off_path", r.off_path)?;
-        d.set_item("recorded", r.recorded)?;
-        d.set_item("edited", r.edited)?;
-        d.set_item("rewound", r.rewound)?;
-        d.set_item("session_store", r.session_store)?;
-        d.set_item("waiting_agents", r.waiting_agents.clone())?;
-        d.set_item("warnings", r.warnings.clone())?;
-        d.set_item("tip", r.tip.map(|t| t.to_hex()))?;
-        Ok(d)
+        let report = self.with(py, move |t| {
+            let r = t.import_file(&path, format)?;
+            // A detached handle imports at its commit; the core names that `HEAD`.
+            let head = t.head()?;
+            let branch = head.branch().unwrap_or("HEAD");
+            Ok(tract_vocabulary::ImportReport::new(&path, branch, &r))
+        })?;
+        crate::vocabulary::dict(py, &report)
     }
 
     /// This handle's branch written out as text: `format` openai or anthropic (a request
@@ -408,7 +385,8 @@ impl PyTract {
     /// `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints (all
     /// but each branch's newest; not counted in a dry run) and their chunks, `checkpoints`,
     /// `checkpoint_chunks`, removed; `dry_run`; and `retention`, one dict per rule in the
-    /// policy's order: `rule`, `deleted_branches` (`branch`, `commit_hash`, `idle_since`),
+    /// policy's order: `rule`, `deleted_branches` (`branch`, `commit_hash`, `idle_since`: RFC
+    /// 3339 UTC),
     /// `replaced_results` (`commits`, `summary`: the summary's hash or None for a
     /// placeholder), `bytes` and `kept` (`pinned`, `current`, `shared`, `newest`,
     /// `unsummarized`: what the rule covers but kept, by why), as `tract gc --json` says.
@@ -432,21 +410,7 @@ impl PyTract {
         };
         let options = tract_core::GcOptions { grace, dry_run };
         let out = self.with(py, move |t| tract_core::gc_with(t.store(), &options))?;
-        let d = PyDict::new(py);
-        d.set_item("dry_run", out.dry_run)?;
-        let rules = pyo3::types::PyList::empty(py);
-        for r in &out.retention {
-            rules.append(rule_outcome(py, r)?)?;
-        }
-        d.set_item("retention", rules)?;
-        d.set_item("commits", out.commits)?;
-        d.set_item("blobs", out.blobs)?;
-        d.set_item("chunks", out.chunks)?;
-        d.set_item("bytes", out.bytes)?;
-        d.set_item("reflog_entries", out.reflog_entries)?;
-        d.set_item("checkpoints", out.checkpoints)?;
-        d.set_item("checkpoint_chunks", out.checkpoint_chunks)?;
-        Ok(d)
+        crate::vocabulary::dict(py, &tract_vocabulary::GcReport::from(&out))
     }
 
     /// Brings the store's search index up to date: the commits written since it was last
@@ -620,7 +584,7 @@ impl PyTract {
     /// was set.
     fn retention_policy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let policy = self.with(py, |t| t.retention_policy())?;
-        serialized(py, serde_json::to_value(&policy))
+        crate::vocabulary::value(py, &policy)
     }
 
     /// Replaces the store's retention policy, which only `gc` applies (`gc(dry_run=True)`
@@ -643,7 +607,7 @@ impl PyTract {
     /// for a store an older tract made, which scrubs nothing until it is given one.
     fn secrets_policy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let policy = self.with(py, |t| t.secrets_policy())?;
-        serialized(py, serde_json::to_value(&policy))
+        crate::vocabulary::value(py, &policy)
     }
 
     /// Replaces the store's secrets policy, which every write applies: what looks like a
@@ -676,8 +640,11 @@ impl PyTract {
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = tract_core::ScanOptions { history, all };
         let found = self.with(py, move |t| t.scan_secrets(&options))?;
-        let list: Vec<serde_json::Value> = found.iter().map(finding_json).collect();
-        crate::convert::to_py(py, &serde_json::Value::Array(list))
+        let list: Vec<_> = found
+            .iter()
+            .map(tract_vocabulary::SecretFinding::from)
+            .collect();
+        crate::vocabulary::value(py, &list)
     }
 
     /// Scans as `scan_secrets` does, then scrubs every finding where it is stored, in one
@@ -697,13 +664,7 @@ impl PyTract {
             let found = t.scan_secrets(&options)?;
             t.redact_secrets(&found)
         })?;
-        let hex = |ids: &[tract_core::CommitId]| ids.iter().map(|c| c.to_hex()).collect::<Vec<_>>();
-        let value = serde_json::json!({
-            "findings": r.findings,
-            "scrubbed": hex(&r.scrubbed),
-            "followed": hex(&r.followed),
-        });
-        crate::convert::to_py(py, &value)
+        crate::vocabulary::value(py, &tract_vocabulary::SecretsRedaction::from(&r))
     }
 
     /// The store's tool-summarization policy (empty when none is configured).
@@ -783,7 +744,7 @@ impl PyTract {
     /// as edits in one transaction; results of `exclude_tools` stay; nothing is cleared unless
     /// at least `clear_at_least` tokens are freed. With `dry_run=True` nothing is committed and
     /// `cleared` lists the positions that would be. Returns a dict: `cleared`,
-    /// `tokens_before`, `tokens_after`.
+    /// `tokens_before`, `tokens_after`, as `tract clear --json` says.
     #[pyo3(signature = (keep=3, exclude_tools=Vec::new(), clear_at_least=0, placeholder=None, dry_run=false))]
     fn clear_tool_results<'py>(
         &self,
@@ -800,25 +761,13 @@ impl PyTract {
             clear_at_least,
             placeholder,
         };
-        let d = PyDict::new(py);
         if dry_run {
             let plan = self.with(py, move |t| t.plan_clear_tool_results(&opts))?;
-            let hashes: Vec<String> = plan
-                .candidates
-                .iter()
-                .map(|c| c.position.to_hex())
-                .collect();
-            d.set_item("cleared", hashes)?;
-            d.set_item("tokens_before", plan.tokens_before)?;
-            d.set_item("tokens_after", plan.tokens_after)?;
-            return Ok(d);
+            return crate::vocabulary::dict(py, &tract_vocabulary::ClearPlan::from(&plan));
         }
         let out = self.with(py, move |t| t.clear_tool_results(&opts))?;
-        let cleared: Vec<PyCommitInfo> = out.cleared.into_iter().map(Into::into).collect();
-        d.set_item("cleared", cleared)?;
-        d.set_item("tokens_before", out.tokens_before)?;
-        d.set_item("tokens_after", out.tokens_after)?;
-        Ok(d)
+        let report = tract_vocabulary::ClearReport::from(&out);
+        crate::vocabulary::with_commits(py, &report, "cleared", out.cleared)
     }
 
     /// Replaces the selected positions (default: the whole view but system messages) with one
@@ -826,7 +775,8 @@ impl PyTract {
     /// from `content` (written by you), `summarizer` (a callable `fn(messages) -> str` given
     /// OpenAI-style messages, system prompt first), the one given to `Tract.open`, or the
     /// built-in extractive summarizer. All or nothing. Returns a dict: `commits`, `sources`,
-    /// `tokens_before`, `tokens_after` (with `dry_run=True`: the runs, nothing committed).
+    /// `skipped`, `warnings`, `tokens_before`, `tokens_after` (with `dry_run=True`: the runs'
+    /// `sources` and `tokens`, nothing committed), as `tract compress --json` says.
     #[pyo3(signature = (commits=None, system_prompt=None, instructions=None, preserve=None, target_tokens=None, content=None, summarizer=None, dry_run=false))]
     #[allow(clippy::too_many_arguments)]
     fn compress<'py>(
@@ -851,16 +801,7 @@ impl PyTract {
                 ..CompressRequest::default()
             };
             let plan = self.with(py, move |t| t.plan_compress(&req))?;
-            let d = PyDict::new(py);
-            let sources: Vec<Vec<String>> = plan
-                .runs
-                .iter()
-                .map(|r| r.sources.iter().map(|s| s.to_hex()).collect())
-                .collect();
-            d.set_item("sources", sources)?;
-            let tokens: Vec<u64> = plan.runs.iter().map(|r| r.tokens).collect();
-            d.set_item("tokens", tokens)?;
-            return Ok(d);
+            return crate::vocabulary::dict(py, &tract_vocabulary::CompressPlan::from(&plan));
         }
         let chosen = chosen(py, summarizer, content);
         let out = self.with(py, move |t| {
@@ -1512,66 +1453,4 @@ fn append_items(
     expected: Option<Rev>,
 ) -> Result<Vec<tract_core::CommitInfo>, Error> {
     t.append_items(items, &options(t, expected)?)
-}
-
-/// One retention rule's outcome as `gc` reports it (the keys of `tract gc --json`).
-fn rule_outcome<'py>(py: Python<'py>, r: &tract_core::RuleOutcome) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("rule", &r.rule)?;
-    let deleted = pyo3::types::PyList::empty(py);
-    for b in &r.deleted {
-        let e = PyDict::new(py);
-        e.set_item("branch", &b.name)?;
-        e.set_item("commit_hash", b.tip.to_hex())?;
-        e.set_item(
-            "idle_since",
-            crate::convert::utc_datetime(py, b.idle_since_us)?,
-        )?;
-        deleted.append(e)?;
-    }
-    d.set_item("deleted_branches", deleted)?;
-    let replaced = pyo3::types::PyList::empty(py);
-    for x in &r.replaced {
-        let e = PyDict::new(py);
-        let commits: Vec<String> = x.commits.iter().map(|c| c.to_hex()).collect();
-        e.set_item("commits", commits)?;
-        e.set_item("summary", x.summary.map(|s| s.to_hex()))?;
-        replaced.append(e)?;
-    }
-    d.set_item("replaced_results", replaced)?;
-    d.set_item("bytes", r.bytes)?;
-    let kept = PyDict::new(py);
-    kept.set_item("pinned", r.kept.pinned)?;
-    kept.set_item("current", r.kept.current)?;
-    kept.set_item("shared", r.kept.shared)?;
-    kept.set_item("newest", r.kept.newest)?;
-    kept.set_item("unsummarized", r.kept.unsummarized)?;
-    d.set_item("kept", kept)?;
-    Ok(d)
-}
-
-/// A finding of `scan_secrets` as Python sees it (`tract secrets scan --json`'s fields).
-fn finding_json(f: &tract_core::SecretFinding) -> serde_json::Value {
-    serde_json::json!({
-        "commit_hash": f.commit.to_hex(),
-        "branch": f.branch,
-        "rule": f.rule,
-        "fingerprint": f.fingerprint,
-        "field": f.field,
-        "start": f.start,
-        "end": f.end,
-    })
-}
-
-/// A stored policy as Python sees it: its JSON form, as `tract config show --json` prints it.
-fn serialized<'py>(
-    py: Python<'py>,
-    value: serde_json::Result<serde_json::Value>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let value = value.map_err(|e| {
-        crate::errors::to_py(tract_core::Error::InvalidInput {
-            message: e.to_string(),
-        })
-    })?;
-    crate::convert::to_py(py, &value)
 }
