@@ -214,7 +214,8 @@ fn redact_json_is_the_report() {
             "followed"
         ]
     );
-    assert_eq!(report["commit"], leaked.as_str());
+    // `add` printed the short id.
+    assert!(report["commit"].as_str().unwrap().starts_with(&leaked));
     assert_eq!(report["reason"], "a GitHub token");
     assert!(
         report["redacted_at"]
