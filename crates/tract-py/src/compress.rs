@@ -1,6 +1,5 @@
-//! Compression from Python: summarizers given as callables, and the result as a dict.
+//! Compression from Python: summarizers given as callables, and the report as a dict.
 
-use crate::commit::PyCommitInfo;
 use crate::convert::to_py;
 use crate::errors::IntoPyResult;
 use pyo3::prelude::*;
@@ -44,30 +43,16 @@ fn callable_name(f: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "summarizer".into())
 }
 
-/// `{"commits", "sources", "skipped", "tokens_before", "tokens_after"}`; each run left as it
-/// was (its summary was not shorter) is also a `TractWarning`.
+/// The report of `tract compress --json` (`commits`, `sources`, `skipped`, `warnings`,
+/// `tokens_before`, `tokens_after`), its commits `CommitInfo` objects; each run left as it was
+/// (its summary was not shorter) is also a `TractWarning`.
 pub fn outcome_dict<'py>(py: Python<'py>, out: CompressOutcome) -> PyResult<Bound<'py, PyDict>> {
     for w in &out.warnings {
         crate::errors::warn(py, w)?;
     }
-    let skipped: Vec<Vec<String>> = out
-        .skipped
-        .iter()
-        .map(|r| r.sources.iter().map(|s| s.to_hex()).collect())
-        .collect();
-    let d = PyDict::new(py);
-    let sources: Vec<Vec<String>> = out
-        .commits
-        .iter()
-        .map(|c| c.sources().iter().map(|s| s.to_hex()).collect())
-        .collect();
-    let commits: Vec<PyCommitInfo> = out.commits.into_iter().map(Into::into).collect();
-    d.set_item("commits", commits)?;
-    d.set_item("sources", sources)?;
-    d.set_item("skipped", skipped)?;
-    d.set_item("tokens_before", out.tokens_before)?;
-    d.set_item("tokens_after", out.tokens_after)?;
-    Ok(d)
+    // Brief: the commits' texts would be made only to be replaced by the objects.
+    let report = tract_vocabulary::CompressReport::new(&out, tract_vocabulary::Detail::Brief);
+    crate::vocabulary::with_commits(py, &report, "commits", out.commits)
 }
 
 /// A summarizer that asks an OpenAI-compatible chat-completions server (OpenAI, vLLM,

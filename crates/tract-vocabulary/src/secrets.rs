@@ -1,5 +1,7 @@
-//! [`SecretFinding`] and [`TextFinding`]: what `tract secrets scan` finds, never the value.
+//! [`SecretFinding`] and [`TextFinding`]: what `tract secrets scan` finds, never the value;
+//! [`SecretsRedaction`]: what scrubbing the findings did.
 
+use super::hex;
 use serde::Serialize;
 
 /// A value that looks like a credential in a message the store holds.
@@ -63,6 +65,29 @@ impl From<&tract_core::secrets::text::TextFinding> for TextFinding {
             start: f.start,
             end: f.end,
             fingerprint: f.fingerprint.clone(),
+        }
+    }
+}
+
+/// What scrubbing the findings where they are stored did (`tract secrets scan --redact
+/// --json`, Python's `Tract.redact_secrets()`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SecretsRedaction {
+    /// How many findings were scrubbed.
+    findings: usize,
+    /// The commits whose message was replaced by its scrubbed stand-in, one per message.
+    scrubbed: Vec<String>,
+    /// Commits whose content was made from a scrubbed message (a summary, a compression),
+    /// redacted with it.
+    followed: Vec<String>,
+}
+
+impl From<&tract_core::SecretsRedaction> for SecretsRedaction {
+    fn from(r: &tract_core::SecretsRedaction) -> Self {
+        SecretsRedaction {
+            findings: r.findings,
+            scrubbed: hex(&r.scrubbed),
+            followed: hex(&r.followed),
         }
     }
 }

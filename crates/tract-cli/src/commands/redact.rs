@@ -3,7 +3,9 @@
 use crate::arguments::rev;
 use crate::context::Context;
 use crate::error::CommandError;
+use crate::output;
 use crate::ui::Ui;
+use crate::vocabulary::RedactReport;
 use std::fmt::Write;
 
 /// Remove a message's content from the store for good; a tombstone keeps when and why.
@@ -23,6 +25,9 @@ pub struct Args {
     /// until the store reuses them, or `tract gc --compact` runs).
     #[arg(long)]
     no_compact: bool,
+    /// What was removed as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `tract redact`.
@@ -30,6 +35,24 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let t = ctx.open()?;
     let options = tract_core::RedactOptions { follow: a.follow };
     let r = t.redact_with(rev(&a.rev)?, &a.reason, &options)?;
+    if a.json {
+        output::print(ui, &RedactReport::from(&r), false);
+    } else {
+        report(ui, &r);
+    }
+    if !a.no_compact {
+        // The redaction is committed; compaction only makes sure no freed page keeps the bytes.
+        if let Err(e) = t.into_store().compact() {
+            ui.warning(&format!(
+                "the file was not compacted ({e}); run `tract gc --compact` when the store is not in use"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The redaction in words; the commits made from its content that still hold it as a warning.
+fn report(ui: &mut Ui<'_>, r: &tract_core::Redaction) {
     let chunks = match r.chunks_removed.len() {
         0 => String::new(),
         1 => " and 1 chunk".to_string(),
@@ -56,13 +79,4 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             short(&r.derived)
         ));
     }
-    if !a.no_compact {
-        // The redaction is committed; compaction only makes sure no freed page keeps the bytes.
-        if let Err(e) = t.into_store().compact() {
-            ui.warning(&format!(
-                "the file was not compacted ({e}); run `tract gc --compact` when the store is not in use"
-            ));
-        }
-    }
-    Ok(())
 }

@@ -5,7 +5,7 @@ use crate::error::CommandError;
 use crate::output;
 use crate::render;
 use crate::ui::Ui;
-use crate::vocabulary::{SecretFinding, TextFinding};
+use crate::vocabulary::{SecretFinding, SecretsRedaction, TextFinding};
 use clap::Subcommand;
 use std::fmt::Write;
 use tract_core::{Detector, ScanOptions};
@@ -162,12 +162,7 @@ fn scan_store(ctx: &Context, ui: &mut Ui<'_>, a: &ScanArgs) -> Result<(), Comman
     }
     let r = t.redact_secrets(&found)?;
     if a.json {
-        let report = serde_json::json!({
-            "findings": r.findings,
-            "scrubbed": r.scrubbed.iter().map(|c| c.to_hex()).collect::<Vec<_>>(),
-            "followed": r.followed.iter().map(|c| c.to_hex()).collect::<Vec<_>>(),
-        });
-        output::print(ui, &report, false);
+        output::print(ui, &SecretsRedaction::from(&r), false);
     } else {
         let _ = writeln!(
             ui,

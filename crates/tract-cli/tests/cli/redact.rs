@@ -181,3 +181,48 @@ fn redact_names_the_summaries_made_from_a_secret_and_follow_removes_them() {
     assert!(!p.ok(&["compile"]).contains("ghp_PLANTED"));
     assert!(!String::from_utf8_lossy(&std::fs::read(p.store()).unwrap()).contains("ghp_PLANTED"));
 }
+
+/// `redact --json` is the report (Python's `redact()` returns the same): the commit, its blob,
+/// when and why, and the commits made from the removed content.
+#[test]
+fn redact_json_is_the_report() {
+    let (p, leaked, summary) = secret_and_its_summary();
+    let report = crate::common::json(&p.ok(&[
+        "redact",
+        &leaked,
+        "--reason",
+        "a GitHub token",
+        "--no-compact",
+        "--json",
+    ]));
+    let keys: Vec<&str> = report
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "commit",
+            "blob",
+            "redacted_at",
+            "redacted_at_us",
+            "reason",
+            "chunks_removed",
+            "derived",
+            "followed"
+        ]
+    );
+    // `add` printed the short id.
+    assert!(report["commit"].as_str().unwrap().starts_with(&leaked));
+    assert_eq!(report["reason"], "a GitHub token");
+    assert!(
+        report["redacted_at"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-01-01T00:00:00.")
+    );
+    assert_eq!(report["derived"], serde_json::json!([summary]));
+    assert_eq!(report["followed"], serde_json::json!([]));
+}

@@ -60,11 +60,12 @@ Summarizer = Union[Callable[[list[dict[str, Any]]], str], OpenAICompatible]
 
 class CompressResult(TypedDict):
     """What `Tract.compress` did: one commit per run, with the positions each replaced, and the
-    runs left as they were because their summary was not shorter."""
+    runs left as they were because their summary was not shorter, with what was said of each."""
 
     commits: list[CommitInfo]
     sources: list[list[str]]
     skipped: list[list[str]]
+    warnings: list[str]
     tokens_before: int
     tokens_after: int
 
@@ -591,7 +592,7 @@ class Tract:
         as edits in one transaction; results of `exclude_tools` stay; nothing is cleared unless
         at least `clear_at_least` tokens are freed. With `dry_run=True` nothing is committed and
         `cleared` lists the positions that would be. Returns a dict: `cleared`,
-        `tokens_before`, `tokens_after`."""
+        `tokens_before`, `tokens_after`, as `tract clear --json` says."""
 
     def compress(
         self,
@@ -609,7 +610,8 @@ class Tract:
         from `content` (written by you), `summarizer` (a callable `fn(messages) -> str` given
         OpenAI-style messages, system prompt first), the one given to `Tract.open`, or the
         built-in extractive summarizer. All or nothing. Returns a dict: `commits`, `sources`,
-        `tokens_before`, `tokens_after` (with `dry_run=True`: the runs, nothing committed)."""
+        `skipped`, `warnings`, `tokens_before`, `tokens_after` (with `dry_run=True`: the runs'
+        `sources` and `tokens`, nothing committed), as `tract compress --json` says."""
 
     def compress_tool_calls(
         self,
@@ -828,10 +830,11 @@ class Tract:
         keeps when and `reason`; ids stay valid; views show a placeholder with the message's
         role and call structure; search no longer finds it. With `follow=True`, every commit
         whose content was made from the removed content (a summary or compression of it, or of such
-        a summary) is redacted too. Returns a dict: `commit`, `blob`, `redacted_at` (aware
-        datetime), `reason`, `chunks_removed`, `derived` (commits made from the removed content
-        that still hold it) and `followed` (those redacted with it). `compact()` afterwards
-        makes sure no freed page of the file keeps the bytes."""
+        a summary) is redacted too. Returns a dict: `commit`, `blob`, `redacted_at` (RFC 3339
+        UTC) and `redacted_at_us`, `reason`, `chunks_removed`, `derived` (commits made from the
+        removed content that still hold it) and `followed` (those redacted with it), as `tract
+        redact --json` says. `compact()` afterwards makes sure no freed page of the file keeps
+        the bytes."""
 
     def push(
         self,
@@ -863,12 +866,13 @@ class Tract:
         claude-code, openai, openai-responses, anthropic or jsonl), in one transaction; only
         what the branch does not hold yet (a Claude Code session is keyed by line: each line
         once, a response that grew edited, a rewound conversation followed). Returns a dict:
-        `format`, `added`, `already`, `skipped`, `off_path`, `recorded` (lines kept as records,
-        out of the view), `edited`, `rewound`, `session_store` (the branch is the Claude Agent
-        SDK session store's: nothing imported), `waiting_agents` (sub-agents still running),
-        `warnings` (list of `(line, text)`: lines that are not JSON, skipped as Claude Code
-        skips them), `tip`. A bad line raises InvalidInputError naming the file and line
-        (`path`, `line`), and nothing is written."""
+        `file` (`path` as given), `branch`, `format`, `added`, `already`, `skipped`, `off_path`,
+        `recorded` (lines kept as records, out of the view), `edited`, `rewound`,
+        `session_store` (the branch is the Claude Agent SDK session store's: nothing imported),
+        `waiting_agents` (sub-agents still running), `warnings` (dicts with `line` and
+        `warning`: lines that are not JSON, skipped as Claude Code skips them), `tip`: the
+        report of `tract import --json`. A bad line raises InvalidInputError naming the file
+        and line (`path`, `line`), and nothing is written."""
 
     def export(
         self, format: Literal["openai", "anthropic", "jsonl", "markdown"] = "jsonl", *, history: bool = False
@@ -907,7 +911,8 @@ class Tract:
         `commits`, `blobs`, `chunks`, `bytes`, `reflog_entries`, and the view checkpoints (all
         but each branch's newest; not counted in a dry run) and their chunks, `checkpoints`,
         `checkpoint_chunks`, removed; `dry_run`; and `retention`, one dict per rule in the
-        policy's order: `rule`, `deleted_branches` (`branch`, `commit_hash`, `idle_since`),
+        policy's order: `rule`, `deleted_branches` (`branch`, `commit_hash`, `idle_since`: RFC
+        3339 UTC),
         `replaced_results` (`commits`, `summary`: the summary's hash or None for a
         placeholder), `bytes` and `kept` (`pinned`, `current`, `shared`, `newest`,
         `unsummarized`: what the rule covers but kept, by why), as `tract gc --json` says."""
