@@ -6,6 +6,7 @@
 
 use crate::error::{BatchPosition, Error, Result};
 use crate::object::{Content, ContentPart, Message, Role, ToolCall};
+use crate::usage::Usage;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -19,6 +20,9 @@ const KNOWN_KEYS: &[&str] = &[
     "is_error",
     "metadata",
 ];
+
+/// What an assistant message cost ([`Usage`]), in either provider's names.
+const USAGE_KEY: &str = "usage";
 
 /// Fields that providers and their SDKs put on chat messages, accepted beside the neutral
 /// fields and kept verbatim as metadata, so a message copied from a response is taken as it
@@ -101,9 +105,11 @@ fn parse_message(v: &Value, unknown: Unknown) -> Result<Message> {
         .as_object()
         .ok_or_else(|| Error::invalid_message("a message must be a JSON object"))?;
     if unknown == Unknown::Refuse
-        && let Some(key) = obj
-            .keys()
-            .find(|k| !KNOWN_KEYS.contains(&k.as_str()) && !PROVIDER_KEYS.contains(&k.as_str()))
+        && let Some(key) = obj.keys().find(|k| {
+            !KNOWN_KEYS.contains(&k.as_str())
+                && !PROVIDER_KEYS.contains(&k.as_str())
+                && k.as_str() != USAGE_KEY
+        })
     {
         return Err(unknown_field(key));
     }
@@ -139,9 +145,15 @@ fn parse_message(v: &Value, unknown: Unknown) -> Result<Message> {
         Some(v) => tool_calls_from_json(v)?,
     };
     let mut metadata = BTreeMap::new();
+    // What the answer cost, in either provider's names, kept in tract's (a transcript's own
+    // `usage` field, read elsewhere by its format's rules, is kept verbatim as the others).
+    let usage = match unknown {
+        Unknown::Refuse => obj.get(USAGE_KEY).filter(|v| !v.is_null()),
+        Unknown::Keep => None,
+    };
     // Provider fields (e.g. `refusal`) are kept verbatim rather than dropped.
     for (k, v) in obj {
-        if !KNOWN_KEYS.contains(&k.as_str()) {
+        if !KNOWN_KEYS.contains(&k.as_str()) && (unknown == Unknown::Keep || k != USAGE_KEY) {
             metadata.insert(k.clone(), v.to_string());
         }
     }
@@ -154,7 +166,7 @@ fn parse_message(v: &Value, unknown: Unknown) -> Result<Message> {
         }
         Some(_) => return Err(Error::invalid_message("'metadata' must be an object")),
     }
-    let message = Message {
+    let mut message = Message {
         role,
         content,
         name,
@@ -163,7 +175,11 @@ fn parse_message(v: &Value, unknown: Unknown) -> Result<Message> {
         is_error,
         metadata,
     };
+    if let Some(v) = usage {
+        Usage::from_json(v)?.put_on(&mut message)?;
+    }
     message.validate()?;
+    crate::usage::check(&message)?;
     Ok(message)
 }
 

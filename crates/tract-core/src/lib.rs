@@ -50,6 +50,7 @@ pub mod summarize;
 pub mod tokens;
 pub mod tools;
 mod tract;
+pub mod usage;
 pub mod view;
 pub mod write;
 
@@ -102,6 +103,7 @@ pub use tools::hooks::{
 pub use tools::policy::ToolPolicy;
 pub use tools::{CallState, ResultQuery, ToolCallInfo, ToolTurn};
 pub use tract::{OpenOptions, Progress, ProgressFn, Status, Tract};
+pub use usage::Usage;
 pub use view::cache::{DEFAULT_VIEW_CACHE_BUDGET, set_view_cache_budget, view_cache_bytes};
 pub use view::info::{CommitInfo, Current};
 pub use view::revision::{BranchName, Rev};

@@ -162,7 +162,7 @@ impl Message {
     /// What stands for this message once its content is removed (redacted, or replaced by
     /// retention): `text` as content, with the role, name, call id, error flag and tool calls
     /// (ids and names; arguments emptied, as they may hold what was removed), so requests
-    /// built from the view stay valid.
+    /// built from the view stay valid, and what the answer cost.
     pub fn stand_in(&self, text: impl Into<String>) -> Message {
         Message {
             role: self.role,
@@ -179,7 +179,13 @@ impl Message {
                 .collect(),
             tool_call_id: self.tool_call_id.clone(),
             is_error: self.is_error,
-            metadata: BTreeMap::new(),
+            // What the answer cost stays: it was paid whatever became of the content.
+            metadata: self
+                .metadata
+                .iter()
+                .filter(|(k, _)| k.as_str() == USAGE_METADATA_KEY)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 
@@ -341,6 +347,9 @@ pub enum Op {
         kind: String,
     },
 }
+
+/// The metadata key of what an assistant message cost (a `Usage`, in `usage.rs`).
+pub const USAGE_METADATA_KEY: &str = "tract.usage";
 
 /// The metadata key that marks a record's blob (its value is the kind, as JSON).
 pub const RECORD_METADATA_KEY: &str = "tract.record";

@@ -7,7 +7,7 @@ use crate::notes::{NewBranch, note_scrubbed, note_unscrubbed};
 use crate::ui::Ui;
 use std::fmt::Write;
 use tract_core::json::{messages_from_text, tool_calls_from_json};
-use tract_core::{Message, RecordOptions, Role};
+use tract_core::{Message, RecordOptions, Role, Usage};
 
 /// Append messages: `--role R TEXT`, or `--json` message objects (one, a list, or JSONL).
 #[derive(Debug, clap::Args)]
@@ -30,9 +30,15 @@ pub struct Args {
     /// An assistant message's tool calls, as a JSON list.
     #[arg(long, value_name = "JSON", conflicts_with = "json")]
     tool_calls: Option<String>,
+    /// What an assistant message cost, as the provider reported it: a JSON object in
+    /// Anthropic's names (input_tokens, output_tokens, cache_read_input_tokens,
+    /// cache_creation_input_tokens) or OpenAI's (prompt_tokens, completion_tokens,
+    /// prompt_tokens_details.cached_tokens), with model and request_id.
+    #[arg(long, value_name = "JSON", conflicts_with = "json")]
+    usage: Option<String>,
     /// Message JSON: an object, a list, or JSONL; `-` reads standard input. All or nothing.
-    /// Fields: role, content, name, tool_calls, tool_call_id, is_error, metadata (your own),
-    /// and those of OpenAI's messages; any other is refused.
+    /// Fields: role, content, name, tool_calls, tool_call_id, is_error, usage, metadata (your
+    /// own), and those of OpenAI's messages; any other is refused.
     #[arg(long, value_name = "JSON", conflicts_with = "text")]
     json: Option<String>,
 }
@@ -100,6 +106,11 @@ fn from_flags(a: &Args, text: String) -> Result<Message, CommandError> {
             CommandError::invalid_input(format!("--tool-calls: malformed JSON: {e}"))
         })?;
         m.tool_calls = tool_calls_from_json(&v)?;
+    }
+    if let Some(raw) = &a.usage {
+        let v: serde_json::Value = serde_json::from_str(raw)
+            .map_err(|e| CommandError::invalid_input(format!("--usage: malformed JSON: {e}")))?;
+        Usage::from_json(&v)?.put_on(&mut m)?;
     }
     m.validate()?;
     Ok(m)

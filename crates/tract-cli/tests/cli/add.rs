@@ -207,3 +207,49 @@ fn an_empty_user_or_system_message_is_refused() {
     ]);
     assert_eq!(p.log_len(), 2);
 }
+
+/// `--usage` (or a message's `usage` field) keeps what an answer cost with it, in Anthropic's
+/// names whichever provider's were given; bad counts, or usage on another role, commit nothing.
+#[test]
+fn usage_is_kept_with_the_answer_and_bad_usage_commits_nothing() {
+    let p = Project::new();
+    p.ok(&["add", "how big is it?"]);
+    let openai = r#"{"prompt_tokens":900,"completion_tokens":12,"prompt_tokens_details":{"cached_tokens":512},"model":"gpt-4.1"}"#;
+    p.ok(&["add", "--role", "assistant", "--usage", openai, "3 MB"]);
+    let shown = crate::common::json(&p.ok(&["show", "HEAD", "--json"]));
+    assert_eq!(
+        shown["message"]["metadata"]["tract.usage"],
+        serde_json::json!({
+            "input_tokens": 388, "output_tokens": 12, "cache_read_input_tokens": 512,
+            "cache_creation_input_tokens": 0, "model": "gpt-4.1"
+        })
+    );
+    let anthropic = r#"{"role":"assistant","content":"ok","usage":{"input_tokens":3,"output_tokens":4,"cache_read_input_tokens":900}}"#;
+    p.ok(&["add", "--json", anthropic]);
+    let shown = crate::common::json(&p.ok(&["show", "HEAD", "--json"]));
+    assert_eq!(
+        shown["message"]["metadata"]["tract.usage"]["cache_read_input_tokens"],
+        900
+    );
+    let before = p.state();
+    let negative = r#"{"input_tokens":-1,"output_tokens":2}"#;
+    assert_snapshot!(p.fails(&["add", "--role", "assistant", "--usage", negative, "x"]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: usage: 'input_tokens' must be a whole number of tokens, 0 or more
+        ");
+    let fine = r#"{"input_tokens":1,"output_tokens":2}"#;
+    assert_snapshot!(p.fails(&["add", "--usage", fine, "x"]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: usage goes with an assistant message (this one is user)
+        ");
+    let mixed =
+        r#"{"role":"assistant","content":"x","usage":{"prompt_tokens":5,"input_tokens":5}}"#;
+    assert_snapshot!(p.fails(&["add", "--json", mixed]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: usage mixes OpenAI Chat's names (prompt_tokens, completion_tokens) with input_tokens/output_tokens: give one provider's
+        ");
+    assert!(p.state() == before, "failed commands change nothing");
+}

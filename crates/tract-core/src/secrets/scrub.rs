@@ -3,7 +3,7 @@
 
 use super::detect::{Detector, Finding};
 use crate::error::{Error, Result};
-use crate::object::{Content, ContentPart, Message, RECORD_METADATA_KEY};
+use crate::object::{Content, ContentPart, Message, RECORD_METADATA_KEY, USAGE_METADATA_KEY};
 
 /// The metadata key under which a scrubbed message lists what was scrubbed (JSON list of `Scrub`).
 pub const SCRUBBED_METADATA_KEY: &str = "tract.scrubbed";
@@ -96,11 +96,12 @@ fn fields(message: &Message) -> impl Iterator<Item = (Field<'_>, Kind, &str)> {
         .iter()
         .enumerate()
         .map(|(i, call)| (Field::Arguments(i), Kind::Json, call.arguments.as_str()));
-    // tract's own keys (`tract.record`, `tract.scrubbed`) hold no user text.
+    // tract's own keys (`tract.record`, `tract.scrubbed`) hold no user text; the usage a
+    // caller gives holds its strings (model, request id, what else the provider reported).
     let metadata = message
         .metadata
         .iter()
-        .filter(|(key, _)| !key.starts_with("tract."))
+        .filter(|(key, _)| !key.starts_with("tract.") || key.as_str() == USAGE_METADATA_KEY)
         .map(|(key, value)| (Field::Metadata(key), Kind::Json, value.as_str()));
     content.into_iter().chain(calls).chain(metadata)
 }

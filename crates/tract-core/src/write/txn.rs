@@ -111,6 +111,7 @@ impl Prepared {
     /// so a secret never reaches anything written (DESIGN §16).
     pub(crate) fn new(message: Message, scrubber: &Scrubber) -> Result<Self> {
         message.validate()?;
+        crate::usage::check(&message)?;
         Prepared::scrubbed_with(message, scrubber, false)
     }
 
@@ -138,6 +139,7 @@ impl Prepared {
     /// Content the store already holds, written again as it is (a rewritten commit's blob).
     pub(crate) fn stored(message: Message) -> Result<Self> {
         message.validate()?;
+        crate::usage::check(&message)?;
         Prepared::counted(message)
     }
 
@@ -201,6 +203,7 @@ impl Prepared {
     /// it, and a framework's state can be megabytes).
     pub(crate) fn uncounted(message: Message) -> Result<Self> {
         message.validate()?;
+        crate::usage::check(&message)?;
         let bytes = message.encode()?;
         Ok(Prepared {
             message,

@@ -143,3 +143,87 @@ fn an_empty_user_or_system_message_is_refused() {
     let fresh = Tract::in_memory().unwrap();
     assert_eq!(fresh.import(transcript).unwrap().added, 2);
 }
+
+#[test]
+fn usage_rides_with_its_answer_through_edits_and_redaction_and_bad_usage_appends_nothing() {
+    let (_d, path) = temp_store();
+    let t = Tract::open(&path).unwrap();
+    t.user("how big is the repo?").unwrap();
+    // Given in OpenAI's names, kept in Anthropic's.
+    let given = json!({
+        "prompt_tokens": 1200, "completion_tokens": 40, "total_tokens": 1240,
+        "prompt_tokens_details": {"cached_tokens": 1024}, "model": "gpt-4.1",
+        "request_id": "req_1"
+    });
+    let mut answer = Message::text(Role::Assistant, "about 3 MB");
+    tract_core::Usage::from_json(&given)
+        .unwrap()
+        .put_on(&mut answer)
+        .unwrap();
+    let c = t.append(answer).unwrap();
+    let read = |id| {
+        let info = t.get_commit(id).unwrap();
+        tract_core::Usage::of(info.message.as_deref().unwrap()).unwrap()
+    };
+    let usage = read(c.id).unwrap();
+    assert_eq!(
+        (
+            usage.input_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens
+        ),
+        (176, 1024, 40)
+    );
+    assert_eq!(usage.model.as_deref(), Some("gpt-4.1"));
+    // Usage is not something the model sees.
+    assert!(
+        !t.compile()
+            .unwrap()
+            .to_openai()
+            .unwrap()
+            .to_string()
+            .contains("cache")
+    );
+    // An edit of the answer keeps what it cost; so does its redaction.
+    let edit = t
+        .edit(c.id, tract_core::Content::Text("about 3.1 MB".into()))
+        .unwrap();
+    assert_eq!(read(edit.id), Some(usage.clone()));
+    t.redact(edit.id, "a test").unwrap();
+    assert_eq!(read(edit.id), Some(usage));
+    // JSON input takes `usage` too, in Anthropic's names.
+    let m = tract_core::json::message_from_json(&json!({
+        "role": "assistant", "content": "done",
+        "usage": {"input_tokens": 5, "output_tokens": 6, "cache_creation_input_tokens": 700}
+    }))
+    .unwrap();
+    assert_eq!(
+        tract_core::Usage::of(&m)
+            .unwrap()
+            .unwrap()
+            .cache_creation_input_tokens,
+        700
+    );
+    // A field of the caller's own named `usage`, under `metadata`, stays theirs.
+    let own = tract_core::json::message_from_json(&json!({
+        "role": "user", "content": "hi", "metadata": {"usage": "my own"}
+    }))
+    .unwrap();
+    assert_eq!(own.metadata["usage"], "\"my own\"");
+    assert!(!own.metadata.contains_key("tract.usage"));
+    // Bad usage, or usage on another role, appends nothing.
+    let head = t.head().unwrap().commit;
+    for bad in [
+        json!({"role": "assistant", "content": "x", "usage": {"input_tokens": -3}}),
+        json!({"role": "assistant", "content": "x", "usage": {"output_tokens": 2.5}}),
+        json!({"role": "user", "content": "x", "usage": {"input_tokens": 1}}),
+        json!({"role": "user", "content": "x", "metadata": {"tract.usage": {"input_tokens": 1}}}),
+    ] {
+        assert!(tract_core::json::message_from_json(&bad).is_err(), "{bad}");
+    }
+    let mut user = Message::text(Role::User, "sneaky");
+    user.metadata
+        .insert("tract.usage".into(), r#"{"input_tokens":1}"#.into());
+    assert!(matches!(t.append(user), Err(Error::InvalidMessage { .. })));
+    assert_eq!(t.head().unwrap().commit, head);
+}

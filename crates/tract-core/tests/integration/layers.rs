@@ -12,6 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["clock", "id"],
     &["error"],
     &["object", "parallel"],
+    &["usage"],
     &[
         "tokens",
         "json",

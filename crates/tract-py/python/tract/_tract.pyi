@@ -503,10 +503,16 @@ class Tract:
         text: Optional[str] = None,
         tool_calls: Optional[Sequence[dict[str, Any]]] = None,
         *,
+        usage: Optional[dict[str, Any]] = None,
         expected_head: Optional[Rev] = None,
     ) -> CommitInfo:
         """Appends an assistant message. `tool_calls` is a list of `{"id", "name", "arguments"}`
-        (arguments a dict or a JSON string) or OpenAI `{"id", "type", "function": {...}}`."""
+        (arguments a dict or a JSON string) or OpenAI `{"id", "type", "function": {...}}`.
+        `usage` is what the answer cost, as the provider reported it: Anthropic's names
+        (`input_tokens`, `output_tokens`, `cache_read_input_tokens`,
+        `cache_creation_input_tokens`) or OpenAI's (`prompt_tokens`, `completion_tokens`,
+        `prompt_tokens_details.cached_tokens`), with `model` and `request_id`; it is kept in
+        Anthropic's names in the message's metadata (`tract.usage`)."""
 
     def tool_result(
         self,

@@ -185,10 +185,11 @@ class AsyncTract:
         text: Optional[str] = None,
         tool_calls: Optional[Sequence[dict[str, Any]]] = None,
         *,
+        usage: Optional[dict[str, Any]] = None,
         expected_head: Optional[Rev] = None,
     ) -> CommitInfo:
         """Awaitable twin of :meth:`Tract.assistant`, run in a worker thread."""
-        return await self._run(self._tract.assistant, text, tool_calls, expected_head=expected_head)
+        return await self._run(self._tract.assistant, text, tool_calls, usage=usage, expected_head=expected_head)
 
     async def tool_result(
         self,

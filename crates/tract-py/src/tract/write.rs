@@ -88,17 +88,28 @@ impl PyTract {
 
     /// Appends an assistant message. `tool_calls` is a list of `{"id", "name", "arguments"}`
     /// (arguments a dict or a JSON string) or OpenAI `{"id", "type", "function": {...}}`.
-    #[pyo3(signature = (text=None, tool_calls=None, *, expected_head=None))]
+    /// `usage` is what the answer cost, as the provider reported it: Anthropic's names
+    /// (`input_tokens`, `output_tokens`, `cache_read_input_tokens`,
+    /// `cache_creation_input_tokens`) or OpenAI's (`prompt_tokens`, `completion_tokens`,
+    /// `prompt_tokens_details.cached_tokens`), with `model` and `request_id`; it is kept in
+    /// Anthropic's names in the message's metadata (`tract.usage`).
+    #[pyo3(signature = (text=None, tool_calls=None, *, usage=None, expected_head=None))]
     fn assistant(
         &self,
         py: Python<'_>,
         text: Option<String>,
         tool_calls: Option<&Bound<'_, PyAny>>,
+        usage: Option<&Bound<'_, PyAny>>,
         expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCommitInfo> {
         let mut m = Message::text(Role::Assistant, text.unwrap_or_default());
         if let Some(calls) = tool_calls {
             m.tool_calls = tool_calls_from_json(&from_py(calls)?).py()?;
+        }
+        if let Some(usage) = usage {
+            tract_core::Usage::from_json(&from_py(usage)?)
+                .and_then(|u| u.put_on(&mut m))
+                .py()?;
         }
         self.append_one(py, m, expected_head)
     }
