@@ -714,13 +714,8 @@ impl PgSearch {
             },
         )?;
         caught.added = walked.commits;
-        state.lanes = walked.lanes;
-        state.tips = walked.tips;
-        state.newest_us = walked.newest_us;
-        state.redactions = redactions;
-        state.collections = snap.collections()?;
-        let changed = caught.added > 0 || caught.removed > 0 || caught.rebuilt;
-        if !changed && reading.exists && reading.state == state {
+        walked.applied_to(&mut state, redactions, snap.collections()?);
+        if !caught.changed() && reading.exists && reading.state == state {
             return Ok(Some(caught));
         }
         if caught.added >= ANALYZE_AFTER {

@@ -292,6 +292,24 @@ pub(crate) struct Caught {
     pub(crate) rebuilt: bool,
 }
 
+impl Caught {
+    /// Whether it changed the index's documents.
+    pub(crate) fn changed(&self) -> bool {
+        self.added > 0 || self.removed > 0 || self.rebuilt
+    }
+}
+
+impl Walked {
+    /// `state` brought up to what a catch-up's walk found and the store's counts it applied.
+    pub(crate) fn applied_to(self, state: &mut State, redactions: u64, collections: u64) {
+        state.lanes = self.lanes;
+        state.tips = self.tips;
+        state.newest_us = self.newest_us;
+        state.redactions = redactions;
+        state.collections = collections;
+    }
+}
+
 /// The document of commit `id` at `place`, read from the store as it is now.
 pub(crate) fn doc_of(snap: &Snapshot, id: CommitId, place: Place) -> Result<Doc> {
     let commit = snap.commit(&id)?;

@@ -148,12 +148,8 @@ pub(crate) fn catch_up(
         // Every document it held was dropped; `added` counts those made anew.
         caught.removed = before;
     }
-    state.lanes = walked.lanes;
-    state.tips = walked.tips;
-    state.newest_us = walked.newest_us;
-    state.redactions = redactions;
-    state.collections = snap.collections()?;
-    if caught.added == 0 && caught.removed == 0 && !caught.rebuilt && *reading.state == state {
+    walked.applied_to(&mut state, redactions, snap.collections()?);
+    if !caught.changed() && *reading.state == state {
         return Ok(caught);
     }
     index.commit(w, state)?;
