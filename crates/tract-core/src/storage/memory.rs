@@ -51,25 +51,37 @@ fn slot(table: ObjectTable) -> usize {
     }
 }
 
-/// `base`'s entries in `range` with `changes` applied, in key order, at most `limit`.
+/// `base`'s entries in `range` with `changes` applied, in key order (newest first with
+/// `newest_first`), at most `limit`: a walk that stops at the limit, so the last move of a long
+/// reflog costs one step.
 fn merged<'a, K: Ord, V>(
     base: &'a BTreeMap<K, V>,
     changes: &'a BTreeMap<K, Option<V>>,
     range: impl RangeBounds<K> + Clone,
     limit: Option<usize>,
+    newest_first: bool,
 ) -> Vec<(&'a K, &'a V)> {
-    let mut a = base.range(range.clone()).peekable();
-    let mut b = changes.range(range).peekable();
+    let (a, b): (Box<dyn Iterator<Item = _>>, Box<dyn Iterator<Item = _>>) = match newest_first {
+        false => (
+            Box::new(base.range(range.clone())),
+            Box::new(changes.range(range)),
+        ),
+        true => (
+            Box::new(base.range(range.clone()).rev()),
+            Box::new(changes.range(range).rev()),
+        ),
+    };
+    let (mut a, mut b) = (a.peekable(), b.peekable());
     let mut out = Vec::new();
     while limit.is_none_or(|l| out.len() < l) {
         let changed = match (a.peek(), b.peek()) {
             (None, None) => break,
             (Some(_), None) => false,
             (None, Some(_)) => true,
-            (Some((ka, _)), Some((kb, _))) => match ka.cmp(kb) {
-                Ordering::Less => false,
-                Ordering::Greater => true,
-                Ordering::Equal => {
+            (Some((ka, _)), Some((kb, _))) => match (ka.cmp(kb), newest_first) {
+                (Ordering::Less, false) | (Ordering::Greater, true) => false,
+                (Ordering::Greater, false) | (Ordering::Less, true) => true,
+                (Ordering::Equal, _) => {
                     // Changed in the transaction: its value, or its removal, wins.
                     a.next();
                     true
@@ -134,6 +146,7 @@ impl Reads<'_> {
             &self.changes.objects[s],
             *low..=*high,
             limit,
+            false,
         ) {
             f(*k, v)?;
         }
@@ -150,6 +163,7 @@ impl Reads<'_> {
             &self.changes.meta,
             (Bound::Included(prefix.to_string()), Bound::Unbounded),
             None,
+            false,
         )
         .into_iter()
         .map(|(k, _)| k)
@@ -163,19 +177,20 @@ impl Reads<'_> {
     }
 
     fn tips(&self) -> Vec<(String, Key)> {
-        merged(&self.base.refs, &self.changes.refs, .., None)
+        merged(&self.base.refs, &self.changes.refs, .., None, false)
             .into_iter()
             .map(|(k, v)| (k.clone(), *v))
             .collect()
     }
 
-    /// A ref's entries with their sequence numbers, oldest first.
-    fn reflog_of(&self, name: &str) -> Vec<(u64, Vec<u8>)> {
+    /// A ref's entries with their sequence numbers, newest first, at most `limit`.
+    fn reflog_of(&self, name: &str, limit: Option<usize>) -> Vec<(u64, Vec<u8>)> {
         merged(
             &self.base.reflog,
             &self.changes.reflog,
             reflog_range(name),
-            None,
+            limit,
+            true,
         )
         .into_iter()
         .map(|((_, n), v)| (*n, v.clone()))
@@ -183,7 +198,7 @@ impl Reads<'_> {
     }
 
     fn reflog_all(&self) -> Vec<RawReflogEntry> {
-        merged(&self.base.reflog, &self.changes.reflog, .., None)
+        merged(&self.base.reflog, &self.changes.reflog, .., None, false)
             .into_iter()
             .map(|((name, n), v)| (name.clone(), *n, v.clone()))
             .collect()
@@ -203,7 +218,7 @@ impl Reads<'_> {
     }
 
     fn all_stats(&self) -> Vec<(String, Vec<u8>)> {
-        merged(self.stats_base(), &self.changes.stats, .., None)
+        merged(self.stats_base(), &self.changes.stats, .., None, false)
             .into_iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
@@ -245,9 +260,8 @@ macro_rules! reads {
         }
 
         fn reflog(&self, name: &str, limit: Option<usize>) -> Result<Vec<Vec<u8>>> {
-            let all = self.reads().reflog_of(name);
-            let take = limit.unwrap_or(usize::MAX);
-            Ok(all.into_iter().rev().take(take).map(|(_, e)| e).collect())
+            let newest = self.reads().reflog_of(name, limit);
+            Ok(newest.into_iter().map(|(_, e)| e).collect())
         }
 
         fn reflog_all(&self) -> Result<Vec<RawReflogEntry>> {
@@ -428,8 +442,8 @@ impl WriteTx for MemoryWrite {
     fn push_reflog(&mut self, name: &str, entry: &[u8]) -> Result<()> {
         let next = self
             .reads()
-            .reflog_of(name)
-            .last()
+            .reflog_of(name, Some(1))
+            .first()
             .map_or(0, |(n, _)| n + 1);
         self.changes
             .reflog
