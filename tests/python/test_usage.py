@@ -67,3 +67,74 @@ def test_usage_goes_with_an_assistant_message_only() -> None:
         with pytest.raises(tract.InvalidInputError):
             t.append({"role": "user", "content": "x", "usage": {"input_tokens": 1, "output_tokens": 1}})
         assert t.head is None
+
+
+def test_a_branch_sums_what_its_answers_cost_along_its_history() -> None:
+    with tract.Tract.open() as t:
+        assert t.usage()["totals"] == {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+        }
+        t.user("one")
+        first = t.assistant("a", usage={"input_tokens": 100, "output_tokens": 10, "model": "m1"})
+        t.user("two")
+        t.assistant(
+            "b",
+            usage={"prompt_tokens": 200, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 150}, "model": "m2"},
+        )
+        u = t.usage()
+        assert u["totals"] == {
+            "input_tokens": 150,
+            "output_tokens": 15,
+            "cache_read_input_tokens": 150,
+            "cache_creation_input_tokens": 0,
+        }
+        assert u["request_count"] == 2 and u["largest_input_tokens"] == 200
+        assert u["cache_hit_rate"] == pytest.approx(150 / 300)
+        assert [m["model"] for m in u["by_model"]] == ["m1", "m2"]
+        # Compressed out of view, still paid for.
+        t.compress(content="the story so far")
+        assert t.usage()["totals"] == u["totals"]
+        # A fork at the first answer has its history's totals.
+        fork = t.fork("earlier", at=first.commit_hash)
+        assert fork.usage()["request_count"] == 1
+        assert t.usage("earlier")["totals"]["input_tokens"] == 100
+
+
+def test_a_claude_code_sessions_totals_are_the_sum_of_its_lines_each_response_once() -> None:
+    import json
+    import pathlib
+
+    session = (
+        pathlib.Path(__file__).resolve().parents[2]
+        / "tests"
+        / "fixtures"
+        / "claude-code-real"
+        / "v2.0.76-compact-boundary.jsonl"
+    )
+    seen: set = set()
+    sums = [0, 0, 0, 0]
+    for line in session.read_text().splitlines():
+        try:
+            v = json.loads(line)
+        except ValueError:
+            continue
+        m = v.get("message")
+        if v.get("type") != "assistant" or v.get("isSidechain") or not isinstance(m, dict):
+            continue
+        if not isinstance(m.get("usage"), dict) or m.get("model") == "<synthetic>":
+            continue
+        if m.get("id") and v.get("requestId"):
+            if (m["id"], v["requestId"]) in seen:
+                continue
+            seen.add((m["id"], v["requestId"]))
+        for k, key in enumerate(
+            ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
+        ):
+            sums[k] += m["usage"].get(key) or 0
+    with tract.Tract.open() as t:
+        branch = t.import_file(str(session))["branch"]
+        totals = t.usage(branch)["totals"]
+        assert list(totals.values()) == sums

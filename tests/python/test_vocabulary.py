@@ -239,3 +239,13 @@ def test_policies_are_the_clis_config(store: pathlib.Path) -> None:
     config = cli(store, "config", "show")
     assert retention == config["retention"] and list(retention) == list(config["retention"])
     assert secrets == config["secrets"] and list(secrets) == list(config["secrets"])
+
+
+def test_usage_is_the_clis(tmp_path: pathlib.Path) -> None:
+    store = tmp_path / "s.tract"
+    session = ROOT / "tests" / "fixtures" / "claude-code-real" / "v2.1.37-interrupt-resume-branch.jsonl"
+    with tract.Tract.open(str(store)) as t:
+        report = t.import_file(str(session))
+        branch = report["branch"]
+        same(t.usage(branch), cli(store, "--branch", branch, "usage"), "usage")
+        same(t.usage(branch, by_day=True), cli(store, "--branch", branch, "usage", "--by", "day"), "usage by day")

@@ -77,6 +77,7 @@ pub use ops::sync::{
     BranchSpec, BranchSync, Refusal, RefusedBranch, SyncOptions, SyncProgress, SyncReport,
     clone_store, clone_store_with, pull, push,
 };
+pub use ops::usage::{BranchUsage, UsageOptions};
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
 pub use retention_policy::{
@@ -106,6 +107,7 @@ pub use tract::{OpenOptions, Progress, ProgressFn, Status, Tract};
 pub use usage::Usage;
 pub use view::cache::{DEFAULT_VIEW_CACHE_BUDGET, set_view_cache_budget, view_cache_bytes};
 pub use view::info::{CommitInfo, Current};
+pub use view::ledger::{Ledger, Totals};
 pub use view::revision::{BranchName, Rev};
 pub use view::{CallShape, Shape, View, ViewEntry};
 pub use write::record::RecordQuery;

@@ -12,7 +12,7 @@
 //! `cache_read_input_tokens` = cached.
 
 use crate::error::{Error, Result};
-use crate::object::{Message, Role};
+use crate::object::{Message, RECORD_METADATA_KEY, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -190,6 +190,15 @@ impl Usage {
         })
     }
 
+    /// The kinds of tokens reported beside the four tract sums, which it does not sum: the
+    /// counts in [`Usage::other`] (OpenAI's `total_tokens`, their sum, left out).
+    pub fn unknown_kinds(&self) -> impl Iterator<Item = &str> {
+        self.other
+            .iter()
+            .filter(|(k, v)| v.is_number() && k.as_str() != "total_tokens")
+            .map(|(k, _)| k.as_str())
+    }
+
     /// Every input token of the request: those of the cache, read and written, too.
     pub fn all_input_tokens(&self) -> u64 {
         self.input_tokens
@@ -207,9 +216,23 @@ impl Usage {
         Usage::from_json(&v).map(Some)
     }
 
-    /// Puts this usage on `m`, an assistant message (what another role says cost nothing).
+    /// Adds the counts of `more` to these (a response whose lines came apart); the model,
+    /// request id, time and what else was reported stay this one's.
+    pub fn absorb(&mut self, more: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(more.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(more.output_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_add(more.cache_read_input_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(more.cache_creation_input_tokens);
+    }
+
+    /// Puts this usage on `m`, an assistant message or the record of one a transcript kept
+    /// off its conversation (what another role says cost nothing).
     pub fn put_on(&self, m: &mut Message) -> Result<()> {
-        if m.role != Role::Assistant {
+        if !carries_usage(m) {
             return Err(Error::invalid_input(format!(
                 "usage goes with an assistant message (this one is {})",
                 m.role
@@ -222,9 +245,15 @@ impl Usage {
     }
 }
 
-/// Checks the usage a message carries, if any: an assistant's, and well formed.
+/// Whether `m` may carry usage: an assistant message, or a record (an answer a transcript kept
+/// off its conversation: a rewound attempt was paid for too).
+fn carries_usage(m: &Message) -> bool {
+    m.role == Role::Assistant || m.metadata.contains_key(RECORD_METADATA_KEY)
+}
+
+/// Checks the usage a message carries, if any: an assistant's or a record's, and well formed.
 pub(crate) fn check(m: &Message) -> Result<()> {
-    if m.metadata.contains_key(USAGE_METADATA_KEY) && m.role != Role::Assistant {
+    if m.metadata.contains_key(USAGE_METADATA_KEY) && !carries_usage(m) {
         return Err(Error::invalid_message(format!(
             "usage goes with an assistant message (this one is {})",
             m.role

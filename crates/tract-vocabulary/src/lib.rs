@@ -29,6 +29,7 @@ mod sync;
 mod tool_call;
 mod tool_turn;
 mod upgrade;
+mod usage;
 mod version;
 mod view_message;
 
@@ -50,6 +51,7 @@ pub use sync::SyncReport;
 pub use tool_call::{ToolCall, ToolCallRequest};
 pub use tool_turn::ToolTurn;
 pub use upgrade::UpgradeReport;
+pub use usage::{UsageReport, UsageReports};
 pub use version::Version;
 pub use view_message::ViewMessage;
 

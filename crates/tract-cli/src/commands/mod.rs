@@ -36,6 +36,7 @@ mod status;
 mod switch;
 mod tools;
 mod upgrade;
+mod usage;
 
 use crate::context::Context;
 use crate::error::CommandError;
@@ -131,6 +132,9 @@ pub enum Command {
     Serve(serve::Args),
     /// Where HEAD is and what the model would see.
     Status(status::Args),
+    /// What the model requests of a branch cost: tokens in, out, read from and written to the
+    /// cache, per model or day (--all: every branch).
+    Usage(usage::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
     Demo(demo::Args),
 }
@@ -162,7 +166,8 @@ impl Command {
             | Command::Reflog(_)
             | Command::Redact(_)
             | Command::Export(_)
-            | Command::Status(_) => return None,
+            | Command::Status(_)
+            | Command::Usage(_) => return None,
             Command::Switch(_) | Command::Checkout(_) => {
                 "it moves HEAD: name the branch as its argument"
             }
@@ -207,6 +212,7 @@ impl Command {
             Command::Fsck(a) => fsck::run(ctx, ui, a),
             Command::Redact(a) => redact::run(ctx, ui, a),
             Command::Gc(a) => gc::run(ctx, ui, a),
+            Command::Usage(a) => usage::run(ctx, ui, a),
             Command::Upgrade(a) => upgrade::run(ctx, ui, a),
             Command::Fold(a) => fold::run(ctx, ui, a),
             Command::Checkpoint(a) => fold::run_checkpoint(ctx, ui, a),

@@ -253,3 +253,35 @@ fn usage_is_kept_with_the_answer_and_bad_usage_commits_nothing() {
         ");
     assert!(p.state() == before, "failed commands change nothing");
 }
+
+/// `tract usage` sums what a branch's answers cost, per model; a bad time is refused.
+#[test]
+fn usage_sums_what_the_branchs_answers_cost() {
+    let p = Project::new();
+    p.ok(&["add", "how big is it?"]);
+    let openai = r#"{"prompt_tokens":900,"completion_tokens":12,"prompt_tokens_details":{"cached_tokens":512},"model":"gpt-4.1"}"#;
+    p.ok(&["add", "--role", "assistant", "--usage", openai, "3 MB"]);
+    let anthropic = r#"{"role":"assistant","content":"ok","usage":{"input_tokens":3,"output_tokens":4,"cache_read_input_tokens":900}}"#;
+    p.ok(&["add", "--json", anthropic]);
+    assert_snapshot!(p.ok(&["usage"]), @"
+        main: 2 requests
+          input 391  output 16  cache read 1412  cache write 0  (cache hit rate 78.3%, context written 0.00x)
+          (no model named): 1 request
+            input 3  output 4  cache read 900  cache write 0  (cache hit rate 99.7%, context written 0.00x)
+          gpt-4.1: 1 request
+            input 388  output 12  cache read 512  cache write 0  (cache hit rate 56.9%, context written 0.00x)
+        ");
+    let json = crate::common::json(&p.ok(&["usage", "--json"]));
+    assert_eq!(
+        json["totals"],
+        serde_json::json!({
+            "input_tokens": 391, "output_tokens": 16, "cache_read_input_tokens": 1412,
+            "cache_creation_input_tokens": 0
+        })
+    );
+    assert_snapshot!(p.fails(&["usage", "--since", "yesterday-ish"]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: --since 'yesterday-ish' is not a time: give an RFC 3339 time (2026-01-31T09:00:00Z) or a duration ago (7d, 2h, 30min)
+        ");
+}

@@ -39,7 +39,7 @@ fn a_claude_code_session_imports_once_and_exports_as_markdown() {
         "session_store": false,
         "waiting_agents": [],
         "warnings": [],
-        "tip": "19a120011f04098fcafe60a43ea8852e4f4bf2b1b220dd8be4489db3d857f901"
+        "tip": "4c65d6964cfb81042a9c05a8b9b2de417f90eca51903a9d22a93003e885a10d1"
       }
     ]
     "#);
@@ -50,16 +50,16 @@ fn a_claude_code_session_imports_once_and_exports_as_markdown() {
     assert_snapshot!(p.run(&[on[0], on[1], "log"]), @r#"
     exit: 0
     --- stdout
-    19a120011f record -         -                 0  claude_code.line (490 bytes)
-    31ed95fff9 append assistant -                12  Fixed: the test expected the old URL.
-    b44c805087 append user      -                 8  Fix the failing test.
-    b52fc595b7 compress user      -                29  (summary of 7: 2c20ef8126..7fa1e52328) This session is being continued from a previous conversa…
-    7fa1e52328 append tool      Bash              9  [error] 1 failed, 41 passed
-    f967270300 append assistant Bash             12  Bash({"command":"pytest -q"})
-    71d1c4a213 append user      -                10  Thanks. Now check the tests.
-    84c93feb31 append assistant -                14  It is read in config.py, line 42.
-    d94b76d923 append tool      Grep             17  config.py:42: DATABASE_URL = os.environ["DATABASE_URL"]
-    e5cd8ba6c1 append assistant Grep             56  Let me search.
+    4c65d6964c record -         -                 0  claude_code.line (490 bytes)
+    15be7ace40 append assistant -                12  Fixed: the test expected the old URL.
+    123bfd9b02 append user      -                 8  Fix the failing test.
+    9edc57327a compress user      -                29  (summary of 7: 2c20ef8126..37cbababc2) This session is being continued from a previous conversa…
+    37cbababc2 append tool      Bash              9  [error] 1 failed, 41 passed
+    0905022002 append assistant Bash             12  Bash({"command":"pytest -q"})
+    c6c5c0feab append user      -                10  Thanks. Now check the tests.
+    a40c271204 append assistant -                14  It is read in config.py, line 42.
+    3db23c4bcd append tool      Grep             17  config.py:42: DATABASE_URL = os.environ["DATABASE_URL"]
+    2a675e56ed append assistant Grep             56  Let me search.
     2c20ef8126 append user      -                 9  Where is DATABASE_URL read?
     "#);
     assert_snapshot!(p.run(&[on[0], on[1], "export", "--format", "markdown"]), @"
@@ -327,9 +327,9 @@ fn capture_once_imports_every_session_once() {
     assert_snapshot!(p.run(&["branch"]), @"
     exit: 0
     --- stdout
-      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                c47228c69e     30 msgs     6897 tok  2026-02-12T14:13:18Z
-      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 7762ffbb81     29 msgs     7220 tok  2026-02-12T14:13:05Z
-      claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    a2394f1e00     20 msgs     1062 tok  2025-09-03T00:47:52Z
+      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                6dd91882f4     30 msgs     6897 tok  2026-02-12T14:13:18Z
+      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 abb3528bb3     29 msgs     7220 tok  2026-02-12T14:13:05Z
+      claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    68f3072260     20 msgs     1062 tok  2025-09-03T00:47:52Z
     ");
     // Each captured branch, the sub-agent's too, is checkpointed: a cold read walks at most
     // 16 commits past its checkpoint (a sixteenth of a view this small).
@@ -385,14 +385,14 @@ fn capture_s_store_is_the_one_every_command_finds() {
     assert_snapshot!(run(&["branch"]), @"
         exit: 0
         --- stdout
-          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                c47228c69e     30 msgs     6897 tok  2026-02-12T14:13:18Z
-          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 7762ffbb81     29 msgs     7220 tok  2026-02-12T14:13:05Z
-          claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    a2394f1e00     20 msgs     1062 tok  2025-09-03T00:47:52Z
+          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                6dd91882f4     30 msgs     6897 tok  2026-02-12T14:13:18Z
+          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 abb3528bb3     29 msgs     7220 tok  2026-02-12T14:13:05Z
+          claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    68f3072260     20 msgs     1062 tok  2025-09-03T00:47:52Z
         ");
     assert_snapshot!(run(&["search", "--all", "-n", "1", "subagent"]), @r#"
         exit: 0
         --- stdout
-        bf9f12b44a assistant Task,Skill   …check if opentelemetry_exporter still exists or if it's been replaced by something else in the latest OTEL ecosystem.","subagent_type":"general-purpose","model":"sonnet"})…  (claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04, claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5)
+        e594f4b307 assistant Task,Skill   …check if opentelemetry_exporter still exists or if it's been replaced by something else in the latest OTEL ecosystem.","subagent_type":"general-purpose","model":"sonnet"})…  (claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04, claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5)
         "#);
     assert_snapshot!(run(&["status"]), @"
         exit: 0

@@ -626,6 +626,35 @@ pub fn sub_agent(entries: &[Entry<'_>]) -> Vec<usize> {
         .collect()
 }
 
+/// The lines that carry what each model request cost, among `entries` that `own` takes (a
+/// session's own lines, not its sub-agents'): of the assistant lines with `message.usage` (the
+/// model's: not Claude Code's `<synthetic>` messages), the first of each response, by its
+/// `message.id` and `requestId` as ccusage counts them. The later lines of a response repeat
+/// its usage with a growing `output_tokens`; a line without both ids is a response of its own.
+pub fn paid_lines(entries: &[Entry<'_>], own: impl Fn(&Entry<'_>) -> bool) -> HashSet<usize> {
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    let mut paid = HashSet::new();
+    for e in entries.iter().filter(|e| e.kind == "assistant" && own(e)) {
+        let Some(message) = e.value.get("message") else {
+            continue;
+        };
+        if message.get("usage").is_none_or(Value::is_null)
+            || message.get("model").and_then(Value::as_str) == Some("<synthetic>")
+        {
+            continue;
+        }
+        let request = e.value.get("requestId").and_then(Value::as_str);
+        let first = match (e.response, request) {
+            (Some(id), Some(request)) => seen.insert((id, request)),
+            _ => true,
+        };
+        if first {
+            paid.insert(e.line);
+        }
+    }
+    paid
+}
+
 /// The project key Claude Code names a session's folder with (`~/.claude/projects/<key>/`):
 /// the working directory with every character but ASCII letters and digits as `-`, cut at 200
 /// characters with a hash of the whole path after it.

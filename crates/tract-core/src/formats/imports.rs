@@ -342,9 +342,10 @@ fn chain_of(
                 kind,
                 data,
                 timestamp_us,
+                usage,
                 ..
             } => {
-                let mut p = Prepared::transcript_record(&kind, data, scrubber)?;
+                let mut p = Prepared::transcript_record(&kind, data, usage.as_ref(), scrubber)?;
                 p.timestamp_us = timestamp_us;
                 p.note = note;
                 out.push((ChainStep::Op(Op::Record { kind }), p));
@@ -560,9 +561,27 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         .chain(&recorded)
         .chain(wanted.iter().flatten())
         .collect();
+    // An answer the conversation now leaves was paid for: kept as a record with what it cost
+    // (as an import of the whole file keeps it), since the branch no longer reaches the
+    // message it was.
+    let paid_and_left = |r: &Step| {
+        matches!(r, Step::Record { usage: Some(_), .. })
+            && r.lines().iter().any(|l| abandoned.contains(l))
+    };
     let new_records: Vec<Step> = records
         .into_iter()
-        .filter(|r| r.lines().iter().any(|l| !known.contains(l)))
+        .filter(|r| r.lines().iter().any(|l| !known.contains(l)) || paid_and_left(r))
+        .collect();
+    // Their lines are named by their records, not again by the rewind's.
+    let kept_again: HashSet<&String> = new_records
+        .iter()
+        .filter(|r| paid_and_left(r))
+        .flat_map(|r| r.lines())
+        .collect();
+    let abandoned: BTreeSet<String> = abandoned
+        .iter()
+        .filter(|l| !kept_again.contains(l))
+        .cloned()
         .collect();
     let mut view = view;
     let new_view: Vec<Step> = if common < wanted.len() && (rewind || common == held.len()) {

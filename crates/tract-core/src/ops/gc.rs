@@ -175,6 +175,10 @@ pub fn gc_with(store: &Store, options: &GcOptions) -> Result<GcOutcome> {
         // Dropped uncommitted: nothing changed.
         return Ok(out);
     }
+    // The usage ledger's rows go with their commits.
+    for (id, _) in &dead_commits {
+        w.set_meta(&crate::view::ledger::key(&CommitId::from_bytes(*id)), None)?;
+    }
     let branches: HashSet<String> = w.branches()?.into_iter().map(|(n, _)| n).collect();
     let collected = checkpoint::collect(&mut w, &branches, |c| reached.contains(c.as_bytes()))?;
     out.checkpoints = collected.checkpoints;

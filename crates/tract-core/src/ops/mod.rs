@@ -15,3 +15,4 @@ pub mod retention;
 pub mod search;
 pub mod secrets;
 pub mod sync;
+pub mod usage;

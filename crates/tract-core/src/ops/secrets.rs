@@ -247,19 +247,17 @@ fn findings(
                 .map(|(field, f)| (field, f, None))
                 .collect(),
         },
-        Some(kind) if is_transcript_record(kind) => {
-            let text = message.content.text();
-            detector
-                .find_in_json(&text)
-                .into_iter()
-                .map(|f| {
+        Some(kind) if is_transcript_record(kind) => scrub::record_findings(detector, message)
+            .into_iter()
+            .flat_map(|(field, text, found)| {
+                found.into_iter().map(move |f| {
                     let print = key.map(|k| {
                         scrub::fingerprint(k, text.get(f.start..f.end).unwrap_or_default())
                     });
-                    ("content".to_string(), f, print)
+                    (field.to_string(), f, print)
                 })
-                .collect()
-        }
+            })
+            .collect(),
         Some(_) => Vec::new(),
     }
 }

@@ -218,16 +218,43 @@ pub fn scrub_record(
     key: &Key,
     carrier: &Message,
 ) -> Option<(Message, Vec<Scrub>)> {
-    let text = carrier.content.text();
-    let found = detector.find_in_json(&text);
-    if found.is_empty() {
+    let mut out = carrier.clone();
+    let mut scrubs = Vec::new();
+    for (field, text, found) in record_findings(detector, carrier) {
+        let (new, mut s) = replace_findings(key, &text, &found, field);
+        if field == "content" {
+            out.content = Content::Text(new);
+        } else {
+            out.metadata.insert(USAGE_METADATA_KEY.to_string(), new);
+        }
+        scrubs.append(&mut s);
+    }
+    if scrubs.is_empty() {
         return None;
     }
-    let (data, scrubs) = replace_findings(key, &text, &found, "content");
-    let mut out = carrier.clone();
-    out.content = Content::Text(data);
     note_scrubs(&mut out, &scrubs);
     Some((out, scrubs))
+}
+
+/// The findings in a transcript record's carrier, per field that has some: its data (the
+/// lines, JSON) and what the answer it keeps cost (`metadata.tract.usage`, JSON), each with
+/// the field's text.
+pub fn record_findings(
+    detector: &Detector,
+    carrier: &Message,
+) -> Vec<(&'static str, String, Vec<Finding>)> {
+    let usage = carrier.metadata.get(USAGE_METADATA_KEY).cloned();
+    [
+        ("content", Some(carrier.content.text().into_owned())),
+        ("metadata.tract.usage", usage),
+    ]
+    .into_iter()
+    .filter_map(|(field, text)| {
+        let text = text?;
+        let found = detector.find_in_json(&text);
+        (!found.is_empty()).then_some((field, text, found))
+    })
+    .collect()
 }
 
 /// What a message lists as scrubbed from it (none for a message nothing was scrubbed from).

@@ -40,6 +40,25 @@ impl Tract {
         history::compressed_into(&self.repo, &rev.into())
     }
 
+    /// What the model requests of a branch's history cost (`None`: this handle's position),
+    /// summed along first parents: overall and per model from the usage ledger (reading none
+    /// of its messages), per day or since a time as `o` asks.
+    pub fn usage(
+        &self,
+        branch: Option<&str>,
+        o: &crate::ops::usage::UsageOptions,
+    ) -> Result<crate::ops::usage::BranchUsage> {
+        crate::ops::usage::branch(&self.repo, branch, o)
+    }
+
+    /// [`Tract::usage`] of every branch, by name.
+    pub fn usage_of_branches(
+        &self,
+        o: &crate::ops::usage::UsageOptions,
+    ) -> Result<Vec<crate::ops::usage::BranchUsage>> {
+        crate::ops::usage::all(&self.repo, o)
+    }
+
     /// The records on the first-parent line from `HEAD` (or from just before `q.before`),
     /// newest first: of `q.kind` or a kind under it, at most `q.limit`.
     pub fn records(&self, q: &RecordQuery) -> Result<Vec<crate::write::record::Record>> {

@@ -13,6 +13,7 @@ pub mod ancestry;
 pub(crate) mod cache;
 pub(crate) mod checkpoint;
 pub(crate) mod info;
+pub mod ledger;
 pub mod revision;
 
 use crate::error::{Error, Result};

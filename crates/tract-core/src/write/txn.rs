@@ -20,7 +20,7 @@ use crate::storage::store::writer::{Objects, Writer};
 use crate::tokens;
 use crate::view::cache::ViewCache;
 use crate::view::info::CommitInfo;
-use crate::view::{View, checkpoint};
+use crate::view::{View, checkpoint, ledger};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -192,11 +192,21 @@ impl Prepared {
     }
 
     /// The blob of a record an import writes of `kind` holding `data`, a transcript's lines
-    /// as JSON (the lines a view leaves out): scrubbed inside its JSON strings as a message
-    /// is, unlike a framework's record, which is kept as written.
-    pub(crate) fn transcript_record(kind: &str, data: String, scrubber: &Scrubber) -> Result<Self> {
+    /// as JSON (the lines a view leaves out), with what the response it holds cost: scrubbed
+    /// inside its JSON strings as a message is, unlike a framework's record, which is kept as
+    /// written.
+    pub(crate) fn transcript_record(
+        kind: &str,
+        data: String,
+        usage: Option<&crate::usage::Usage>,
+        scrubber: &Scrubber,
+    ) -> Result<Self> {
         crate::object::check_record_kind(kind)?;
-        Prepared::scrubbed_with(crate::object::record_carrier(kind, data), scrubber, true)
+        let mut carrier = crate::object::record_carrier(kind, data);
+        if let Some(u) = usage {
+            u.put_on(&mut carrier)?;
+        }
+        Prepared::scrubbed_with(carrier, scrubber, true)
     }
 
     /// A record's blob: validated and encoded, its tokens not counted (the model never sees
@@ -307,6 +317,7 @@ fn write_grouped(
         // Past this point the job has written: a failure abandons the whole group.
         let chaining = Chaining { clock, scrubber };
         let (infos, detached) = put(w, &target, chaining, &start).map_err(JobError::Fatal)?;
+        ledger::keep(w, start.commit, &infos).map_err(JobError::Fatal)?;
         keep_branch(w, &views, &start, &infos, interval).map_err(JobError::Fatal)?;
         Ok((start, infos, detached))
     });
@@ -353,6 +364,7 @@ pub(crate) fn write_planned(
         scrubber: Scrubber::in_write(&repo.store, &w)?,
     };
     let (infos, detached) = write_chain(&mut w, &target, chaining, &start, steps, None)?;
+    ledger::keep(&mut w, start.commit, &infos)?;
     let committed = keep_branch(
         &mut w,
         &repo.views,
@@ -418,6 +430,7 @@ fn write_chain(
                 let (Some(side_tip), Some(side_time)) = (side.tip, side.last_timestamp) else {
                     return Err(Error::invalid_op("a sub-agent branch with no commit"));
                 };
+                ledger::keep(w, Some(base), &side_infos)?;
                 w.set_branch(&sub.branch, Some(side_tip), "import")?;
                 w.set_branch_stats(&sub.branch, None)?;
                 let op = Op::Merge {
@@ -538,6 +551,7 @@ pub(crate) fn rewrite(
         let note = p.note.take();
         infos.push(chain.put(&mut w.objects()?, op, p, note)?);
     }
+    ledger::keep(&mut w, base, &infos)?;
     let detached = match (chain.tip, &start.target) {
         (Some(new_tip), _) => target.advance(&mut w, &start, new_tip, reason)?,
         (None, HeadRef::Branch(name)) => {

@@ -33,4 +33,5 @@ mod store;
 mod sync;
 mod tools;
 mod upgrade;
+mod usage;
 mod view;

@@ -814,6 +814,21 @@ class Tract:
         `reused_call_ids` (tool calls whose id an earlier call in view used: compile sends each
         under a new id), `path`: the fields of `tract status --json`."""
 
+    def usage(
+        self,
+        branch: str | None = None,
+        since: datetime.datetime | float | None = None,
+        by_day: bool = False,
+    ) -> dict[str, Any]:
+        """What the model requests of a branch cost (`branch`: this handle's position when None),
+        summed along its first parents: `branch`, `commit_hash`, `since`, `totals` (the four
+        Anthropic counts: `input_tokens`, `output_tokens`, `cache_read_input_tokens`,
+        `cache_creation_input_tokens`), `request_count`, `largest_input_tokens`,
+        `cache_hit_rate`, `rewrite_factor`, `by_model` (a list of dicts with `model` and the
+        same figures), `by_day` (with `by_day=True`), `unknown_kinds`: the fields of
+        `tract usage --json`. `since` (a `datetime`, naive: UTC, or seconds since the epoch)
+        sums only the requests from then on."""
+
     def fsck(self) -> dict[str, Any]:
         """Checks the whole store (every branch): re-hashes every object and chunk, checks every
         link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.

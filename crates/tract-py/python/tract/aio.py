@@ -504,6 +504,15 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.status`, run in a worker thread."""
         return await self._run(self._tract.status)
 
+    async def usage(
+        self,
+        branch: str | None = None,
+        since: datetime.datetime | float | None = None,
+        by_day: bool = False,
+    ) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.usage`, run in a worker thread."""
+        return await self._run(self._tract.usage, branch, since, by_day)
+
     async def fsck(self) -> dict[str, Any]:
         """Awaitable twin of :meth:`Tract.fsck`, run in a worker thread."""
         return await self._run(self._tract.fsck)

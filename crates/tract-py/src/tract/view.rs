@@ -30,4 +30,29 @@ impl PyTract {
         let s = self.with(py, |t| t.status())?;
         crate::vocabulary::dict(py, &tract_vocabulary::Status::from(&s))
     }
+
+    /// What the model requests of a branch cost (`branch`: this handle's position when None),
+    /// summed along its first parents: `branch`, `commit_hash`, `since`, `totals` (the four
+    /// Anthropic counts: `input_tokens`, `output_tokens`, `cache_read_input_tokens`,
+    /// `cache_creation_input_tokens`), `request_count`, `largest_input_tokens`,
+    /// `cache_hit_rate`, `rewrite_factor`, `by_model` (a list of dicts with `model` and the
+    /// same figures), `by_day` (with `by_day=True`), `unknown_kinds`: the fields of
+    /// `tract usage --json`. `since` (a `datetime`, naive: UTC, or seconds since the epoch)
+    /// sums only the requests from then on.
+    #[pyo3(signature = (branch=None, since=None, by_day=false))]
+    fn usage<'py>(
+        &self,
+        py: Python<'py>,
+        branch: Option<String>,
+        since: Option<&Bound<'_, PyAny>>,
+        by_day: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let since_us = since
+            .filter(|v| !v.is_none())
+            .map(|v| crate::convert::epoch_micros(v, "since"))
+            .transpose()?;
+        let o = tract_core::UsageOptions { since_us, by_day };
+        let u = self.with(py, move |t| t.usage(branch.as_deref(), &o))?;
+        crate::vocabulary::dict(py, &tract_vocabulary::UsageReport::from(&u))
+    }
 }

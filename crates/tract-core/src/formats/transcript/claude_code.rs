@@ -15,7 +15,8 @@ use crate::formats::transcript::steps::{
     Format, Step, Transcript, bad, name_result, remember_calls,
 };
 use crate::formats::transcript::values::Values;
-use crate::object::{Content, ContentPart, Message};
+use crate::object::{Content, ContentPart, Message, Role};
+use crate::usage::Usage;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -51,20 +52,55 @@ struct Assembler {
     open_response: Option<String>,
     /// A compact boundary waiting for its summary.
     pending_compact: Option<Boundary>,
+    /// The lines that carry what their response cost ([`claude_code::paid_lines`]).
+    paid: HashSet<usize>,
     skipped: usize,
     warnings: Vec<(usize, String)>,
 }
 
 impl Assembler {
-    /// Keeps a line the view leaves out as a record.
+    /// Keeps a line the view leaves out as a record, with what its response cost where the
+    /// line carries that (a response off the conversation's path was paid for too).
     fn record(&mut self, e: &claude_code::Entry<'_>) {
+        let usage = self.usage_of(e);
+        self.keep(e, usage);
+    }
+
+    /// Keeps a line as a record carrying `usage`.
+    fn keep(&mut self, e: &claude_code::Entry<'_>, usage: Option<Usage>) {
         self.records.push(Step::Record {
             kind: CLAUDE_CODE_LINE_RECORD.into(),
             data: e.value.to_string(),
             lines: vec![e.uuid().to_string()],
             timestamp_us: timestamp_of(e.value),
             line: e.line,
+            usage,
         });
+    }
+
+    /// What the response `e` begins cost, when it is a line that carries that: its
+    /// `message.usage` with the model, request id and time the line gives. Usage that does not
+    /// read is said and left out (the line is kept as it is).
+    fn usage_of(&mut self, e: &claude_code::Entry<'_>) -> Option<Usage> {
+        if !self.paid.contains(&e.line) {
+            return None;
+        }
+        let message = e.value.get("message");
+        let raw = message.and_then(|m| m.get("usage"))?;
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        match Usage::from_json(raw) {
+            Ok(mut u) => {
+                u.model = text(message.and_then(|m| m.get("model"))).or(u.model);
+                u.request_id = text(e.value.get("requestId")).or(u.request_id);
+                u.time = text(e.value.get("timestamp")).or(u.time);
+                Some(u)
+            }
+            Err(err) => {
+                self.warnings
+                    .push((e.line, format!("usage left out: {err}")));
+                None
+            }
+        }
     }
 
     /// A line the reader shows: its message (or messages: tool results come apart), joined to
@@ -92,6 +128,8 @@ impl Assembler {
                 return;
             }
         };
+        // The response's cost goes on its first message, the assistant's.
+        let mut usage = self.usage_of(e);
         let timestamp_us = timestamp_of(e.value);
         let response = e.response_id().map(str::to_string);
         let continues =
@@ -112,6 +150,11 @@ impl Assembler {
             {
                 self.agents.insert(call, agent);
             }
+            let cost = if m.role == Role::Assistant {
+                usage.take()
+            } else {
+                None
+            };
             if let Some(b) = self.pending_compact.take() {
                 // The first message after a boundary is the summary the conversation went on
                 // from.
@@ -140,11 +183,13 @@ impl Assembler {
                     .any(|c| prev.tool_calls.iter().any(|p| p.id == c.id))
             {
                 append_blocks(prev, m);
+                add_usage(prev, cost);
                 if lines.last() != Some(&uuid) {
                     lines.push(uuid.clone());
                 }
                 continue;
             }
+            add_usage(&mut m, cost);
             self.steps.push(Step::Message {
                 message: m,
                 timestamp_us,
@@ -202,8 +247,8 @@ impl Assembler {
         let parsed = anthropic_message(&m, &self.names)?;
         if left_out {
             // What the view cannot hold is kept: the line verbatim, named apart from its
-            // message.
-            self.record(e);
+            // message (which carries what the response cost).
+            self.keep(e, None);
             if let Some(Step::Record { lines, .. }) = self.records.last_mut()
                 && let Some(l) = lines.first_mut()
             {
@@ -324,7 +369,10 @@ fn claude_code(
         .rev()
         .find(|&k| !summarized(&parts[k]))
         .unwrap_or(0);
-    let mut a = Assembler::default();
+    let mut a = Assembler {
+        paid: claude_code::paid_lines(all, |e| !e.sidechain()),
+        ..Assembler::default()
+    };
     let mut off_path = 0;
     for (k, part) in parts.iter().enumerate() {
         if k < first_shown {
@@ -494,7 +542,10 @@ pub(super) fn read_agent_files(path: &Path) -> Result<Vec<AgentLines>> {
 fn conversation_of_agent(values: &[(usize, Value)]) -> Vec<Step> {
     let all = claude_code::entries(values);
     let chain = claude_code::sub_agent(&all);
-    let mut a = Assembler::default();
+    let mut a = Assembler {
+        paid: claude_code::paid_lines(&all, |_| true),
+        ..Assembler::default()
+    };
     for i in chain {
         let e = &all[i];
         if e.value.get("message").is_some_and(Value::is_object) {
@@ -640,6 +691,23 @@ pub fn agent_files_of(session: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// Puts `usage` on `m`, added to what it carries already (two requests whose lines came
+/// together in one message).
+fn add_usage(m: &mut Message, usage: Option<Usage>) {
+    let Some(usage) = usage else {
+        return;
+    };
+    let total = match Usage::of(m) {
+        Ok(Some(mut had)) => {
+            had.absorb(&usage);
+            had
+        }
+        _ => usage,
+    };
+    // An assistant's message: it carries usage.
+    total.put_on(m).ok();
 }
 
 /// Adds the content and calls of a later line of the same API response to its message.

@@ -118,6 +118,8 @@ pub enum Step {
         timestamp_us: Option<u64>,
         /// Its line.
         line: usize,
+        /// What the response it holds cost, when it is the line that carries that.
+        usage: Option<crate::usage::Usage>,
     },
 }
 
