@@ -34,6 +34,15 @@ GREP_ORIGINAL = "\n".join(
 )
 GREP_EDITED = "src/auth.py:12: TODO token expiry is off by one second"
 
+# What the one answer with usage cost (the compressed run's), as Anthropic reports it.
+USAGE = {
+    "input_tokens": 12,
+    "output_tokens": 340,
+    "cache_read_input_tokens": 18000,
+    "cache_creation_input_tokens": 2400,
+    "model": "claude-sonnet-4-5",
+}
+
 # A log long enough to pass the stored policy's auto threshold: summarized on arrival.
 BIG_LOG = "\n".join(
     [f"2025-11-23T12:{i // 60:02d}:{i % 60:02d}Z INFO request {i} served in {i % 17} ms path=/api/item/{i}"
@@ -144,7 +153,8 @@ def build_rich_store(path: Union[str, pathlib.Path]) -> RichStore:
         # A run of three messages compressed into a summary written by hand.
         run = [
             t.user(COMPRESSED_TEXTS[0]).commit_hash,
-            t.assistant(COMPRESSED_TEXTS[1]).commit_hash,
+            # What the answer cost: compressed out of view, still counted in the branch's usage.
+            t.assistant(COMPRESSED_TEXTS[1], usage=USAGE).commit_hash,
             t.user(COMPRESSED_TEXTS[2]).commit_hash,
         ]
         out = t.compress(commits=run, content=SUMMARY_TEXT)

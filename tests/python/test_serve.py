@@ -218,6 +218,17 @@ class TestApi:
         assert body["branches"] == 3
         assert body["version"] == tract.__version__
 
+    def test_usage(self, base, rich) -> None:
+        # The one answer with usage was compressed out of view: still counted.
+        body = api(base, "/api/usage?branch=main")
+        totals = {k: ss.USAGE[k] for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
+        assert body["branch"] == "main" and body["request_count"] == 1, body
+        assert body["totals"] == totals
+        assert [m["model"] for m in body["by_model"]] == ["claude-sonnet-4-5"]
+        every = api(base, "/api/usage?all=true")
+        assert every["total"]["request_count"] == 1 and every["total"]["totals"] == totals
+        assert [b["branch"] for b in every["branches"]] == sorted(b["branch"] for b in every["branches"])
+
     def test_sessions(self, base, rich) -> None:
         info = branch_info(rich.path)
         body = api(base, "/api/sessions")
@@ -880,6 +891,11 @@ def test_page_tool_cards(page: Page, rich, base) -> None:
     view_tokens = api(base, "/api/view?branch=main")["token_count"]
     ctx = page.text(page.one("[data-testid=context-bar] [data-testid=context-tokens]")).strip()
     assert ctx.isdigit() and int(ctx) == view_tokens, (ctx, view_tokens)
+
+    # What the session's requests cost, compressed ones included.
+    usage = page.text(page.one("[data-testid=usage]")).strip()
+    assert usage.startswith("1 request"), usage
+    assert "cache read 18,000" in usage, usage
 
 
 @needs_browser

@@ -138,3 +138,21 @@ def test_a_claude_code_sessions_totals_are_the_sum_of_its_lines_each_response_on
         branch = t.import_file(str(session))["branch"]
         totals = t.usage(branch)["totals"]
         assert list(totals.values()) == sums
+
+
+def test_a_price_table_prices_the_models_it_names_and_no_other() -> None:
+    with tract.Tract.open() as t:
+        t.user("one")
+        t.assistant("a", usage={"input_tokens": 1_000_000, "output_tokens": 1_000_000, "model": "claude-x-1"})
+        t.assistant("b", usage={"input_tokens": 1_000_000, "output_tokens": 0, "model": "other"})
+        assert "cost" not in t.usage()
+        t.set_prices({"currency": "EUR", "models": {"claude-x*": {"input": 3, "output": 15}}})
+        u = t.usage()
+        assert u["currency"] == "EUR" and u["unpriced_models"] == ["other"]
+        assert u["cost"] is None
+        assert {m["model"]: m["cost"] for m in u["by_model"]} == {"claude-x-1": 18.0, "other": None}
+        with pytest.raises(tract.InvalidInputError):
+            t.set_prices({"models": {"m": {"input": -1, "output": 1}}})
+        assert t.prices()["currency"] == "EUR"
+        t.set_prices({})
+        assert t.prices()["models"] == {} and "cost" not in t.usage()

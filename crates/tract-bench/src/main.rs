@@ -25,6 +25,10 @@
 //! `tract-bench --secrets [--messages 2000] [--runs 5]` measures what scrubbing credentials as
 //! they are written costs: appends, imports, a capture pass with scrubbing on against off, and
 //! `secrets scan --history` beside the detector alone (see `secrets.rs`).
+//! `tract-bench --usage [--messages 1000000] [--branches 1000] [--runs 30] [--steps 400]
+//! [--dir DIR]` measures the usage ledger: a branch's totals and every branch's with the
+//! store's over a seeded store, and an agent step with usage against one without (see
+//! `usage.rs`).
 //! `--sessions-worker STORE PREFIX THREADS COUNT|timed [ITEMS.jsonl]` is one process of the
 //! sessions figures (scripts/bench-appends.py runs it on the items it gives SQLiteSession);
 //! `--history-worker` is one measurement of `--history`, `--search-worker` one of `--search`.
@@ -36,6 +40,7 @@ mod search;
 mod secrets;
 mod serve;
 mod transcripts;
+mod usage;
 mod workload;
 
 use serde_json::{Value, json};
@@ -151,6 +156,24 @@ fn run() -> Result<Value, String> {
             append_count: number("--append-count", 10 * 1024 + 512)?,
         };
         return search::run(params, &dir, counts, flag("--postgres").as_deref());
+    }
+    if args.iter().any(|a| a == "--usage") {
+        let number = |name: &str, default: usize| {
+            flag(name)
+                .map_or(Ok(default), |s| s.trim().replace('_', "").parse::<usize>())
+                .map_err(|e| format!("{name}: {e}"))
+        };
+        let dir = flag("--dir").map_or_else(
+            || std::env::temp_dir().join("tract-bench-usage"),
+            std::path::PathBuf::from,
+        );
+        return usage::run(
+            &dir,
+            number("--messages", 1_000_000)?,
+            number("--branches", 1_000)?,
+            number("--runs", 30)?,
+            number("--steps", 400)?,
+        );
     }
     if args.iter().any(|a| a == "--serve") {
         let sizes = flag("--sizes")

@@ -39,6 +39,7 @@ pub mod json;
 pub mod object;
 pub mod ops;
 mod parallel;
+pub mod price_table;
 pub mod refs;
 mod repo;
 pub mod retention_policy;
@@ -77,7 +78,8 @@ pub use ops::sync::{
     BranchSpec, BranchSync, Refusal, RefusedBranch, SyncOptions, SyncProgress, SyncReport,
     clone_store, clone_store_with, pull, push,
 };
-pub use ops::usage::{BranchUsage, UsageOptions};
+pub use ops::usage::{BranchUsage, Priced, StoreUsage, UsageOptions};
+pub use price_table::{PriceTable, Prices};
 pub use refs::{Head, HeadRef, ReflogEntry};
 pub use repo::Bind;
 pub use retention_policy::{
@@ -104,10 +106,9 @@ pub use tools::hooks::{
 pub use tools::policy::ToolPolicy;
 pub use tools::{CallState, ResultQuery, ToolCallInfo, ToolTurn};
 pub use tract::{OpenOptions, Progress, ProgressFn, Status, Tract};
-pub use usage::Usage;
+pub use usage::{Ledger, Totals, Usage};
 pub use view::cache::{DEFAULT_VIEW_CACHE_BUDGET, set_view_cache_budget, view_cache_bytes};
 pub use view::info::{CommitInfo, Current};
-pub use view::ledger::{Ledger, Totals};
 pub use view::revision::{BranchName, Rev};
 pub use view::{CallShape, Shape, View, ViewEntry};
 pub use write::record::RecordQuery;

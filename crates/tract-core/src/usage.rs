@@ -10,12 +10,15 @@
 //! cached ones among them in `*_tokens_details.cached_tokens`, and writes no cache the caller
 //! pays for. So OpenAI's input becomes `input_tokens` = input − cached and
 //! `cache_read_input_tokens` = cached.
+//!
+//! [`Totals`] and [`Ledger`] sum requests: what a history's usage ledger keeps
+//! (`view::ledger`) and a report gives.
 
 use crate::error::{Error, Result};
 use crate::object::{Message, RECORD_METADATA_KEY, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::object::USAGE_METADATA_KEY;
 
@@ -44,6 +47,141 @@ pub struct Usage {
     /// given and not summed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub other: BTreeMap<String, Value>,
+}
+
+/// Token counts summed over requests, in Anthropic's names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Model requests counted.
+    pub requests: u64,
+    /// Input tokens neither read from the cache nor written to it.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's cache.
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the provider's cache.
+    pub cache_creation_input_tokens: u64,
+    /// The largest input of one request, all kinds together: the largest context sent.
+    pub largest_input_tokens: u64,
+}
+
+impl Totals {
+    /// Counts one request.
+    pub fn add(&mut self, u: &Usage) {
+        self.requests = self.requests.saturating_add(1);
+        self.input_tokens = self.input_tokens.saturating_add(u.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(u.output_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_add(u.cache_read_input_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(u.cache_creation_input_tokens);
+        self.largest_input_tokens = self.largest_input_tokens.max(u.all_input_tokens());
+    }
+
+    /// Adds totals of other requests.
+    pub fn merge(&mut self, o: &Totals) {
+        self.requests = self.requests.saturating_add(o.requests);
+        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_add(o.cache_read_input_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(o.cache_creation_input_tokens);
+        self.largest_input_tokens = self.largest_input_tokens.max(o.largest_input_tokens);
+    }
+
+    /// Takes away the counts of `o`, requests its history holds too (the largest input stays:
+    /// a history holds its ancestor's).
+    pub fn take_away(&mut self, o: &Totals) {
+        self.requests = self.requests.saturating_sub(o.requests);
+        self.input_tokens = self.input_tokens.saturating_sub(o.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_sub(o.output_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_sub(o.cache_read_input_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_sub(o.cache_creation_input_tokens);
+    }
+
+    /// Every input token: not cached, read from the cache and written to it.
+    pub fn all_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_input_tokens)
+            .saturating_add(self.cache_creation_input_tokens)
+    }
+
+    /// The share of input tokens read from the cache (`None` without input).
+    pub fn cache_hit_rate(&self) -> Option<f64> {
+        let all = self.all_input_tokens();
+        (all > 0).then(|| self.cache_read_input_tokens as f64 / all as f64)
+    }
+
+    /// How many times the largest context was written to the cache: tokens written to it over
+    /// the largest input of one request (`None` without input). Near 1 when each token was
+    /// written once; a prefix that kept breaking writes it again and again.
+    pub fn rewrite_factor(&self) -> Option<f64> {
+        (self.largest_input_tokens > 0)
+            .then(|| self.cache_creation_input_tokens as f64 / self.largest_input_tokens as f64)
+    }
+}
+
+/// The totals of a history: overall, per model, and the token kinds reported that are not
+/// summed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Every request.
+    pub totals: Totals,
+    /// Per model, as the provider named it (`""`: not named).
+    pub by_model: BTreeMap<String, Totals>,
+    /// Counts of kinds tract does not sum, by name, as reported beside the four it does.
+    pub unknown_kinds: BTreeSet<String>,
+}
+
+impl Ledger {
+    /// Counts one request.
+    pub fn add(&mut self, u: &Usage) {
+        self.totals.add(u);
+        let model = u.model.clone().unwrap_or_default();
+        match self.by_model.get_mut(&model) {
+            Some(t) => t.add(u),
+            None => {
+                let mut t = Totals::default();
+                t.add(u);
+                self.by_model.insert(model, t);
+            }
+        }
+        for k in u.unknown_kinds() {
+            if !self.unknown_kinds.contains(k) {
+                self.unknown_kinds.insert(k.to_string());
+            }
+        }
+    }
+
+    /// Takes away the counts of `o`, requests counted here already (the largest inputs and the
+    /// kinds not summed stay).
+    pub fn take_away(&mut self, o: &Ledger) {
+        self.totals.take_away(&o.totals);
+        for (model, t) in &o.by_model {
+            if let Some(mine) = self.by_model.get_mut(model) {
+                mine.take_away(t);
+            }
+        }
+    }
+
+    /// Adds the totals of other requests.
+    pub fn merge(&mut self, o: &Ledger) {
+        self.totals.merge(&o.totals);
+        for (model, t) in &o.by_model {
+            self.by_model.entry(model.clone()).or_default().merge(t);
+        }
+        self.unknown_kinds.extend(o.unknown_kinds.iter().cloned());
+    }
 }
 
 /// Which provider's names a usage object is in.

@@ -1,7 +1,7 @@
 //! [`UsageReport`]: what a branch's model requests cost (`tract usage`, Python's `usage()`).
 
 use serde::Serialize;
-use tract_core::{BranchUsage, Totals};
+use tract_core::{BranchUsage, StoreUsage, Totals};
 
 /// The four token counts, in Anthropic's names, whichever provider reported them.
 #[derive(Debug, Clone, Serialize)]
@@ -30,10 +30,15 @@ pub struct Summed {
     /// Cache creation ÷ the largest input: how many times the context was written to the
     /// cache (`null` without input).
     rewrite_factor: Option<f64>,
+    /// What the requests cost at the store's price table, in its `currency` (`null`: a model
+    /// is not priced, so the cost is not known; absent without a table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<Option<f64>>,
 }
 
-impl From<&Totals> for Summed {
-    fn from(t: &Totals) -> Self {
+impl Summed {
+    /// `t`, with its cost when the store has a price table.
+    fn new(t: &Totals, cost: Option<Option<f64>>) -> Self {
         Summed {
             totals: Tokens {
                 input_tokens: t.input_tokens,
@@ -45,6 +50,7 @@ impl From<&Totals> for Summed {
             largest_input_tokens: t.largest_input_tokens,
             cache_hit_rate: t.cache_hit_rate(),
             rewrite_factor: t.rewrite_factor(),
+            cost,
         }
     }
 }
@@ -89,48 +95,71 @@ pub struct UsageReport {
     by_day: Option<Vec<DayUsage>>,
     /// The kinds of tokens reported that tract does not sum, by name.
     unknown_kinds: Vec<String>,
+    /// The currency of the costs (absent without a price table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    currency: Option<String>,
+    /// The models the price table does not price (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unpriced_models: Option<Vec<String>>,
 }
 
 impl From<&BranchUsage> for UsageReport {
     fn from(u: &BranchUsage) -> Self {
+        let priced = u.cost.as_ref();
+        let model_cost =
+            |model: &str| priced.map(|p| p.cost.by_model.get(model).copied().flatten());
         UsageReport {
             branch: u.branch.clone(),
             commit_hash: u.tip.map(|t| t.to_hex()),
             since: u.since_us.map(tract_core::clock::rfc3339_micros),
-            summed: Summed::from(&u.ledger.totals),
+            summed: Summed::new(&u.ledger.totals, priced.map(|p| p.cost.total)),
             by_model: u
                 .ledger
                 .by_model
                 .iter()
                 .map(|(model, t)| ModelUsage {
                     model: model.clone(),
-                    summed: Summed::from(t),
+                    summed: Summed::new(t, model_cost(model)),
                 })
                 .collect(),
             by_day: u.by_day.as_ref().map(|days| {
                 days.iter()
-                    .map(|(day, t)| DayUsage {
+                    .map(|(day, l)| DayUsage {
                         day: day.clone(),
-                        summed: Summed::from(t),
+                        summed: Summed::new(
+                            &l.totals,
+                            priced.map(|p| {
+                                p.by_day
+                                    .as_ref()
+                                    .and_then(|d| d.get(day))
+                                    .and_then(|c| c.total)
+                            }),
+                        ),
                     })
                     .collect()
             }),
             unknown_kinds: u.ledger.unknown_kinds.iter().cloned().collect(),
+            currency: priced.map(|p| p.currency.clone()),
+            unpriced_models: priced.map(|p| p.cost.unpriced.clone()),
         }
     }
 }
 
-/// Every branch's usage (`tract usage --all`).
+/// Every branch's usage (`tract usage --all`), and the store's.
 #[derive(Debug, Clone, Serialize)]
 pub struct UsageReports {
     /// One per branch, by name.
     branches: Vec<UsageReport>,
+    /// Every branch's history together, each request once however many branches reach it
+    /// (`branch` is `""`, `commit_hash` null).
+    total: UsageReport,
 }
 
-impl From<&[BranchUsage]> for UsageReports {
-    fn from(all: &[BranchUsage]) -> Self {
+impl From<&StoreUsage> for UsageReports {
+    fn from(all: &StoreUsage) -> Self {
         UsageReports {
-            branches: all.iter().map(UsageReport::from).collect(),
+            branches: all.branches.iter().map(UsageReport::from).collect(),
+            total: UsageReport::from(&all.total),
         }
     }
 }

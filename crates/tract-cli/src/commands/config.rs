@@ -9,8 +9,8 @@ use crate::vocabulary::Config;
 use clap::Subcommand;
 use std::fmt::Write;
 use tract_core::{
-    DeleteIdleBranches, ReplaceToolResults, Replacement, RetentionPolicy, RetentionRule,
-    SecretsPolicy, Summarizer, ToolPolicy,
+    DeleteIdleBranches, PriceTable, Prices, ReplaceToolResults, Replacement, RetentionPolicy,
+    RetentionRule, SecretsPolicy, Summarizer, ToolPolicy,
 };
 
 /// Settings stored in the store, which every process and command applies.
@@ -45,6 +45,49 @@ enum What {
     /// their stored value; a store made by an older tract has no policy until this or `tract
     /// upgrade` gives it one.
     Secrets(SecretsArgs),
+    /// Change the price table `tract usage` prices requests with: per model (or pattern of
+    /// model names, `claude-sonnet-4-5*`), per million tokens of each kind. None is bundled;
+    /// a model the table does not price has an unknown cost. Options not given keep the
+    /// stored table.
+    Prices(PricesArgs),
+}
+
+/// `tract config prices`.
+#[derive(Debug, clap::Args)]
+struct PricesArgs {
+    /// Price MODEL (a name, or a pattern: `*` any run of characters): with --input and
+    /// --output, and --cache-read and --cache-write where they differ from --input.
+    #[arg(long, value_name = "MODEL", requires_all = ["input", "output"])]
+    model: Option<String>,
+    /// Input tokens, per million (with --model).
+    #[arg(long, value_name = "PRICE", requires = "model")]
+    input: Option<f64>,
+    /// Output tokens, per million (with --model).
+    #[arg(long, value_name = "PRICE", requires = "model")]
+    output: Option<f64>,
+    /// Input tokens read from the cache, per million (with --model; default: --input).
+    #[arg(long, value_name = "PRICE", requires = "model")]
+    cache_read: Option<f64>,
+    /// Input tokens written to the cache, per million (with --model; default: --input).
+    #[arg(long, value_name = "PRICE", requires = "model")]
+    cache_write: Option<f64>,
+    /// Remove MODEL's prices (repeatable).
+    #[arg(long = "remove", value_name = "MODEL")]
+    remove: Vec<String>,
+    /// The currency the prices are in (USD unless given).
+    #[arg(long, value_name = "NAME")]
+    currency: Option<String>,
+    /// Start from the table in FILE (JSON, `-` reads standard input: {"currency": "USD",
+    /// "models": {MODEL: {"input": N, "output": N, "cache_read": N, "cache_creation": N}}})
+    /// instead of the stored one.
+    #[arg(long, value_name = "FILE", conflicts_with = "reset")]
+    from: Option<std::path::PathBuf>,
+    /// Start from an empty table.
+    #[arg(long)]
+    reset: bool,
+    /// Show the table as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `tract config secrets`.
@@ -197,6 +240,47 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             t.set_secrets_policy(&policy)?;
             show_secrets(ui, Some(&policy));
         }
+        What::Prices(args) => {
+            let mut table = match (&args.from, args.reset) {
+                (Some(file), _) => PriceTable::from_json(&crate::arguments::read_text(file)?)?,
+                (None, true) => PriceTable::default(),
+                (None, false) => t.prices()?,
+            };
+            for model in &args.remove {
+                if table.models.remove(model).is_none() {
+                    return Err(tract_core::Error::InvalidInput {
+                        message: format!("the price table has no model '{model}'"),
+                    }
+                    .into());
+                }
+            }
+            if let (Some(model), Some(input), Some(output)) = (&args.model, args.input, args.output)
+            {
+                let prices = Prices {
+                    input,
+                    output,
+                    cache_read: args.cache_read,
+                    cache_creation: args.cache_write,
+                };
+                table.models.insert(model.clone(), prices);
+            }
+            if let Some(c) = &args.currency {
+                table.currency = c.clone();
+            }
+            let changed = args.from.is_some()
+                || args.reset
+                || args.model.is_some()
+                || !args.remove.is_empty()
+                || args.currency.is_some();
+            if changed {
+                t.set_prices(&table)?;
+            }
+            if args.json {
+                output::print(ui, &table, false);
+            } else {
+                show_prices(ui, &table);
+            }
+        }
     }
     Ok(())
 }
@@ -325,6 +409,24 @@ fn rule_of(spec: &str) -> Result<RetentionRule, CommandError> {
         _ => {}
     }
     Ok(rule)
+}
+
+fn show_prices(ui: &mut Ui<'_>, table: &PriceTable) {
+    if table.is_empty() {
+        let _ = writeln!(ui, "prices: none (tract usage gives no cost)");
+        return;
+    }
+    let _ = writeln!(ui, "prices ({} per million tokens):", table.currency);
+    for (model, p) in &table.models {
+        let _ = writeln!(
+            ui,
+            "  {model}: input {}, output {}, cache read {}, cache write {}",
+            p.input,
+            p.output,
+            p.cache_read.unwrap_or(p.input),
+            p.cache_creation.unwrap_or(p.input)
+        );
+    }
 }
 
 fn show_retention(ui: &mut Ui<'_>, p: &RetentionPolicy) {

@@ -1,7 +1,7 @@
 //! `tract mcp`: the store's history as Model Context Protocol tools, over stdio.
 //!
 //! An agent recalls its past through these tools: search, the log, one commit, tool results
-//! and turns, a branch's status. Every tool names its branch (default: the branch the store's
+//! and turns, a branch's status and what its requests cost. Every tool names its branch (default: the branch the store's
 //! `HEAD` is on); a branch that does not exist is a tool error naming the closest branches.
 //! Writes (`edit`, `compress`) are served only with `--allow-writes`. Each tool answers with
 //! JSON text, in the types `--json` and the web API use ([`crate::vocabulary`]): commits
@@ -14,7 +14,9 @@ use crate::commands::search::DEFAULT_HITS;
 use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
-use crate::vocabulary::{Commit, CompressReport, Detail, SearchHit, Status, ToolTurn, Version};
+use crate::vocabulary::{
+    Commit, CompressReport, Detail, SearchHit, Status, ToolTurn, UsageReport, Version,
+};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -28,7 +30,7 @@ use tract_core::{
 };
 
 /// Serve the store's history to an agent as MCP tools over stdio (search_history, log, show,
-/// find_tool_results, find_tool_turns, status; edit and compress with --allow-writes).
+/// find_tool_results, find_tool_turns, status, usage; edit and compress with --allow-writes).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Also serve `edit` and `compress`, which change history (the originals stay in it).
@@ -335,6 +337,18 @@ impl History {
     )]
     fn status(&self, Parameters(a): Parameters<BranchOnly>) -> Answer {
         self.answer(a.branch.as_deref(), |t| Ok(Status::from(&t.status()?)))
+    }
+
+    /// What a branch's model requests cost.
+    #[tool(
+        description = "What a branch's model requests cost, summed along its history (what a compaction took out of view too): input, output, cache read and cache creation tokens, the cache hit rate, per model, and the cost at the store's price table if it has one."
+    )]
+    fn usage(&self, Parameters(a): Parameters<BranchOnly>) -> Answer {
+        self.answer(a.branch.as_deref(), |t| {
+            Ok(UsageReport::from(
+                &t.usage(None, &tract_core::UsageOptions::default())?,
+            ))
+        })
     }
 }
 

@@ -60,14 +60,15 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     if a.all || a.by == Some(By::Session) {
         let all = t.usage_of_branches(&o)?;
         if a.json {
-            output::print(ui, &UsageReports::from(all.as_slice()), false);
+            output::print(ui, &UsageReports::from(&all), false);
         } else {
-            for (k, u) in all.iter().enumerate() {
-                if k > 0 {
-                    ui.print("\n");
-                }
+            for u in &all.branches {
                 report(ui, u, a.by);
+                ui.print("\n");
             }
+            let mut total = all.total.clone();
+            total.branch = "every branch (each request once)".into();
+            report(ui, &total, a.by);
         }
         return Ok(());
     }
@@ -112,8 +113,45 @@ fn report(ui: &mut Ui<'_>, u: &BranchUsage, by: Option<By>) {
     }
     if let Some(days) = &u.by_day {
         for (day, d) in days {
-            let _ = writeln!(out, "  {day}: {}", count(d.requests, "request", "requests"));
-            line(&mut out, "    ", d);
+            let _ = writeln!(
+                out,
+                "  {day}: {}",
+                count(d.totals.requests, "request", "requests")
+            );
+            line(&mut out, "    ", &d.totals);
+        }
+    }
+    if let Some(p) = &u.cost {
+        let money = |c: Option<f64>| match c {
+            Some(c) => format!("{c:.4} {}", p.currency),
+            None => "unknown".to_string(),
+        };
+        let _ = writeln!(out, "  cost: {}", money(p.cost.total));
+        if p.cost.by_model.len() > 1 || p.cost.total.is_none() {
+            for (model, c) in &p.cost.by_model {
+                let name = if model.is_empty() {
+                    "(no model named)"
+                } else {
+                    model
+                };
+                let _ = writeln!(out, "    {name}: {}", money(*c));
+            }
+        }
+        if !p.cost.unpriced.is_empty() {
+            let _ = writeln!(
+                out,
+                "  not in the price table (`tract config prices`): {}",
+                p.cost
+                    .unpriced
+                    .iter()
+                    .map(|m| if m.is_empty() {
+                        "(no model named)"
+                    } else {
+                        m.as_str()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
     }
     if !u.ledger.unknown_kinds.is_empty() {

@@ -279,6 +279,37 @@ fn usage_sums_what_the_branchs_answers_cost() {
             "cache_creation_input_tokens": 0
         })
     );
+    // Priced by the table the user gives: a model it does not price has no cost, nor the whole.
+    assert_snapshot!(p.ok(&["config", "prices", "--model", "gpt-4.1", "--input", "2", "--output", "8", "--cache-read", "0.5"]), @"
+        prices (USD per million tokens):
+          gpt-4.1: input 2, output 8, cache read 0.5, cache write 2
+    ");
+    assert_snapshot!(p.ok(&["usage"]), @"
+        main: 2 requests
+          input 391  output 16  cache read 1412  cache write 0  (cache hit rate 78.3%, context written 0.00x)
+          (no model named): 1 request
+            input 3  output 4  cache read 900  cache write 0  (cache hit rate 99.7%, context written 0.00x)
+          gpt-4.1: 1 request
+            input 388  output 12  cache read 512  cache write 0  (cache hit rate 56.9%, context written 0.00x)
+          cost: unknown
+            (no model named): unknown
+            gpt-4.1: 0.0011 USD
+          not in the price table (`tract config prices`): (no model named)
+    ");
+    p.ok(&[
+        "config", "prices", "--model", "*", "--input", "1", "--output", "1",
+    ]);
+    let json = crate::common::json(&p.ok(&["usage", "--json"]));
+    assert_eq!(json["currency"], "USD");
+    assert_eq!(json["unpriced_models"], serde_json::json!([]));
+    assert!(json["cost"].as_f64().unwrap() > 0.0);
+    let before = p.state();
+    assert_snapshot!(p.fails(&["config", "prices", "--model", "m", "--input=-1", "--output", "1"]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: price table: 'm' input must be a price of 0 or more per million tokens
+    ");
+    assert!(p.state() == before, "a bad price changes nothing");
     assert_snapshot!(p.fails(&["usage", "--since", "yesterday-ish"]), @"
         exit: 4
         --- stderr

@@ -121,6 +121,7 @@ fn a_branch_that_does_not_exist_is_a_tool_error_naming_the_close_ones() {
         ("find_tool_results", json!({"branch": "sesion-1"})),
         ("find_tool_turns", json!({"branch": "sesion-1"})),
         ("status", json!({"branch": "sesion-1"})),
+        ("usage", json!({"branch": "sesion-1"})),
         (
             "edit",
             json!({"id": "HEAD", "content": "x", "branch": "sesion-1"}),
@@ -144,6 +145,10 @@ fn a_branch_that_does_not_exist_is_a_tool_error_naming_the_close_ones() {
     let (failed, text) = m.call("status", json!({"branch": "session-1"}));
     assert!(!failed, "{text}");
     assert_eq!(json(&text)["messages"], 1);
+    let (failed, text) = m.call("usage", json!({"branch": "session-1"}));
+    assert!(!failed, "{text}");
+    assert_eq!(json(&text)["request_count"], 0);
+    assert_eq!(json(&text)["totals"]["cache_read_input_tokens"], 0);
     assert_eq!(p.state(), before, "failed calls change nothing");
 
     let new = Project::new();

@@ -6,9 +6,11 @@
 use crate::error::Result;
 use crate::id::CommitId;
 use crate::object::Op;
+use crate::price_table::{Cost, PriceTable};
 use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
-use crate::view::ledger::{self, Ledger, Totals};
+use crate::usage::Ledger;
+use crate::view::ledger;
 use crate::view::revision::Rev;
 use std::collections::BTreeMap;
 
@@ -24,7 +26,7 @@ pub struct UsageOptions {
 }
 
 /// What one branch's requests cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BranchUsage {
     /// The branch (`HEAD` for a detached position).
     pub branch: String,
@@ -33,32 +35,73 @@ pub struct BranchUsage {
     /// The totals, overall and per model, and the token kinds reported that are not summed.
     pub ledger: Ledger,
     /// Per day (`YYYY-MM-DD`, UTC), when asked for.
-    pub by_day: Option<BTreeMap<String, Totals>>,
+    pub by_day: Option<BTreeMap<String, Ledger>>,
     /// The time the totals start from, when asked for.
     pub since_us: Option<u64>,
+    /// What the requests cost, at the store's price table (`None`: it has none).
+    pub cost: Option<Priced>,
 }
 
-/// The usage of the history at `tip`, named `branch`.
+/// What a branch's requests cost at the store's prices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Priced {
+    /// The table's currency.
+    pub currency: String,
+    /// In all and per model.
+    pub cost: Cost,
+    /// Per day, when asked for.
+    pub by_day: Option<BTreeMap<String, Cost>>,
+}
+
+/// The usage of the history at `tip`, named `branch`, priced by `table`.
 fn of(
     snap: &Snapshot,
     branch: String,
     tip: Option<CommitId>,
     o: &UsageOptions,
+    table: &PriceTable,
 ) -> Result<BranchUsage> {
     let walked = o.since_us.is_some() || o.by_day;
     let (ledger, by_day) = if walked {
         let (ledger, days) = walk(snap, tip, o.since_us)?;
         (ledger, o.by_day.then_some(days))
     } else {
-        (ledger::at(snap, tip)?.0, None)
+        (ledger::at(snap, tip)?.ledger, None)
     };
-    Ok(BranchUsage {
+    Ok(priced(branch, tip, ledger, by_day, o.since_us, table))
+}
+
+/// A report of `ledger`, priced by `table`.
+fn priced(
+    branch: String,
+    tip: Option<CommitId>,
+    ledger: Ledger,
+    by_day: Option<BTreeMap<String, Ledger>>,
+    since_us: Option<u64>,
+    table: &PriceTable,
+) -> BranchUsage {
+    let cost = (!table.is_empty()).then(|| Priced {
+        currency: table.currency.clone(),
+        cost: table.cost(&ledger),
+        by_day: by_day.as_ref().map(|days| {
+            days.iter()
+                .map(|(day, l)| (day.clone(), table.cost(l)))
+                .collect()
+        }),
+    });
+    BranchUsage {
         branch,
         tip,
         ledger,
         by_day,
-        since_us: o.since_us,
-    })
+        since_us,
+        cost,
+    }
+}
+
+/// The store's price table.
+fn prices(snap: &Snapshot) -> Result<PriceTable> {
+    PriceTable::decode(snap.setting(crate::price_table::SETTING)?.as_deref())
 }
 
 /// The requests of `tip`'s first-parent history recorded at or after `since_us`, summed, and
@@ -67,9 +110,9 @@ fn walk(
     snap: &Snapshot,
     tip: Option<CommitId>,
     since_us: Option<u64>,
-) -> Result<(Ledger, BTreeMap<String, Totals>)> {
+) -> Result<(Ledger, BTreeMap<String, Ledger>)> {
     let mut ledger = Ledger::default();
-    let mut days: BTreeMap<String, Totals> = BTreeMap::new();
+    let mut days: BTreeMap<String, Ledger> = BTreeMap::new();
     let mut next = tip;
     while let Some(id) = next {
         let c = snap.commit(&id)?;
@@ -77,20 +120,31 @@ fn walk(
             break;
         }
         next = c.parents.first().copied();
-        let (Some(blob), false) = (&c.blob, matches!(c.op, Op::Edit { .. })) else {
-            continue;
-        };
-        let (m, _) = snap.blob(blob)?;
-        if let Some(u) = ledger::counted(&c, &m) {
-            ledger.add(&u);
-            let day = crate::clock::rfc3339_micros(c.timestamp_us)
-                .get(..10)
-                .unwrap_or_default()
-                .to_string();
-            days.entry(day).or_default().add(&u);
-        }
+        count(snap, &c, &mut ledger, &mut days)?;
     }
     Ok((ledger, days))
+}
+
+/// Counts the request commit `c` records, if any, in `ledger` and in its day's.
+fn count(
+    snap: &Snapshot,
+    c: &crate::object::Commit,
+    ledger: &mut Ledger,
+    days: &mut BTreeMap<String, Ledger>,
+) -> Result<()> {
+    let (Some(blob), false) = (&c.blob, matches!(c.op, Op::Edit { .. })) else {
+        return Ok(());
+    };
+    let (m, _) = snap.blob(blob)?;
+    if let Some(u) = ledger::counted(c, &m) {
+        ledger.add(&u);
+        let day = crate::clock::rfc3339_micros(c.timestamp_us)
+            .get(..10)
+            .unwrap_or_default()
+            .to_string();
+        days.entry(day).or_default().add(&u);
+    }
+    Ok(())
 }
 
 /// The usage of the branch `branch` names (`None`: the handle's position).
@@ -104,14 +158,62 @@ pub(crate) fn branch(repo: &Repo, branch: Option<&str>, o: &UsageOptions) -> Res
             (name, head.commit)
         }
     };
-    of(&snap, name, tip, o)
+    let table = prices(&snap)?;
+    of(&snap, name, tip, o, &table)
 }
 
-/// The usage of every branch, by name.
-pub(crate) fn all(repo: &Repo, o: &UsageOptions) -> Result<Vec<BranchUsage>> {
+/// What every branch's requests cost, each on its own history, and the store's: each request
+/// once, however many branches reach it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreUsage {
+    /// Each branch, by name.
+    pub branches: Vec<BranchUsage>,
+    /// Every branch's history together, each request once (`branch` is empty, `tip` none).
+    pub total: BranchUsage,
+}
+
+/// The usage of every branch, by name, and of them all.
+pub(crate) fn all(repo: &Repo, o: &UsageOptions) -> Result<StoreUsage> {
     let snap = repo.read()?;
-    snap.branches()?
-        .into_iter()
-        .map(|(name, tip)| of(&snap, name, Some(tip), o))
-        .collect()
+    let table = prices(&snap)?;
+    let tips = snap.branches()?;
+    let branches = tips
+        .iter()
+        .map(|(name, tip)| of(&snap, name.clone(), Some(*tip), o, &table))
+        .collect::<Result<Vec<_>>>()?;
+    let ids: Vec<CommitId> = tips.iter().map(|(_, t)| *t).collect();
+    let (ledger, by_day) = if o.since_us.is_some() || o.by_day {
+        let (ledger, days) = walk_all(&snap, &ids, o.since_us)?;
+        (ledger, o.by_day.then_some(days))
+    } else {
+        (ledger::union(&snap, &ids)?, None)
+    };
+    let total = priced(String::new(), None, ledger, by_day, o.since_us, &table);
+    Ok(StoreUsage { branches, total })
+}
+
+/// [`walk`] over the histories of `tips` together: each commit once.
+fn walk_all(
+    snap: &Snapshot,
+    tips: &[CommitId],
+    since_us: Option<u64>,
+) -> Result<(Ledger, BTreeMap<String, Ledger>)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut ledger = Ledger::default();
+    let mut days: BTreeMap<String, Ledger> = BTreeMap::new();
+    for tip in tips {
+        let mut next = Some(*tip);
+        while let Some(id) = next {
+            if !seen.insert(id) {
+                break;
+            }
+            let c = snap.commit(&id)?;
+            if since_us.is_some_and(|s| c.timestamp_us < s) {
+                break;
+            }
+            next = c.parents.first().copied();
+            count(snap, &c, &mut ledger, &mut days)?;
+        }
+    }
+    Ok((ledger, days))
 }

@@ -51,11 +51,12 @@ impl Tract {
         crate::ops::usage::branch(&self.repo, branch, o)
     }
 
-    /// [`Tract::usage`] of every branch, by name.
+    /// [`Tract::usage`] of every branch, by name, and of the whole store: each request once,
+    /// however many branches reach it.
     pub fn usage_of_branches(
         &self,
         o: &crate::ops::usage::UsageOptions,
-    ) -> Result<Vec<crate::ops::usage::BranchUsage>> {
+    ) -> Result<crate::ops::usage::StoreUsage> {
         crate::ops::usage::all(&self.repo, o)
     }
 

@@ -140,6 +140,26 @@ impl Tract {
         )
     }
 
+    /// The store's price table (empty when none was set): what a usage report prices
+    /// requests with.
+    pub fn prices(&self) -> Result<crate::price_table::PriceTable> {
+        crate::price_table::PriceTable::decode(
+            self.repo
+                .read()?
+                .setting(crate::price_table::SETTING)?
+                .as_deref(),
+        )
+    }
+
+    /// Replaces the store's price table (durably; an empty one removes it). An invalid table
+    /// is refused and the stored one kept.
+    pub fn set_prices(&self, table: &crate::price_table::PriceTable) -> Result<()> {
+        let value = table.encode()?;
+        let mut w = self.repo.store.write()?;
+        w.set_setting(crate::price_table::SETTING, value.as_deref())?;
+        w.commit()
+    }
+
     /// Replaces the store's retention policy (durably). Only `gc` applies it, and
     /// [`crate::GcOptions::dry_run`] shows what it would do first. An invalid policy is
     /// refused and the stored one kept.

@@ -3,7 +3,8 @@
 //! branch's totals are read from the row of a commit near its tip, never from its messages.
 //!
 //! A row under `ledger.<commit>` holds the totals of the commit's first-parent history, the
-//! commit included: every request counted once, where its answer was appended (an edit keeps
+//! commit included, with its depth and root (two commits with one root may share history; two
+//! with different roots never do): every request counted once, where its answer was appended (an edit keeps
 //! the usage of the message it edits, and adds nothing; a record of an answer a transcript kept
 //! off its conversation counts, as it was paid for too). The write path writes a row for each
 //! commit whose message carries usage, and one at the end of a chain that is 64 commits or
@@ -16,11 +17,10 @@ use crate::error::Result;
 use crate::id::CommitId;
 use crate::object::{Commit, Message, Op};
 use crate::storage::store::meta::{decode_small, encode_small};
-use crate::usage::Usage;
+use crate::usage::{Ledger, Usage};
 use crate::view::Source;
 use crate::view::info::CommitInfo;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// What every row's key starts with.
 pub(crate) const PREFIX: &str = "ledger.";
@@ -34,121 +34,13 @@ pub(crate) fn key(at: &CommitId) -> String {
     format!("{PREFIX}{}", at.to_hex())
 }
 
-/// Token counts summed over requests, in Anthropic's names.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Totals {
-    /// Model requests counted.
-    pub requests: u64,
-    /// Input tokens neither read from the cache nor written to it.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the provider's cache.
-    pub cache_read_input_tokens: u64,
-    /// Input tokens written to the provider's cache.
-    pub cache_creation_input_tokens: u64,
-    /// The largest input of one request, all kinds together: the largest context sent.
-    pub largest_input_tokens: u64,
-}
-
-impl Totals {
-    /// Counts one request.
-    pub fn add(&mut self, u: &Usage) {
-        self.requests = self.requests.saturating_add(1);
-        self.input_tokens = self.input_tokens.saturating_add(u.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(u.output_tokens);
-        self.cache_read_input_tokens = self
-            .cache_read_input_tokens
-            .saturating_add(u.cache_read_input_tokens);
-        self.cache_creation_input_tokens = self
-            .cache_creation_input_tokens
-            .saturating_add(u.cache_creation_input_tokens);
-        self.largest_input_tokens = self.largest_input_tokens.max(u.all_input_tokens());
-    }
-
-    /// Adds totals of other requests.
-    pub fn merge(&mut self, o: &Totals) {
-        self.requests = self.requests.saturating_add(o.requests);
-        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
-        self.cache_read_input_tokens = self
-            .cache_read_input_tokens
-            .saturating_add(o.cache_read_input_tokens);
-        self.cache_creation_input_tokens = self
-            .cache_creation_input_tokens
-            .saturating_add(o.cache_creation_input_tokens);
-        self.largest_input_tokens = self.largest_input_tokens.max(o.largest_input_tokens);
-    }
-
-    /// Every input token: not cached, read from the cache and written to it.
-    pub fn all_input_tokens(&self) -> u64 {
-        self.input_tokens
-            .saturating_add(self.cache_read_input_tokens)
-            .saturating_add(self.cache_creation_input_tokens)
-    }
-
-    /// The share of input tokens read from the cache (`None` without input).
-    pub fn cache_hit_rate(&self) -> Option<f64> {
-        let all = self.all_input_tokens();
-        (all > 0).then(|| self.cache_read_input_tokens as f64 / all as f64)
-    }
-
-    /// How many times the largest context was written to the cache: tokens written to it over
-    /// the largest input of one request (`None` without input). Near 1 when each token was
-    /// written once; a prefix that kept breaking writes it again and again.
-    pub fn rewrite_factor(&self) -> Option<f64> {
-        (self.largest_input_tokens > 0)
-            .then(|| self.cache_creation_input_tokens as f64 / self.largest_input_tokens as f64)
-    }
-}
-
-/// The totals of a history: overall, per model, and the token kinds reported that are not
-/// summed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Ledger {
-    /// Every request.
-    pub totals: Totals,
-    /// Per model, as the provider named it (`""`: not named).
-    pub by_model: BTreeMap<String, Totals>,
-    /// Counts of kinds tract does not sum, by name, as reported beside the four it does.
-    pub unknown_kinds: BTreeSet<String>,
-}
-
-impl Ledger {
-    /// Counts one request.
-    pub fn add(&mut self, u: &Usage) {
-        self.totals.add(u);
-        let model = u.model.clone().unwrap_or_default();
-        match self.by_model.get_mut(&model) {
-            Some(t) => t.add(u),
-            None => {
-                let mut t = Totals::default();
-                t.add(u);
-                self.by_model.insert(model, t);
-            }
-        }
-        for k in u.unknown_kinds() {
-            if !self.unknown_kinds.contains(k) {
-                self.unknown_kinds.insert(k.to_string());
-            }
-        }
-    }
-
-    /// Adds the totals of other requests.
-    pub fn merge(&mut self, o: &Ledger) {
-        self.totals.merge(&o.totals);
-        for (model, t) in &o.by_model {
-            self.by_model.entry(model.clone()).or_default().merge(t);
-        }
-        self.unknown_kinds.extend(o.unknown_kinds.iter().cloned());
-    }
-}
-
-/// A row as stored: the layout, how many commits the history holds, its totals.
+/// A row as stored: the layout, how many commits the history holds and its first commit, its
+/// totals.
 #[derive(Deserialize)]
 struct Row {
     version: u8,
     depth: u64,
+    root: CommitId,
     ledger: Ledger,
 }
 
@@ -157,6 +49,7 @@ struct Row {
 struct RowOut<'a> {
     version: u8,
     depth: u64,
+    root: CommitId,
     ledger: &'a Ledger,
 }
 
@@ -173,46 +66,63 @@ pub(crate) fn counted(commit: &Commit, message: &Message) -> Option<Usage> {
     Usage::of(message).ok().flatten()
 }
 
-/// The row of `at`, if it has one of this layout: its depth and ledger.
-fn row(src: &impl Source, at: &CommitId) -> Result<Option<(u64, Ledger)>> {
+/// A commit's place in the ledger: the totals of its first-parent history, how many commits
+/// that holds, its first commit (`None` for the empty history before a first commit), and how
+/// many commits were walked back to the nearest row to learn it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Place {
+    pub(crate) ledger: Ledger,
+    pub(crate) depth: u64,
+    pub(crate) root: Option<CommitId>,
+    pub(crate) walked: u64,
+}
+
+/// The row of `at`, if it has one of this layout.
+fn row(src: &impl Source, at: &CommitId) -> Result<Option<Row>> {
     let Some(bytes) = src.meta(&key(at))? else {
         return Ok(None);
     };
     Ok(decode_small::<Row>(&bytes)
         .ok()
-        .filter(|r| r.version == VERSION)
-        .map(|r| (r.depth, r.ledger)))
+        .filter(|r| r.version == VERSION))
 }
 
-/// The totals of `at`'s first-parent history, with its depth (commits in it) and how many
-/// commits were walked back to the nearest row (`None`: the empty history before a first
-/// commit).
-pub(crate) fn at(src: &impl Source, at: Option<CommitId>) -> Result<(Ledger, u64, u64)> {
+/// The place of `at` (`None`: the empty history): from the nearest row back along first
+/// parents, and the usage of the commits after it, read from their messages.
+pub(crate) fn at(src: &impl Source, at: Option<CommitId>) -> Result<Place> {
     let mut walked: Vec<(CommitId, Commit)> = Vec::new();
     let mut next = at;
-    let (mut depth, mut ledger) = (0, Ledger::default());
+    let mut place = Place::default();
     while let Some(id) = next {
-        if let Some((d, l)) = row(src, &id)? {
-            (depth, ledger) = (d, l);
+        if let Some(r) = row(src, &id)? {
+            place = Place {
+                ledger: r.ledger,
+                depth: r.depth,
+                root: Some(r.root),
+                walked: 0,
+            };
             break;
         }
         let c = src.commit(&id)?;
         next = c.parents.first().copied();
+        if next.is_none() {
+            place.root = Some(id);
+        }
         walked.push((id, c));
     }
-    let steps = walked.len() as u64;
+    place.walked = walked.len() as u64;
     for (_, c) in walked.iter().rev() {
-        depth += 1;
+        place.depth += 1;
         if let Some(blob) = &c.blob
             && !matches!(c.op, Op::Edit { .. })
         {
             let (m, _) = src.blob(blob)?;
             if let Some(u) = counted(c, &m) {
-                ledger.add(&u);
+                place.ledger.add(&u);
             }
         }
     }
-    Ok((ledger, depth, steps))
+    Ok(place)
 }
 
 /// Keeps the rows of a chain just written on top of `start` (`infos`, oldest first, each the
@@ -227,42 +137,97 @@ pub(crate) fn keep(
         .iter()
         .map(|i| i.message.as_ref().and_then(|m| counted(&i.commit, m)))
         .collect();
-    let Some(last) = infos.last() else {
+    let (Some(first), Some(last)) = (infos.first(), infos.last()) else {
         return Ok(());
     };
     // Nothing to write when nothing counts and a row is near: a chain without usage costs a
     // walk of a few commits only.
-    let (mut ledger, mut depth, mut since) = at(&*w, start)?;
-    if paid.iter().all(Option::is_none) && since + (infos.len() as u64) < SPACING {
+    let mut place = at(&*w, start)?;
+    if paid.iter().all(Option::is_none) && place.walked + (infos.len() as u64) < SPACING {
         return Ok(());
     }
+    let root = place.root.unwrap_or(first.id);
     for (info, u) in infos.iter().zip(&paid) {
-        depth += 1;
-        since += 1;
+        place.depth += 1;
+        place.walked += 1;
         let Some(u) = u else {
-            if info.id == last.id && since >= SPACING {
-                put(w, &info.id, depth, &ledger)?;
+            if info.id == last.id && place.walked >= SPACING {
+                put(w, &info.id, &place, root)?;
             }
             continue;
         };
-        ledger.add(u);
-        put(w, &info.id, depth, &ledger)?;
-        since = 0;
+        place.ledger.add(u);
+        put(w, &info.id, &place, root)?;
+        place.walked = 0;
     }
     Ok(())
 }
 
-/// Writes the row of `at`.
+/// Writes the row of `at`, whose history starts at `root`.
 fn put(
     w: &mut crate::storage::store::writer::Writer,
     at: &CommitId,
-    depth: u64,
-    ledger: &Ledger,
+    place: &Place,
+    root: CommitId,
 ) -> Result<()> {
     let bytes = encode_small(&RowOut {
         version: VERSION,
-        depth,
-        ledger,
+        depth: place.depth,
+        root,
+        ledger: &place.ledger,
     })?;
     w.set_meta(&key(at), Some(&bytes))
+}
+
+/// The totals of the union of the first-parent histories of `tips`: each request once, however
+/// many of them reach it. Tips with different roots share nothing; those with one root are
+/// walked back together, deepest first, until they meet (a tip that meets another adds what it
+/// holds past the meeting point), so the walk costs what they hold apart, not what they share.
+pub(crate) fn union(src: &impl Source, tips: &[CommitId]) -> Result<Ledger> {
+    let mut total = Ledger::default();
+    // Per root, the tips' places.
+    let mut groups: std::collections::BTreeMap<CommitId, Vec<(CommitId, Place)>> =
+        std::collections::BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for tip in tips {
+        if !seen.insert(*tip) {
+            continue;
+        }
+        let place = at(src, Some(*tip))?;
+        let Some(root) = place.root else { continue };
+        groups.entry(root).or_default().push((*tip, place));
+    }
+    for (_, group) in groups {
+        // The largest input and the kinds not summed are each tip's history's, whole.
+        for (_, p) in &group {
+            total.merge(&p.ledger);
+        }
+        if group.len() == 1 {
+            continue;
+        }
+        // Walking back: each frontier's commit and depth, and the tip it started from.
+        let mut frontier: Vec<(u64, CommitId, usize)> = group
+            .iter()
+            .enumerate()
+            .map(|(k, (tip, p))| (p.depth, *tip, k))
+            .collect();
+        // What the tips hold in common counts once: take away, for each tip that meets another,
+        // the totals at the meeting point (its history from there on is the other's too).
+        while frontier.len() > 1 {
+            frontier.sort();
+            let Some((depth, id, k)) = frontier.pop() else {
+                break;
+            };
+            if frontier.iter().any(|(d, c, _)| *d == depth && *c == id) {
+                let met = at(src, Some(id))?;
+                total.take_away(&met.ledger);
+                continue;
+            }
+            // At the root alone, nothing is left to share.
+            if let Some(p) = src.commit(&id)?.parents.first().copied() {
+                frontier.push((depth.saturating_sub(1), p, k));
+            }
+        }
+    }
+    Ok(total)
 }

@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
         "storage/journal/segment",
         "refs",
         "retention_policy",
+        "price_table",
         "storage/search/tokenizer",
         "storage/search/lanes",
         "secrets/rules",

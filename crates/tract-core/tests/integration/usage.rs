@@ -83,7 +83,7 @@ fn a_real_sessions_totals_are_the_sum_of_its_raw_lines_each_response_once() {
         };
         assert_eq!(totals(&t, &walked), expected, "{name}, walked");
         let by_day = t.usage(None, &walked).unwrap().by_day.unwrap();
-        let requests: u64 = by_day.values().map(|d| d.requests).sum();
+        let requests: u64 = by_day.values().map(|d| d.totals.requests).sum();
         assert_eq!(requests, expected[4], "{name}, per day");
         let report = t.usage(None, &UsageOptions::default()).unwrap();
         assert!(
@@ -95,6 +95,12 @@ fn a_real_sessions_totals_are_the_sum_of_its_raw_lines_each_response_once() {
             "{name}: {:?}",
             report.ledger.by_model.keys()
         );
+        // The store's total counts each request once: the session's and its sub-agents' own,
+        // from the ledger's rows as from a walk of every branch's history.
+        let store = t.usage_of_branches(&UsageOptions::default()).unwrap().total;
+        let walked_store = t.usage_of_branches(&walked).unwrap().total;
+        assert_eq!(store.ledger.totals, walked_store.ledger.totals, "{name}");
+        let mut own_total = expected[4];
         // A sub-agent's branch carries its own requests past where it forked, none of them
         // counted in the session's: as many as its lines record.
         for c in t.log(&tract_core::LogQuery::default()).unwrap() {
@@ -127,7 +133,9 @@ fn a_real_sessions_totals_are_the_sum_of_its_raw_lines_each_response_once() {
                 .collect();
             assert_eq!(own, raw_sums(&lines)[4], "{name}: {agent}");
             assert!(own > 0, "{name}: {agent}");
+            own_total += own;
         }
+        assert_eq!(store.ledger.totals.requests, own_total, "{name}");
     }
 }
 
@@ -222,13 +230,44 @@ fn a_branch_sums_its_first_parent_history_through_edits_forks_and_resets() {
     t.reset(&first.id.into()).unwrap();
     assert_eq!(totals(&t, &none), [100, 10, 0, 0, 1]);
     // Every branch, by name.
-    let all: Vec<(String, u64)> = t
-        .usage_of_branches(&none)
-        .unwrap()
+    let store = t.usage_of_branches(&none).unwrap();
+    let all: Vec<(String, u64)> = store
+        .branches
         .into_iter()
         .map(|b| (b.branch, b.ledger.totals.requests))
         .collect();
     assert_eq!(all, [("fork".to_string(), 2), ("main".to_string(), 1)]);
+    // The store's: the answer both branches hold counts once.
+    assert_eq!(store.total.ledger.totals.requests, 2);
+    assert_eq!(store.total.ledger.totals.input_tokens, 101);
+    // Priced by the store's table: a model it does not price has no cost, and neither has
+    // the whole, never zero.
+    assert!(fork.usage(None, &none).unwrap().cost.is_none());
+    let table = tract_core::PriceTable::from_json(
+        r#"{"currency": "EUR", "models": {"m*": {"input": 2, "output": 10}}}"#,
+    )
+    .unwrap();
+    t.set_prices(&table).unwrap();
+    let priced = fork.usage(None, &none).unwrap().cost.unwrap();
+    assert_eq!(priced.currency, "EUR");
+    let expected = (101.0 * 2.0 + 11.0 * 10.0) / 1e6;
+    assert!((priced.cost.total.unwrap() - expected).abs() < 1e-12);
+    t.set_prices(
+        &tract_core::PriceTable::from_json(r#"{"models": {"m2": {"input": 1, "output": 1}}}"#)
+            .unwrap(),
+    )
+    .unwrap();
+    let priced = fork.usage(None, &none).unwrap().cost.unwrap();
+    assert_eq!(
+        (priced.cost.total, priced.cost.unpriced),
+        (None, vec!["m1".to_string()])
+    );
+    // A bad table is refused and the stored one kept.
+    assert!(
+        tract_core::PriceTable::from_json(r#"{"models": {"m": {"input": -1, "output": 1}}}"#)
+            .is_err()
+    );
+    assert_eq!(t.prices().unwrap().models.len(), 1);
 }
 
 #[test]

@@ -826,8 +826,9 @@ class Tract:
         `cache_creation_input_tokens`), `request_count`, `largest_input_tokens`,
         `cache_hit_rate`, `rewrite_factor`, `by_model` (a list of dicts with `model` and the
         same figures), `by_day` (with `by_day=True`), `unknown_kinds`: the fields of
-        `tract usage --json`. `since` (a `datetime`, naive: UTC, or seconds since the epoch)
-        sums only the requests from then on."""
+        `tract usage --json`; with a price table (`set_prices`), `cost` in each (None when a
+        model is not priced), `currency` and `unpriced_models`. `since` (a `datetime`, naive:
+        UTC, or seconds since the epoch) sums only the requests from then on."""
 
     def fsck(self) -> dict[str, Any]:
         """Checks the whole store (every branch): re-hashes every object and chunk, checks every
@@ -952,6 +953,20 @@ class Tract:
         `"placeholder"`) or `delete_idle_branches` (`idle_days`); and `pinned`, branch
         patterns no rule touches. An invalid policy raises `InvalidInputError` and the stored
         one is kept; `{}` clears it."""
+
+    def prices(self) -> dict[str, Any]:
+        """The store's price table as a dict (`currency`, `models`: model name or pattern to its
+        prices per million tokens, `input`, `output`, `cache_read`, `cache_creation`), as
+        `tract config prices --json` prints it; `{"currency": "USD", "models": {}}` when none
+        was set."""
+
+    def set_prices(self, table: dict[str, Any]) -> None:
+        """Replaces the store's price table, which `usage()` prices requests with: a dict with
+        `currency` (`"USD"` unless given) and `models`, model name or pattern (`*` any run of
+        characters) to `input`, `output` and optionally `cache_read` and `cache_creation`, per
+        million tokens (the cache prices default to `input`). A model the table does not price
+        has an unknown cost, never zero. An invalid table raises `InvalidInputError` and the
+        stored one is kept; `{}` clears it."""
 
     def secrets_policy(self) -> dict[str, Any] | None:
         """The store's secrets policy as a dict (`enabled`, `rules`: your own, name to regex,

@@ -572,6 +572,14 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.set_retention_policy`, run in a worker thread."""
         return await self._run(self._tract.set_retention_policy, policy)
 
+    async def prices(self) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.prices`, run in a worker thread."""
+        return await self._run(self._tract.prices)
+
+    async def set_prices(self, table: dict[str, Any]) -> None:
+        """Awaitable twin of :meth:`Tract.set_prices`, run in a worker thread."""
+        return await self._run(self._tract.set_prices, table)
+
     async def secrets_policy(self) -> dict[str, Any] | None:
         """Awaitable twin of :meth:`Tract.secrets_policy`, run in a worker thread."""
         return await self._run(self._tract.secrets_policy)

@@ -37,8 +37,9 @@ impl PyTract {
     /// `cache_creation_input_tokens`), `request_count`, `largest_input_tokens`,
     /// `cache_hit_rate`, `rewrite_factor`, `by_model` (a list of dicts with `model` and the
     /// same figures), `by_day` (with `by_day=True`), `unknown_kinds`: the fields of
-    /// `tract usage --json`. `since` (a `datetime`, naive: UTC, or seconds since the epoch)
-    /// sums only the requests from then on.
+    /// `tract usage --json`; with a price table (`set_prices`), `cost` in each (None when a
+    /// model is not priced), `currency` and `unpriced_models`. `since` (a `datetime`, naive:
+    /// UTC, or seconds since the epoch) sums only the requests from then on.
     #[pyo3(signature = (branch=None, since=None, by_day=false))]
     fn usage<'py>(
         &self,

@@ -282,4 +282,25 @@ impl PyTract {
         let policy = tract_core::RetentionPolicy::from_json(&text).map_err(crate::errors::to_py)?;
         self.with(py, move |t| t.set_retention_policy(&policy))
     }
+
+    /// The store's price table as a dict (`currency`, `models`: model name or pattern to its
+    /// prices per million tokens, `input`, `output`, `cache_read`, `cache_creation`), as
+    /// `tract config prices --json` prints it; `{"currency": "USD", "models": {}}` when none
+    /// was set.
+    fn prices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let table = self.with(py, |t| t.prices())?;
+        crate::vocabulary::value(py, &table)
+    }
+
+    /// Replaces the store's price table, which `usage()` prices requests with: a dict with
+    /// `currency` (`"USD"` unless given) and `models`, model name or pattern (`*` any run of
+    /// characters) to `input`, `output` and optionally `cache_read` and `cache_creation`, per
+    /// million tokens (the cache prices default to `input`). A model the table does not price
+    /// has an unknown cost, never zero. An invalid table raises `InvalidInputError` and the
+    /// stored one is kept; `{}` clears it.
+    fn set_prices(&self, py: Python<'_>, table: &Bound<'_, PyAny>) -> PyResult<()> {
+        let text = crate::convert::from_py(table)?.to_string();
+        let table = tract_core::PriceTable::from_json(&text).map_err(crate::errors::to_py)?;
+        self.with(py, move |t| t.set_prices(&table))
+    }
 }

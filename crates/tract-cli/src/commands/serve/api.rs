@@ -9,7 +9,8 @@ use super::answers::{
 };
 use crate::arguments::when_us;
 use crate::vocabulary::{
-    Branch, Commit, Detail, Redaction, SearchHit, Status, Version, ViewMessage,
+    Branch, Commit, Detail, Redaction, SearchHit, Status, UsageReport, UsageReports, Version,
+    ViewMessage,
 };
 use axum::Json;
 use axum::Router;
@@ -37,6 +38,7 @@ pub(super) fn routes() -> Router<Arc<State>> {
         .route("/commit/{id}", get(commit))
         .route("/history", get(history))
         .route("/search", get(search))
+        .route("/usage", get(usage))
         .route("/events", get(events))
 }
 
@@ -273,6 +275,39 @@ async fn view(
         })
     })
     .await
+}
+
+/// What a branch's requests cost (`branch`), or every branch's and the store's (`all=true`),
+/// as `tract usage --json` and `tract usage --all --json` print them.
+async fn usage(
+    Shared(s): Shared<Arc<State>>,
+    q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let p = params(q)?;
+    let all = flag("all", p.all.as_deref())?;
+    let branch = if all {
+        None
+    } else {
+        Some(p.branch()?.to_string())
+    };
+    let o = tract_core::UsageOptions::default();
+    let value = blocking(move || {
+        let json = |v: Result<serde_json::Value, serde_json::Error>| {
+            v.map_err(|e| ApiError::new(ErrorCategory::Internal, e.to_string()))
+        };
+        match branch {
+            Some(b) => {
+                let t = s.on(&b)?;
+                let u = t.usage(None, &o).inspect_err(|_| s.forget(&b))?;
+                json(serde_json::to_value(UsageReport::from(&u)))
+            }
+            None => json(serde_json::to_value(UsageReports::from(
+                &s.head.usage_of_branches(&o)?,
+            ))),
+        }
+    })
+    .await?;
+    Ok(value)
 }
 
 async fn commit(

@@ -20,6 +20,8 @@ export const search = (branch, q, opts = {}) =>
       (opts.offset ? '&offset=' + enc(opts.offset) : '') +
       (opts.limit ? '&limit=' + enc(opts.limit) : '')
   );
+/** What the branch's model requests cost (`tract usage --json`). */
+export const usage = (branch) => get('/api/usage?branch=' + enc(branch));
 /** The stream of the branch's `head` events. */
 export const events = (branch) => new EventSource('/api/events?branch=' + enc(branch));
 

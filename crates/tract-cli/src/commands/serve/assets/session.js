@@ -6,7 +6,7 @@ import { contextBar } from './context-bar.js';
 import { h } from './dom.js';
 import { EntryList } from './entry-list.js';
 import { errorBox } from './errors.js';
-import { plural, shortId } from './format.js';
+import { fmtInt, plural, shortId } from './format.js';
 import { commitHref, historyHref } from './routes.js';
 import { searchBox } from './search.js';
 import { setCrumbs, setLive } from './topbar.js';
@@ -52,6 +52,7 @@ export async function pageSession(ctx, branch, params) {
   const bottomSlot = h('div', { class: 'load-slot bottom' });
   const view = h('div', { class: 'view', testid: 'view', dataset: { branch } }, topSlot, list.el, bottomSlot);
   const statusEl = h('div', { class: 'view-status muted' });
+  const usageEl = h('div', { class: 'view-usage muted', testid: 'usage' });
   const bannerEl = h('div', { class: 'banner-slot' });
 
   const context = contextBar(() => S.tokens);
@@ -65,7 +66,8 @@ export async function pageSession(ctx, branch, params) {
       { class: 'page-head' },
       h('h1', { class: 'branch-name' }, branch),
       h('a', { href: historyHref(branch), class: 'small-link', testid: 'history-link' }, 'history'),
-      statusEl
+      statusEl,
+      usageEl
     ),
     h(
       'div',
@@ -89,6 +91,38 @@ export async function pageSession(ctx, branch, params) {
     );
     context.update();
     updateLoadButtons();
+    refreshUsage();
+  }
+
+  // What the session's requests cost, read again when its head moves.
+  let usageHead;
+  async function refreshUsage() {
+    if (usageHead === S.head) return;
+    usageHead = S.head;
+    let u;
+    try {
+      u = await api.usage(branch);
+    } catch (_) {
+      usageEl.replaceChildren();
+      return;
+    }
+    if (!ctx.alive()) return;
+    if (!u.request_count) {
+      usageEl.replaceChildren();
+      return;
+    }
+    const t = u.totals;
+    const parts = [
+      plural(u.request_count, 'request'),
+      ' · in ' + fmtInt(t.input_tokens),
+      ' · out ' + fmtInt(t.output_tokens),
+      ' · cache read ' + fmtInt(t.cache_read_input_tokens),
+      ' · cache write ' + fmtInt(t.cache_creation_input_tokens),
+    ];
+    if (u.cache_hit_rate != null) parts.push(' · cache hit ' + (u.cache_hit_rate * 100).toFixed(1) + '%');
+    if ('cost' in u) parts.push(' · cost ' + (u.cost == null ? 'unknown' : u.cost.toFixed(4) + ' ' + u.currency));
+    usageEl.title = 'What the requests of this session cost, summed along its history (tract usage)';
+    usageEl.replaceChildren(...parts);
   }
 
   let earlierBtn = null;
