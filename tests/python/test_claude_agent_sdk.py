@@ -191,8 +191,14 @@ def test_the_mirror_reads_a_transcript_as_tract_import_does(tmp_path):
                 imported = t.compile(at=c.parents[0]).messages
                 break
     assert len(imported) == 7
-    # The mirror keeps each line's uuid beside the message; the messages are the import's.
+    # The mirror keeps each line's uuid beside the message; the messages are the import's,
+    # with what each response cost.
+    cost = lambda m: (m.get("metadata") or {}).get("tract.usage")  # noqa: E731
+    assert [cost(m) for m in mirrored][: len(imported)] == [cost(m) for m in imported]
+    assert any(cost(m) for m in imported)
     assert [m.pop("metadata")["claude.uuid"] for m in mirrored][:3] == ["u1", "a1", "u2"]
+    for m in imported:
+        m.pop("metadata", None)
     assert mirrored[: len(imported)] == imported
     assert thinking["type"] == "thinking" and thinking["signature"]
     assert not any("retry" in json.dumps(m) for m in mirrored), "the abandoned retry is left out"

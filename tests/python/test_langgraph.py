@@ -53,13 +53,20 @@ GRAPH = textwrap.dedent(
     from langgraph.graph import END, START, MessagesState, StateGraph
     from tract.integrations.langgraph import TractSaver
 
+    # What each answer cost, as LangChain reports it (its input counts the cached tokens too).
+    COST = {
+        "usage_metadata": {"input_tokens": 1200, "output_tokens": 30, "total_tokens": 1230,
+                           "input_token_details": {"cache_read": 1000}},
+        "response_metadata": {"model_name": "scripted-1"},
+    }
+
     def model(state):
         last = state["messages"][-1]
         if isinstance(last, HumanMessage):
             n = sum(isinstance(m, HumanMessage) for m in state["messages"])
             call = {"id": f"call_{n}", "name": "lookup", "args": {"q": last.content}}
-            return {"messages": [AIMessage(content="", tool_calls=[call], id=f"ai_call_{n}")]}
-        return {"messages": [AIMessage(content=f"Answer: {last.content}", id=f"ai_answer_{last.tool_call_id}")]}
+            return {"messages": [AIMessage(content="", tool_calls=[call], id=f"ai_call_{n}", **COST)]}
+        return {"messages": [AIMessage(content=f"Answer: {last.content}", id=f"ai_answer_{last.tool_call_id}", **COST)]}
 
     def tools(state):
         call = state["messages"][-1].tool_calls[0]
@@ -135,6 +142,17 @@ def test_a_graph_with_tool_calls_resumes_in_a_new_process_and_its_messages_are_t
         assert len(turns) == 2 and all(c.state == "ok" for turn in turns for c in turn.calls)
         ops = {c.op for c in t.log()}
         assert ops == {"append", "record"}
+        # What the answers cost, each once, in Anthropic's names (LangChain counts the cached
+        # tokens in its input).
+        usage = t.usage()
+        assert usage["request_count"] == 4
+        assert usage["totals"] == {
+            "input_tokens": 4 * 200,
+            "output_tokens": 4 * 30,
+            "cache_read_input_tokens": 4 * 1000,
+            "cache_creation_input_tokens": 0,
+        }
+        assert [m["model"] for m in usage["by_model"]] == ["scripted-1"]
     saver.close()
     if not any_store.startswith("postgres"):
         log = subprocess.run(

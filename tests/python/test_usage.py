@@ -1,6 +1,8 @@
 """What an answer cost, kept with it: `usage` on an assistant message, in either provider's
 names, kept in Anthropic's in the message's metadata (`tract.usage`); bad usage appends nothing."""
 
+import json
+
 import pytest
 
 import tract
@@ -156,3 +158,38 @@ def test_a_price_table_prices_the_models_it_names_and_no_other() -> None:
         assert t.prices()["currency"] == "EUR"
         t.set_prices({})
         assert t.prices()["models"] == {} and "cost" not in t.usage()
+
+
+def test_a_response_body_is_appended_with_what_it_cost() -> None:
+    anthropic = {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "Reading it."}, {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"path": "a.py"}}],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 4, "output_tokens": 60, "cache_read_input_tokens": 20000, "cache_creation_input_tokens": 300},
+    }
+    chat = {
+        "id": "chatcmpl-9",
+        "object": "chat.completion",
+        "model": "gpt-4.1",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Done.", "refusal": None}}],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020, "prompt_tokens_details": {"cached_tokens": 900}},
+    }
+    with tract.Tract.open() as t:
+        t.user("read a.py")
+        [call] = t.append_response(anthropic)
+        assert call.message["tool_calls"][0]["id"] == "toolu_1"
+        u = usage_of(call)
+        assert (u["model"], u["request_id"], u["cache_read_input_tokens"]) == ("claude-sonnet-4-5", "msg_01", 20000)
+        t.tool_result("toolu_1", "Read", "print(1)")
+        t.append_response(json.dumps(chat))
+        report = t.usage()
+        assert report["request_count"] == 2
+        assert report["totals"]["input_tokens"] == 4 + 100 and report["totals"]["cache_read_input_tokens"] == 20900
+        head = t.head
+        for bad in [{"hello": 1}, {**chat, "usage": {"prompt_tokens": -1}}, "not json"]:
+            with pytest.raises(tract.InvalidInputError):
+                t.append_response(bad)
+        assert t.head == head

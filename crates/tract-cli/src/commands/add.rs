@@ -13,7 +13,7 @@ use tract_core::{Message, RecordOptions, Role, Usage};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The message text, or `-` for standard input (a user or system message needs some).
-    #[arg(required_unless_present = "json")]
+    #[arg(required_unless_present_any = ["json", "response"])]
     text: Option<String>,
     /// The role: system, user, assistant or tool.
     #[arg(short, long, default_value = "user", conflicts_with = "json")]
@@ -41,6 +41,11 @@ pub struct Args {
     /// own), and those of OpenAI's messages; any other is refused.
     #[arg(long, value_name = "JSON", conflicts_with = "text")]
     json: Option<String>,
+    /// A provider's response body, as its API returned it (an OpenAI Chat Completions,
+    /// OpenAI Responses or Anthropic Messages response; `-` reads standard input): the
+    /// messages it answers with, the first assistant one with what it cost (its `usage`).
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["text", "json", "role", "usage", "tool_calls"])]
+    response: Option<String>,
 }
 
 /// Runs `tract add`.
@@ -49,6 +54,13 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     note_unscrubbed(ui, &t)?;
     let new_branch = NewBranch::of_flag(ctx, &t)?;
     let messages = match (&a.json, &a.text) {
+        _ if a.response.is_some() => {
+            let text = text_or_stdin(a.response.as_deref().unwrap_or_default())?;
+            let body: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                CommandError::invalid_input(format!("--response: malformed JSON: {e}"))
+            })?;
+            tract_core::formats::response_body::messages_of(&body)?
+        }
         (Some(json), _) => messages_from_text(&text_or_stdin(json)?)?,
         (None, Some(text)) => vec![from_flags(a, text_or_stdin(text)?)?],
         (None, None) => {

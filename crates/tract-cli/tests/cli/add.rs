@@ -254,6 +254,32 @@ fn usage_is_kept_with_the_answer_and_bad_usage_commits_nothing() {
     assert!(p.state() == before, "failed commands change nothing");
 }
 
+/// `--response` appends what a provider's response body answers with, and what it cost; a body
+/// that does not read commits nothing.
+#[test]
+fn a_response_body_is_appended_with_its_usage() {
+    let p = Project::new();
+    p.ok(&["add", "read a.py"]);
+    let body = r#"{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"It prints 1."}],"stop_reason":"end_turn","usage":{"input_tokens":4,"output_tokens":6,"cache_read_input_tokens":900}}"#;
+    p.ok(&["add", "--response", body]);
+    let shown = crate::common::json(&p.ok(&["show", "HEAD", "--json"]));
+    assert_eq!(shown["content"], "It prints 1.");
+    assert_eq!(
+        shown["message"]["metadata"]["tract.usage"]["request_id"],
+        "msg_01"
+    );
+    let before = p.state();
+    assert_snapshot!(p.fails(&["add", "--response", r#"{"hello":1}"#]), @r#"
+        exit: 4
+        --- stderr
+        error: invalid input: not a response body: give an OpenAI Chat Completions response ("object": "chat.completion"), an OpenAI Responses response ("object": "response") or an Anthropic Messages response ("type": "message")
+    "#);
+    assert!(
+        p.state() == before,
+        "a body that does not read commits nothing"
+    );
+}
+
 /// `tract usage` sums what a branch's answers cost, per model; a bad time is refused.
 #[test]
 fn usage_sums_what_the_branchs_answers_cost() {

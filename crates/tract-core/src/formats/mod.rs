@@ -6,5 +6,6 @@ pub mod compile;
 pub mod exports;
 pub mod imports;
 pub mod render;
+pub mod response_body;
 pub mod responses;
 pub mod transcript;

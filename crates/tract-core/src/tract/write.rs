@@ -56,6 +56,18 @@ impl Tract {
         append::append_batch(&self.repo, messages, opts)
     }
 
+    /// Appends what a provider's response body answers with (an OpenAI Chat Completions,
+    /// OpenAI Responses or Anthropic Messages response), its first assistant message carrying
+    /// the body's usage, in one transaction with options: all of them, or none.
+    pub fn append_response(
+        &self,
+        body: &serde_json::Value,
+        opts: &AppendOptions,
+    ) -> Result<Vec<CommitInfo>> {
+        let messages = crate::formats::response_body::messages_of(body)?;
+        append::append_batch(&self.repo, messages, opts)
+    }
+
     /// Appends a system message.
     pub fn system(&self, text: impl Into<String>) -> Result<CommitInfo> {
         self.append(Message::text(Role::System, text))

@@ -90,7 +90,7 @@ const LAYERS: &[&[&str]] = &[
         "formats/transcript/tract_jsonl",
     ],
     &["formats/transcript/claude_code"],
-    &["formats/transcript"],
+    &["formats/transcript", "formats/response_body"],
     &["summarize/llm", "formats/compile"],
     &["formats/render"],
     &["repo"],

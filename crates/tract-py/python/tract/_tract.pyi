@@ -687,6 +687,15 @@ class Tract:
         """Appends OpenAI Responses input items (dicts) in one transaction, one message each:
         all of them, or none. They come back as they were from `compile().to_responses()`."""
 
+    def append_response(
+        self, body: dict[str, Any] | str, *, expected_head: Optional[Rev] = None
+    ) -> list[CommitInfo]:
+        """Appends what a provider's response body answers with (a dict, or its JSON text, as the
+        API returned it: an OpenAI Chat Completions, OpenAI Responses or Anthropic Messages
+        response; `response.model_dump()` of the SDKs' objects), in one transaction: all of
+        them, or none. The first assistant message carries the body's usage, in Anthropic's
+        names, with its model and id."""
+
     def _append_items_then(
         self,
         items: Sequence[dict[str, Any]],

@@ -379,6 +379,15 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.append_many`, run in a worker thread."""
         return await self._run(self._tract.append_many, messages, expected_head=expected_head)
 
+    async def append_response(
+        self,
+        body: dict[str, Any] | str,
+        *,
+        expected_head: Optional[Rev] = None,
+    ) -> list[CommitInfo]:
+        """Awaitable twin of :meth:`Tract.append_response`, run in a worker thread."""
+        return await self._run(self._tract.append_response, body, expected_head=expected_head)
+
     async def record(self, kind: str, data: str, *, messages: Optional[Sequence[dict[str, Any]]] = None) -> CommitInfo:
         """Awaitable twin of :meth:`Tract.record`, run in a worker thread."""
         return await self._run(self._tract.record, kind, data, messages=messages)

@@ -158,6 +158,31 @@ impl PyTract {
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
+    /// Appends what a provider's response body answers with (a dict, or its JSON text, as the
+    /// API returned it: an OpenAI Chat Completions, OpenAI Responses or Anthropic Messages
+    /// response; `response.model_dump()` of the SDKs' objects), in one transaction: all of
+    /// them, or none. The first assistant message carries the body's usage, in Anthropic's
+    /// names, with its model and id.
+    #[pyo3(signature = (body, *, expected_head=None))]
+    fn append_response(
+        &self,
+        py: Python<'_>,
+        body: &Bound<'_, PyAny>,
+        expected_head: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyCommitInfo>> {
+        let body = match body.extract::<String>() {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| super::invalid_input(format!("the response body is not JSON: {e}")))?,
+            Err(_) => crate::convert::from_py(body)?,
+        };
+        let expected = expected_head.map(rev_of).transpose()?;
+        let infos = self.with(py, move |t| {
+            let opts = options(t, expected)?;
+            t.append_response(&body, &opts)
+        })?;
+        Ok(infos.into_iter().map(Into::into).collect())
+    }
+
     /// `append_items` without waiting: the items are read here (a value that is not a list
     /// raises here), appended on a worker thread, and then `done(commits, None)` or
     /// `done(None, error)` is called from that thread. For an event loop, whose thread goes

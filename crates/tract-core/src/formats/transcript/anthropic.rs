@@ -51,7 +51,7 @@ pub(super) fn anthropic(values: &[(usize, Value)]) -> Result<Vec<Step>> {
 /// One Anthropic message as tract messages: a user message's `tool_result` blocks become
 /// tool results (first, as Anthropic orders them), the rest one user message; an assistant's
 /// `tool_use` blocks become its tool calls.
-pub(super) fn anthropic_message(
+pub(crate) fn anthropic_message(
     m: &Value,
     names: &HashMap<String, String>,
 ) -> std::result::Result<Vec<Message>, String> {

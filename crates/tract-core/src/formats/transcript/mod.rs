@@ -11,7 +11,7 @@
 //! transcript is read into, `values` the text as JSON values with their lines, and each format
 //! has its file.
 
-mod anthropic;
+pub(crate) mod anthropic;
 mod claude_code;
 mod openai_chat;
 mod openai_responses;

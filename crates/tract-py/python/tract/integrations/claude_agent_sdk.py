@@ -12,7 +12,8 @@ Each session (``project_key``, ``session_id``) is the branch
 (``subpath``) the branch ``claude/<project_key>/<session_id>/<subpath>``. Every ``append`` is
 one *record* on that branch (a commit the view skips, see ``Tract.record``) holding the
 entries exactly as given, so ``load`` returns them deep-equal and in order; the user and
-assistant messages among them (text, thinking, tool calls and tool results) are appended to
+assistant messages among them (text, thinking, tool calls and tool results, and what each
+response cost, once per response) are appended to
 the branch as tract messages in the same transaction, so ``tract log``, search, the tool
 queries and compile see the session. Deleting a session deletes its branches; the reflog keeps
 them.
@@ -95,11 +96,14 @@ class _Mirror:
         self.tip: Optional[str] = None
         self.chain: set[str] = set()  # uuids of user, assistant and system lines
         self.off: set[str] = set()
+        # The responses whose usage a message carries already: (message id, request id).
+        self.paid: set[tuple[str, str]] = set()
 
     def copy(self) -> "_Mirror":
         other = _Mirror()
         other.names, other.uuids = dict(self.names), set(self.uuids)
         other.tip, other.chain, other.off = self.tip, set(self.chain), set(self.off)
+        other.paid = set(self.paid)
         return other
 
     def on_line(self, entry: dict[str, Any]) -> bool:
@@ -118,6 +122,35 @@ class _Mirror:
         else:
             self.off.add(uuid)
         return on
+
+
+_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _usage(entry: dict[str, Any], message: dict[str, Any], state: _Mirror) -> Optional[dict[str, Any]]:
+    """What the response a line begins cost, as tract's Claude Code import reads it: the first
+    line of each response (by message id and request id, as ccusage counts) carries its
+    `message.usage`, with the model and request id; Claude Code's `<synthetic>` messages were no
+    request. Usage whose counts are not whole numbers is left out (the line is kept as it is)."""
+    usage = message.get("usage")
+    model = message.get("model")
+    if not isinstance(usage, dict) or model == "<synthetic>":
+        return None
+    if not all(usage.get(k) is None or (isinstance(usage.get(k), int) and not isinstance(usage.get(k), bool) and usage[k] >= 0) for k in _COUNTS):
+        return None
+    response, request = message.get("id"), entry.get("requestId")
+    if isinstance(response, str) and isinstance(request, str):
+        if (response, request) in state.paid:
+            return None
+        state.paid.add((response, request))
+    out = {k: v for k, v in usage.items() if k not in ("model", "request_id", "time")}
+    if isinstance(model, str):
+        out["model"] = model
+    if isinstance(request, str):
+        out["request_id"] = request
+    if isinstance(entry.get("timestamp"), str):
+        out["time"] = entry["timestamp"]
+    return out
 
 
 def _messages(entries: Iterable[Any], state: _Mirror, sub_agent: bool) -> list[dict[str, Any]]:
@@ -190,6 +223,7 @@ def _messages(entries: Iterable[Any], state: _Mirror, sub_agent: bool) -> list[d
                     parts.append(block)  # kept verbatim, signature included
             if not (parts or calls):
                 continue
+            usage = _usage(entry, message, state)
             # Claude Code writes one line per content block of a response: the lines of one
             # response (one message id) make one assistant message, as `tract import` does.
             response = message.get("id")
@@ -203,10 +237,14 @@ def _messages(entries: Iterable[Any], state: _Mirror, sub_agent: bool) -> list[d
                 last["content"].extend(parts)
                 if calls:
                     last.setdefault("tool_calls", []).extend(calls)
+                if usage is not None and "usage" not in last:
+                    last["usage"] = usage
                 continue
             msg: dict[str, Any] = {"role": "assistant", "content": parts, "metadata": meta}
             if calls:
                 msg["tool_calls"] = calls
+            if usage is not None:
+                msg["usage"] = usage
             msg["_response"] = response
             out.append(msg)
     for m in out:

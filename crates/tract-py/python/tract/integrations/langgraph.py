@@ -127,6 +127,34 @@ def _text_of(content: Any) -> str:
     return str(content)
 
 
+def _usage_of(message: Any) -> Optional[dict[str, Any]]:
+    """What an AI message cost, from LangChain's ``usage_metadata`` (its ``input_tokens`` count
+    the cached ones too, read and written, in ``input_token_details``), in Anthropic's names,
+    with the model ``response_metadata`` names. None when the message reports none, or counts
+    that do not add up."""
+    meta = getattr(message, "usage_metadata", None)
+    if not isinstance(meta, dict):
+        return None
+    details = meta.get("input_token_details") or {}
+    counts = [meta.get("input_tokens"), meta.get("output_tokens"), details.get("cache_read") or 0, details.get("cache_creation") or 0]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+        return None
+    total_in, out, read, written = counts
+    if read + written > total_in:
+        return None
+    usage: dict[str, Any] = {
+        "input_tokens": total_in - read - written,
+        "output_tokens": out,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+    }
+    response = getattr(message, "response_metadata", None) or {}
+    model = response.get("model_name") or response.get("model")
+    if isinstance(model, str) and model:
+        usage["model"] = model
+    return usage
+
+
 def _tract_message(message: Any) -> Optional[dict[str, Any]]:
     """A LangChain message as a tract message dict; None for what is not one (a removal)."""
     kind = getattr(message, "type", None)
@@ -147,6 +175,9 @@ def _tract_message(message: Any) -> Optional[dict[str, Any]]:
         ]
         if calls:
             out["tool_calls"] = calls
+        usage = _usage_of(message)
+        if usage is not None:
+            out["usage"] = usage
     elif kind == "tool":
         out = {
             "role": "tool",
