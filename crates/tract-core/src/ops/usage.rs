@@ -63,7 +63,7 @@ fn of(
 ) -> Result<BranchUsage> {
     let walked = o.since_us.is_some() || o.by_day;
     let (ledger, by_day) = if walked {
-        let (ledger, days) = walk(snap, tip, o.since_us)?;
+        let (ledger, days) = walk(snap, tip.as_slice(), o.since_us)?;
         (ledger, o.by_day.then_some(days))
     } else {
         (ledger::at(snap, tip)?.ledger, None)
@@ -102,27 +102,6 @@ fn priced(
 /// The store's price table.
 fn prices(snap: &Snapshot) -> Result<PriceTable> {
     PriceTable::decode(snap.setting(crate::price_table::SETTING)?.as_deref())
-}
-
-/// The requests of `tip`'s first-parent history recorded at or after `since_us`, summed, and
-/// per day. First parents are in time order, so the walk stops at the first commit before it.
-fn walk(
-    snap: &Snapshot,
-    tip: Option<CommitId>,
-    since_us: Option<u64>,
-) -> Result<(Ledger, BTreeMap<String, Ledger>)> {
-    let mut ledger = Ledger::default();
-    let mut days: BTreeMap<String, Ledger> = BTreeMap::new();
-    let mut next = tip;
-    while let Some(id) = next {
-        let c = snap.commit(&id)?;
-        if since_us.is_some_and(|s| c.timestamp_us < s) {
-            break;
-        }
-        next = c.parents.first().copied();
-        count(snap, &c, &mut ledger, &mut days)?;
-    }
-    Ok((ledger, days))
 }
 
 /// Counts the request commit `c` records, if any, in `ledger` and in its day's.
@@ -183,7 +162,7 @@ pub(crate) fn all(repo: &Repo, o: &UsageOptions) -> Result<StoreUsage> {
         .collect::<Result<Vec<_>>>()?;
     let ids: Vec<CommitId> = tips.iter().map(|(_, t)| *t).collect();
     let (ledger, by_day) = if o.since_us.is_some() || o.by_day {
-        let (ledger, days) = walk_all(&snap, &ids, o.since_us)?;
+        let (ledger, days) = walk(&snap, &ids, o.since_us)?;
         (ledger, o.by_day.then_some(days))
     } else {
         (ledger::union(&snap, &ids)?, None)
@@ -192,8 +171,10 @@ pub(crate) fn all(repo: &Repo, o: &UsageOptions) -> Result<StoreUsage> {
     Ok(StoreUsage { branches, total })
 }
 
-/// [`walk`] over the histories of `tips` together: each commit once.
-fn walk_all(
+/// The requests of the first-parent histories of `tips` recorded at or after `since_us`,
+/// summed, and per day: each commit once, however many of them reach it. First parents are in
+/// time order, so each walk stops at the first commit before `since_us`.
+fn walk(
     snap: &Snapshot,
     tips: &[CommitId],
     since_us: Option<u64>,
