@@ -4,7 +4,10 @@
 //!
 //! A row under `ledger.<commit>` holds the totals of the commit's first-parent history, the
 //! commit included, with its depth and root (two commits with one root may share history; two
-//! with different roots never do): every request counted once, where its answer was appended (an edit keeps
+//! with different roots never do), and its place among the rows of that history: the row before
+//! it and a jump to one further back (skew-binary jumps: any row's ancestor, and the last row
+//! two histories share, are found in a number of steps logarithmic in the rows), so the rows of
+//! many branches are put together without walking what they share or hold apart: every request counted once, where its answer was appended (an edit keeps
 //! the usage of the message it edits, and adds nothing; a record of an answer a transcript kept
 //! off its conversation counts, as it was paid for too). The write path writes a row for each
 //! commit whose message carries usage, and one at the end of a chain that is 64 commits or
@@ -34,27 +37,27 @@ pub(crate) fn key(at: &CommitId) -> String {
     format!("{PREFIX}{}", at.to_hex())
 }
 
-/// A row as stored: the layout, how many commits the history holds and its first commit, its
-/// totals.
-#[derive(Deserialize)]
+/// A row as stored: the layout, how many commits the history holds and its first commit, where
+/// it is among the history's rows, its totals.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Row {
     version: u8,
     depth: u64,
     root: CommitId,
+    /// The rows of the history up to this one, this one included.
+    rank: u64,
+    /// The row before this one on the history.
+    prev: Option<CommitId>,
+    /// A row further back (skew-binary), and its rank.
+    jump: Option<(CommitId, u64)>,
+    /// Whether every commit of the history that counts usage has a row: only then do rows
+    /// alone say what two histories share.
+    complete: bool,
     ledger: Ledger,
 }
 
-/// A row being written (the same layout as [`Row`], borrowing its totals).
-#[derive(Serialize)]
-struct RowOut<'a> {
-    version: u8,
-    depth: u64,
-    root: CommitId,
-    ledger: &'a Ledger,
-}
-
 /// The layout of a row; a row of another is not read (the history is summed again).
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 /// The usage a commit counts: its message's, unless it edits another (whose usage counted
 /// where that was appended). A message whose usage does not read counts none: it was checked
@@ -67,14 +70,25 @@ pub(crate) fn counted(commit: &Commit, message: &Message) -> Option<Usage> {
 }
 
 /// A commit's place in the ledger: the totals of its first-parent history, how many commits
-/// that holds, its first commit (`None` for the empty history before a first commit), and how
-/// many commits were walked back to the nearest row to learn it.
+/// that holds, its first commit (`None` for the empty history before a first commit), how many
+/// commits were walked back to the nearest row to learn it, that row, and whether a commit
+/// walked past counted usage (a history no row tells whole).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Place {
     pub(crate) ledger: Ledger,
     pub(crate) depth: u64,
     pub(crate) root: Option<CommitId>,
     pub(crate) walked: u64,
+    row: Option<(CommitId, Row)>,
+    unrowed: bool,
+}
+
+impl Place {
+    /// Whether rows alone tell this history: its nearest row's does, and nothing after the row
+    /// counted usage.
+    fn rowed(&self) -> bool {
+        !self.unrowed && self.row.as_ref().is_none_or(|(_, r)| r.complete)
+    }
 }
 
 /// The row of `at`, if it has one of this layout.
@@ -87,6 +101,13 @@ fn row(src: &impl Source, at: &CommitId) -> Result<Option<Row>> {
         .filter(|r| r.version == VERSION))
 }
 
+/// The row of `at`, which a row names: its absence is a store changed behind tract's back.
+fn named_row(src: &impl Source, at: &CommitId) -> Result<Row> {
+    row(src, at)?.ok_or_else(|| {
+        crate::error::Error::corrupt(format!("the usage ledger has no row of {}", at.short()))
+    })
+}
+
 /// The place of `at` (`None`: the empty history): from the nearest row back along first
 /// parents, and the usage of the commits after it, read from their messages.
 pub(crate) fn at(src: &impl Source, at: Option<CommitId>) -> Result<Place> {
@@ -95,12 +116,10 @@ pub(crate) fn at(src: &impl Source, at: Option<CommitId>) -> Result<Place> {
     let mut place = Place::default();
     while let Some(id) = next {
         if let Some(r) = row(src, &id)? {
-            place = Place {
-                ledger: r.ledger,
-                depth: r.depth,
-                root: Some(r.root),
-                walked: 0,
-            };
+            place.ledger = r.ledger.clone();
+            place.depth = r.depth;
+            place.root = Some(r.root);
+            place.row = Some((id, r));
             break;
         }
         let c = src.commit(&id)?;
@@ -119,6 +138,7 @@ pub(crate) fn at(src: &impl Source, at: Option<CommitId>) -> Result<Place> {
             let (m, _) = src.blob(blob)?;
             if let Some(u) = counted(c, &m) {
                 place.ledger.add(&u);
+                place.unrowed = true;
             }
         }
     }
@@ -147,42 +167,100 @@ pub(crate) fn keep(
         return Ok(());
     }
     let root = place.root.unwrap_or(first.id);
+    let complete = place.rowed();
+    // The rows written here, for the jumps of the next ones.
+    let mut fresh: Vec<(CommitId, Row)> = Vec::new();
     for (info, u) in infos.iter().zip(&paid) {
         place.depth += 1;
         place.walked += 1;
-        let Some(u) = u else {
-            if info.id == last.id && place.walked >= SPACING {
-                put(w, &info.id, &place, root)?;
-            }
+        if let Some(u) = u {
+            place.ledger.add(u);
+        } else if !(info.id == last.id && place.walked >= SPACING) {
             continue;
+        }
+        let prev = fresh.last().cloned().or_else(|| place.row.clone());
+        let (rank, jump) = match &prev {
+            None => (1, None),
+            Some((p_id, p)) => {
+                // Skew-binary: two jumps of the same length make one twice as long.
+                let jump = match p.jump {
+                    Some((j_id, j_rank)) => {
+                        let j = fresh
+                            .iter()
+                            .find(|(id, _)| *id == j_id)
+                            .map(|(_, r)| r.clone())
+                            .map_or_else(|| named_row(&*w, &j_id), Ok)?;
+                        match j.jump {
+                            Some((jj_id, jj_rank)) if p.rank - j_rank == j_rank - jj_rank => {
+                                Some((jj_id, jj_rank))
+                            }
+                            _ => Some((*p_id, p.rank)),
+                        }
+                    }
+                    None => Some((*p_id, p.rank)),
+                };
+                (p.rank + 1, jump)
+            }
         };
-        place.ledger.add(u);
-        put(w, &info.id, &place, root)?;
+        let r = Row {
+            version: VERSION,
+            depth: place.depth,
+            root,
+            rank,
+            prev: prev.map(|(id, _)| id),
+            jump,
+            complete,
+            ledger: place.ledger.clone(),
+        };
+        w.set_meta(&key(&info.id), Some(&encode_small(&r)?))?;
+        fresh.push((info.id, r));
         place.walked = 0;
     }
     Ok(())
 }
 
-/// Writes the row of `at`, whose history starts at `root`.
-fn put(
-    w: &mut crate::storage::store::writer::Writer,
-    at: &CommitId,
-    place: &Place,
-    root: CommitId,
-) -> Result<()> {
-    let bytes = encode_small(&RowOut {
-        version: VERSION,
-        depth: place.depth,
-        root,
-        ledger: &place.ledger,
-    })?;
-    w.set_meta(&key(at), Some(&bytes))
+/// The row of rank `rank` among `at`'s history's rows (`at` of that rank or more).
+fn ancestor(src: &impl Source, mut at: (CommitId, Row), rank: u64) -> Result<(CommitId, Row)> {
+    while at.1.rank > rank {
+        let next = match (at.1.jump, at.1.prev) {
+            (Some((j, j_rank)), _) if j_rank >= rank => j,
+            (_, Some(p)) => p,
+            _ => break,
+        };
+        at = (next, named_row(src, &next)?);
+    }
+    Ok(at)
+}
+
+/// The last row the histories of rows `a` and `b` (of one root) share, if any.
+fn meeting(
+    src: &impl Source,
+    a: &(CommitId, Row),
+    b: &(CommitId, Row),
+) -> Result<Option<(CommitId, Row)>> {
+    let rank = a.1.rank.min(b.1.rank);
+    let (mut a, mut b) = (
+        ancestor(src, a.clone(), rank)?,
+        ancestor(src, b.clone(), rank)?,
+    );
+    while a.0 != b.0 {
+        // Rows of one rank jump to one rank: jump together while the jumps differ.
+        let next = match ((a.1.jump, b.1.jump), (a.1.prev, b.1.prev)) {
+            ((Some((ja, _)), Some((jb, _))), _) if ja != jb => (ja, jb),
+            (_, (Some(pa), Some(pb))) => (pa, pb),
+            _ => return Ok(None),
+        };
+        a = (next.0, named_row(src, &next.0)?);
+        b = (next.1, named_row(src, &next.1)?);
+    }
+    Ok(Some(a))
 }
 
 /// The totals of the union of the first-parent histories of `tips`: each request once, however
-/// many of them reach it. Tips with different roots share nothing; those with one root are
-/// walked back together, deepest first, until they meet (a tip that meets another adds what it
-/// holds past the meeting point), so the walk costs what they hold apart, not what they share.
+/// many of them reach it. Tips with different roots share nothing. Of those with one root, each
+/// takes away what it shares with those before it: the totals at the last row its history
+/// shares with theirs, found through the rows' jumps. Where rows do not tell a history whole
+/// (a store filled by a pull), the tips are walked back together until they meet instead.
 pub(crate) fn union(src: &impl Source, tips: &[CommitId]) -> Result<Ledger> {
     let mut total = Ledger::default();
     // Per root, the tips' places.
@@ -203,6 +281,24 @@ pub(crate) fn union(src: &impl Source, tips: &[CommitId]) -> Result<Ledger> {
             total.merge(&p.ledger);
         }
         if group.len() == 1 {
+            continue;
+        }
+        if group.iter().all(|(_, p)| p.rowed()) {
+            let rows: Vec<&(CommitId, Row)> =
+                group.iter().filter_map(|(_, p)| p.row.as_ref()).collect();
+            for (k, a) in rows.iter().enumerate() {
+                let mut deepest: Option<(CommitId, Row)> = None;
+                for b in &rows[..k] {
+                    if let Some(m) = meeting(src, a, b)?
+                        && deepest.as_ref().is_none_or(|d| m.1.rank > d.1.rank)
+                    {
+                        deepest = Some(m);
+                    }
+                }
+                if let Some((_, m)) = deepest {
+                    total.take_away(&m.ledger);
+                }
+            }
             continue;
         }
         // Walking back: each frontier's commit and depth, and the tip it started from.

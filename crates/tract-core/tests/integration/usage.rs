@@ -324,3 +324,60 @@ fn usage_on_an_answer_kept_off_the_conversation_counts_and_its_secrets_are_scrub
     assert!(models.iter().all(|m| !m.contains(&key)), "{models:?}");
     assert!(models.iter().any(|m| m.contains("REDACTED")), "{models:?}");
 }
+
+#[test]
+fn the_stores_total_counts_each_request_once_over_a_tree_of_forks() {
+    // Branches forked from others at any point, some of them rewound and going on: the total
+    // from the ledger's rows is the one a walk of every history finds.
+    let (_d, path) = temp_store();
+    let main = open_bound(&path, Bind::Branch(branch("b0")));
+    let mut seed: u64 = 0x5eed;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n.max(1)
+    };
+    let mut grow = |t: &Tract, n: u64, k: &mut u64| {
+        for _ in 0..n {
+            *k += 1;
+            t.user(format!("q{k}")).unwrap();
+            // Most answers carry usage; some runs of commits carry none.
+            if *k % 7 != 0 {
+                t.append(answer("a", "m1", *k, 1, 2)).unwrap();
+            } else {
+                for j in 0..70 {
+                    t.user(format!("note {k}.{j}")).unwrap();
+                }
+            }
+        }
+    };
+    let mut k = 0u64;
+    grow(&main, 40, &mut k);
+    let mut names = vec!["b0".to_string()];
+    for b in 1..24 {
+        let from = names[next(names.len() as u64) as usize].clone();
+        let log = open_bound(&path, Bind::Branch(branch(&from)))
+            .log(&tract_core::LogQuery::default())
+            .unwrap();
+        let at = log[next(log.len() as u64) as usize].id;
+        let name = format!("b{b}");
+        main.create_branch(&branch(&name), &at.into()).unwrap();
+        let t = open_bound(&path, Bind::Branch(branch(&name)));
+        grow(&t, 1 + next(12), &mut k);
+        names.push(name);
+    }
+    let rows = main
+        .usage_of_branches(&UsageOptions::default())
+        .unwrap()
+        .total;
+    let walked = main
+        .usage_of_branches(&UsageOptions {
+            since_us: Some(0),
+            by_day: false,
+        })
+        .unwrap()
+        .total;
+    assert_eq!(rows.ledger.totals, walked.ledger.totals);
+    assert!(rows.ledger.totals.requests > 40);
+}
