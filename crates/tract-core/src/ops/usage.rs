@@ -156,18 +156,38 @@ pub(crate) fn all(repo: &Repo, o: &UsageOptions) -> Result<StoreUsage> {
     let snap = repo.read()?;
     let table = prices(&snap)?;
     let tips = snap.branches()?;
+    if o.since_us.is_some() || o.by_day {
+        let branches = tips
+            .iter()
+            .map(|(name, tip)| of(&snap, name.clone(), Some(*tip), o, &table))
+            .collect::<Result<Vec<_>>>()?;
+        let ids: Vec<CommitId> = tips.iter().map(|(_, t)| *t).collect();
+        let (ledger, days) = walk(&snap, &ids, o.since_us)?;
+        let by_day = o.by_day.then_some(days);
+        let total = priced(String::new(), None, ledger, by_day, o.since_us, &table);
+        return Ok(StoreUsage { branches, total });
+    }
+    // Each branch's place, read once: its totals, and what the store's are made of.
+    let places = tips
+        .iter()
+        .map(|(_, tip)| Ok((*tip, ledger::at(&snap, Some(*tip))?)))
+        .collect::<Result<Vec<_>>>()?;
     let branches = tips
         .iter()
-        .map(|(name, tip)| of(&snap, name.clone(), Some(*tip), o, &table))
-        .collect::<Result<Vec<_>>>()?;
-    let ids: Vec<CommitId> = tips.iter().map(|(_, t)| *t).collect();
-    let (ledger, by_day) = if o.since_us.is_some() || o.by_day {
-        let (ledger, days) = walk(&snap, &ids, o.since_us)?;
-        (ledger, o.by_day.then_some(days))
-    } else {
-        (ledger::union(&snap, &ids)?, None)
-    };
-    let total = priced(String::new(), None, ledger, by_day, o.since_us, &table);
+        .zip(&places)
+        .map(|((name, tip), (_, place))| {
+            priced(
+                name.clone(),
+                Some(*tip),
+                place.ledger.clone(),
+                None,
+                None,
+                &table,
+            )
+        })
+        .collect();
+    let ledger = ledger::union(&snap, places)?;
+    let total = priced(String::new(), None, ledger, None, None, &table);
     Ok(StoreUsage { branches, total })
 }
 

@@ -7,10 +7,12 @@
 //! with different roots never do), and its place among the rows of that history: the row before
 //! it and a jump to one further back (skew-binary jumps: any row's ancestor, and the last row
 //! two histories share, are found in a number of steps logarithmic in the rows), so the rows of
-//! many branches are put together without walking what they share or hold apart: every request counted once, where its answer was appended (an edit keeps
-//! the usage of the message it edits, and adds nothing; a record of an answer a transcript kept
-//! off its conversation counts, as it was paid for too). The write path writes a row for each
-//! commit whose message carries usage, and one at the end of a chain that is 64 commits or
+//! many branches are put together without walking what they share or hold apart.
+//!
+//! Every request is counted once, where its answer was appended (an edit keeps the usage of the
+//! message it edits, and adds nothing; a record of an answer a transcript kept off its
+//! conversation counts, as it was paid for too). The write path writes a row for each
+//! commit whose message carries usage, and one at the end of a chain that is 16 commits or
 //! more past the nearest row, so a look-up walks back at most that far. A commit with no row
 //! near it (a store filled by a pull, or written before the ledger) is summed from its history
 //! once, by the next write after it. Rows go with their commits in `gc`; nothing here is in a
@@ -29,8 +31,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) const PREFIX: &str = "ledger.";
 
 /// At most this many commits between a commit and the nearest row before it, on chains the
-/// write path wrote.
-const SPACING: u64 = 64;
+/// write path wrote: a write without usage looks back this far, commits only, for a row.
+const SPACING: u64 = 16;
 
 /// The metadata key of the row of `at`.
 pub(crate) fn key(at: &CommitId) -> String {
@@ -145,6 +147,22 @@ pub(crate) fn at(src: &impl Source, at: Option<CommitId>) -> Result<Place> {
     Ok(place)
 }
 
+/// Whether a row, or the history's first commit, is fewer than `limit` commits back from `at`
+/// (it included): commits and keys read, no message.
+fn near(src: &impl Source, at: Option<CommitId>, limit: u64) -> Result<bool> {
+    let mut next = at;
+    for _ in 0..limit {
+        let Some(id) = next else {
+            return Ok(true);
+        };
+        if src.meta(&key(&id))?.is_some() {
+            return Ok(true);
+        }
+        next = src.commit(&id)?.parents.first().copied();
+    }
+    Ok(next.is_none())
+}
+
 /// Keeps the rows of a chain just written on top of `start` (`infos`, oldest first, each the
 /// first parent of the next): one for each commit that counts usage, and one for the last when
 /// the nearest row is `SPACING` commits back or more.
@@ -160,12 +178,13 @@ pub(crate) fn keep(
     let (Some(first), Some(last)) = (infos.first(), infos.last()) else {
         return Ok(());
     };
-    // Nothing to write when nothing counts and a row is near: a chain without usage costs a
-    // walk of a few commits only.
-    let mut place = at(&*w, start)?;
-    if paid.iter().all(Option::is_none) && place.walked + (infos.len() as u64) < SPACING {
+    // Nothing to write when nothing counts and a row (or the first commit) is near: a chain
+    // without usage reads a few commits back, not their messages.
+    let len = infos.len() as u64;
+    if paid.iter().all(Option::is_none) && len < SPACING && near(&*w, start, SPACING - len)? {
         return Ok(());
     }
+    let mut place = at(&*w, start)?;
     let root = place.root.unwrap_or(first.id);
     let complete = place.rowed();
     // The rows written here, for the jumps of the next ones.
@@ -256,24 +275,24 @@ fn meeting(
     Ok(Some(a))
 }
 
-/// The totals of the union of the first-parent histories of `tips`: each request once, however
+/// The totals of the union of the first-parent histories of `tips` (each with its place): each
+/// request once, however
 /// many of them reach it. Tips with different roots share nothing. Of those with one root, each
 /// takes away what it shares with those before it: the totals at the last row its history
 /// shares with theirs, found through the rows' jumps. Where rows do not tell a history whole
 /// (a store filled by a pull), the tips are walked back together until they meet instead.
-pub(crate) fn union(src: &impl Source, tips: &[CommitId]) -> Result<Ledger> {
+pub(crate) fn union(src: &impl Source, tips: Vec<(CommitId, Place)>) -> Result<Ledger> {
     let mut total = Ledger::default();
     // Per root, the tips' places.
     let mut groups: std::collections::BTreeMap<CommitId, Vec<(CommitId, Place)>> =
         std::collections::BTreeMap::new();
     let mut seen = std::collections::HashSet::new();
-    for tip in tips {
-        if !seen.insert(*tip) {
+    for (tip, place) in tips {
+        if !seen.insert(tip) {
             continue;
         }
-        let place = at(src, Some(*tip))?;
         let Some(root) = place.root else { continue };
-        groups.entry(root).or_default().push((*tip, place));
+        groups.entry(root).or_default().push((tip, place));
     }
     for (_, group) in groups {
         // The largest input and the kinds not summed are each tip's history's, whole.
