@@ -338,12 +338,12 @@ fn the_stores_total_counts_each_request_once_over_a_tree_of_forks() {
             .wrapping_add(1442695040888963407);
         (seed >> 33) % n.max(1)
     };
-    let mut grow = |t: &Tract, n: u64, k: &mut u64| {
+    let grow = |t: &Tract, n: u64, k: &mut u64| {
         for _ in 0..n {
             *k += 1;
             t.user(format!("q{k}")).unwrap();
             // Most answers carry usage; some runs of commits carry none.
-            if *k % 7 != 0 {
+            if !(*k).is_multiple_of(7) {
                 t.append(answer("a", "m1", *k, 1, 2)).unwrap();
             } else {
                 for j in 0..70 {
