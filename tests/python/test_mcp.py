@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 from test_sessions import TRACT_BIN  # noqa: E402
 
-READ_TOOLS = {"search_history", "log", "show", "find_tool_results", "find_tool_turns", "status"}
+READ_TOOLS = {"search_history", "log", "show", "find_tool_results", "find_tool_turns", "status", "usage"}
 
 
 def history(path: pathlib.Path) -> dict:
@@ -62,6 +62,7 @@ def test_the_read_tools_answer_from_the_store(tmp_path: pathlib.Path) -> None:
         out["results"] = await s.call_tool("find_tool_results", {"name": "grep"})
         out["turns"] = await s.call_tool("find_tool_turns", {})
         out["status"] = await s.call_tool("status", {"branch": "side"})
+        out["usage"] = await s.call_tool("usage", {"branch": "side"})
         out["nope"] = await s.call_tool("log", {"branch": "nope"})
         out["typo"] = await s.call_tool("status", {"branch": "sied"})
         out["bad_role"] = await s.call_tool("search_history", {"query": "x", "role": "robot"})
@@ -90,6 +91,13 @@ def test_the_read_tools_answer_from_the_store(tmp_path: pathlib.Path) -> None:
     assert turns[0]["calls"][0]["name"] == "grep" and turns[0]["calls"][0]["state"] == "ok"
     status = json.loads(text(out["status"]))
     assert status["branch"] == "side" and status["messages"] == 5
+    usage = json.loads(text(out["usage"]))
+    assert usage["branch"] == "side" and set(usage["totals"]) == {
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    }
     # Bad input: a tool error the agent can read, not a crash of the server.
     assert out["nope"].is_error and text(out["nope"]) == "error: branch 'nope' not found"
     assert out["typo"].is_error and text(out["typo"]) == "error: branch 'sied' not found; did you mean 'side'?"

@@ -49,6 +49,14 @@ impl PyCompiled {
         self.inner.head().map(|h| h.to_hex())
     }
 
+    /// OpenAI's `prompt_cache_key` for this conversation's requests (pass it with
+    /// `client.chat.completions.create(..., prompt_cache_key=...)`): derived from the first
+    /// commit of the branch's history, so the same in every process for the branch and its
+    /// forks. None for an empty branch.
+    fn prompt_cache_key(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        py.detach(|| self.inner.prompt_cache_key()).py()
+    }
+
     /// Problems repaired while compiling: calls without results, results without calls,
     /// call ids sent under a new id.
     #[getter]

@@ -19,6 +19,10 @@ pub struct Args {
     /// One line of JSON instead of indented.
     #[arg(long)]
     compact: bool,
+    /// Print OpenAI's `prompt_cache_key` for this conversation instead: the same in every
+    /// process for the branch and its forks (derived from its first commit).
+    #[arg(long, conflicts_with_all = ["format", "compact"])]
+    cache_key: bool,
 }
 
 /// Provider formats for `compile`.
@@ -39,6 +43,17 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         Some(at) => t.compile_at(&rev(at)?)?,
         None => t.compile()?,
     };
+    if a.cache_key {
+        match compiled.prompt_cache_key()? {
+            Some(key) => ui.print(&format!("{key}\n")),
+            None => {
+                return Err(CommandError::invalid_input(
+                    "the branch has no commit yet: it has no prompt cache key",
+                ));
+            }
+        }
+        return Ok(());
+    }
     for w in compiled.warnings() {
         ui.warning(&w);
     }

@@ -172,3 +172,22 @@ fn compile_says_what_the_anthropic_body_leaves_out() {
         "#);
     assert_eq!(json(&run.stdout)["messages"].as_array().unwrap().len(), 2);
 }
+
+/// `--cache-key` prints OpenAI's `prompt_cache_key`: the same for every request of the branch
+/// and of a fork of it; a branch with nothing yet has none.
+#[test]
+fn the_cache_key_is_the_conversations() {
+    let p = crate::common::Project::new();
+    assert_snapshot!(p.fails(&["compile", "--cache-key"]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: the branch has no commit yet: it has no prompt cache key
+    ");
+    p.ok(&["add", "hello"]);
+    let key = p.ok(&["compile", "--cache-key"]);
+    assert!(key.starts_with("tract-") && key.trim().len() == 38, "{key}");
+    p.ok(&["add", "--role", "assistant", "hi"]);
+    assert_eq!(p.ok(&["compile", "--cache-key"]), key);
+    p.ok(&["branch", "retry", "HEAD~1"]);
+    assert_eq!(p.ok(&["--branch", "retry", "compile", "--cache-key"]), key);
+}

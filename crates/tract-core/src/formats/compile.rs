@@ -94,6 +94,19 @@ impl Compiled {
         self.head
     }
 
+    /// OpenAI's `prompt_cache_key` for the requests of this conversation: derived from the
+    /// first commit of its first-parent history (`tract-` and 32 hex digits of its id), so the
+    /// same in every process, for every request of the branch and of its forks, which share
+    /// their start. `None` for an empty branch.
+    pub fn prompt_cache_key(&self) -> Result<Option<String>> {
+        let Some(head) = self.head else {
+            return Ok(None);
+        };
+        let snap = self.texts.store.read()?;
+        let root = crate::view::ledger::at(&snap, Some(head))?.root;
+        Ok(root.map(|r| format!("tract-{}", &r.to_hex()[..32])))
+    }
+
     /// Total tokens of the request, framing and reply priming included.
     pub fn token_count(&self) -> u64 {
         self.token_count

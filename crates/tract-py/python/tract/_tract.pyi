@@ -361,6 +361,12 @@ class Compiled:
     def head(self) -> Optional[str]:
         """The commit compiled (None for an empty branch)."""
 
+    def prompt_cache_key(self) -> Optional[str]:
+        """OpenAI's `prompt_cache_key` for this conversation's requests (pass it with
+        `client.chat.completions.create(..., prompt_cache_key=...)`): derived from the first
+        commit of the branch's history, so the same in every process for the branch and its
+        forks. None for an empty branch."""
+
     @property
     def warnings(self) -> list[str]:
         """Problems repaired while compiling: calls without results, results without calls,
