@@ -187,8 +187,9 @@ pub(crate) fn keep(
     let mut place = at(&*w, start)?;
     let root = place.root.unwrap_or(first.id);
     let complete = place.rowed();
-    // The rows written here, for the jumps of the next ones.
+    // The rows written here, for the jumps of the next ones, by id.
     let mut fresh: Vec<(CommitId, Row)> = Vec::new();
+    let mut fresh_at: std::collections::HashMap<CommitId, usize> = std::collections::HashMap::new();
     for (info, u) in infos.iter().zip(&paid) {
         place.depth += 1;
         place.walked += 1;
@@ -201,23 +202,20 @@ pub(crate) fn keep(
         let (rank, jump) = match &prev {
             None => (1, None),
             Some((p_id, p)) => {
-                // Skew-binary: two jumps of the same length make one twice as long.
-                let jump = match p.jump {
-                    Some((j_id, j_rank)) => {
-                        let j = fresh
-                            .iter()
-                            .find(|(id, _)| *id == j_id)
-                            .map(|(_, r)| r.clone())
-                            .map_or_else(|| named_row(&*w, &j_id), Ok)?;
-                        match j.jump {
-                            Some((jj_id, jj_rank)) if p.rank - j_rank == j_rank - jj_rank => {
-                                Some((jj_id, jj_rank))
-                            }
-                            _ => Some((*p_id, p.rank)),
-                        }
+                // Skew-binary: two jumps of the same length make one twice as long. (A row
+                // that cannot be read makes a shorter jump: a look-up takes it only where it
+                // leads where the other side's does.)
+                let beyond = match p.jump {
+                    Some((j_id, j_rank)) => match fresh_at.get(&j_id) {
+                        Some(&k) => fresh.get(k).and_then(|(_, j)| j.jump),
+                        None => row(&*w, &j_id)?.and_then(|j| j.jump),
                     }
-                    None => Some((*p_id, p.rank)),
+                    .filter(|&(_, jj_rank)| {
+                        p.rank.checked_sub(j_rank) == j_rank.checked_sub(jj_rank)
+                    }),
+                    None => None,
                 };
+                let jump = beyond.or(Some((*p_id, p.rank)));
                 (p.rank + 1, jump)
             }
         };
@@ -232,6 +230,7 @@ pub(crate) fn keep(
             ledger: place.ledger.clone(),
         };
         w.set_meta(&key(&info.id), Some(&encode_small(&r)?))?;
+        fresh_at.insert(info.id, fresh.len());
         fresh.push((info.id, r));
         place.walked = 0;
     }
@@ -265,7 +264,7 @@ fn meeting(
     while a.0 != b.0 {
         // Rows of one rank jump to one rank: jump together while the jumps differ.
         let next = match ((a.1.jump, b.1.jump), (a.1.prev, b.1.prev)) {
-            ((Some((ja, _)), Some((jb, _))), _) if ja != jb => (ja, jb),
+            ((Some((ja, ra)), Some((jb, rb))), _) if ja != jb && ra == rb => (ja, jb),
             (_, (Some(pa), Some(pb))) => (pa, pb),
             _ => return Ok(None),
         };
@@ -273,6 +272,27 @@ fn meeting(
         b = (next.1, named_row(src, &next.1)?);
     }
     Ok(Some(a))
+}
+
+/// What each tip of `group` (one root, every history told by its rows) shares with those
+/// before it: the totals at the last row its history shares with theirs.
+fn shared_by_rows(src: &impl Source, group: &[(CommitId, Place)]) -> Result<Vec<Ledger>> {
+    let rows: Vec<&(CommitId, Row)> = group.iter().filter_map(|(_, p)| p.row.as_ref()).collect();
+    let mut shared = Vec::new();
+    for (k, a) in rows.iter().enumerate() {
+        let mut deepest: Option<(CommitId, Row)> = None;
+        for b in &rows[..k] {
+            if let Some(m) = meeting(src, a, b)?
+                && deepest.as_ref().is_none_or(|d| m.1.rank > d.1.rank)
+            {
+                deepest = Some(m);
+            }
+        }
+        if let Some((_, m)) = deepest {
+            shared.push(m.ledger);
+        }
+    }
+    Ok(shared)
 }
 
 /// The totals of the union of the first-parent histories of `tips` (each with its place): each
@@ -303,22 +323,17 @@ pub(crate) fn union(src: &impl Source, tips: Vec<(CommitId, Place)>) -> Result<L
             continue;
         }
         if group.iter().all(|(_, p)| p.rowed()) {
-            let rows: Vec<&(CommitId, Row)> =
-                group.iter().filter_map(|(_, p)| p.row.as_ref()).collect();
-            for (k, a) in rows.iter().enumerate() {
-                let mut deepest: Option<(CommitId, Row)> = None;
-                for b in &rows[..k] {
-                    if let Some(m) = meeting(src, a, b)?
-                        && deepest.as_ref().is_none_or(|d| m.1.rank > d.1.rank)
-                    {
-                        deepest = Some(m);
+            match shared_by_rows(src, &group) {
+                Ok(shared) => {
+                    for m in &shared {
+                        total.take_away(m);
                     }
+                    continue;
                 }
-                if let Some((_, m)) = deepest {
-                    total.take_away(&m.ledger);
-                }
+                // A row missing (removed behind tract's back): the commits still say.
+                Err(e) if e.category() == crate::error::ErrorCategory::Corrupt => {}
+                Err(e) => return Err(e),
             }
-            continue;
         }
         // Walking back: each frontier's commit and depth, and the tip it started from.
         let mut frontier: Vec<(u64, CommitId, usize)> = group
