@@ -2,7 +2,7 @@
 //! line, summed as an independent reading of the raw file sums it; a branch's totals along its
 //! first parents through edits, forks, resets and redactions.
 
-use crate::support::{branch, fixture, open_bound, temp_store};
+use crate::support::{branch, file_store, fixture, open_bound, temp_store};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use tract_core::{Bind, Message, Role, Tract, Usage, UsageOptions};
@@ -146,7 +146,9 @@ fn a_session_captured_line_by_line_counts_each_response_once() {
     for name in [SESSIONS[1], SESSIONS[3]] {
         let text = std::fs::read_to_string(fixture(name)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        let (dir, path) = temp_store();
+        // What is tried is the import's reading, the same on every backend: a store file (a
+        // few hundred imports, each a transaction, take minutes through PgBouncer).
+        let (dir, path) = file_store();
         let file = dir.path().join("s.jsonl");
         let live = open_bound(&path, Bind::Branch(branch("live")));
         // From the first line of the conversation (what comes before it makes no session yet).
@@ -328,8 +330,9 @@ fn usage_on_an_answer_kept_off_the_conversation_counts_and_its_secrets_are_scrub
 #[test]
 fn the_stores_total_counts_each_request_once_over_a_tree_of_forks() {
     // Branches forked from others at any point, some of them rewound and going on: the total
-    // from the ledger's rows is the one a walk of every history finds.
-    let (_d, path) = temp_store();
+    // from the ledger's rows is the one a walk of every history finds. The ledger's logic, the
+    // same on every backend: a store file (its thousand writes take minutes through PgBouncer).
+    let (_d, path) = file_store();
     let main = open_bound(&path, Bind::Branch(branch("b0")));
     let mut seed: u64 = 0x5eed;
     let mut next = move |n: u64| {
@@ -346,7 +349,8 @@ fn the_stores_total_counts_each_request_once_over_a_tree_of_forks() {
             if !(*k).is_multiple_of(7) {
                 t.append(answer("a", "m1", *k, 1, 2)).unwrap();
             } else {
-                for j in 0..70 {
+                // Longer than the rows' spacing: a row without usage is written.
+                for j in 0..20 {
                     t.user(format!("note {k}.{j}")).unwrap();
                 }
             }
