@@ -4,6 +4,7 @@
 use super::detect::{Detector, Finding};
 use crate::error::{Error, Result};
 use crate::object::{Content, ContentPart, Message, RECORD_METADATA_KEY, USAGE_METADATA_KEY};
+use std::borrow::Cow;
 
 /// The metadata key under which a scrubbed message lists what was scrubbed (JSON list of `Scrub`).
 pub const SCRUBBED_METADATA_KEY: &str = "tract.scrubbed";
@@ -218,9 +219,13 @@ pub fn scrub_record(
     key: &Key,
     carrier: &Message,
 ) -> Option<(Message, Vec<Scrub>)> {
+    let findings = record_findings(detector, carrier);
+    if findings.is_empty() {
+        return None;
+    }
     let mut out = carrier.clone();
     let mut scrubs = Vec::new();
-    for (field, text, found) in record_findings(detector, carrier) {
+    for (field, text, found) in findings {
         let (new, mut s) = replace_findings(key, &text, &found, field);
         if field == "content" {
             out.content = Content::Text(new);
@@ -229,9 +234,6 @@ pub fn scrub_record(
         }
         scrubs.append(&mut s);
     }
-    if scrubs.is_empty() {
-        return None;
-    }
     note_scrubs(&mut out, &scrubs);
     Some((out, scrubs))
 }
@@ -239,13 +241,16 @@ pub fn scrub_record(
 /// The findings in a transcript record's carrier, per field that has some: its data (the
 /// lines, JSON) and what the answer it keeps cost (`metadata.tract.usage`, JSON), each with
 /// the field's text.
-pub fn record_findings(
+pub fn record_findings<'m>(
     detector: &Detector,
-    carrier: &Message,
-) -> Vec<(&'static str, String, Vec<Finding>)> {
-    let usage = carrier.metadata.get(USAGE_METADATA_KEY).cloned();
+    carrier: &'m Message,
+) -> Vec<(&'static str, Cow<'m, str>, Vec<Finding>)> {
+    let usage = carrier
+        .metadata
+        .get(USAGE_METADATA_KEY)
+        .map(|u| Cow::Borrowed(u.as_str()));
     [
-        ("content", Some(carrier.content.text().into_owned())),
+        ("content", Some(carrier.content.text())),
         ("metadata.tract.usage", usage),
     ]
     .into_iter()

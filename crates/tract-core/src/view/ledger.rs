@@ -41,7 +41,7 @@ pub(crate) fn key(at: &CommitId) -> String {
 
 /// A row as stored: the layout, how many commits the history holds and its first commit, where
 /// it is among the history's rows, its totals.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 struct Row {
     version: u8,
     depth: u64,
@@ -56,6 +56,19 @@ struct Row {
     /// alone say what two histories share.
     complete: bool,
     ledger: Ledger,
+}
+
+/// A row being written: [`Row`]'s layout, its totals borrowed.
+#[derive(Serialize)]
+struct RowOut<'a> {
+    version: u8,
+    depth: u64,
+    root: CommitId,
+    rank: u64,
+    prev: Option<CommitId>,
+    jump: Option<(CommitId, u64)>,
+    complete: bool,
+    ledger: &'a Ledger,
 }
 
 /// The layout of a row; a row of another is not read (the history is summed again).
@@ -187,9 +200,12 @@ pub(crate) fn keep(
     let mut place = at(&*w, start)?;
     let root = place.root.unwrap_or(first.id);
     let complete = place.rowed();
-    // The rows written here, for the jumps of the next ones, by id.
-    let mut fresh: Vec<(CommitId, Row)> = Vec::new();
-    let mut fresh_at: std::collections::HashMap<CommitId, usize> = std::collections::HashMap::new();
+    // Where each row goes among the history's rows: the one before it (id, rank, jump), and
+    // the jumps of the rows written here, for the jumps of the next ones.
+    type Jump = Option<(CommitId, u64)>;
+    let mut prev: Option<(CommitId, u64, Jump)> =
+        place.row.as_ref().map(|(id, r)| (*id, r.rank, r.jump));
+    let mut jumps: std::collections::HashMap<CommitId, Jump> = std::collections::HashMap::new();
     for (info, u) in infos.iter().zip(&paid) {
         place.depth += 1;
         place.walked += 1;
@@ -198,40 +214,38 @@ pub(crate) fn keep(
         } else if !(info.id == last.id && place.walked >= SPACING) {
             continue;
         }
-        let prev = fresh.last().cloned().or_else(|| place.row.clone());
-        let (rank, jump) = match &prev {
+        let (rank, jump) = match prev {
             None => (1, None),
-            Some((p_id, p)) => {
+            Some((p_id, p_rank, p_jump)) => {
                 // Skew-binary: two jumps of the same length make one twice as long. (A row
                 // that cannot be read makes a shorter jump: a look-up takes it only where it
                 // leads where the other side's does.)
-                let beyond = match p.jump {
-                    Some((j_id, j_rank)) => match fresh_at.get(&j_id) {
-                        Some(&k) => fresh.get(k).and_then(|(_, j)| j.jump),
+                let beyond = match p_jump {
+                    Some((j_id, j_rank)) => match jumps.get(&j_id) {
+                        Some(&j_jump) => j_jump,
                         None => row(&*w, &j_id)?.and_then(|j| j.jump),
                     }
                     .filter(|&(_, jj_rank)| {
-                        p.rank.checked_sub(j_rank) == j_rank.checked_sub(jj_rank)
+                        p_rank.checked_sub(j_rank) == j_rank.checked_sub(jj_rank)
                     }),
                     None => None,
                 };
-                let jump = beyond.or(Some((*p_id, p.rank)));
-                (p.rank + 1, jump)
+                (p_rank + 1, beyond.or(Some((p_id, p_rank))))
             }
         };
-        let r = Row {
+        let r = RowOut {
             version: VERSION,
             depth: place.depth,
             root,
             rank,
-            prev: prev.map(|(id, _)| id),
+            prev: prev.map(|(id, _, _)| id),
             jump,
             complete,
-            ledger: place.ledger.clone(),
+            ledger: &place.ledger,
         };
         w.set_meta(&key(&info.id), Some(&encode_small(&r)?))?;
-        fresh_at.insert(info.id, fresh.len());
-        fresh.push((info.id, r));
+        jumps.insert(info.id, jump);
+        prev = Some((info.id, rank, jump));
         place.walked = 0;
     }
     Ok(())
