@@ -193,3 +193,45 @@ def test_a_response_body_is_appended_with_what_it_cost() -> None:
             with pytest.raises(tract.InvalidInputError):
                 t.append_response(bad)
         assert t.head == head
+
+
+def test_the_cache_report_names_what_broke_the_prefix() -> None:
+    """Each request against the one before as tract renders them: the edit between the second
+    and the third answer is named with its full id; the report is `tract cache --json`'s."""
+
+    def answer(n: int, read: int) -> dict:
+        return {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": f"answer {n}"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 5, "output_tokens": 3, "cache_read_input_tokens": read, "cache_creation_input_tokens": 7},
+        }
+
+    with tract.Tract.open() as t:
+        t.system("Be brief.")
+        first = t.user("What is in a.py?")
+        t.append_response(answer(1, 0))
+        t.user("And in b.py?")
+        t.append_response(answer(2, 40))
+        edit = t.edit(first.commit_hash, "What is in a.py, line by line?")
+        t.user("And in c.py?")
+        t.append_response(answer(3, 9))
+        for fmt in ["anthropic", "openai", "responses"]:
+            r = t.cache_report(format=fmt)
+            assert (r["format"], r["request_count"], r["break_count"]) == (fmt, 3, 1)
+            q = r["requests"]
+            assert q[0]["break"] is None and q[1]["break"] is None
+            assert q[2]["break"] == {"commit_hash": edit.commit_hash, "cause": "edit"}
+            assert q[1]["shared_prefix_tokens"] == q[0]["request_tokens"]
+            # Only the system prompt is shared after the edit.
+            assert 0 < q[2]["shared_prefix_tokens"] < q[1]["request_tokens"]
+            assert [x["cache_read_input_tokens"] for x in q] == [0, 40, 9]
+            assert r["cache_read_input_tokens"] == 49
+        assert t.cache_report(ttl=3600)["ttl_seconds"] == 3600
+        with pytest.raises(tract.InvalidInputError, match="unknown format 'gemini'"):
+            t.cache_report(format="gemini")  # type: ignore[arg-type]
+        with pytest.raises(tract.NotFoundError):
+            t.cache_report(branch="nope")

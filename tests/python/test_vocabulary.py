@@ -249,3 +249,17 @@ def test_usage_is_the_clis(tmp_path: pathlib.Path) -> None:
         branch = report["branch"]
         same(t.usage(branch), cli(store, "--branch", branch, "usage"), "usage")
         same(t.usage(branch, by_day=True), cli(store, "--branch", branch, "usage", "--by", "day"), "usage by day")
+
+
+def test_the_cache_report_is_the_clis(tmp_path: pathlib.Path) -> None:
+    store = tmp_path / "s.tract"
+    session = ROOT / "tests" / "fixtures" / "claude-code-real" / "v2.0.76-compact-boundary.jsonl"
+    with tract.Tract.open(str(store)) as t:
+        branch = t.import_file(str(session))["branch"]
+        report = t.cache_report(branch)
+        same(report, cli(store, "--branch", branch, "cache"), "cache")
+        same(t.cache_report(branch, format="openai", ttl=3600), cli(store, "--branch", branch, "cache", "--format", "openai", "--ttl", "3600"), "cache (openai)")
+    # The compaction Claude Code made in the session is named as a break, with its commit.
+    causes = [q["break"]["cause"] for q in report["requests"] if q["break"]]
+    assert "compress" in causes
+    assert report["request_count"] == 12 and report["notes"][0].startswith("no request's view holds a system prompt")

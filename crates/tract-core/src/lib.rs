@@ -70,6 +70,9 @@ pub use ops::history::LogQuery;
 pub use ops::index::{IndexReport, update_index, update_index_with};
 pub use ops::merge::MergeRequest;
 pub use ops::page::{Mark, PageAt, PageCall, PageEntry, ViewPage};
+pub use ops::prompt_cache::{
+    CacheBreak, CacheOptions, CacheReport, CachedRequest, Cause, DEFAULT_CACHE_TTL_SECONDS,
+};
 pub use ops::redact::{RedactOptions, Redaction};
 pub use ops::retention::{DeletedBranch, Kept, ReplacedResult, RuleOutcome};
 pub use ops::search::{SearchHit, SearchQuery, SearchScope};

@@ -1,6 +1,8 @@
 //! A chat-completions server on 127.0.0.1 for tests and benchmarks: it answers each request
 //! from a script (or one reply forever), records the request bodies, and never talks to
-//! anything but the loopback interface.
+//! anything but the loopback interface. [`serve_prompt_cache`] answers as Anthropic's Messages
+//! API with the usage a prompt cache would report: what each request shares, byte for byte,
+//! with the one before.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -82,15 +84,116 @@ fn read_request(stream: &TcpStream) -> Option<String> {
     Some(String::from_utf8_lossy(&body).into_owned())
 }
 
-fn answer(mut stream: TcpStream, reply: Reply) {
+fn answer(stream: TcpStream, reply: Reply) {
     match reply {
         Reply::Hang(d) => std::thread::sleep(d),
-        Reply::Body(status, text) => {
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                text.len()
-            );
-        }
+        Reply::Body(status, text) => answer_with(stream, status, &text),
     }
+}
+
+fn answer_with(mut stream: TcpStream, status: u16, text: &str) {
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    );
+}
+
+/// One request a [`serve_prompt_cache`] server answered.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    /// The request's body, exactly as received.
+    pub body: String,
+    /// The bytes it begins with alike with the request before (0 for the first).
+    pub shared_bytes: usize,
+    /// Whether it extends the request before: that request's body, without the brackets and
+    /// braces that close it, begins this one (`true` for the first).
+    pub extends: bool,
+}
+
+/// A running [`serve_prompt_cache`] server.
+pub struct PromptCacheStub {
+    /// The base URL to give a client (`http://127.0.0.1:PORT/v1`; requests go to
+    /// `/v1/messages`).
+    pub url: String,
+    /// The requests answered so far, in order.
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+/// Bytes a token stands for in the usage this server reports.
+pub const BYTES_PER_TOKEN: usize = 4;
+
+/// Answers every request as Anthropic's Messages API until the process exits, with the usage a
+/// prompt cache keyed by exact bytes would report: the bytes the request shares with the one
+/// before are read from the cache, the rest written to it (a token per
+/// [`BYTES_PER_TOKEN`] bytes). The answer is a `tool_use` block (tool `read`, a path named
+/// after the request's number) for even-numbered requests and a text for odd ones, from the
+/// request's `model`.
+pub fn serve_prompt_cache() -> std::io::Result<PromptCacheStub> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}/v1", listener.local_addr()?);
+    let seen = Arc::new(Mutex::new(Vec::<Seen>::new()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let Some(body) = read_request(&stream) else {
+                continue;
+            };
+            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+            let n = log.len();
+            let (shared_bytes, extends) = match log.last() {
+                Some(before) => {
+                    let shared = before
+                        .body
+                        .bytes()
+                        .zip(body.bytes())
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    let open = before.body.trim_end_matches([']', '}']);
+                    (shared, body.starts_with(open))
+                }
+                None => (0, true),
+            };
+            let answer = prompt_cache_answer(n, &body, shared_bytes);
+            log.push(Seen {
+                body,
+                shared_bytes,
+                extends,
+            });
+            drop(log);
+            answer_with(stream, 200, &answer.to_string());
+        }
+    });
+    Ok(PromptCacheStub { url, seen })
+}
+
+/// The Messages API answer to request `n`, whose `body` shares `shared` bytes with the one
+/// before.
+fn prompt_cache_answer(n: usize, body: &str, shared: usize) -> serde_json::Value {
+    let model = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    let calls = n.is_multiple_of(2);
+    let content = if calls {
+        serde_json::json!([{"type": "tool_use", "id": format!("toolu_{n:05}"), "name": "read",
+            "input": {"path": format!("src/file_{n}.rs")}}])
+    } else {
+        serde_json::json!([{"type": "text", "text": format!("Step {n} is done.")}])
+    };
+    serde_json::json!({
+        "id": format!("msg_{n:05}"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": if calls { "tool_use" } else { "end_turn" },
+        "usage": {
+            "input_tokens": 3,
+            "output_tokens": 12,
+            "cache_read_input_tokens": shared / BYTES_PER_TOKEN,
+            "cache_creation_input_tokens": (body.len() - shared) / BYTES_PER_TOKEN,
+        },
+    })
 }

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 mod branch;
+mod cache;
 mod clear;
 mod commit;
 mod compress;
@@ -34,6 +35,7 @@ mod version;
 mod view_message;
 
 pub use branch::Branch;
+pub use cache::{CacheBreak, CacheReport, CacheRequest, notes as cache_notes};
 pub use clear::{ClearPlan, ClearReport};
 pub use commit::{Commit, Detail};
 pub use compress::{CompressPlan, CompressReport};

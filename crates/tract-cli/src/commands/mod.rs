@@ -3,6 +3,7 @@
 
 mod add;
 mod branch;
+mod cache;
 mod capture;
 mod checkout;
 mod clear;
@@ -135,6 +136,9 @@ pub enum Command {
     /// What the model requests of a branch cost: tokens in, out, read from and written to the
     /// cache, per model or day (--all: every branch).
     Usage(usage::Args),
+    /// What a provider's prompt cache could have served each request of the branch, and the
+    /// commit that broke the cached prefix each time (edit, compress, clear, system, ...).
+    Cache(cache::Args),
     /// Build a realistic agent transcript in a new store, then show log, status and compile.
     Demo(demo::Args),
 }
@@ -167,7 +171,8 @@ impl Command {
             | Command::Redact(_)
             | Command::Export(_)
             | Command::Status(_)
-            | Command::Usage(_) => return None,
+            | Command::Usage(_)
+            | Command::Cache(_) => return None,
             Command::Switch(_) | Command::Checkout(_) => {
                 "it moves HEAD: name the branch as its argument"
             }
@@ -213,6 +218,7 @@ impl Command {
             Command::Redact(a) => redact::run(ctx, ui, a),
             Command::Gc(a) => gc::run(ctx, ui, a),
             Command::Usage(a) => usage::run(ctx, ui, a),
+            Command::Cache(a) => cache::run(ctx, ui, a),
             Command::Upgrade(a) => upgrade::run(ctx, ui, a),
             Command::Fold(a) => fold::run(ctx, ui, a),
             Command::Checkpoint(a) => fold::run_checkpoint(ctx, ui, a),

@@ -11,6 +11,7 @@
 mod common;
 
 mod add;
+mod cache;
 mod clear;
 mod compile;
 mod compress;

@@ -9,6 +9,7 @@ pub mod history;
 pub mod index;
 pub mod merge;
 pub mod page;
+pub mod prompt_cache;
 pub(crate) mod reach;
 pub mod redact;
 pub mod retention;

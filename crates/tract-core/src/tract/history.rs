@@ -60,6 +60,18 @@ impl Tract {
         crate::ops::usage::all(&self.repo, o)
     }
 
+    /// What a provider's prompt cache could have served each model request of a branch's
+    /// history (`None`: this handle's position), as tract renders what each was sent: the
+    /// prefix it shares with the request before, and for each request that does not extend the
+    /// one before, the commit that broke the prefix and why.
+    pub fn cache_report(
+        &self,
+        branch: Option<&str>,
+        o: &crate::ops::prompt_cache::CacheOptions,
+    ) -> Result<crate::ops::prompt_cache::CacheReport> {
+        crate::ops::prompt_cache::report(&self.repo, branch, o)
+    }
+
     /// The records on the first-parent line from `HEAD` (or from just before `q.before`),
     /// newest first: of `q.kind` or a kind under it, at most `q.limit`.
     pub fn records(&self, q: &RecordQuery) -> Result<Vec<crate::write::record::Record>> {

@@ -505,7 +505,11 @@ impl View {
     }
 
     /// Applies `chain` (oldest first) on top of this view.
-    fn fold(mut self, src: &impl Source, chain: Vec<(CommitId, Commit)>) -> Result<View> {
+    pub(crate) fn fold(
+        mut self,
+        src: &impl Source,
+        chain: Vec<(CommitId, Commit)>,
+    ) -> Result<View> {
         let contents = load_blobs(src, &chain)?;
         for ((id, commit), content) in chain.into_iter().zip(contents) {
             self.apply_from(src, id, Arc::new(commit), content)?;

@@ -120,7 +120,7 @@ const LAYERS: &[&[&str]] = &[
         "ops/sync",
         "ops/secrets",
     ],
-    &["ops/page"],
+    &["ops/page", "ops/prompt_cache"],
     &[
         "tract",
         "tract/branches",

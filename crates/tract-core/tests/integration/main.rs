@@ -21,6 +21,7 @@ mod layers;
 mod merge;
 mod policy;
 mod postgres;
+mod prompt_cache;
 mod readonly;
 mod records;
 mod redact;

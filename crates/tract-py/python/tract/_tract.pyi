@@ -845,6 +845,22 @@ class Tract:
         model is not priced), `currency` and `unpriced_models`. `since` (a `datetime`, naive:
         UTC, or seconds since the epoch) sums only the requests from then on."""
 
+    def cache_report(
+        self,
+        branch: str | None = None,
+        format: Literal["anthropic", "openai", "responses"] = "anthropic",
+        ttl: int = 300,
+    ) -> dict[str, Any]:
+        """What a provider's prompt cache could have served each model request of a branch
+        (`branch`: this handle's position when None), as tract renders the view each answer
+        was given in `format` (`"anthropic"`, `"openai"` or `"responses"`), against the request
+        before; `ttl` is the provider's cache lifetime in seconds. The fields of
+        `tract cache --json`: `requests` (each with `commit_hash`, `created_at`, `model`, the
+        reported `input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`,
+        `request_tokens`, `shared_prefix_tokens`, and `break`: None, or `commit_hash` and
+        `cause`, one of `edit`, `compress`, `clear`, `redaction`, `system`, `model`, `ttl`,
+        `append`, `merge`), their sums, `break_count`, `notes`."""
+
     def fsck(self) -> dict[str, Any]:
         """Checks the whole store (every branch): re-hashes every object and chunk, checks every
         link, ref and reflog entry and the kept per-branch counts, lists what nothing reaches.

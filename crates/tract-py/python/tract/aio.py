@@ -522,6 +522,15 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.usage`, run in a worker thread."""
         return await self._run(self._tract.usage, branch, since, by_day)
 
+    async def cache_report(
+        self,
+        branch: str | None = None,
+        format: Literal["anthropic", "openai", "responses"] = "anthropic",
+        ttl: int = 300,
+    ) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.cache_report`, run in a worker thread."""
+        return await self._run(self._tract.cache_report, branch, format, ttl)
+
     async def fsck(self) -> dict[str, Any]:
         """Awaitable twin of :meth:`Tract.fsck`, run in a worker thread."""
         return await self._run(self._tract.fsck)

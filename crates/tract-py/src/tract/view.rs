@@ -56,4 +56,39 @@ impl PyTract {
         let u = self.with(py, move |t| t.usage(branch.as_deref(), &o))?;
         crate::vocabulary::dict(py, &tract_vocabulary::UsageReport::from(&u))
     }
+
+    /// What a provider's prompt cache could have served each model request of a branch
+    /// (`branch`: this handle's position when None), as tract renders the view each answer
+    /// was given in `format` (`"anthropic"`, `"openai"` or `"responses"`), against the request
+    /// before; `ttl` is the provider's cache lifetime in seconds. The fields of
+    /// `tract cache --json`: `requests` (each with `commit_hash`, `created_at`, `model`, the
+    /// reported `input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`,
+    /// `request_tokens`, `shared_prefix_tokens`, and `break`: None, or `commit_hash` and
+    /// `cause`, one of `edit`, `compress`, `clear`, `redaction`, `system`, `model`, `ttl`,
+    /// `append`, `merge`), their sums, `break_count`, `notes`.
+    #[pyo3(signature = (branch=None, format="anthropic", ttl=tract_core::DEFAULT_CACHE_TTL_SECONDS))]
+    fn cache_report<'py>(
+        &self,
+        py: Python<'py>,
+        branch: Option<String>,
+        format: &str,
+        ttl: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let provider = match format {
+            "anthropic" => tract_core::Provider::Anthropic,
+            "openai" => tract_core::Provider::OpenAi,
+            "responses" => tract_core::Provider::Responses { limit: None },
+            other => {
+                return Err(super::invalid_input(format!(
+                    "unknown format '{other}': use 'anthropic', 'openai' or 'responses'"
+                )));
+            }
+        };
+        let o = tract_core::CacheOptions {
+            provider,
+            ttl_seconds: ttl,
+        };
+        let r = self.with(py, move |t| t.cache_report(branch.as_deref(), &o))?;
+        crate::vocabulary::dict(py, &tract_vocabulary::CacheReport::from(&r))
+    }
 }
