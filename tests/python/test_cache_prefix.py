@@ -3,6 +3,9 @@ tract renders starts with the previous one, byte for byte, in all three formats 
 request less its closing brackets), step after step over a long agent session."""
 
 import json
+from typing import Any
+
+from providers import assert_valid_anthropic
 
 import tract
 
@@ -59,3 +62,53 @@ def test_the_prompt_cache_key_is_the_conversations_in_every_process(tmp_path) ->
     with tract.Tract.open(store, branch="other") as other:
         other.user("another conversation")
         assert other.compile().prompt_cache_key() != key
+
+
+def marks(body: dict[str, Any]) -> list[Any]:
+    """Where the breakpoints are: "system", or (message, block)."""
+    out: list[Any] = []
+    if isinstance(body.get("system"), list) and "cache_control" in body["system"][-1]:
+        out.append("system")
+    for m, message in enumerate(body["messages"]):
+        for b, block in enumerate(message["content"]):
+            if "cache_control" in block:
+                assert block["cache_control"] == {"type": "ephemeral"}
+                out.append((m, b))
+    return out
+
+
+def test_cache_breakpoints_are_valid_at_most_four_and_change_nothing_else() -> None:
+    """At every step of an agent that compresses now and then: a valid Messages request by the
+    Anthropic SDK's own types, at most 4 breakpoints (the system prompt, the newest summary, the
+    newest message), and the default rendering once they are taken out."""
+    with tract.Tract.open() as t:
+        t.system("You are a coding agent.")
+        positions: list[str] = []  # the view but the system prompt
+        for k in range(60):
+            positions.append(t.user(f"step {k}: read module_{k}.py").commit_hash)
+            calls = [{"id": f"c{k}", "name": "read_file", "arguments": {"path": f"module_{k}.py"}}]
+            positions.append(t.assistant("", tool_calls=calls).commit_hash)
+            positions.append(t.tool_result(f"c{k}", "read_file", f"def f_{k}(): return {k}\n" * 5).commit_hash)
+            positions.append(t.assistant(f"module_{k}.py returns {k}.").commit_hash)
+            if k % 15 == 14:
+                done = t.compress(commits=positions[:-4], content=f"Modules 0 to {k - 1} read.")
+                assert isinstance(done, dict)
+                positions = [done["commits"][0].commit_hash, *positions[-4:]]
+            c = t.compile()
+            body = c.to_anthropic(cache_breakpoints=True)
+            assert_valid_anthropic(body)
+            where = marks(body)
+            assert 2 <= len(where) <= 4 and where[0] == "system", where
+            last = len(body["messages"]) - 1
+            assert where[-1] == (last, len(body["messages"][last]["content"]) - 1)
+            if k >= 14:
+                # The newest summary's block, before the newest message.
+                assert len(where) == 3, where
+                m, b = where[1]
+                assert body["messages"][m]["content"][b]["text"].startswith("Modules 0 to")
+            plain = c.to_anthropic()
+            body["system"] = body["system"][0]["text"]
+            for message in body["messages"]:
+                for block in message["content"]:
+                    block.pop("cache_control", None)
+            assert body == plain

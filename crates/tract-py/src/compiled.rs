@@ -94,8 +94,22 @@ impl PyCompiled {
 
     /// Anthropic Messages body: `{"system": ..., "messages": [...]}`. Each call returns
     /// objects of its own; a message rendered by an earlier call of the same handle is not
-    /// rendered again.
-    fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    /// rendered again. With `cache_breakpoints`, `cache_control` breakpoints where the prefix
+    /// stays the same from request to request (at most 4: the end of the system prompt, then a
+    /// list of one text block; of the newest summary; of the newest message), the whole body
+    /// rendered anew.
+    #[pyo3(signature = (cache_breakpoints=false))]
+    fn to_anthropic<'py>(
+        &self,
+        py: Python<'py>,
+        cache_breakpoints: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if cache_breakpoints {
+            let body = py
+                .detach(|| self.inner.to_anthropic_with_cache_breakpoints())
+                .py()?;
+            return to_py(py, &body);
+        }
         self.renders
             .anthropic(py, &self.inner)
             .unwrap_or_else(|| to_py(py, &py.detach(|| self.inner.to_anthropic()).py()?))

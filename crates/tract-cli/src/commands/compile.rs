@@ -23,6 +23,11 @@ pub struct Args {
     /// process for the branch and its forks (derived from its first commit).
     #[arg(long, conflicts_with_all = ["format", "compact"])]
     cache_key: bool,
+    /// With `--format anthropic`: `cache_control` breakpoints where the prefix stays the same
+    /// from request to request (at most 4: the end of the system prompt, of the newest
+    /// summary, of the newest message).
+    #[arg(long)]
+    cache_breakpoints: bool,
 }
 
 /// Provider formats for `compile`.
@@ -38,6 +43,11 @@ enum Format {
 
 /// Runs `tract compile`.
 pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError> {
+    if a.cache_breakpoints && a.format != Format::Anthropic {
+        return Err(CommandError::invalid_input(
+            "--cache-breakpoints places Anthropic's cache_control: use it with --format anthropic",
+        ));
+    }
     let t = ctx.open_to_read()?;
     let compiled = match &a.at {
         Some(at) => t.compile_at(&rev(at)?)?,
@@ -59,6 +69,9 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     }
     let body = match a.format {
         Format::Openai => compiled.to_openai()?,
+        Format::Anthropic if a.cache_breakpoints => {
+            compiled.to_anthropic_with_cache_breakpoints()?
+        }
         Format::Anthropic => compiled.to_anthropic()?,
         Format::Responses => compiled.to_responses(None)?,
     };

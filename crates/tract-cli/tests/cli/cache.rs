@@ -107,3 +107,56 @@ fn cache_of_nothing_and_bad_input() {
     ");
     assert!(p.state() == before, "a report changes nothing");
 }
+
+/// `compile --cache-breakpoints`: Anthropic's `cache_control` at the end of the system prompt
+/// and of the newest message; only with `--format anthropic`.
+#[test]
+fn compile_places_cache_breakpoints() {
+    let p = Project::new();
+    p.ok(&["add", "--role", "system", "You are terse."]);
+    p.ok(&["add", "Where is the config?"]);
+    p.ok(&["add", "--role", "assistant", "In ./etc."]);
+    assert_snapshot!(p.ok(&["compile", "--format", "anthropic", "--cache-breakpoints"]), @r#"
+        {
+          "system": [
+            {
+              "type": "text",
+              "text": "You are terse.",
+              "cache_control": {
+                "type": "ephemeral"
+              }
+            }
+          ],
+          "messages": [
+            {
+              "role": "user",
+              "content": [
+                {
+                  "type": "text",
+                  "text": "Where is the config?"
+                }
+              ]
+            },
+            {
+              "role": "assistant",
+              "content": [
+                {
+                  "type": "text",
+                  "text": "In ./etc.",
+                  "cache_control": {
+                    "type": "ephemeral"
+                  }
+                }
+              ]
+            }
+          ]
+        }
+    "#);
+    let before = p.state();
+    assert_snapshot!(p.fails(&["compile", "--cache-breakpoints"]), @"
+        exit: 4
+        --- stderr
+        error: invalid input: --cache-breakpoints places Anthropic's cache_control: use it with --format anthropic
+    ");
+    assert!(p.state() == before);
+}

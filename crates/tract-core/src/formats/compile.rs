@@ -18,7 +18,7 @@ use crate::storage::store::Store;
 use crate::tokens;
 use crate::view::cache::ViewCache;
 use crate::view::{CallShape, SYNTHETIC_RESULT, SYNTHETIC_RESULT_TOKENS, Shape, View, ViewEntry};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -457,29 +457,86 @@ impl Compiled {
 
     /// Anthropic Messages request body: `{"system": ..., "messages": [...]}`.
     pub fn to_anthropic(&self) -> Result<Value> {
+        self.anthropic_body(false)
+    }
+
+    /// [`Compiled::to_anthropic`] with `cache_control` breakpoints where a prefix stays the
+    /// same from request to request, at most 4 (Anthropic's limit), by rule: the end of the
+    /// system prompt (which becomes one text block), the end of the newest summary in view
+    /// (the last compress boundary: what comes before it changes only with the next
+    /// compression), and the end of the newest message in view (not a synthetic result, which
+    /// the real one replaces). A breakpoint goes on the last block there that takes one (not a
+    /// thinking block), else on the nearest such block before it.
+    pub fn to_anthropic_with_cache_breakpoints(&self) -> Result<Value> {
+        self.anthropic_body(true)
+    }
+
+    /// The newest summary in view, by position: the last compress boundary.
+    pub fn compress_boundary(&self) -> Option<CommitId> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| matches!(e.origin.op, crate::object::Op::Compress { .. }))
+            .map(|e| e.position)
+    }
+
+    fn anthropic_body(&self, breakpoints: bool) -> Result<Value> {
         self.read(self.entries())?;
+        let boundary = breakpoints.then(|| self.compress_boundary()).flatten();
+        // Each piece with what it is: the summary at the boundary, a message in view (stable),
+        // or a synthetic result.
         let layout = self.anthropic_layout(
-            |s| self.sent_message(s).map(|m| anthropic_piece(&m)),
+            |s| {
+                let kind = match s {
+                    Sent::InView(e) if Some(e.position) == boundary => Mark::Boundary,
+                    Sent::InView(_) => Mark::Stable,
+                    Sent::Synthetic(_) => Mark::Synthetic,
+                };
+                self.sent_message(s).map(|m| (anthropic_piece(&m), kind))
+            },
             |p| {
                 p.as_ref()
-                    .is_ok_and(|p| p.as_array().is_some_and(Vec::is_empty))
+                    .is_ok_and(|(p, _)| p.as_array().is_some_and(Vec::is_empty))
             },
         );
         let mut body = Map::new();
         if !layout.system.is_empty() {
             let texts = layout.system.into_iter().collect::<Result<Vec<_>>>()?;
-            let texts: Vec<&str> = texts.iter().filter_map(Value::as_str).collect();
-            body.insert("system".into(), texts.join("\n\n").into());
+            let texts: Vec<&str> = texts.iter().filter_map(|(t, _)| t.as_str()).collect();
+            let system = texts.join("\n\n");
+            body.insert(
+                "system".into(),
+                match breakpoints && !system.is_empty() {
+                    true => json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
+                    false => system.into(),
+                },
+            );
         }
         let mut messages = Vec::with_capacity(layout.messages.len());
+        // Where the boundary's and the newest stable message's last blocks are.
+        let (mut at_boundary, mut at_stable) = (None, None);
         for (role, pieces) in layout.messages {
             let mut blocks = Vec::new();
             for p in pieces {
-                if let Value::Array(b) = p? {
+                let (v, kind) = p?;
+                if let Value::Array(b) = v {
                     blocks.extend(b);
+                }
+                let here = blocks.len().checked_sub(1).map(|b| (messages.len(), b));
+                match kind {
+                    Mark::Boundary => (at_boundary, at_stable) = (here, here),
+                    Mark::Stable => at_stable = here,
+                    Mark::Synthetic => {}
                 }
             }
             messages.push(anthropic_message(role, Value::Array(blocks)));
+        }
+        for at in [at_boundary, at_stable]
+            .into_iter()
+            .flatten()
+            .filter(|_| breakpoints)
+        {
+            put_breakpoint(&mut messages, at);
         }
         body.insert("messages".into(), Value::Array(messages));
         Ok(Value::Object(body))
@@ -698,6 +755,57 @@ fn synthetic_result(call: &CallShape) -> Message {
 }
 
 /// An Anthropic message: a role and its content blocks.
+/// What a piece of an Anthropic body is, for its cache breakpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// The newest summary in view.
+    Boundary,
+    /// Another message in view.
+    Stable,
+    /// A result tract made up for a call that has none.
+    Synthetic,
+}
+
+/// Puts a `cache_control` breakpoint on block `at` (message, block) of `messages`, or on the
+/// nearest block before it that takes one: a thinking block does not, nor an empty text.
+/// A block that has one already is left as it is.
+fn put_breakpoint(messages: &mut [Value], (m, b): (usize, usize)) {
+    let takes = |block: &Value| {
+        !matches!(
+            block.get("type").and_then(Value::as_str),
+            Some("thinking" | "redacted_thinking")
+        ) && block.get("text").and_then(Value::as_str) != Some("")
+    };
+    let blocks = messages
+        .iter_mut()
+        .take(m + 1)
+        .rev()
+        .enumerate()
+        .flat_map(|(k, message)| {
+            let blocks = message
+                .get_mut("content")
+                .and_then(Value::as_array_mut)
+                .map(|v| v.as_mut_slice())
+                .unwrap_or_default();
+            // In the breakpoint's own message, only its block and those before it.
+            let end = if k == 0 {
+                (b + 1).min(blocks.len())
+            } else {
+                blocks.len()
+            };
+            blocks[..end].iter_mut().rev()
+        });
+    for block in blocks {
+        if takes(block) {
+            if let Value::Object(o) = block {
+                o.entry("cache_control")
+                    .or_insert_with(|| json!({"type": "ephemeral"}));
+            }
+            return;
+        }
+    }
+}
+
 fn anthropic_message(role: Role, blocks: Value) -> Value {
     let mut o = Map::new();
     o.insert("role".into(), role.as_str().into());

@@ -299,3 +299,110 @@ fn a_report_reads_every_rendering_and_one_without_requests_is_empty() {
             .is_err()
     );
 }
+
+/// Every block that carries a breakpoint, as (message, block), `None` for the system prompt.
+fn breakpoints(body: &Value) -> Vec<Option<(usize, usize)>> {
+    let mut out = Vec::new();
+    if body["system"][0].get("cache_control").is_some() {
+        out.push(None);
+    }
+    for (m, message) in body["messages"].as_array().unwrap().iter().enumerate() {
+        for (b, block) in message["content"].as_array().unwrap().iter().enumerate() {
+            if block.get("cache_control").is_some() {
+                assert_eq!(block["cache_control"], json!({"type": "ephemeral"}));
+                out.push(Some((m, b)));
+            }
+        }
+    }
+    out
+}
+
+/// The body without its breakpoints, the system prompt a string again: the default rendering.
+fn without_breakpoints(mut body: Value) -> Value {
+    if let Some(text) = body["system"][0].get("text").cloned() {
+        body["system"] = text;
+    }
+    for message in body["messages"].as_array_mut().unwrap() {
+        for block in message["content"].as_array_mut().unwrap() {
+            block.as_object_mut().unwrap().remove("cache_control");
+        }
+    }
+    body
+}
+
+#[test]
+fn breakpoints_mark_the_system_prompt_the_newest_summary_and_the_newest_message() {
+    let t = Tract::in_memory().unwrap();
+    // None without messages, and none asked for: the default rendering is unchanged.
+    assert_eq!(
+        t.compile()
+            .unwrap()
+            .to_anthropic_with_cache_breakpoints()
+            .unwrap(),
+        json!({"messages": []})
+    );
+    t.system("You are a coding agent.").unwrap();
+    let first = t.user("Read a.py.").unwrap();
+    let call = |id: &str| tract_core::ToolCall {
+        id: id.into(),
+        name: "read".into(),
+        arguments: "{\"path\":\"a.py\"}".into(),
+    };
+    t.assistant("", vec![call("c1")]).unwrap();
+    t.tool_result("c1", "read", "print(1)", false).unwrap();
+    let last = t.assistant("It prints 1.", Vec::new()).unwrap();
+    let compiled = t.compile().unwrap();
+    let body = compiled.to_anthropic_with_cache_breakpoints().unwrap();
+    assert_eq!(
+        without_breakpoints(body.clone()),
+        compiled.to_anthropic().unwrap()
+    );
+    // The system prompt, and the last block of the newest message; no summary yet.
+    assert_eq!(breakpoints(&body), [None, Some((3, 0))]);
+    assert_eq!(compiled.compress_boundary(), None);
+
+    // A summary: its block is marked too; it shares a user message with what follows.
+    let manual = Manual("Read a.py: it prints 1.".into());
+    let summary = t
+        .compress(&CompressRequest {
+            commits: Some(
+                t.positions_between(&first.id.into(), &last.id.into())
+                    .unwrap()
+                    .into_iter()
+                    .map(Rev::from)
+                    .collect(),
+            ),
+            summarizer: Some(&manual),
+            ..CompressRequest::default()
+        })
+        .unwrap()
+        .commits[0]
+        .id;
+    t.user("Now b.py.").unwrap();
+    // The newest message: an answer whose thinking block takes no breakpoint, with a call
+    // that has no result yet (its synthetic result is not stable).
+    let mut thinking = Message::text(Role::Assistant, "");
+    thinking.content = tract_core::Content::Parts(vec![tract_core::ContentPart::Raw(
+        json!({"type": "thinking", "thinking": "b.py next", "signature": "sig"}).to_string(),
+    )]);
+    thinking.tool_calls = vec![call("c2")];
+    t.append(thinking).unwrap();
+    let compiled = t.compile().unwrap();
+    assert_eq!(compiled.compress_boundary(), Some(summary));
+    let body = compiled.to_anthropic_with_cache_breakpoints().unwrap();
+    assert_eq!(
+        without_breakpoints(body.clone()),
+        compiled.to_anthropic().unwrap()
+    );
+    let messages = body["messages"].as_array().unwrap();
+    // [user: summary, "Now b.py."] [assistant: thinking, tool_use] [user: synthetic result]
+    assert_eq!(messages.len(), 3, "{body}");
+    assert_eq!(breakpoints(&body), [None, Some((0, 0)), Some((1, 1))]);
+    assert_eq!(messages[1]["content"][1]["type"], "tool_use");
+    assert!(breakpoints(&body).len() <= 4);
+    // The default output is what it was.
+    assert_eq!(
+        compiled.to_anthropic().unwrap().to_string(),
+        Rendering::new(Provider::Anthropic).json(&compiled).unwrap()
+    );
+}

@@ -383,10 +383,13 @@ class Compiled:
         """OpenAI chat-completions `messages`. Each call returns objects of its own; a message
         rendered by an earlier call of the same handle is not rendered again."""
 
-    def to_anthropic(self) -> dict[str, Any]:
+    def to_anthropic(self, cache_breakpoints: bool = False) -> dict[str, Any]:
         """Anthropic Messages body: `{"system": ..., "messages": [...]}`. Each call returns
         objects of its own; a message rendered by an earlier call of the same handle is not
-        rendered again."""
+        rendered again. With `cache_breakpoints`, `cache_control` breakpoints where the prefix
+        stays the same from request to request (at most 4: the end of the system prompt, then a
+        list of one text block; of the newest summary; of the newest message), the whole body
+        rendered anew."""
 
     def to_responses(self, limit: Optional[int] = None) -> list[dict[str, Any]]:
         """OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
