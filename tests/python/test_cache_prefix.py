@@ -5,6 +5,7 @@ request less its closing brackets), step after step over a long agent session.""
 import json
 from typing import Any
 
+import pytest
 from providers import assert_valid_anthropic
 
 import tract
@@ -112,3 +113,39 @@ def test_cache_breakpoints_are_valid_at_most_four_and_change_nothing_else() -> N
                 for block in message["content"]:
                     block.pop("cache_control", None)
             assert body == plain
+
+
+def test_a_compaction_can_keep_the_stable_prefix_and_says_what_it_costs_the_cache() -> None:
+    """`keep_prefix=True` leaves what comes up to the newest summary as it is; a dry run says how
+    many cached tokens a compaction invalidates against how many it saves."""
+    with tract.Tract.open() as t:
+        t.system("You are a coding agent.")
+        run = [
+            t.user("read a.py"),
+            t.assistant("", tool_calls=[{"id": "c0", "name": "read_file", "arguments": {"path": "a.py"}}]),
+            t.tool_result("c0", "read_file", "x = 1\n" * 60),
+            t.assistant("a.py sets x."),
+        ]
+        done = t.compress(commits=[c.commit_hash for c in run], content="a.py read: it sets x.")
+        summary = done["commits"][0].commit_hash  # type: ignore[index]
+        for k in range(1, 4):
+            t.user(f"read m{k}.py")
+            t.assistant("", tool_calls=[{"id": f"c{k}", "name": "read_file", "arguments": {"path": f"m{k}.py"}}])
+            t.tool_result(f"c{k}", "read_file", f"y{k} = 2\n" * 60)
+            t.assistant(f"m{k}.py sets y{k}.")
+        whole = t.compress(dry_run=True)
+        kept = t.compress(dry_run=True, keep_prefix=True)
+        assert whole["sources"][0][0] == summary and kept["sources"][0][0] != summary
+        assert 0 < kept["cached_tokens_invalidated"] < whole["cached_tokens_invalidated"]  # type: ignore[typeddict-item]
+        clear = t.clear_tool_results(keep=1, dry_run=True, keep_prefix=True)
+        assert len(clear["cleared"]) == 2 and clear["cached_tokens_invalidated"] > 0
+        assert clear["tokens_before"] > clear["tokens_after"]
+        head = t.head
+        with pytest.raises(tract.InvalidInputError, match="after the stable prefix"):
+            t.compress(commits=[summary], keep_prefix=True, content="again")
+        assert t.head == head
+        t.compress(keep_prefix=True, content="m1 to m3 read.")
+        body = t.compile().to_anthropic(cache_breakpoints=True)
+        # The first summary is untouched: the system prompt, it, then the new one.
+        texts = [b.get("text") for m in body["messages"] for b in m["content"]]
+        assert texts[:2] == ["a.py read: it sets x.", "m1 to m3 read."]

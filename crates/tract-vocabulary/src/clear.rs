@@ -35,6 +35,10 @@ pub struct ClearPlan {
     tokens_before: u64,
     /// The request's tokens once they are cleared.
     tokens_after: u64,
+    /// The cached tokens it invalidates: those of the view from the first result it clears
+    /// on, which a provider's cache takes in again at the next request (against the
+    /// `tokens_before - tokens_after` it saves each request).
+    cached_tokens_invalidated: u64,
 }
 
 impl From<&tract_core::ClearPlan> for ClearPlan {
@@ -43,6 +47,7 @@ impl From<&tract_core::ClearPlan> for ClearPlan {
             cleared: p.candidates.iter().map(|c| c.position.to_hex()).collect(),
             tokens_before: p.tokens_before,
             tokens_after: p.tokens_after,
+            cached_tokens_invalidated: p.cached_tokens_invalidated,
         }
     }
 }

@@ -43,6 +43,10 @@ pub struct CompressPlan {
     sources: Vec<Vec<String>>,
     /// The tokens each of those runs holds in view now.
     tokens: Vec<u64>,
+    /// The cached tokens it invalidates: those of the view from its first run on, which a
+    /// provider's cache takes in again at the next request (against the runs' tokens it
+    /// saves each request, less the summaries').
+    cached_tokens_invalidated: u64,
 }
 
 impl From<&tract_core::CompressPlan> for CompressPlan {
@@ -50,6 +54,7 @@ impl From<&tract_core::CompressPlan> for CompressPlan {
         CompressPlan {
             sources: p.runs.iter().map(|r| hex(&r.sources)).collect(),
             tokens: p.runs.iter().map(|r| r.tokens).collect(),
+            cached_tokens_invalidated: p.cached_tokens_invalidated,
         }
     }
 }

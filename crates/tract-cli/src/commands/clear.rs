@@ -24,7 +24,12 @@ pub struct Args {
     /// The placeholder; {tool}, {commit}, {tokens} and {bytes} are filled in.
     #[arg(long, value_name = "TEXT")]
     placeholder: Option<String>,
-    /// Show what would be cleared and the saving; commit nothing.
+    /// Keep the stable prefix: clear no result up to the newest summary in view, so what a
+    /// provider has cached before it stays as it is.
+    #[arg(long)]
+    keep_prefix: bool,
+    /// Show what would be cleared, the saving and the cached tokens it invalidates; commit
+    /// nothing.
     #[arg(long)]
     dry_run: bool,
     /// What was cleared (or would be) as JSON.
@@ -39,6 +44,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         exclude_tools: a.exclude_tools.clone(),
         clear_at_least: a.clear_at_least,
         placeholder: a.placeholder.clone(),
+        keep_prefix: a.keep_prefix,
     };
     clear(&ctx.open()?, ui, &opts, a.dry_run, a.json)
 }
@@ -73,6 +79,20 @@ pub(super) fn clear(
             render::count(plan.candidates.len() as u64, "result", "results"),
             plan.tokens_before,
             plan.tokens_after
+        );
+        let _ = writeln!(
+            ui,
+            "prompt cache: invalidates {}, saves {} a request",
+            render::count(
+                plan.cached_tokens_invalidated,
+                "cached token",
+                "cached tokens"
+            ),
+            render::count(
+                plan.tokens_before.saturating_sub(plan.tokens_after),
+                "token",
+                "tokens"
+            ),
         );
         return Ok(());
     }

@@ -57,7 +57,12 @@ pub struct Args {
     /// With --strategy clear: the most recent tool turns to leave untouched.
     #[arg(long, default_value_t = 3)]
     keep: usize,
-    /// Show what would be compressed and the tokens it holds; commit nothing.
+    /// Keep the stable prefix: leave the positions up to the newest summary in view out of the
+    /// selection, so the summary goes after what a provider has cached instead of rewriting it.
+    #[arg(long)]
+    keep_prefix: bool,
+    /// Show what would be compressed, the tokens it holds and the cached tokens it
+    /// invalidates; commit nothing.
     #[arg(long)]
     dry_run: bool,
     /// What was compressed (or would be) as JSON.
@@ -83,6 +88,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     if a.strategy == Strategy::Clear {
         let opts = ClearOptions {
             keep: a.keep,
+            keep_prefix: a.keep_prefix,
             ..ClearOptions::default()
         };
         return crate::commands::clear::clear(&t, ui, &opts, a.dry_run, a.json);
@@ -129,6 +135,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         target_tokens: a.target_tokens.and_then(NonZeroU32::new),
         summarizer: Some(summarizer),
         on_progress: None,
+        keep_prefix: a.keep_prefix,
     };
     let req = if a.tool_turns {
         let turns = tract_core::ToolTurns {
@@ -161,6 +168,16 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             "{}, {} (dry run, nothing committed)",
             render::count(plan.runs.len() as u64, "run", "runs"),
             render::count(plan.tokens(), "token", "tokens")
+        );
+        let _ = writeln!(
+            ui,
+            "prompt cache: invalidates {}, saves up to {} a request (less the summaries)",
+            render::count(
+                plan.cached_tokens_invalidated,
+                "cached token",
+                "cached tokens"
+            ),
+            render::count(plan.tokens(), "token", "tokens"),
         );
         return Ok(());
     }

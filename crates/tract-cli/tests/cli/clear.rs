@@ -18,6 +18,7 @@ fn clear_old_tool_results() {
         would clear e9834f7ca7 grep             403 -> 34 tokens
         would clear 284e304b3f grep             403 -> 36 tokens
         3 results: tokens 1635 -> 531 (dry run, nothing committed)
+        prompt cache: invalidates 1627 cached tokens, saves 1104 tokens a request
         ");
     assert!(
         dry.stdout.contains("3 results") && dry.stdout.contains("dry run"),

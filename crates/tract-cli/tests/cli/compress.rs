@@ -27,6 +27,7 @@ fn a_dry_run_commits_nothing() {
         --- stdout
         would summarize 6 messages, 66 tokens: f40cd54f56 f89782dba3 4994bf4ee3 7365ba8be3 3b8efa5893 a029acc7b0
         1 run, 66 tokens (dry run, nothing committed)
+        prompt cache: invalidates 77 cached tokens, saves up to 66 tokens a request (less the summaries)
         ");
     assert!(dry.stdout.contains("dry run"), "{dry}");
     assert!(p.state() == before, "a dry run commits nothing");

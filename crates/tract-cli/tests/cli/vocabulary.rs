@@ -169,10 +169,20 @@ fn clear_compress_gc_and_merge_print_their_reports_as_json() {
     let p = grep_turns();
     let plan = json(&p.ok(&["clear", "--keep", "1", "--dry-run", "--json"]));
     let done = json(&p.ok(&["clear", "--keep", "1", "--json"]));
-    assert_eq!(keys(&plan), keys(&done));
     assert_eq!(
         keys(&done),
         ["cleared", "tokens_after", "tokens_before"].into()
+    );
+    // The plan says also what it would cost a provider's prompt cache.
+    assert_eq!(
+        keys(&plan),
+        [
+            "cached_tokens_invalidated",
+            "cleared",
+            "tokens_after",
+            "tokens_before"
+        ]
+        .into()
     );
     assert_eq!(plan["tokens_after"], done["tokens_after"]);
     let cleared = done["cleared"].as_array().unwrap();
@@ -182,7 +192,10 @@ fn clear_compress_gc_and_merge_print_their_reports_as_json() {
     }
 
     let plan = json(&p.ok(&["compress", "--tool-turns", "--dry-run", "--json"]));
-    assert_eq!(keys(&plan), ["sources", "tokens"].into());
+    assert_eq!(
+        keys(&plan),
+        ["cached_tokens_invalidated", "sources", "tokens"].into()
+    );
     let done = json(&p.ok(&["compress", "--tool-turns", "--json"]));
     assert_eq!(
         keys(&done),

@@ -473,11 +473,7 @@ impl Compiled {
 
     /// The newest summary in view, by position: the last compress boundary.
     pub fn compress_boundary(&self) -> Option<CommitId> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|e| matches!(e.origin.op, crate::object::Op::Compress { .. }))
-            .map(|e| e.position)
+        crate::view::newest_summary(&self.entries).map(|i| self.entries[i].position)
     }
 
     fn anthropic_body(&self, breakpoints: bool) -> Result<Value> {

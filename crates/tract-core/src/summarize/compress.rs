@@ -63,6 +63,10 @@ pub struct CompressRequest<'a> {
     /// Who summarizes (default: the handle's summarizer, see
     /// [`crate::Tract::set_summarizer`], else the built-in extractive one).
     pub summarizer: Option<&'a dyn Summarizer>,
+    /// Keep the stable prefix: the positions up to the newest summary in view (the last
+    /// compress boundary) are left out of the selection, so the summary goes after the prefix
+    /// a provider has cached instead of rewriting it.
+    pub keep_prefix: bool,
 }
 
 /// What a compress would do, without summarizing or committing anything.
@@ -70,6 +74,9 @@ pub struct CompressRequest<'a> {
 pub struct CompressPlan {
     /// One summary per run, in view order.
     pub runs: Vec<PlannedRun>,
+    /// The cached tokens it invalidates: those of the view from its first run on, which a
+    /// provider's cache takes in again at the next request.
+    pub cached_tokens_invalidated: u64,
 }
 
 impl CompressPlan {
@@ -112,10 +119,10 @@ fn plan(
     repo: &Repo,
     v: &View,
     snap: &Snapshot,
-    commits: Option<&[Rev]>,
-    preserve: &[Rev],
+    req: &CompressRequest<'_>,
 ) -> Result<(Vec<(PlannedRun, Vec<Arc<Message>>)>, Vec<CommitId>)> {
-    let selected: BTreeSet<usize> = match commits {
+    let (commits, preserve) = (req.commits.as_deref(), &req.preserve);
+    let mut selected: BTreeSet<usize> = match commits {
         Some(list) => list
             .iter()
             .map(|c| repo.position_in_view(v, snap, c, None))
@@ -130,6 +137,18 @@ fn plan(
     };
     if selected.is_empty() {
         return Err(Error::invalid_input("nothing selected to compress"));
+    }
+    if req.keep_prefix
+        && let Some(b) = v.compress_boundary()
+    {
+        selected.retain(|&i| i > b);
+        if selected.is_empty() {
+            return Err(Error::invalid_input(format!(
+                "nothing selected after the stable prefix: every position selected is at or \
+                 before the newest summary in view ({})",
+                v.entries()[b].position.short()
+            )));
+        }
     }
     let mut preserved = BTreeSet::new();
     let mut preserved_ids = Vec::with_capacity(preserve.len());
@@ -175,11 +194,17 @@ fn plan(
 
 /// The runs [`compress`] would replace, without summarizing or committing.
 pub(crate) fn plan_compress(repo: &Repo, req: &CompressRequest<'_>) -> Result<CompressPlan> {
-    let (runs, _) =
-        repo.at_head(|snap, v| plan(repo, v, snap, req.commits.as_deref(), &req.preserve))??;
-    Ok(CompressPlan {
-        runs: runs.into_iter().map(|(r, _)| r).collect(),
-    })
+    repo.at_head(|snap, v| {
+        let (runs, _) = plan(repo, v, snap, req)?;
+        let first = runs
+            .first()
+            .and_then(|(r, _)| r.sources.first())
+            .and_then(|p| v.index_of(p));
+        Ok(CompressPlan {
+            runs: runs.into_iter().map(|(r, _)| r).collect(),
+            cached_tokens_invalidated: first.map(|i| v.tokens_from(i)).unwrap_or_default(),
+        })
+    })?
 }
 
 /// Replaces the selected positions with one summary per contiguous run. All or nothing: a
@@ -191,8 +216,7 @@ pub(crate) fn compress(
     default: Option<Arc<dyn Summarizer>>,
 ) -> Result<CompressOutcome> {
     let (head, tokens_before, (runs, preserved)) = repo.at_head(|snap, v| {
-        plan(repo, v, snap, req.commits.as_deref(), &req.preserve)
-            .map(|runs| (v.head(), v.token_count(), runs))
+        plan(repo, v, snap, req).map(|runs| (v.head(), v.token_count(), runs))
     })??;
     let system_prompt = req
         .system_prompt

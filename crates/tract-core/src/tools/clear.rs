@@ -30,6 +30,9 @@ pub struct ClearOptions {
     pub clear_at_least: u64,
     /// The placeholder text (default [`DEFAULT_PLACEHOLDER`]).
     pub placeholder: Option<String>,
+    /// Keep the stable prefix: no result up to the newest summary in view (the last compress
+    /// boundary) is cleared, so what a provider has cached before it stays as it is.
+    pub keep_prefix: bool,
 }
 
 impl Default for ClearOptions {
@@ -39,6 +42,7 @@ impl Default for ClearOptions {
             exclude_tools: Vec::new(),
             clear_at_least: 0,
             placeholder: None,
+            keep_prefix: false,
         }
     }
 }
@@ -89,9 +93,11 @@ fn plan(
     let template = opts.placeholder.as_deref().unwrap_or(DEFAULT_PLACEHOLDER);
     let calls = v.call_entries(None);
     let old = calls.len().saturating_sub(opts.keep);
+    let boundary = v.compress_boundary().filter(|_| opts.keep_prefix);
     // The results of the older turns, of tools not excluded: their messages are read.
     let results: Vec<&ViewEntry> = calls[..old]
         .iter()
+        .filter(|&&i| boundary.is_none_or(|b| i > b))
         .flat_map(|&i| v.entries()[i].results.iter().flatten())
         .map(|&r| &v.entries()[r])
         .filter(|e| {
@@ -147,6 +153,9 @@ pub struct ClearPlan {
     pub tokens_before: u64,
     /// The request's tokens once they are cleared.
     pub tokens_after: u64,
+    /// The cached tokens it invalidates: those of the view from the first result it clears
+    /// on, which a provider's cache takes in again at the next request.
+    pub cached_tokens_invalidated: u64,
 }
 
 /// What [`clear`] would clear.
@@ -158,10 +167,12 @@ pub(crate) fn plan_clear(repo: &Repo, opts: &ClearOptions) -> Result<ClearPlan> 
             .collect();
         let tokens_before = v.token_count();
         let freed: u64 = candidates.iter().map(ClearCandidate::saving).sum();
+        let first = candidates.first().and_then(|c| v.index_of(&c.position));
         Ok(ClearPlan {
             candidates,
             tokens_before,
             tokens_after: tokens_before.saturating_sub(freed),
+            cached_tokens_invalidated: first.map(|i| v.tokens_from(i)).unwrap_or_default(),
         })
     })?
 }

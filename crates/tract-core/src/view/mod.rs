@@ -424,6 +424,24 @@ impl View {
         tokens::request_tokens(self.total_tokens, self.orphan_tokens, self.unanswered)
     }
 
+    /// The index of the newest summary in view (the last compress boundary): it and what
+    /// comes before it change only with the next compression, so they are the prefix a
+    /// provider keeps cached from request to request.
+    pub fn compress_boundary(&self) -> Option<usize> {
+        newest_summary(&self.entries)
+    }
+
+    /// The tokens of the entries from index `i` on (framing included): what a change at `i`
+    /// makes a provider's cache take in again.
+    pub fn tokens_from(&self, i: usize) -> u64 {
+        self.entries
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .map(|e| u64::from(e.tokens))
+            .sum()
+    }
+
     /// Roughly how many bytes the view takes in memory: its entries, their shapes and
     /// indexes (no text: a view holds none). O(1): the shapes of the first and last entries
     /// stand for the rest.
@@ -920,6 +938,13 @@ fn first_parents(
     stop: Option<CommitId>,
 ) -> Result<(Vec<(CommitId, Commit)>, bool)> {
     src.first_parents(head, stop)
+}
+
+/// The index of the newest entry of `entries` that a compression made (a summary).
+pub(crate) fn newest_summary(entries: &[ViewEntry]) -> Option<usize> {
+    entries
+        .iter()
+        .rposition(|e| matches!(e.origin.op, Op::Compress { .. }))
 }
 
 /// Below this many blobs, threads cost more than they save.

@@ -406,3 +406,159 @@ fn breakpoints_mark_the_system_prompt_the_newest_summary_and_the_newest_message(
         Rendering::new(Provider::Anthropic).json(&compiled).unwrap()
     );
 }
+
+/// An answer carrying usage, as an agent appends it after each request.
+fn answered(t: &Tract, text: &str) -> CommitId {
+    let mut m = Message::text(Role::Assistant, text);
+    Usage::from_json(&json!({"input_tokens": 10, "output_tokens": 2}))
+        .unwrap()
+        .put_on(&mut m)
+        .unwrap();
+    t.append(m).unwrap().id
+}
+
+/// A tool turn whose result is long enough to clear.
+fn tool_turn(t: &Tract, k: usize) {
+    let call = tract_core::ToolCall {
+        id: format!("c{k}"),
+        name: "read".into(),
+        arguments: format!("{{\"path\":\"f{k}.rs\"}}"),
+    };
+    t.assistant("", vec![call]).unwrap();
+    let text: String = (0..30).map(|n| format!("line {n} of f{k}.rs\n")).collect();
+    t.tool_result(format!("c{k}"), "read", text, false).unwrap();
+}
+
+#[test]
+fn a_compaction_that_keeps_the_stable_prefix_goes_after_the_newest_summary() {
+    let t = Tract::in_memory().unwrap();
+    t.system("You are a coding agent.").unwrap();
+    let first = t.user("Read the first files.").unwrap();
+    tool_turn(&t, 0);
+    let done = answered(&t, "Read f0.");
+    let manual = Manual("f0.rs read.".into());
+    let positions = |from: CommitId, to: CommitId| -> Vec<Rev> {
+        t.positions_between(&from.into(), &to.into())
+            .unwrap()
+            .into_iter()
+            .map(Rev::from)
+            .collect()
+    };
+    t.compress(&CompressRequest {
+        commits: Some(positions(first.id, done)),
+        summarizer: Some(&manual),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    let next = t.user("Now the next ones.").unwrap();
+    for k in 1..4 {
+        tool_turn(&t, k);
+    }
+    answered(&t, "Read f1 to f3.");
+    let view = t.compile().unwrap();
+    let summary = view.compress_boundary().unwrap();
+    // The whole view but the system prompt, with the summary; or after it.
+    let all = t.plan_compress(&CompressRequest::default()).unwrap();
+    let kept = t
+        .plan_compress(&CompressRequest {
+            keep_prefix: true,
+            ..CompressRequest::default()
+        })
+        .unwrap();
+    assert_eq!(all.runs[0].sources[0], summary);
+    assert_eq!(kept.runs[0].sources[0], next.id);
+    let tokens = view.message_tokens();
+    // The system prompt is sent first, then the summary, then what follows it.
+    assert_eq!(
+        all.cached_tokens_invalidated,
+        tokens[1..].iter().map(|&n| u64::from(n)).sum::<u64>()
+    );
+    assert_eq!(
+        kept.cached_tokens_invalidated,
+        tokens[2..].iter().map(|&n| u64::from(n)).sum::<u64>()
+    );
+    assert!(kept.cached_tokens_invalidated < all.cached_tokens_invalidated);
+
+    // Compressed so, the next request shares the prefix up to the summary with the one before.
+    let manual = Manual("f1 to f3 read.".into());
+    t.compress(&CompressRequest {
+        keep_prefix: true,
+        summarizer: Some(&manual),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    t.user("Go on.").unwrap();
+    answered(&t, "Going on.");
+    let r = t.cache_report(None, &CacheOptions::default()).unwrap();
+    let last = r.requests.last().unwrap();
+    assert_eq!(last.broke.as_ref().unwrap().cause, Cause::Compress);
+    let prefix: u64 = tokens[..2].iter().map(|&n| u64::from(n)).sum();
+    assert_eq!(
+        last.shared_tokens, prefix,
+        "the system prompt and the first summary"
+    );
+
+    // Nothing after the newest summary: nothing to compress, said plainly; nothing changes.
+    let head = t.compile().unwrap().head();
+    let err = t
+        .compress(&CompressRequest {
+            commits: Some(vec![Rev::from(summary)]),
+            keep_prefix: true,
+            summarizer: Some(&manual),
+            ..CompressRequest::default()
+        })
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("nothing selected after the stable prefix"),
+        "{err}"
+    );
+    assert_eq!(t.compile().unwrap().head(), head);
+}
+
+#[test]
+fn a_clear_that_keeps_the_stable_prefix_leaves_the_results_before_the_newest_summary() {
+    let t = Tract::in_memory().unwrap();
+    t.system("You are a coding agent.").unwrap();
+    t.user("Read them all.").unwrap();
+    for k in 0..3 {
+        tool_turn(&t, k);
+    }
+    let from = t.user("Summarize what you found in the middle.").unwrap();
+    let to = answered(&t, "Found little.");
+    let manual = Manual("Little found.".into());
+    t.compress(&CompressRequest {
+        commits: Some(
+            t.positions_between(&from.id.into(), &to.into())
+                .unwrap()
+                .into_iter()
+                .map(Rev::from)
+                .collect(),
+        ),
+        summarizer: Some(&manual),
+        ..CompressRequest::default()
+    })
+    .unwrap();
+    for k in 3..8 {
+        tool_turn(&t, k);
+    }
+    let o = ClearOptions {
+        keep: 2,
+        ..ClearOptions::default()
+    };
+    let all = t.plan_clear_tool_results(&o).unwrap();
+    let kept = t
+        .plan_clear_tool_results(&ClearOptions {
+            keep_prefix: true,
+            ..o.clone()
+        })
+        .unwrap();
+    // Six older turns: three before the summary, three after it.
+    assert_eq!(all.candidates.len(), 6);
+    assert_eq!(kept.candidates.len(), 3);
+    let positions =
+        |c: &[tract_core::ClearCandidate]| c.iter().map(|c| c.position).collect::<Vec<_>>();
+    assert_eq!(positions(&kept.candidates), positions(&all.candidates[3..]));
+    assert!(kept.cached_tokens_invalidated < all.cached_tokens_invalidated);
+    assert!(all.tokens_before - all.tokens_after > kept.tokens_before - kept.tokens_after);
+}

@@ -26,8 +26,12 @@ def _error_examples() -> list[tuple[str, str, BaseException]]:
 Role = Literal["system", "user", "assistant", "tool"]
 Rev = Union[str, "CommitInfo"]
 
-class ClearResult(TypedDict):
-    """What `Tract.clear_tool_results` did (with `dry_run`: would do; `cleared` then holds hashes)."""
+class _ClearPlanned(TypedDict, total=False):
+    cached_tokens_invalidated: int
+
+class ClearResult(_ClearPlanned):
+    """What `Tract.clear_tool_results` did (with `dry_run`: would do; `cleared` then holds
+    hashes, and `cached_tokens_invalidated` the tokens a provider's cache takes in again)."""
 
     cleared: Union[list[CommitInfo], list[str]]
     tokens_before: int
@@ -70,10 +74,13 @@ class CompressResult(TypedDict):
     tokens_after: int
 
 class CompressPlan(TypedDict):
-    """What `Tract.compress(dry_run=True)` would replace: the runs and their tokens."""
+    """What `Tract.compress(dry_run=True)` would replace: the runs and their tokens, and the
+    cached tokens it invalidates (those of the view from its first run on, which a provider's
+    cache takes in again at the next request)."""
 
     sources: list[list[str]]
     tokens: list[int]
+    cached_tokens_invalidated: int
 
 class ToolSummarization:
     """The store's tool-summarization policy, as `Tract.tool_summarization()` returns it."""
@@ -601,13 +608,16 @@ class Tract:
         clear_at_least: int = 0,
         placeholder: Optional[str] = None,
         dry_run: bool = False,
+        keep_prefix: bool = False,
     ) -> ClearResult:
         """Replaces the results of all but the last `keep` tool turns with a short placeholder
         naming the original commit (`{tool}`, `{commit}`, `{tokens}`, `{bytes}` are filled in),
         as edits in one transaction; results of `exclude_tools` stay; nothing is cleared unless
-        at least `clear_at_least` tokens are freed. With `dry_run=True` nothing is committed and
-        `cleared` lists the positions that would be. Returns a dict: `cleared`,
-        `tokens_before`, `tokens_after`, as `tract clear --json` says."""
+        at least `clear_at_least` tokens are freed. With `keep_prefix=True`, no result up to the
+        newest summary in view is cleared (what a provider has cached before it stays). With
+        `dry_run=True` nothing is committed, `cleared` lists the positions that would be and
+        `cached_tokens_invalidated` the tokens a provider's cache takes in again. Returns a
+        dict: `cleared`, `tokens_before`, `tokens_after`, as `tract clear --json` says."""
 
     def compress(
         self,
@@ -619,14 +629,18 @@ class Tract:
         content: Optional[str] = None,
         summarizer: Optional[Summarizer] = None,
         dry_run: bool = False,
+        keep_prefix: bool = False,
     ) -> Union[CompressResult, CompressPlan]:
         """Replaces the selected positions (default: the whole view but system messages) with one
         summary per contiguous run; `preserve` positions stay and split runs. The summary comes
         from `content` (written by you), `summarizer` (a callable `fn(messages) -> str` given
         OpenAI-style messages, system prompt first), the one given to `Tract.open`, or the
-        built-in extractive summarizer. All or nothing. Returns a dict: `commits`, `sources`,
-        `skipped`, `warnings`, `tokens_before`, `tokens_after` (with `dry_run=True`: the runs'
-        `sources` and `tokens`, nothing committed), as `tract compress --json` says."""
+        built-in extractive summarizer. With `keep_prefix=True`, the positions up to the newest
+        summary in view are left out of the selection, so the summary goes after what a
+        provider has cached. All or nothing. Returns a dict: `commits`, `sources`, `skipped`,
+        `warnings`, `tokens_before`, `tokens_after` (with `dry_run=True`: the runs' `sources`
+        and `tokens`, and `cached_tokens_invalidated`, nothing committed), as
+        `tract compress --json` says."""
 
     def compress_tool_calls(
         self,

@@ -271,6 +271,7 @@ class AsyncTract:
         clear_at_least: int = 0,
         placeholder: Optional[str] = None,
         dry_run: bool = False,
+        keep_prefix: bool = False,
     ) -> ClearResult:
         """Awaitable twin of :meth:`Tract.clear_tool_results`, run in a worker thread."""
         return await self._run(
@@ -280,6 +281,7 @@ class AsyncTract:
             clear_at_least,
             placeholder,
             dry_run,
+            keep_prefix,
         )
 
     async def compress(
@@ -292,6 +294,7 @@ class AsyncTract:
         content: Optional[str] = None,
         summarizer: Optional[Summarizer] = None,
         dry_run: bool = False,
+        keep_prefix: bool = False,
     ) -> Union[CompressResult, CompressPlan]:
         """Awaitable twin of :meth:`Tract.compress`, run in a worker thread."""
         return await self._run(
@@ -304,6 +307,7 @@ class AsyncTract:
             content,
             summarizer,
             dry_run,
+            keep_prefix,
         )
 
     async def compress_tool_calls(

@@ -27,10 +27,13 @@ impl PyTract {
     /// Replaces the results of all but the last `keep` tool turns with a short placeholder
     /// naming the original commit (`{tool}`, `{commit}`, `{tokens}`, `{bytes}` are filled in),
     /// as edits in one transaction; results of `exclude_tools` stay; nothing is cleared unless
-    /// at least `clear_at_least` tokens are freed. With `dry_run=True` nothing is committed and
-    /// `cleared` lists the positions that would be. Returns a dict: `cleared`,
-    /// `tokens_before`, `tokens_after`, as `tract clear --json` says.
-    #[pyo3(signature = (keep=3, exclude_tools=Vec::new(), clear_at_least=0, placeholder=None, dry_run=false))]
+    /// at least `clear_at_least` tokens are freed. With `keep_prefix=True`, no result up to the
+    /// newest summary in view is cleared (what a provider has cached before it stays). With
+    /// `dry_run=True` nothing is committed, `cleared` lists the positions that would be and
+    /// `cached_tokens_invalidated` the tokens a provider's cache takes in again. Returns a
+    /// dict: `cleared`, `tokens_before`, `tokens_after`, as `tract clear --json` says.
+    #[pyo3(signature = (keep=3, exclude_tools=Vec::new(), clear_at_least=0, placeholder=None, dry_run=false, keep_prefix=false))]
+    #[allow(clippy::too_many_arguments)]
     fn clear_tool_results<'py>(
         &self,
         py: Python<'py>,
@@ -39,12 +42,14 @@ impl PyTract {
         clear_at_least: u64,
         placeholder: Option<String>,
         dry_run: bool,
+        keep_prefix: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let opts = ClearOptions {
             keep,
             exclude_tools,
             clear_at_least,
             placeholder,
+            keep_prefix,
         };
         if dry_run {
             let plan = self.with(py, move |t| t.plan_clear_tool_results(&opts))?;
@@ -59,10 +64,13 @@ impl PyTract {
     /// summary per contiguous run; `preserve` positions stay and split runs. The summary comes
     /// from `content` (written by you), `summarizer` (a callable `fn(messages) -> str` given
     /// OpenAI-style messages, system prompt first), the one given to `Tract.open`, or the
-    /// built-in extractive summarizer. All or nothing. Returns a dict: `commits`, `sources`,
-    /// `skipped`, `warnings`, `tokens_before`, `tokens_after` (with `dry_run=True`: the runs'
-    /// `sources` and `tokens`, nothing committed), as `tract compress --json` says.
-    #[pyo3(signature = (commits=None, system_prompt=None, instructions=None, preserve=None, target_tokens=None, content=None, summarizer=None, dry_run=false))]
+    /// built-in extractive summarizer. With `keep_prefix=True`, the positions up to the newest
+    /// summary in view are left out of the selection, so the summary goes after what a
+    /// provider has cached. All or nothing. Returns a dict: `commits`, `sources`, `skipped`,
+    /// `warnings`, `tokens_before`, `tokens_after` (with `dry_run=True`: the runs' `sources`
+    /// and `tokens`, and `cached_tokens_invalidated`, nothing committed), as
+    /// `tract compress --json` says.
+    #[pyo3(signature = (commits=None, system_prompt=None, instructions=None, preserve=None, target_tokens=None, content=None, summarizer=None, dry_run=false, keep_prefix=false))]
     #[allow(clippy::too_many_arguments)]
     fn compress<'py>(
         &self,
@@ -75,6 +83,7 @@ impl PyTract {
         content: Option<String>,
         summarizer: Option<Py<PyAny>>,
         dry_run: bool,
+        keep_prefix: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let commits = commits.as_deref().map(revs_of).transpose()?;
         let preserve = revs_of(&preserve.unwrap_or_default())?;
@@ -83,6 +92,7 @@ impl PyTract {
             let req = CompressRequest {
                 commits,
                 preserve,
+                keep_prefix,
                 ..CompressRequest::default()
             };
             let plan = self.with(py, move |t| t.plan_compress(&req))?;
@@ -98,6 +108,7 @@ impl PyTract {
                 instructions,
                 target_tokens,
                 summarizer: s,
+                keep_prefix,
                 ..CompressRequest::default()
             })
         })?;
