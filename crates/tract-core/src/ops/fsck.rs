@@ -26,8 +26,9 @@ type IdSet = HashSet<[u8; 32], BuildHasherDefault<IdHasher>>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// `corrupt` (an object that does not verify), `missing` (a link to an object the store
-    /// lacks), `ref` (a branch, `HEAD` or reflog entry), `bookkeeping` (per-branch counts that
-    /// differ from a replay), `checkpoint` (a branch's view checkpoint that is missing,
+    /// lacks), `ref` (a branch, `HEAD` or reflog entry), `bookkeeping` (per-branch counts, or
+    /// a branch's usage as its ledger's rows tell it, that differ from a replay; a ledger row
+    /// that does not read), `checkpoint` (a branch's view checkpoint that is missing,
     /// damaged or differs from a replay), `order` (a commit not newer than its parent) or
     /// `index` (the search index holds a commit the store does not, or twice, misses one a
     /// branch reached when it was last brought up to date, or has not applied a redaction).
@@ -114,9 +115,9 @@ impl FsckReport {
 
 /// What fsck keeps of a blob that verified.
 enum BlobRead {
-    /// Its content's chunks (none for a small blob), and whether the secrets rules find
-    /// something in it.
-    Content(Vec<ChunkId>, bool),
+    /// Its content's chunks (none for a small blob), whether the secrets rules find
+    /// something in it, and the usage its message carries.
+    Content(Vec<ChunkId>, bool, Option<Box<crate::usage::Usage>>),
     /// A tombstone; `by_retention`: a retention rule's, whose summary is meant to stay.
     Tombstone { by_retention: bool },
 }
@@ -124,7 +125,7 @@ enum BlobRead {
 impl BlobRead {
     fn chunks(&self) -> &[ChunkId] {
         match self {
-            BlobRead::Content(chunks, _) => chunks,
+            BlobRead::Content(chunks, ..) => chunks,
             BlobRead::Tombstone { .. } => &[],
         }
     }
@@ -281,16 +282,21 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
         let bytes = verify::verified_blob_bytes(&id, record, |c| snap.chunk_record(c))?;
         crate::object::check_header(&bytes, false)
             .map_err(|e| verify::damaged("blob", id.to_hex(), e.to_string()))?;
-        let secret = crate::object::Message::decode(&bytes)
-            .map(|m| !crate::secrets::scrub::findings(&detector, &m).is_empty())
-            .unwrap_or(false);
+        let message = crate::object::Message::decode(&bytes).ok();
+        let secret = message
+            .as_ref()
+            .is_some_and(|m| !crate::secrets::scrub::findings(&detector, m).is_empty());
+        let usage = message
+            .as_ref()
+            .and_then(|m| crate::usage::Usage::of(m).ok().flatten())
+            .map(Box::new);
         crate::storage::codec::chunk_ids(record, true)
-            .map(|chunks| BlobRead::Content(chunks, secret))
+            .map(|chunks| BlobRead::Content(chunks, secret, usage))
     })?;
     let secret_blobs: HashSet<BlobId> = blobs
         .good
         .iter()
-        .filter(|(_, read)| matches!(read, BlobRead::Content(_, true)))
+        .filter(|(_, read)| matches!(read, BlobRead::Content(_, true, _)))
         .map(|(id, _)| BlobId::from_bytes(*id))
         .collect();
     let mut redacted: Vec<BlobId> = blobs
@@ -354,6 +360,7 @@ pub fn fsck(store: &Store) -> Result<FsckReport> {
         };
         check_counts(&mut report, &snap, &src, &secret_blobs)?;
         check_checkpoints(&mut report, &snap, &src)?;
+        check_ledgers(&mut report, &snap, &commits.good, &blobs.good)?;
     }
     let parents = |id: &CommitId| {
         commits
@@ -684,6 +691,67 @@ fn check_counts(
                 ),
             );
         }
+    }
+    Ok(())
+}
+
+/// Each branch's usage, as its ledger's rows tell it (`tract usage`), is the sum of what its
+/// first-parent history's answers carry: each tip's history replayed from the commits and blobs
+/// the scan read (a blob's usage was read when it was hashed).
+fn check_ledgers(
+    report: &mut FsckReport,
+    snap: &Snapshot,
+    commits: &IdMap<Commit>,
+    blobs: &IdMap<BlobRead>,
+) -> Result<()> {
+    let mut verdicts: HashMap<CommitId, Option<String>> = HashMap::new();
+    for (name, tip) in snap.branches()? {
+        let problem = match verdicts.get(&tip) {
+            Some(p) => p.clone(),
+            None => {
+                let mut replayed = crate::usage::Ledger::default();
+                let mut next = Some(tip);
+                while let Some(c) = next.and_then(|id| commits.get(id.as_bytes())) {
+                    if !matches!(c.op, Op::Edit { .. })
+                        && let Some(BlobRead::Content(_, _, Some(u))) =
+                            c.blob.and_then(|b| blobs.get(b.as_bytes()))
+                    {
+                        replayed.add(u);
+                    }
+                    next = c.parents.first().copied();
+                }
+                let p = match crate::view::ledger::at(snap, Some(tip)) {
+                    Ok(place) if place.ledger == replayed => None,
+                    Ok(place) => Some(format!(
+                        "its usage ledger ({} requests, {} input and {} output tokens) differs \
+                         from a replay of its history ({} requests, {} input and {} output tokens)",
+                        place.ledger.totals.requests,
+                        place.ledger.totals.input_tokens,
+                        place.ledger.totals.output_tokens,
+                        replayed.totals.requests,
+                        replayed.totals.input_tokens,
+                        replayed.totals.output_tokens,
+                    )),
+                    // Damaged commits on the way are reported by the object checks.
+                    Err(Error::CorruptObject { .. } | Error::MissingCommit { .. }) => None,
+                    Err(e) => Some(format!("its usage ledger cannot be read: {}", reason(&e))),
+                };
+                verdicts.insert(tip, p.clone());
+                p
+            }
+        };
+        if let Some(detail) = problem {
+            report.problem("bookkeeping", format!("branch {name}"), detail);
+        }
+    }
+    // A row that does not read is passed over (its history is read back to the row before),
+    // so it is damage that costs time, not a wrong figure.
+    for commit in crate::view::ledger::unreadable_rows(snap)? {
+        report.problem(
+            "bookkeeping",
+            format!("commit {commit}"),
+            "its usage ledger row does not read (`tract usage` reads the history back past it)",
+        );
     }
     Ok(())
 }

@@ -116,6 +116,24 @@ fn row(src: &impl Source, at: &CommitId) -> Result<Option<Row>> {
         .filter(|r| r.version == VERSION))
 }
 
+/// Every row that does not read, by the commit it is kept for (a row of an older layout, which
+/// [`at`] reads past as written by an older build, reads).
+pub(crate) fn unreadable_rows(
+    snap: &crate::storage::store::snapshot::Snapshot,
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for key in snap.meta_keys(PREFIX)? {
+        let Some(bytes) = snap.meta(&key)? else {
+            continue;
+        };
+        let older = bytes.first().is_some_and(|&v| v < VERSION);
+        if !older && decode_small::<Row>(&bytes).is_err() {
+            out.push(key[PREFIX.len()..].to_string());
+        }
+    }
+    Ok(out)
+}
+
 /// The row of `at`, which a row names: its absence is a store changed behind tract's back.
 fn named_row(src: &impl Source, at: &CommitId) -> Result<Row> {
     row(src, at)?.ok_or_else(|| {

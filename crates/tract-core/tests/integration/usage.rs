@@ -385,3 +385,66 @@ fn the_stores_total_counts_each_request_once_over_a_tree_of_forks() {
     assert_eq!(rows.ledger.totals, walked.ledger.totals);
     assert!(rows.ledger.totals.requests > 40);
 }
+
+/// `fsck` replays each branch's usage from its history and compares it with what the ledger's
+/// rows say (`tract usage`): a row damaged, or one that says another history's totals, is a
+/// bookkeeping problem naming the branch.
+#[test]
+fn fsck_checks_each_branchs_usage_ledger_against_a_replay() {
+    let t = Tract::in_memory().unwrap();
+    for k in 0..40u64 {
+        t.user(format!("question {k}")).unwrap();
+        t.append(answer("an answer", "m", 10 + k, 2, 5)).unwrap();
+    }
+    t.create_branch(&branch("side"), &tract_core::Rev::parse("HEAD").unwrap())
+        .unwrap();
+    let report = tract_core::fsck(t.store()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    let tip = t.compile().unwrap().head().unwrap();
+    let key = format!("ledger.{}", tip.to_hex());
+    let earlier = {
+        let d = t.store().damage().unwrap();
+        let keys = d.meta_keys("ledger.").unwrap();
+        assert!(keys.len() >= 40, "a row for each answer");
+        let other = keys.into_iter().find(|k| *k != key).unwrap();
+        d.meta(&other).unwrap().unwrap()
+    };
+    let row = t.store().damage().unwrap().meta(&key).unwrap().unwrap();
+    // Another commit's totals where the tip's should be; then bytes that do not decode.
+    let mut flipped = row.clone();
+    flipped[row.len() / 2] ^= 0xff;
+    flipped.truncate(row.len() - 3);
+    for (bad, swapped) in [(earlier, true), (flipped, false)] {
+        let mut d = t.store().damage().unwrap();
+        d.set_meta(&key, Some(&bad)).unwrap();
+        d.commit().unwrap();
+        let report = tract_core::fsck(t.store()).unwrap();
+        let named: Vec<(&str, String)> = report
+            .problems
+            .iter()
+            .map(|p| (p.kind, p.subject.clone()))
+            .collect();
+        let expected = match swapped {
+            // A row that reads, with another history's totals: each branch at it is named.
+            true => vec![
+                ("bookkeeping", "branch main".to_string()),
+                ("bookkeeping", "branch side".to_string()),
+            ],
+            // One that does not read: `tract usage` reads past it, and the row is named.
+            false => vec![("bookkeeping", format!("commit {}", tip.to_hex()))],
+        };
+        assert_eq!(named, expected, "{:?}", report.problems);
+        assert!(report.problems[0].detail.contains("usage ledger"));
+        let requests = t
+            .usage(None, &UsageOptions::default())
+            .unwrap()
+            .ledger
+            .totals
+            .requests;
+        assert_eq!(requests == 40, !swapped);
+    }
+    let mut d = t.store().damage().unwrap();
+    d.set_meta(&key, Some(&row)).unwrap();
+    d.commit().unwrap();
+    assert!(tract_core::fsck(t.store()).unwrap().is_clean());
+}

@@ -232,6 +232,11 @@ impl Snapshot {
         self.tx.meta(key)
     }
 
+    /// The metadata keys that start with `prefix`.
+    pub(crate) fn meta_keys(&self, prefix: &str) -> Result<Vec<String>> {
+        self.tx.meta_keys(prefix)
+    }
+
     /// Reads ahead, in one query on a database, branch `tip`'s tip, the metadata `keys` and
     /// the value `named` names (see [`ReadTx::read_ahead`]); later reads of them are answered
     /// from memory.
