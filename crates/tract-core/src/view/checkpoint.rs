@@ -736,7 +736,8 @@ pub(crate) fn after_write(store: &crate::storage::store::Store, branches: &[Stri
 
 /// Checkpoints the view of each of `branches` (at its tip) unless its pointer names its tip
 /// already in this layout and redaction count: one transaction a branch, each view built from
-/// the branch's checkpoint if it has one, and the branch's counts kept with it. What a write
+/// the branch's checkpoint if it has one, and the branch's counts and usage ledger rows kept
+/// with it. What a write
 /// that moved a branch without folding its commits (an import of commits, a push, a pull or a
 /// clone received) runs after it, so the next cold read starts at the tip. Returns how many
 /// were written.
@@ -751,9 +752,13 @@ pub(crate) fn write_branches(
         let Some(tip) = w.branch(name)? else {
             continue;
         };
+        let rows = crate::view::ledger::catch_up(&mut w, tip)?;
         let from = of_branch(&w, name)?;
         let redactions = w.redactions()?;
         if from == Some(tip) && is_current(&w, &tip, redactions)? {
+            if rows {
+                w.commit()?;
+            }
             continue;
         }
         let view = build(&w, Some(tip), from)?;

@@ -269,6 +269,51 @@ pub(crate) fn keep(
     Ok(())
 }
 
+/// Keeps the rows of the history at `tip` where a write stored its commits without them (an
+/// import of commits, a transfer's receiver: rows are derived data, not sent), from the
+/// nearest commit back that has a row, or the history's start: what [`keep`] would have
+/// written, so `tract usage` reads rows there too. Returns whether it wrote any.
+pub(crate) fn catch_up(
+    w: &mut crate::storage::store::writer::Writer,
+    tip: CommitId,
+) -> Result<bool> {
+    // In parts: a part's messages are dropped before the next is read.
+    const PART: usize = 4096;
+    let mut chain = Vec::new();
+    let mut next = Some(tip);
+    let mut start = None;
+    while let Some(id) = next {
+        if row(&*w, &id)?.is_some() {
+            start = Some(id);
+            break;
+        }
+        let c = w.commit_object(&id)?;
+        next = c.parents.first().copied();
+        chain.push((id, c));
+    }
+    if chain.is_empty() {
+        return Ok(false);
+    }
+    chain.reverse();
+    for part in chain.chunks(PART) {
+        let blobs: Vec<crate::id::BlobId> = part.iter().filter_map(|(_, c)| c.blob).collect();
+        let mut texts = crate::view::texts(&*w, &blobs)?.into_iter();
+        let infos: Vec<CommitInfo> = part
+            .iter()
+            .map(|(id, c)| CommitInfo {
+                id: *id,
+                message: c.blob.and_then(|_| texts.next()),
+                commit: std::sync::Arc::new(c.clone()),
+                token_count: 0,
+                current: None,
+            })
+            .collect();
+        keep(w, start, &infos)?;
+        start = part.last().map(|(id, _)| *id);
+    }
+    Ok(true)
+}
+
 /// The row of rank `rank` among `at`'s history's rows (`at` of that rank or more).
 fn ancestor(src: &impl Source, mut at: (CommitId, Row), rank: u64) -> Result<(CommitId, Row)> {
     while at.1.rank > rank {

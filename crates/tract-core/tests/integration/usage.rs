@@ -448,3 +448,35 @@ fn fsck_checks_each_branchs_usage_ledger_against_a_replay() {
     d.commit().unwrap();
     assert!(tract_core::fsck(t.store()).unwrap().is_clean());
 }
+
+/// Rows are derived data and not sent: the receiver of a push keeps them as it stores the
+/// commits, so its `tract usage` reads rows (not the history's messages), and says what the
+/// sender's does.
+#[test]
+fn a_pushed_history_has_its_ledger_rows_kept_by_the_receiver() {
+    let (_a, a) = file_store();
+    let (_b, b) = file_store();
+    let src = Tract::open(&a).unwrap();
+    for k in 0..100u64 {
+        src.user(format!("question {k}")).unwrap();
+        src.append(answer("an answer", "m", 10 + k, 2, 5)).unwrap();
+    }
+    let rows = |t: &Tract| {
+        t.store()
+            .damage()
+            .unwrap()
+            .meta_keys("ledger.")
+            .unwrap()
+            .len()
+    };
+    let sent = rows(&src);
+    assert!(sent >= 100);
+    let dest = Tract::open(&b).unwrap();
+    let sent_report =
+        tract_core::push(src.store(), &b, &tract_core::SyncOptions::default()).unwrap();
+    assert!(sent_report.refused.is_empty());
+    assert_eq!(rows(&dest), sent, "the same rows, kept by the receiver");
+    let o = UsageOptions::default();
+    assert_eq!(totals(&dest, &o), totals(&src, &o));
+    assert!(tract_core::fsck(dest.store()).unwrap().is_clean());
+}
