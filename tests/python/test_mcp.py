@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 from test_sessions import TRACT_BIN  # noqa: E402
 
-READ_TOOLS = {"search_history", "log", "show", "find_tool_results", "find_tool_turns", "status", "usage"}
+READ_TOOLS = {"search_history", "log", "show", "find_tool_results", "find_tool_turns", "status", "usage", "diff"}
 
 
 def history(path: pathlib.Path) -> dict:
@@ -63,6 +63,9 @@ def test_the_read_tools_answer_from_the_store(tmp_path: pathlib.Path) -> None:
         out["turns"] = await s.call_tool("find_tool_turns", {})
         out["status"] = await s.call_tool("status", {"branch": "side"})
         out["usage"] = await s.call_tool("usage", {"branch": "side"})
+        out["diff"] = await s.call_tool("diff", {"a": "main", "b": "side"})
+        out["diff_edit"] = await s.call_tool("diff", {"a": "HEAD~1"})
+        out["diff_bad"] = await s.call_tool("diff", {"a": "main", "b": "sied"})
         out["nope"] = await s.call_tool("log", {"branch": "nope"})
         out["typo"] = await s.call_tool("status", {"branch": "sied"})
         out["bad_role"] = await s.call_tool("search_history", {"query": "x", "role": "robot"})
@@ -98,6 +101,14 @@ def test_the_read_tools_answer_from_the_store(tmp_path: pathlib.Path) -> None:
         "cache_read_input_tokens",
         "cache_creation_input_tokens",
     }
+    diff = json.loads(text(out["diff"]))
+    assert [m["content"] for m in diff["only_b"]] == ["a question on the side"]
+    assert diff["only_a"] == [] and diff["changed"] == []
+    edit = json.loads(text(out["diff_edit"]))
+    assert edit["commit"]["op"] == "edit"
+    [changed] = edit["changed"]
+    assert changed["a"]["content"] == made["long"] and changed["b"]["content"] == "config.py:42"
+    assert out["diff_bad"].is_error and text(out["diff_bad"]) == "error: branch 'sied' not found; did you mean 'side'?"
     # Bad input: a tool error the agent can read, not a crash of the server.
     assert out["nope"].is_error and text(out["nope"]) == "error: branch 'nope' not found"
     assert out["typo"].is_error and text(out["typo"]) == "error: branch 'sied' not found; did you mean 'side'?"

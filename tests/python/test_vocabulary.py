@@ -263,3 +263,24 @@ def test_the_cache_report_is_the_clis(tmp_path: pathlib.Path) -> None:
     causes = [q["break"]["cause"] for q in report["requests"] if q["break"]]
     assert "compress" in causes
     assert report["request_count"] == 12 and report["notes"][0].startswith("no request's view holds a system prompt")
+
+
+def test_the_diff_is_the_clis(store: pathlib.Path) -> None:
+    with tract.Tract.open(store) as t:
+        t.user("only on main")
+        side = t.fork("other", at="side")
+        side.user("only on other")
+        view = t.diff("main", "other")
+        same(view, cli(store, "diff", "main", "other"), "diff")
+        assert [m["content"] for m in view["only_a"]] == ["only on main"]
+        assert [m["content"] for m in view["only_b"]] == ["only on other"]
+        one = t.diff("HEAD")
+        same(one, cli(store, "diff", "HEAD"), "diff of one commit")
+        assert one["commit"]["commit_hash"] == t.head
+        history = t.diff("main", "other", history=True)
+        same(history, cli(store, "diff", "main", "other", "--history"), "history diff")
+        assert len(history["only_a"]) == 1 and len(history["only_b"]) == 1
+        with pytest.raises(tract.NotFoundError):
+            t.diff("main@{99}")
+        with pytest.raises(tract.InvalidInputError):
+            t.diff("main", history=True)

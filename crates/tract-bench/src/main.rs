@@ -25,6 +25,10 @@
 //! `tract-bench --secrets [--messages 2000] [--runs 5]` measures what scrubbing credentials as
 //! they are written costs: appends, imports, a capture pass with scrubbing on against off, and
 //! `secrets scan --history` beside the detector alone (see `secrets.rs`).
+//! `tract-bench --diff [--messages 100000] [--differ 1000] [--runs 15] [--dir DIR]` measures
+//! `tract diff`: two views that share all but `differ` messages each, and what a compress
+//! commit did to its view (see `diff.rs`).
+//!
 //! `tract-bench --usage [--messages 1000000] [--branches 1000] [--runs 30] [--steps 400]
 //! [--dir DIR]` measures the usage ledger: a branch's totals and every branch's with the
 //! store's over a seeded store, and an agent step with usage against one without (see
@@ -35,6 +39,7 @@
 
 mod backends;
 mod capture;
+mod diff;
 mod history;
 mod search;
 mod secrets;
@@ -156,6 +161,23 @@ fn run() -> Result<Value, String> {
             append_count: number("--append-count", 10 * 1024 + 512)?,
         };
         return search::run(params, &dir, counts, flag("--postgres").as_deref());
+    }
+    if args.iter().any(|a| a == "--diff") {
+        let number = |name: &str, default: usize| {
+            flag(name)
+                .map_or(Ok(default), |s| s.trim().replace('_', "").parse::<usize>())
+                .map_err(|e| format!("{name}: {e}"))
+        };
+        let dir = flag("--dir").map_or_else(
+            || std::env::temp_dir().join("tract-bench-diff"),
+            std::path::PathBuf::from,
+        );
+        return diff::run(
+            &dir,
+            number("--messages", 100_000)?,
+            number("--differ", 1_000)?,
+            number("--runs", 15)?,
+        );
     }
     if args.iter().any(|a| a == "--usage") {
         let number = |name: &str, default: usize| {

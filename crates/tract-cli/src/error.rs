@@ -215,6 +215,7 @@ fn hint(e: &Error) -> Option<&'static str> {
         Error::UnknownRevision { .. }
         | Error::HistoryTooShort { .. }
         | Error::MissingCommit { .. } => "`tract log` lists commits; `tract branch` lists branches",
+        Error::ReflogTooShort { .. } => "`tract reflog NAME` lists a ref's moves, newest first",
         Error::AmbiguousPrefix { .. } => "give more hex digits of the id",
         Error::StoreLocked { .. } => {
             "another process is writing; try again, or raise TRACT_LOCK_TIMEOUT_MS"

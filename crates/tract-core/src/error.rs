@@ -50,6 +50,16 @@ pub enum Error {
         /// The revision as given.
         rev: String,
     },
+    /// `NAME@{N}` names a move of a ref further back than its reflog goes.
+    #[error("'{rev}' not found: the reflog of {name} has {entries} entries (NAME@{{0}} to NAME@{{{last}}})", last = .entries.saturating_sub(1))]
+    ReflogTooShort {
+        /// The revision as given.
+        rev: String,
+        /// The ref.
+        name: String,
+        /// How many entries its reflog holds.
+        entries: usize,
+    },
     /// A commit looked up by id that the store does not hold.
     #[error("commit {} not found", .commit.short())]
     MissingCommit {
@@ -638,6 +648,7 @@ impl Error {
             | Error::BranchDeleted { .. }
             | Error::UnbornBranch { .. }
             | Error::HistoryTooShort { .. }
+            | Error::ReflogTooShort { .. }
             | Error::MissingCommit { .. }
             | Error::NotInView { .. } => NotFound,
             Error::AmbiguousPrefix { .. }
@@ -714,6 +725,11 @@ impl Error {
             },
             Error::HistoryTooShort {
                 rev: "HEAD~9".into(),
+            },
+            Error::ReflogTooShort {
+                rev: "main@{9}".into(),
+                name: "main".into(),
+                entries: 3,
             },
             Error::MissingCommit { commit: a },
             Error::AmbiguousPrefix {
@@ -819,6 +835,7 @@ impl Error {
                 | Error::BranchDeleted { .. }
                 | Error::UnbornBranch { .. }
                 | Error::HistoryTooShort { .. }
+                | Error::ReflogTooShort { .. }
                 | Error::MissingCommit { .. }
                 | Error::AmbiguousPrefix { .. }
                 | Error::NotInView { .. }
@@ -1029,7 +1046,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 33);
+        assert_eq!(all.len(), 34);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

@@ -64,6 +64,7 @@ pub use formats::render::{Pieces, Provider, Rendering};
 pub use id::{BlobId, ChunkId, CommitId, HexPrefix};
 pub use object::{Commit, Content, ContentPart, MergeStrategy, Message, Op, Role, ToolCall};
 pub use ops::branch::BranchInfo;
+pub use ops::diff::{DiffSide, HistoryDiff, ViewDiff};
 pub use ops::fsck::{FsckReport, Problem, fsck};
 pub use ops::gc::{GcOptions, GcOutcome, gc, gc_with};
 pub use ops::history::LogQuery;

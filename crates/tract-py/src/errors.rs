@@ -102,6 +102,12 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("rev", rev)?;
             None
         }
+        Error::ReflogTooShort { rev, name, entries } => {
+            facts.set_item("rev", rev)?;
+            facts.set_item("ref", name)?;
+            facts.set_item("entries", entries)?;
+            None
+        }
         Error::UnknownBranch { name, similar } => {
             facts.set_item("branch", name)?;
             facts.set_item("similar", similar)?;

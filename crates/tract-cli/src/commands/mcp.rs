@@ -15,7 +15,8 @@ use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
 use crate::vocabulary::{
-    Commit, CompressReport, Detail, SearchHit, Status, ToolTurn, UsageReport, Version,
+    Commit, CompressReport, Detail, HistoryDiffReport, SearchHit, Status, ToolTurn, UsageReport,
+    Version, ViewDiffReport,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -30,7 +31,8 @@ use tract_core::{
 };
 
 /// Serve the store's history to an agent as MCP tools over stdio (search_history, log, show,
-/// find_tool_results, find_tool_turns, status, usage; edit and compress with --allow-writes).
+/// find_tool_results, find_tool_turns, status, usage, diff; edit and compress with
+/// --allow-writes).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Also serve `edit` and `compress`, which change history (the originals stay in it).
@@ -88,6 +90,21 @@ fn tool_error(e: &tract_core::Error) -> CallToolResult {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct BranchOnly {
     /// The branch (default: the branch the store's HEAD is on).
+    branch: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct DiffArgs {
+    /// The context compared from: a branch, a commit id (or a prefix of one), HEAD~N, or
+    /// NAME@{N} (where ref NAME was N moves ago); alone, the commit whose change is shown.
+    a: String,
+    /// The context compared to (omit it to see what commit `a` did to its view).
+    b: Option<String>,
+    /// Compare the histories instead (the commits only one holds, and where they meet).
+    #[serde(default)]
+    history: bool,
+    /// The branch HEAD stands for in the revisions (default: the branch the store's HEAD is
+    /// on).
     branch: Option<String>,
 }
 
@@ -337,6 +354,35 @@ impl History {
     )]
     fn status(&self, Parameters(a): Parameters<BranchOnly>) -> Answer {
         self.answer(a.branch.as_deref(), |t| Ok(Status::from(&t.status()?)))
+    }
+
+    /// How two contexts differ, or what one commit did.
+    #[tool(
+        description = "Compare two contexts as the model saw them: where the views of revisions a and b part, the messages only one holds and those edited between them (with their text), and the tokens of each. With a alone: what that commit did to its view, for a compression or a clear the messages it took out of view and what replaced them. With history=true: the commits only one history holds."
+    )]
+    fn diff(&self, Parameters(a): Parameters<DiffArgs>) -> Answer {
+        let from = Rev::parse(&a.a);
+        let to = a.b.as_deref().map(Rev::parse).transpose();
+        match (a.history, to) {
+            (true, Ok(Some(to))) => self.answer(a.branch.as_deref(), |t| {
+                Ok(HistoryDiffReport::from(&t.diff_history(&from?, &to)?))
+            }),
+            (true, Ok(None)) => self.answer(a.branch.as_deref(), |_| -> tract_core::Result<()> {
+                Err(tract_core::Error::InvalidInput {
+                    message: "history=true compares two revisions: give b".into(),
+                })
+            }),
+            (false, Ok(to)) => self.answer(a.branch.as_deref(), |t| {
+                let from = from?;
+                Ok(ViewDiffReport::from(&match to {
+                    Some(to) => t.diff(&from, &to)?,
+                    None => t.diff_commit(&from)?,
+                }))
+            }),
+            (_, Err(e)) => self.answer(a.branch.as_deref(), |_| -> tract_core::Result<()> {
+                Err(e)
+            }),
+        }
     }
 
     /// What a branch's model requests cost.

@@ -12,6 +12,7 @@ mod compile;
 mod compress;
 mod config;
 mod demo;
+mod diff;
 mod edit;
 mod export;
 mod fold;
@@ -76,6 +77,9 @@ pub enum Command {
     Log(log::Args),
     /// Show one commit and its full message.
     Show(show::Args),
+    /// Compare two contexts as the model saw them (where they part, what only one holds, what
+    /// was edited), or show what one commit did to its view (what a compaction dropped).
+    Diff(diff::Args),
     /// Print the view as a provider request body.
     Compile(compile::Args),
     /// List branches, or create NAME at REV (default HEAD), or delete NAME with -d.
@@ -125,7 +129,7 @@ pub enum Command {
     /// markdown.
     Export(export::Args),
     /// Serve the store's history to an agent as MCP tools over stdio (search_history, log,
-    /// show, find_tool_results, find_tool_turns, status, usage; edit and compress with
+    /// show, find_tool_results, find_tool_turns, status, usage, diff; edit and compress with
     /// --allow-writes).
     Mcp(mcp::Args),
     /// Serve a read-only web view of the store: sessions, each view with its tool calls as
@@ -163,6 +167,7 @@ impl Command {
             | Command::Compress(_)
             | Command::Log(_)
             | Command::Show(_)
+            | Command::Diff(_)
             | Command::Compile(_)
             | Command::Branch(_)
             | Command::Merge(_)
@@ -209,6 +214,7 @@ impl Command {
             Command::Config(a) => config::run(ctx, ui, a),
             Command::Log(a) => log::run(ctx, ui, a),
             Command::Show(a) => show::run(ctx, ui, a),
+            Command::Diff(a) => diff::run(ctx, ui, a),
             Command::Compile(a) => compile::run(ctx, ui, a),
             Command::Branch(a) => branch::run(ctx, ui, a),
             Command::Switch(a) => switch::run(ctx, ui, a),

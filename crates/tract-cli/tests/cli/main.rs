@@ -17,6 +17,7 @@ mod compile;
 mod compress;
 mod config;
 mod demo;
+mod diff;
 mod docs;
 mod edit;
 mod errors;

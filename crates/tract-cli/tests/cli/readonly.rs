@@ -18,6 +18,10 @@ const READS: &[&[&str]] = &[
     &["reflog"],
     &["tools", "turns"],
     &["search", "config"],
+    &["diff", "HEAD~2", "HEAD"],
+    &["diff", "HEAD"],
+    &["cache"],
+    &["usage"],
 ];
 
 /// `chmod -R` of the project's `.tract/`: `a-w` or `u+w`.

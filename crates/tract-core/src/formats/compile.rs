@@ -750,7 +750,6 @@ fn synthetic_result(call: &CallShape) -> Message {
     Message::tool_result(call.id.clone(), call.name.clone(), SYNTHETIC_RESULT, true)
 }
 
-/// An Anthropic message: a role and its content blocks.
 /// What a piece of an Anthropic body is, for its cache breakpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mark {
@@ -802,6 +801,7 @@ fn put_breakpoint(messages: &mut [Value], (m, b): (usize, usize)) {
     }
 }
 
+/// An Anthropic message: a role and its content blocks.
 fn anthropic_message(role: Role, blocks: Value) -> Value {
     let mut o = Map::new();
     o.insert("role".into(), role.as_str().into());

@@ -3,6 +3,7 @@
 //! it.
 
 pub mod branch;
+pub mod diff;
 pub mod fsck;
 pub mod gc;
 pub mod history;

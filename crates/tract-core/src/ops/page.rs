@@ -131,7 +131,9 @@ pub(crate) fn view_page(repo: &Repo, at: PageAt, limit: usize) -> Result<ViewPag
     })?
 }
 
-fn page_entry(
+/// The entry `index` of `v` as a page shows it: its current message, text included, what its
+/// content is, and (`with_calls`) each of its calls with its result's entry.
+pub(crate) fn page_entry(
     repo: &Repo,
     snap: &Snapshot,
     v: &View,

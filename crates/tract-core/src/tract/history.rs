@@ -60,6 +60,25 @@ impl Tract {
         crate::ops::usage::all(&self.repo, o)
     }
 
+    /// How the views at `a` and `b` differ: where they part, the messages only one holds and
+    /// those both hold with other content (with their text), and their token counts. Reads
+    /// the text of what differs only.
+    pub fn diff(&self, a: &Rev, b: &Rev) -> Result<crate::ops::diff::ViewDiff> {
+        crate::ops::diff::views(&self.repo, a, b)
+    }
+
+    /// What the commit `rev` names did to its view: the view at its first parent against the
+    /// view at it (for a compression or a clear, the messages it took out of view with their
+    /// text, and what replaced them).
+    pub fn diff_commit(&self, rev: &Rev) -> Result<crate::ops::diff::ViewDiff> {
+        crate::ops::diff::commit(&self.repo, rev)
+    }
+
+    /// The commits only `a`'s history holds, those only `b`'s does, and where they meet.
+    pub fn diff_history(&self, a: &Rev, b: &Rev) -> Result<crate::ops::diff::HistoryDiff> {
+        crate::ops::diff::histories(&self.repo, a, b)
+    }
+
     /// What a provider's prompt cache could have served each model request of a branch's
     /// history (`None`: this handle's position), as tract renders what each was sent: the
     /// prefix it shares with the request before, and for each request that does not extend the

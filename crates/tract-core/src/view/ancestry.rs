@@ -74,6 +74,56 @@ pub(crate) fn merge_base_since(
     Ok(None)
 }
 
+/// The commits reachable from `a` and not from `b`, and those reachable from `b` and not from
+/// `a`, each newest first. Walks both histories newest first until every commit still queued
+/// is reachable from both: costs the commits newer than where they meet, not the whole
+/// history.
+pub(crate) fn only_in_each(
+    snap: &Snapshot,
+    a: Option<CommitId>,
+    b: Option<CommitId>,
+) -> Result<(Vec<CommitId>, Vec<CommitId>)> {
+    const A: u8 = 1;
+    const B: u8 = 2;
+    let mut walk = Walk::default();
+    // How many queued commits are not reachable from both sides (yet).
+    let mut apart = 0usize;
+    let push = |walk: &mut Walk, id: CommitId, sides: u8, apart: &mut usize| -> Result<()> {
+        let before = walk.seen.get(&id).map(|(s, _)| *s);
+        walk.push(snap, id, sides)?;
+        let after = walk.seen.get(&id).map_or(sides, |(s, _)| *s);
+        match before {
+            None if after != A | B => *apart += 1,
+            Some(s) if s != A | B && after == A | B => *apart -= 1,
+            _ => {}
+        }
+        Ok(())
+    };
+    for (id, side) in [(a, A), (b, B)] {
+        if let Some(id) = id {
+            push(&mut walk, id, side, &mut apart)?;
+        }
+    }
+    let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+    while apart > 0 {
+        let Some((id, commit, sides)) = walk.pop() else {
+            break;
+        };
+        match sides {
+            A => only_a.push(id),
+            B => only_b.push(id),
+            _ => {}
+        }
+        if sides != A | B {
+            apart -= 1;
+        }
+        for p in &commit.parents {
+            push(&mut walk, *p, sides, &mut apart)?;
+        }
+    }
+    Ok((only_a, only_b))
+}
+
 /// Commits to visit, newest first, with the sides (bit flags) each was reached from.
 #[derive(Default)]
 struct Walk {

@@ -2,8 +2,10 @@
 //! once against a snapshot of the store.
 //!
 //! A revision is `HEAD` (or `@`), a branch name, a hex prefix of a commit id (4 to 63 digits),
-//! a full id (64 digits), or a commit id a program already holds, each optionally followed by
-//! `~N`: N first parents back (`~` alone is `~1`; `~2~1` is `~3`).
+//! a full id (64 digits), a commit id a program already holds, or `NAME@{N}`: where the ref
+//! `NAME` (a branch or `HEAD`) was N moves ago, by its reflog (`main@{0}` is where it is,
+//! `main@{1}` where it was before its last move); each optionally followed by `~N`: N first
+//! parents back (`~` alone is `~1`; `~2~1` is `~3`).
 
 use crate::error::{Error, Result};
 use crate::id::{CommitId, HexPrefix, MIN_PREFIX};
@@ -30,6 +32,8 @@ enum Base {
     Commit(CommitId),
     /// A branch name, else (when it is hex) a prefix of a commit id.
     Symbol(String),
+    /// `NAME@{N}`: the N-th entry of the reflog of ref `NAME`, newest first.
+    Reflog(String, usize),
 }
 
 impl Rev {
@@ -69,6 +73,23 @@ impl Rev {
             back = back.saturating_add(n);
             base = b.trim_end();
         }
+        if let Some((name, n)) = base.strip_suffix('}').and_then(|b| b.rsplit_once("@{")) {
+            let n = n
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| invalid("@{N} takes a number of moves back"))?;
+            let name = match name.trim() {
+                "" | "@" => "HEAD",
+                name => name,
+            };
+            if name != "HEAD" {
+                BranchName::new(name).map_err(|_| invalid("@{N} follows a branch name or HEAD"))?;
+            }
+            return Ok(Rev {
+                base: Base::Reflog(name.to_string(), n),
+                back,
+            });
+        }
         let base = match base {
             "" => return Err(invalid("an empty commit reference")),
             "HEAD" | "@" => Base::Head,
@@ -98,6 +119,15 @@ impl Rev {
     pub fn as_branch_name(&self) -> Option<&str> {
         match (&self.base, self.back) {
             (Base::Symbol(name), 0) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The branch this revision starts from, when it names one (`main`, `main~3`,
+    /// `main@{2}`): where a view of it may start from that branch's checkpoint.
+    pub fn branch_base(&self) -> Option<&str> {
+        match &self.base {
+            Base::Symbol(name) | Base::Reflog(name, _) if name != "HEAD" => Some(name),
             _ => None,
         }
     }
@@ -136,11 +166,32 @@ impl Rev {
                     Err(Error::UnknownRevision { rev: id.to_hex() })
                 }
             }
+            Base::Reflog(name, n) => {
+                let entries = snap.reflog(name, Some(n.saturating_add(1)))?;
+                let too_short = || Error::ReflogTooShort {
+                    rev: self.to_string(),
+                    name: name.clone(),
+                    entries: entries.len(),
+                };
+                match entries.get(*n) {
+                    None if entries.is_empty()
+                        && name != "HEAD"
+                        && snap.branch(name)?.is_none() =>
+                    {
+                        Err(unknown(snap, name))
+                    }
+                    None => Err(too_short()),
+                    Some(e) => e.new.ok_or_else(|| Error::InvalidRevision {
+                        rev: self.to_string(),
+                        reason: format!("{name} was deleted by that move"),
+                    }),
+                }
+            }
             Base::Symbol(name) => {
                 if let Some(id) = snap.branch(name)? {
                     return Ok(id);
                 }
-                let unknown = || Error::UnknownRevision { rev: name.clone() };
+                let unknown = || unknown(snap, name);
                 let is_hex = name.chars().all(|c| c.is_ascii_hexdigit());
                 if is_hex && name.len() < MIN_PREFIX {
                     // Too short to name a commit by luck-free prefix: a mistake, not a miss.
@@ -163,6 +214,19 @@ impl Rev {
                 }
             }
         }
+    }
+}
+
+/// The error for `name`, which names no branch and no commit: the branches close to it when
+/// there are any (a mistyped branch name, said as `switch` says it), else not found.
+fn unknown(snap: &Snapshot, name: &str) -> Error {
+    match snap.require_branch(name) {
+        Err(e @ Error::UnknownBranch { .. }) if matches!(&e, Error::UnknownBranch { similar, .. } if !similar.is_empty()) => {
+            e
+        }
+        _ => Error::UnknownRevision {
+            rev: name.to_string(),
+        },
     }
 }
 
@@ -195,6 +259,7 @@ impl fmt::Display for Rev {
             Base::Head => f.write_str("HEAD")?,
             Base::Commit(id) => write!(f, "{id}")?,
             Base::Symbol(s) => f.write_str(s)?,
+            Base::Reflog(name, n) => write!(f, "{name}@{{{n}}}")?,
         }
         match self.back {
             0 => Ok(()),
@@ -293,6 +358,26 @@ mod tests {
             Rev::head().ancestor(usize::MAX).ancestor(1),
             Rev::head().ancestor(usize::MAX)
         );
+    }
+
+    #[test]
+    fn reflog_entries_parse_and_print_back() {
+        let r = Rev::parse("main@{2}~1").unwrap();
+        assert_eq!(r.to_string(), "main@{2}~1");
+        assert_eq!(r.branch_base(), Some("main"));
+        assert_eq!(Rev::parse(&r.to_string()).unwrap(), r);
+        assert_eq!(Rev::parse("@{1}").unwrap().to_string(), "HEAD@{1}");
+        assert_eq!(Rev::parse("HEAD@{0}").unwrap().branch_base(), None);
+        assert_eq!(
+            Rev::parse("feature/x@{ 3 }").unwrap().to_string(),
+            "feature/x@{3}"
+        );
+        for bad in ["main@{x}", "main@{-1}", "ma in@{1}", "main@{}"] {
+            assert!(
+                matches!(Rev::parse(bad), Err(Error::InvalidRevision { .. })),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -122,6 +122,7 @@ const LAYERS: &[&[&str]] = &[
         "ops/secrets",
     ],
     &["ops/page", "ops/prompt_cache"],
+    &["ops/diff"],
     &[
         "tract",
         "tract/branches",

@@ -9,6 +9,7 @@ mod branch;
 mod checkpoint;
 mod claude_code;
 mod compress;
+mod diff;
 mod edit;
 mod exports;
 mod faults;

@@ -9,6 +9,8 @@ import os
 from types import TracebackType
 from typing import Any, Callable, Iterator, Literal, Optional, Sequence, TypedDict, Union
 
+from typing_extensions import NotRequired
+
 __version__: str
 SYNTHETIC_RESULT: str
 TOOL_SUMMARIZE_SYSTEM: str
@@ -26,16 +28,14 @@ def _error_examples() -> list[tuple[str, str, BaseException]]:
 Role = Literal["system", "user", "assistant", "tool"]
 Rev = Union[str, "CommitInfo"]
 
-class _ClearPlanned(TypedDict, total=False):
-    cached_tokens_invalidated: int
-
-class ClearResult(_ClearPlanned):
+class ClearResult(TypedDict):
     """What `Tract.clear_tool_results` did (with `dry_run`: would do; `cleared` then holds
     hashes, and `cached_tokens_invalidated` the tokens a provider's cache takes in again)."""
 
     cleared: Union[list[CommitInfo], list[str]]
     tokens_before: int
     tokens_after: int
+    cached_tokens_invalidated: NotRequired[int]
 
 class OpenAICompatible:
     """A summarizer that asks an OpenAI-compatible chat-completions server (OpenAI, vLLM,
@@ -780,6 +780,16 @@ class Tract:
 
     def resolve(self, rev: Rev) -> str:
         """Resolves a reference to a full commit hash."""
+
+    def diff(self, a: Rev, b: Optional[Rev] = None, *, history: bool = False) -> dict[str, Any]:
+        """How the views of revisions `a` and `b` differ, as the model saw them: `a` and `b`
+        (each with `rev`, `commit_hash`, `message_count`, `token_count`), `token_delta`,
+        `shared_prefix_count` (they part after that many messages), `shared_count`, `only_a`
+        and `only_b` (the messages only one holds, with their text), `changed` (the positions
+        both hold with other content: `a` and `b` messages). With `b` None: what commit `a` did
+        to its view (its first parent's view against its own, with `commit`). With
+        `history=True`: the commits only each history holds (`only_a`, `only_b`) and
+        `merge_base`. The fields of `tract diff --json`."""
 
     def compressed_into(self, commit: Rev) -> Optional[CommitInfo]:
         """The compress commit whose summary replaced this message, if any."""

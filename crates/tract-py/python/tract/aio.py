@@ -448,6 +448,10 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.resolve`, run in a worker thread."""
         return await self._run(self._tract.resolve, rev)
 
+    async def diff(self, a: Rev, b: Optional[Rev] = None, *, history: bool = False) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.diff`, run in a worker thread."""
+        return await self._run(self._tract.diff, a, b, history=history)
+
     async def compressed_into(self, commit: Rev) -> Optional[CommitInfo]:
         """Awaitable twin of :meth:`Tract.compressed_into`, run in a worker thread."""
         return await self._run(self._tract.compressed_into, commit)

@@ -73,6 +73,42 @@ impl PyTract {
         Ok(infos.into_iter().map(Into::into).collect())
     }
 
+    /// How the views of revisions `a` and `b` differ, as the model saw them: `a` and `b`
+    /// (each with `rev`, `commit_hash`, `message_count`, `token_count`), `token_delta`,
+    /// `shared_prefix_count` (they part after that many messages), `shared_count`, `only_a`
+    /// and `only_b` (the messages only one holds, with their text), `changed` (the positions
+    /// both hold with other content: `a` and `b` messages). With `b` None: what commit `a` did
+    /// to its view (its first parent's view against its own, with `commit`). With
+    /// `history=True`: the commits only each history holds (`only_a`, `only_b`) and
+    /// `merge_base`. The fields of `tract diff --json`.
+    #[pyo3(signature = (a, b=None, *, history=false))]
+    fn diff<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: Option<&Bound<'py, PyAny>>,
+        history: bool,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let a = rev_of(a)?;
+        let b = b.map(rev_of).transpose()?;
+        match (history, b) {
+            (true, Some(b)) => {
+                let d = self.with(py, move |t| t.diff_history(&a, &b))?;
+                crate::vocabulary::dict(py, &tract_vocabulary::HistoryDiffReport::from(&d))
+            }
+            (true, None) => Err(super::invalid_input(
+                "history=True compares two revisions: give b",
+            )),
+            (false, b) => {
+                let d = self.with(py, move |t| match b {
+                    Some(b) => t.diff(&a, &b),
+                    None => t.diff_commit(&a),
+                })?;
+                crate::vocabulary::dict(py, &tract_vocabulary::ViewDiffReport::from(&d))
+            }
+        }
+    }
+
     /// The compress commit whose summary replaced this message, if any.
     fn compressed_into(
         &self,

@@ -9,8 +9,8 @@ use super::answers::{
 };
 use crate::arguments::when_us;
 use crate::vocabulary::{
-    Branch, Commit, Detail, Redaction, SearchHit, Status, UsageReport, UsageReports, Version,
-    ViewMessage,
+    Branch, Commit, Detail, HistoryDiffReport, Redaction, SearchHit, Status, UsageReport,
+    UsageReports, Version, ViewDiffReport, ViewMessage,
 };
 use axum::Json;
 use axum::Router;
@@ -39,6 +39,7 @@ pub(super) fn routes() -> Router<Arc<State>> {
         .route("/history", get(history))
         .route("/search", get(search))
         .route("/usage", get(usage))
+        .route("/diff", get(diff))
         .route("/events", get(events))
 }
 
@@ -194,6 +195,8 @@ struct Params {
     errors: Option<String>,
     since: Option<String>,
     until: Option<String>,
+    a: Option<String>,
+    b: Option<String>,
 }
 
 impl Params {
@@ -305,6 +308,44 @@ async fn usage(
                 &s.head.usage_of_branches(&o)?,
             ))),
         }
+    })
+    .await?;
+    Ok(value)
+}
+
+/// How the views of revisions `a` and `b` differ, or (without `b`) what commit `a` did to its
+/// view; with `history=true`, which commits each history holds: as `tract diff --json` prints
+/// them.
+async fn diff(
+    Shared(s): Shared<Arc<State>>,
+    q: Result<Query<Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let p = params(q)?;
+    let history = flag("history", p.history.as_deref())?;
+    let a = match p.a.as_deref() {
+        Some(a) if !a.is_empty() => tract_core::Rev::parse(a)?,
+        _ => return Err(ApiError::bad_request("the a parameter is missing")),
+    };
+    let b =
+        p.b.as_deref()
+            .filter(|b| !b.is_empty())
+            .map(tract_core::Rev::parse)
+            .transpose()?;
+    let value = blocking(move || {
+        let t = &s.head;
+        let v = match (history, b) {
+            (true, Some(b)) => {
+                serde_json::to_value(HistoryDiffReport::from(&t.diff_history(&a, &b)?))
+            }
+            (true, None) => {
+                return Err(ApiError::bad_request(
+                    "history=true compares two revisions: give b",
+                ));
+            }
+            (false, Some(b)) => serde_json::to_value(ViewDiffReport::from(&t.diff(&a, &b)?)),
+            (false, None) => serde_json::to_value(ViewDiffReport::from(&t.diff_commit(&a)?)),
+        };
+        v.map_err(|e| ApiError::new(ErrorCategory::Internal, e.to_string()))
     })
     .await?;
     Ok(value)

@@ -1,0 +1,219 @@
+//! What differs between two views (`tract diff A B`), what one commit did to its view
+//! (`tract diff REV`: for a compression or a clear, what it took out of view and what replaced
+//! it), and which commits each of two histories holds (`--history`).
+//!
+//! A view is a list of positions, each showing one content address, so two views are compared
+//! by their ids alone: where they part, the positions only one holds, and those both hold with
+//! other content (an edit). Only the messages that differ have their text read; the messages
+//! both views share cost an id comparison each.
+
+use crate::error::Result;
+use crate::id::CommitId;
+use crate::ops::page::{PageEntry, page_entry};
+use crate::repo::Repo;
+use crate::storage::store::snapshot::Snapshot;
+use crate::view::info::CommitInfo;
+use crate::view::revision::Rev;
+use crate::view::{View, checkpoint};
+
+/// One side of a diff: the revision as given and the view it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffSide {
+    /// The revision as given (for one commit's diff, `REV~1` for the view before it).
+    pub rev: String,
+    /// The commit it names (`None`: the empty view before a first commit).
+    pub commit: Option<CommitId>,
+    /// Messages in its view.
+    pub messages: usize,
+    /// Tokens of its compiled request.
+    pub token_count: u64,
+}
+
+/// How two views differ.
+#[derive(Debug, Clone)]
+pub struct ViewDiff {
+    /// The view compared from.
+    pub a: DiffSide,
+    /// The view compared to.
+    pub b: DiffSide,
+    /// How many messages both views begin with alike: where they part.
+    pub shared_prefix: usize,
+    /// How many messages both views hold alike, wherever they are.
+    pub shared: usize,
+    /// The messages only `a` holds, in its order (with their text).
+    pub only_a: Vec<PageEntry>,
+    /// The messages only `b` holds, in its order.
+    pub only_b: Vec<PageEntry>,
+    /// The positions both hold with other content (an edit, a clear): `a`'s and `b`'s, in
+    /// `b`'s order.
+    pub changed: Vec<(PageEntry, PageEntry)>,
+    /// For the diff of one commit: the commit.
+    pub commit: Option<CommitInfo>,
+}
+
+/// Which commits each of two histories holds.
+#[derive(Debug, Clone)]
+pub struct HistoryDiff {
+    /// The history compared from.
+    pub a: DiffSide,
+    /// The history compared to.
+    pub b: DiffSide,
+    /// The newest commit both hold (`None`: they share nothing).
+    pub merge_base: Option<CommitId>,
+    /// The commits only `a`'s history holds, newest first.
+    pub only_a: Vec<CommitInfo>,
+    /// The commits only `b`'s history holds, newest first.
+    pub only_b: Vec<CommitInfo>,
+}
+
+/// The views of `a` and `b` compared.
+pub(crate) fn views(repo: &Repo, a: &Rev, b: &Rev) -> Result<ViewDiff> {
+    let snap = repo.read()?;
+    let (ia, ib) = (repo.resolve(&snap, a)?, repo.resolve(&snap, b)?);
+    let va = view_at(repo, &snap, a, ia)?;
+    let vb = view_at(repo, &snap, b, ib)?;
+    compare(
+        repo,
+        &snap,
+        (a.to_string(), &va),
+        (b.to_string(), &vb),
+        None,
+    )
+}
+
+/// What the commit `rev` names did to its view: the view before it (at its first parent;
+/// empty for a first commit) against the view at it.
+pub(crate) fn commit(repo: &Repo, rev: &Rev) -> Result<ViewDiff> {
+    let snap = repo.read()?;
+    let id = repo.resolve(&snap, rev)?;
+    let info = CommitInfo::load(&snap, id)?;
+    let before = match info.commit.parents.first() {
+        Some(p) => view_at(repo, &snap, rev, *p)?,
+        None => View::default(),
+    };
+    // The view at the commit is the one before it with the commit applied.
+    let after = before
+        .clone()
+        .fold(&snap, vec![(id, (*info.commit).clone())])?;
+    compare(
+        repo,
+        &snap,
+        (format!("{rev}~1"), &before),
+        (rev.to_string(), &after),
+        Some(info),
+    )
+}
+
+/// The commits only `a`'s history holds and those only `b`'s does.
+pub(crate) fn histories(repo: &Repo, a: &Rev, b: &Rev) -> Result<HistoryDiff> {
+    let snap = repo.read()?;
+    let (ia, ib) = (repo.resolve(&snap, a)?, repo.resolve(&snap, b)?);
+    let (only_a, only_b) = crate::view::ancestry::only_in_each(&snap, Some(ia), Some(ib))?;
+    let side = |rev: &Rev, id: CommitId| -> Result<DiffSide> {
+        let v = view_at(repo, &snap, rev, id)?;
+        Ok(DiffSide {
+            rev: rev.to_string(),
+            commit: Some(id),
+            messages: v.len(),
+            token_count: v.token_count(),
+        })
+    };
+    let load = |ids: Vec<CommitId>| -> Result<Vec<CommitInfo>> {
+        ids.into_iter()
+            .map(|id| CommitInfo::load(&snap, id))
+            .collect()
+    };
+    Ok(HistoryDiff {
+        a: side(a, ia)?,
+        b: side(b, ib)?,
+        merge_base: crate::view::ancestry::merge_base(&snap, ia, ib)?,
+        only_a: load(only_a)?,
+        only_b: load(only_b)?,
+    })
+}
+
+/// The view at `id`, which `rev` names: the handle's cached view when it is there, else
+/// built from the checkpoint of the branch `rev` starts from (or of the handle's branch) and
+/// the commits after it, else replayed.
+fn view_at(repo: &Repo, snap: &Snapshot, rev: &Rev, id: CommitId) -> Result<View> {
+    let head = repo.head(snap)?;
+    if head.commit == Some(id) {
+        return repo.with_view(snap, Some(id), View::clone);
+    }
+    let mut from = None;
+    for branch in rev.branch_base().into_iter().chain(head.branch()) {
+        if let Some(at) = checkpoint::of_branch(snap, branch)? {
+            from = Some(at);
+            break;
+        }
+    }
+    checkpoint::build(snap, Some(id), from)
+}
+
+/// `a` and `b` (each named) compared: ids alone, and the text of what differs.
+fn compare(
+    repo: &Repo,
+    snap: &Snapshot,
+    (rev_a, a): (String, &View),
+    (rev_b, b): (String, &View),
+    commit: Option<CommitInfo>,
+) -> Result<ViewDiff> {
+    let (ea, eb) = (a.entries(), b.entries());
+    let alike = |x: &crate::view::ViewEntry, y: &crate::view::ViewEntry| {
+        x.position == y.position && x.blob == y.blob
+    };
+    let shared_prefix = ea.iter().zip(eb).take_while(|(x, y)| alike(x, y)).count();
+    let mut shared = shared_prefix;
+    let (mut only_a, mut changed) = (Vec::new(), Vec::new());
+    for (i, e) in ea.iter().enumerate().skip(shared_prefix) {
+        // A view's index holds its edits' ids too: the position must be the entry's own.
+        match b
+            .index_of(&e.position)
+            .filter(|&j| eb[j].position == e.position)
+        {
+            Some(j) if eb[j].blob == e.blob => shared += 1,
+            Some(j) => changed.push((i, j)),
+            None => only_a.push(i),
+        }
+    }
+    let only_b: Vec<usize> = (shared_prefix..eb.len())
+        .filter(|&j| {
+            a.index_of(&eb[j].position)
+                .is_none_or(|i| ea[i].position != eb[j].position)
+        })
+        .collect();
+    changed.sort_by_key(|&(_, j)| j);
+    let entries = |v: &View, ids: &[usize]| -> Result<Vec<PageEntry>> {
+        ids.iter()
+            .map(|&i| page_entry(repo, snap, v, i, false))
+            .collect()
+    };
+    Ok(ViewDiff {
+        a: DiffSide {
+            rev: rev_a,
+            commit: a.head(),
+            messages: a.len(),
+            token_count: a.token_count(),
+        },
+        b: DiffSide {
+            rev: rev_b,
+            commit: b.head(),
+            messages: b.len(),
+            token_count: b.token_count(),
+        },
+        shared_prefix,
+        shared,
+        only_a: entries(a, &only_a)?,
+        only_b: entries(b, &only_b)?,
+        changed: changed
+            .into_iter()
+            .map(|(i, j)| {
+                Ok((
+                    page_entry(repo, snap, a, i, false)?,
+                    page_entry(repo, snap, b, j, false)?,
+                ))
+            })
+            .collect::<Result<_>>()?,
+        commit,
+    })
+}

@@ -1,0 +1,204 @@
+//! Diffs: two views compared by their ids (where they part, what only one holds, what was
+//! edited), what one commit did to its view, two histories, and `NAME@{N}` revisions.
+
+use crate::support::{branch, open_bound, temp_store};
+use tract_core::storage::store::faults::Object;
+use tract_core::{
+    Bind, ClearOptions, CommitId, CompressRequest, Content, Error, Manual, Rev, ToolCall, Tract,
+};
+
+/// The texts of a diff's messages.
+fn texts(entries: &[tract_core::PageEntry]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| e.message.content.text().into_owned())
+        .collect()
+}
+
+fn rev(text: &str) -> Rev {
+    Rev::parse(text).unwrap()
+}
+
+#[test]
+fn two_views_part_where_they_differ_and_an_edit_is_a_change() {
+    let (_d, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.system("Be brief.").unwrap();
+    let ids: Vec<CommitId> = (0..6)
+        .map(|k| t.user(format!("message {k}")).unwrap().id)
+        .collect();
+    let side = t.fork(&branch("side"), &Rev::from(ids[4])).unwrap();
+    t.user("main's own 1").unwrap();
+    t.user("main's own 2").unwrap();
+    side.edit(ids[2], Content::Text("message 2, edited".into()))
+        .unwrap();
+    side.user("side's own").unwrap();
+
+    let d = t.diff(&rev("main"), &rev("side")).unwrap();
+    assert_eq!((d.a.messages, d.b.messages), (9, 7));
+    // The system prompt and messages 0 and 1 are alike; message 2 was edited on side.
+    assert_eq!(d.shared_prefix, 3);
+    assert_eq!(d.shared, 3 + 2, "messages 3 and 4 are alike after the edit");
+    assert_eq!(
+        texts(&d.only_a),
+        ["message 5", "main's own 1", "main's own 2"]
+    );
+    assert_eq!(texts(&d.only_b), ["side's own"]);
+    assert_eq!(d.changed.len(), 1);
+    let (a, b) = &d.changed[0];
+    assert_eq!((a.entry.position, b.entry.position), (ids[2], ids[2]));
+    assert_eq!(b.message.content.text(), "message 2, edited");
+    assert_eq!(b.index, 3);
+    assert!(d.commit.is_none());
+
+    // Turned around, the same diff from the other side; a view against itself is empty.
+    let back = t.diff(&rev("side"), &rev("main")).unwrap();
+    assert_eq!(texts(&back.only_b), texts(&d.only_a));
+    let same = t.diff(&rev("main"), &rev("HEAD")).unwrap();
+    assert_eq!(same.shared_prefix, 9);
+    assert!(same.only_a.is_empty() && same.only_b.is_empty() && same.changed.is_empty());
+
+    // Their histories: the commits each holds alone, and where they meet.
+    let h = t.diff_history(&rev("main"), &rev("side")).unwrap();
+    assert_eq!(h.merge_base, Some(ids[4]));
+    assert_eq!(h.only_a.len(), 3, "message 5 and main's two");
+    assert_eq!(h.only_b.len(), 2, "the edit and side's own");
+    assert!(h.only_a[0].commit.timestamp_us > h.only_a[2].commit.timestamp_us);
+
+    // Bad input: an unknown revision is the usual error; nothing is written.
+    assert!(matches!(
+        t.diff(&rev("main"), &rev("nope")),
+        Err(Error::UnknownRevision { .. })
+    ));
+}
+
+#[test]
+fn what_a_compression_and_a_clear_did_to_the_view() {
+    let (_d, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    t.system("Be brief.").unwrap();
+    let first = t.user("Find the config.").unwrap();
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "grep".into(),
+        arguments: "{\"q\":\"config\"}".into(),
+    };
+    t.assistant("", vec![call]).unwrap();
+    let result: String = (0..40).map(|n| format!("a.py:{n}: x\n")).collect();
+    t.tool_result("c1", "grep", result.clone(), false).unwrap();
+    let last = t.assistant("It is in a.py.", Vec::new()).unwrap();
+    t.user("Thanks.").unwrap();
+
+    let cleared = t
+        .clear_tool_results(&ClearOptions {
+            keep: 0,
+            ..ClearOptions::default()
+        })
+        .unwrap();
+    let d = t.diff_commit(&Rev::from(cleared.cleared[0].id)).unwrap();
+    assert_eq!(d.changed.len(), 1);
+    assert_eq!(d.changed[0].0.message.content.text(), result);
+    assert!(d.changed[0].1.marks.contains(&tract_core::Mark::Cleared));
+
+    let manual = Manual("The config is in a.py.".into());
+    let positions = t
+        .positions_between(&Rev::from(first.id), &Rev::from(last.id))
+        .unwrap();
+    let compress = t
+        .compress(&CompressRequest {
+            commits: Some(positions.iter().map(Rev::from).collect()),
+            summarizer: Some(&manual),
+            ..CompressRequest::default()
+        })
+        .unwrap()
+        .commits[0]
+        .id;
+    let d = t.diff_commit(&rev("HEAD")).unwrap();
+    assert_eq!(d.commit.as_ref().unwrap().id, compress);
+    assert_eq!(d.a.rev, "HEAD~1");
+    // What it took out of view, with the text it had (the cleared placeholder), and what
+    // replaced it.
+    assert_eq!(d.only_a.len(), 4);
+    assert_eq!(d.only_a[0].message.content.text(), "Find the config.");
+    assert!(
+        d.only_a[2]
+            .message
+            .content
+            .text()
+            .starts_with("[tract] Cleared")
+    );
+    assert_eq!(texts(&d.only_b), ["The config is in a.py."]);
+    assert_eq!(d.shared_prefix, 1);
+    assert_eq!(d.shared, 2, "the system prompt and the last message");
+    assert!(d.b.token_count < d.a.token_count);
+
+    // A first commit's diff starts from the empty view.
+    let root = t.log(&tract_core::LogQuery::default()).unwrap();
+    let root = root.last().unwrap().id;
+    let d = t.diff_commit(&Rev::from(root)).unwrap();
+    assert_eq!((d.a.commit, d.a.messages), (None, 0));
+    assert_eq!(texts(&d.only_b), ["Be brief."]);
+}
+
+#[test]
+fn reflog_revisions_name_where_a_ref_was() {
+    let t = Tract::in_memory().unwrap();
+    let one = t.user("one").unwrap().id;
+    let two = t.user("two").unwrap().id;
+    t.reset(&Rev::from(one)).unwrap();
+    let three = t.user("three").unwrap().id;
+    // main: three (now), one (the reset), two, one.
+    assert_eq!(t.resolve(&rev("main@{0}")).unwrap(), three);
+    assert_eq!(t.resolve(&rev("main@{1}")).unwrap(), one);
+    assert_eq!(t.resolve(&rev("main@{2}")).unwrap(), two);
+    assert_eq!(t.resolve(&rev("main@{2}~1")).unwrap(), one);
+    let d = t.diff(&rev("main@{2}"), &rev("main")).unwrap();
+    assert_eq!(texts(&d.only_a), ["two"]);
+    assert_eq!(texts(&d.only_b), ["three"]);
+    match t.resolve(&rev("main@{9}")) {
+        Err(e @ Error::ReflogTooShort { .. }) => {
+            assert_eq!(
+                e.to_string(),
+                "'main@{9}' not found: the reflog of main has 4 entries (NAME@{0} to NAME@{3})"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        t.resolve(&rev("nope@{1}")),
+        Err(Error::UnknownRevision { .. })
+    ));
+}
+
+/// A diff reads the text of what differs only: a message both views share, damaged in the
+/// store, does not stop it (the views come from their checkpoints, which hold no text).
+#[test]
+fn a_diff_reads_no_shared_text() {
+    let (_d, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let shared = t.user("a message both views share").unwrap();
+    for k in 0..300 {
+        t.user(format!("shared {k}")).unwrap();
+    }
+    let side = t.fork(&branch("side"), &rev("HEAD")).unwrap();
+    t.user("main's").unwrap();
+    side.user("side's").unwrap();
+    t.checkpoint_views().unwrap();
+    let mut d = t.store().damage().unwrap();
+    let blob = *t
+        .get_commit(shared.id)
+        .unwrap()
+        .commit
+        .blob
+        .as_ref()
+        .unwrap();
+    d.flip_byte(Object::Blob(blob), 3).unwrap();
+    d.commit().unwrap();
+    let fresh = Tract::open(&path).unwrap();
+    let d = fresh.diff(&rev("main"), &rev("side")).unwrap();
+    assert_eq!(d.shared_prefix, 301);
+    assert_eq!(texts(&d.only_a), ["main's"]);
+    assert_eq!(texts(&d.only_b), ["side's"]);
+    // Reading the damaged message itself is refused, as ever.
+    assert!(fresh.get_commit(shared.id).is_err());
+}
