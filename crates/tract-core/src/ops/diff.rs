@@ -9,7 +9,7 @@
 
 use crate::error::Result;
 use crate::id::CommitId;
-use crate::ops::page::{PageEntry, page_entry};
+use crate::ops::page::{PageEntry, page_entries};
 use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
 use crate::view::info::CommitInfo;
@@ -132,22 +132,57 @@ pub(crate) fn histories(repo: &Repo, a: &Rev, b: &Rev) -> Result<HistoryDiff> {
     })
 }
 
-/// The view at `id`, which `rev` names: the handle's cached view when it is there, else
-/// built from the checkpoint of the branch `rev` starts from (or of the handle's branch) and
-/// the commits after it, else replayed.
+/// The view at `id`, which `rev` names: the handle's cached view when it is there, else built
+/// from the nearest checkpoint on its first-parent line (of the branch `rev` starts from, of
+/// the handle's branch, else of any branch), and the commits after it; else replayed.
 fn view_at(repo: &Repo, snap: &Snapshot, rev: &Rev, id: CommitId) -> Result<View> {
     let head = repo.head(snap)?;
     if head.commit == Some(id) {
         return repo.with_view(snap, Some(id), View::clone);
     }
-    let mut from = None;
-    for branch in rev.branch_base().into_iter().chain(head.branch()) {
-        if let Some(at) = checkpoint::of_branch(snap, branch)? {
-            from = Some(at);
-            break;
+    let near = |branches: &mut dyn Iterator<Item = &str>| -> Result<Option<CommitId>> {
+        let mut ats = std::collections::HashSet::new();
+        for b in branches {
+            if let Some(at) = checkpoint::of_branch(snap, b)? {
+                ats.insert(at);
+            }
         }
-    }
+        nearest(snap, id, &ats)
+    };
+    let mut named = rev.branch_base().into_iter().chain(head.branch());
+    let from = match near(&mut named)? {
+        Some(at) => Some(at),
+        None => {
+            let all = snap.branches()?;
+            near(&mut all.iter().map(|(name, _)| name.as_str()))?
+        }
+    };
     checkpoint::build(snap, Some(id), from)
+}
+
+/// How far back along first parents a checkpoint is looked for: a branch is checkpointed at
+/// most every few hundred commits, so one further back belongs to another line.
+const CHECKPOINT_REACH: usize = 4096;
+
+/// The first of `ats` met walking back from `id` along first parents, within
+/// [`CHECKPOINT_REACH`] commits.
+fn nearest(
+    snap: &Snapshot,
+    id: CommitId,
+    ats: &std::collections::HashSet<CommitId>,
+) -> Result<Option<CommitId>> {
+    if ats.is_empty() {
+        return Ok(None);
+    }
+    let mut next = Some(id);
+    for _ in 0..CHECKPOINT_REACH {
+        let Some(c) = next else { break };
+        if ats.contains(&c) {
+            return Ok(Some(c));
+        }
+        next = snap.commit(&c)?.parents.first().copied();
+    }
+    Ok(None)
 }
 
 /// `a` and `b` (each named) compared: ids alone, and the text of what differs.
@@ -183,11 +218,7 @@ fn compare(
         })
         .collect();
     changed.sort_by_key(|&(_, j)| j);
-    let entries = |v: &View, ids: &[usize]| -> Result<Vec<PageEntry>> {
-        ids.iter()
-            .map(|&i| page_entry(repo, snap, v, i, false))
-            .collect()
-    };
+    let (changed_a, changed_b): (Vec<usize>, Vec<usize>) = changed.into_iter().unzip();
     Ok(ViewDiff {
         a: DiffSide {
             rev: rev_a,
@@ -203,17 +234,12 @@ fn compare(
         },
         shared_prefix,
         shared,
-        only_a: entries(a, &only_a)?,
-        only_b: entries(b, &only_b)?,
-        changed: changed
+        only_a: page_entries(repo, snap, a, &only_a)?,
+        only_b: page_entries(repo, snap, b, &only_b)?,
+        changed: page_entries(repo, snap, a, &changed_a)?
             .into_iter()
-            .map(|(i, j)| {
-                Ok((
-                    page_entry(repo, snap, a, i, false)?,
-                    page_entry(repo, snap, b, j, false)?,
-                ))
-            })
-            .collect::<Result<_>>()?,
+            .zip(page_entries(repo, snap, b, &changed_b)?)
+            .collect(),
         commit,
     })
 }

@@ -133,15 +133,43 @@ pub(crate) fn view_page(repo: &Repo, at: PageAt, limit: usize) -> Result<ViewPag
 
 /// The entry `index` of `v` as a page shows it: its current message, text included, what its
 /// content is, and (`with_calls`) each of its calls with its result's entry.
-pub(crate) fn page_entry(
+fn page_entry(
     repo: &Repo,
     snap: &Snapshot,
     v: &View,
     index: usize,
     with_calls: bool,
 ) -> Result<PageEntry> {
+    let message = repo.text(snap, &v.entries()[index])?;
+    entry_with(repo, snap, v, index, message, with_calls)
+}
+
+/// The entries `indexes` of `v` as a page shows them, without their calls: their texts read
+/// in one go.
+pub(crate) fn page_entries(
+    repo: &Repo,
+    snap: &Snapshot,
+    v: &View,
+    indexes: &[usize],
+) -> Result<Vec<PageEntry>> {
+    let texts = repo.texts(snap, indexes.iter().map(|&i| &v.entries()[i]))?;
+    indexes
+        .iter()
+        .zip(texts)
+        .map(|(&i, message)| entry_with(repo, snap, v, i, message, false))
+        .collect()
+}
+
+/// [`page_entry`] of a message already read.
+fn entry_with(
+    repo: &Repo,
+    snap: &Snapshot,
+    v: &View,
+    index: usize,
+    message: Arc<Message>,
+    with_calls: bool,
+) -> Result<PageEntry> {
     let e = &v.entries()[index];
-    let message = repo.text(snap, e)?;
     let note = if e.edits.is_empty() {
         e.origin.message.clone()
     } else {
