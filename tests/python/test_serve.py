@@ -1247,3 +1247,42 @@ def test_page_long_session_first_screen(driver, long_server) -> None:
     BENCH_OUT.parent.mkdir(parents=True, exist_ok=True)
     BENCH_OUT.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nserve at 10k messages: {json.dumps(result)}")
+
+
+@needs_browser
+def test_page_diff_shows_what_a_compression_dropped_and_where_two_branches_part(page: Page, rich, base) -> None:
+    # From the summary's commit page, what that compression did.
+    page.open(f"#/commit/{rich.summary}")
+    link = page.one("a[data-testid=commit-diff]")
+    page.d.execute_script("arguments[0].click()", link)
+    page.wait(lambda: "#/diff?a=" in page.d.current_url, 5, "the link did not lead to the diff")
+    page.wait_ready()
+    assert rich.summary[:10] in page.text(page.one("[data-testid=diff-commit]"))
+    removed = page.all("[data-testid=diff-removed] [data-testid=entry-text]")
+    assert [page.text(e).strip() for e in removed] == ss.COMPRESSED_TEXTS
+    added = page.all("[data-testid=diff-added] [data-testid=entry-text]")
+    assert [page.text(e).strip() for e in added] == [ss.SUMMARY_TEXT]
+    assert page.all("[data-testid=diff-changed]") == []
+    # Two branches: the review branch's own question, and main's messages after the fork.
+    page.open(f"#/diff?a=main&b={ss.REVIEW_BRANCH}")
+    data = api(base, f"/api/diff?a=main&b={ss.REVIEW_BRANCH}")
+    assert [page.text(e).strip() for e in page.all("[data-testid=diff-added] [data-testid=entry-text]")] == [
+        m["content"] for m in data["only_b"]
+    ]
+    assert len(page.all("[data-testid=diff-removed] [data-testid=entry]")) == len(data["only_a"]) > 0
+    assert "They part after" in page.text(page.one("[data-testid=diff-summary]"))
+    # A revision that names nothing is the page's error box, not a blank page.
+    page.open("#/diff?a=main&b=nope")
+    assert "nope" in page.text(page.one("[data-testid=error]"))
+
+
+def test_api_diff_is_tract_diff_json(rich, base) -> None:
+    d = api(base, f"/api/diff?a={rich.summary}")
+    assert d["commit"]["op"] == "compress"
+    assert [m["content"] for m in d["only_a"]] == ss.COMPRESSED_TEXTS
+    h = api(base, f"/api/diff?a=main&b={ss.REVIEW_BRANCH}&history=true")
+    assert h["merge_base"] and h["only_b"][0]["commit_hash"] == rich.review_tip
+    for query, status in [("", 400), ("?a=main&b=nope", 404), ("?a=main&history=true", 400), ("?a=main%40%7B99%7D", 404)]:
+        r = request(base, "/api/diff" + query)
+        assert r.status == status, (query, r)
+        assert r.json()["error"]["message"]

@@ -61,6 +61,7 @@ const ASSETS: &[(&str, &str, &str)] = assets![
     "app.js": JS,
     "api.js": JS,
     "commit.js": JS,
+    "diff.js": JS,
     "context-bar.js": JS,
     "dom.js": JS,
     "entry.js": JS,

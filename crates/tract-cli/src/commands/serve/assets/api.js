@@ -22,6 +22,8 @@ export const search = (branch, q, opts = {}) =>
   );
 /** What the branch's model requests cost (`tract usage --json`). */
 export const usage = (branch) => get('/api/usage?branch=' + enc(branch));
+/** How the views of revisions a and b differ, or (b null) what commit a did (`tract diff --json`). */
+export const diff = (a, b) => get('/api/diff?a=' + enc(a) + (b ? '&b=' + enc(b) : ''));
 /** The stream of the branch's `head` events. */
 export const events = (branch) => new EventSource('/api/events?branch=' + enc(branch));
 

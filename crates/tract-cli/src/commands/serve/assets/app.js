@@ -4,6 +4,7 @@
 
 import * as api from './api.js';
 import { pageCommit } from './commit.js';
+import { pageDiff } from './diff.js';
 import { h } from './dom.js';
 import { errorBox } from './errors.js';
 import { pageHistory } from './history.js';
@@ -49,10 +50,11 @@ function route() {
     else if (r.name === 'session') p = pageSession(ctx, r.arg, r.params);
     else if (r.name === 'history') p = pageHistory(ctx, r.arg);
     else if (r.name === 'commit') p = pageCommit(ctx, r.arg);
+    else if (r.name === 'diff') p = pageDiff(ctx, r.params);
     else {
       setCrumbs([{ text: 'Sessions', href: '#/' }, { text: 'Unknown page' }]);
       p = Promise.reject(
-        new api.ApiError('not_found', 'There is no page at #' + (r.raw || '') + '. Pages are #/, #/session/BRANCH, #/history/BRANCH and #/commit/ID.', 404)
+        new api.ApiError('not_found', 'There is no page at #' + (r.raw || '') + '. Pages are #/, #/session/BRANCH, #/history/BRANCH, #/commit/ID and #/diff?a=REV&b=REV.', 404)
       );
     }
   } catch (e) {

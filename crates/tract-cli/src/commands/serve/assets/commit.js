@@ -5,7 +5,7 @@ import * as api from './api.js';
 import { h } from './dom.js';
 import { roleLabel } from './entry.js';
 import { fmtInt, prettyJsonText, shortId, shownText, shownTokens, timeEl } from './format.js';
-import { commitHref, historyHref, sessionHref } from './routes.js';
+import { commitHref, diffHref, historyHref, sessionHref } from './routes.js';
 import { setCrumbs } from './topbar.js';
 
 export async function pageCommit(ctx, id) {
@@ -163,6 +163,7 @@ export async function pageCommit(ctx, id) {
           )
         )
       : null,
+    h('p', null, h('a', { class: 'diff-link', testid: 'commit-diff', href: diffHref(full) }, 'What this commit did to the view')),
     h('h2', null, 'Provenance'),
     prov.length ? h('dl', { class: 'prov' }, prov) : h('p', { class: 'muted' }, 'A root commit with no other relations.'),
     h('h2', null, 'Raw commit'),

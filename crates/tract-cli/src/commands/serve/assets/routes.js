@@ -5,6 +5,8 @@ export const sessionHref = (branch, at) =>
   '#/session/' + encodeURIComponent(branch) + (at != null ? '?at=' + encodeURIComponent(at) : '');
 export const historyHref = (branch) => '#/history/' + encodeURIComponent(branch);
 export const commitHref = (id) => '#/commit/' + encodeURIComponent(id);
+export const diffHref = (a, b) =>
+  '#/diff?a=' + encodeURIComponent(a) + (b ? '&b=' + encodeURIComponent(b) : '');
 
 /** The page the hash names: { name, arg, params }, name 'unknown' (with raw) for no page. */
 export function parseHash() {
@@ -17,6 +19,7 @@ export function parseHash() {
   }
   const params = new URLSearchParams(query);
   if (raw === '' || raw === '/') return { name: 'sessions', params };
+  if (raw === '/diff') return { name: 'diff', params };
   const m = raw.match(/^\/(session|history|commit)\/(.+)$/);
   if (!m) return { name: 'unknown', raw, params };
   let arg = m[2];
