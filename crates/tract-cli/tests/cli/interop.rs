@@ -449,3 +449,64 @@ fn a_failed_capture_creates_no_store_and_counts_read_right() {
         1 session, 20 messages imported, 1 line kept as a record; store [DIR]/home/.local/share/tract/store.redb
         ");
 }
+
+/// A Claude Code session's branch goes back to Claude Code as a session file: one line per
+/// message of the view, each chained to the one before; installed where Claude Code looks.
+#[test]
+fn a_branch_exports_as_a_claude_code_session_and_installs() {
+    let p = Project::new();
+    p.ok(&["add", "--role", "system", "You are terse."]);
+    p.ok(&["add", "Where is the config?"]);
+    p.ok(&["add", "--role", "assistant", "In ./etc."]);
+    let sid = "550e8400-e29b-41d4-a716-446655440000";
+    let run = p.run(&[
+        "export",
+        "--format",
+        "claude-code",
+        "--session-id",
+        sid,
+        "--project",
+        "/home/dev/app",
+    ]);
+    assert_snapshot!(run, @r#"
+        exit: 0
+        --- stdout
+        {"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/home/dev/app","sessionId":"550e8400-e29b-41d4-a716-446655440000","type":"user","message":{"role":"user","content":[{"type":"text","text":"Where is the config?"}]},"uuid":"c2ec1a82-dd04-446c-a157-7ac8049c3048","timestamp":"2026-01-01T00:00:00.000Z"}
+        {"parentUuid":"c2ec1a82-dd04-446c-a157-7ac8049c3048","isSidechain":false,"userType":"external","cwd":"/home/dev/app","sessionId":"550e8400-e29b-41d4-a716-446655440000","type":"assistant","message":{"id":"msg_tract_7bd82174e1514b35a7e02b67","type":"message","role":"assistant","model":"unknown","content":[{"type":"text","text":"In ./etc."}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}},"uuid":"7bd82174-e151-4b35-a7e0-2b676eac00df","timestamp":"2026-01-01T00:00:00.000Z"}
+        --- stderr
+        warning: system message 1 (e12e09c5c7) is not written: Claude Code keeps its own system prompt out of its session files
+    "#);
+    let config = p.path().join("claude");
+    let env = [("CLAUDE_CONFIG_DIR", config.to_str().unwrap())];
+    let installed = p.run_env(
+        &[
+            "export",
+            "--format",
+            "claude-code",
+            "--install",
+            "--project",
+            "/home/dev/app",
+        ],
+        None,
+        &env,
+    );
+    let path = installed.stdout.lines().next().unwrap().to_string();
+    assert!(
+        path.starts_with(config.join("projects/-home-dev-app/").to_str().unwrap()),
+        "{path}"
+    );
+    let again = p.run_env(
+        &[
+            "export",
+            "--format",
+            "claude-code",
+            "--install",
+            "--project",
+            "/home/dev/app",
+        ],
+        None,
+        &env,
+    );
+    assert_eq!(again.code, Some(4), "{}", again.stderr);
+    assert!(again.stderr.contains("exists"), "{}", again.stderr);
+}

@@ -22,6 +22,7 @@ const READS: &[&[&str]] = &[
     &["diff", "HEAD"],
     &["cache"],
     &["usage"],
+    &["export", "--format", "claude-code"],
 ];
 
 /// `chmod -R` of the project's `.tract/`: `a-w` or `u+w`.

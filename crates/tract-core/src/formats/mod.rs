@@ -2,6 +2,7 @@
 //! renderings kept across steps, Claude Code's session files, the transcripts `tract import` reads and the exports it writes.
 
 pub mod claude_code;
+pub mod claude_code_export;
 pub mod compile;
 pub mod exports;
 pub mod imports;

@@ -41,4 +41,20 @@ impl Tract {
     ) -> Result<String> {
         crate::formats::exports::export(&self.repo, format, history)
     }
+
+    /// This handle's view written as a Claude Code session file: one line per message as the
+    /// Messages API is sent it, each line's `parentUuid` the one before, so Claude Code's reader
+    /// reads back the view and `claude --resume` continues it. A system message cannot be
+    /// written (Claude Code keeps its own system prompt): it is named in the warnings.
+    pub fn export_claude_code(
+        &self,
+        o: &crate::formats::claude_code_export::ClaudeCodeExport,
+    ) -> Result<crate::formats::claude_code_export::ClaudeCodeFile> {
+        let snap = self.repo.read()?;
+        let head = self.repo.head(&snap)?.commit;
+        let compiled = self.repo.with_view(&snap, head, |v| {
+            crate::formats::compile::Compiled::new(v, &self.repo.store, &self.repo.views)
+        })?;
+        crate::formats::claude_code_export::write(&compiled, o)
+    }
 }

@@ -93,7 +93,7 @@ const LAYERS: &[&[&str]] = &[
     &["formats/transcript/claude_code"],
     &["formats/transcript", "formats/response_body"],
     &["summarize/llm", "formats/compile"],
-    &["formats/render"],
+    &["formats/render", "formats/claude_code_export"],
     &["repo"],
     &["write/txn", "ops/index", "ops/reach"],
     &["ops/retention"],
