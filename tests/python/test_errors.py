@@ -132,6 +132,7 @@ EXPECTED = {
     "BranchDeleted": (tract.NotFoundError, {"branch": "session-1"}),
     "UnbornBranch": (tract.NotFoundError, {"branch": "main"}),
     "HistoryTooShort": (tract.NotFoundError, {"rev": "HEAD~9"}),
+    "ReflogTooShort": (tract.NotFoundError, {"rev": "main@{9}", "ref": "main", "entries": 3}),
     "MissingCommit": (tract.NotFoundError, {"commit": HEX}),
     "AmbiguousPrefix": (tract.AmbiguousPrefixError, {"prefix": "abcd"}),
     "NotInView": (tract.NotInViewError, {"commit": HEX, "argument": "after"}),
