@@ -32,7 +32,8 @@ class NotFoundError(TractError, LookupError):
     :class:`NotInViewError` included). ``rev`` is the revision given, ``branch`` the branch
     named, ``commit`` the full id looked up (each None when it does not apply); for a branch
     that does not exist, ``similar`` lists the existing branches with a close name (at most 3,
-    closest first)."""
+    closest first); for ``NAME@{N}`` past a ref's reflog, ``ref`` is the ref and ``entries``
+    how many entries its reflog holds."""
 
     category = "not_found"
 
@@ -40,6 +41,8 @@ class NotFoundError(TractError, LookupError):
     branch: Optional[str] = None
     commit: Optional[str] = None
     similar: List[str] = []
+    ref: Optional[str] = None
+    entries: Optional[int] = None
 
 
 class InvalidInputError(TractError, ValueError):
