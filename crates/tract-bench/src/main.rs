@@ -136,24 +136,28 @@ fn run() -> Result<Value, String> {
         let url = flag("--postgres");
         return history::run(&commits, &dir, url.as_deref().map(|u| (u, cap)));
     }
+    // A count flag (`1_000_000` reads), and the folder a benchmark keeps its store in.
+    let number = |name: &str, default: usize| {
+        flag(name)
+            .map_or(Ok(default), |s| s.trim().replace('_', "").parse::<usize>())
+            .map_err(|e| format!("{name}: {e}"))
+    };
+    let dir = |default: &str| {
+        flag("--dir").map_or_else(
+            || std::env::temp_dir().join(default),
+            std::path::PathBuf::from,
+        )
+    };
     if let Some(i) = args.iter().position(|a| a == "--search-worker") {
         return search::worker(args.get(i + 1..).unwrap_or_default());
     }
     if args.iter().any(|a| a == "--search") {
-        let number = |name: &str, default: usize| {
-            flag(name)
-                .map_or(Ok(default), |s| s.trim().replace('_', "").parse::<usize>())
-                .map_err(|e| format!("{name}: {e}"))
-        };
         let params = search::Params {
             messages: number("--messages", 1_000_000)?,
             branches: number("--branches", 1_000)?,
             needles: number("--needles", 20)?,
         };
-        let dir = flag("--dir").map_or_else(
-            || std::env::temp_dir().join("tract-bench-search"),
-            std::path::PathBuf::from,
-        );
+        let dir = dir("tract-bench-search");
         let counts = search::Counts {
             runs: number("--runs", 200)?,
             index_runs: number("--index-runs", 3)?,
@@ -163,15 +167,7 @@ fn run() -> Result<Value, String> {
         return search::run(params, &dir, counts, flag("--postgres").as_deref());
     }
     if args.iter().any(|a| a == "--diff") {
-        let number = |name: &str, default: usize| {
-            flag(name)
-                .map_or(Ok(default), |s| s.trim().replace('_', "").parse::<usize>())
-                .map_err(|e| format!("{name}: {e}"))
-        };
-        let dir = flag("--dir").map_or_else(
-            || std::env::temp_dir().join("tract-bench-diff"),
-            std::path::PathBuf::from,
-        );
+        let dir = dir("tract-bench-diff");
         return diff::run(
             &dir,
             number("--messages", 100_000)?,
@@ -180,15 +176,7 @@ fn run() -> Result<Value, String> {
         );
     }
     if args.iter().any(|a| a == "--usage") {
-        let number = |name: &str, default: usize| {
-            flag(name)
-                .map_or(Ok(default), |s| s.trim().replace('_', "").parse::<usize>())
-                .map_err(|e| format!("{name}: {e}"))
-        };
-        let dir = flag("--dir").map_or_else(
-            || std::env::temp_dir().join("tract-bench-usage"),
-            std::path::PathBuf::from,
-        );
+        let dir = dir("tract-bench-usage");
         return usage::run(
             &dir,
             number("--messages", 1_000_000)?,

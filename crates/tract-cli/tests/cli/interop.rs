@@ -478,35 +478,28 @@ fn a_branch_exports_as_a_claude_code_session_and_installs() {
     "#);
     let config = p.path().join("claude");
     let env = [("CLAUDE_CONFIG_DIR", config.to_str().unwrap())];
-    let installed = p.run_env(
-        &[
-            "export",
-            "--format",
-            "claude-code",
-            "--install",
-            "--project",
-            "/home/dev/app",
-        ],
-        None,
-        &env,
-    );
+    let install = || {
+        p.run_env(
+            &[
+                "export",
+                "--format",
+                "claude-code",
+                "--install",
+                "--project",
+                "/home/dev/app",
+            ],
+            None,
+            &env,
+        )
+    };
+    let installed = install();
     let path = installed.stdout.lines().next().unwrap().to_string();
     assert!(
         path.starts_with(config.join("projects/-home-dev-app/").to_str().unwrap()),
         "{path}"
     );
-    let again = p.run_env(
-        &[
-            "export",
-            "--format",
-            "claude-code",
-            "--install",
-            "--project",
-            "/home/dev/app",
-        ],
-        None,
-        &env,
-    );
+    // The same view again: the same session id, which is there already; nothing written.
+    let again = install();
     assert_eq!(again.code, Some(4), "{}", again.stderr);
     assert!(again.stderr.contains("exists"), "{}", again.stderr);
 }

@@ -23,6 +23,21 @@ fn post(url: &str, body: &str) -> Value {
     serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
 }
 
+/// Compresses the positions from `from` to `to` (both in view) into `summary`, written by hand:
+/// the compress commit.
+fn compress_run(t: &Tract, from: CommitId, to: CommitId, summary: &str) -> CommitId {
+    let positions = t.positions_between(&from.into(), &to.into()).unwrap();
+    let manual = Manual(summary.into());
+    t.compress(&CompressRequest {
+        commits: Some(positions.into_iter().map(Rev::from).collect()),
+        summarizer: Some(&manual),
+        ..CompressRequest::default()
+    })
+    .unwrap()
+    .commits[0]
+        .id
+}
+
 /// The tool results in view, oldest first.
 fn results(t: &Tract) -> Vec<CommitId> {
     t.compile()
@@ -69,21 +84,8 @@ fn every_break_the_server_saw_is_named_with_its_commit_and_no_other() {
                 let r = results(&t);
                 let from = r[r.len() / 4];
                 let to = r[r.len() / 2];
-                let manual = Manual(format!("Steps summarized at step {n}."));
-                let c = t
-                    .compress(&CompressRequest {
-                        commits: Some(
-                            t.positions_between(&from.into(), &to.into())
-                                .unwrap()
-                                .into_iter()
-                                .map(Rev::from)
-                                .collect(),
-                        ),
-                        summarizer: Some(&manual),
-                        ..CompressRequest::default()
-                    })
-                    .unwrap();
-                Some((c.commits[0].id, Cause::Compress))
+                let summary = format!("Steps summarized at step {n}.");
+                Some((compress_run(&t, from, to, &summary), Cause::Compress))
             }
             _ if n % 97 == 80 => {
                 let c = t
@@ -362,22 +364,7 @@ fn breakpoints_mark_the_system_prompt_the_newest_summary_and_the_newest_message(
     assert_eq!(compiled.compress_boundary(), None);
 
     // A summary: its block is marked too; it shares a user message with what follows.
-    let manual = Manual("Read a.py: it prints 1.".into());
-    let summary = t
-        .compress(&CompressRequest {
-            commits: Some(
-                t.positions_between(&first.id.into(), &last.id.into())
-                    .unwrap()
-                    .into_iter()
-                    .map(Rev::from)
-                    .collect(),
-            ),
-            summarizer: Some(&manual),
-            ..CompressRequest::default()
-        })
-        .unwrap()
-        .commits[0]
-        .id;
+    let summary = compress_run(&t, first.id, last.id, "Read a.py: it prints 1.");
     t.user("Now b.py.").unwrap();
     // The newest message: an answer whose thinking block takes no breakpoint, with a call
     // that has no result yet (its synthetic result is not stable).
@@ -436,20 +423,7 @@ fn a_compaction_that_keeps_the_stable_prefix_goes_after_the_newest_summary() {
     let first = t.user("Read the first files.").unwrap();
     tool_turn(&t, 0);
     let done = answered(&t, "Read f0.");
-    let manual = Manual("f0.rs read.".into());
-    let positions = |from: CommitId, to: CommitId| -> Vec<Rev> {
-        t.positions_between(&from.into(), &to.into())
-            .unwrap()
-            .into_iter()
-            .map(Rev::from)
-            .collect()
-    };
-    t.compress(&CompressRequest {
-        commits: Some(positions(first.id, done)),
-        summarizer: Some(&manual),
-        ..CompressRequest::default()
-    })
-    .unwrap();
+    compress_run(&t, first.id, done, "f0.rs read.");
     let next = t.user("Now the next ones.").unwrap();
     for k in 1..4 {
         tool_turn(&t, k);
@@ -526,19 +500,7 @@ fn a_clear_that_keeps_the_stable_prefix_leaves_the_results_before_the_newest_sum
     }
     let from = t.user("Summarize what you found in the middle.").unwrap();
     let to = answered(&t, "Found little.");
-    let manual = Manual("Little found.".into());
-    t.compress(&CompressRequest {
-        commits: Some(
-            t.positions_between(&from.id.into(), &to.into())
-                .unwrap()
-                .into_iter()
-                .map(Rev::from)
-                .collect(),
-        ),
-        summarizer: Some(&manual),
-        ..CompressRequest::default()
-    })
-    .unwrap();
+    compress_run(&t, from.id, to, "Little found.");
     for k in 3..8 {
         tool_turn(&t, k);
     }
