@@ -280,6 +280,11 @@ def test_the_diff_is_the_clis(store: pathlib.Path) -> None:
         history = t.diff("main", "other", history=True)
         same(history, cli(store, "diff", "main", "other", "--history"), "history diff")
         assert len(history["only_a"]) == 1 and len(history["only_b"]) == 1
+        # A message with tool calls says them, apart from its view.
+        side.assistant("", tool_calls=[{"id": "c9", "name": "grep", "arguments": {"q": "x"}}])
+        [call] = t.diff("main", "other")["only_b"][-1:]
+        assert call["tool_calls"] == [{"id": "c9", "name": "grep", "arguments": '{"q":"x"}'}]
+        assert call["caller"] is None and call["calls"] == []
         with pytest.raises(tract.NotFoundError):
             t.diff("main@{99}")
         with pytest.raises(tract.InvalidInputError):

@@ -1,9 +1,9 @@
 //! [`ViewDiffReport`] and [`HistoryDiffReport`]: how two views differ, what one commit did to
 //! its view, and which commits each of two histories holds (`tract diff`, Python's `diff()`).
 
-use super::{Commit, Detail, ViewMessage};
+use super::{Commit, Detail, ToolCallRequest, ViewMessage};
 use serde::Serialize;
-use tract_core::{DiffSide, HistoryDiff, ViewDiff};
+use tract_core::{DiffSide, HistoryDiff, PageEntry, ViewDiff};
 
 /// One side of a diff.
 #[derive(Debug, Clone, Serialize)]
@@ -29,13 +29,37 @@ impl From<&DiffSide> for Side {
     }
 }
 
+/// One message of a diff, as the web view shows it, with the tool calls it makes.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffMessage {
+    /// The message.
+    #[serde(flatten)]
+    message: ViewMessage,
+    /// The tool calls it makes (an assistant's), as it makes them.
+    tool_calls: Vec<ToolCallRequest>,
+}
+
+impl From<&PageEntry> for DiffMessage {
+    fn from(e: &PageEntry) -> Self {
+        DiffMessage {
+            message: ViewMessage::from(e),
+            tool_calls: e
+                .message
+                .tool_calls
+                .iter()
+                .map(ToolCallRequest::from)
+                .collect(),
+        }
+    }
+}
+
 /// A position both views hold with other content: each side's message.
 #[derive(Debug, Clone, Serialize)]
 pub struct Changed {
     /// The message in `a`'s view.
-    a: ViewMessage,
+    a: DiffMessage,
     /// The message in `b`'s view.
-    b: ViewMessage,
+    b: DiffMessage,
 }
 
 /// How the views of two revisions differ, as the model saw them (`tract diff A B --json`), or
@@ -53,10 +77,11 @@ pub struct ViewDiffReport {
     /// How many messages both hold alike, wherever they are.
     shared_count: usize,
     /// The messages only `a` holds, in its order (for a compression or a clear: what it took
-    /// out of view).
-    only_a: Vec<ViewMessage>,
+    /// out of view). A message of a diff is shown apart from its view: its `caller` is null,
+    /// its `calls` empty, and the calls it makes are in `tool_calls`.
+    only_a: Vec<DiffMessage>,
     /// The messages only `b` holds, in its order (a compression's summary).
-    only_b: Vec<ViewMessage>,
+    only_b: Vec<DiffMessage>,
     /// The positions both hold with other content (an edit, a clear, a redaction's
     /// placeholder shows as a change of neither: its content address stays).
     changed: Vec<Changed>,
@@ -78,14 +103,14 @@ impl From<&ViewDiff> for ViewDiffReport {
             }),
             shared_prefix_count: d.shared_prefix,
             shared_count: d.shared,
-            only_a: d.only_a.iter().map(ViewMessage::from).collect(),
-            only_b: d.only_b.iter().map(ViewMessage::from).collect(),
+            only_a: d.only_a.iter().map(DiffMessage::from).collect(),
+            only_b: d.only_b.iter().map(DiffMessage::from).collect(),
             changed: d
                 .changed
                 .iter()
                 .map(|(a, b)| Changed {
-                    a: ViewMessage::from(a),
-                    b: ViewMessage::from(b),
+                    a: DiffMessage::from(a),
+                    b: DiffMessage::from(b),
                 })
                 .collect(),
             commit: d.commit.as_ref().map(|c| Commit::new(c, Detail::Full)),

@@ -9,12 +9,14 @@
 
 use crate::error::Result;
 use crate::id::CommitId;
+use crate::object::{Commit, Op};
 use crate::ops::page::{PageEntry, page_entries};
 use crate::repo::Repo;
 use crate::storage::store::snapshot::Snapshot;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
-use crate::view::{View, checkpoint};
+use crate::view::{View, ViewEntry, checkpoint};
+use std::collections::HashMap;
 
 /// One side of a diff: the revision as given and the view it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +72,9 @@ pub struct HistoryDiff {
 pub(crate) fn views(repo: &Repo, a: &Rev, b: &Rev) -> Result<ViewDiff> {
     let snap = repo.read()?;
     let (ia, ib) = (repo.resolve(&snap, a)?, repo.resolve(&snap, b)?);
+    if let Some(d) = tails(repo, &snap, (a, ia), (b, ib))? {
+        return Ok(d);
+    }
     let va = view_at(repo, &snap, a, ia)?;
     let vb = view_at(repo, &snap, b, ib)?;
     compare(
@@ -79,6 +84,111 @@ pub(crate) fn views(repo: &Repo, a: &Rev, b: &Rev) -> Result<ViewDiff> {
         (b.to_string(), &vb),
         None,
     )
+}
+
+/// A branch tip whose view is its checkpoint's and the messages appended after it: the
+/// checkpoint, the commits after it (oldest first) and the branch's kept counts.
+type Tip = (CommitId, Vec<(CommitId, Commit)>, crate::stats::Tally);
+
+/// The branch tip `rev` names (`id`), when its counts are kept at it and the commits since its
+/// checkpoint only append: what [`tails`] compares.
+fn tip(snap: &Snapshot, rev: &Rev, id: CommitId) -> Result<Option<Tip>> {
+    let Some(name) = rev.as_branch_name() else {
+        return Ok(None);
+    };
+    let Some(stats) = snap.branch_stats(name)?.filter(|s| s.tip == id) else {
+        return Ok(None);
+    };
+    if snap.branch(name)? != Some(id) {
+        return Ok(None);
+    }
+    let Some(at) = checkpoint::of_branch(snap, name)? else {
+        return Ok(None);
+    };
+    let mut chain = Vec::new();
+    let mut next = id;
+    while next != at {
+        let c = snap.commit(&next)?;
+        if chain.len() >= CHECKPOINT_REACH || !matches!(c.op, Op::Append | Op::Record { .. }) {
+            return Ok(None);
+        }
+        let Some(p) = c.parents.first().copied() else {
+            return Ok(None);
+        };
+        chain.push((next, c));
+        next = p;
+    }
+    chain.reverse();
+    Ok(Some((at, chain, stats.tally)))
+}
+
+/// The views of two branch tips compared from their checkpoints, when each is its
+/// checkpoint's and messages appended since (`None` otherwise: the views are built whole).
+/// Checkpoints are chunked where positions' ids say, so two views that begin alike begin with
+/// the same chunks: those are not read, and only the positions after them, with the messages
+/// appended since, are restored and compared. The cost follows what differs.
+fn tails(
+    repo: &Repo,
+    snap: &Snapshot,
+    (a, ia): (&Rev, CommitId),
+    (b, ib): (&Rev, CommitId),
+) -> Result<Option<ViewDiff>> {
+    let (Some((at_a, chain_a, tally_a)), Some((at_b, chain_b, tally_b))) =
+        (tip(snap, a, ia)?, tip(snap, b, ib)?)
+    else {
+        return Ok(None);
+    };
+    let Some(t) = checkpoint::tails(snap, &at_a, &at_b)? else {
+        return Ok(None);
+    };
+    let mut ea = t.a;
+    let mut eb = t.b;
+    // The appended messages, with their pairing among themselves.
+    ea.extend(
+        View::default()
+            .fold(snap, chain_a)?
+            .entries()
+            .iter()
+            .cloned(),
+    );
+    eb.extend(
+        View::default()
+            .fold(snap, chain_b)?
+            .entries()
+            .iter()
+            .cloned(),
+    );
+    // The kept counts must tell the same views; else the whole views are compared.
+    if tally_a.messages != (t.shared + ea.len()) as u64
+        || tally_b.messages != (t.shared + eb.len()) as u64
+    {
+        return Ok(None);
+    }
+    let (va, vb) = (View::of_entries(ea), View::of_entries(eb));
+    let side = |rev: &Rev, id: CommitId, tally: &crate::stats::Tally| DiffSide {
+        rev: rev.to_string(),
+        commit: Some(id),
+        messages: tally.messages as usize,
+        token_count: tally.token_count(),
+    };
+    let mut d = compare_entries(
+        repo,
+        snap,
+        (&va, &vb),
+        (side(a, ia, &tally_a), side(b, ib, &tally_b)),
+        None,
+    )?;
+    d.shared_prefix += t.shared;
+    d.shared += t.shared;
+    for e in d
+        .only_a
+        .iter_mut()
+        .chain(d.only_b.iter_mut())
+        .chain(d.changed.iter_mut().flat_map(|(x, y)| [x, y]))
+    {
+        e.index += t.shared;
+    }
+    Ok(Some(d))
 }
 
 /// What the commit `rev` names did to its view: the view before it (at its first parent;
@@ -193,52 +303,74 @@ fn compare(
     (rev_b, b): (String, &View),
     commit: Option<CommitInfo>,
 ) -> Result<ViewDiff> {
-    let (ea, eb) = (a.entries(), b.entries());
-    let alike = |x: &crate::view::ViewEntry, y: &crate::view::ViewEntry| {
-        x.position == y.position && x.blob == y.blob
+    let side = |rev: String, v: &View| DiffSide {
+        rev,
+        commit: v.head(),
+        messages: v.len(),
+        token_count: v.token_count(),
     };
+    compare_entries(repo, snap, (a, b), (side(rev_a, a), side(rev_b, b)), commit)
+}
+
+/// The entries of `a` and `b` compared, each position looked up by its own id; `sides` say
+/// what each view is.
+fn compare_entries(
+    repo: &Repo,
+    snap: &Snapshot,
+    (a, b): (&View, &View),
+    (side_a, side_b): (DiffSide, DiffSide),
+    commit: Option<CommitInfo>,
+) -> Result<ViewDiff> {
+    let (ea, eb) = (a.entries(), b.entries());
+    let alike = |x: &ViewEntry, y: &ViewEntry| x.position == y.position && x.blob == y.blob;
     let shared_prefix = ea.iter().zip(eb).take_while(|(x, y)| alike(x, y)).count();
+    let at_b: HashMap<CommitId, usize> = eb
+        .iter()
+        .enumerate()
+        .skip(shared_prefix)
+        .map(|(j, e)| (e.position, j))
+        .collect();
     let mut shared = shared_prefix;
     let (mut only_a, mut changed) = (Vec::new(), Vec::new());
+    let mut matched = std::collections::HashSet::new();
     for (i, e) in ea.iter().enumerate().skip(shared_prefix) {
-        // A view's index holds its edits' ids too: the position must be the entry's own.
-        match b
-            .index_of(&e.position)
-            .filter(|&j| eb[j].position == e.position)
-        {
-            Some(j) if eb[j].blob == e.blob => shared += 1,
-            Some(j) => changed.push((i, j)),
+        match at_b.get(&e.position) {
+            Some(&j) if eb[j].blob == e.blob => {
+                shared += 1;
+                matched.insert(j);
+            }
+            Some(&j) => {
+                changed.push((i, j));
+                matched.insert(j);
+            }
             None => only_a.push(i),
         }
     }
     let only_b: Vec<usize> = (shared_prefix..eb.len())
-        .filter(|&j| {
-            a.index_of(&eb[j].position)
-                .is_none_or(|i| ea[i].position != eb[j].position)
-        })
+        .filter(|j| !matched.contains(j))
         .collect();
     changed.sort_by_key(|&(_, j)| j);
     let (changed_a, changed_b): (Vec<usize>, Vec<usize>) = changed.into_iter().unzip();
+    // A message is shown apart from its view: which message's call a result answers is not
+    // said (its calls are not listed either).
+    let apart = |es: Vec<PageEntry>| -> Vec<PageEntry> {
+        es.into_iter()
+            .map(|mut e| {
+                e.caller = None;
+                e
+            })
+            .collect()
+    };
     Ok(ViewDiff {
-        a: DiffSide {
-            rev: rev_a,
-            commit: a.head(),
-            messages: a.len(),
-            token_count: a.token_count(),
-        },
-        b: DiffSide {
-            rev: rev_b,
-            commit: b.head(),
-            messages: b.len(),
-            token_count: b.token_count(),
-        },
+        a: side_a,
+        b: side_b,
         shared_prefix,
         shared,
-        only_a: page_entries(repo, snap, a, &only_a)?,
-        only_b: page_entries(repo, snap, b, &only_b)?,
-        changed: page_entries(repo, snap, a, &changed_a)?
+        only_a: apart(page_entries(repo, snap, a, &only_a)?),
+        only_b: apart(page_entries(repo, snap, b, &only_b)?),
+        changed: apart(page_entries(repo, snap, a, &changed_a)?)
             .into_iter()
-            .zip(page_entries(repo, snap, b, &changed_b)?)
+            .zip(apart(page_entries(repo, snap, b, &changed_b)?))
             .collect(),
         commit,
     })

@@ -521,6 +521,112 @@ fn chunks(
     Ok(Ok(out))
 }
 
+/// Two checkpoints compared by their chunks: chunks end where a position's id says, so two
+/// views that begin with the same positions begin with the same chunks, byte for byte.
+#[derive(Debug)]
+pub(crate) struct Tails {
+    /// How many positions the chunks both begin with hold (counted from the manifests'
+    /// totals: those chunks are not read).
+    pub(crate) shared: usize,
+    /// Each view's positions after them, restored as a view's are (each commit checked
+    /// against its id; a tool result's call before them is not named).
+    pub(crate) a: Vec<ViewEntry>,
+    /// The same, of the second view.
+    pub(crate) b: Vec<ViewEntry>,
+}
+
+/// The positions of the checkpoints at `a` and `b` after the chunks they begin with alike;
+/// `None` when either has no checkpoint of this layout and redaction count (then the views
+/// are built whole).
+pub(crate) fn tails(src: &impl Source, a: &CommitId, b: &CommitId) -> Result<Option<Tails>> {
+    let (Some(ma), Some(mb)) = (
+        manifest_of(a, src.meta(&key(a))?)?,
+        manifest_of(b, src.meta(&key(b))?)?,
+    ) else {
+        return Ok(None);
+    };
+    let redactions = src.redactions()?;
+    if ma.version != VERSION
+        || mb.version != VERSION
+        || ma.redactions != redactions
+        || mb.redactions != redactions
+    {
+        return Ok(None);
+    }
+    let k = ma
+        .chunks
+        .iter()
+        .zip(&mb.chunks)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let tail = |at: &CommitId, m: &Manifest| -> Result<Vec<Slot>> {
+        let read = chunks(src, &m.chunks[k..])?.map_err(|what| damaged(at, what))?;
+        let mut slots = Vec::new();
+        for chunk in read {
+            slots.extend(crate::storage::store::meta::decode_small::<Vec<Slot>>(
+                &chunk,
+            )?);
+        }
+        Ok(slots)
+    };
+    let (sa, sb) = (tail(a, &ma)?, tail(b, &mb)?);
+    let shared = (ma.positions as usize).checked_sub(sa.len());
+    if shared.is_none() || shared != (mb.positions as usize).checked_sub(sb.len()) {
+        return Err(damaged(a, "its chunks hold another number of positions"));
+    }
+    Ok(Some(Tails {
+        shared: shared.unwrap_or_default(),
+        a: tail_entries(*a, sa)?,
+        b: tail_entries(*b, sb)?,
+    }))
+}
+
+/// The entries of `slots`, the last positions of the checkpoint at `at`: as [`restore`] makes
+/// them, a result whose call is before them naming none.
+fn tail_entries(at: CommitId, slots: Vec<Slot>) -> Result<Vec<ViewEntry>> {
+    let n = slots.len();
+    let mut entries = Vec::with_capacity(n);
+    for (i, slot) in slots.into_iter().enumerate() {
+        let wrong = || {
+            Error::corrupt(format!(
+                "checkpoint of {}: position {i} of its tail",
+                at.short()
+            ))
+        };
+        let origin = slot
+            .origin
+            .filter(|c| c.id().ok() == Some(slot.position))
+            .ok_or_else(wrong)?;
+        let (shape, tokens) = slot.shape.ok_or_else(wrong)?;
+        if slot.results.len() != shape.tool_calls.len() {
+            return Err(wrong());
+        }
+        let results = slot
+            .results
+            .iter()
+            .map(|r| match r {
+                None => Ok(None),
+                Some(d) => {
+                    let r = i + *d as usize;
+                    (r < n).then_some(Some(r)).ok_or_else(wrong)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        entries.push(ViewEntry {
+            position: slot.position,
+            commit: slot.commit.unwrap_or(slot.position),
+            blob: slot.blob,
+            shape: Arc::new(shape),
+            tokens,
+            origin: Arc::new(origin),
+            edits: slot.edits,
+            results,
+            caller: slot.caller.and_then(|d| i.checked_sub(d as usize)),
+        });
+    }
+    Ok(entries)
+}
+
 /// The view at `at` from its checkpoint: `None` when there is none; an error when it is
 /// damaged or does not fit the store (the caller replays instead).
 pub(crate) fn load(src: &impl Source, at: &CommitId) -> Result<Option<View>> {

@@ -424,6 +424,15 @@ impl View {
         tokens::request_tokens(self.total_tokens, self.orphan_tokens, self.unanswered)
     }
 
+    /// A view holding only `entries` (a part of another, for reading their messages): no
+    /// head, no pairing or indexes beyond what the entries say.
+    pub(crate) fn of_entries(entries: Vec<ViewEntry>) -> View {
+        View {
+            entries: Arc::new(entries),
+            ..View::default()
+        }
+    }
+
     /// The index of the newest summary in view (the last compress boundary): it and what
     /// comes before it change only with the next compression, so they are the prefix a
     /// provider keeps cached from request to request.

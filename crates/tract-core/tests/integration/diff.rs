@@ -202,3 +202,99 @@ fn a_diff_reads_no_shared_text() {
     // Reading the damaged message itself is refused, as ever.
     assert!(fresh.get_commit(shared.id).is_err());
 }
+
+/// Two branch tips compared from their checkpoints (the chunks both begin with not read) say
+/// what the whole views compared say: the same diff by branch names and by commit ids, with
+/// messages appended after each checkpoint, tool calls answered on either side of it, and an
+/// edit of a message both views hold.
+#[test]
+fn branch_tips_compared_from_their_checkpoints_are_the_whole_views_compared() {
+    let (_d, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let mut ids = Vec::new();
+    for k in 0..300 {
+        ids.push(match k % 3 {
+            0 => t.user(format!("question {k}")).unwrap().id,
+            1 => {
+                let call = ToolCall {
+                    id: format!("call_{k}"),
+                    name: "read".into(),
+                    arguments: format!("{{\"k\":{k}}}"),
+                };
+                t.assistant("", vec![call]).unwrap().id
+            }
+            _ => {
+                t.tool_result(
+                    format!("call_{}", k - 1),
+                    "read",
+                    format!("result {k}"),
+                    false,
+                )
+                .unwrap()
+                .id
+            }
+        });
+    }
+    let side = t.fork(&branch("side"), &Rev::from(ids[250])).unwrap();
+    side.edit(ids[240], Content::Text("question 240, edited".into()))
+        .unwrap();
+    for k in 0..20 {
+        side.user(format!("side {k}")).unwrap();
+        t.user(format!("main {k}")).unwrap();
+    }
+    t.checkpoint_views().unwrap();
+    // After the checkpoints: more appends, a call on main answered after them.
+    let call = ToolCall {
+        id: "late".into(),
+        name: "read".into(),
+        arguments: "{}".into(),
+    };
+    t.assistant("", vec![call]).unwrap();
+    t.tool_result("late", "read", "late result", false).unwrap();
+    side.user("side, after its checkpoint").unwrap();
+
+    let fresh = Tract::open(&path).unwrap();
+    let by_name = fresh.diff(&rev("main"), &rev("side")).unwrap();
+    let tips = (
+        fresh.resolve(&rev("main")).unwrap(),
+        fresh.resolve(&rev("side")).unwrap(),
+    );
+    let by_id = fresh.diff(&Rev::from(tips.0), &Rev::from(tips.1)).unwrap();
+    let summary = |d: &tract_core::ViewDiff| {
+        let ids = |es: &[tract_core::PageEntry]| -> Vec<(usize, CommitId, String)> {
+            es.iter()
+                .map(|e| {
+                    (
+                        e.index,
+                        e.entry.commit,
+                        e.message.content.text().into_owned(),
+                    )
+                })
+                .collect()
+        };
+        let changed: Vec<_> = d
+            .changed
+            .iter()
+            .map(|(x, y)| (x.index, y.index, x.entry.commit, y.entry.commit))
+            .collect();
+        (
+            d.shared_prefix,
+            d.shared,
+            (d.a.messages, d.a.token_count, d.b.messages, d.b.token_count),
+            ids(&d.only_a),
+            ids(&d.only_b),
+            changed,
+        )
+    };
+    assert_eq!(summary(&by_name), summary(&by_id));
+    assert_eq!(by_name.shared_prefix, 240);
+    assert_eq!(by_name.changed.len(), 1);
+    assert_eq!(
+        by_name.only_b.last().unwrap().message.content.text(),
+        "side, after its checkpoint"
+    );
+    assert_eq!(
+        by_name.only_a.last().unwrap().message.content.text(),
+        "late result"
+    );
+}

@@ -20,14 +20,31 @@ function side(s, testid) {
   );
 }
 
-/** A section of messages, each as the session page shows it. */
+/** A message as the session page shows it, with the tool calls it makes (a diff shows it
+ *  apart from its view, so not as cards with their results). */
+function message(m, branch) {
+  const node = renderEntry(m, branch);
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  if (calls.length) {
+    node.appendChild(
+      h(
+        'pre',
+        { class: 'tool-args mono', testid: 'diff-calls' },
+        calls.map((c) => String(c.name) + '(' + String(c.arguments) + ')').join('\n')
+      )
+    );
+  }
+  return node;
+}
+
+/** A section of messages. */
 function section(title, testid, messages, branch) {
   if (!messages.length) return null;
   return h(
     'section',
     { class: 'diff-section ' + testid, testid },
     h('h3', null, title + ' (' + messages.length + ')'),
-    messages.map((m) => renderEntry(m, branch))
+    messages.map((m) => message(m, branch))
   );
 }
 
@@ -77,7 +94,7 @@ export async function pageDiff(ctx, params) {
         { class: 'diff-section diff-changed', testid: 'diff-changed' },
         h('h3', null, 'Changed (' + changed.length + ')'),
         changed.map((c) =>
-          h('div', { class: 'diff-pair', testid: 'diff-pair' }, renderEntry(c.a, d.a.rev), renderEntry(c.b, d.b.rev))
+          h('div', { class: 'diff-pair', testid: 'diff-pair' }, message(c.a, d.a.rev), message(c.b, d.b.rev))
         )
       )
     );
