@@ -582,21 +582,47 @@ pub(crate) fn tails(src: &impl Source, a: &CommitId, b: &CommitId) -> Result<Opt
 }
 
 /// The entries of `slots`, the last positions of the checkpoint at `at`: as [`restore`] makes
-/// them, a result whose call is before them naming none.
-fn tail_entries(at: CommitId, slots: Vec<Slot>) -> Result<Vec<ViewEntry>> {
+/// them (each commit checked against its id), a result whose call is before them naming none.
+fn tail_entries(at: CommitId, mut slots: Vec<Slot>) -> Result<Vec<ViewEntry>> {
+    let origins = slots
+        .iter_mut()
+        .enumerate()
+        .map(|(i, s)| {
+            s.origin
+                .take()
+                .filter(|c| c.id().ok() == Some(s.position))
+                .ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "checkpoint of {}: position {i} of its tail",
+                        at.short()
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    entries_of(at, slots, origins, Caller::MayBeBefore)
+}
+
+/// Where a position's tool call may be, relative to the slots made into entries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Caller {
+    /// Among them: a call before the first is damage.
+    Among,
+    /// Possibly before them (a tail of a view): such a result names no call.
+    MayBeBefore,
+}
+
+/// The view entries of `slots` with their commits `origins`, pairing resolved among them: a
+/// slot whose shape, results or caller do not fit is damage of the checkpoint at `at`.
+fn entries_of(
+    at: CommitId,
+    slots: Vec<Slot>,
+    origins: Vec<Commit>,
+    callers: Caller,
+) -> Result<Vec<ViewEntry>> {
     let n = slots.len();
     let mut entries = Vec::with_capacity(n);
-    for (i, slot) in slots.into_iter().enumerate() {
-        let wrong = || {
-            Error::corrupt(format!(
-                "checkpoint of {}: position {i} of its tail",
-                at.short()
-            ))
-        };
-        let origin = slot
-            .origin
-            .filter(|c| c.id().ok() == Some(slot.position))
-            .ok_or_else(wrong)?;
+    for (i, (slot, origin)) in slots.into_iter().zip(origins).enumerate() {
+        let wrong = || Error::corrupt(format!("checkpoint of {}: position {i}", at.short()));
         let (shape, tokens) = slot.shape.ok_or_else(wrong)?;
         if slot.results.len() != shape.tool_calls.len() {
             return Err(wrong());
@@ -612,6 +638,11 @@ fn tail_entries(at: CommitId, slots: Vec<Slot>) -> Result<Vec<ViewEntry>> {
                 }
             })
             .collect::<Result<Vec<_>>>()?;
+        let caller = match (slot.caller, callers) {
+            (None, _) => None,
+            (Some(d), Caller::Among) => Some(i.checked_sub(d as usize).ok_or_else(wrong)?),
+            (Some(d), Caller::MayBeBefore) => i.checked_sub(d as usize),
+        };
         entries.push(ViewEntry {
             position: slot.position,
             commit: slot.commit.unwrap_or(slot.position),
@@ -621,7 +652,7 @@ fn tail_entries(at: CommitId, slots: Vec<Slot>) -> Result<Vec<ViewEntry>> {
             origin: Arc::new(origin),
             edits: slot.edits,
             results,
-            caller: slot.caller.and_then(|d| i.checked_sub(d as usize)),
+            caller,
         });
     }
     Ok(entries)
@@ -731,41 +762,7 @@ fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool)
             }
         }
     };
-    let n = slots.len();
-    let mut entries = Vec::with_capacity(n);
-    for (i, (slot, origin)) in slots.into_iter().zip(origins).enumerate() {
-        let wrong = || Error::corrupt(format!("checkpoint of {}: position {i}", at.short()));
-        let (shape, tokens) = slot.shape.ok_or_else(wrong)?;
-        if slot.results.len() != shape.tool_calls.len() {
-            return Err(wrong());
-        }
-        let results = slot
-            .results
-            .iter()
-            .map(|r| match r {
-                None => Ok(None),
-                Some(d) => {
-                    let r = i + *d as usize;
-                    (r < n).then_some(Some(r)).ok_or_else(wrong)
-                }
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let caller = match slot.caller {
-            None => None,
-            Some(d) => Some(i.checked_sub(d as usize).ok_or_else(wrong)?),
-        };
-        entries.push(ViewEntry {
-            position: slot.position,
-            commit: slot.commit.unwrap_or(slot.position),
-            blob: slot.blob,
-            shape: Arc::new(shape),
-            tokens,
-            origin: Arc::new(origin),
-            edits: slot.edits,
-            results,
-            caller,
-        });
-    }
+    let entries = entries_of(at, slots, origins, Caller::Among)?;
     let mut view = View {
         head: Some(at),
         entries: Arc::new(entries),
