@@ -3,11 +3,12 @@
 //! A store (built once into DIR, default `tract-bench-diff` in the temporary directory, and
 //! reused) holds `main`, a conversation of `messages` messages; `side`, a fork of it
 //! `differ` messages before its tip that goes on with as many of its own, so the two views
-//! share all but `differ` messages each; and `compressed`, a fork of main's tip whose last
-//! commit compresses a run of its messages. Every branch is checkpointed, as a store that has
-//! been written to is. Then, on a handle opened anew for each run, as `tract diff` runs: the
-//! diff of main and side, and the diff of the compress commit; medians in milliseconds, the
-//! open counted apart.
+//! share all but `differ` messages each; and `compressed`, a fork of main's tip that appends
+//! 10 messages, then compresses a run of its messages. Every branch is checkpointed, as a
+//! store that has been written to is. Then, on a handle opened anew for each run, as
+//! `tract diff` runs: the diff of main and side, and the diff of the compress commit; and, as
+//! the baseline, a cold read of the compressed branch's whole view; medians in milliseconds,
+//! the open counted apart.
 
 use crate::{median, ms};
 use serde_json::{Value, json};
@@ -55,8 +56,8 @@ fn on(path: &Path, branch: &str) -> Res<Tract> {
 /// The store, built into `dir` unless it is there already.
 fn store(dir: &Path, messages: usize, differ: usize) -> Res<(std::path::PathBuf, Value)> {
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    let path = dir.join(format!("diff-{messages}-{differ}.redb"));
-    let done = dir.join(format!("diff-{messages}-{differ}.done"));
+    let path = dir.join(format!("diff2-{messages}-{differ}.redb"));
+    let done = dir.join(format!("diff2-{messages}-{differ}.done"));
     if done.exists() {
         return Ok((path, json!({"reused": true})));
     }
@@ -77,7 +78,12 @@ fn store(dir: &Path, messages: usize, differ: usize) -> Res<(std::path::PathBuf,
     let compressed = main
         .fork(&BranchName::new("compressed").map_err(err)?, &Rev::head())
         .map_err(err)?;
-    // A run of 40 messages well inside the view, summarized by hand.
+    // The agent goes on for a few steps past main's last checkpoint, then a run of 40
+    // messages well inside the view is summarized by hand: the compress commit's parent has
+    // no checkpoint of its own.
+    compressed
+        .append_batch((0..10).map(|k| message(k, "compressed")).collect())
+        .map_err(err)?;
     let view = compressed.compile().map_err(err)?.messages().map_err(err)?;
     let from = view
         .len()
@@ -145,9 +151,17 @@ pub fn run(dir: &Path, messages: usize, differ: usize, runs: usize) -> Res<Value
             "put_in": d.only_b.len(),
         }))
     })?;
+    // The baseline, in the same run: what building one of those views whole costs (a cold
+    // read of the compressed branch), which a diff that restored both views paid twice.
+    let whole = timed(&path, runs, |_| {
+        let c = on(&path, "compressed")?;
+        let n = c.compile().map_err(err)?.len();
+        Ok(json!({"in_view": n}))
+    })?;
     Ok(json!({
         "store": {"messages": messages, "differ": differ, "path": path, "build": built},
         "diff_of_two_views": views,
         "diff_of_a_compress_commit": commit,
+        "baseline_view_built_whole": whole,
     }))
 }

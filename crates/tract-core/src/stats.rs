@@ -32,20 +32,37 @@ impl Tally {
     /// the open call it answers as the view does. Returns whether it is a result answering no
     /// call.
     pub fn push(&mut self, m: &Message, framed: u32) -> bool {
+        self.push_parts(
+            m.role,
+            m.tool_calls.iter().map(|c| c.id.as_str()),
+            m.tool_call_id.as_deref(),
+            framed,
+        )
+    }
+
+    /// [`Tally::push`] of a message known by its role, its calls' ids and the call it
+    /// answers (a view entry's shape).
+    pub(crate) fn push_parts<'a>(
+        &mut self,
+        role: Role,
+        calls: impl IntoIterator<Item = &'a str>,
+        tool_call_id: Option<&str>,
+        framed: u32,
+    ) -> bool {
         // Saturating throughout: the counts may come from a damaged row of the store.
         self.messages = self.messages.saturating_add(1);
         self.total_tokens = self.total_tokens.saturating_add(u64::from(framed));
-        match m.role {
+        match role {
             Role::Assistant => {
-                for call in &m.tool_calls {
+                for call in calls {
                     // A reused call id leaves the earlier call unanswered for good.
-                    self.open_calls.insert(call.id.clone());
+                    self.open_calls.insert(call.to_string());
                     self.unanswered = self.unanswered.saturating_add(1);
                 }
                 false
             }
             Role::Tool => {
-                let id = m.tool_call_id.as_deref().unwrap_or_default();
+                let id = tool_call_id.unwrap_or_default();
                 if self.open_calls.remove(id) {
                     self.unanswered = self.unanswered.saturating_sub(1);
                     false

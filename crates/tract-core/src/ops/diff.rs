@@ -12,11 +12,12 @@ use crate::id::CommitId;
 use crate::object::{Commit, Op};
 use crate::ops::page::{PageEntry, page_entries};
 use crate::repo::Repo;
+use crate::stats::Tally;
 use crate::storage::store::snapshot::Snapshot;
 use crate::view::info::CommitInfo;
 use crate::view::revision::Rev;
 use crate::view::{View, ViewEntry, checkpoint};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One side of a diff: the revision as given and the view it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +73,7 @@ pub struct HistoryDiff {
 pub(crate) fn views(repo: &Repo, a: &Rev, b: &Rev) -> Result<ViewDiff> {
     let snap = repo.read()?;
     let (ia, ib) = (repo.resolve(&snap, a)?, repo.resolve(&snap, b)?);
-    if let Some(d) = tails(repo, &snap, (a, ia), (b, ib))? {
+    if let Some(d) = tails(repo, &snap, Side::of(a, ia), Side::of(b, ib), None)? {
         return Ok(d);
     }
     let va = view_at(repo, &snap, a, ia)?;
@@ -86,28 +87,48 @@ pub(crate) fn views(repo: &Repo, a: &Rev, b: &Rev) -> Result<ViewDiff> {
     )
 }
 
-/// A branch tip whose view is its checkpoint's and the messages appended after it: the
-/// checkpoint, the commits after it (oldest first) and the branch's kept counts.
-type Tip = (CommitId, Vec<(CommitId, Commit)>, crate::stats::Tally);
+/// One view to compare: what the diff calls it, the branch it names when its revision is a
+/// branch's name, and its commit.
+struct Side<'a> {
+    label: String,
+    branch: Option<&'a str>,
+    id: CommitId,
+}
 
-/// The branch tip `rev` names (`id`), when its counts are kept at it and the commits since its
-/// checkpoint only append: what [`tails`] compares.
-fn tip(snap: &Snapshot, rev: &Rev, id: CommitId) -> Result<Option<Tip>> {
-    let Some(name) = rev.as_branch_name() else {
-        return Ok(None);
-    };
-    let Some(stats) = snap.branch_stats(name)?.filter(|s| s.tip == id) else {
-        return Ok(None);
-    };
-    if snap.branch(name)? != Some(id) {
-        return Ok(None);
+impl<'a> Side<'a> {
+    /// The view at `id`, which `rev` names.
+    fn of(rev: &'a Rev, id: CommitId) -> Side<'a> {
+        Side {
+            label: rev.to_string(),
+            branch: rev.as_branch_name(),
+            id,
+        }
     }
-    let Some(at) = checkpoint::of_branch(snap, name)? else {
-        return Ok(None);
-    };
+}
+
+/// A view that is a checkpoint's and the messages appended after it: the checkpoint, the
+/// commits after it (oldest first) and, when its branch keeps them at it, the view's counts.
+struct Tip {
+    at: CommitId,
+    chain: Vec<(CommitId, Commit)>,
+    kept: Option<Tally>,
+}
+
+/// The view at `side` as [`tails`] compares it: from the nearest of the checkpoints `known`
+/// on its first-parent line, when the commits since it only append (`None` otherwise).
+fn tip(snap: &Snapshot, side: &Side<'_>, known: &HashSet<CommitId>) -> Result<Option<Tip>> {
+    let mut kept = None;
+    if let Some(name) = side.branch
+        && snap.branch(name)? == Some(side.id)
+    {
+        kept = snap
+            .branch_stats(name)?
+            .filter(|s| s.tip == side.id)
+            .map(|s| s.tally);
+    }
     let mut chain = Vec::new();
-    let mut next = id;
-    while next != at {
+    let mut next = side.id;
+    while !known.contains(&next) {
         let c = snap.commit(&next)?;
         if chain.len() >= CHECKPOINT_REACH || !matches!(c.op, Op::Append | Op::Record { .. }) {
             return Ok(None);
@@ -119,59 +140,75 @@ fn tip(snap: &Snapshot, rev: &Rev, id: CommitId) -> Result<Option<Tip>> {
         next = p;
     }
     chain.reverse();
-    Ok(Some((at, chain, stats.tally)))
+    Ok(Some(Tip {
+        at: next,
+        chain,
+        kept,
+    }))
 }
 
-/// The views of two branch tips compared from their checkpoints, when each is its
-/// checkpoint's and messages appended since (`None` otherwise: the views are built whole).
-/// Checkpoints are chunked where positions' ids say, so two views that begin alike begin with
-/// the same chunks: those are not read, and only the positions after them, with the messages
-/// appended since, are restored and compared. The cost follows what differs.
+/// Two views compared from their checkpoints, when each is a checkpoint's and messages
+/// appended since (`None` otherwise: the views are built whole). Checkpoints are chunked where
+/// positions' ids say, so two views that begin alike begin with the same chunks: those are not
+/// read, and only the positions after them, with the messages appended since, are restored and
+/// compared. The cost follows what differs: two branches, or a commit and its parent (a
+/// compression is checkpointed as it is written).
 fn tails(
     repo: &Repo,
     snap: &Snapshot,
-    (a, ia): (&Rev, CommitId),
-    (b, ib): (&Rev, CommitId),
+    a: Side<'_>,
+    b: Side<'_>,
+    commit: Option<CommitInfo>,
 ) -> Result<Option<ViewDiff>> {
-    let (Some((at_a, chain_a, tally_a)), Some((at_b, chain_b, tally_b))) =
-        (tip(snap, a, ia)?, tip(snap, b, ib)?)
-    else {
+    let known = checkpoint::all_at(snap)?;
+    if known.is_empty() {
+        return Ok(None);
+    }
+    let (Some(ta), Some(tb)) = (tip(snap, &a, &known)?, tip(snap, &b, &known)?) else {
         return Ok(None);
     };
-    let t = match checkpoint::tails(snap, &at_a, &at_b) {
+    let t = match checkpoint::tails(snap, &ta.at, &tb.at) {
         Ok(Some(t)) => t,
         // A checkpoint that does not read is no fault of the views: they are built whole
         // (replayed past it, as a cold open does).
         Ok(None) | Err(crate::error::Error::Corrupt { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
+    // The appended messages, with their pairing among themselves; each view's counts are its
+    // branch's, else its checkpoint's with those messages counted.
+    let appended = |tip: Tip, from: Option<Tally>| -> Result<(Vec<ViewEntry>, Option<Tally>)> {
+        let view = View::default().fold(snap, tip.chain)?;
+        let tally = tip.kept.or_else(|| {
+            let mut tally = from?;
+            for e in view.entries() {
+                let s = &e.shape;
+                let calls = s.tool_calls.iter().map(|c| c.id.as_str());
+                tally.push_parts(s.role, calls, s.tool_call_id.as_deref(), e.tokens);
+            }
+            Some(tally)
+        });
+        Ok((view.entries().to_vec(), tally))
+    };
+    let (from_a, from_b) = t.tallies;
+    let (appended_a, tally_a) = appended(ta, from_a)?;
+    let (appended_b, tally_b) = appended(tb, from_b)?;
+    let (Some(tally_a), Some(tally_b)) = (tally_a, tally_b) else {
+        return Ok(None);
+    };
     let mut ea = t.a;
     let mut eb = t.b;
-    // The appended messages, with their pairing among themselves.
-    ea.extend(
-        View::default()
-            .fold(snap, chain_a)?
-            .entries()
-            .iter()
-            .cloned(),
-    );
-    eb.extend(
-        View::default()
-            .fold(snap, chain_b)?
-            .entries()
-            .iter()
-            .cloned(),
-    );
-    // The kept counts must tell the same views; else the whole views are compared.
+    ea.extend(appended_a);
+    eb.extend(appended_b);
+    // The counts must tell the same views; else the whole views are compared.
     if tally_a.messages != (t.shared + ea.len()) as u64
         || tally_b.messages != (t.shared + eb.len()) as u64
     {
         return Ok(None);
     }
     let (va, vb) = (View::of_entries(ea), View::of_entries(eb));
-    let side = |rev: &Rev, id: CommitId, tally: &crate::stats::Tally| DiffSide {
-        rev: rev.to_string(),
-        commit: Some(id),
+    let side = |s: Side<'_>, tally: &Tally| DiffSide {
+        rev: s.label,
+        commit: Some(s.id),
         messages: tally.messages as usize,
         token_count: tally.token_count(),
     };
@@ -179,8 +216,8 @@ fn tails(
         repo,
         snap,
         (&va, &vb),
-        (side(a, ia, &tally_a), side(b, ib, &tally_b)),
-        None,
+        (side(a, &tally_a), side(b, &tally_b)),
+        commit,
     )?;
     d.shared_prefix += t.shared;
     d.shared += t.shared;
@@ -202,7 +239,20 @@ pub(crate) fn commit(repo: &Repo, rev: &Rev) -> Result<ViewDiff> {
     let id = repo.resolve(&snap, rev)?;
     let info = CommitInfo::load(&snap, id)?;
     let before = match info.commit.parents.first() {
-        Some(p) => view_at(repo, &snap, rev, *p)?,
+        Some(&p) => {
+            let sides = (
+                Side {
+                    label: format!("{rev}~1"),
+                    branch: None,
+                    id: p,
+                },
+                Side::of(rev, id),
+            );
+            if let Some(d) = tails(repo, &snap, sides.0, sides.1, Some(info.clone()))? {
+                return Ok(d);
+            }
+            view_at(repo, &snap, rev, p)?
+        }
         None => View::default(),
     };
     // The view at the commit is the one before it with the commit applied.
@@ -255,7 +305,7 @@ fn view_at(repo: &Repo, snap: &Snapshot, rev: &Rev, id: CommitId) -> Result<View
         return repo.with_view(snap, Some(id), View::clone);
     }
     let near = |branches: &mut dyn Iterator<Item = &str>| -> Result<Option<CommitId>> {
-        let mut ats = std::collections::HashSet::new();
+        let mut ats = HashSet::new();
         for b in branches {
             if let Some(at) = checkpoint::of_branch(snap, b)? {
                 ats.insert(at);
@@ -280,11 +330,7 @@ const CHECKPOINT_REACH: usize = 4096;
 
 /// The first of `ats` met walking back from `id` along first parents, within
 /// [`CHECKPOINT_REACH`] commits.
-fn nearest(
-    snap: &Snapshot,
-    id: CommitId,
-    ats: &std::collections::HashSet<CommitId>,
-) -> Result<Option<CommitId>> {
+fn nearest(snap: &Snapshot, id: CommitId, ats: &HashSet<CommitId>) -> Result<Option<CommitId>> {
     if ats.is_empty() {
         return Ok(None);
     }
@@ -336,7 +382,7 @@ fn compare_entries(
         .collect();
     let mut shared = shared_prefix;
     let (mut only_a, mut changed) = (Vec::new(), Vec::new());
-    let mut matched = std::collections::HashSet::new();
+    let mut matched = HashSet::new();
     for (i, e) in ea.iter().enumerate().skip(shared_prefix) {
         match at_b.get(&e.position) {
             Some(&j) if eb[j].blob == e.blob => {

@@ -14,8 +14,10 @@
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
 use crate::object::{Commit, Role};
+use crate::stats::Tally;
 use crate::view::{Shape, Source, View, ViewEntry, first_parents, frame, shapes};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What a checkpoint's layout is: 3 keeps each position's commit too (a view is loaded
@@ -135,6 +137,19 @@ struct Manifest {
     /// replaced a message (and its tokens), and then the shapes are read from the blobs.
     redactions: u64,
     chunks: Vec<[u8; 32]>,
+    /// What the view holds, counted (`None` in a manifest written before it was kept): a
+    /// diff of two checkpointed views says each one's counts without restoring either.
+    tally: Option<Tally>,
+}
+
+/// A manifest of layout 2 or 3 written before the view's counts were kept.
+#[derive(Debug, Serialize, Deserialize)]
+struct ManifestV3 {
+    version: u8,
+    at: CommitId,
+    positions: u32,
+    redactions: u64,
+    chunks: Vec<[u8; 32]>,
 }
 
 /// The manifest of layout 1.
@@ -158,7 +173,7 @@ pub(crate) struct Encoded {
 /// The chunks a checkpoint stored: those of the one a view was loaded from or last written
 /// as. They are in the store while its branch's pointer names that checkpoint (`gc` keeps
 /// them), so the next checkpoint of the view need not ask for each of them again.
-pub(crate) type Stored = Option<(CommitId, Arc<std::collections::HashSet<[u8; 32]>>)>;
+pub(crate) type Stored = Option<(CommitId, Arc<HashSet<[u8; 32]>>)>;
 
 /// A checkpoint of `view`: its chunks and manifest.
 /// `None` when the view's pairing and indexes are not what its positions alone give back
@@ -192,6 +207,7 @@ pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Encoded>> {
         positions: u32::try_from(entries.len()).unwrap_or(u32::MAX),
         redactions,
         chunks: out.iter().map(|(id, _)| *id).collect(),
+        tally: Some(view.tally()),
     };
     Ok(Some(Encoded {
         at,
@@ -223,6 +239,18 @@ pub(crate) fn read_ahead(
     snap.read_ahead_refs(branch, &keys, Some((&pointer, MANIFEST_PREFIX)))
 }
 
+/// The commits whose views have a checkpoint in the store (any branch's, the newest or one
+/// written before it that `gc` has not removed yet), from the keys alone.
+pub(crate) fn all_at(
+    snap: &crate::storage::store::snapshot::Snapshot,
+) -> Result<HashSet<CommitId>> {
+    Ok(snap
+        .meta_keys(MANIFEST_PREFIX)?
+        .iter()
+        .filter_map(|k| CommitId::from_hex(&k[MANIFEST_PREFIX.len()..]))
+        .collect())
+}
+
 /// The commit of the newest checkpoint written on `branch`, if any.
 pub(crate) fn of_branch(src: &impl Source, branch: &str) -> Result<Option<CommitId>> {
     Ok(src
@@ -245,7 +273,7 @@ pub(crate) fn write(
         Some((at, chunks)) if of_branch(&*w, branch)? == Some(*at) => Some(chunks),
         _ => None,
     };
-    let mut ids = std::collections::HashSet::with_capacity(encoded.chunks.len());
+    let mut ids = HashSet::with_capacity(encoded.chunks.len());
     for (id, bytes) in encoded.chunks {
         ids.insert(id);
         if known.is_some_and(|k| k.contains(&id)) {
@@ -277,10 +305,10 @@ pub(crate) struct Collected {
 /// manifest cannot be read, no chunk is removed: what it uses is not known (`fsck` names it).
 pub(crate) fn collect(
     w: &mut crate::storage::store::writer::Writer,
-    branches: &std::collections::HashSet<String>,
+    branches: &HashSet<String>,
     reached: impl Fn(&CommitId) -> bool,
 ) -> Result<Collected> {
-    let mut kept = std::collections::HashSet::new();
+    let mut kept = HashSet::new();
     for k in w.meta_keys(POINTER_PREFIX)? {
         let branch = &k[POINTER_PREFIX.len()..];
         let at = of_branch(&*w, branch)?;
@@ -292,7 +320,7 @@ pub(crate) fn collect(
         }
     }
     let mut out = Collected::default();
-    let mut used = std::collections::HashSet::new();
+    let mut used = HashSet::new();
     let mut known = true;
     for k in w.meta_keys(MANIFEST_PREFIX)? {
         if !kept.contains(&k) {
@@ -353,9 +381,22 @@ fn unsealed(bytes: &[u8]) -> std::result::Result<Manifest, &'static str> {
                 positions: m.positions,
                 redactions: u64::MAX,
                 chunks: m.chunks,
+                tally: None,
             })
         }
-        _ => crate::storage::store::meta::decode_small(body).map_err(wrong),
+        // A manifest without the view's counts ends after its chunks (postcard reads a
+        // newer one, with fields after those it knows, as its own).
+        _ => crate::storage::store::meta::decode_small(body).or_else(|_| {
+            let m: ManifestV3 = crate::storage::store::meta::decode_small(body).map_err(wrong)?;
+            Ok(Manifest {
+                version: m.version,
+                at: m.at,
+                positions: m.positions,
+                redactions: m.redactions,
+                chunks: m.chunks,
+                tally: None,
+            })
+        }),
     }
 }
 
@@ -533,6 +574,8 @@ pub(crate) struct Tails {
     pub(crate) a: Vec<ViewEntry>,
     /// The same, of the second view.
     pub(crate) b: Vec<ViewEntry>,
+    /// What each whole view holds, counted, when its manifest keeps it.
+    pub(crate) tallies: (Option<Tally>, Option<Tally>),
 }
 
 /// The positions of the checkpoints at `a` and `b` after the chunks they begin with alike;
@@ -578,6 +621,7 @@ pub(crate) fn tails(src: &impl Source, a: &CommitId, b: &CommitId) -> Result<Opt
         shared: shared.unwrap_or_default(),
         a: tail_entries(*a, sa)?,
         b: tail_entries(*b, sb)?,
+        tallies: (ma.tally, mb.tally),
     }))
 }
 
@@ -715,6 +759,10 @@ fn from_manifest(src: &impl Source, at: &CommitId, manifest: Manifest) -> Result
     // Shapes kept before a redaction may show what it removed: they are read again.
     let current = manifest.redactions == src.redactions()?;
     let mut view = restore(src, *at, slots, current)?;
+    // The counts it keeps are what a diff reads without restoring it: they must be its own.
+    if current && manifest.tally.as_ref().is_some_and(|t| *t != view.tally()) {
+        return Err(damaged("its counts are not those of its positions"));
+    }
     // Every chunk was just read back: they are in the store.
     view.stored = Some((*at, Arc::new(manifest.chunks.into_iter().collect())));
     Ok(view)
@@ -879,4 +927,47 @@ pub(crate) fn write_branches(
         w.commit()?;
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A manifest written before the view's counts were kept reads as one without them; one
+    /// written now reads back with them.
+    #[test]
+    fn a_manifest_without_counts_still_reads() {
+        let at = CommitId::from_bytes([7; 32]);
+        let old = ManifestV3 {
+            version: VERSION,
+            at,
+            positions: 3,
+            redactions: 2,
+            chunks: vec![[1; 32], [2; 32]],
+        };
+        let mut bytes = crate::storage::store::meta::encode_small(&old).unwrap();
+        let check = blake3::hash(&bytes);
+        bytes.extend_from_slice(&check.as_bytes()[..8]);
+        let read = unsealed(&bytes).unwrap();
+        assert_eq!(
+            (read.at, read.positions, read.redactions, read.chunks.len()),
+            (at, 3, 2, 2)
+        );
+        assert!(read.tally.is_none());
+
+        let tally = Tally {
+            messages: 3,
+            total_tokens: 40,
+            ..Tally::default()
+        };
+        let new = Manifest {
+            version: VERSION,
+            at,
+            positions: 3,
+            redactions: 2,
+            chunks: old.chunks,
+            tally: Some(tally.clone()),
+        };
+        assert_eq!(unsealed(&sealed(&new).unwrap()).unwrap().tally, Some(tally));
+    }
 }

@@ -19,6 +19,77 @@ fn rev(text: &str) -> Rev {
     Rev::parse(text).unwrap()
 }
 
+/// What a diff says, by index, commit and text (not how its revisions were named): two
+/// diffs alike say the same.
+type Summary = (
+    (Option<CommitId>, usize, u64),
+    (Option<CommitId>, usize, u64),
+    (usize, usize),
+    Vec<(usize, CommitId, String)>,
+    Vec<(usize, CommitId, String)>,
+    Vec<(usize, usize, CommitId, CommitId)>,
+);
+
+fn summary(d: &tract_core::ViewDiff) -> Summary {
+    let ids = |es: &[tract_core::PageEntry]| -> Vec<(usize, CommitId, String)> {
+        es.iter()
+            .map(|e| {
+                (
+                    e.index,
+                    e.entry.commit,
+                    e.message.content.text().into_owned(),
+                )
+            })
+            .collect()
+    };
+    let side = |s: &tract_core::DiffSide| (s.commit, s.messages, s.token_count);
+    (
+        side(&d.a),
+        side(&d.b),
+        (d.shared_prefix, d.shared),
+        ids(&d.only_a),
+        ids(&d.only_b),
+        d.changed
+            .iter()
+            .map(|(x, y)| (x.index, y.index, x.entry.commit, y.entry.commit))
+            .collect(),
+    )
+}
+
+/// Message `k` of a conversation of questions, tool calls and their results.
+fn turn(t: &Tract, k: usize) -> CommitId {
+    match k % 3 {
+        0 => t.user(format!("question {k}")).unwrap().id,
+        1 => {
+            let call = ToolCall {
+                id: format!("call_{k}"),
+                name: "read".into(),
+                arguments: format!("{{\"k\":{k}}}"),
+            };
+            t.assistant("", vec![call]).unwrap().id
+        }
+        _ => {
+            t.tool_result(
+                format!("call_{}", k - 1),
+                "read",
+                format!("result {k}"),
+                false,
+            )
+            .unwrap()
+            .id
+        }
+    }
+}
+
+/// Damages every checkpoint chunk: views are then built whole, by a replay.
+fn damage_chunks(t: &Tract) {
+    let mut d = t.store().damage().unwrap();
+    for key in d.meta_keys("checkpoint-chunk.").unwrap() {
+        d.set_meta(&key, Some(b"damaged")).unwrap();
+    }
+    d.commit().unwrap();
+}
+
 #[test]
 fn two_views_part_where_they_differ_and_an_edit_is_a_change() {
     let (_d, path) = temp_store();
@@ -211,30 +282,7 @@ fn a_diff_reads_no_shared_text() {
 fn branch_tips_compared_from_their_checkpoints_are_the_whole_views_compared() {
     let (_d, path) = temp_store();
     let t = open_bound(&path, Bind::Branch(branch("main")));
-    let mut ids = Vec::new();
-    for k in 0..300 {
-        ids.push(match k % 3 {
-            0 => t.user(format!("question {k}")).unwrap().id,
-            1 => {
-                let call = ToolCall {
-                    id: format!("call_{k}"),
-                    name: "read".into(),
-                    arguments: format!("{{\"k\":{k}}}"),
-                };
-                t.assistant("", vec![call]).unwrap().id
-            }
-            _ => {
-                t.tool_result(
-                    format!("call_{}", k - 1),
-                    "read",
-                    format!("result {k}"),
-                    false,
-                )
-                .unwrap()
-                .id
-            }
-        });
-    }
+    let ids: Vec<CommitId> = (0..300).map(|k| turn(&t, k)).collect();
     let side = t.fork(&branch("side"), &Rev::from(ids[250])).unwrap();
     side.edit(ids[240], Content::Text("question 240, edited".into()))
         .unwrap();
@@ -260,32 +308,6 @@ fn branch_tips_compared_from_their_checkpoints_are_the_whole_views_compared() {
         fresh.resolve(&rev("side")).unwrap(),
     );
     let by_id = fresh.diff(&Rev::from(tips.0), &Rev::from(tips.1)).unwrap();
-    let summary = |d: &tract_core::ViewDiff| {
-        let ids = |es: &[tract_core::PageEntry]| -> Vec<(usize, CommitId, String)> {
-            es.iter()
-                .map(|e| {
-                    (
-                        e.index,
-                        e.entry.commit,
-                        e.message.content.text().into_owned(),
-                    )
-                })
-                .collect()
-        };
-        let changed: Vec<_> = d
-            .changed
-            .iter()
-            .map(|(x, y)| (x.index, y.index, x.entry.commit, y.entry.commit))
-            .collect();
-        (
-            d.shared_prefix,
-            d.shared,
-            (d.a.messages, d.a.token_count, d.b.messages, d.b.token_count),
-            ids(&d.only_a),
-            ids(&d.only_b),
-            changed,
-        )
-    };
     assert_eq!(summary(&by_name), summary(&by_id));
     assert_eq!(by_name.shared_prefix, 240);
     assert_eq!(by_name.changed.len(), 1);
@@ -298,14 +320,102 @@ fn branch_tips_compared_from_their_checkpoints_are_the_whole_views_compared() {
         "late result"
     );
     // A checkpoint's chunk damaged: the views are built whole, and the diff is the same.
-    let mut d = fresh.store().damage().unwrap();
-    for key in d.meta_keys("checkpoint-chunk.").unwrap() {
-        d.set_meta(&key, Some(b"damaged")).unwrap();
-    }
-    d.commit().unwrap();
+    damage_chunks(&fresh);
     let again = Tract::open(&path)
         .unwrap()
         .diff(&rev("main"), &rev("side"))
         .unwrap();
     assert_eq!(summary(&again), summary(&by_name));
+}
+
+/// A conversation checkpointed, then a call answered past the checkpoint, a compression of a
+/// run near its end (checkpointed as it is written), a clear of old results, and appends.
+fn compressed_and_cleared(t: &Tract) -> (CommitId, CommitId) {
+    let ids: Vec<CommitId> = (0..300).map(|k| turn(t, k)).collect();
+    t.checkpoint_views().unwrap();
+    turn(t, 300);
+    turn(t, 301);
+    turn(t, 302);
+    let manual = Manual("Questions 279 to 290 were read.".into());
+    let positions = t
+        .positions_between(&Rev::from(ids[279]), &Rev::from(ids[290]))
+        .unwrap();
+    let compress = t
+        .compress(&CompressRequest {
+            commits: Some(positions.iter().map(Rev::from).collect()),
+            summarizer: Some(&manual),
+            ..CompressRequest::default()
+        })
+        .unwrap()
+        .commits[0]
+        .id;
+    t.user("after the compress").unwrap();
+    t.clear_tool_results(&ClearOptions {
+        keep: 90,
+        ..ClearOptions::default()
+    })
+    .unwrap();
+    t.user("after the clear").unwrap();
+    (ids[0], compress)
+}
+
+/// What each commit did, told from the checkpoints of its view and its parent's where they
+/// serve (a compression, the appends around it), is what the whole views compared say.
+#[test]
+fn a_commits_diff_from_checkpoints_is_the_whole_views_diff() {
+    let (_d, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    compressed_and_cleared(&t);
+    let fresh = Tract::open(&path).unwrap();
+    let newest: Vec<CommitId> = fresh
+        .log(&tract_core::LogQuery::default())
+        .unwrap()
+        .iter()
+        .take(40)
+        .map(|c| c.id)
+        .collect();
+    let diffs = |t: &Tract| -> Vec<Summary> {
+        newest
+            .iter()
+            .map(|id| summary(&t.diff_commit(&Rev::from(*id)).unwrap()))
+            .collect()
+    };
+    let from_checkpoints = diffs(&fresh);
+    assert!(
+        from_checkpoints
+            .iter()
+            .any(|s| s.4.len() == 1 && s.4[0].2 == "Questions 279 to 290 were read."),
+        "the compression is among them"
+    );
+    damage_chunks(&fresh);
+    assert_eq!(diffs(&Tract::open(&path).unwrap()), from_checkpoints);
+}
+
+/// What a compression did is told from the checkpoints of its view and its parent's: the
+/// messages before the run it replaced are not read, nor replayed, even where building either
+/// view would have to replay them.
+#[test]
+fn a_compressions_diff_reads_nothing_before_the_run() {
+    let (_d, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    let (first, compress) = compressed_and_cleared(&t);
+    let expected = summary(&t.diff_commit(&Rev::from(compress)).unwrap());
+    // No branch names a checkpoint (a view is then replayed), and the first message is
+    // damaged.
+    let mut d = t.store().damage().unwrap();
+    for key in d.meta_keys("checkpoint-at.").unwrap() {
+        d.set_meta(&key, None).unwrap();
+    }
+    let blob = *t.get_commit(first).unwrap().commit.blob.as_ref().unwrap();
+    d.flip_byte(Object::Blob(blob), 3).unwrap();
+    d.commit().unwrap();
+    let fresh = Tract::open(&path).unwrap();
+    assert!(
+        fresh.compile().is_err(),
+        "a replay reads the damaged message"
+    );
+    let d = fresh.diff_commit(&Rev::from(compress)).unwrap();
+    assert_eq!(summary(&d), expected);
+    assert_eq!(d.only_a.len(), 12);
+    assert_eq!(d.shared_prefix, 279);
 }
