@@ -170,6 +170,10 @@ EXPECTED = {
     "NewerFormat": (tract.NewerFormatError, {"found": 9, "supported": 1}),
     "Io": (FileNotFoundError, {"filename": "/tmp/store.redb"}),
     "Summarizer": (tract.SummarizerError, {"reason": "HTTP 500"}),
+    "Model": (
+        tract.UnavailableError,
+        {"endpoint": "http://127.0.0.1:9/v1", "reason": "no answer within 30000 ms"},
+    ),
     "Handler": (tract.InternalError, {}),
     "Rejected": (tract.RejectedError, {"reason": "holds a password"}),
     "Diverged": (tract.DivergedError, {"branch": "main", "receiver": HEX, "sender": HEX}),

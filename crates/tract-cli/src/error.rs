@@ -227,6 +227,10 @@ fn hint(e: &Error) -> Option<&'static str> {
             "nothing was committed; check that the server is up and the URL's host, port, user, \
              password and database, then run it again"
         }
+        Error::Model { .. } => {
+            "every answer received before is kept on the replay's branch; check the endpoint \
+             and the model, then go on with `--resume`"
+        }
         Error::HeadMoved { .. } => "another writer moved the branch; read it again and retry",
         Error::Corrupt { .. } => "the file is damaged; keep a copy before trying anything else",
         Error::CorruptObject { .. } => {

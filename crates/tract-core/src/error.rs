@@ -258,6 +258,15 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A model's API failed, or answered with what is not an answer (a replay); what was
+    /// committed before it stays.
+    #[error("model error: {endpoint}: {reason}")]
+    Model {
+        /// The API's base URL, without a user or password.
+        endpoint: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// A `tool_result` handler failed; nothing was committed. The source is the handler's own
     /// error (a surface gets its exception back from here).
     #[error("the tool_result handler failed: {source}")]
@@ -670,9 +679,10 @@ impl Error {
             Error::Corrupt { .. } | Error::CorruptObject { .. } | Error::CorruptJournal { .. } => {
                 Corrupt
             }
-            Error::StoreLocked { .. } | Error::Database { .. } | Error::Summarizer { .. } => {
-                Unavailable
-            }
+            Error::StoreLocked { .. }
+            | Error::Database { .. }
+            | Error::Summarizer { .. }
+            | Error::Model { .. } => Unavailable,
             Error::Io { source, .. } => ErrorCategory::of_io(source.kind()),
             Error::Handler { .. } | Error::Storage { .. } | Error::SearchIndex { .. } => Internal,
         }
@@ -802,6 +812,10 @@ impl Error {
                 summarizer: "openai:m@http://127.0.0.1:9/v1".into(),
                 reason: "HTTP 500".into(),
             },
+            Error::Model {
+                endpoint: "http://127.0.0.1:9/v1".into(),
+                reason: "no answer within 30000 ms".into(),
+            },
             Error::handler("handler bug"),
             Error::Rejected {
                 reason: "holds a password".into(),
@@ -858,6 +872,7 @@ impl Error {
                 | Error::NewerFormat { .. }
                 | Error::Io { .. }
                 | Error::Summarizer { .. }
+                | Error::Model { .. }
                 | Error::Handler { .. }
                 | Error::Rejected { .. }
                 | Error::Diverged { .. }
@@ -1046,7 +1061,7 @@ mod tests {
     #[test]
     fn every_variant_has_an_example_that_displays() {
         let all = Error::examples();
-        assert_eq!(all.len(), 34);
+        assert_eq!(all.len(), 35);
         for e in all {
             assert!(!e.to_string().is_empty());
         }

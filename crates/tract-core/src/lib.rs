@@ -75,6 +75,9 @@ pub use ops::prompt_cache::{
     CacheBreak, CacheOptions, CacheReport, CachedRequest, Cause, DEFAULT_CACHE_TTL_SECONDS,
 };
 pub use ops::redact::{RedactOptions, Redaction};
+pub use ops::replay::{
+    Divergence, REPLAY_RECORD_KIND, Recording, ReplayOutcome, ToolDef, canonical_arguments,
+};
 pub use ops::retention::{DeletedBranch, Kept, ReplacedResult, RuleOutcome};
 pub use ops::search::{SearchHit, SearchQuery, SearchScope};
 pub use ops::secrets::{ScanOptions, SecretFinding, SecretsRedaction};
@@ -97,7 +100,7 @@ pub use storage::store::{
 pub use summarize::compress::{
     CompressOutcome, CompressPlan, CompressRequest, PlannedRun, ToolTurns,
 };
-pub use summarize::llm::OpenAiCompatible;
+pub use summarize::llm::{Api, DEFAULT_MAX_TOKENS, OpenAiCompatible};
 pub use summarize::{
     BRANCH_SUMMARIZE_SYSTEM, Extractive, FnSummarizer, Manual, Summarizer, SummaryRequest,
     TOOL_SUMMARIZE_SYSTEM,
@@ -109,7 +112,7 @@ pub use tools::hooks::{
 };
 pub use tools::policy::ToolPolicy;
 pub use tools::{CallState, ResultQuery, ToolCallInfo, ToolTurn};
-pub use tract::{OpenOptions, Progress, ProgressFn, Status, Tract};
+pub use tract::{DivergenceHook, OpenOptions, Progress, ProgressFn, ReplayOptions, Status, Tract};
 pub use usage::{Ledger, Totals, Usage};
 pub use view::cache::{DEFAULT_VIEW_CACHE_BUDGET, set_view_cache_budget, view_cache_bytes};
 pub use view::info::{CommitInfo, Current};

@@ -240,6 +240,11 @@ fn build(py: Python<'_>, e: Error) -> PyResult<PyErr> {
             facts.set_item("reason", reason)?;
             Some(&c.database)
         }
+        Error::Model { endpoint, reason } => {
+            facts.set_item("endpoint", endpoint)?;
+            facts.set_item("reason", reason)?;
+            None
+        }
         Error::Io { path, source } => return Ok(os_error(path, source)),
         Error::Handler { source } => {
             // The handler's own exception goes back to the caller unchanged.

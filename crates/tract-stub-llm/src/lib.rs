@@ -27,12 +27,77 @@ pub fn ok(text: &str) -> Reply {
     )
 }
 
+/// A chat completion a model would send: `text` (or none) and tool calls, each `(id, tool,
+/// arguments)`, with the usage of `(prompt, completion)` tokens.
+pub fn completion(text: Option<&str>, calls: &[(&str, &str, &str)], usage: (u64, u64)) -> Reply {
+    let calls: Vec<serde_json::Value> = calls
+        .iter()
+        .map(|(id, name, args)| {
+            serde_json::json!({
+                "id": id,
+                "type": "function",
+                "function": {"name": name, "arguments": args},
+            })
+        })
+        .collect();
+    let mut message = serde_json::json!({"role": "assistant", "content": text});
+    if !calls.is_empty() {
+        message["tool_calls"] = serde_json::Value::Array(calls);
+    }
+    Reply::Body(
+        200,
+        serde_json::json!({
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "model": "stub-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": usage.0,
+                "completion_tokens": usage.1,
+                "total_tokens": usage.0 + usage.1,
+            },
+        })
+        .to_string(),
+    )
+}
+
+/// An Anthropic Messages answer: `text` (or none) and tool uses, each `(id, tool, input as
+/// JSON text)`, with the usage of `(input, output)` tokens.
+pub fn message(text: Option<&str>, calls: &[(&str, &str, &str)], usage: (u64, u64)) -> Reply {
+    let mut content = Vec::new();
+    if let Some(t) = text {
+        content.push(serde_json::json!({"type": "text", "text": t}));
+    }
+    for (id, name, input) in calls {
+        let input: serde_json::Value =
+            serde_json::from_str(input).unwrap_or(serde_json::Value::Null);
+        content
+            .push(serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+    }
+    Reply::Body(
+        200,
+        serde_json::json!({
+            "id": "msg_stub",
+            "type": "message",
+            "role": "assistant",
+            "model": "stub-model",
+            "content": content,
+            "stop_reason": if calls.is_empty() { "end_turn" } else { "tool_use" },
+            "usage": {"input_tokens": usage.0, "output_tokens": usage.1},
+        })
+        .to_string(),
+    )
+}
+
 /// A running server.
 pub struct StubLlm {
     /// The base URL to give a client (`http://127.0.0.1:PORT/v1`).
     pub url: String,
     /// The bodies of the requests received so far, in order.
     pub bodies: Arc<Mutex<Vec<String>>>,
+    /// Their request lines and headers (`POST /v1/messages HTTP/1.1`, then one header a
+    /// line), in order.
+    pub heads: Arc<Mutex<Vec<String>>>,
 }
 
 /// Serves `script`, one reply per connection, then stops.
@@ -49,27 +114,38 @@ fn start(next: impl Fn(usize) -> Option<Reply> + Send + 'static) -> std::io::Res
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let url = format!("http://{}/v1", listener.local_addr()?);
     let bodies = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&bodies);
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let (log, head_log) = (Arc::clone(&bodies), Arc::clone(&heads));
     std::thread::spawn(move || {
         let mut n = 0;
         while let Some(reply) = next(n) {
             let Ok((stream, _)) = listener.accept() else {
                 return;
             };
-            if let Some(body) = read_request(&stream) {
+            if let Some((head, body)) = read_head_and_body(&stream) {
+                head_log
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(head);
                 log.lock().unwrap_or_else(|e| e.into_inner()).push(body);
             }
             answer(stream, reply);
             n += 1;
         }
     });
-    Ok(StubLlm { url, bodies })
+    Ok(StubLlm { url, bodies, heads })
 }
 
 /// The request's body, after its headers (`Content-Length` bytes).
 fn read_request(stream: &TcpStream) -> Option<String> {
+    read_head_and_body(stream).map(|(_, body)| body)
+}
+
+/// The request's line and headers, and its body.
+fn read_head_and_body(stream: &TcpStream) -> Option<(String, String)> {
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut length = 0usize;
+    let mut head = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).ok()? == 0 || line == "\r\n" {
@@ -78,10 +154,12 @@ fn read_request(stream: &TcpStream) -> Option<String> {
         if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
             length = v.trim().parse().unwrap_or(0);
         }
+        head.push_str(line.trim_end());
+        head.push('\n');
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    Some(String::from_utf8_lossy(&body).into_owned())
+    Some((head, String::from_utf8_lossy(&body).into_owned()))
 }
 
 fn answer(stream: TcpStream, reply: Reply) {

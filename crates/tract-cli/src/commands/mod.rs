@@ -29,6 +29,7 @@ mod push;
 mod redact;
 mod reflog;
 mod repair;
+mod replay;
 mod reset;
 mod search;
 mod secrets;
@@ -125,6 +126,9 @@ pub enum Command {
     /// Follow Claude Code's projects folder: import every session, with its sub-agents, onto
     /// its own branch as Claude Code writes it (--once: what is new, then exit).
     Capture(capture::Args),
+    /// Rerun a recorded session on another model, its tool calls answered from the recorded
+    /// results, onto a new branch (a call with none is a divergence).
+    Replay(replay::Args),
     /// Write the branch out: openai, anthropic, jsonl (with --history: every commit) or
     /// markdown.
     Export(export::Args),
@@ -177,7 +181,8 @@ impl Command {
             | Command::Export(_)
             | Command::Status(_)
             | Command::Usage(_)
-            | Command::Cache(_) => return None,
+            | Command::Cache(_)
+            | Command::Replay(_) => return None,
             Command::Switch(_) | Command::Checkout(_) => {
                 "it moves HEAD: name the branch as its argument"
             }
@@ -235,6 +240,7 @@ impl Command {
             Command::Clone(a) => clone::run(ctx, ui, a),
             Command::Import(a) => import::run(ctx, ui, a),
             Command::Capture(a) => capture::run(ctx, ui, a),
+            Command::Replay(a) => replay::run(ctx, ui, a),
             Command::Export(a) => export::run(ctx, ui, a),
             Command::Mcp(a) => mcp::run(ctx, ui, a),
             Command::Serve(a) => serve::run(ctx, ui, a),

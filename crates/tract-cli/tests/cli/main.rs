@@ -34,6 +34,7 @@ mod progress;
 mod readonly;
 mod redact;
 mod refs;
+mod replay;
 mod repair;
 mod retention;
 mod search;

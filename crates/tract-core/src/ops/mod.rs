@@ -13,6 +13,7 @@ pub mod page;
 pub mod prompt_cache;
 pub(crate) mod reach;
 pub mod redact;
+pub mod replay;
 pub mod retention;
 pub mod search;
 pub mod secrets;

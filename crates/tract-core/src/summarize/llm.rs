@@ -1,5 +1,7 @@
-//! A summarizer that asks any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama,
-//! llama.cpp server), with retries on 429 and 5xx.
+//! A client of a model's HTTP API: any OpenAI-compatible chat-completions server (OpenAI, vLLM,
+//! Ollama, llama.cpp server) or Anthropic's Messages API, with retries on 429 and 5xx within an
+//! overall deadline. It summarizes (the text of an answer) and answers a whole request (the
+//! reply as the server sent it, for a replay).
 
 use crate::error::{Error, Result};
 use crate::summarize::{Summarizer, SummaryRequest};
@@ -9,9 +11,22 @@ use std::time::Duration;
 /// Longest wait between two tries, whatever `Retry-After` says.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-/// An OpenAI-compatible chat-completions client used as a summarizer. Its API key (and a
-/// password in its base URL) never leaves it: not in its identity (stored on commits), not in
-/// an error, not in its `Debug` output.
+/// The API a client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Api {
+    /// OpenAI's chat completions: `POST {base}/chat/completions`, the key as a bearer token.
+    #[default]
+    ChatCompletions,
+    /// Anthropic's Messages API: `POST {base}/messages`, the key as `x-api-key`.
+    Messages,
+}
+
+/// The `max_tokens` a Messages API request must name, when the caller names none.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// A client of a model's HTTP API (OpenAI-compatible chat completions by default), used as a
+/// summarizer and by a replay. Its API key (and a password in its base URL) never leaves it:
+/// not in its identity (stored on commits), not in an error, not in its `Debug` output.
 #[derive(Clone)]
 pub struct OpenAiCompatible {
     /// Where the API lives, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`.
@@ -26,6 +41,11 @@ pub struct OpenAiCompatible {
     pub retries: u32,
     /// The first wait between tries; it doubles each time.
     pub backoff: Duration,
+    /// Every try of one request, and the waits between them, end within this (`None`: no
+    /// bound beyond the tries'): a server that never answers fails in bounded time.
+    pub deadline: Option<Duration>,
+    /// The API spoken.
+    pub api: Api,
 }
 
 impl OpenAiCompatible {
@@ -38,13 +58,21 @@ impl OpenAiCompatible {
             timeout: Duration::from_secs(60),
             retries: 3,
             backoff: Duration::from_secs(1),
+            deadline: None,
+            api: Api::ChatCompletions,
         }
     }
 
-    fn fail(&self, message: impl std::fmt::Display) -> Error {
-        Error::Summarizer {
-            summarizer: self.identity(),
-            reason: self.scrub(&message.to_string()),
+    /// What went wrong, with the key and the URL's password taken out.
+    fn fail(&self, message: impl std::fmt::Display) -> String {
+        self.scrub(&message.to_string())
+    }
+
+    /// Where requests go.
+    fn endpoint(&self, base: &str) -> String {
+        match self.api {
+            Api::ChatCompletions => format!("{base}/chat/completions"),
+            Api::Messages => format!("{base}/messages"),
         }
     }
 
@@ -71,24 +99,39 @@ impl OpenAiCompatible {
         out
     }
 
-    /// One request: the reply text, or whether the failure is worth another try.
+    /// One request of at most `timeout`: the reply, or what failed and whether it is worth
+    /// another try (and when, if the server said).
     fn attempt(
         &self,
-        agent: &ureq::Agent,
         body: &str,
-    ) -> std::result::Result<String, (bool, Error, Option<Duration>)> {
-        let target = format!("{}/chat/completions", self.base_url);
-        let url = format!("{}/chat/completions", self.shown_base_url());
+        timeout: Duration,
+    ) -> std::result::Result<Value, (bool, String, Option<Duration>)> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let target = self.endpoint(&self.base_url);
+        let url = self.endpoint(&self.shown_base_url());
         let mut request = agent
             .post(&target)
             .header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            request = request.header("Authorization", format!("Bearer {key}"));
+        match (self.api, &self.api_key) {
+            (Api::ChatCompletions, Some(key)) => {
+                request = request.header("Authorization", format!("Bearer {key}"));
+            }
+            (Api::Messages, key) => {
+                request = request.header("anthropic-version", "2023-06-01");
+                if let Some(key) = key {
+                    request = request.header("x-api-key", key);
+                }
+            }
+            (Api::ChatCompletions, None) => {}
         }
         let mut response = match request.send(body) {
             Ok(r) => r,
             Err(ureq::Error::Timeout(_)) => {
-                let e = self.fail(format!("no answer within {} ms", self.timeout.as_millis()));
+                let e = self.fail(format!("no answer within {} ms", timeout.as_millis()));
                 return Err((true, e, None));
             }
             // Nothing listening, or no such host: trying again will not change that.
@@ -123,24 +166,62 @@ impl OpenAiCompatible {
             let e = self.fail(format!("HTTP {status}: {}", snippet(&text)));
             return Err((false, e, None));
         }
-        let reply: Value = serde_json::from_str(&text).map_err(|e| {
-            (
-                false,
-                self.fail(format!("the reply is not JSON ({e}): {}", snippet(&text))),
-                None,
-            )
-        })?;
-        match reply["choices"][0]["message"]["content"].as_str() {
-            Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-            _ => Err((
+        match serde_json::from_str::<Value>(&text) {
+            Ok(reply) if reply.is_object() => Ok(reply),
+            Ok(_) => Err((
                 false,
                 self.fail(format!(
-                    "the reply has no message content: {}",
+                    "the reply is not a JSON object: {}",
                     snippet(&text)
                 )),
                 None,
             )),
+            Err(e) => Err((
+                false,
+                self.fail(format!("the reply is not JSON ({e}): {}", snippet(&text))),
+                None,
+            )),
         }
+    }
+
+    /// Sends `body` (a whole request, the model named in it) and returns the reply, trying
+    /// again on 429, 5xx, timeouts and dropped connections, within the deadline. A failure is
+    /// what went wrong the last time, with how many tries were made.
+    pub fn request(&self, body: &Value) -> std::result::Result<Value, String> {
+        let body = body.to_string();
+        let start = std::time::Instant::now();
+        let left = || self.deadline.map(|d| d.saturating_sub(start.elapsed()));
+        let mut wait = self.backoff;
+        let mut tries = 0;
+        loop {
+            let timeout = left().map_or(self.timeout, |l| l.min(self.timeout));
+            match self.attempt(&body, timeout) {
+                Ok(reply) => return Ok(reply),
+                Err((retry, reason, after)) => {
+                    let pause = after.unwrap_or(wait).min(MAX_BACKOFF);
+                    // A wait that would end past the deadline is not waited: the last
+                    // failure is the answer.
+                    let in_time = left().is_none_or(|l| l > pause + Duration::from_millis(100));
+                    if !retry || tries >= self.retries || !in_time {
+                        return Err(match tries {
+                            0 => reason,
+                            n => format!("{reason} (after {} tries)", n + 1),
+                        });
+                    }
+                    std::thread::sleep(pause);
+                    wait = (wait * 2).min(MAX_BACKOFF);
+                    tries += 1;
+                }
+            }
+        }
+    }
+
+    /// [`OpenAiCompatible::request`] for a model's answer: a failure is a [`Error::Model`].
+    pub fn answer(&self, body: &Value) -> Result<Value> {
+        self.request(body).map_err(|reason| Error::Model {
+            endpoint: self.shown_base_url(),
+            reason,
+        })
     }
 }
 
@@ -153,6 +234,8 @@ impl std::fmt::Debug for OpenAiCompatible {
             .field("timeout", &self.timeout)
             .field("retries", &self.retries)
             .field("backoff", &self.backoff)
+            .field("deadline", &self.deadline)
+            .field("api", &self.api)
             .finish()
     }
 }
@@ -175,47 +258,67 @@ fn snippet(text: &str) -> String {
 
 impl Summarizer for OpenAiCompatible {
     fn identity(&self) -> String {
-        format!("openai:{}@{}", self.model, self.shown_base_url())
+        let kind = match self.api {
+            Api::ChatCompletions => "openai",
+            Api::Messages => "anthropic",
+        };
+        format!("{kind}:{}@{}", self.model, self.shown_base_url())
     }
 
     fn summarize(&self, req: &SummaryRequest) -> Result<String> {
-        let mut body = json!({
-            "model": self.model,
-            "messages": req.to_chat_messages(),
-            "temperature": 0,
-        });
+        let messages = req.to_chat_messages();
+        let mut body = match self.api {
+            Api::ChatCompletions => json!({
+                "model": self.model,
+                "messages": messages,
+                "temperature": 0,
+            }),
+            Api::Messages => {
+                // The system prompt is a field of its own there.
+                let all = messages.as_array().cloned().unwrap_or_default();
+                let (system, rest): (Vec<Value>, Vec<Value>) =
+                    all.into_iter().partition(|m| m["role"] == "system");
+                let system: Vec<&str> = system
+                    .iter()
+                    .filter_map(|m| m["content"].as_str())
+                    .collect();
+                json!({
+                    "model": self.model,
+                    "system": system.join("\n\n"),
+                    "messages": rest,
+                    "max_tokens": DEFAULT_MAX_TOKENS,
+                    "temperature": 0,
+                })
+            }
+        };
         if let Some(t) = req.target_tokens {
             // Room over the target so a reply is not cut mid-sentence.
             body["max_tokens"] = json!(t.saturating_mul(2).max(64));
         }
-        let body = body.to_string();
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(self.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        let mut wait = self.backoff;
-        let mut tries = 0;
-        loop {
-            match self.attempt(&agent, &body) {
-                Ok(text) => return Ok(text),
-                Err((retry, e, after)) => {
-                    if !retry || tries >= self.retries {
-                        return Err(match e {
-                            Error::Summarizer { summarizer, reason } if tries > 0 => {
-                                Error::Summarizer {
-                                    summarizer,
-                                    reason: format!("{reason} (after {} tries)", tries + 1),
-                                }
-                            }
-                            other => other,
-                        });
-                    }
-                    std::thread::sleep(after.unwrap_or(wait).min(MAX_BACKOFF));
-                    wait = (wait * 2).min(MAX_BACKOFF);
-                    tries += 1;
-                }
-            }
+        let fail = |reason: String| Error::Summarizer {
+            summarizer: self.identity(),
+            reason,
+        };
+        let reply = self.request(&body).map_err(fail)?;
+        let text = match self.api {
+            Api::ChatCompletions => reply["choices"][0]["message"]["content"]
+                .as_str()
+                .map(str::to_string),
+            Api::Messages => reply["content"].as_array().map(|blocks| {
+                blocks
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("")
+            }),
+        };
+        match text {
+            Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+            _ => Err(fail(self.fail(format!(
+                "the reply has no message content: {}",
+                snippet(&reply.to_string())
+            )))),
         }
     }
 }

@@ -6,9 +6,11 @@
 mod branches;
 mod compress;
 mod history;
+mod replay;
 mod secrets;
 mod tools;
 mod transcripts;
+pub use replay::{DivergenceHook, ReplayOptions};
 mod view;
 mod write;
 

@@ -122,7 +122,7 @@ const LAYERS: &[&[&str]] = &[
         "ops/secrets",
     ],
     &["ops/page", "ops/prompt_cache"],
-    &["ops/diff"],
+    &["ops/diff", "ops/replay"],
     &[
         "tract",
         "tract/branches",
@@ -133,6 +133,7 @@ const LAYERS: &[&[&str]] = &[
         "tract/transcripts",
         "tract/view",
         "tract/write",
+        "tract/replay",
     ],
     &["environment"],
     &["fuzzing", "capture"],

@@ -27,6 +27,7 @@ mod readonly;
 mod records;
 mod redact;
 mod render;
+mod replay;
 mod retention;
 mod search;
 mod secrets;

@@ -791,6 +791,41 @@ class Tract:
         `history=True`: the commits only each history holds (`only_a`, `only_b`) and
         `merge_base`. The fields of `tract diff --json`."""
 
+    def replay(
+        self,
+        branch: str,
+        *,
+        model: Optional[str] = None,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        provider: Literal["openai", "anthropic"] = "openai",
+        from_: Optional[Rev] = None,
+        system: Optional[str] = None,
+        tools: Optional[list[dict[str, Any]]] = None,
+        new_branch: Optional[str] = None,
+        resume: bool = False,
+        max_requests: int = 100,
+        timeout: float = 30.0,
+        retries: int = 3,
+        on_divergence: Optional[Callable[[dict[str, Any]], Optional[str]]] = None,
+    ) -> dict[str, Any]:
+        """Reruns the recorded session on `branch` on another model, onto a new branch
+        (`new_branch`, default `replay/<branch>/<n>`) forked at `from_` (default: its first
+        user message): each model answer is committed with its usage, each tool call it makes
+        is answered with the result the session recorded for the same tool and canonical
+        arguments, and the user messages the session was sent follow in order. A call with no
+        recorded result is a divergence: the replay stops there, unless `on_divergence`
+        (called with a dict of `step`, `tool`, `arguments`, `call_id`) returns the result's
+        text (None stops). `provider` is `"openai"` (chat completions) or `"anthropic"`
+        (Messages API); the key and defaults come from the environment as for
+        `OpenAICompatible`. `system` replaces the system prompt; `tools` is a list of OpenAI or
+        Anthropic tool definitions (default: inferred from the recorded calls). With
+        `resume=True`, goes on with `new_branch` (default: the newest replay of `branch`) from
+        its tip. Returns the fields of `tract replay --json`: `branch`, `request_count`,
+        `matched_call_count`, `user_messages_sent`, `divergence`, `finished`, the tokens, and
+        `diff_command`. A request that fails within its tries (all within 2 minutes) raises
+        `UnavailableError`; every answer received before stays on the branch."""
+
     def compressed_into(self, commit: Rev) -> Optional[CommitInfo]:
         """The compress commit whose summary replaced this message, if any."""
 

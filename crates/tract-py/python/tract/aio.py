@@ -452,6 +452,43 @@ class AsyncTract:
         """Awaitable twin of :meth:`Tract.diff`, run in a worker thread."""
         return await self._run(self._tract.diff, a, b, history=history)
 
+    async def replay(
+        self,
+        branch: str,
+        *,
+        model: Optional[str] = None,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        provider: Literal["openai", "anthropic"] = "openai",
+        from_: Optional[Rev] = None,
+        system: Optional[str] = None,
+        tools: Optional[list[dict[str, Any]]] = None,
+        new_branch: Optional[str] = None,
+        resume: bool = False,
+        max_requests: int = 100,
+        timeout: float = 30.0,
+        retries: int = 3,
+        on_divergence: Optional[Callable[[dict[str, Any]], Optional[str]]] = None,
+    ) -> dict[str, Any]:
+        """Awaitable twin of :meth:`Tract.replay`, run in a worker thread."""
+        return await self._run(
+            self._tract.replay,
+            branch,
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            provider=provider,
+            from_=from_,
+            system=system,
+            tools=tools,
+            new_branch=new_branch,
+            resume=resume,
+            max_requests=max_requests,
+            timeout=timeout,
+            retries=retries,
+            on_divergence=on_divergence,
+        )
+
     async def compressed_into(self, commit: Rev) -> Optional[CommitInfo]:
         """Awaitable twin of :meth:`Tract.compressed_into`, run in a worker thread."""
         return await self._run(self._tract.compressed_into, commit)

@@ -6,6 +6,7 @@
 mod branches;
 mod compress;
 mod history;
+mod replay;
 mod search;
 mod secrets;
 mod store;
