@@ -228,8 +228,8 @@ fn hint(e: &Error) -> Option<&'static str> {
              password and database, then run it again"
         }
         Error::Model { .. } => {
-            "every answer received before is kept on the replay's branch; check the endpoint \
-             and the model, then go on with `--resume`"
+            "every answer received before is kept on the replay's branch (`tract branch` lists \
+             it); check the endpoint and the model, then `tract replay BRANCH --resume` goes on"
         }
         Error::HeadMoved { .. } => "another writer moved the branch; read it again and retry",
         Error::Corrupt { .. } => "the file is damaged; keep a copy before trying anything else",

@@ -134,23 +134,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     opts.tools = tools;
     opts.resume = a.resume;
     opts.max_requests = a.max_requests;
-    let o = match t.replay(&opts) {
-        Ok(o) => o,
-        Err(e @ Error::Model { .. }) => {
-            // Where the answers received so far are, to go on from there.
-            if let Some(b) = &opts.branch {
-                ui.note(&format!(
-                    "the answers received so far are on {}: `tract --branch {} replay {} \
-                     --resume` goes on from there",
-                    b.as_str(),
-                    b.as_str(),
-                    opts.original.as_str()
-                ));
-            }
-            return Err(e.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let o = t.replay(&opts)?;
     if a.json {
         output::print(ui, &ReplayReport::from(&o), false);
         return Ok(());

@@ -34,7 +34,12 @@ fn a_replay_answers_calls_from_the_recording_and_says_how_to_compare() {
     ");
     let sent = stub.bodies.lock().unwrap().clone();
     let second = json(&sent[1]);
-    let result = second["messages"].as_array().unwrap().last().unwrap().clone();
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(result["tool_call_id"], "r1");
     assert_eq!(result["content"], "config.py:1: CFG=1\nconfig.py:2: X=2");
     // The replay's commits follow its record, which names the endpoint (its port changes
@@ -43,22 +48,24 @@ fn a_replay_answers_calls_from_the_recording_and_says_how_to_compare() {
     assert_eq!(d["shared_prefix_count"], 2);
     assert_eq!(d["only_a"].as_array().unwrap().len(), 3);
     assert_eq!(d["only_b"][2]["content"], "config.py holds it.");
-    let report = json(&p.ok(&[
-        "--branch",
-        "replay/main/2",
-        "replay",
-        "main",
-        "--model",
-        "stub",
-        "--base-url",
-        &serve(vec![
-            completion(None, &[("r1", "grep", r#"{"p":"cfg"}"#)], (30, 4)),
-            completion(Some("config.py."), &[], (45, 6)),
-        ])
-        .unwrap()
-        .url,
-        "--json",
-    ]));
+    let report = json(
+        &p.ok(&[
+            "--branch",
+            "replay/main/2",
+            "replay",
+            "main",
+            "--model",
+            "stub",
+            "--base-url",
+            &serve(vec![
+                completion(None, &[("r1", "grep", r#"{"p":"cfg"}"#)], (30, 4)),
+                completion(Some("config.py."), &[], (45, 6)),
+            ])
+            .unwrap()
+            .url,
+            "--json",
+        ]),
+    );
     assert_eq!(report["branch"], "replay/main/2");
     assert_eq!(report["matched_call_count"], 1);
     assert_eq!(report["finished"], true);
@@ -82,7 +89,10 @@ fn a_replay_killed_midway_resumes_from_its_last_answer() {
     // Killed while it waits for its second answer, the first committed.
     let start = Instant::now();
     while stub.bodies.lock().unwrap().len() < 2 {
-        assert!(start.elapsed() < Duration::from_secs(30), "no second request");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no second request"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
@@ -99,13 +109,7 @@ fn a_replay_killed_midway_resumes_from_its_last_answer() {
           finished: every user message sent and answered
         compare: tract diff main replay/main/1
     ");
-    let exported = json(&p.ok(&[
-        "--branch",
-        "replay/main/1",
-        "export",
-        "--format",
-        "openai",
-    ]));
+    let exported = json(&p.ok(&["--branch", "replay/main/1", "export", "--format", "openai"]));
     let roles: Vec<&str> = exported["messages"]
         .as_array()
         .unwrap()
@@ -137,14 +141,17 @@ fn an_endpoint_that_never_answers_fails_in_bounded_time_and_shows_no_credentials
         "--retries",
         "1",
     ]);
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
     assert!(!format!("{run}").contains("SECRET"), "{run}");
     assert_snapshot!(run, @"
         exit: 7
         --- stderr
-        note: the answers received so far are on replay/main/1: `tract --branch replay/main/1 replay main --resume` goes on from there
         error: model error: http://127.0.0.1:[PORT]/v1: no answer within 1000 ms (after 2 tries)
-        hint: every answer received before is kept on the replay's branch; check the endpoint and the model, then go on with `--resume`
+        hint: every answer received before is kept on the replay's branch (`tract branch` lists it); check the endpoint and the model, then `tract replay BRANCH --resume` goes on
     ");
     // The replay's branch holds the fork and its record: nothing was lost or half-written.
     let status = json(&p.ok(&["--branch", "replay/main/1", "status", "--json"]));
@@ -173,7 +180,11 @@ fn bad_replay_input_is_one_error_line() {
             error: missing.json: No such file or directory (os error 2)
         "
     );
-    std::fs::write(p.path().join("tools.json"), "[{\"description\": \"no name\"}]").unwrap();
+    std::fs::write(
+        p.path().join("tools.json"),
+        "[{\"description\": \"no name\"}]",
+    )
+    .unwrap();
     assert_snapshot!(
         p.run(&["replay", "main", "--model", "m", "--tools", "tools.json"]),
         @"

@@ -334,3 +334,29 @@ fn bad_replays_are_clear_errors_and_lose_nothing() {
     assert_eq!(view_of(&r).len(), 2);
     assert_eq!(canonical_arguments(r#"{"b":1,"a":2}"#), r#"{"a":2,"b":1}"#);
 }
+
+/// However many tries a client is allowed, a server that never answers fails it within its
+/// deadline: every try and every wait of one request end by then.
+#[test]
+fn a_model_that_never_answers_fails_within_the_deadline() {
+    let (_d, path) = temp_store();
+    let t = open_bound(&path, Bind::Branch(branch("main")));
+    recorded(&t);
+    let stub =
+        tract_stub_llm::serve_forever(Reply::Hang(std::time::Duration::from_secs(30))).unwrap();
+    let mut client = llm(&stub.url);
+    client.timeout = std::time::Duration::from_millis(700);
+    client.retries = 1000;
+    client.deadline = Some(std::time::Duration::from_secs(3));
+    let start = std::time::Instant::now();
+    let e = t
+        .replay(&ReplayOptions::new(branch("main"), client))
+        .unwrap_err();
+    let took = start.elapsed();
+    assert!(matches!(e, Error::Model { .. }), "{e}");
+    assert!(e.to_string().contains("no answer within"), "{e}");
+    assert!(
+        took >= std::time::Duration::from_secs(2) && took < std::time::Duration::from_secs(5),
+        "{took:?}"
+    );
+}
