@@ -7,8 +7,9 @@
 //! importing the same file twice adds nothing, and importing a transcript that has grown
 //! since adds only its new part. A branch holding something else there is refused.
 //!
-//! A Claude Code session is keyed by its lines instead: every commit it writes carries the
-//! `uuid`s of the lines it holds in its note (`claude-code <uuid>…`), so a line is imported
+//! A Claude Code session (and a Codex rollout, whose lines are named by the BLAKE3 of their
+//! JSON) is keyed by its lines instead: every commit it writes carries the ids of the lines it
+//! holds in its note (`claude-code <uuid>…`, `codex <id>…`), so a line is imported
 //! once however its content changes later (an edit, a redaction). The branch follows the
 //! conversation as Claude Code reads it: a response that grew gets its message edited, new
 //! lines are appended, and when the conversation moves to another path (a rewind) the branch
@@ -79,15 +80,19 @@ enum Key {
 pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport> {
     match transcript {
         Transcript::Steps {
-            format: Format::ClaudeCode,
+            format: format @ (Format::ClaudeCode | Format::Codex),
             steps,
             skipped,
             off_path,
             warnings,
             waiting_agents,
+            parent,
             ..
         } => {
-            let mut report = import_lines(repo, steps)?;
+            if let Some(parent) = parent {
+                start_at_fork(repo, &parent, &steps)?;
+            }
+            let mut report = import_lines(repo, format, steps)?;
             report.skipped = skipped;
             report.off_path = off_path;
             report.warnings = warnings;
@@ -299,7 +304,7 @@ fn chain_of(
 ) -> Result<Vec<(ChainStep, Prepared)>> {
     let mut out = Vec::with_capacity(steps.len());
     for (k, step) in steps.into_iter().enumerate() {
-        let note = lines_note(step.lines());
+        let note = lines_note(format, step.lines());
         let (op, message, timestamp_us) = match step {
             Step::Message {
                 message,
@@ -363,20 +368,37 @@ fn chain_of(
 
 // ----- Claude Code: keyed by line -----
 
-/// The note's word before the line ids of a commit imported from Claude Code.
-const LINES_NOTE: &str = "claude-code";
+/// The note's word before the line ids of a commit imported from a session keyed by line,
+/// by format (its agent).
+fn lines_word(format: Format) -> &'static str {
+    match format {
+        Format::Codex => "codex",
+        _ => "claude-code",
+    }
+}
+
+/// Every note word [`lines_word`] writes.
+const LINES_WORDS: &[&str] = &["claude-code", "codex"];
 
 /// The record kind that marks where the conversation left a path (the lines it abandoned).
-const REWIND_RECORD: &str = "claude_code.rewind";
+fn rewind_record(format: Format) -> &'static str {
+    match format {
+        Format::Codex => "codex.rewind",
+        _ => "claude_code.rewind",
+    }
+}
 
 /// The note naming `lines` (none for no lines).
-fn lines_note(lines: &[String]) -> Option<String> {
-    (!lines.is_empty()).then(|| format!("{LINES_NOTE} {}", lines.join(" ")))
+fn lines_note(format: Format, lines: &[String]) -> Option<String> {
+    (!lines.is_empty()).then(|| format!("{} {}", lines_word(format), lines.join(" ")))
 }
 
 /// The line ids a commit's note names.
 fn lines_of_note(note: Option<&str>) -> Option<BTreeSet<String>> {
-    let rest = note?.strip_prefix(LINES_NOTE)?.strip_prefix(' ')?;
+    let note = note?;
+    let rest = LINES_WORDS
+        .iter()
+        .find_map(|w| note.strip_prefix(w)?.strip_prefix(' '))?;
     Some(
         rest.split(' ')
             .filter(|s| !s.is_empty())
@@ -476,7 +498,7 @@ fn holding(
 }
 
 /// Imports a Claude Code session's steps, keyed by line (see the module's doc).
-fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
+fn import_lines(repo: &Repo, format: Format, steps: Vec<Step>) -> Result<ImportReport> {
     let snap = repo.read()?;
     let head = repo.head(&snap)?;
     let scrubber = Scrubber::of(&snap)?;
@@ -499,7 +521,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     };
     if session_store {
         return Ok(ImportReport {
-            format: Some(Format::ClaudeCode),
+            format: Some(format),
             tip: head.commit,
             session_store: true,
             ..ImportReport::default()
@@ -529,13 +551,19 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
         )));
     }
     let mut report = ImportReport {
-        format: Some(Format::ClaudeCode),
+        format: Some(format),
         already: common,
         tip: head.commit,
         ..ImportReport::default()
     };
-    // A transcript that holds less than the branch moves nothing back.
-    let rewind = common < held.len() && common < wanted.len();
+    // A transcript that holds less than the branch moves nothing back, unless it says the
+    // messages it no longer has in view left it: its records hold their lines (a Codex
+    // rollback).
+    let moved_off: HashSet<&String> = records.iter().flat_map(|r| r.lines()).collect();
+    let left_view = held[common..]
+        .iter()
+        .any(|h| h.lines.iter().flatten().any(|l| moved_off.contains(l)));
+    let rewind = common < held.len() && (common < wanted.len() || left_view);
     let abandoned: BTreeSet<String> = if rewind {
         let keep: HashSet<&String> = wanted.iter().flatten().collect();
         // The lines of the messages left, and of the records after the first of them (a meta
@@ -602,7 +630,7 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
             continue;
         };
         let mut p = Prepared::new(message.clone(), &scrubber)?;
-        p.note = lines_note(lines);
+        p.note = lines_note(format, lines);
         edits.push((
             ChainStep::Op(Op::Edit {
                 target: held[k].commit,
@@ -631,16 +659,16 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
     chain.extend(chain_of(
         new_view,
         in_view,
-        Format::ClaudeCode,
+        format,
         (common, first),
         &scrubber,
-        merged_sub_agent(&head.target, Format::ClaudeCode, &scrubber),
+        merged_sub_agent(&head.target, format, &scrubber),
     )?);
     // Records hold lines, never a sub-agent.
     chain.extend(chain_of(
         new_records,
         Vec::new(),
-        Format::ClaudeCode,
+        format,
         (0, 0),
         &scrubber,
         no_sub_agent,
@@ -653,11 +681,11 @@ fn import_lines(repo: &Repo, steps: Vec<Step>) -> Result<ImportReport> {
             "lines": abandoned.len(),
         })
         .to_string();
-        let mut p = Prepared::record(REWIND_RECORD, data)?;
-        p.note = lines_note(&abandoned.into_iter().collect::<Vec<_>>());
+        let mut p = Prepared::record(rewind_record(format), data)?;
+        p.note = lines_note(format, &abandoned.into_iter().collect::<Vec<_>>());
         chain.push((
             ChainStep::Op(Op::Record {
-                kind: REWIND_RECORD.into(),
+                kind: rewind_record(format).into(),
             }),
             p,
         ));
@@ -692,6 +720,63 @@ fn checkpoint_sub_agents(repo: &Repo, infos: &[CommitInfo]) {
         })
         .collect();
     crate::view::checkpoint::after_write(&repo.store, &branches);
+}
+
+/// A session forked from another (`parent`, a Codex thread's id) repeats the lines its parent
+/// had at the fork: a branch not made yet starts where the parent's branch holds the last of
+/// them, so the two share those commits (a fork in tract). The parent's branch is the one whose
+/// name ends with `/<parent>`; without one, the session is imported whole.
+fn start_at_fork(repo: &Repo, parent: &str, steps: &[Step]) -> Result<()> {
+    let snap = repo.read()?;
+    let head = repo.head(&snap)?;
+    let (HeadRef::Branch(name), None) = (&head.target, head.commit) else {
+        return Ok(());
+    };
+    let suffix = format!("/{parent}");
+    let Some(tip) = snap
+        .branches()?
+        .into_iter()
+        .find(|(b, _)| b.ends_with(&suffix) && b != name)
+        .map(|(_, tip)| tip)
+    else {
+        return Ok(());
+    };
+    let ids: HashSet<&str> = steps
+        .iter()
+        .flat_map(|s| s.lines().iter().map(String::as_str))
+        .collect();
+    // The parent's line, oldest first, up to its first commit holding a line this session
+    // does not repeat.
+    let mut line = Vec::new();
+    let mut cursor = Some(tip);
+    while let Some(id) = cursor {
+        let c = snap.commit(&id)?;
+        cursor = c.parent();
+        line.push((id, lines_of_note(c.message.as_deref())));
+    }
+    line.reverse();
+    let mut at = None;
+    for (id, lines) in line {
+        match lines {
+            Some(lines) if lines.iter().all(|l| ids.contains(l.as_str())) => at = Some(id),
+            Some(_) => break,
+            // A commit the import did not write (an edit made in tract) is the parent's own.
+            None => break,
+        }
+    }
+    let Some(at) = at else {
+        return Ok(());
+    };
+    drop(snap);
+    let mut w = repo.write()?;
+    if repo.head_in(&w)?.commit.is_some() {
+        return Ok(()); // another writer started the branch meanwhile: imported onto it
+    }
+    w.set_branch(name, Some(at), &format!("import: forked from {parent}"))?;
+    w.set_branch_stats(name, None)?;
+    w.commit()?;
+    repo.written(&head.target, None);
+    Ok(())
 }
 
 /// Moves the handle's branch back to `base` (the reflog keeps where it was), if it is still at

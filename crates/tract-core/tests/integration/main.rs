@@ -8,6 +8,7 @@ mod append;
 mod branch;
 mod checkpoint;
 mod claude_code;
+mod codex;
 mod compress;
 mod diff;
 mod edit;

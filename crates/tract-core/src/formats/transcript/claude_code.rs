@@ -498,6 +498,7 @@ fn claude_code(
             w
         },
         unsettled: reading.unsettled,
+        parent: None,
     })
 }
 

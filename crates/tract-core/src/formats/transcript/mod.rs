@@ -13,6 +13,7 @@
 
 pub(crate) mod anthropic;
 mod claude_code;
+mod codex;
 mod openai_chat;
 mod openai_responses;
 mod rfc3339;
@@ -24,6 +25,7 @@ pub use crate::formats::transcript::claude_code::{
     CLAUDE_CODE_LINE_RECORD, NO_CLAUDE_CODE_LINE, agent_files_of, check_claude_code,
     claude_code_branch,
 };
+pub use crate::formats::transcript::codex::{CODEX_LINE_RECORD, codex_branch, codex_project_key};
 pub use crate::formats::transcript::steps::{Format, Step, Transcript};
 pub use crate::formats::transcript::tract_jsonl::commit_line;
 
@@ -49,8 +51,26 @@ pub fn parse(text: &str, format: Option<Format>) -> Result<Transcript> {
 /// keeps beside it (`<session>/subagents/agent-<id>.jsonl`, its internal compaction agents
 /// left out).
 pub fn parse_file(path: &Path, format: Option<Format>) -> Result<Transcript> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.to_path_buf(), e))?;
+    let text = read_text(path)?;
     parse_session(path, &text, format)
+}
+
+/// The text of a transcript file; a `.zst` file (a Codex rollout Codex compressed) is
+/// decompressed whole first, and one cut short or damaged is an error naming the file.
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path.to_path_buf(), e))?;
+    let bytes = match path.extension().and_then(|e| e.to_str()) {
+        Some("zst") => zstd::stream::decode_all(bytes.as_slice()).map_err(|e| {
+            bad(
+                1,
+                format!("the zstd-compressed file does not decompress whole: {e}"),
+            )
+            .in_file(path)
+        })?,
+        _ => bytes,
+    };
+    String::from_utf8(bytes)
+        .map_err(|e| bad(1, format!("the file is not UTF-8 text: {e}")).in_file(path))
 }
 
 /// Reads the text of the transcript file at `path` (its sub-agent files, for a Claude Code
@@ -90,6 +110,7 @@ fn parse_values(values: Values, format: Format, text: &str) -> Result<Transcript
         Format::OpenAiResponses => steps(openai_responses(&values.strict()?)?),
         Format::Anthropic => steps(anthropic(&values.strict()?)?),
         Format::Jsonl => jsonl(&values.strict()?),
+        Format::Codex => codex::read_rollout(&values),
     }
 }
 
@@ -104,7 +125,9 @@ fn detect(values: &[(usize, Value)]) -> Result<Format> {
     let claude = values.iter().take(16).any(|(_, v)| {
         v.get("sessionId").is_some() || v.get("parentUuid").is_some() || v.get("leafUuid").is_some()
     });
-    let format = if claude {
+    let format = if codex::is_rollout(values) {
+        Format::Codex
+    } else if claude {
         Format::ClaudeCode
     } else if has("op") && has("id") {
         Format::Jsonl
@@ -179,6 +202,15 @@ pub fn default_branch(t: &Transcript, file: &Path) -> String {
             .unwrap_or_else(|| "-".into());
         let session = session.clone().unwrap_or_else(stem);
         return claude_code_branch(&project, &session);
+    }
+    if let Transcript::Steps {
+        format: Format::Codex,
+        session: Some(session),
+        project,
+        ..
+    } = t
+    {
+        return codex_branch(project.as_deref().unwrap_or("unknown"), session);
     }
     let stem = file
         .file_stem()

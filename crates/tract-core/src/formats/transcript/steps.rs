@@ -21,12 +21,16 @@ pub enum Format {
     /// tract's JSONL: neutral messages (as `tract add --json` takes them), or commits (as
     /// `tract export --format jsonl` writes them, read back to identical ids).
     Jsonl,
+    /// An OpenAI Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, or
+    /// `.jsonl.zst`).
+    Codex,
 }
 
 impl Format {
     /// Every format, by name.
-    pub const ALL: [(&'static str, Format); 5] = [
+    pub const ALL: [(&'static str, Format); 6] = [
         ("claude-code", Format::ClaudeCode),
+        ("codex", Format::Codex),
         ("openai", Format::OpenAi),
         ("openai-responses", Format::OpenAiResponses),
         ("anthropic", Format::Anthropic),
@@ -178,6 +182,9 @@ pub enum Transcript {
         /// they would be kept as off-path records and then imported again as messages. `None`:
         /// the reading is settled.
         unsettled: Option<usize>,
+        /// The session this one was forked from (a Codex thread's `forked_from_id`): its
+        /// branch holds the lines this one repeats.
+        parent: Option<String>,
     },
     /// Commits written by `tract export --format jsonl`, oldest first, each with the message
     /// it carries; the last one is the branch tip.
@@ -198,6 +205,7 @@ impl Transcript {
             warnings: Vec::new(),
             waiting_agents: Vec::new(),
             unsettled: None,
+            parent: None,
         }
     }
 }
@@ -244,6 +252,7 @@ pub(super) fn reason_of(e: Error) -> String {
     match e {
         Error::InvalidMessage { reason, .. } => reason,
         Error::InvalidInput { message } => message,
+        Error::InvalidTranscript { reason, .. } => reason,
         other => other.to_string(),
     }
 }

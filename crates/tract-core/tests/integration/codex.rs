@@ -1,0 +1,452 @@
+//! Codex CLI rollouts: the real files in tests/fixtures/codex-real imported as Codex reads
+//! them (compaction, interrupted turns, usage), and variants of them made here as Codex makes
+//! them (a rollback, a fork, a file that grew, a compressed file, damage).
+
+use crate::support::{branch, open_bound, temp_store};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use tract_core::formats::transcript::{self, Format, Transcript};
+use tract_core::{Bind, Role, Tract};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/codex-real")
+        .join(name)
+}
+
+const COMPACTED: &str = "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl";
+const INTERRUPTED: &str = "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl";
+const CLI: &str = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl";
+const UNFINISHED: &str = "rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl";
+
+/// The file's lines as JSON.
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Imports `path` onto its own branch; returns the handle on it.
+fn import(store: &Path, path: &Path) -> (Tract, tract_core::ImportReport) {
+    let t = transcript::parse_file(path, None).unwrap();
+    let name = transcript::default_branch(&t, path);
+    let h = open_bound(store, Bind::Branch(branch(&name)));
+    let report = h.import(t).unwrap();
+    (h, report)
+}
+
+/// Whether a response item reaches the model (Codex sends every item but system messages and
+/// ghost snapshots).
+fn sent(item: &Value) -> bool {
+    let kind = item["type"].as_str().unwrap_or_default();
+    kind != "ghost_snapshot" && !(kind == "message" && item["role"] == "system")
+}
+
+/// The view's length as Codex rebuilds it from the file: the newest replacement history and
+/// the items after it (no rollback in these files).
+fn codex_history_len(lines: &[Value]) -> usize {
+    let start = lines
+        .iter()
+        .rposition(|l| l["type"] == "compacted" && l["payload"]["replacement_history"].is_array());
+    let base = start.map_or(0, |k| {
+        lines[k]["payload"]["replacement_history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| sent(i))
+            .count()
+    });
+    let after = start.map_or(0, |k| k + 1);
+    base + lines[after..]
+        .iter()
+        .filter(|l| l["type"] == "response_item" && sent(&l["payload"]))
+        .count()
+}
+
+#[test]
+fn every_real_rollout_is_read_as_codex_resumes_it_and_keeps_every_line() {
+    let (_d, store) = temp_store();
+    for name in [COMPACTED, INTERRUPTED, CLI, UNFINISHED] {
+        let path = fixture(name);
+        let file = lines(&path);
+        let (t, report) = import(&store, &path);
+        assert_eq!(report.format, Some(Format::Codex), "{name}");
+        assert_eq!(report.skipped, 0, "{name}: {:?}", report.warnings);
+        let meta = &file[0]["payload"];
+        let key: String = meta["cwd"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let head = t.head().unwrap();
+        assert_eq!(
+            head.branch(),
+            Some(format!("codex/{key}/{}", meta["id"].as_str().unwrap()).as_str())
+        );
+        // The view is the history Codex resumes with.
+        let status = t.status().unwrap();
+        assert_eq!(status.messages, codex_history_len(&file), "{name}");
+        // Every line is in the history: each commit names the lines it holds (a message, a
+        // record, an answer with the line of its usage).
+        let held: std::collections::HashSet<String> = t
+            .log(&tract_core::LogQuery::default())
+            .unwrap()
+            .iter()
+            .filter_map(|c| c.commit.message.clone())
+            .flat_map(|note| {
+                note.split(' ')
+                    .skip(1)
+                    .map(|id| id.split('/').next().unwrap_or_default().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(held.len(), file.len(), "{name}");
+        // What each answer cost, once: the token counts whose totals moved, cached input
+        // taken out of the input, sum to the file's last totals.
+        let last_total = file
+            .iter()
+            .rev()
+            .find_map(|l| {
+                l["payload"]["info"]["total_token_usage"]
+                    .as_object()
+                    .cloned()
+            })
+            .unwrap();
+        let usage = t
+            .usage(None, &tract_core::UsageOptions::default())
+            .unwrap()
+            .ledger
+            .totals;
+        let n = |k: &str| last_total[k].as_u64().unwrap();
+        assert_eq!(
+            (
+                usage.input_tokens + usage.cache_read_input_tokens,
+                usage.cache_read_input_tokens,
+                usage.output_tokens
+            ),
+            (
+                n("input_tokens"),
+                n("cached_input_tokens"),
+                n("output_tokens")
+            ),
+            "{name}"
+        );
+    }
+    // One branch per rollout.
+    assert_eq!(Tract::open(&store).unwrap().branches().unwrap().len(), 4);
+}
+
+#[test]
+fn a_compaction_replaces_the_view_and_history_keeps_what_it_replaced() {
+    let (_d, store) = temp_store();
+    let path = fixture(COMPACTED);
+    let file = lines(&path);
+    let (t, _) = import(&store, &path);
+    let k = file.iter().position(|l| l["type"] == "compacted").unwrap();
+    let replacement = file[k]["payload"]["replacement_history"]
+        .as_array()
+        .unwrap();
+    let view = t.compile().unwrap().messages().unwrap();
+    // The view opens with the replacement, item for item: the last one, Codex's opaque
+    // compaction item, kept verbatim as a raw part.
+    let first_texts: Vec<String> = view[..replacement.len()]
+        .iter()
+        .map(|m| m.message.content.text().into_owned())
+        .collect();
+    let want: Vec<String> = replacement
+        .iter()
+        .map(|i| {
+            i["content"]
+                .as_array()
+                .map(|parts| {
+                    parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        first_texts[..replacement.len() - 1],
+        want[..replacement.len() - 1]
+    );
+    let opaque = serde_json::to_value(&view[replacement.len() - 1].message.content).unwrap();
+    assert!(
+        opaque.to_string().contains(
+            replacement.last().unwrap()["encrypted_content"]
+                .as_str()
+                .unwrap()
+        ),
+        "the compaction item is kept verbatim"
+    );
+    // What the compaction replaced is in history, behind the compress commit.
+    let compress = t
+        .log(&tract_core::LogQuery::default())
+        .unwrap()
+        .into_iter()
+        .find(|c| matches!(c.commit.op, tract_core::Op::Compress { .. }))
+        .expect("a compress commit");
+    let sources = t.compressed_sources(compress.id).unwrap();
+    let before = file[..k]
+        .iter()
+        .filter(|l| l["type"] == "response_item" && sent(&l["payload"]))
+        .count();
+    assert_eq!(sources.len(), before);
+}
+
+#[test]
+fn an_interrupted_call_is_answered_by_the_marked_synthetic_result() {
+    let (_d, store) = temp_store();
+    let (t, _) = import(&store, &fixture(INTERRUPTED));
+    let pending = t.pending_tool_calls().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call_id, "call_UtYwHmwWekzvq83m8Rb9K8jJ");
+    let sent = t.compile().unwrap().to_openai().unwrap();
+    let last = sent.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "call_UtYwHmwWekzvq83m8Rb9K8jJ");
+}
+
+/// The 0.125 session with a rollback of its last turn appended, as Codex writes one.
+fn rolled_back(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(fixture(CLI)).unwrap();
+    let line = json!({
+        "timestamp": "2026-05-11T09:00:00.000Z",
+        "type": "event_msg",
+        "payload": {"type": "thread_rolled_back", "num_turns": 1},
+    });
+    let path = dir.join(CLI);
+    std::fs::write(&path, format!("{text}{line}\n")).unwrap();
+    path
+}
+
+#[test]
+fn a_rollback_takes_the_last_turn_out_of_view_and_keeps_it_in_history() {
+    let (_d, store) = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let file = lines(&fixture(CLI));
+    // Where the last user's turn starts: its user message (not Codex's context).
+    let turn = file
+        .iter()
+        .rposition(|l| {
+            l["type"] == "response_item"
+                && l["payload"]["role"] == "user"
+                && !l["payload"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with('<')
+        })
+        .unwrap();
+    let kept = file[..turn]
+        .iter()
+        .filter(|l| l["type"] == "response_item" && sent(&l["payload"]))
+        .count();
+    // Imported as it was, then again once the rollback was written: the branch moves back.
+    let (t, _) = import(&store, &fixture(CLI));
+    let before = t.status().unwrap().messages;
+    let path = rolled_back(dir.path());
+    let again = t
+        .import(transcript::parse_file(&path, None).unwrap())
+        .unwrap();
+    assert!(again.rewound);
+    let after = t.status().unwrap().messages;
+    assert!(after < before);
+    // Codex's cut goes back over the context it wrote just before the turn.
+    assert!(after <= kept, "{after} in view, {kept} before the turn");
+    // A fresh import of the file with the rollback gives the same view.
+    let (_d2, other) = temp_store();
+    let (fresh, _) = import(&other, &path);
+    let texts = |t: &Tract| -> Vec<String> {
+        t.compile()
+            .unwrap()
+            .messages()
+            .unwrap()
+            .iter()
+            .map(|m| m.message.content.text().into_owned())
+            .collect()
+    };
+    assert_eq!(texts(&fresh), texts(&t));
+    // What was rolled back is still in history, as records.
+    let records = fresh
+        .records(&tract_core::RecordQuery {
+            kind: Some(transcript::CODEX_LINE_RECORD.into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let last_user = file[turn]["payload"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(records.iter().any(|r| r.data.contains(last_user)));
+}
+
+#[test]
+fn a_fork_shares_its_parents_commits_up_to_the_fork() {
+    let (_d, store) = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let parent_file = lines(&fixture(CLI));
+    let parent_id = parent_file[0]["payload"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let child_id = "019e2000-0000-7000-8000-000000000001";
+    // Codex's fork: its own session_meta naming the parent, the parent's lines up to the fork
+    // point (the first half here), then its own turn.
+    let mut meta = parent_file[0].clone();
+    meta["payload"]["id"] = json!(child_id);
+    meta["payload"]["forked_from_id"] = json!(parent_id);
+    let cut = parent_file.len() / 2;
+    let mut child: Vec<Value> = vec![meta];
+    child.extend(parent_file[..cut].iter().cloned());
+    child.push(
+        json!({"timestamp": "2026-05-12T10:00:00.000Z", "type": "response_item",
+        "payload": {"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "And now in Rust?"}]}}),
+    );
+    child.push(
+        json!({"timestamp": "2026-05-12T10:00:05.000Z", "type": "response_item",
+        "payload": {"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": "In Rust it is shorter."}]}}),
+    );
+    let name = format!("rollout-2026-05-12T10-00-00-{child_id}.jsonl");
+    let path = dir.path().join(&name);
+    let text: String = child.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+
+    let (p, _) = import(&store, &fixture(CLI));
+    let (c, report) = import(&store, &path);
+    let parent_branch = p.head().unwrap().branch().unwrap().to_string();
+    let child_branch = c.head().unwrap().branch().unwrap().to_string();
+    assert!(child_branch.ends_with(child_id));
+    // Only the fork's own lines were written: the rest is the parent's commits.
+    assert!(report.already > 0 && report.added <= 4, "{report:?}");
+    let d = p
+        .diff_history(
+            &tract_core::Rev::parse(&parent_branch).unwrap(),
+            &tract_core::Rev::parse(&child_branch).unwrap(),
+        )
+        .unwrap();
+    assert!(d.merge_base.is_some());
+    let view = c.compile().unwrap().messages().unwrap();
+    assert_eq!(
+        view.last().unwrap().message.content.text(),
+        "In Rust it is shorter."
+    );
+}
+
+#[test]
+fn a_file_that_grew_adds_only_what_is_new() {
+    let (_d, store) = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture(COMPACTED)).unwrap();
+    let all: Vec<&str> = text.lines().collect();
+    let path = dir.path().join(COMPACTED);
+    // Cut before the compaction, then after it.
+    for cut in [1500, 2000, all.len()] {
+        std::fs::write(&path, format!("{}\n", all[..cut].join("\n"))).unwrap();
+        let (t, report) = import(&store, &path);
+        assert!(!report.rewound);
+        if cut == all.len() {
+            assert!(report.already > 0);
+            assert_eq!(
+                t.status().unwrap().messages,
+                codex_history_len(&lines(&path))
+            );
+        }
+    }
+    // The same as one import of the whole file.
+    let (_d2, other) = temp_store();
+    let (whole, _) = import(&other, &fixture(COMPACTED));
+    let (grown, _) = import(&store, &fixture(COMPACTED));
+    assert_eq!(
+        grown.compile().unwrap().to_openai().unwrap(),
+        whole.compile().unwrap().to_openai().unwrap()
+    );
+    // Each answer's cost counted once, wherever the file was cut.
+    let totals = |t: &Tract| {
+        t.usage(None, &tract_core::UsageOptions::default())
+            .unwrap()
+            .ledger
+            .totals
+    };
+    assert_eq!(totals(&grown), totals(&whole));
+}
+
+#[test]
+fn compressed_damaged_and_foreign_lines_are_read_as_codex_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture(INTERRUPTED)).unwrap();
+    // A .jsonl.zst reads as the file it compresses.
+    let zst = dir.path().join(format!("{INTERRUPTED}.zst"));
+    std::fs::write(&zst, zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
+    let plain = transcript::parse_file(&fixture(INTERRUPTED), None).unwrap();
+    assert_eq!(transcript::parse_file(&zst, None).unwrap(), plain);
+    // Cut short: one clear error naming the file.
+    let bytes = std::fs::read(&zst).unwrap();
+    std::fs::write(&zst, &bytes[..bytes.len() / 2]).unwrap();
+    let e = transcript::parse_file(&zst, None).unwrap_err().to_string();
+    assert!(
+        e.contains("does not decompress whole") && e.contains(".zst"),
+        "{e}"
+    );
+
+    // Lines that are not JSON, of a type Codex does not know, or without a timestamp are
+    // skipped and counted, as Codex skips them; the rest reads the same.
+    let mut noisy: Vec<String> = text.lines().map(str::to_string).collect();
+    noisy.insert(3, "{not json".into());
+    noisy.insert(
+        5,
+        r#"{"timestamp":"2026-02-23T12:19:43.000Z","type":"future_kind","payload":{}}"#.into(),
+    );
+    noisy.insert(
+        7,
+        r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[]}}"#
+            .into(),
+    );
+    let path = dir.path().join("noisy.jsonl");
+    std::fs::write(&path, noisy.join("\n")).unwrap();
+    let Transcript::Steps { skipped, steps, .. } = transcript::parse_file(&path, None).unwrap()
+    else {
+        panic!("steps");
+    };
+    assert_eq!(skipped, 3);
+    let Transcript::Steps { steps: clean, .. } = plain else {
+        panic!("steps");
+    };
+    assert_eq!(steps.len(), clean.len());
+
+    // No session_meta: refused, as Codex refuses it, naming the file; no branch is made.
+    let headless: Vec<&str> = text.lines().skip(1).collect();
+    let path = dir.path().join("headless.jsonl");
+    std::fs::write(&path, headless.join("\n")).unwrap();
+    let e = transcript::parse_file(&path, Some(Format::Codex))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("session_meta is missing") && e.contains("headless.jsonl"),
+        "{e}"
+    );
+
+    // The newest line types, upstream's trimmed sample: read, what does not read kept.
+    let Transcript::Steps {
+        steps, warnings, ..
+    } = transcript::parse_file(&fixture("agent-sessions-stage0-small.jsonl"), None).unwrap()
+    else {
+        panic!("steps");
+    };
+    assert!(!steps.is_empty());
+    assert!(warnings.iter().any(|(_, w)| w.contains("kept as a record")));
+    let roles: Vec<Role> = steps
+        .iter()
+        .filter_map(|s| match s {
+            tract_core::formats::transcript::Step::Message { message, .. } => Some(message.role),
+            _ => None,
+        })
+        .collect();
+    assert!(roles.contains(&Role::Assistant));
+}
