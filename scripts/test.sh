@@ -102,6 +102,8 @@ with open("crates/tract-py/pyproject.toml", "rb") as f:
     # Chromium that tests `tract serve`'s page; pytest-xdist runs the suite on three workers.
     # detect-secrets is the reference scanner that `tract secrets scan` is checked against
     # (test_secrets_oracle.py); pinned, as its findings on the corpus are part of the test.
+    # openai-codex-cli-bin is the real Codex binary, whose own reader checks the Codex import
+    # (test_codex_reader.py); pinned, as its reading of a rollout changes between releases.
     # `--no-compile`: byte-compiling every module of these packages took about a third of the
     # install's CPU, beside the build; Python compiles what the tests import when they import it.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
@@ -109,6 +111,7 @@ with open("crates/tract-py/pyproject.toml", "rb") as f:
         "pytest>=8" "pytest-xdist>=3.5,<4" \
         "openai>=1.60,<4" "anthropic>=0.50,<3" "mcp>=2,<3" "langgraph>=1.2,<2" \
         "langgraph-checkpoint-conformance==0.0.2" "selenium>=4.20,<5" "detect-secrets==1.5.0" \
+        "openai-codex-cli-bin==0.163.0" \
         "${extras[@]}"
     # The dev profile, with the features the test build turned on (`test-build`): tract-core
     # and every dependency are the test build's, so only the binding and pyo3 are compiled;
