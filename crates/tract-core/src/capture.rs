@@ -132,6 +132,8 @@ pub enum PassProgress {
 pub struct Capture {
     store: Store,
     projects: PathBuf,
+    /// Codex's sessions folder, when it is followed too.
+    codex: Option<PathBuf>,
     seen: HashMap<PathBuf, Seen>,
     handles: HashMap<String, Tract>,
     status: Status,
@@ -161,6 +163,7 @@ impl Capture {
         Ok(Capture {
             store,
             projects,
+            codex: None,
             seen: HashMap::new(),
             handles: HashMap::new(),
             status: Status::default(),
@@ -170,6 +173,32 @@ impl Capture {
     /// The folder followed.
     pub fn projects(&self) -> &Path {
         &self.projects
+    }
+
+    /// Follows Codex CLI's sessions folder too (`$CODEX_HOME/sessions`: its rollouts under
+    /// `YYYY/MM/DD/`), each rollout onto its own branch (`codex/<project key>/<thread id>`). A
+    /// folder that cannot be read is an error.
+    pub fn follow_codex(&mut self, sessions: impl Into<PathBuf>) -> Result<()> {
+        let sessions = sessions.into();
+        let meta = std::fs::metadata(&sessions).map_err(|e| Error::io(&sessions, e))?;
+        if !meta.is_dir() {
+            return Err(Error::invalid_input(format!(
+                "{} is not a folder: name Codex's sessions folder (~/.codex/sessions)",
+                sessions.display()
+            )));
+        }
+        self.codex = Some(sessions);
+        Ok(())
+    }
+
+    /// The Codex sessions folder followed, if any.
+    pub fn codex(&self) -> Option<&Path> {
+        self.codex.as_deref()
+    }
+
+    /// Whether `file` is a Codex rollout of the followed folder.
+    fn is_codex(&self, file: &Path) -> bool {
+        self.codex.as_deref().is_some_and(|c| file.starts_with(c))
     }
 
     /// The totals so far.
@@ -200,6 +229,9 @@ impl Capture {
                     && p.is_file()
             }));
         }
+        if let Some(codex) = &self.codex {
+            files.extend(codex_rollouts(codex));
+        }
         files.sort();
         Ok(files)
     }
@@ -227,46 +259,18 @@ impl Capture {
                 Err(e) => pass.failed.push((file, e)),
             }
         }
-        // A few threads are enough to share fsyncs; more only compete for the cores.
-        let threads = ready.len().clamp(1, 8);
-        let mut chunks: Vec<Vec<Ready>> = (0..threads).map(|_| Vec::new()).collect();
-        for (k, r) in ready.into_iter().enumerate() {
-            chunks[k % threads].push(r);
-        }
-        let handles = &self.handles;
-        let of = chunks.iter().map(Vec::len).sum();
-        let imported = AtomicUsize::new(0);
-        let imported = &imported;
-        progress(PassProgress::Imported { done: 0, of });
-        let done: Vec<(Ready, Result<ImportReport>)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = chunks
-                .into_iter()
-                .map(|chunk| {
-                    scope.spawn(move || {
-                        chunk
-                            .into_iter()
-                            .map(|mut r| {
-                                let result = match (handles.get(&r.branch), r.transcript.take()) {
-                                    (Some(h), Some(t)) => {
-                                        h.import(t).map_err(|e| e.in_file(&r.file))
-                                    }
-                                    _ => {
-                                        Err(Error::invalid_op("no handle for the session's branch"))
-                                    }
-                                };
-                                let done = imported.fetch_add(1, Ordering::Relaxed) + 1;
-                                progress(PassProgress::Imported { done, of });
-                                (r, result)
-                            })
-                            .collect::<Vec<_>>()
-                    })
+        // A fork starts from its parent's branch: forks are imported once the others are.
+        let (forks, firsts): (Vec<Ready>, Vec<Ready>) = ready.into_iter().partition(|r| {
+            matches!(
+                &r.transcript,
+                Some(Transcript::Steps {
+                    parent: Some(_),
+                    ..
                 })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| w.join().unwrap_or_default())
-                .collect()
+            )
         });
+        let mut done = self.import_all(firsts, progress);
+        done.extend(self.import_all(forks, progress));
         for (r, result) in done {
             let report = match result {
                 Ok(report) => report,
@@ -299,10 +303,59 @@ impl Capture {
         Ok(pass)
     }
 
+    /// Imports the sessions `ready`, side by side, so their commits share fsyncs.
+    fn import_all(
+        &self,
+        ready: Vec<Ready>,
+        progress: &(dyn Fn(PassProgress) + Sync),
+    ) -> Vec<(Ready, Result<ImportReport>)> {
+        // A few threads are enough to share fsyncs; more only compete for the cores.
+        let threads = ready.len().clamp(1, 8);
+        let mut chunks: Vec<Vec<Ready>> = (0..threads).map(|_| Vec::new()).collect();
+        for (k, r) in ready.into_iter().enumerate() {
+            chunks[k % threads].push(r);
+        }
+        let handles = &self.handles;
+        let of = chunks.iter().map(Vec::len).sum();
+        let imported = AtomicUsize::new(0);
+        let imported = &imported;
+        progress(PassProgress::Imported { done: 0, of });
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = chunks
+                .into_iter()
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        chunk
+                            .into_iter()
+                            .map(|mut r| {
+                                let result = match (handles.get(&r.branch), r.transcript.take()) {
+                                    (Some(h), Some(t)) => {
+                                        h.import(t).map_err(|e| e.in_file(&r.file))
+                                    }
+                                    _ => {
+                                        Err(Error::invalid_op("no handle for the session's branch"))
+                                    }
+                                };
+                                let done = imported.fetch_add(1, Ordering::Relaxed) + 1;
+                                progress(PassProgress::Imported { done, of });
+                                (r, result)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_default())
+                .collect()
+        })
+    }
+
     /// Reads what is new in one session file, ready to import (and its branch's handle
     /// opened).
     fn read(&mut self, file: &Path) -> Result<Option<Read>> {
         let signature = signature_of(file);
+        let codex = self.is_codex(file);
         let seen = self.seen.entry(file.to_path_buf()).or_default();
         if seen.left || seen.signature == signature {
             return Ok(None);
@@ -311,7 +364,16 @@ impl Capture {
         if seen.unsettled.as_ref() == Some(&signature) && !quiet {
             return Ok(None);
         }
+        let compressed = file.extension().is_some_and(|x| x == "zst");
         let text = match std::fs::read(file) {
+            // A compressed rollout is a whole file (Codex compresses those it is done with).
+            Ok(_) if compressed => {
+                let mut text = transcript::read_text(file)?.into_bytes();
+                if !text.ends_with(b"\n") {
+                    text.push(b'\n');
+                }
+                text
+            }
             Ok(bytes) => bytes,
             // Gone since it was listed: its branch stays as it is.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -334,8 +396,12 @@ impl Capture {
         if complete.trim().is_empty() {
             return Ok(None);
         }
-        let transcript = match transcript::parse_session(file, &complete, Some(Format::ClaudeCode))
-        {
+        let format = if codex {
+            Format::Codex
+        } else {
+            Format::ClaudeCode
+        };
+        let transcript = match transcript::parse_session(file, &complete, Some(format)) {
             Ok(t) => t,
             // No conversation line yet (a new file holding a snapshot): wait for one.
             Err(Error::InvalidTranscript { reason, .. })
@@ -405,6 +471,48 @@ impl Signature {
             modified.is_none_or(|m| now.duration_since(m).map_or(true, |age| age >= time))
         })
     }
+}
+
+/// The rollouts of a Codex sessions folder: `YYYY/MM/DD/rollout-*.jsonl`, and a compressed
+/// `.jsonl.zst` whose plain file is not beside it (Codex reads the plain one then).
+fn codex_rollouts(sessions: &Path) -> Vec<PathBuf> {
+    let numbered = |dir: &Path| -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.is_dir()
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for year in numbered(sessions) {
+        for month in numbered(&year) {
+            for day in numbered(&month) {
+                let Ok(entries) = std::fs::read_dir(&day) else {
+                    continue;
+                };
+                for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+                    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+                        continue;
+                    };
+                    let plain = name.starts_with("rollout-") && name.ends_with(".jsonl");
+                    let compressed = name.starts_with("rollout-")
+                        && name.ends_with(".jsonl.zst")
+                        && !p.with_extension("").exists();
+                    if (plain || compressed) && p.is_file() {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The size and time of `file` and of its sub-agent files.

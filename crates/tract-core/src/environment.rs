@@ -41,6 +41,8 @@ pub const DEFAULT_LLM_BASE_URL: &str = "https://api.openai.com/v1";
 pub const CLAUDE_CONFIG_DIR_VAR: &str = "CLAUDE_CONFIG_DIR";
 /// The user's home folder: `~/.claude/projects` when `CLAUDE_CONFIG_DIR` is not set.
 pub const HOME_VAR: &str = "HOME";
+/// Codex CLI's home folder, whose `sessions/` holds its rollouts.
+pub const CODEX_HOME_VAR: &str = "CODEX_HOME";
 
 /// Environment variables tract understands, captured once. Its `Debug` output names the
 /// variables set, never their values (one of them is an API key).
@@ -68,6 +70,7 @@ impl Environment {
             CHECKPOINT_INTERVAL_VAR,
             INDEX_BATCH_VAR,
             CLAUDE_CONFIG_DIR_VAR,
+            CODEX_HOME_VAR,
             HOME_VAR,
         ]
         .into_iter()
@@ -115,6 +118,16 @@ impl Environment {
         }
         self.path(HOME_VAR)
             .map(|home| PathBuf::from(home).join(".claude").join("projects"))
+    }
+
+    /// The folder Codex CLI keeps its rollouts in: `$CODEX_HOME/sessions`, else
+    /// `$HOME/.codex/sessions` (as Codex's `find_codex_home`); `None` when neither is set.
+    pub fn codex_sessions_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = self.path(CODEX_HOME_VAR) {
+            return Some(PathBuf::from(dir).join("sessions"));
+        }
+        self.path(HOME_VAR)
+            .map(|home| PathBuf::from(home).join(".codex").join("sessions"))
     }
 
     /// Store options: the lock wait from `TRACT_LOCK_TIMEOUT_MS` (an unreadable value keeps the
@@ -224,6 +237,21 @@ mod tests {
                 .summarizer()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn codex_sessions_dir_from_its_home_else_the_users() {
+        let both = Environment::from_vars([("CODEX_HOME", "/c"), ("HOME", "/h")]);
+        assert_eq!(
+            both.codex_sessions_dir(),
+            Some(PathBuf::from("/c/sessions"))
+        );
+        let home = Environment::from_vars([("CODEX_HOME", ""), ("HOME", "/h")]);
+        assert_eq!(
+            home.codex_sessions_dir(),
+            Some(PathBuf::from("/h/.codex/sessions"))
+        );
+        assert_eq!(Environment::default().codex_sessions_dir(), None);
     }
 
     #[test]

@@ -450,3 +450,101 @@ fn compressed_damaged_and_foreign_lines_are_read_as_codex_reads_them() {
         .collect();
     assert!(roles.contains(&Role::Assistant));
 }
+
+/// The fork of [`CLI`] made as Codex makes one: its own `session_meta` naming the parent, the
+/// parent's first `cut` lines, then its own turn.
+fn fork_of_cli(cut: usize) -> (String, String) {
+    let parent = lines(&fixture(CLI));
+    let child_id = "019e2000-0000-7000-8000-000000000002";
+    let mut meta = parent[0].clone();
+    meta["payload"]["id"] = json!(child_id);
+    meta["payload"]["forked_from_id"] = parent[0]["payload"]["id"].clone();
+    let mut child = vec![meta];
+    child.extend(parent[..cut].iter().cloned());
+    child.push(
+        json!({"timestamp": "2026-05-12T10:00:00.000Z", "type": "response_item",
+        "payload": {"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "A fork's own question"}]}}),
+    );
+    let name = format!("rollout-2026-05-12T10-00-00-{child_id}.jsonl");
+    (name, child.iter().map(|l| format!("{l}\n")).collect())
+}
+
+#[test]
+fn capture_follows_codex_rollouts_as_they_are_written_and_forks_after_their_parents() {
+    use tract_core::capture::Capture;
+    let (_d, store) = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let projects = dir.path().join("claude-projects");
+    let sessions = dir.path().join("codex-home/sessions");
+    let day = sessions.join("2026/05/11");
+    std::fs::create_dir_all(&projects).unwrap();
+    std::fs::create_dir_all(&day).unwrap();
+    let t = open_bound(&store, Bind::Branch(branch("main")));
+    let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
+    capture.follow_codex(&sessions).unwrap();
+    // The 0.125 session written a few lines at a time, a line cut in two now and then.
+    let text = std::fs::read_to_string(fixture(CLI)).unwrap();
+    let path = day.join(CLI);
+    let mut written = 0;
+    let mut file = std::fs::File::create(&path).unwrap();
+    let mut imported = 0;
+    while written < text.len() {
+        let step = (written + 9_000).min(text.len());
+        use std::io::Write;
+        file.write_all(&text.as_bytes()[written..step]).unwrap();
+        file.flush().unwrap();
+        written = step;
+        let pass = capture.pass().unwrap();
+        assert!(pass.failed.is_empty(), "{:?}", pass.failed);
+        imported += pass.imported.iter().map(|i| i.report.added).sum::<usize>();
+    }
+    // A capture started anew finds nothing more to import.
+    let mut again = Capture::new(t.store().clone(), &projects).unwrap();
+    again.follow_codex(&sessions).unwrap();
+    assert!(again.pass().unwrap().imported.is_empty());
+    // The same as one import of the whole file: every line once.
+    let (_d2, other) = temp_store();
+    let (whole, report) = import(&other, &fixture(CLI));
+    assert_eq!(imported, report.added);
+    let branch_name = whole.head().unwrap().branch().unwrap().to_string();
+    let captured = open_bound(&store, Bind::Branch(branch(&branch_name)));
+    // The two stores scrub with keys of their own: their markers differ in fingerprint only.
+    assert_eq!(
+        unkeyed(&captured.compile().unwrap().to_openai().unwrap().to_string()),
+        unkeyed(&whole.compile().unwrap().to_openai().unwrap().to_string())
+    );
+
+    // A fork written beside its parent, both new to a store: one pass imports the parent
+    // first, and the fork shares its commits.
+    let (_d3, fresh) = temp_store();
+    let (name, fork) = fork_of_cli(100);
+    std::fs::write(day.join(&name), fork).unwrap();
+    let t = open_bound(&fresh, Bind::Branch(branch("main")));
+    let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
+    capture.follow_codex(&sessions).unwrap();
+    let pass = capture.pass().unwrap();
+    assert_eq!(pass.imported.len(), 2, "{:?}", pass.failed);
+    let child = pass
+        .imported
+        .iter()
+        .find(|i| i.branch.ends_with("000000000002"))
+        .unwrap();
+    assert!(child.report.already > 0, "{:?}", child.report);
+}
+
+/// `text` with each scrubbed value's marker without its store's keyed fingerprint.
+fn unkeyed(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("[REDACTED:") {
+        let (before, marker) = rest.split_at(at);
+        out.push_str(before);
+        let end = marker.find(']').map_or(marker.len(), |e| e + 1);
+        let inner = &marker[..end];
+        out.push_str(inner.rsplit_once(':').map_or(inner, |(rule, _)| rule));
+        rest = &marker[end..];
+    }
+    out.push_str(rest);
+    out
+}
