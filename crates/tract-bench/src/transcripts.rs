@@ -1,7 +1,9 @@
 //! Transcripts: `tract-bench --transcripts [--messages N]` writes the seeded workload as a
 //! Claude Code session file (one line per content block, as Claude Code writes them) and
 //! measures importing it into a new store, importing it again (nothing to add), exporting the
-//! branch's history as JSONL and importing that into another store.
+//! branch's history as JSONL and importing that into another store; and writes it as a Codex
+//! rollout (a `response_item` line per item, a `token_count` event after each answer, as Codex
+//! writes them) and measures importing that.
 
 use crate::workload::Workload;
 use crate::{SEED, median, ms};
@@ -91,6 +93,88 @@ pub fn claude_code_lines(n: usize, seed: u64, session: &str) -> Vec<String> {
     out
 }
 
+/// The messages of the workload seeded `seed` as the lines of Codex rollout `thread`: its
+/// `session_meta`, a `response_item` per item (a system message as developer instructions, an
+/// answer's text and each of its calls, a result as the call's output), and after each answer
+/// the `token_count` event Codex writes, each line ending in a newline.
+pub fn codex_lines(n: usize, seed: u64, thread: &str) -> Vec<String> {
+    let messages = Workload::new(seed).messages(n);
+    let mut t = 0u64;
+    let mut stamp = || {
+        t += 1;
+        format!(
+            "2026-11-20T{:02}:{:02}:{:02}.000Z",
+            (t / 3600) % 24,
+            (t / 60) % 60,
+            t % 60
+        )
+    };
+    let mut out = vec![format!(
+        "{}\n",
+        json!({"timestamp": stamp(), "type": "session_meta", "payload": {
+            "id": thread, "timestamp": "2026-11-20T00:00:00.000Z", "cwd": "/home/dev/app",
+            "originator": "codex_cli_rs", "cli_version": "0.125.0", "source": "cli",
+            "model_provider": "openai"}})
+    )];
+    let mut item = |out: &mut Vec<String>, payload: Value| {
+        out.push(format!(
+            "{}\n",
+            json!({"timestamp": stamp(), "type": "response_item", "payload": payload})
+        ));
+    };
+    let mut total = 0u64;
+    for m in &messages {
+        let text = m.content.text().into_owned();
+        match m.role {
+            Role::System => item(
+                &mut out,
+                json!({"type": "message", "role": "developer",
+                "content": [{"type": "input_text", "text": text}]}),
+            ),
+            Role::User => item(
+                &mut out,
+                json!({"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": text}]}),
+            ),
+            Role::Assistant => {
+                if !text.is_empty() {
+                    item(
+                        &mut out,
+                        json!({"type": "message", "role": "assistant",
+                        "content": [{"type": "output_text", "text": text}]}),
+                    );
+                }
+                for c in &m.tool_calls {
+                    item(
+                        &mut out,
+                        json!({"type": "function_call", "name": c.name,
+                        "arguments": c.arguments, "call_id": c.id}),
+                    );
+                }
+                let used = 1000 + text.len() as u64 / 4;
+                total += used;
+                let usage = |n: u64| {
+                    json!({"input_tokens": n, "cached_input_tokens": n / 2,
+                    "output_tokens": 50, "reasoning_output_tokens": 0, "total_tokens": n + 50})
+                };
+                out.push(format!(
+                    "{}\n",
+                    json!({"timestamp": "2026-11-20T00:00:00.000Z",
+                    "type": "event_msg", "payload": {"type": "token_count", "info": {
+                        "total_token_usage": usage(total), "last_token_usage": usage(used),
+                        "model_context_window": 258400}, "rate_limits": null}})
+                ));
+            }
+            Role::Tool => item(
+                &mut out,
+                json!({"type": "function_call_output",
+                "call_id": m.tool_call_id, "output": text}),
+            ),
+        }
+    }
+    out
+}
+
 /// The figures.
 pub fn measure(n: usize) -> Result<Value, String> {
     let err = |e: tract_core::Error| e.to_string();
@@ -132,6 +216,21 @@ pub fn measure(n: usize) -> Result<Value, String> {
         copy.import_file(&exported, None).map_err(err)?;
         reimport.push(start.elapsed());
     }
+    // The same workload as a Codex rollout, imported into a new store each run.
+    let rollout = codex_lines(n, SEED, "019e0000-0000-7000-8000-000000000000").concat();
+    let codex_file = dir
+        .path()
+        .join("rollout-2026-11-20T00-00-00-019e0000-0000-7000-8000-000000000000.jsonl");
+    std::fs::write(&codex_file, &rollout).map_err(|e| e.to_string())?;
+    let (mut codex, mut codex_messages) = (Vec::new(), 0);
+    for run in 0..3 {
+        let t = bind(&dir.path().join(format!("c{run}.redb")))?;
+        let start = Instant::now();
+        let report = t.import_file(&codex_file, None).map_err(err)?;
+        codex.push(start.elapsed());
+        codex_messages = report.added;
+    }
+    let codex = median(codex);
     let per_s = |d: std::time::Duration| (messages as f64 / d.as_secs_f64()).round();
     let first = median(first);
     Ok(json!({
@@ -143,5 +242,9 @@ pub fn measure(n: usize) -> Result<Value, String> {
         "import_again_ms": ms(median(again)),
         "export_history_jsonl_ms": ms(median(export)),
         "import_history_jsonl_ms": ms(median(reimport)),
+        "codex_commits": codex_messages,
+        "codex_file_mb": (rollout.len() as f64 / 1e6 * 10.0).round() / 10.0,
+        "import_codex_ms": ms(codex),
+        "import_codex_messages_per_s": (codex_messages as f64 / codex.as_secs_f64()).round(),
     }))
 }

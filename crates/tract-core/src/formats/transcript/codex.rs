@@ -152,6 +152,8 @@ struct Reader {
     totals: Option<Value>,
     /// How many times each line's JSON was seen, for the ids of repeated lines.
     seen: HashMap<String, usize>,
+    /// Each call's tool, by call id: a result is named after its call.
+    calls: HashMap<String, String>,
 }
 
 /// Reads a rollout file's values (JSONL; `text` is the whole file).
@@ -373,18 +375,13 @@ impl Reader {
     }
 
     /// An item as a message, a tool result named after its call.
-    fn message(&self, line: usize, item: &Value) -> Result<Message> {
-        let names: HashMap<String, String> = self
-            .history
-            .iter()
-            .filter_map(|&k| match &self.kept[k].step {
-                Step::Message { message, .. } => Some(message),
-                _ => None,
-            })
-            .flat_map(|m| m.tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())))
-            .collect();
-        message_from_item(item, |id| names.get(id).cloned())
-            .map_err(|e| bad(line, crate::formats::transcript::steps::reason_of(e)))
+    fn message(&mut self, line: usize, item: &Value) -> Result<Message> {
+        let m = message_from_item(item, |id| self.calls.get(id).cloned())
+            .map_err(|e| bad(line, crate::formats::transcript::steps::reason_of(e)))?;
+        for c in &m.tool_calls {
+            self.calls.insert(c.id.clone(), c.name.clone());
+        }
+        Ok(m)
     }
 
     /// A `compacted` line: the history from here is its replacement (or, without one, what
