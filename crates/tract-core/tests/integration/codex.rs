@@ -548,3 +548,30 @@ fn unkeyed(text: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// Sessions of both agents side by side: a search of every branch for a file's name finds it
+/// in the Claude Code session and in the Codex rollout that name it.
+#[test]
+fn a_search_of_every_branch_finds_a_file_in_sessions_of_both_agents() {
+    let (_d, store) = temp_store();
+    import(&store, &fixture(CLI));
+    let claude = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/claude-code-real/v1.0.98-init-command.jsonl");
+    import(&store, &claude);
+    let t = Tract::open(&store).unwrap();
+    let hits = t
+        .search(&tract_core::SearchQuery {
+            query: "README.md".into(),
+            history: true,
+            scope: tract_core::SearchScope::All,
+            limit: Some(500),
+            ..Default::default()
+        })
+        .unwrap();
+    let agents: std::collections::BTreeSet<&str> = hits
+        .iter()
+        .flat_map(|h| h.branches.iter())
+        .filter_map(|b| b.split('/').next())
+        .collect();
+    assert_eq!(agents, ["claude", "codex"].into_iter().collect());
+}

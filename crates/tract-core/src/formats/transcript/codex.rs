@@ -150,7 +150,7 @@ struct Reader {
     model: Option<String>,
     /// The last totals a `token_count` reported.
     totals: Option<Value>,
-    /// How many times each line's JSON was seen, for the ids of repeated lines.
+    /// How many times each line (by its id) was seen, for the ids of repeated lines.
     seen: HashMap<String, usize>,
     /// Each call's tool, by call id: a result is named after its call.
     calls: HashMap<String, String>,
@@ -213,13 +213,13 @@ pub(super) fn read_rollout(values: &Values) -> Result<Transcript> {
 impl Reader {
     /// The id of a line: the BLAKE3 of its JSON, counted when repeated.
     fn line_id(&mut self, v: &Value) -> String {
-        let json = v.to_string();
-        let hash = blake3::hash(json.as_bytes()).to_hex();
-        let n = self.seen.entry(json).or_default();
+        let hash = blake3::hash(v.to_string().as_bytes()).to_hex();
+        let id = format!("cx{}", &hash[..24]);
+        let n = self.seen.entry(id.clone()).or_default();
         *n += 1;
         match *n {
-            1 => format!("cx{}", &hash[..24]),
-            n => format!("cx{}.{n}", &hash[..24]),
+            1 => id,
+            n => format!("{id}.{n}"),
         }
     }
 
@@ -419,7 +419,28 @@ impl Reader {
             self.record(line, payload, id, at);
             return Ok(());
         };
-        let summary = self.message(line, first)?;
+        // Codex skips a compaction whose items do not read: so does the view, which keeps the
+        // line as a record.
+        let calls = self.calls.clone();
+        let read: Result<Vec<Message>> = items.iter().map(|i| self.message(line, i)).collect();
+        let mut messages = match read {
+            Ok(messages) => messages.into_iter(),
+            Err(e) => {
+                self.calls = calls;
+                self.warnings.push((
+                    line,
+                    format!(
+                        "a compaction whose items do not read ({}); kept as a record",
+                        crate::formats::transcript::steps::reason_of(e)
+                    ),
+                ));
+                self.record(line, payload, id, at);
+                return Ok(());
+            }
+        };
+        let Some(summary) = messages.next() else {
+            return Ok(());
+        };
         let (boundary, context) = turn_of(first);
         let mut params = BTreeMap::new();
         params.insert(
@@ -442,15 +463,20 @@ impl Reader {
             data: first.to_string(),
         });
         self.history = vec![self.kept.len() - 1];
-        for (n, item) in rest.iter().enumerate() {
-            let k = self.push_item(
-                line,
-                item,
-                vec![format!("{id}/{}", n + 1)],
-                at,
-                item.to_string(),
-            )?;
-            self.history.push(k);
+        for (n, (item, message)) in rest.iter().zip(messages).enumerate() {
+            let (boundary, context) = turn_of(item);
+            self.kept.push(Kept {
+                step: Step::Message {
+                    message,
+                    timestamp_us: at,
+                    line,
+                    lines: vec![format!("{id}/{}", n + 1)],
+                },
+                boundary,
+                context,
+                data: item.to_string(),
+            });
+            self.history.push(self.kept.len() - 1);
         }
         Ok(())
     }
