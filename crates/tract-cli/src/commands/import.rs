@@ -22,7 +22,7 @@ pub struct Args {
     /// The transcript files.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// auto, claude-code, codex, openai, openai-responses, anthropic or jsonl.
+    /// auto, claude-code, codex, gemini, openai, openai-responses, anthropic or jsonl.
     #[arg(long, default_value = "auto")]
     format: String,
     /// The report as JSON.

@@ -147,7 +147,7 @@ fn a_bad_line_names_its_file_and_line_and_nothing_is_written() {
     assert_snapshot!(p.fails(&["import", "session.jsonl", "--format", "yaml"]), @"
         exit: 4
         --- stderr
-        error: invalid input: unknown transcript format 'yaml' (auto, claude-code, codex, openai, openai-responses, anthropic, jsonl)
+        error: invalid input: unknown transcript format 'yaml' (auto, claude-code, codex, gemini, openai, openai-responses, anthropic, jsonl)
         ");
     assert_snapshot!(p.fails(&["export", "--format", "openai", "--history"]), @"
         exit: 4

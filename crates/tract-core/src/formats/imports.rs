@@ -80,7 +80,7 @@ enum Key {
 pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport> {
     match transcript {
         Transcript::Steps {
-            format: format @ (Format::ClaudeCode | Format::Codex),
+            format: format @ (Format::ClaudeCode | Format::Codex | Format::Gemini),
             steps,
             skipped,
             off_path,
@@ -373,17 +373,19 @@ fn chain_of(
 fn lines_word(format: Format) -> &'static str {
     match format {
         Format::Codex => "codex",
+        Format::Gemini => "gemini",
         _ => "claude-code",
     }
 }
 
 /// Every note word [`lines_word`] writes.
-const LINES_WORDS: &[&str] = &["claude-code", "codex"];
+const LINES_WORDS: &[&str] = &["claude-code", "codex", "gemini"];
 
 /// The record kind that marks where the conversation left a path (the lines it abandoned).
 fn rewind_record(format: Format) -> &'static str {
     match format {
         Format::Codex => "codex.rewind",
+        Format::Gemini => "gemini.rewind",
         _ => "claude_code.rewind",
     }
 }

@@ -90,7 +90,11 @@ const LAYERS: &[&[&str]] = &[
         "formats/transcript/anthropic",
         "formats/transcript/tract_jsonl",
     ],
-    &["formats/transcript/claude_code", "formats/transcript/codex"],
+    &[
+        "formats/transcript/claude_code",
+        "formats/transcript/codex",
+        "formats/transcript/gemini",
+    ],
     &["formats/transcript", "formats/response_body"],
     &["summarize/llm", "formats/compile"],
     &["formats/render", "formats/claude_code_export"],

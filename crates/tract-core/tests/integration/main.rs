@@ -16,6 +16,7 @@ mod exports;
 mod faults;
 mod fsck;
 mod fuzz;
+mod gemini;
 mod history;
 mod imports;
 mod journal;

@@ -975,11 +975,11 @@ class Tract:
     def import_file(
         self,
         path: str | os.PathLike[str],
-        format: Literal["auto", "claude-code", "codex", "openai", "openai-responses", "anthropic", "jsonl"] = "auto",
+        format: Literal["auto", "claude-code", "codex", "gemini", "openai", "openai-responses", "anthropic", "jsonl"] = "auto",
     ) -> dict[str, Any]:
         """Imports the transcript file at `path` onto this handle's branch (`format`: auto,
-        claude-code, codex, openai, openai-responses, anthropic or jsonl), in one transaction; only
-        what the branch does not hold yet (a Claude Code session is keyed by line: each line
+        claude-code, codex, gemini, openai, openai-responses, anthropic or jsonl), in one
+        transaction; only what the branch does not hold yet (a Claude Code session is keyed by line: each line
         once, a response that grew edited, a rewound conversation followed). Returns a dict:
         `file` (`path` as given), `branch`, `format`, `added`, `already`, `skipped`, `off_path`,
         `recorded` (lines kept as records, out of the view), `edited`, `rewound`,

@@ -598,7 +598,7 @@ class AsyncTract:
     async def import_file(
         self,
         path: str | os.PathLike[str],
-        format: Literal["auto", "claude-code", "codex", "openai", "openai-responses", "anthropic", "jsonl"] = "auto",
+        format: Literal["auto", "claude-code", "codex", "gemini", "openai", "openai-responses", "anthropic", "jsonl"] = "auto",
     ) -> dict[str, Any]:
         """Awaitable twin of :meth:`Tract.import_file`, run in a worker thread."""
         return await self._run(self._tract.import_file, path, format)

@@ -14,6 +14,7 @@
 pub(crate) mod anthropic;
 mod claude_code;
 mod codex;
+mod gemini;
 mod openai_chat;
 mod openai_responses;
 mod rfc3339;
@@ -26,6 +27,7 @@ pub use crate::formats::transcript::claude_code::{
     claude_code_branch,
 };
 pub use crate::formats::transcript::codex::{CODEX_LINE_RECORD, codex_branch, codex_project_key};
+pub use crate::formats::transcript::gemini::{GEMINI_RECORD, gemini_branch};
 pub use crate::formats::transcript::steps::{Format, Step, Transcript};
 pub use crate::formats::transcript::tract_jsonl::commit_line;
 
@@ -111,6 +113,7 @@ fn parse_values(values: Values, format: Format, text: &str) -> Result<Transcript
         Format::Anthropic => steps(anthropic(&values.strict()?)?),
         Format::Jsonl => jsonl(&values.strict()?),
         Format::Codex => codex::read_rollout(&values),
+        Format::Gemini => gemini::read_session(text),
     }
 }
 
@@ -125,7 +128,9 @@ fn detect(values: &[(usize, Value)]) -> Result<Format> {
     let claude = values.iter().take(16).any(|(_, v)| {
         v.get("sessionId").is_some() || v.get("parentUuid").is_some() || v.get("leafUuid").is_some()
     });
-    let format = if codex::is_rollout(values) {
+    let format = if gemini::is_metadata(first) {
+        Format::Gemini
+    } else if codex::is_rollout(values) {
         Format::Codex
     } else if claude {
         Format::ClaudeCode
@@ -211,6 +216,26 @@ pub fn default_branch(t: &Transcript, file: &Path) -> String {
     } = t
     {
         return codex_branch(project.as_deref().unwrap_or("unknown"), session);
+    }
+    if let Transcript::Steps {
+        format: Format::Gemini,
+        session: Some(session),
+        project,
+        ..
+    } = t
+    {
+        // Gemini CLI's folder for the project (`tmp/<project>/chats/<file>`), else the
+        // beginning of the session's project hash.
+        let folder = file
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == "chats"))
+            .and_then(Path::parent)
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        let project = folder
+            .or_else(|| project.clone())
+            .unwrap_or_else(|| "unknown".into());
+        return gemini_branch(&project, session);
     }
     let stem = file
         .file_stem()

@@ -24,13 +24,17 @@ pub enum Format {
     /// An OpenAI Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, or
     /// `.jsonl.zst`).
     Codex,
+    /// A Google Gemini CLI session (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, or the
+    /// older single-object `.json`).
+    Gemini,
 }
 
 impl Format {
     /// Every format, by name.
-    pub const ALL: [(&'static str, Format); 6] = [
+    pub const ALL: [(&'static str, Format); 7] = [
         ("claude-code", Format::ClaudeCode),
         ("codex", Format::Codex),
+        ("gemini", Format::Gemini),
         ("openai", Format::OpenAi),
         ("openai-responses", Format::OpenAiResponses),
         ("anthropic", Format::Anthropic),

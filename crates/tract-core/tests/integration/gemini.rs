@@ -1,0 +1,95 @@
+//! Gemini CLI sessions: the real files in tests/fixtures/gemini-real and the JSON-lines files
+//! written by Gemini CLI's rules in tests/fixtures/gemini-written (what a resumed session holds
+//! is checked against a port of Gemini CLI's reader in tests/python/test_gemini_reader.py).
+
+use crate::support::{branch, open_bound, temp_store};
+use std::path::{Path, PathBuf};
+use tract_core::formats::transcript::{self, Format};
+use tract_core::{Bind, Tract};
+
+fn fixture(folder: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(folder)
+        .join(name)
+}
+
+fn import(store: &Path, path: &Path) -> (Tract, tract_core::ImportReport) {
+    let t = transcript::parse_file(path, None).unwrap();
+    let name = transcript::default_branch(&t, path);
+    let h = open_bound(store, Bind::Branch(branch(&name)));
+    let report = h.import(t).unwrap();
+    (h, report)
+}
+
+#[test]
+fn a_real_session_imports_once_and_keeps_what_a_resumed_session_leaves_out() {
+    let (_d, store) = temp_store();
+    let path = fixture(
+        "gemini-real",
+        "legacy-v0.3x-slash-info-error-cancelled-aim.json",
+    );
+    let (t, report) = import(&store, &path);
+    assert_eq!(report.format, Some(Format::Gemini));
+    assert!(
+        t.head()
+            .unwrap()
+            .branch()
+            .unwrap()
+            .ends_with("/b26e4930-a5eb-4800-bed1-3d8b7929eddf")
+    );
+    // The `/` commands, `info` and `error` records are in history, out of view.
+    let records = t
+        .records(&tract_core::RecordQuery {
+            kind: Some(transcript::GEMINI_RECORD.into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(records.iter().any(|r| r.data.contains("\"type\":\"info\"")));
+    assert!(
+        records
+            .iter()
+            .any(|r| r.data.contains("\"type\":\"error\""))
+    );
+    let view = t.compile().unwrap().messages().unwrap();
+    assert!(
+        view.iter()
+            .all(|m| !m.message.content.text().starts_with('/'))
+    );
+    // Again: nothing new. The same session continued as JSON lines (as Gemini CLI continues a
+    // resumed legacy session): nothing new either.
+    assert_eq!(
+        t.import(transcript::parse_file(&path, None).unwrap())
+            .unwrap()
+            .added,
+        0
+    );
+    let migrated = fixture("gemini-written", "migrated-from-legacy-v0.3x-aim.jsonl");
+    let (_, again) = import(&store, &migrated);
+    assert_eq!((again.added, again.rewound), (0, false));
+}
+
+#[test]
+fn a_replaced_record_moves_the_branch_to_the_session_as_gemini_cli_reads_it() {
+    let (_d, store) = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session-2026-08-01T00-00-abcd1234.jsonl");
+    let lines = [
+        r#"{"sessionId":"abcd1234-0000","projectHash":"p1","startTime":"2026-08-01T00:00:00.000Z"}"#,
+        r#"{"id":"u1","timestamp":"2026-08-01T00:00:01.000Z","type":"user","content":[{"text":"list files"}]}"#,
+        r#"{"id":"g1","timestamp":"2026-08-01T00:00:02.000Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls","args":{},"status":"executing"}]}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (t, _) = import(&store, &path);
+    assert_eq!(t.pending_tool_calls().unwrap().len(), 1);
+    // Gemini CLI writes the call's result by writing its record again.
+    let done = r#"{"id":"g1","timestamp":"2026-08-01T00:00:02.000Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls","args":{},"status":"success","result":"a.txt b.txt"}]}"#;
+    std::fs::write(&path, format!("{}\n{done}\n", lines.join("\n"))).unwrap();
+    let report = t
+        .import(transcript::parse_file(&path, None).unwrap())
+        .unwrap();
+    assert!(report.rewound);
+    assert!(t.pending_tool_calls().unwrap().is_empty());
+    let view = t.compile().unwrap().messages().unwrap();
+    assert_eq!(view.last().unwrap().message.content.text(), "a.txt b.txt");
+}
