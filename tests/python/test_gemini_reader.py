@@ -123,3 +123,27 @@ def test_a_file_gemini_cli_does_not_load_is_refused_and_nothing_is_written(tmp_p
     assert run.returncode != 0
     assert "not a Gemini CLI session" in run.stderr and "jsonl-no-metadata.jsonl" in run.stderr
     assert tract(store, "branch").strip() == ""
+
+
+def test_cut_and_damaged_sessions_read_the_same_way(tmp_path) -> None:
+    """A JSON-lines session cut after each of its lines (a session being written), and with a
+    line damaged: each read by the port and imported by tract, the same view."""
+    source = ROOT / "tests" / "fixtures" / "gemini-written" / "migrated-from-legacy-v0.3x-aim.jsonl"
+    lines = source.read_text().splitlines(keepends=True)
+    variants = []
+    for cut in range(2, len(lines) + 1, 3):
+        variants.append("".join(lines[:cut]))
+    broken = list(lines)
+    broken[4] = broken[4][: len(broken[4]) // 2] + "\n"
+    variants.append("".join(broken))
+    for k, text in enumerate(variants):
+        session = tmp_path / f"v{k}" / "session.jsonl"
+        session.parent.mkdir()
+        session.write_text(text)
+        expected = resume_view(str(session))
+        store = tmp_path / f"v{k}" / "store.redb"
+        tract(store, "init")
+        report = json.loads(tract(store, "import", "--json", str(session)))[0]
+        exported = tract(store, "--branch", report["branch"], "export", "--format", "jsonl")
+        view = [json.loads(line) for line in exported.splitlines() if line.strip()]
+        assert from_tract(view) == from_port(expected["history"]), f"variant {k}"

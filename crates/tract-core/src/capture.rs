@@ -134,6 +134,8 @@ pub struct Capture {
     projects: PathBuf,
     /// Codex's sessions folder, when it is followed too.
     codex: Option<PathBuf>,
+    /// Gemini CLI's folder of projects (`.gemini/tmp`), when it is followed too.
+    gemini: Option<PathBuf>,
     seen: HashMap<PathBuf, Seen>,
     handles: HashMap<String, Tract>,
     status: Status,
@@ -164,6 +166,7 @@ impl Capture {
             store,
             projects,
             codex: None,
+            gemini: None,
             seen: HashMap::new(),
             handles: HashMap::new(),
             status: Status::default(),
@@ -189,6 +192,27 @@ impl Capture {
         }
         self.codex = Some(sessions);
         Ok(())
+    }
+
+    /// Follows Gemini CLI's sessions too (`.gemini/tmp/<project>/chats/session-*`, JSON lines
+    /// and the older single-object `.json`), each onto its own branch
+    /// (`gemini/<project>/<session id>`). A folder that cannot be read is an error.
+    pub fn follow_gemini(&mut self, tmp: impl Into<PathBuf>) -> Result<()> {
+        let tmp = tmp.into();
+        let meta = std::fs::metadata(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        if !meta.is_dir() {
+            return Err(Error::invalid_input(format!(
+                "{} is not a folder: name Gemini CLI's folder of sessions (~/.gemini/tmp)",
+                tmp.display()
+            )));
+        }
+        self.gemini = Some(tmp);
+        Ok(())
+    }
+
+    /// Whether `file` is a Gemini CLI session of the followed folder.
+    fn is_gemini(&self, file: &Path) -> bool {
+        self.gemini.as_deref().is_some_and(|g| file.starts_with(g))
     }
 
     /// The Codex sessions folder followed, if any.
@@ -231,6 +255,9 @@ impl Capture {
         }
         if let Some(codex) = &self.codex {
             files.extend(codex_rollouts(codex));
+        }
+        if let Some(gemini) = &self.gemini {
+            files.extend(gemini_sessions(gemini));
         }
         files.sort();
         Ok(files)
@@ -356,6 +383,7 @@ impl Capture {
     fn read(&mut self, file: &Path) -> Result<Option<Read>> {
         let signature = signature_of(file);
         let codex = self.is_codex(file);
+        let gemini = self.is_gemini(file);
         let seen = self.seen.entry(file.to_path_buf()).or_default();
         if seen.left || seen.signature == signature {
             return Ok(None);
@@ -380,6 +408,17 @@ impl Capture {
             Err(e) => return Err(Error::io(file.to_path_buf(), e)),
         };
         let len = text.len() as u64;
+        // A single-object Gemini session is rewritten whole: caught mid-rewrite it does not
+        // read yet, and what the store holds stays until it does.
+        let whole_file = gemini && file.extension().is_some_and(|x| x == "json");
+        if whole_file {
+            let text = String::from_utf8_lossy(&text);
+            return match transcript::parse_session(file, &text, Some(Format::Gemini)) {
+                Ok(t) => self.ready(file, t, signature, len, len),
+                Err(Error::InvalidTranscript { .. }) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
         if len < seen.len {
             // Rewritten or pruned: tract keeps what it has; later lines are read again.
             seen.signature = signature;
@@ -398,6 +437,8 @@ impl Capture {
         }
         let format = if codex {
             Format::Codex
+        } else if gemini {
+            Format::Gemini
         } else {
             Format::ClaudeCode
         };
@@ -421,13 +462,26 @@ impl Capture {
             return Ok(None);
         }
         seen.unsettled = None;
+        self.ready(file, transcript, signature, len, read)
+    }
+
+    /// A session read, its branch's handle opened: ready to import (unless its branch was
+    /// deleted in tract).
+    fn ready(
+        &mut self,
+        file: &Path,
+        transcript: Transcript,
+        signature: Signature,
+        len: u64,
+        read: u64,
+    ) -> Result<Option<Read>> {
         let branch = transcript::default_branch(&transcript, file);
         let name = BranchName::new(&branch)?;
         // A session whose branch was deleted (by the user, or by a retention rule; before this
         // capture started or while it runs) stays deleted: its reflog remembers it.
         let snap = self.store.read()?;
         if snap.branch(&branch)?.is_none() && !snap.reflog(&branch, Some(1))?.is_empty() {
-            seen.left = true;
+            self.seen.entry(file.to_path_buf()).or_default().left = true;
             self.handles.remove(&branch);
             return Ok(Some(Read::Deleted(branch)));
         }
@@ -511,6 +565,27 @@ fn codex_rollouts(sessions: &Path) -> Vec<PathBuf> {
                 }
             }
         }
+    }
+    out
+}
+
+/// The sessions of Gemini CLI's folder of projects: `<project>/chats/session-*.jsonl` and
+/// `.json`.
+fn gemini_sessions(tmp: &Path) -> Vec<PathBuf> {
+    let Ok(projects) = std::fs::read_dir(tmp) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for project in projects.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Ok(chats) = std::fs::read_dir(project.join("chats")) else {
+            continue;
+        };
+        out.extend(chats.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            name.starts_with("session-")
+                && (name.ends_with(".jsonl") || name.ends_with(".json"))
+                && p.is_file()
+        }));
     }
     out
 }

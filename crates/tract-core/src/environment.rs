@@ -43,6 +43,8 @@ pub const CLAUDE_CONFIG_DIR_VAR: &str = "CLAUDE_CONFIG_DIR";
 pub const HOME_VAR: &str = "HOME";
 /// Codex CLI's home folder, whose `sessions/` holds its rollouts.
 pub const CODEX_HOME_VAR: &str = "CODEX_HOME";
+/// What Gemini CLI takes for the home folder, whose `.gemini/tmp/` holds its sessions.
+pub const GEMINI_CLI_HOME_VAR: &str = "GEMINI_CLI_HOME";
 
 /// Environment variables tract understands, captured once. Its `Debug` output names the
 /// variables set, never their values (one of them is an API key).
@@ -71,6 +73,7 @@ impl Environment {
             INDEX_BATCH_VAR,
             CLAUDE_CONFIG_DIR_VAR,
             CODEX_HOME_VAR,
+            GEMINI_CLI_HOME_VAR,
             HOME_VAR,
         ]
         .into_iter()
@@ -128,6 +131,15 @@ impl Environment {
         }
         self.path(HOME_VAR)
             .map(|home| PathBuf::from(home).join(".codex").join("sessions"))
+    }
+
+    /// The folder Gemini CLI keeps its projects' sessions in (`<project>/chats/`):
+    /// `$GEMINI_CLI_HOME/.gemini/tmp`, the variable standing for the home folder as in Gemini
+    /// CLI's `homedir()`, else `$HOME/.gemini/tmp`; `None` when neither is set.
+    pub fn gemini_tmp_dir(&self) -> Option<PathBuf> {
+        self.path(GEMINI_CLI_HOME_VAR)
+            .or_else(|| self.path(HOME_VAR))
+            .map(|home| PathBuf::from(home).join(".gemini").join("tmp"))
     }
 
     /// Store options: the lock wait from `TRACT_LOCK_TIMEOUT_MS` (an unreadable value keeps the
@@ -252,6 +264,14 @@ mod tests {
             Some(PathBuf::from("/h/.codex/sessions"))
         );
         assert_eq!(Environment::default().codex_sessions_dir(), None);
+    }
+
+    #[test]
+    fn gemini_tmp_dir_from_its_home_else_the_users() {
+        let both = Environment::from_vars([("GEMINI_CLI_HOME", "/g"), ("HOME", "/h")]);
+        assert_eq!(both.gemini_tmp_dir(), Some(PathBuf::from("/g/.gemini/tmp")));
+        let home = Environment::from_vars([("HOME", "/h")]);
+        assert_eq!(home.gemini_tmp_dir(), Some(PathBuf::from("/h/.gemini/tmp")));
     }
 
     #[test]

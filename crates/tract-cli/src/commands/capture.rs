@@ -17,7 +17,9 @@ use tract_core::{Bind, OpenMode};
 /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`), with its sub-agents, onto its
 /// own branch `claude/<project>/<session>` as Claude Code writes it, and keep it there after
 /// Claude Code deletes the file; and Codex's rollouts (`$CODEX_HOME/sessions`, else
-/// `~/.codex/sessions`, when it is there), each onto `codex/<project key>/<thread id>`. Each line is imported once, whenever capture runs or
+/// `~/.codex/sessions`, when it is there), each onto `codex/<project key>/<thread id>`, and
+/// Gemini CLI's sessions (`$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp`, when it is
+/// there), each onto `gemini/<project>/<session id>`. Each line is imported once, whenever capture runs or
 /// restarts. The store is the one every command finds (--store, TRACT_STORE, the nearest
 /// .tract, the per-user store when it exists), else the per-user store
 /// `$XDG_DATA_HOME/tract/store.redb` (`~/.local/share/tract/store.redb`), created then;
@@ -83,6 +85,8 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     capture::check_projects(&projects)?;
     // Codex's rollouts, followed beside when its sessions folder is there.
     let codex = ctx.env().codex_sessions_dir().filter(|d| d.is_dir());
+    // And Gemini CLI's sessions, when its folder is there.
+    let gemini = ctx.env().gemini_tmp_dir().filter(|d| d.is_dir());
     let store_path = store_to_capture_into(ctx)?;
     let t = ctx.open_bound(&store_path, OpenMode::CreateIfMissing, Bind::StoreHead)?;
     let location = t.store().location().unwrap_or_default();
@@ -91,13 +95,17 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     if let Some(dir) = &codex {
         capture.follow_codex(dir)?;
     }
+    if let Some(dir) = &gemini {
+        capture.follow_gemini(dir)?;
+    }
     if !a.once {
         let mut out = std::io::stdout().lock();
         if !a.json {
-            let also = codex
-                .as_ref()
+            let also: String = codex
+                .iter()
+                .chain(&gemini)
                 .map(|d| format!(" and {}", d.display()))
-                .unwrap_or_default();
+                .collect();
             let _ = writeln!(
                 out,
                 "tract capture: following {}{also} into {location}; Ctrl-C stops it",

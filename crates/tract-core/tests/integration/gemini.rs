@@ -93,3 +93,61 @@ fn a_replaced_record_moves_the_branch_to_the_session_as_gemini_cli_reads_it() {
     let view = t.compile().unwrap().messages().unwrap();
     assert_eq!(view.last().unwrap().message.content.text(), "a.txt b.txt");
 }
+
+#[test]
+fn capture_follows_gemini_sessions_appended_and_rewritten_whole() {
+    use tract_core::capture::Capture;
+    let (_d, store) = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let projects = dir.path().join("claude-projects");
+    let tmp = dir.path().join("gemini-home/.gemini/tmp");
+    let chats = tmp.join("my-app/chats");
+    std::fs::create_dir_all(&projects).unwrap();
+    std::fs::create_dir_all(&chats).unwrap();
+    let t = open_bound(&store, Bind::Branch(branch("main")));
+    let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
+    capture.follow_gemini(&tmp).unwrap();
+    // A JSON-lines session written line by line, a line cut in two.
+    let written = fixture("gemini-written", "migrated-from-legacy-v0.3x-aim.jsonl");
+    let text = std::fs::read_to_string(&written).unwrap();
+    let jsonl = chats.join("session-2026-03-18T01-58-b26e4930.jsonl");
+    let mut added = 0;
+    for cut in [text.len() / 3, text.len() / 2 + 7, text.len()] {
+        std::fs::write(&jsonl, &text[..cut]).unwrap();
+        let pass = capture.pass().unwrap();
+        assert!(pass.failed.is_empty(), "{:?}", pass.failed);
+        added += pass.imported.iter().map(|i| i.report.added).sum::<usize>();
+    }
+    let branch_name = "gemini/my-app/b26e4930-a5eb-4800-bed1-3d8b7929eddf";
+    assert!(
+        Tract::open(&store)
+            .unwrap()
+            .branches()
+            .unwrap()
+            .iter()
+            .any(|b| b.name == branch_name)
+    );
+    // A single-object session caught mid-rewrite keeps what the store holds, then is read
+    // whole once complete.
+    let legacy = fixture("gemini-real", "legacy-v0.3x-toolcall-error-aim.json");
+    let whole = std::fs::read_to_string(&legacy).unwrap();
+    let json = chats.join("session-2026-03-18T01-46-50316244.json");
+    std::fs::write(&json, &whole[..whole.len() / 2]).unwrap();
+    let pass = capture.pass().unwrap();
+    assert!(
+        pass.failed.is_empty() && pass.imported.is_empty(),
+        "{pass:?}"
+    );
+    std::fs::write(&json, &whole).unwrap();
+    let pass = capture.pass().unwrap();
+    assert_eq!(pass.imported.len(), 1, "{:?}", pass.failed);
+    // The same views as imports of the whole files.
+    let (_d2, other) = temp_store();
+    let (a, report) = import(&other, &written);
+    assert_eq!(added, report.added);
+    let captured = open_bound(&store, Bind::Branch(branch(branch_name)));
+    assert_eq!(
+        captured.compile().unwrap().to_openai().unwrap(),
+        a.compile().unwrap().to_openai().unwrap()
+    );
+}
