@@ -559,12 +559,14 @@ fn import_lines(repo: &Repo, format: Format, steps: Vec<Step>) -> Result<ImportR
         ..ImportReport::default()
     };
     // A transcript that holds less than the branch moves nothing back, unless it says the
-    // messages it no longer has in view left it: its records hold their lines (a Codex
-    // rollback).
+    // messages it no longer has in view left it: a Codex rollback makes records of their lines.
+    // (A Claude Code line the reader leaves off the conversation while a session is being
+    // written is no such word: it comes back.)
     let moved_off: HashSet<&String> = records.iter().flat_map(|r| r.lines()).collect();
-    let left_view = held[common..]
-        .iter()
-        .any(|h| h.lines.iter().flatten().any(|l| moved_off.contains(l)));
+    let left_view = format == Format::Codex
+        && held[common..]
+            .iter()
+            .any(|h| h.lines.iter().flatten().any(|l| moved_off.contains(l)));
     let rewind = common < held.len() && (common < wanted.len() || left_view);
     let abandoned: BTreeSet<String> = if rewind {
         let keep: HashSet<&String> = wanted.iter().flatten().collect();
