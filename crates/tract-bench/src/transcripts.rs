@@ -3,7 +3,8 @@
 //! measures importing it into a new store, importing it again (nothing to add), exporting the
 //! branch's history as JSONL and importing that into another store; and writes it as a Codex
 //! rollout (a `response_item` line per item, a `token_count` event after each answer, as Codex
-//! writes them) and measures importing that.
+//! writes them) and as a Gemini CLI session (JSON lines: a record per user message and per
+//! answer, its calls with their results), and measures importing each.
 
 use crate::workload::Workload;
 use crate::{SEED, median, ms};
@@ -175,6 +176,51 @@ pub fn codex_lines(n: usize, seed: u64, thread: &str) -> Vec<String> {
     out
 }
 
+/// The messages of the workload seeded `seed` as Gemini CLI session `session`'s JSON lines:
+/// its metadata line, then a record per user message and per answer (its calls, each with the
+/// result that followed it, and its tokens), as Gemini CLI writes them once a turn is done;
+/// system messages, which Gemini CLI keeps out of its files, are left out.
+pub fn gemini_lines(n: usize, seed: u64, session: &str) -> Vec<String> {
+    let messages = Workload::new(seed).messages(n);
+    let results: std::collections::HashMap<&str, String> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| Some((m.tool_call_id.as_deref()?, m.content.text().into_owned())))
+        .collect();
+    let mut out = vec![format!(
+        "{}\n",
+        json!({"sessionId": session, "projectHash": "0123456789abcdef", "startTime":
+            "2026-11-20T00:00:00.000Z", "lastUpdated": "2026-11-20T00:00:00.000Z", "kind": "main"})
+    )];
+    for (i, m) in messages.iter().enumerate() {
+        let text = m.content.text().into_owned();
+        let id = format!("{i:08x}-0000-4000-8000-000000000000");
+        let record = match m.role {
+            Role::User => json!({"id": id, "timestamp": "2026-11-20T00:00:00.000Z",
+                "type": "user", "content": [{"text": text}]}),
+            Role::Assistant => {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| {
+                        let args: Value = serde_json::from_str(&c.arguments).unwrap_or(json!({}));
+                        json!({"id": c.id, "name": c.name, "args": args, "status": "success",
+                            "timestamp": "2026-11-20T00:00:00.000Z",
+                            "result": results.get(c.id.as_str()).cloned().unwrap_or_default()})
+                    })
+                    .collect();
+                json!({"id": id, "timestamp": "2026-11-20T00:00:00.000Z", "type": "gemini",
+                    "content": text, "toolCalls": calls, "model": "gemini-2.5-pro",
+                    "tokens": {"input": 1000, "output": 50, "cached": 500, "thoughts": 0,
+                               "tool": 0, "total": 1050}})
+            }
+            Role::System | Role::Tool => continue,
+        };
+        out.push(format!("{record}\n"));
+    }
+    out
+}
+
 /// The figures.
 pub fn measure(n: usize) -> Result<Value, String> {
     let err = |e: tract_core::Error| e.to_string();
@@ -231,6 +277,19 @@ pub fn measure(n: usize) -> Result<Value, String> {
         codex_messages = report.added;
     }
     let codex = median(codex);
+    // And as a Gemini CLI session.
+    let session = gemini_lines(n, SEED, "bench-gemini").concat();
+    let gemini_file = dir.path().join("session-2026-11-20T00-00-bench.jsonl");
+    std::fs::write(&gemini_file, &session).map_err(|e| e.to_string())?;
+    let (mut gemini, mut gemini_messages) = (Vec::new(), 0);
+    for run in 0..3 {
+        let t = bind(&dir.path().join(format!("g{run}.redb")))?;
+        let start = Instant::now();
+        let report = t.import_file(&gemini_file, None).map_err(err)?;
+        gemini.push(start.elapsed());
+        gemini_messages = report.added;
+    }
+    let gemini = median(gemini);
     let per_s = |d: std::time::Duration| (messages as f64 / d.as_secs_f64()).round();
     let first = median(first);
     Ok(json!({
@@ -246,5 +305,9 @@ pub fn measure(n: usize) -> Result<Value, String> {
         "codex_file_mb": (rollout.len() as f64 / 1e6 * 10.0).round() / 10.0,
         "import_codex_ms": ms(codex),
         "import_codex_messages_per_s": (codex_messages as f64 / codex.as_secs_f64()).round(),
+        "gemini_messages": gemini_messages,
+        "gemini_file_mb": (session.len() as f64 / 1e6 * 10.0).round() / 10.0,
+        "import_gemini_ms": ms(gemini),
+        "import_gemini_messages_per_s": (gemini_messages as f64 / gemini.as_secs_f64()).round(),
     }))
 }

@@ -56,6 +56,33 @@ fn a_real_session_imports_once_and_keeps_what_a_resumed_session_leaves_out() {
         view.iter()
             .all(|m| !m.message.content.text().starts_with('/'))
     );
+    // Each answer's tokens are its usage: the file's sums, the cached part taken out of the
+    // input, thoughts counted as output.
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let (mut input, mut cached, mut output) = (0, 0, 0);
+    for m in file["messages"].as_array().unwrap() {
+        if m["type"] == "gemini" && m["tokens"].is_object() {
+            let n = |k: &str| m["tokens"][k].as_u64().unwrap_or(0);
+            input += n("input");
+            cached += n("cached");
+            output += n("output") + n("thoughts");
+        }
+    }
+    assert!(output > 0);
+    let totals = t
+        .usage(None, &tract_core::UsageOptions::default())
+        .unwrap()
+        .ledger
+        .totals;
+    assert_eq!(
+        (
+            totals.input_tokens + totals.cache_read_input_tokens,
+            totals.cache_read_input_tokens,
+            totals.output_tokens
+        ),
+        (input, cached, output)
+    );
     // Again: nothing new. The same session continued as JSON lines (as Gemini CLI continues a
     // resumed legacy session): nothing new either.
     assert_eq!(

@@ -18,7 +18,8 @@
 //! records are assistant messages: their thoughts kept verbatim as parts, their text, their
 //! tool calls, and each call's result as a tool message after them. `info`, `error` and
 //! `warning` records, and what a resumed session leaves out, are records of kind
-//! `gemini.record` holding the record verbatim. Every step is keyed by its record's id and a
+//! `gemini.record` holding the record verbatim. A `gemini` record's `tokens` are its answer's
+//! usage. Every step is keyed by its record's id and a
 //! hash of the record, so a record Gemini CLI replaced is a conversation that moved to another
 //! path (as a Claude Code rewind).
 
@@ -466,10 +467,15 @@ pub(super) fn read_session(text: &str) -> Result<Transcript> {
             }
             Some("gemini") => {
                 let (message, results) = model_turn(m, &content);
-                let Some(message) = message else {
+                let Some(mut message) = message else {
                     steps.push(record(key));
                     continue;
                 };
+                if let Some(usage) = usage_of(m)
+                    && let Err(e) = usage.put_on(&mut message)
+                {
+                    warnings.push((line, format!("its tokens are not kept: {e}")));
+                }
                 steps.push(Step::Message {
                     message,
                     timestamp_us: at,
@@ -510,6 +516,26 @@ pub(super) fn read_session(text: &str) -> Result<Transcript> {
         waiting_agents: Vec::new(),
         unsettled: None,
         parent: None,
+    })
+}
+
+/// What a `gemini` record's answer cost, from its `tokens` (Gemini's input counts the cached
+/// part, which is taken out, as for OpenAI; its thoughts are output, as Gemini bills them),
+/// with its `model`.
+fn usage_of(m: &Value) -> Option<crate::usage::Usage> {
+    let tokens = m.get("tokens")?.as_object()?;
+    let n = |k: &str| tokens.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (input, cached) = (n("input"), n("cached"));
+    let output = n("output").saturating_add(n("thoughts"));
+    if input == 0 && output == 0 {
+        return None;
+    }
+    Some(crate::usage::Usage {
+        input_tokens: input.saturating_sub(cached),
+        output_tokens: output,
+        cache_read_input_tokens: cached,
+        model: m.get("model").and_then(Value::as_str).map(str::to_string),
+        ..crate::usage::Usage::default()
     })
 }
 
