@@ -1,6 +1,11 @@
 //! Following Claude Code's projects folder (`~/.claude/projects`): every session file, with
 //! its sub-agents' files, imported onto its own branch ([`crate::formats::transcript::claude_code_branch`])
-//! as Claude Code writes it, so that the history outlives the files Claude Code deletes.
+//! as Claude Code writes it, so that the history outlives the files Claude Code deletes; and,
+//! beside it, Codex CLI's rollouts ([`Capture::follow_codex`]) and Gemini CLI's sessions
+//! ([`Capture::follow_gemini`]), each read as its agent reads it. A fork found in the same pass
+//! as its parent is imported after it (the fork starts from the parent's branch), and a Gemini
+//! session in the older single-object format, which Gemini CLI rewrites whole, is read whole
+//! once it reads (caught mid-rewrite, it waits).
 //!
 //! A pass looks at every session file and imports those that changed since the last pass, up to
 //! their last complete line (a line being written waits for its end). A file that ends on a
