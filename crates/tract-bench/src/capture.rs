@@ -1,12 +1,13 @@
 //! Capture: `tract-bench --capture [--sessions 20] [--seconds 20] [--rate 10]` has `sessions`
-//! writer threads append session lines to their own files, `rate` lines a second each: every
-//! other one Claude Code session lines (the seeded workload, one line per content block) in a
-//! projects folder, the others Codex rollout lines in a Codex sessions folder, while a capture
-//! following both polls them every 100 ms (`tract capture`'s default) into a store file. For
+//! writer threads append session lines to their own files, `rate` lines a second each, in turn
+//! Claude Code session lines (the seeded workload, one line per content block) in a projects
+//! folder, Codex rollout lines in a Codex sessions folder and Gemini CLI records in a Gemini
+//! folder, while a capture following all three polls them every 100 ms (`tract capture`'s
+//! default) into a store file. For
 //! every line it measures the delay from its write to the end of the pass that committed it
 //! (the pass says how far it read each file). Median, p99 and the largest, in milliseconds.
 
-use crate::transcripts::{claude_code_lines, codex_lines};
+use crate::transcripts::{claude_code_lines, codex_lines, gemini_lines};
 use crate::{SEED, ms, percentile};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -37,25 +38,40 @@ pub fn measure(sessions: usize, seconds: u64, rate: u64) -> Result<Value, String
     .map_err(err)?;
     let codex_day = dir.path().join("codex-home/sessions/2026/11/20");
     std::fs::create_dir_all(&codex_day).map_err(|e| e.to_string())?;
+    let gemini_tmp = dir.path().join("gemini-home/.gemini/tmp");
+    let gemini_chats = gemini_tmp.join("bench-app/chats");
+    std::fs::create_dir_all(&gemini_chats).map_err(|e| e.to_string())?;
     let mut capture = Capture::new(t.store().clone(), &projects).map_err(err)?;
     capture
         .follow_codex(dir.path().join("codex-home/sessions"))
         .map_err(err)?;
+    capture.follow_gemini(&gemini_tmp).map_err(err)?;
     let lines_each = (seconds * rate) as usize;
     let written: Written = Arc::default();
     let stop = Instant::now() + Duration::from_secs(seconds) + Duration::from_secs(2);
     let mut writers = Vec::new();
     for s in 0..sessions {
         // About as many messages as lines are needed: a message is one to a few lines.
-        let (lines, file) = if s % 2 == 0 {
-            let session = format!("{:08x}-0000-4000-8000-{:012x}", 0xbe_u32, s);
-            let lines = claude_code_lines(lines_each, SEED + s as u64, &session);
-            (lines, folder.join(format!("{session}.jsonl")))
-        } else {
-            let thread = format!("019e0000-0000-7000-8000-{s:012x}");
-            let lines = codex_lines(lines_each, SEED + s as u64, &thread);
-            let name = format!("rollout-2026-11-20T00-00-00-{thread}.jsonl");
-            (lines, codex_day.join(name))
+        let (lines, file) = match s % 3 {
+            0 => {
+                let session = format!("{:08x}-0000-4000-8000-{:012x}", 0xbe_u32, s);
+                let lines = claude_code_lines(lines_each, SEED + s as u64, &session);
+                (lines, folder.join(format!("{session}.jsonl")))
+            }
+            1 => {
+                let thread = format!("019e0000-0000-7000-8000-{s:012x}");
+                let lines = codex_lines(lines_each, SEED + s as u64, &thread);
+                let name = format!("rollout-2026-11-20T00-00-00-{thread}.jsonl");
+                (lines, codex_day.join(name))
+            }
+            _ => {
+                let session = format!("gemini-bench-{s:04}");
+                let lines = gemini_lines(lines_each, SEED + s as u64, &session);
+                (
+                    lines,
+                    gemini_chats.join(format!("session-2026-11-20T00-00-{s:04}.jsonl")),
+                )
+            }
         };
         let written = Arc::clone(&written);
         let gap = Duration::from_micros(1_000_000 / rate.max(1));
@@ -123,8 +139,9 @@ pub fn measure(sessions: usize, seconds: u64, rate: u64) -> Result<Value, String
     let status = capture.status().clone();
     Ok(json!({
         "sessions": sessions,
-        "claude_code_sessions": sessions.div_ceil(2),
-        "codex_sessions": sessions / 2,
+        "claude_code_sessions": sessions.div_ceil(3),
+        "codex_sessions": (sessions + 1) / 3,
+        "gemini_sessions": sessions / 3,
         "lines": total,
         "lines_per_s": sessions as u64 * rate,
         "messages_imported": status.messages,
