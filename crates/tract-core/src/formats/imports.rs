@@ -8,8 +8,9 @@
 //! since adds only its new part. A branch holding something else there is refused.
 //!
 //! A Claude Code session (and a Codex rollout, whose lines are named by the BLAKE3 of their
-//! JSON) is keyed by its lines instead: every commit it writes carries the ids of the lines it
-//! holds in its note (`claude-code <uuid>…`, `codex <id>…`), so a line is imported
+//! JSON, and a Gemini CLI session, whose records are named by their id and hash) is keyed by
+//! its lines instead: every commit it writes carries the ids of the lines it holds in its note
+//! (`claude-code <uuid>…`, `codex <id>…`, `gemini <id>…`), so a line is imported
 //! once however its content changes later (an edit, a redaction). The branch follows the
 //! conversation as Claude Code reads it: a response that grew gets its message edited, new
 //! lines are appended, and when the conversation moves to another path (a rewind) the branch
@@ -366,7 +367,7 @@ fn chain_of(
     Ok(out)
 }
 
-// ----- Claude Code: keyed by line -----
+// ----- Agents' sessions: keyed by line -----
 
 /// The note's word before the line ids of a commit imported from a session keyed by line,
 /// by format (its agent).
