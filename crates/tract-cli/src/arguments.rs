@@ -23,6 +23,19 @@ pub fn text_or_stdin(text: &str) -> Result<String, CommandError> {
     Ok(s)
 }
 
+/// The text an option gives (`TEXT`), or the text of the file it names (`@FILE`).
+pub fn text_or_file(text: Option<&str>) -> Result<Option<String>, CommandError> {
+    match text {
+        Some(s) if s.starts_with('@') => {
+            let path = std::path::PathBuf::from(&s[1..]);
+            Ok(Some(
+                std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))?,
+            ))
+        }
+        other => Ok(other.map(str::to_string)),
+    }
+}
+
 /// A file's text, or standard input's for `-`.
 pub fn read_text(file: &std::path::Path) -> Result<String, CommandError> {
     if file.as_os_str() == "-" {

@@ -12,7 +12,7 @@ use clap::ValueEnum;
 use std::fmt::Write;
 use std::num::NonZeroU32;
 use tract_core::{
-    ClearOptions, CompressRequest, Error, Extractive, Manual, OpenAiCompatible, Rev, Summarizer,
+    ClearOptions, CompressRequest, Extractive, Manual, OpenAiCompatible, Rev, Summarizer,
 };
 
 /// Replace runs of messages with summaries; the originals stay in history.
@@ -93,13 +93,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
         };
         return crate::commands::clear::clear(&t, ui, &opts, a.dry_run, a.json);
     }
-    let system_prompt = match a.system_prompt.as_deref() {
-        Some(s) if s.starts_with('@') => {
-            let path = std::path::PathBuf::from(&s[1..]);
-            Some(std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))?)
-        }
-        other => other.map(str::to_string),
-    };
+    let system_prompt = crate::arguments::text_or_file(a.system_prompt.as_deref())?;
     let commits: Option<Vec<Rev>> = match &a.range {
         Some(r) => {
             let (from, to) = r.split_once("..").ok_or_else(|| {

@@ -92,13 +92,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             ));
         }
     };
-    let system = match a.system.as_deref() {
-        Some(s) if s.starts_with('@') => {
-            let path = std::path::PathBuf::from(&s[1..]);
-            Some(std::fs::read_to_string(&path).map_err(|e| Error::io(path, e))?)
-        }
-        other => other.map(str::to_string),
-    };
+    let system = crate::arguments::text_or_file(a.system.as_deref())?;
     let tools = match &a.tools {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.clone(), e))?;
