@@ -76,12 +76,10 @@ const SUMMARY_PREFIX: &str = "Another language model started to solve this probl
 /// How many tokens of recent user messages a rebuilt (legacy) compaction keeps.
 const COMPACT_USER_TOKENS: usize = 20_000;
 
-/// The key Codex's project folder goes by in a branch name: the working directory with every
-/// character that is not a letter or digit replaced by `-`, as Claude Code names its folders.
+/// The key Codex's project folder goes by in a branch name: the working directory encoded as
+/// Claude Code names its project folders ([`crate::formats::claude_code::project_key`]).
 pub fn codex_project_key(cwd: &str) -> String {
-    cwd.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
+    crate::formats::claude_code::project_key(cwd)
 }
 
 /// The branch a Codex thread goes to: `codex/<project key>/<thread id>`.

@@ -244,42 +244,6 @@ fn parts_of(content: &Value) -> Vec<Value> {
     }
 }
 
-/// The text of content as `partListUnionToString` makes it, for the tests that look at it: a
-/// part that is not text says what it is (`[Function Response: name]`, ...).
-fn text_of(content: &Value) -> String {
-    parts_of(content)
-        .iter()
-        .map(|p| {
-            let named = |k: &str, what: &str| {
-                p.get(k)
-                    .map(|v| format!("[{what}: {}]", js_string(v.get("name"))))
-            };
-            if p.get("videoMetadata").is_some() {
-                "[Video Metadata]".to_string()
-            } else if let Some(t) = p.get("thought") {
-                format!("[Thought: {}]", js_string(Some(t)))
-            } else if p.get("codeExecutionResult").is_some() {
-                "[Code Execution Result]".to_string()
-            } else if p.get("executableCode").is_some() {
-                "[Executable Code]".to_string()
-            } else if p.get("fileData").is_some() {
-                "[File Data]".to_string()
-            } else if let Some(s) = named("functionCall", "Function Call") {
-                s
-            } else if let Some(s) = named("functionResponse", "Function Response") {
-                s
-            } else if p.get("inlineData").is_some() {
-                "[Media]".to_string()
-            } else {
-                p.get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            }
-        })
-        .collect()
-}
-
 /// `partListUnionToString` of `v`, or `None` where JavaScript throws (a call or response part
 /// that is null, `inlineData` that is null or has a `mimeType` that is not a string), or the
 /// text of a part when it is not a string (`Err`, which the caller's `trim` throws on).
@@ -452,7 +416,11 @@ pub(super) fn read_session(text: &str) -> Result<Transcript> {
         match m.get("type").and_then(Value::as_str) {
             Some("user") => {
                 let parts = parts_of(&content);
-                if ignored(&text_of(&content)) {
+                // Content Gemini CLI's reading throws on says nothing it would resume with.
+                let text = part_string(&content)
+                    .and_then(std::result::Result::ok)
+                    .unwrap_or_default();
+                if ignored(&text) {
                     steps.push(record(key));
                     continue;
                 }
