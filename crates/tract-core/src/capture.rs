@@ -150,14 +150,22 @@ pub struct Capture {
 /// first, for a caller to check before it creates a store to capture into (a capture that
 /// cannot start leaves nothing behind).
 pub fn check_projects(projects: &Path) -> Result<()> {
-    let meta = std::fs::metadata(projects).map_err(|e| Error::io(projects, e))?;
+    check_folder(
+        projects,
+        "Claude Code's projects folder (~/.claude/projects)",
+    )
+}
+
+/// Fails unless `folder` is a folder this process can read; `what` names the one expected.
+fn check_folder(folder: &Path, what: &str) -> Result<()> {
+    let meta = std::fs::metadata(folder).map_err(|e| Error::io(folder, e))?;
     if !meta.is_dir() {
         return Err(Error::invalid_input(format!(
-            "{} is not a folder: name Claude Code's projects folder (~/.claude/projects)",
-            projects.display()
+            "{} is not a folder: name {what}",
+            folder.display()
         )));
     }
-    std::fs::read_dir(projects).map_err(|e| Error::io(projects, e))?;
+    std::fs::read_dir(folder).map_err(|e| Error::io(folder, e))?;
     Ok(())
 }
 
@@ -188,13 +196,7 @@ impl Capture {
     /// folder that cannot be read is an error.
     pub fn follow_codex(&mut self, sessions: impl Into<PathBuf>) -> Result<()> {
         let sessions = sessions.into();
-        let meta = std::fs::metadata(&sessions).map_err(|e| Error::io(&sessions, e))?;
-        if !meta.is_dir() {
-            return Err(Error::invalid_input(format!(
-                "{} is not a folder: name Codex's sessions folder (~/.codex/sessions)",
-                sessions.display()
-            )));
-        }
+        check_folder(&sessions, "Codex's sessions folder (~/.codex/sessions)")?;
         self.codex = Some(sessions);
         Ok(())
     }
@@ -204,13 +206,7 @@ impl Capture {
     /// (`gemini/<project>/<session id>`). A folder that cannot be read is an error.
     pub fn follow_gemini(&mut self, tmp: impl Into<PathBuf>) -> Result<()> {
         let tmp = tmp.into();
-        let meta = std::fs::metadata(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        if !meta.is_dir() {
-            return Err(Error::invalid_input(format!(
-                "{} is not a folder: name Gemini CLI's folder of sessions (~/.gemini/tmp)",
-                tmp.display()
-            )));
-        }
+        check_folder(&tmp, "Gemini CLI's folder of sessions (~/.gemini/tmp)")?;
         self.gemini = Some(tmp);
         Ok(())
     }

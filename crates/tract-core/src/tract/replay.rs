@@ -107,14 +107,18 @@ impl Tract {
     /// The name a new replay of `original` takes: `replay/<original>/<n>`, `n` one past the
     /// highest taken.
     pub fn next_replay_branch(&self, original: &BranchName) -> Result<BranchName> {
+        replay_branch(original, self.newest_replay(original)? + 1)
+    }
+
+    /// The highest `n` of the branches `replay/<original>/<n>` (0 when there is none).
+    fn newest_replay(&self, original: &BranchName) -> Result<u64> {
         let prefix = format!("replay/{}/", original.as_str());
-        let n = self
+        Ok(self
             .branches()?
             .iter()
             .filter_map(|b| b.name.strip_prefix(&prefix)?.parse::<u64>().ok())
             .max()
-            .unwrap_or(0);
-        BranchName::new(&format!("{prefix}{}", n + 1))
+            .unwrap_or(0))
     }
 
     /// Replays `opts.original` on another model (see the module's documentation), committing
@@ -147,7 +151,7 @@ impl Tract {
                 .filter_map(|c| c.message.as_deref()),
         );
         let (r, started) = match opts.resume {
-            true => self.replay_resumed(opts)?,
+            true => self.resumed(&opts.original, opts.branch.as_ref())?,
             false => self.replay_started(opts, &history, &recording)?,
         };
         let from = CommitId::from_hex(&started.from)
@@ -333,45 +337,31 @@ impl Tract {
         Ok(self.resumed(original, branch)?.1.model)
     }
 
-    /// The replay's branch to go on with, and what it started as.
-    fn replay_resumed(&self, opts: &ReplayOptions<'_>) -> Result<(Tract, Started)> {
-        let (name, started) = self.resumed(&opts.original, opts.branch.as_ref())?;
-        let r = Tract::from_store(self.repo.store.clone(), &crate::repo::Bind::Branch(name))?;
-        Ok((r, started))
-    }
-
-    /// The branch a resumed replay of `original` goes on with (`branch`, else the newest
-    /// replay of it), and what it started as.
+    /// A handle on the branch a resumed replay of `original` goes on with (`branch`, else the
+    /// newest replay of it), and what it started as.
     fn resumed(
         &self,
         original: &BranchName,
         branch: Option<&BranchName>,
-    ) -> Result<(BranchName, Started)> {
+    ) -> Result<(Tract, Started)> {
         let name = match branch {
             Some(b) => b.clone(),
-            None => {
-                let next = self.next_replay_branch(original)?;
-                let n: u64 = next
-                    .as_str()
-                    .rsplit('/')
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(1);
-                if n <= 1 {
+            None => match self.newest_replay(original)? {
+                0 => {
                     return Err(Error::invalid_input(format!(
                         "branch '{}' has no replay to resume",
                         original.as_str()
                     )));
                 }
-                BranchName::new(&format!("replay/{}/{}", original.as_str(), n - 1))?
-            }
+                n => replay_branch(original, n)?,
+            },
         };
         self.require_branch(&name)?;
-        let reader = Tract::from_store(
+        let r = Tract::from_store(
             self.repo.store.clone(),
             &crate::repo::Bind::Branch(name.clone()),
         )?;
-        let record = reader
+        let record = r
             .records(&RecordQuery {
                 kind: Some(REPLAY_RECORD_KIND.to_string()),
                 limit: Some(1),
@@ -395,8 +385,13 @@ impl Tract {
                 original.as_str()
             )));
         }
-        Ok((name, started))
+        Ok((r, started))
     }
+}
+
+/// The `n`-th replay's branch of `original`: `replay/<original>/<n>`.
+fn replay_branch(original: &BranchName, n: u64) -> Result<BranchName> {
+    BranchName::new(&format!("replay/{}/{n}", original.as_str()))
 }
 
 /// `rev` is not on the first-parent history of `branch`.

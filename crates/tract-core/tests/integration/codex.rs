@@ -2,16 +2,15 @@
 //! them (compaction, interrupted turns, usage), and variants of them made here as Codex makes
 //! them (a rollback, a fork, a file that grew, a compressed file, damage).
 
-use crate::support::{branch, open_bound, temp_store};
+use crate::support::{branch, import_own_branch as import, open_bound, temp_store, texts};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use tract_core::formats::transcript::{self, Format, Transcript};
 use tract_core::{Bind, Role, Tract};
 
+/// A real rollout of tests/fixtures/codex-real.
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/codex-real")
-        .join(name)
+    crate::support::fixture(&format!("codex-real/{name}"))
 }
 
 const COMPACTED: &str = "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl";
@@ -27,15 +26,6 @@ fn lines(path: &Path) -> Vec<Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// Imports `path` onto its own branch; returns the handle on it.
-fn import(store: &Path, path: &Path) -> (Tract, tract_core::ImportReport) {
-    let t = transcript::parse_file(path, None).unwrap();
-    let name = transcript::default_branch(&t, path);
-    let h = open_bound(store, Bind::Branch(branch(&name)));
-    let report = h.import(t).unwrap();
-    (h, report)
 }
 
 /// Whether a response item reaches the model (Codex sends every item but system messages and
@@ -262,15 +252,6 @@ fn a_rollback_takes_the_last_turn_out_of_view_and_keeps_it_in_history() {
     // A fresh import of the file with the rollback gives the same view.
     let (_d2, other) = temp_store();
     let (fresh, _) = import(&other, &path);
-    let texts = |t: &Tract| -> Vec<String> {
-        t.compile()
-            .unwrap()
-            .messages()
-            .unwrap()
-            .iter()
-            .map(|m| m.message.content.text().into_owned())
-            .collect()
-    };
     assert_eq!(texts(&fresh), texts(&t));
     // What was rolled back is still in history, as records.
     let records = fresh
@@ -555,8 +536,7 @@ fn unkeyed(text: &str) -> String {
 fn a_search_of_every_branch_finds_a_file_in_sessions_of_both_agents() {
     let (_d, store) = temp_store();
     import(&store, &fixture(CLI));
-    let claude = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/claude-code-real/v1.0.98-init-command.jsonl");
+    let claude = crate::support::fixture("claude-code-real/v1.0.98-init-command.jsonl");
     import(&store, &claude);
     let t = Tract::open(&store).unwrap();
     let hits = t

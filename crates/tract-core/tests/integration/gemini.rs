@@ -2,24 +2,14 @@
 //! written by Gemini CLI's rules in tests/fixtures/gemini-written (what a resumed session holds
 //! is checked against a port of Gemini CLI's reader in tests/python/test_gemini_reader.py).
 
-use crate::support::{branch, open_bound, temp_store};
-use std::path::{Path, PathBuf};
+use crate::support::{branch, import_own_branch as import, open_bound, temp_store};
+use std::path::PathBuf;
 use tract_core::formats::transcript::{self, Format};
 use tract_core::{Bind, Tract};
 
+/// A session of tests/fixtures/`folder`.
 fn fixture(folder: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(folder)
-        .join(name)
-}
-
-fn import(store: &Path, path: &Path) -> (Tract, tract_core::ImportReport) {
-    let t = transcript::parse_file(path, None).unwrap();
-    let name = transcript::default_branch(&t, path);
-    let h = open_bound(store, Bind::Branch(branch(&name)));
-    let report = h.import(t).unwrap();
-    (h, report)
+    crate::support::fixture(&format!("{folder}/{name}"))
 }
 
 #[test]

@@ -172,6 +172,19 @@ pub fn llm(url: &str) -> tract_core::OpenAiCompatible {
     c
 }
 
+/// Imports the transcript file `path` onto the branch it names itself (its session's), in the
+/// store at `store`; returns the handle on that branch and what the import did.
+pub fn import_own_branch(
+    store: &std::path::Path,
+    path: &std::path::Path,
+) -> (Tract, tract_core::ImportReport) {
+    let t = tract_core::formats::transcript::parse_file(path, None).unwrap();
+    let name = tract_core::formats::transcript::default_branch(&t, path);
+    let h = open_bound(store, tract_core::Bind::Branch(branch(&name)));
+    let report = h.import(t).unwrap();
+    (h, report)
+}
+
 /// A file of the repository's `tests/fixtures`.
 pub fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -330,8 +330,11 @@ impl Reader {
             self.record(line, whole, id, at);
             return Ok(());
         }
-        match self.push_item(line, item, vec![id.clone()], at, whole.to_string()) {
-            Ok(k) => self.history.push(k),
+        match self.message(line, item) {
+            Ok(m) => {
+                let k = self.keep((line, item, m), vec![id], at, whole.to_string());
+                self.history.push(k);
+            }
             // Codex skips an item it cannot read; it is kept here, out of view.
             Err(e) => {
                 self.warnings.push((
@@ -347,16 +350,15 @@ impl Reader {
         Ok(())
     }
 
-    /// `item` as a message step of the view; returns its place among the kept steps.
-    fn push_item(
+    /// `message`, read from `item`, as a step of the view; returns its place among the kept
+    /// steps.
+    fn keep(
         &mut self,
-        line: usize,
-        item: &Value,
+        (line, item, message): (usize, &Value, Message),
         lines: Vec<String>,
         timestamp_us: Option<u64>,
         data: String,
-    ) -> Result<usize> {
-        let message = self.message(line, item)?;
+    ) -> usize {
         let (boundary, context) = turn_of(item);
         self.kept.push(Kept {
             step: Step::Message {
@@ -369,7 +371,7 @@ impl Reader {
             context,
             data,
         });
-        Ok(self.kept.len() - 1)
+        self.kept.len() - 1
     }
 
     /// An item as a message, a tool result named after its call.
@@ -462,19 +464,9 @@ impl Reader {
         });
         self.history = vec![self.kept.len() - 1];
         for (n, (item, message)) in rest.iter().zip(messages).enumerate() {
-            let (boundary, context) = turn_of(item);
-            self.kept.push(Kept {
-                step: Step::Message {
-                    message,
-                    timestamp_us: at,
-                    line,
-                    lines: vec![format!("{id}/{}", n + 1)],
-                },
-                boundary,
-                context,
-                data: item.to_string(),
-            });
-            self.history.push(self.kept.len() - 1);
+            let lines = vec![format!("{id}/{}", n + 1)];
+            let k = self.keep((line, item, message), lines, at, item.to_string());
+            self.history.push(k);
         }
         Ok(())
     }
