@@ -396,8 +396,8 @@ impl Capture {
         let compressed = file.extension().is_some_and(|x| x == "zst");
         let text = match std::fs::read(file) {
             // A compressed rollout is a whole file (Codex compresses those it is done with).
-            Ok(_) if compressed => {
-                let mut text = transcript::read_text(file)?.into_bytes();
+            Ok(bytes) if compressed => {
+                let mut text = transcript::text_of_file(file, bytes)?.into_bytes();
                 if !text.ends_with(b"\n") {
                     text.push(b'\n');
                 }

@@ -61,6 +61,12 @@ pub fn parse_file(path: &Path, format: Option<Format>) -> Result<Transcript> {
 /// decompressed whole first, and one cut short or damaged is an error naming the file.
 pub fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path.to_path_buf(), e))?;
+    text_of_file(path, bytes)
+}
+
+/// The text of the transcript file at `path`, from its `bytes` already read: decompressed for a
+/// `.zst` file.
+pub fn text_of_file(path: &Path, bytes: Vec<u8>) -> Result<String> {
     let bytes = match path.extension().and_then(|e| e.to_str()) {
         Some("zst") => zstd::stream::decode_all(bytes.as_slice()).map_err(|e| {
             bad(
