@@ -3,6 +3,7 @@
 import asyncio
 import json
 import pathlib
+import subprocess
 
 import pytest
 
@@ -14,7 +15,9 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 from test_sessions import TRACT_BIN  # noqa: E402
 
-READ_TOOLS = {"search_history", "log", "show", "find_tool_results", "find_tool_turns", "status", "usage", "diff"}
+READ_TOOLS = {
+    "search_history", "log", "show", "find_tool_results", "find_tool_turns", "sessions", "status", "usage", "diff",
+}
 
 
 def history(path: pathlib.Path) -> dict:
@@ -74,9 +77,9 @@ def test_the_read_tools_answer_from_the_store(tmp_path: pathlib.Path) -> None:
 
     out = call(path, steps)
     assert set(out["tools"]) == READ_TOOLS
-    # Every tool takes the branch explicitly.
+    # Every tool takes the branch explicitly, but the list of every branch.
     for t in out["tools"].values():
-        assert "branch" in t.input_schema["properties"], t.name
+        assert ("branch" in t.input_schema.get("properties", {})) is (t.name != "sessions"), t.name
     hits = json.loads(text(out["search"]))
     assert {h["role"] for h in hits} >= {"user", "tool"}
     assert [h["name"] for h in json.loads(text(out["search_tool"]))] == ["grep"]
@@ -151,3 +154,54 @@ def test_writes_only_with_allow_writes(tmp_path: pathlib.Path) -> None:
         assert "looked it up" in contents
         # The originals stay in history.
         assert t.get_commit(made["result"]).content == made["long"]
+
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
+AGENT_FILES = {
+    "codex": FIXTURES / "codex-real" / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    "claude-code": FIXTURES / "claude-code-real" / "v1.0.98-init-command.jsonl",
+    "gemini": FIXTURES / "gemini-real" / "legacy-v0.3x-toolcall-error-aim.json",
+}
+
+
+def agents_store(path: pathlib.Path) -> dict:
+    """A store holding a real session of each agent, imported with `tract import`; returns each
+    agent's branch."""
+    tract.Tract.open(path).close()
+    out = subprocess.run(
+        [str(TRACT_BIN), "--store", str(path), "import", "--json", *map(str, AGENT_FILES.values())],
+        capture_output=True, text=True, check=True,
+    )
+    reports = json.loads(out.stdout)
+    return {agent: r["branch"] for agent, r in zip(AGENT_FILES, reports)}
+
+
+def test_sessions_names_each_agent_and_version_and_search_says_whose(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "s.redb"
+    branches = agents_store(path)
+    # The same from Python.
+    with tract.Tract.open(path) as t:
+        listed = {b.name: (b.agent, b.agent_version) for b in t.branches()}
+    assert listed == {
+        branches["codex"]: ("codex", "0.125.0"),
+        branches["claude-code"]: ("claude-code", "1.0.98"),
+        branches["gemini"]: ("gemini", None),
+    }
+
+    async def steps(s):
+        return (
+            await s.call_tool("sessions", {}),
+            await s.call_tool("search_history", {"query": "README.md", "all_branches": True, "limit": 50}),
+        )
+
+    sessions, search = call(path, steps)
+    assert not sessions.is_error, text(sessions)
+    by_name = {b["name"]: (b["agent"], b["agent_version"]) for b in json.loads(text(sessions))}
+    assert by_name == listed
+    hits = json.loads(text(search))
+    seen = {a["agent"] for h in hits for a in h["agents"].values()}
+    assert seen == {"codex", "claude-code", "gemini"}, hits
+    for h in hits:
+        assert set(h["agents"]) <= set(h["branches"])
+        for b, a in h["agents"].items():
+            assert (a["agent"], a["version"]) == listed[b]

@@ -1286,3 +1286,27 @@ def test_api_diff_is_tract_diff_json(rich, base) -> None:
         r = request(base, "/api/diff" + query)
         assert r.status == status, (query, r)
         assert r.json()["error"]["message"]
+
+
+@needs_browser
+def test_page_sessions_of_every_agent(driver, tmp_path) -> None:
+    from test_mcp import agents_store
+
+    path = tmp_path / "agents.redb"
+    branches = agents_store(path)
+    labels = {branches["codex"]: "codex 0.125.0", branches["claude-code"]: "claude-code 1.0.98",
+              branches["gemini"]: "gemini"}
+    with Serve(path, cwd=tmp_path) as s:
+        listed = {x["name"]: (x["agent"], x["agent_version"]) for x in api(s.url, "/api/sessions")["sessions"]}
+        assert listed == {branches["codex"]: ("codex", "0.125.0"), branches["claude-code"]: ("claude-code", "1.0.98"),
+                          branches["gemini"]: ("gemini", None)}
+        hits = api(s.url, "/api/search?q=README.md&all=true&limit=50&branch=" + enc(branches["codex"]))["hits"]
+        assert {a["agent"] for h in hits for a in h["agents"].values()} == {"codex", "claude-code", "gemini"}
+        page = Page(driver, s.url)
+        page.open("#/")
+        rows = {r.get_attribute("data-branch"): r for r in page.all("[data-testid=session-row]")}
+        assert {name: page.text(page.one("[data-testid=session-agent]", row)) for name, row in rows.items()} == labels
+        # Filtering by agent lists that agent's sessions.
+        page.one("input[data-testid=session-filter]").send_keys("codex")
+        page.wait(lambda: {r.get_attribute("data-branch") for r in page.all("[data-testid=session-row]")
+                           if r.is_displayed()} == {branches["codex"]}, 5, "filtering by 'codex'")

@@ -127,9 +127,14 @@ pub fn position_line(out: &mut impl Write, info: &CommitInfo) {
 /// `log --graph`: `infos` (newest first) as a graph, each commit a `log` line with the
 /// branches whose tip it is.
 pub fn graph(out: &mut impl Write, infos: &[CommitInfo], branches: &[BranchInfo]) {
-    let mut tips: HashMap<CommitId, Vec<&str>> = HashMap::new();
+    let mut tips: HashMap<CommitId, Vec<String>> = HashMap::new();
     for b in branches {
-        tips.entry(b.head).or_default().push(&b.name);
+        // A branch holding an agent's session says which agent's.
+        let name = match &b.agent {
+            Some(a) => format!("{} [{}]", b.name, a.label()),
+            None => b.name.clone(),
+        };
+        tips.entry(b.head).or_default().push(name);
     }
     let shown: HashSet<CommitId> = infos.iter().map(|i| i.id).collect();
     let mut renderer = GraphRowRenderer::new()

@@ -73,7 +73,8 @@ pub struct Imported {
 pub struct Pass {
     /// The sessions that had something new, with what was imported.
     pub imported: Vec<Imported>,
-    /// Files that could not be read or imported this pass (tried again the next), with why.
+    /// Files that could not be read or imported this pass, with why: tried again the next
+    /// pass, or (a file whose import was refused, [`refused`]) once it changes.
     pub failed: Vec<(PathBuf, Error)>,
     /// Session files whose branch was deleted in tract: left alone.
     pub deleted: Vec<(PathBuf, String)>,
@@ -303,6 +304,13 @@ impl Capture {
             let report = match result {
                 Ok(report) => report,
                 Err(e) => {
+                    // A refusal (another session under a branch's id, a branch holding other
+                    // messages) says the same until the file changes: read again then.
+                    if refused(&e) {
+                        let seen = self.seen.entry(r.file.clone()).or_default();
+                        seen.signature = r.signature;
+                        seen.len = r.len;
+                    }
                     pass.failed.push((r.file, e));
                     continue;
                 }
@@ -340,8 +348,14 @@ impl Capture {
         // A few threads are enough to share fsyncs; more only compete for the cores.
         let threads = ready.len().clamp(1, 8);
         let mut chunks: Vec<Vec<Ready>> = (0..threads).map(|_| Vec::new()).collect();
-        for (k, r) in ready.into_iter().enumerate() {
-            chunks[k % threads].push(r);
+        // The files of one branch (a Gemini CLI session's legacy `.json` and the `.jsonl` that
+        // continues it) go to one thread, in the order read: side by side, one would find the
+        // branch moved by the other and wait for the next pass.
+        let mut thread_of: HashMap<String, usize> = HashMap::new();
+        for r in ready {
+            let next = thread_of.len() % threads;
+            let k = *thread_of.entry(r.branch.clone()).or_insert(next);
+            chunks[k].push(r);
         }
         let handles = &self.handles;
         let of = chunks.iter().map(Vec::len).sum();
@@ -605,4 +619,9 @@ fn signature_of(file: &Path) -> Signature {
             .filter_map(|p| one(p)),
     );
     Signature { files }
+}
+/// Whether a capture's import failed with a refusal, which the same file meets again until it
+/// changes (so it is read again only then), rather than with something that may pass.
+pub fn refused(e: &Error) -> bool {
+    matches!(e, Error::InvalidOperation { .. })
 }

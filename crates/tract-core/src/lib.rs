@@ -26,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agents;
 pub mod capture;
 pub mod clock;
 pub mod environment;
@@ -55,6 +56,7 @@ pub mod usage;
 pub mod view;
 pub mod write;
 
+pub use agents::AgentSession;
 pub use clock::Clock;
 pub use environment::Environment;
 pub use error::{BatchPosition, Error, ErrorCategory, LockReason, Result};

@@ -68,6 +68,20 @@ impl PyBranchInfo {
         crate::convert::utc_datetime(py, self.inner.last_activity_us)
     }
 
+    /// The agent whose session the branch holds (`"claude-code"`, `"codex"`, `"gemini"`), when
+    /// an agent's session was imported or captured onto it; else `None`.
+    #[getter]
+    fn agent(&self) -> Option<&str> {
+        self.inner.agent.as_ref().map(|a| a.agent.as_str())
+    }
+
+    /// That agent's version, as the session names it (`None` when it names none: Gemini CLI
+    /// writes no version).
+    #[getter]
+    fn agent_version(&self) -> Option<&str> {
+        self.inner.agent.as_ref().and_then(|a| a.version.as_deref())
+    }
+
     fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let pair = (self.inner.name.clone(), self.inner.head.to_hex());
         Ok(pyo3::types::PyTuple::new(py, [pair.0, pair.1])?
@@ -78,11 +92,16 @@ impl PyBranchInfo {
 
     fn __repr__(&self) -> String {
         format!(
-            "BranchInfo(name={:?}, head={}, messages={}, token_count={}{})",
+            "BranchInfo(name={:?}, head={}, messages={}, token_count={}{}{})",
             self.inner.name,
             self.inner.head.short(),
             self.inner.messages,
             self.inner.token_count,
+            self.inner
+                .agent
+                .as_ref()
+                .map(|a| format!(", agent={:?}", a.label()))
+                .unwrap_or_default(),
             if self.inner.current { ", current" } else { "" }
         )
     }

@@ -20,6 +20,12 @@ pub struct Branch {
     last_activity: String,
     /// The same time in microseconds since the Unix epoch.
     last_activity_us: u64,
+    /// The agent whose session it holds (`claude-code`, `codex`, `gemini`), when an agent's
+    /// session was imported or captured onto it; else `null`.
+    agent: Option<String>,
+    /// That agent's version, as the session names it (`null` when it names none: Gemini CLI
+    /// writes no version).
+    agent_version: Option<String>,
 }
 
 impl From<&BranchInfo> for Branch {
@@ -32,6 +38,8 @@ impl From<&BranchInfo> for Branch {
             token_count: b.token_count,
             last_activity: tract_core::clock::rfc3339_micros(b.last_activity_us),
             last_activity_us: b.last_activity_us,
+            agent: b.agent.as_ref().map(|a| a.agent.clone()),
+            agent_version: b.agent.as_ref().and_then(|a| a.version.clone()),
         }
     }
 }

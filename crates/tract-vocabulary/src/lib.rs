@@ -50,7 +50,7 @@ pub use index::IndexReport;
 pub use merge::Merge;
 pub use redaction::{RedactReport, Redaction};
 pub use replay::{Divergence, ReplayReport};
-pub use search::SearchHit;
+pub use search::{Agent, SearchHit};
 pub use secrets::{SecretFinding, SecretsRedaction, TextFinding};
 pub use status::Status;
 pub use sync::SyncReport;

@@ -2,6 +2,7 @@
 
 use super::{Commit, Detail};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One search match: the commit (its fields at the top level, so `commit_hash` is the hit's
 /// as in Python), where it matched, how well, and the branches that hold it.
@@ -23,6 +24,28 @@ pub struct SearchHit {
     /// Every branch whose history holds the commit, sorted (a fork shares its source's
     /// commits: one hit names them all).
     branches: Vec<String>,
+    /// Of those, the ones holding an agent's session, each with the agent and its version
+    /// (as in [`Agent`]).
+    agents: BTreeMap<String, Agent>,
+}
+
+/// The agent whose session a branch holds, and its version (`null` when the session names
+/// none).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Agent {
+    /// `claude-code`, `codex` or `gemini`.
+    agent: String,
+    /// Its version, as the session names it.
+    version: Option<String>,
+}
+
+impl From<&tract_core::AgentSession> for Agent {
+    fn from(a: &tract_core::AgentSession) -> Self {
+        Agent {
+            agent: a.agent.clone(),
+            version: a.version.clone(),
+        }
+    }
 }
 
 impl From<&tract_core::SearchHit> for SearchHit {
@@ -40,6 +63,18 @@ impl SearchHit {
             highlights: hit.highlights.iter().map(|&(a, b)| [a, b]).collect(),
             score: hit.score,
             branches: hit.branches.clone(),
+            agents: BTreeMap::new(),
         }
+    }
+
+    /// The hit with the agent of each of its branches that holds one of `agents` (by branch,
+    /// as [`tract_core::Tract::agents`] gives them).
+    pub fn with_agents(mut self, agents: &BTreeMap<String, tract_core::AgentSession>) -> Self {
+        self.agents = self
+            .branches
+            .iter()
+            .filter_map(|b| Some((b.clone(), Agent::from(agents.get(b)?))))
+            .collect();
+        self
     }
 }

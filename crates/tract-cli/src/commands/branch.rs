@@ -56,16 +56,18 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
             let width = branches.iter().map(|b| b.name.len()).max().unwrap_or(0);
             for b in &branches {
                 let mark = if b.current { '*' } else { ' ' };
-                let _ = writeln!(
-                    ui,
-                    "{mark} {:<width$} {} {:>6} {:<4} {:>8} tok  {}",
+                let line = format!(
+                    "{mark} {:<width$} {} {:>6} {:<4} {:>8} tok  {}  {}",
                     b.name,
                     b.head.short(),
                     b.messages,
                     if b.messages == 1 { "msg" } else { "msgs" },
                     b.token_count,
-                    render::time_seconds(b.last_activity_us)
+                    render::time_seconds(b.last_activity_us),
+                    // Which agent's session it holds, where an import said.
+                    b.agent.as_ref().map(|a| a.label()).unwrap_or_default(),
                 );
+                let _ = writeln!(ui, "{}", line.trim_end());
             }
         }
     }

@@ -213,10 +213,11 @@ fn report(ui: &mut Ui<'_>, pass: &Pass, json: bool, now: bool) {
         }
     }
     for (file, e) in &pass.failed {
-        ui.warning(&format!(
-            "{}: {e} (tried again on the next pass)",
-            file.display()
-        ));
+        let again = match tract_core::capture::refused(e) {
+            true => "tried again when the file changes",
+            false => "tried again on the next pass",
+        };
+        ui.warning(&format!("{}: {e} ({again})", file.display()));
     }
     for (file, branch) in &pass.session_store {
         ui.note(&format!(

@@ -137,7 +137,7 @@ pub fn run(ctx: &Context, out: &mut Ui<'_>, a: &Args) -> Result<(), CommandError
         limit: Some(5),
         ..tract_core::SearchQuery::default()
     })?;
-    crate::commands::search::print_hits(out, &hits, false);
+    crate::commands::search::print_hits(out, &hits, None);
     let compiled = t.compile()?;
     let _ = writeln!(out, "\n$ tract compile --format anthropic");
     for w in compiled.warnings() {

@@ -49,6 +49,18 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     let infos = t.log(&query)?;
     if a.rev.is_none() {
         note_if_branch_empty(&t, ui, "`tract log BRANCH` shows one")?;
+        // Whose session this is, beside the log (on standard error: the log stays the log).
+        if !a.json
+            && let Some(branch) = t.head()?.branch()
+            && let Some(s) = t.agents()?.get(branch)
+        {
+            let started = s
+                .started
+                .as_deref()
+                .map(|at| format!(", started {at}"))
+                .unwrap_or_default();
+            ui.note(&format!("a {} session{started}", s.label()));
+        }
     }
     if a.graph {
         render::graph(ui, &infos, &t.branches()?);

@@ -15,8 +15,8 @@ use crate::context::Context;
 use crate::error::CommandError;
 use crate::ui::Ui;
 use crate::vocabulary::{
-    Commit, CompressReport, Detail, HistoryDiffReport, SearchHit, Status, ToolTurn, UsageReport,
-    Version, ViewDiffReport,
+    Branch, Commit, CompressReport, Detail, HistoryDiffReport, SearchHit, Status, ToolTurn,
+    UsageReport, Version, ViewDiffReport,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -31,7 +31,7 @@ use tract_core::{
 };
 
 /// Serve the store's history to an agent as MCP tools over stdio (search_history, log, show,
-/// find_tool_results, find_tool_turns, status, usage, diff; edit and compress with
+/// find_tool_results, find_tool_turns, sessions, status, usage, diff; edit and compress with
 /// --allow-writes).
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -269,10 +269,11 @@ impl History {
                 limit: Some(a.limit.unwrap_or(DEFAULT_HITS)),
             };
             let hits = t.search(&q)?;
+            let agents = t.agents()?;
             // The snippet says what matched; `show` gives the rest.
             Ok(hits
                 .iter()
-                .map(|h| SearchHit::new(h, Detail::Brief))
+                .map(|h| SearchHit::new(h, Detail::Brief).with_agents(&agents))
                 .collect::<Vec<_>>())
         })
     }
@@ -345,6 +346,16 @@ impl History {
                 .iter()
                 .map(|turn| ToolTurn::new(turn, LISTED))
                 .collect::<Vec<_>>())
+        })
+    }
+
+    /// Every branch, each with the agent whose session it holds.
+    #[tool(
+        description = "Every branch of the store: each one session or conversation, with the agent that wrote it and that agent's version (agent: claude-code, codex or gemini, where an agent's session was imported or captured; null otherwise), its head, the messages and tokens in its view, and when it last moved."
+    )]
+    fn sessions(&self) -> Answer {
+        self.answer(None, |t| {
+            Ok(t.branches()?.iter().map(Branch::from).collect::<Vec<_>>())
         })
     }
 
@@ -433,7 +444,7 @@ impl History {
     }
 }
 
-#[tool_handler(router = self.tool_router, name = "tract", instructions = "The history of this agent's conversations, kept by tract: search what was said and what tools returned, read the log, show a commit in full. Every tool takes a branch (default: the store's current branch).")]
+#[tool_handler(router = self.tool_router, name = "tract", instructions = "The history of this agent's conversations, kept by tract: search what was said and what tools returned, read the log, show a commit in full. sessions lists the branches, each with the agent (and version) whose session it holds; every other tool takes a branch (default: the store's current branch).")]
 impl ServerHandler for History {}
 
 impl History {

@@ -133,7 +133,7 @@ pub enum Command {
     /// markdown.
     Export(export::Args),
     /// Serve the store's history to an agent as MCP tools over stdio (search_history, log,
-    /// show, find_tool_results, find_tool_turns, status, usage, diff; edit and compress with
+    /// show, find_tool_results, find_tool_turns, sessions, status, usage, diff; edit and compress with
     /// --allow-writes).
     Mcp(mcp::Args),
     /// Serve a read-only web view of the store: sessions, each view with its tool calls as

@@ -10,8 +10,9 @@ use crate::progress::Progress;
 use crate::render;
 use crate::ui::Ui;
 use crate::vocabulary::SearchHit;
+use std::collections::BTreeMap;
 use std::fmt::Write;
-use tract_core::{Role, SearchQuery, SearchScope};
+use tract_core::{AgentSession, Role, SearchQuery, SearchScope};
 
 /// The hits a ranked search shows when `-n` does not say.
 pub(super) const DEFAULT_HITS: usize = 20;
@@ -145,8 +146,12 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     if let Some(n) = limit {
         hits.truncate(n);
     }
+    let agents = t.agents()?;
     if a.json {
-        let list: Vec<_> = hits.iter().map(SearchHit::from).collect();
+        let list: Vec<_> = hits
+            .iter()
+            .map(|h| SearchHit::from(h).with_agents(&agents))
+            .collect();
         output::print(ui, &list, false);
         return Ok(());
     }
@@ -154,7 +159,7 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
     // alone: listing branches with their counts replays the view of every branch whose counts
     // the store does not keep (a clone's), seconds at a thousand branches in a database.
     let show_branches = t.store().read()?.branches()?.len() > 1;
-    print_hits(ui, &hits, show_branches);
+    print_hits(ui, &hits, show_branches.then_some(&agents));
     if more && let Some(n) = limit {
         // The same page size again, when it was not the default.
         let size = a.limit.map(|n| format!(" -n {n}")).unwrap_or_default();
@@ -167,8 +172,13 @@ pub fn run(ctx: &Context, ui: &mut Ui<'_>, a: &Args) -> Result<(), CommandError>
 }
 
 /// One line per hit: its short id, role, tools and snippet (its matches in colour on a
-/// terminal), and with `show_branches` the branches that hold it.
-pub(super) fn print_hits(ui: &mut Ui<'_>, hits: &[tract_core::SearchHit], show_branches: bool) {
+/// terminal), and with `branches` the branches that hold it, each with the agent whose session
+/// it holds (`branches` gives them by branch).
+pub(super) fn print_hits(
+    ui: &mut Ui<'_>,
+    hits: &[tract_core::SearchHit],
+    branches: Option<&BTreeMap<String, AgentSession>>,
+) {
     let colour = ui.colour();
     for h in hits {
         let role = render::role(&h.info);
@@ -180,8 +190,18 @@ pub(super) fn print_hits(ui: &mut Ui<'_>, hits: &[tract_core::SearchHit], show_b
             render::cut(if tools.is_empty() { "-" } else { &tools }, 12),
             snippet(&h.snippet, &h.highlights, colour)
         );
-        if show_branches && !h.branches.is_empty() {
-            line = format!("{}  ({})", line.trim_end(), branch_list(&h.branches));
+        if let Some(agents) = branches
+            && !h.branches.is_empty()
+        {
+            let named: Vec<String> = h
+                .branches
+                .iter()
+                .map(|b| match agents.get(b) {
+                    Some(a) => format!("{b} [{}]", a.label()),
+                    None => b.clone(),
+                })
+                .collect();
+            line = format!("{}  ({})", line.trim_end(), branch_list(&named));
         }
         let _ = writeln!(ui, "{}", line.trim_end());
     }

@@ -61,6 +61,8 @@ fn a_claude_code_session_imports_once_and_exports_as_markdown() {
     3db23c4bcd append tool      Grep             17  config.py:42: DATABASE_URL = os.environ["DATABASE_URL"]
     2a675e56ed append assistant Grep             56  Let me search.
     2c20ef8126 append user      -                 9  Where is DATABASE_URL read?
+    --- stderr
+    note: a claude-code 2.1.37 session
     "#);
     assert_snapshot!(p.run(&[on[0], on[1], "export", "--format", "markdown"]), @"
     exit: 0
@@ -184,7 +186,7 @@ fn claude_code_sub_agents_import_as_merged_branches() {
     assert_snapshot!(p.run(&["--branch", "review", "log", "--graph"]), @r#"
     exit: 0
     --- stdout
-    ○  d83e3914e2 append assistant -                17  Two findings: token rotation (auth) and refund rounding (billing).  (review)
+    ○  d83e3914e2 append assistant -                17  Two findings: token rotation (auth) and refund rounding (billing).  (review [claude-code 2.1.37])
     ◆    e8aad3c35f merge  tool      Task             20  (review/agents/b4 answers toolu_T2) Billing rounds cents down in refunds.
     ├─╮
     │ ○  96390de389 append assistant -                10  Billing rounds cents down in refunds.  (review/agents/b4)
@@ -199,11 +201,13 @@ fn claude_code_sub_agents_import_as_merged_branches() {
     ├─╯
     ○  77fcdf0e1d append assistant Task,Task        50  Task({"subagent_type":"reviewer","description":"Review auth","prompt":"Review src/auth for bugs…
     ○  9dbf65542d append user      -                12  Review the auth module and the billing module.
+    --- stderr
+    note: a claude-code 2.1.37 session
     "#);
     assert_snapshot!(p.run(&["branch"]), @"
     exit: 0
     --- stdout
-      review               d83e3914e2      5 msgs      114 tok  2026-11-21T10:00:25Z
+      review               d83e3914e2      5 msgs      114 tok  2026-11-21T10:00:25Z  claude-code 2.1.37
       review/agents/a1b2c3 007e1e917a      6 msgs      160 tok  2026-11-21T10:00:19Z
       review/agents/b4     96390de389      5 msgs      126 tok  2026-11-21T10:00:20Z
     ");
@@ -327,9 +331,9 @@ fn capture_once_imports_every_session_once() {
     assert_snapshot!(p.run(&["branch"]), @"
     exit: 0
     --- stdout
-      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                6dd91882f4     30 msgs     6897 tok  2026-02-12T14:13:18Z
+      claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                6dd91882f4     30 msgs     6897 tok  2026-02-12T14:13:18Z  claude-code 2.1.39
       claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 abb3528bb3     29 msgs     7220 tok  2026-02-12T14:13:05Z
-      claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    68f3072260     20 msgs     1062 tok  2025-09-03T00:47:52Z
+      claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    68f3072260     20 msgs     1062 tok  2025-09-03T00:47:52Z  claude-code 1.0.98
     ");
     // Each captured branch, the sub-agent's too, is checkpointed: a cold read walks at most
     // 16 commits past its checkpoint (a sixteenth of a view this small).
@@ -385,14 +389,14 @@ fn capture_s_store_is_the_one_every_command_finds() {
     assert_snapshot!(run(&["branch"]), @"
         exit: 0
         --- stdout
-          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                6dd91882f4     30 msgs     6897 tok  2026-02-12T14:13:18Z
+          claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04                6dd91882f4     30 msgs     6897 tok  2026-02-12T14:13:18Z  claude-code 2.1.39
           claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5 abb3528bb3     29 msgs     7220 tok  2026-02-12T14:13:05Z
-          claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    68f3072260     20 msgs     1062 tok  2025-09-03T00:47:52Z
+          claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a                                                    68f3072260     20 msgs     1062 tok  2025-09-03T00:47:52Z  claude-code 1.0.98
         ");
     assert_snapshot!(run(&["search", "--all", "-n", "1", "subagent"]), @r#"
         exit: 0
         --- stdout
-        e594f4b307 assistant Task,Skill   …check if opentelemetry_exporter still exists or if it's been replaced by something else in the latest OTEL ecosystem.","subagent_type":"general-purpose","model":"sonnet"})…  (claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04, claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5)
+        e594f4b307 assistant Task,Skill   …check if opentelemetry_exporter still exists or if it's been replaced by something else in the latest OTEL ecosystem.","subagent_type":"general-purpose","model":"sonnet"})…  (claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04 [claude-code 2.1.39], claude/-home-USER-projects-spotter-worktrees-spotter-4te/ae4a77f8-aedd-4bc1-888f-c94edc91af04/agents/aac57f5)
         "#);
     assert_snapshot!(run(&["status"]), @"
         exit: 0
@@ -502,4 +506,91 @@ fn a_branch_exports_as_a_claude_code_session_and_installs() {
     let again = install();
     assert_eq!(again.code, Some(4), "{}", again.stderr);
     assert!(again.stderr.contains("exists"), "{}", again.stderr);
+}
+
+/// Real sessions of three agents imported side by side: `branch` names each one's agent and
+/// version, `search --all` says whose session holds a hit, `log` says whose session it reads,
+/// and a second file giving a session id already taken (another start) is refused.
+#[test]
+fn sessions_of_every_agent_side_by_side_each_with_its_agent_and_version() {
+    let p = Project::new();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let codex = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl";
+    for (from, to) in [
+        (format!("codex-real/{codex}"), "codex.jsonl"),
+        (
+            "claude-code-real/v1.0.98-init-command.jsonl".into(),
+            "claude.jsonl",
+        ),
+        (
+            "gemini-real/legacy-v0.3x-toolcall-error-aim.json".into(),
+            "gemini.json",
+        ),
+    ] {
+        std::fs::copy(fixtures.join(from), p.path().join(to)).unwrap();
+    }
+    p.ok(&["import", "codex.jsonl", "claude.jsonl", "gemini.json"]);
+    // (A Codex line here holds a credential, scrubbed with the store's own key: the Codex
+    // branch's commit ids are the store's, so lines are compared, not snapshots.)
+    let codex_branch = "codex/-Users-Sample-User-repos-codemie-ai-codemie-code/019e1625-789d-76c0-80ab-3724b5ddb799";
+    let listed = p.ok(&["branch"]);
+    let agent_of = |name: &str| {
+        listed
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .and_then(|l| l.rsplit("  ").next())
+            .map(str::to_string)
+    };
+    assert_eq!(
+        agent_of("claude/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a").as_deref(),
+        Some("claude-code 1.0.98"),
+        "{listed}"
+    );
+    assert_eq!(
+        agent_of(codex_branch).as_deref(),
+        Some("codex 0.125.0"),
+        "{listed}"
+    );
+    assert_eq!(
+        agent_of("gemini/d53620cca11ecff4/50316244-145e-46cb-b42b-db11410ad87a").as_deref(),
+        Some("gemini"),
+        "{listed}"
+    );
+    // A file name every agent's session mentions, found in each, each hit saying whose.
+    let hits = p.ok(&["search", "--all", "-n", "100", "README.md"]);
+    for label in ["[claude-code 1.0.98]", "[codex 0.125.0]", "[gemini]"] {
+        assert!(hits.contains(label), "no hit in a {label} session:\n{hits}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&p.ok(&["branch", "--json"])).unwrap();
+    let codex = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == codex_branch)
+        .unwrap();
+    assert_eq!(
+        (&codex["agent"], &codex["agent_version"]),
+        (&"codex".into(), &"0.125.0".into())
+    );
+    // `log` says whose session it reads, beside the log.
+    let log = p.run(&["--branch", codex_branch, "log", "-n", "1"]);
+    assert!(
+        log.stderr
+            .contains("note: a codex 0.125.0 session, started 2026-05-11T08:26:55.042Z"),
+        "{}",
+        log.stderr
+    );
+    // Another rollout under the thread's id, started at another time.
+    let text = std::fs::read_to_string(p.path().join("codex.jsonl")).unwrap();
+    let other = text.replacen(
+        "\"timestamp\":\"2026-05-11T",
+        "\"timestamp\":\"2030-05-11T",
+        2,
+    );
+    std::fs::write(p.path().join("other.jsonl"), other).unwrap();
+    assert_snapshot!(p.run(&["import", "other.jsonl"]), @"
+        exit: 5
+        --- stderr
+        error: invalid operation: branch 'codex/-Users-Sample-User-repos-codemie-ai-codemie-code/019e1625-789d-76c0-80ab-3724b5ddb799' holds the codex session 019e1625-789d-76c0-80ab-3724b5ddb799 that started at 2026-05-11T08:26:55.042Z; this file's session has its id but started at 2030-05-11T08:26:55.042Z: another session, refused; import it into another branch with --branch
+    ");
 }

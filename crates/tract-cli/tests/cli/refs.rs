@@ -455,7 +455,9 @@ fn branch_json_lists_sessions_with_their_counts() {
             "messages": 1,
             "token_count": 11,
             "last_activity": "2026-01-01T00:00:00.000000Z",
-            "last_activity_us": 1767225600000000
+            "last_activity_us": 1767225600000000,
+            "agent": null,
+            "agent_version": null
           },
           {
             "name": "alt",
@@ -464,7 +466,9 @@ fn branch_json_lists_sessions_with_their_counts() {
             "messages": 1,
             "token_count": 7,
             "last_activity": "2026-01-01T00:00:00.000000Z",
-            "last_activity_us": 1767225600000000
+            "last_activity_us": 1767225600000000,
+            "agent": null,
+            "agent_version": null
           },
           {
             "name": "main",
@@ -473,7 +477,9 @@ fn branch_json_lists_sessions_with_their_counts() {
             "messages": 2,
             "token_count": 11,
             "last_activity": "2026-01-01T00:00:00.000001Z",
-            "last_activity_us": 1767225600000001
+            "last_activity_us": 1767225600000001,
+            "agent": null,
+            "agent_version": null
           }
         ]
         "#);

@@ -21,6 +21,7 @@
 //! tract's own commit export is written object for object, so every id is the exported one;
 //! the branch then moves to its last commit by fast-forward.
 
+use crate::agents::{self, AgentSession};
 use crate::error::{Error, Result};
 use crate::formats::transcript::{Format, Step, Transcript};
 use crate::id::{BlobId, CommitId};
@@ -88,8 +89,13 @@ pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport
             warnings,
             waiting_agents,
             parent,
+            agent,
+            session,
             ..
         } => {
+            if let Some(agent) = &agent {
+                refuse_another_session(repo, agent, session.as_deref())?;
+            }
             if let Some(parent) = parent {
                 start_at_fork(repo, &parent, &steps)?;
             }
@@ -98,6 +104,9 @@ pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport
             report.off_path = off_path;
             report.warnings = warnings;
             report.waiting_agents = waiting_agents;
+            if let Some(agent) = &agent {
+                name_agent(repo, agent)?;
+            }
             Ok(report)
         }
         Transcript::Steps {
@@ -782,6 +791,52 @@ fn start_at_fork(repo: &Repo, parent: &str, steps: &[Step]) -> Result<()> {
     w.commit()?;
     repo.written(&head.target, None);
     Ok(())
+}
+
+/// Refuses a session whose branch (the handle's) holds another session of the same agent: one
+/// that started at another time (two files giving one session id). Nothing is written.
+fn refuse_another_session(repo: &Repo, agent: &AgentSession, id: Option<&str>) -> Result<()> {
+    let snap = repo.read()?;
+    let HeadRef::Branch(branch) = repo.head(&snap)?.target else {
+        return Ok(());
+    };
+    let Some(held) = agents::of(&snap, &branch)? else {
+        return Ok(());
+    };
+    if let (Some(was), Some(now)) = (&held.started, &agent.started)
+        && held.agent == agent.agent
+        && was != now
+    {
+        return Err(Error::invalid_op(format!(
+            "branch '{branch}' holds the {} session {} that started at {was}; this file's \
+             session has its id but started at {now}: another session, refused; import it \
+             into another branch with --branch",
+            agent.agent,
+            id.unwrap_or("?"),
+        )));
+    }
+    Ok(())
+}
+
+/// Keeps which agent wrote the session on the handle's branch (and its version, which moves
+/// as the agent is updated between turns): written only when it changed.
+fn name_agent(repo: &Repo, agent: &AgentSession) -> Result<()> {
+    let snap = repo.read()?;
+    let head = repo.head(&snap)?;
+    let (HeadRef::Branch(branch), Some(_)) = (&head.target, head.commit) else {
+        return Ok(());
+    };
+    if agents::of(&snap, branch)?.as_ref() == Some(agent) {
+        return Ok(());
+    }
+    drop(snap);
+    let mut w = repo.store.write_refs(&[branch.as_str()])?;
+    // Deleted meanwhile: no session to name.
+    if w.branch(branch)?.is_none() {
+        return Ok(());
+    }
+    agents::set(&mut w, branch, Some(agent))?;
+    w.commit()
 }
 
 /// Moves the handle's branch back to `base` (the reflog keeps where it was), if it is still at

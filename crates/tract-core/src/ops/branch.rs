@@ -1,6 +1,7 @@
 //! Branches and a handle's position: listing, creating (a fork at any commit), switching,
 //! checking out a commit (detached), resetting. Every ref move is in the reflog.
 
+use crate::agents::{self, AgentSession};
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::refs::{CLEARED, Head, HeadRef};
@@ -26,6 +27,8 @@ pub struct BranchInfo {
     pub token_count: u64,
     /// When its tip was committed, in microseconds since the Unix epoch.
     pub last_activity_us: u64,
+    /// The agent whose session it holds (imported or captured), with its version.
+    pub agent: Option<AgentSession>,
 }
 
 /// Every branch, by name, with its counts: the ones kept as it moved, or (for a branch whose
@@ -34,6 +37,7 @@ pub(crate) fn branches(repo: &Repo) -> Result<Vec<BranchInfo>> {
     let snap = repo.read()?;
     // Not resolved: listing works on a handle whose own branch was deleted.
     let position = repo.position(&snap)?;
+    let mut sessions = agents::all(&snap)?;
     snap.branches()?
         .into_iter()
         .map(|(name, tip)| {
@@ -42,6 +46,7 @@ pub(crate) fn branches(repo: &Repo) -> Result<Vec<BranchInfo>> {
                 _ => counted(&snap, &name, tip)?,
             };
             Ok(BranchInfo {
+                agent: sessions.remove(&name),
                 current: position == HeadRef::Branch(name.clone()),
                 name,
                 head: tip,
@@ -122,6 +127,7 @@ pub(crate) fn delete(repo: &Repo, name: &BranchName) -> Result<CommitId> {
     w.set_branch(name.as_str(), None, "branch: deleted")?;
     w.set_branch_stats(name.as_str(), None)?;
     w.set_meta(&checkpoint::branch_key(name.as_str()), None)?;
+    agents::set(&mut w, name.as_str(), None)?;
     w.commit()?;
     Ok(tip)
 }
@@ -142,6 +148,7 @@ pub(crate) fn clear(repo: &Repo) -> Result<Option<CommitId>> {
     w.set_branch(name, None, CLEARED)?;
     w.set_branch_stats(name, None)?;
     w.set_meta(&checkpoint::branch_key(name), None)?;
+    agents::set(&mut w, name, None)?;
     w.commit()?;
     repo.written(&head.target, None);
     Ok(Some(tip))

@@ -9,6 +9,7 @@
 //! content a branch the rule does not cover reaches (or a pinned one, or a detached `HEAD`)
 //! is kept, and counted as kept.
 
+use crate::agents;
 use crate::clock::rfc3339_micros;
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId};
@@ -282,6 +283,7 @@ pub(crate) fn apply(w: &mut Writer, plan: &Plan) -> Result<()> {
             w.set_branch(&d.name, None, &reason)?;
             w.set_branch_stats(&d.name, None)?;
             w.set_meta(&checkpoint::branch_key(&d.name), None)?;
+            agents::set(w, &d.name, None)?;
         }
     }
     for (blob, tombstone, payload) in &plan.tombstones {

@@ -12,6 +12,7 @@
 //! moves, as git's push and fetch do, unless forced (the old tip stays in the reflog). A
 //! receiver's tip that already contains the sender's (it merged it) stays, and is no refusal.
 
+use crate::agents;
 use crate::error::{Error, Result};
 use crate::id::{BlobId, CommitId, IdHasher};
 use crate::object::Commit;
@@ -456,6 +457,11 @@ pub(crate) fn transfer(
         if old != Some(m.tip) {
             w.set_branch(&m.target, Some(m.tip), reason)?;
             w.set_branch_stats(&m.target, None)?;
+        }
+        // Which agent wrote the session travels with it (a sender that does not say leaves
+        // the receiver's word).
+        if let Some(session) = agents::of(&src, &m.source)? {
+            agents::set(&mut w, &m.target, Some(&session))?;
         }
         moved.push((
             m.at,

@@ -1,6 +1,7 @@
 //! Branches through a handle: its position, listing, creating, forking, merging, deleting,
 //! clearing, popping, switching, checking out, resetting, and the reflog.
 
+use crate::agents::AgentSession;
 use crate::error::Result;
 use crate::id::CommitId;
 use crate::object::Message;
@@ -10,6 +11,7 @@ use crate::refs::{Head, ReflogEntry};
 use crate::repo::Bind;
 use crate::view::info::CommitInfo;
 use crate::view::revision::{BranchName, Rev};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::Tract;
@@ -29,6 +31,12 @@ impl Tract {
     /// Every branch, by name.
     pub fn branches(&self) -> Result<Vec<BranchInfo>> {
         branch::branches(&self.repo)
+    }
+
+    /// Which agent wrote each branch's session, by branch (only the branches an agent's session
+    /// was imported or captured onto): one read, with no branch's counts.
+    pub fn agents(&self) -> Result<BTreeMap<String, AgentSession>> {
+        crate::agents::all(&self.repo.read()?)
     }
 
     /// Checks that `name` is there to be read: a branch with commits, or the branch the

@@ -168,3 +168,41 @@ fn capture_follows_gemini_sessions_appended_and_rewritten_whole() {
         a.compile().unwrap().to_openai().unwrap()
     );
 }
+
+/// A legacy session and the JSON lines that continue it (one session id, one start), found
+/// together by a first pass: imported one after the other onto their one branch, neither
+/// finding it moved by the other.
+#[test]
+fn capture_imports_a_legacy_session_and_its_continuation_in_one_pass() {
+    use tract_core::capture::Capture;
+    for _ in 0..5 {
+        let (_d, store) = temp_store();
+        let dir = tempfile::tempdir().unwrap();
+        let projects = dir.path().join("claude-projects");
+        let tmp = dir.path().join("gemini-home/.gemini/tmp");
+        let chats = tmp.join("aim/chats");
+        std::fs::create_dir_all(&projects).unwrap();
+        std::fs::create_dir_all(&chats).unwrap();
+        std::fs::copy(
+            fixture(
+                "gemini-real",
+                "legacy-v0.3x-slash-info-error-cancelled-aim.json",
+            ),
+            chats.join("session-2026-03-18T01-58-b26e4930.json"),
+        )
+        .unwrap();
+        std::fs::copy(
+            fixture("gemini-written", "migrated-from-legacy-v0.3x-aim.jsonl"),
+            chats.join("session-2026-03-18T01-58-b26e4930.jsonl"),
+        )
+        .unwrap();
+        let t = open_bound(&store, Bind::Branch(branch("main")));
+        let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
+        capture.follow_gemini(&tmp).unwrap();
+        let pass = capture.pass().unwrap();
+        assert!(pass.failed.is_empty(), "{:?}", pass.failed);
+        assert!(!pass.imported.is_empty());
+        let names: Vec<String> = t.branches().unwrap().into_iter().map(|b| b.name).collect();
+        assert_eq!(names, ["gemini/aim/b26e4930-a5eb-4800-bed1-3d8b7929eddf"]);
+    }
+}

@@ -68,7 +68,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["storage/search/tantivy_index", "storage/postgres/search"],
     &["storage/search/keeper"],
-    &["storage/open"],
+    &["storage/open", "agents"],
     &[
         "view/revision",
         "view",

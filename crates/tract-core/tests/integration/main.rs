@@ -4,6 +4,7 @@
 
 mod support;
 
+mod agents;
 mod append;
 mod branch;
 mod checkpoint;

@@ -460,6 +460,16 @@ class BranchInfo:
     def last_activity(self) -> datetime.datetime:
         """When its tip was committed (timezone-aware, UTC)."""
 
+    @property
+    def agent(self) -> Optional[str]:
+        """The agent whose session the branch holds (`"claude-code"`, `"codex"`, `"gemini"`), when
+        an agent's session was imported or captured onto it; else `None`."""
+
+    @property
+    def agent_version(self) -> Optional[str]:
+        """That agent's version, as the session names it (`None` when it names none: Gemini CLI
+        writes no version)."""
+
     def __iter__(self) -> Iterator[str]: ...
 
     def __eq__(self, value: object, /) -> bool: ...

@@ -553,11 +553,12 @@ async fn search(
             Some(_) => t.view_indexes(hits.iter().map(shown))?,
             None => vec![None; hits.len()],
         };
+        let agents = t.agents()?;
         let hits = hits
             .iter()
             .zip(places)
             .map(|(h, index)| Hit {
-                hit: SearchHit::new(h, Detail::Brief),
+                hit: SearchHit::new(h, Detail::Brief).with_agents(&agents),
                 index,
             })
             .collect();

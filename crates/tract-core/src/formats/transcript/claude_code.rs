@@ -7,6 +7,7 @@
 //! to say: a session is read there whole ([`claude_code::read`]), a sub-agent's chain too
 //! ([`claude_code::sub_agent`]), then assembled here in that order; nothing there calls back.
 
+use crate::agents::AgentSession;
 use crate::error::{Error, Result};
 use crate::formats::claude_code;
 use crate::formats::transcript::anthropic::anthropic_message;
@@ -499,6 +500,19 @@ fn claude_code(
         },
         unsettled: reading.unsettled,
         parent: None,
+        agent: Some(Box::new(AgentSession {
+            agent: Format::ClaudeCode.name().into(),
+            // Claude Code updates between turns of one session: the newest line says which
+            // version writes it now.
+            version: values
+                .iter()
+                .rev()
+                .find_map(|(_, v)| v.get("version").and_then(Value::as_str))
+                .map(str::to_string),
+            // A resumed session is continued under its id in another file: no start tells
+            // two of its files apart.
+            started: None,
+        })),
     })
 }
 

@@ -23,6 +23,7 @@
 //! a file that grew adds only what is new. The oldest files (before Codex wrote envelopes: a
 //! first line `{"id", "timestamp", ...}`, then bare items) read the same way, without events.
 
+use crate::agents::AgentSession;
 use crate::error::Result;
 use crate::formats::responses::message_from_item;
 use crate::formats::transcript::rfc3339;
@@ -145,6 +146,9 @@ struct Reader {
     session: Option<String>,
     cwd: Option<String>,
     parent: Option<String>,
+    /// The thread's `session_meta`'s `cli_version` and `timestamp`.
+    version: Option<String>,
+    started: Option<String>,
     model: Option<String>,
     /// The last totals a `token_count` reported.
     totals: Option<Value>,
@@ -205,6 +209,11 @@ pub(super) fn read_rollout(values: &Values) -> Result<Transcript> {
         waiting_agents: Vec::new(),
         unsettled: None,
         parent: r.parent,
+        agent: Some(Box::new(AgentSession {
+            agent: Format::Codex.name().into(),
+            version: r.version,
+            started: r.started,
+        })),
     })
 }
 
@@ -259,6 +268,8 @@ impl Reader {
                     self.session = text("id");
                     self.cwd = text("cwd");
                     self.parent = text("forked_from_id");
+                    self.version = text("cli_version");
+                    self.started = text("timestamp");
                 }
                 self.record(line, v, id, at);
             }
@@ -297,6 +308,10 @@ impl Reader {
     fn read_pre_envelope(&mut self, line: usize, v: &Value, id: String) -> Result<()> {
         if self.session.is_none() && is_pre_envelope_meta(v) {
             self.session = v.get("id").and_then(Value::as_str).map(str::to_string);
+            self.started = v
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             self.record(line, v, id, None);
             return Ok(());
         }

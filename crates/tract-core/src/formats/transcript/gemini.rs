@@ -23,6 +23,7 @@
 //! hash of the record, so a record Gemini CLI replaced is a conversation that moved to another
 //! path (as a Claude Code rewind).
 
+use crate::agents::AgentSession;
 use crate::error::Result;
 use crate::formats::transcript::rfc3339;
 use crate::formats::transcript::steps::{Format, Step, Transcript, bad};
@@ -484,6 +485,15 @@ pub(super) fn read_session(text: &str) -> Result<Transcript> {
         waiting_agents: Vec::new(),
         unsettled: None,
         parent: None,
+        agent: Some(Box::new(AgentSession {
+            agent: Format::Gemini.name().into(),
+            // Gemini CLI writes no version of itself into a session.
+            version: None,
+            started: metadata
+                .get("startTime")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })),
     })
 }
 

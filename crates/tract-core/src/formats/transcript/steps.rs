@@ -2,6 +2,7 @@
 //! commit export ([`Transcript`]), and what every format builds them with (a bad line's error,
 //! a message step, tool names by call id).
 
+use crate::agents::AgentSession;
 use crate::error::{Error, Result};
 use crate::id::CommitId;
 use crate::object::{Commit, Message, Role};
@@ -189,6 +190,9 @@ pub enum Transcript {
         /// The session this one was forked from (a Codex thread's `forked_from_id`): its
         /// branch holds the lines this one repeats.
         parent: Option<String>,
+        /// The agent that wrote the session, its version and start (an agent's own session
+        /// file; `None` for a conversation in an API's format).
+        agent: Option<Box<AgentSession>>,
     },
     /// Commits written by `tract export --format jsonl`, oldest first, each with the message
     /// it carries; the last one is the branch tip.
@@ -210,6 +214,7 @@ impl Transcript {
             waiting_agents: Vec::new(),
             unsettled: None,
             parent: None,
+            agent: None,
         }
     }
 }

@@ -104,4 +104,7 @@ export function shownText(c) {
 /** A commit's tokens as the view counts them: its newest edit's when it was edited. */
 export const shownTokens = (c) => (c.current_token_count != null ? c.current_token_count : c.token_count);
 
+/** The agent whose session a branch holds, with its version: "codex 0.125.0", "gemini"; ''
+ *  for a branch that holds no agent's session. */
+export const agentLabel = (agent, version) => (agent ? String(agent) + (version ? ' ' + String(version) : '') : '');
 export const plural = (n, one, many) => fmtInt(n) + ' ' + (Number(n) === 1 ? one : many || one + 's');

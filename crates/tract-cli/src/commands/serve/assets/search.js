@@ -5,7 +5,7 @@
 import * as api from './api.js';
 import { h } from './dom.js';
 import { errorBox } from './errors.js';
-import { plural, shortId, timeEl } from './format.js';
+import { agentLabel, plural, shortId, timeEl } from './format.js';
 import { commitHref, sessionHref } from './routes.js';
 
 /** Hits asked for at once. */
@@ -137,7 +137,10 @@ export function searchBox(ctx, branch) {
 function hitItem(branch, hit, all) {
   const href = hit.index != null ? sessionHref(branch, hit.index) : commitHref(hit.commit_hash);
   const tools = Array.isArray(hit.tool_names) && hit.tool_names.length ? hit.tool_names.join(', ') : '';
+  const agents = hit.agents && typeof hit.agents === 'object' ? hit.agents : {};
+  // Each branch with the agent whose session it holds: "codex/…/019c… (codex 0.125.0)".
   const branches = Array.isArray(hit.branches) ? hit.branches.map(String) : [];
+  const named = branches.map((b) => (agents[b] ? b + ' (' + agentLabel(agents[b].agent, agents[b].version) + ')' : b));
   // Not in this view: an earlier version in this branch's history, or another branch's.
   const place =
     hit.index != null
@@ -160,7 +163,7 @@ function hitItem(branch, hit, all) {
         h('span', { class: 'id-text' }, shortId(hit.commit_hash)),
         timeEl(hit.timestamp_us, hit.created_at),
         all && branches.length
-          ? h('span', { class: 'hit-branches', testid: 'hit-branches', title: branches.join(', ') }, branchList(branches))
+          ? h('span', { class: 'hit-branches', testid: 'hit-branches', title: named.join(', ') }, branchList(named))
           : null
       ),
       h('span', { class: 'snippet', testid: 'hit-snippet' }, marked(hit.snippet, hit.highlights))

@@ -2,7 +2,7 @@
 
 import * as api from './api.js';
 import { h } from './dom.js';
-import { fmtInt, plural, shortId, timeEl } from './format.js';
+import { agentLabel, fmtInt, plural, shortId, timeEl } from './format.js';
 import { commitHref, historyHref, sessionHref } from './routes.js';
 import { setCrumbs } from './topbar.js';
 
@@ -20,7 +20,7 @@ export async function pageSessions(ctx, params) {
     type: 'search',
     class: 'filter',
     testid: 'session-filter',
-    placeholder: 'Filter by name',
+    placeholder: 'Filter by name or agent',
     'aria-label': 'Filter sessions by name',
     autocomplete: 'off',
     spellcheck: 'false',
@@ -38,6 +38,7 @@ export async function pageSessions(ctx, params) {
         'tr',
         null,
         h('th', { class: 'c-name' }, 'Branch'),
+        h('th', null, 'Agent'),
         h('th', { class: 'num' }, 'Messages'),
         h('th', { class: 'num' }, 'Tokens in view'),
         h('th', null, 'Last activity'),
@@ -57,6 +58,7 @@ export async function pageSessions(ctx, params) {
         h('a', { testid: 'session-link', href: sessionHref(s.name), class: 'branch-name' }, s.name),
         s.current ? h('span', { class: 'badge badge-head', title: 'HEAD names this branch' }, 'HEAD') : null
       ),
+      h('td', null, h('span', { class: 'agent', testid: 'session-agent' }, agentLabel(s.agent, s.agent_version))),
       h('td', { class: 'num' }, h('span', { testid: 'session-messages' }, String(s.messages ?? 0))),
       h('td', { class: 'num' }, h('span', { testid: 'session-tokens' }, String(s.token_count ?? 0))),
       h('td', null, timeEl(s.last_activity_us, s.last_activity, true)),
@@ -70,14 +72,16 @@ export async function pageSessions(ctx, params) {
 
   const render = () => {
     const f = input.value.trim().toLowerCase();
-    const shown = f ? sessions.filter((s) => String(s.name).toLowerCase().includes(f)) : sessions;
+    // The agent is matched too: "codex" lists Codex's sessions.
+    const matches = (s) => (String(s.name) + ' ' + agentLabel(s.agent, s.agent_version)).toLowerCase().includes(f);
+    const shown = f ? sessions.filter(matches) : sessions;
     const rows = shown.map(row);
     if (!rows.length) {
       rows.push(
         h(
           'tr',
           { class: 'empty' },
-          h('td', { colspan: '5' }, sessions.length ? 'No branch name contains “' + input.value.trim() + '”.' : 'This store has no branches yet.')
+          h('td', { colspan: '6' }, sessions.length ? 'No branch name contains “' + input.value.trim() + '”.' : 'This store has no branches yet.')
         )
       );
     }
