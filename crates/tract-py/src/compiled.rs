@@ -85,7 +85,9 @@ impl PyCompiled {
     }
 
     /// OpenAI chat-completions `messages`. Each call returns objects of its own; a message
-    /// rendered by an earlier call of the same handle is not rendered again.
+    /// rendered by an earlier call of the same handle is not rendered again (from the
+    /// handle's second rendering on: its first keeps nothing, so a process that reads a view
+    /// once makes one set of objects).
     fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.renders
             .openai(py, &self.inner)
@@ -118,7 +120,8 @@ impl PyCompiled {
     /// OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
     /// items added with `append_items` come back as they were added (with the current content
     /// where it was edited since). Each call returns objects of its own; a message rendered
-    /// by an earlier call of the same handle is not rendered again.
+    /// by an earlier call of the same handle is not rendered again (from the handle's second
+    /// rendering on, as for `to_openai`).
     #[pyo3(signature = (limit=None))]
     fn to_responses<'py>(
         &self,

@@ -3,12 +3,18 @@
 //! one message costs that message; every call gets its own copy of the containers (dicts and
 //! lists made again, strings shared: they cannot change), so what a caller does to what it got
 //! never reaches a later call.
+//!
+//! A handle's first rendering for a provider keeps nothing: its objects are the caller's, with
+//! no copy made. A process that reads a view once (a worker's cold read) then makes one set of
+//! objects, not two; a handle rendered again (an agent's loop) keeps pieces from its second
+//! rendering on. Python's cyclic garbage collector is paused while a rendering makes its
+//! objects ([`GcPaused`]).
 
 use crate::convert::to_py;
 use crate::errors::IntoPyResult;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyModule, PyString};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use tract_core::formats::compile::{anthropic_piece, openai_message};
 use tract_core::formats::responses::{items_from_message, synthetic_output};
@@ -19,11 +25,52 @@ use tract_core::{Compiled, Pieces, Role, Sent, ViewEntry};
 #[derive(Default)]
 pub(crate) struct Renders {
     /// Each message's chat-completions dict.
-    openai: Mutex<Pieces<Arc<Piece>>>,
+    openai: Mutex<Kept>,
     /// Each message's Anthropic piece: a system message's text, another's blocks.
-    anthropic: Mutex<Pieces<Arc<Piece>>>,
+    anthropic: Mutex<Kept>,
     /// Each message's Responses items.
-    responses: Mutex<Pieces<Arc<Piece>>>,
+    responses: Mutex<Kept>,
+}
+
+/// One provider's pieces, and whether the handle rendered for it before (its first rendering
+/// keeps none).
+#[derive(Default)]
+struct Kept {
+    pieces: Pieces<Arc<Piece>>,
+    rendered: bool,
+}
+
+impl Kept {
+    /// Whether this rendering keeps pieces: every one but the first.
+    fn keeps(&mut self) -> bool {
+        std::mem::replace(&mut self.rendered, true)
+    }
+}
+
+/// Python's cyclic garbage collector paused (if it ran) until this is dropped. A rendering
+/// makes many dicts, lists and strings that hold no cycle; each allocation counts towards a
+/// collection, which walks them all again, and again: at 50,000 messages that was a third of
+/// the rendering's time. The GIL is held the whole time, so no other thread's objects go
+/// uncollected meanwhile.
+struct GcPaused<'py>(Option<Bound<'py, PyModule>>);
+
+impl<'py> GcPaused<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let gc = py.import(intern!(py, "gc"))?;
+        if !gc.call_method0(intern!(py, "isenabled"))?.is_truthy()? {
+            return Ok(GcPaused(None));
+        }
+        gc.call_method0(intern!(py, "disable"))?;
+        Ok(GcPaused(Some(gc)))
+    }
+}
+
+impl Drop for GcPaused<'_> {
+    fn drop(&mut self) {
+        if let Some(gc) = &self.0 {
+            let _ = gc.call_method0(intern!(gc.py(), "enable"));
+        }
+    }
 }
 
 /// One message rendered: its objects (one dict, or its blocks or items), each with whether it
@@ -67,7 +114,7 @@ impl Piece {
 
 /// The pieces, unless another thread renders with them now (or this one, from a finalizer
 /// run in the middle of a rendering): then the caller renders without them.
-fn take<T>(pieces: &Mutex<Pieces<T>>) -> Option<MutexGuard<'_, Pieces<T>>> {
+fn take(pieces: &Mutex<Kept>) -> Option<MutexGuard<'_, Kept>> {
     match pieces.try_lock() {
         Ok(p) => Some(p),
         Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
@@ -90,7 +137,7 @@ impl Renders {
     pub(crate) fn clear(&self) {
         for pieces in [&self.openai, &self.anthropic, &self.responses] {
             if let Some(mut p) = take(pieces) {
-                *p = Pieces::new();
+                p.pieces = Pieces::new();
             }
         }
     }
@@ -101,14 +148,23 @@ impl Renders {
         py: Python<'py>,
         c: &Compiled,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
-        let mut pieces = take(&self.openai)?;
-        if let Err(e) = read_new(py, c, &pieces) {
+        let mut kept = take(&self.openai)?;
+        let keeps = kept.keeps();
+        let pieces = &mut kept.pieces;
+        if let Err(e) = read_new(py, c, pieces) {
             return Some(Err(e));
         }
+        let paused = match GcPaused::new(py) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
         pieces.begin();
         let mut items = Vec::new();
         let made = c.openai_sent().iter().try_for_each(|s| {
             match s {
+                Sent::InView(e) if !keeps => {
+                    items.push(to_py(py, &openai_message(&*c.message(e).py()?))?)
+                }
                 Sent::InView(e) => {
                     let piece = pieces.piece_of(c, e, || {
                         let m = c.message(e).py()?;
@@ -123,7 +179,9 @@ impl Renders {
             Ok::<_, PyErr>(())
         });
         pieces.end();
-        Some(made.and_then(|()| Ok(PyList::new(py, items)?.into_any())))
+        let list = made.and_then(|()| Ok(PyList::new(py, items)?.into_any()));
+        drop(paused);
+        Some(list)
     }
 
     /// `Compiled.to_anthropic()`; `None` when the pieces are in use.
@@ -132,10 +190,16 @@ impl Renders {
         py: Python<'py>,
         c: &Compiled,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
-        let mut pieces = take(&self.anthropic)?;
-        if let Err(e) = read_new(py, c, &pieces) {
+        let mut kept = take(&self.anthropic)?;
+        kept.rendered = true;
+        let pieces = &mut kept.pieces;
+        if let Err(e) = read_new(py, c, pieces) {
             return Some(Err(e));
         }
+        let _paused = match GcPaused::new(py) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
         pieces.begin();
         // A piece is the message's blocks (or its system text).
         let piece_of = |m: &tract_core::Message| {
@@ -155,7 +219,7 @@ impl Renders {
             |p| p.as_ref().is_ok_and(|p| p.0.is_empty()),
         );
         pieces.end();
-        drop(pieces);
+        drop(kept);
         Some((|| {
             let body = PyDict::new(py);
             if !layout.system.is_empty() {
@@ -199,21 +263,40 @@ impl Renders {
         c: &Compiled,
         limit: Option<usize>,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
-        let mut pieces = take(&self.responses)?;
+        let mut kept = take(&self.responses)?;
+        // A part of the view (the last few items) keeps its pieces: the next step's rendering
+        // of the whole view is no first one.
+        let keeps = kept.keeps() || limit.is_some();
+        let pieces = &mut kept.pieces;
         if limit.is_none()
-            && let Err(e) = read_new(py, c, &pieces)
+            && let Err(e) = read_new(py, c, pieces)
         {
             return Some(Err(e));
         }
+        let _paused = match GcPaused::new(py) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
         pieces.begin();
         let items = c.responses_layout(
             limit,
-            |e| match pieces.piece_of(c, e, || {
-                let m = c.message(e).py()?;
-                Piece::of(py, &items_from_message(&m)).map(Arc::new)
-            }) {
-                Ok(piece) => piece.copies(py).collect(),
-                Err(e) => vec![Err(e)],
+            |e| {
+                if !keeps {
+                    return match c.message(e).py() {
+                        Ok(m) => items_from_message(&m)
+                            .iter()
+                            .map(|v| to_py(py, v))
+                            .collect(),
+                        Err(e) => vec![Err(e)],
+                    };
+                }
+                match pieces.piece_of(c, e, || {
+                    let m = c.message(e).py()?;
+                    Piece::of(py, &items_from_message(&m)).map(Arc::new)
+                }) {
+                    Ok(piece) => piece.copies(py).collect(),
+                    Err(e) => vec![Err(e)],
+                }
             },
             |call| to_py(py, &synthetic_output(call)),
         );

@@ -388,7 +388,9 @@ class Compiled:
 
     def to_openai(self) -> list[dict[str, Any]]:
         """OpenAI chat-completions `messages`. Each call returns objects of its own; a message
-        rendered by an earlier call of the same handle is not rendered again."""
+        rendered by an earlier call of the same handle is not rendered again (from the
+        handle's second rendering on: its first keeps nothing, so a process that reads a view
+        once makes one set of objects)."""
 
     def to_anthropic(self, cache_breakpoints: bool = False) -> dict[str, Any]:
         """Anthropic Messages body: `{"system": ..., "messages": [...]}`. Each call returns
@@ -402,7 +404,8 @@ class Compiled:
         """OpenAI Responses `input` items in view order (with `limit`, the last `limit` of them);
         items added with `append_items` come back as they were added (with the current content
         where it was edited since). Each call returns objects of its own; a message rendered
-        by an earlier call of the same handle is not rendered again."""
+        by an earlier call of the same handle is not rendered again (from the handle's second
+        rendering on, as for `to_openai`)."""
 
     def __len__(self) -> int: ...
 
