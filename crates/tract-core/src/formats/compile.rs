@@ -151,11 +151,54 @@ impl Compiled {
     /// (or the id its result answers) those sent where the view reuses an id
     /// ([`Compiled::renamed`]).
     pub fn message(&self, e: &ViewEntry) -> Result<Arc<Message>> {
-        let stored = self.stored_message(e)?;
-        Ok(match self.sent_ids().of_position(&e.position) {
+        Ok(self.as_sent(e, self.stored_message(e)?))
+    }
+
+    /// The messages of `entries` (entries of this compile) as they are sent, as
+    /// [`Compiled::message`] gives them, read from the store in one go and kept neither by this
+    /// compile nor by the handle (those read already are taken from what this compile holds).
+    /// For a rendering that makes each message into objects of its own once and keeps those:
+    /// a process that reads a view once then holds its text once, a batch at a time.
+    pub fn read_passing(&self, entries: &[&ViewEntry]) -> Result<Vec<Arc<Message>>> {
+        let held: Vec<Option<Arc<Message>>> = {
+            let read = self.texts.read.lock().unwrap_or_else(|e| e.into_inner());
+            entries.iter().map(|e| read.get(&key(e)).cloned()).collect()
+        };
+        let blobs: Vec<crate::id::BlobId> = entries
+            .iter()
+            .zip(&held)
+            .filter(|(_, h)| h.is_none())
+            .map(|(e, _)| e.blob)
+            .collect();
+        let mut read = match blobs.is_empty() {
+            true => Vec::new(),
+            false => crate::view::texts(&self.texts.store.read()?, &blobs)?,
+        }
+        .into_iter();
+        entries
+            .iter()
+            .zip(held)
+            .map(|(e, h)| {
+                let stored = match h {
+                    Some(m) => m,
+                    None => read.next().ok_or_else(|| {
+                        crate::error::Error::corrupt(format!(
+                            "the message of {} could not be read",
+                            e.position.short()
+                        ))
+                    })?,
+                };
+                Ok(self.as_sent(e, stored))
+            })
+            .collect()
+    }
+
+    /// `stored`, the message of `e`, with the call ids it is sent with.
+    fn as_sent(&self, e: &ViewEntry, stored: Arc<Message>) -> Arc<Message> {
+        match self.sent_ids().of_position(&e.position) {
             Some(ids) => Arc::new(with_ids(&stored, ids)),
             None => stored,
-        })
+        }
     }
 
     /// Whether `e` is sent with other call ids than it holds (a call that reuses an id used
