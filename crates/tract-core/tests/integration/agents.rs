@@ -197,15 +197,10 @@ fn the_agent_goes_with_its_branch_deleted_cleared_and_cloned() {
 
 #[test]
 fn capture_refuses_a_second_rollout_under_a_taken_thread_id_once_until_it_changes() {
-    use tract_core::capture::Capture;
-    let (_d, store) = temp_store();
     let dir = tempfile::tempdir().unwrap();
-    let projects = dir.path().join("claude-projects");
+    let (_d, t, mut capture) = crate::support::capture_in(dir.path());
     let day = dir.path().join("sessions/2026/05/11");
-    std::fs::create_dir_all(&projects).unwrap();
     std::fs::create_dir_all(&day).unwrap();
-    let t = open_bound(&store, Bind::Branch(BranchName::new("main").unwrap()));
-    let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
     capture.follow_codex(dir.path().join("sessions")).unwrap();
     let text = std::fs::read_to_string(fixture(CODEX)).unwrap();
     let name = CODEX.rsplit('/').next().unwrap();

@@ -454,15 +454,12 @@ fn fork_of_cli(cut: usize) -> (String, String) {
 #[test]
 fn capture_follows_codex_rollouts_as_they_are_written_and_forks_after_their_parents() {
     use tract_core::capture::Capture;
-    let (_d, store) = temp_store();
     let dir = tempfile::tempdir().unwrap();
+    let (_d, t, mut capture) = crate::support::capture_in(dir.path());
     let projects = dir.path().join("claude-projects");
     let sessions = dir.path().join("codex-home/sessions");
     let day = sessions.join("2026/05/11");
-    std::fs::create_dir_all(&projects).unwrap();
     std::fs::create_dir_all(&day).unwrap();
-    let t = open_bound(&store, Bind::Branch(branch("main")));
-    let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
     capture.follow_codex(&sessions).unwrap();
     // The 0.125 session written a few lines at a time, a line cut in two now and then.
     let text = std::fs::read_to_string(fixture(CLI)).unwrap();
@@ -489,7 +486,8 @@ fn capture_follows_codex_rollouts_as_they_are_written_and_forks_after_their_pare
     let (whole, report) = import(&other, &fixture(CLI));
     assert_eq!(imported, report.added);
     let branch_name = whole.head().unwrap().branch().unwrap().to_string();
-    let captured = open_bound(&store, Bind::Branch(branch(&branch_name)));
+    let captured =
+        Tract::from_store(t.store().clone(), &Bind::Branch(branch(&branch_name))).unwrap();
     // The two stores scrub with keys of their own: their markers differ in fingerprint only.
     assert_eq!(
         unkeyed(&captured.compile().unwrap().to_openai().unwrap().to_string()),

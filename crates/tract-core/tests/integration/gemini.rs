@@ -174,14 +174,11 @@ fn capture_follows_gemini_sessions_appended_and_rewritten_whole() {
 /// finding it moved by the other.
 #[test]
 fn capture_imports_a_legacy_session_and_its_continuation_in_one_pass() {
-    use tract_core::capture::Capture;
     for _ in 0..5 {
-        let (_d, store) = temp_store();
         let dir = tempfile::tempdir().unwrap();
-        let projects = dir.path().join("claude-projects");
+        let (_d, t, mut capture) = crate::support::capture_in(dir.path());
         let tmp = dir.path().join("gemini-home/.gemini/tmp");
         let chats = tmp.join("aim/chats");
-        std::fs::create_dir_all(&projects).unwrap();
         std::fs::create_dir_all(&chats).unwrap();
         std::fs::copy(
             fixture(
@@ -196,8 +193,6 @@ fn capture_imports_a_legacy_session_and_its_continuation_in_one_pass() {
             chats.join("session-2026-03-18T01-58-b26e4930.jsonl"),
         )
         .unwrap();
-        let t = open_bound(&store, Bind::Branch(branch("main")));
-        let mut capture = Capture::new(t.store().clone(), &projects).unwrap();
         capture.follow_gemini(&tmp).unwrap();
         let pass = capture.pass().unwrap();
         assert!(pass.failed.is_empty(), "{:?}", pass.failed);

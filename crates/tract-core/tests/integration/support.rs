@@ -208,3 +208,17 @@ pub fn passes_alone(name: &str, var: &str, value: impl AsRef<std::ffi::OsStr>) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A capture on a new store, following an empty Claude Code projects folder in `dir` (the
+/// test adds the other agents' folders), with the handle on `main` it was made from; the store's
+/// directory goes with the first.
+pub fn capture_in(
+    dir: &std::path::Path,
+) -> (tempfile::TempDir, Tract, tract_core::capture::Capture) {
+    let (d, store) = temp_store();
+    let projects = dir.join("claude-projects");
+    std::fs::create_dir_all(&projects).unwrap();
+    let t = open_bound(&store, Bind::Branch(branch("main")));
+    let capture = tract_core::capture::Capture::new(t.store().clone(), &projects).unwrap();
+    (d, t, capture)
+}
