@@ -509,8 +509,8 @@ fn claude_code(
                 .rev()
                 .find_map(|(_, v)| v.get("version").and_then(Value::as_str))
                 .map(str::to_string),
-            // A resumed session is continued under its id in another file: no start tells
-            // two of its files apart.
+            // A Claude Code session names no start of its own (each line has its time), so
+            // none is kept, and nothing is refused for one.
             started: None,
         })),
     })
