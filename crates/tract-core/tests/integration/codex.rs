@@ -266,6 +266,34 @@ fn a_rollback_takes_the_last_turn_out_of_view_and_keeps_it_in_history() {
     assert!(records.iter().any(|r| r.data.contains(last_user)));
 }
 
+/// A rollback of more turns than follow the real compaction: Codex cuts into the
+/// replacement's first item, which tract's view keeps (a compression's result stays); the
+/// import says so at the rollback's line, and keeps every other item Codex drops out of view.
+#[test]
+fn a_rollback_into_a_compactions_first_item_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture(COMPACTED)).unwrap();
+    let line = json!({
+        "timestamp": "2026-02-23T13:00:00.000Z",
+        "type": "event_msg",
+        "payload": {"type": "thread_rolled_back", "num_turns": 10_000},
+    });
+    let path = dir.path().join(COMPACTED);
+    std::fs::write(&path, format!("{text}{line}\n")).unwrap();
+    let rollback_line = text.lines().count() + 1;
+    let (_d, store) = temp_store();
+    let (t, report) = import(&store, &path);
+    let said: Vec<&(usize, String)> = report
+        .warnings
+        .iter()
+        .filter(|(_, w)| w.contains("compaction's first item"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", report.warnings);
+    assert_eq!(said[0].0, rollback_line);
+    // Only the compression's result is left in view.
+    assert_eq!(t.status().unwrap().messages, 1);
+}
+
 #[test]
 fn a_fork_shares_its_parents_commits_up_to_the_fork() {
     let (_d, store) = temp_store();

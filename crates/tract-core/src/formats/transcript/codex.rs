@@ -294,7 +294,7 @@ impl Reader {
                         .get("num_turns")
                         .and_then(Value::as_u64)
                         .unwrap_or(0);
-                    self.roll_back(n as usize);
+                    self.roll_back(line, n as usize);
                     self.record(line, v, id, at);
                 }
                 _ => self.record(line, v, id, at),
@@ -529,8 +529,10 @@ impl Reader {
 
     /// Drops the last `n` user turns from the view, as Codex does: cut at the n-th turn
     /// boundary from the end (the first, when there are fewer), then back over the context
-    /// written just before it. What is cut becomes records. A compression stays.
-    fn roll_back(&mut self, n: usize) {
+    /// written just before it. What is cut becomes records. A compression stays: a rollback
+    /// (at `line`) that Codex cuts into a compaction's first item is said, as tract's view
+    /// keeps that item.
+    fn roll_back(&mut self, line: usize, n: usize) {
         let bounds: Vec<usize> = (0..self.history.len())
             .filter(|&p| self.kept[self.history[p]].boundary)
             .collect();
@@ -551,6 +553,14 @@ impl Reader {
             .iter()
             .rposition(|&k| matches!(self.kept[k].step, Step::Compact { .. }))
             .map_or(0, |p| p + 1);
+        if cut < floor {
+            self.warnings.push((
+                line,
+                "a rollback into a compaction's first item: Codex takes it out of view; tract \
+                 keeps it, as a compression's result"
+                    .into(),
+            ));
+        }
         let cut = cut.max(floor);
         for k in self.history.split_off(cut) {
             let kept = &mut self.kept[k];
