@@ -93,6 +93,12 @@ pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport
             session,
             ..
         } => {
+            // What the file says of its agent is kept beside the refs, where no scrubbing
+            // reaches: only what the store's scrubber leaves alone.
+            let agent = match agent {
+                Some(a) => Some(clean_agent(&Scrubber::of(&repo.read()?)?, *a)),
+                None => None,
+            };
             if let Some(agent) = &agent {
                 refuse_another_session(repo, agent, session.as_deref())?;
             }
@@ -791,6 +797,23 @@ fn start_at_fork(repo: &Repo, parent: &str, steps: &[Step]) -> Result<()> {
     w.commit()?;
     repo.written(&head.target, None);
     Ok(())
+}
+
+/// `agent` with its version and start only where `scrubber` finds nothing in them to scrub:
+/// they are kept in the store's metadata, which holds no scrubbed text.
+fn clean_agent(scrubber: &Scrubber, agent: AgentSession) -> AgentSession {
+    let clean = |v: Option<String>| {
+        v.filter(|v| {
+            scrubber
+                .scrubbed(&Message::text(crate::object::Role::User, v.clone()))
+                .is_none()
+        })
+    };
+    AgentSession {
+        version: clean(agent.version),
+        started: clean(agent.started),
+        agent: agent.agent,
+    }
 }
 
 /// Refuses a session whose branch (the handle's) holds another session of the same agent: one

@@ -237,3 +237,34 @@ fn capture_refuses_a_second_rollout_under_a_taken_thread_id_once_until_it_change
     std::thread::sleep(std::time::Duration::from_millis(20));
     assert_eq!(capture.pass().unwrap().failed.len(), 1);
 }
+
+/// What a file says of its agent is kept beside the refs, where no scrubbing reaches: a
+/// version the store's scrubber would scrub is not kept (the line itself is, scrubbed, in
+/// history).
+#[test]
+fn a_version_that_holds_a_credential_is_not_kept_beside_the_refs() {
+    let token: String = format!("ghp_{}", "00000000aB3dE5gH7jK9mN1pQ3sT5vW7yZ1b");
+    let text = std::fs::read_to_string(fixture(CODEX)).unwrap();
+    let version = session_meta(&text)["cli_version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rollout.jsonl");
+    std::fs::write(
+        &path,
+        text.replacen(
+            &format!("\"cli_version\":\"{version}\""),
+            &format!("\"cli_version\":\"{token}\""),
+            1,
+        ),
+    )
+    .unwrap();
+    let (_d, store) = temp_store();
+    let (t, _) = import(&store, &path);
+    let branch = t.head().unwrap().branch().unwrap().to_string();
+    let kept = &t.agents().unwrap()[&branch];
+    assert_eq!(kept.agent, "codex");
+    assert_eq!(kept.version, None);
+    assert!(kept.started.is_some());
+}
