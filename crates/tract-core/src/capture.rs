@@ -620,6 +620,7 @@ fn signature_of(file: &Path) -> Signature {
     );
     Signature { files }
 }
+
 /// Whether a capture's import failed with a refusal, which the same file meets again until it
 /// changes (so it is read again only then), rather than with something that may pass.
 pub fn refused(e: &Error) -> bool {
