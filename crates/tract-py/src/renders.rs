@@ -271,7 +271,8 @@ impl Renders {
         // of the whole view is no first one.
         let keeps = kept.keeps() || limit.is_some();
         let pieces = &mut kept.pieces;
-        if limit.is_none()
+        if keeps
+            && limit.is_none()
             && let Err(e) = read_new(py, c, pieces)
         {
             return Some(Err(e));
@@ -281,14 +282,17 @@ impl Renders {
             Err(e) => return Some(Err(e)),
         };
         pieces.begin();
+        // A first rendering reads the text a batch at a time, as `to_openai()`'s does.
+        let mut passing = Passing::new(c);
+        let mut keys = Keys::default();
         let items = c.responses_layout(
             limit,
             |e| {
                 if !keeps {
-                    return match c.message(e).py() {
+                    return match passing.message(py, e) {
                         Ok(m) => items_from_message(&m)
                             .iter()
-                            .map(|v| to_py(py, v))
+                            .map(|v| to_py_with(py, v, &mut keys))
                             .collect(),
                         Err(e) => vec![Err(e)],
                     };
@@ -355,6 +359,55 @@ fn openai_once<'py>(py: Python<'py>, c: &Compiled) -> PyResult<Bound<'py, PyAny>
         }
     }
     Ok(PyList::new(py, items)?.into_any())
+}
+
+/// The messages of a compile's entries read a batch at a time, in view order, for a rendering
+/// that asks for them one by one ([`Compiled::read_passing`]: kept neither by the compile nor
+/// by the handle).
+struct Passing<'c> {
+    compiled: &'c Compiled,
+    entries: Vec<&'c ViewEntry>,
+    /// Where the next batch starts in `entries`.
+    next: usize,
+    /// The batch read last, by entry.
+    batch: std::collections::HashMap<*const ViewEntry, Arc<tract_core::Message>>,
+}
+
+impl<'c> Passing<'c> {
+    fn new(compiled: &'c Compiled) -> Self {
+        Passing {
+            compiled,
+            entries: compiled.entries().collect(),
+            next: 0,
+            batch: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The message of `e`, reading the batch that starts at it when the last one does not hold
+    /// it (the rendering asks in view order, and skips some).
+    fn message(&mut self, py: Python<'_>, e: &ViewEntry) -> PyResult<Arc<tract_core::Message>> {
+        if let Some(m) = self.batch.remove(&std::ptr::from_ref(e)) {
+            return Ok(m);
+        }
+        let start = self.entries[self.next..]
+            .iter()
+            .position(|x| std::ptr::eq(*x, e))
+            .map(|k| self.next + k)
+            .ok_or_else(|| PyRuntimeError::new_err("a message of the view was not read"))?;
+        let end = (start + PASSING_BATCH).min(self.entries.len());
+        let wanted = &self.entries[start..end];
+        let compiled = self.compiled;
+        let read = py.detach(|| compiled.read_passing(wanted)).py()?;
+        self.batch = wanted
+            .iter()
+            .map(|x| std::ptr::from_ref(*x))
+            .zip(read)
+            .collect();
+        self.next = end;
+        self.batch
+            .remove(&std::ptr::from_ref(e))
+            .ok_or_else(|| PyRuntimeError::new_err("a message of the view was not read"))
+    }
 }
 
 /// A copy of a kept object for one caller: every dict and list in it made again, everything
