@@ -137,3 +137,28 @@ def test_threads_rendering_one_handle_at_once_each_get_the_whole_rendering(tmp_p
         th.join()
     assert failures == []
     t.close()
+
+
+def test_a_first_rendering_of_a_long_view_read_in_batches_is_the_kept_one(tmp_path: pathlib.Path) -> None:
+    # A handle's first rendering reads the text a batch of 2,048 messages at a time and keeps
+    # nothing; later ones keep pieces. Over several batches, with calls answered after a user
+    # message and a call never answered, they render alike.
+    path = tmp_path / "s.tract"
+    with tract.Tract.open(path, branch="main") as t:
+        messages = []
+        for k in range(1500):
+            messages += [
+                {"role": "user", "content": f"question {k}"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": f"c{k}", "name": "grep", "arguments": {"q": k}}]},
+                {"role": "user", "content": f"and meanwhile {k}"},
+                {"role": "tool", "tool_call_id": f"c{k}", "name": "grep", "content": f"found {k}"},
+            ]
+        messages.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "open", "name": "grep", "arguments": {}}]})
+        t.append_many(messages)
+    for name, render in RENDERS.items():
+        with tract.Tract.open(path, branch="main") as t:
+            made = [json.dumps(render(t.compile())) for _ in range(3)]
+        assert made[0] == made[1] == made[2], name
+    assert len(json.loads(made[0])) >= 3  # the last: the Responses tail

@@ -268,28 +268,25 @@ pub fn measure(n: usize) -> Result<Value, String> {
         .path()
         .join("rollout-2026-11-20T00-00-00-019e0000-0000-7000-8000-000000000000.jsonl");
     std::fs::write(&codex_file, &rollout).map_err(|e| e.to_string())?;
-    let (mut codex, mut codex_messages) = (Vec::new(), 0);
-    for run in 0..3 {
-        let t = bind(&dir.path().join(format!("c{run}.redb")))?;
-        let start = Instant::now();
-        let report = t.import_file(&codex_file, None).map_err(err)?;
-        codex.push(start.elapsed());
-        codex_messages = report.added;
-    }
-    let codex = median(codex);
+    // A file imported into a new store (named `prefix` and the run) each of three runs: the
+    // median time and the messages it added.
+    let import_three = |file: &std::path::Path, prefix: &str| {
+        let (mut times, mut added) = (Vec::new(), 0);
+        for run in 0..3 {
+            let t = bind(&dir.path().join(format!("{prefix}{run}.redb")))?;
+            let start = Instant::now();
+            let report = t.import_file(file, None).map_err(err)?;
+            times.push(start.elapsed());
+            added = report.added;
+        }
+        Ok::<_, String>((median(times), added))
+    };
+    let (codex, codex_messages) = import_three(&codex_file, "c")?;
     // And as a Gemini CLI session.
     let session = gemini_lines(n, SEED, "bench-gemini").concat();
     let gemini_file = dir.path().join("session-2026-11-20T00-00-bench.jsonl");
     std::fs::write(&gemini_file, &session).map_err(|e| e.to_string())?;
-    let (mut gemini, mut gemini_messages) = (Vec::new(), 0);
-    for run in 0..3 {
-        let t = bind(&dir.path().join(format!("g{run}.redb")))?;
-        let start = Instant::now();
-        let report = t.import_file(&gemini_file, None).map_err(err)?;
-        gemini.push(start.elapsed());
-        gemini_messages = report.added;
-    }
-    let gemini = median(gemini);
+    let (gemini, gemini_messages) = import_three(&gemini_file, "g")?;
     let per_s = |d: std::time::Duration| (messages as f64 / d.as_secs_f64()).round();
     let first = median(first);
     Ok(json!({

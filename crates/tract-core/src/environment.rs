@@ -116,21 +116,24 @@ impl Environment {
     /// The folder Claude Code keeps its sessions in: `$CLAUDE_CONFIG_DIR/projects`, else
     /// `$HOME/.claude/projects`; `None` when neither is set.
     pub fn claude_projects_dir(&self) -> Option<PathBuf> {
-        if let Some(dir) = self.path(CLAUDE_CONFIG_DIR_VAR) {
-            return Some(PathBuf::from(dir).join("projects"));
-        }
-        self.path(HOME_VAR)
-            .map(|home| PathBuf::from(home).join(".claude").join("projects"))
+        self.agent_dir(CLAUDE_CONFIG_DIR_VAR, ".claude", "projects")
     }
 
     /// The folder Codex CLI keeps its rollouts in: `$CODEX_HOME/sessions`, else
     /// `$HOME/.codex/sessions` (as Codex's `find_codex_home`); `None` when neither is set.
     pub fn codex_sessions_dir(&self) -> Option<PathBuf> {
-        if let Some(dir) = self.path(CODEX_HOME_VAR) {
-            return Some(PathBuf::from(dir).join("sessions"));
+        self.agent_dir(CODEX_HOME_VAR, ".codex", "sessions")
+    }
+
+    /// `$var/sub`, else `$HOME/dot/sub`: an agent's folder `sub`, in the folder its own
+    /// variable names, else in its dot folder of the home folder.
+    fn agent_dir(&self, var: &str, dot: &str, sub: &str) -> Option<PathBuf> {
+        match self.path(var) {
+            Some(dir) => Some(PathBuf::from(dir).join(sub)),
+            None => self
+                .path(HOME_VAR)
+                .map(|home| PathBuf::from(home).join(dot).join(sub)),
         }
-        self.path(HOME_VAR)
-            .map(|home| PathBuf::from(home).join(".codex").join("sessions"))
     }
 
     /// The folder Gemini CLI keeps its projects' sessions in (`<project>/chats/`):

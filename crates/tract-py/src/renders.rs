@@ -283,7 +283,7 @@ impl Renders {
         };
         pieces.begin();
         // A first rendering reads the text a batch at a time, as `to_openai()`'s does.
-        let mut passing = Passing::new(c);
+        let mut passing = Passing::new(c, c.entries().collect());
         let mut keys = Keys::default();
         let items = c.responses_layout(
             limit,
@@ -329,43 +329,36 @@ const PASSING_BATCH: usize = 2048;
 /// caller's objects and let go; nothing kept.
 fn openai_once<'py>(py: Python<'py>, c: &Compiled) -> PyResult<Bound<'py, PyAny>> {
     let sent = c.openai_sent();
+    let mut passing = Passing::new(
+        c,
+        sent.iter()
+            .filter_map(|s| match s {
+                Sent::InView(e) => Some(*e),
+                Sent::Synthetic(_) => None,
+            })
+            .collect(),
+    );
     let mut items = Vec::with_capacity(sent.len());
     let mut keys = Keys::default();
     // Paused across the reads too: started again between batches, the collector would walk
     // every object the batches before made, once a batch.
     let _paused = GcPaused::new(py)?;
-    for batch in sent.chunks(PASSING_BATCH) {
-        let entries: Vec<&ViewEntry> = batch
-            .iter()
-            .filter_map(|s| match s {
-                Sent::InView(e) => Some(*e),
-                Sent::Synthetic(_) => None,
-            })
-            .collect();
-        let mut messages = py.detach(|| c.read_passing(&entries)).py()?.into_iter();
-        for s in batch {
-            let value = match s {
-                Sent::InView(_) => match messages.next() {
-                    Some(m) => openai_message(&m),
-                    None => {
-                        return Err(PyRuntimeError::new_err(
-                            "a message of the view was not read",
-                        ));
-                    }
-                },
-                Sent::Synthetic(m) => openai_message(m),
-            };
-            items.push(to_py_with(py, &value, &mut keys)?);
-        }
+    for s in &sent {
+        let value = match s {
+            Sent::InView(e) => openai_message(&*passing.message(py, e)?),
+            Sent::Synthetic(m) => openai_message(m),
+        };
+        items.push(to_py_with(py, &value, &mut keys)?);
     }
     Ok(PyList::new(py, items)?.into_any())
 }
 
-/// The messages of a compile's entries read a batch at a time, in view order, for a rendering
-/// that asks for them one by one ([`Compiled::read_passing`]: kept neither by the compile nor
-/// by the handle).
+/// The messages of a compile's entries read a batch at a time, for a rendering that asks for
+/// them one by one in the order it was given them (skipping some)
+/// ([`Compiled::read_passing`]: kept neither by the compile nor by the handle).
 struct Passing<'c> {
     compiled: &'c Compiled,
+    /// The entries in the order they are asked for.
     entries: Vec<&'c ViewEntry>,
     /// Where the next batch starts in `entries`.
     next: usize,
@@ -374,20 +367,20 @@ struct Passing<'c> {
 }
 
 impl<'c> Passing<'c> {
-    fn new(compiled: &'c Compiled) -> Self {
+    fn new(compiled: &'c Compiled, entries: Vec<&'c ViewEntry>) -> Self {
         Passing {
             compiled,
-            entries: compiled.entries().collect(),
+            entries,
             next: 0,
             batch: std::collections::HashMap::new(),
         }
     }
 
     /// The message of `e`, reading the batch that starts at it when the last one does not hold
-    /// it (the rendering asks in view order, and skips some).
+    /// it.
     fn message(&mut self, py: Python<'_>, e: &ViewEntry) -> PyResult<Arc<tract_core::Message>> {
-        if let Some(m) = self.batch.remove(&std::ptr::from_ref(e)) {
-            return Ok(m);
+        if let Some(m) = self.batch.get(&std::ptr::from_ref(e)) {
+            return Ok(Arc::clone(m));
         }
         let start = self.entries[self.next..]
             .iter()
@@ -405,7 +398,8 @@ impl<'c> Passing<'c> {
             .collect();
         self.next = end;
         self.batch
-            .remove(&std::ptr::from_ref(e))
+            .get(&std::ptr::from_ref(e))
+            .cloned()
             .ok_or_else(|| PyRuntimeError::new_err("a message of the view was not read"))
     }
 }

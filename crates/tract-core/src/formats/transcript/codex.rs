@@ -328,6 +328,13 @@ impl Reader {
             .push((line, format!("{why}; skipped, as Codex skips it")));
     }
 
+    /// Line `line` (its value `v`) kept as a record, out of view, for `why`, and said.
+    fn kept_out(&mut self, line: usize, why: String, v: &Value, id: String, at: Option<u64>) {
+        self.warnings
+            .push((line, format!("{why}; kept as a record")));
+        self.record(line, v, id, at);
+    }
+
     /// A `response_item`: in the model's history, or a record when Codex never sends it.
     fn item(
         &mut self,
@@ -352,14 +359,11 @@ impl Reader {
             }
             // Codex skips an item it cannot read; it is kept here, out of view.
             Err(e) => {
-                self.warnings.push((
-                    line,
-                    format!(
-                        "an item that does not read as a message ({}); kept as a record",
-                        crate::formats::transcript::steps::reason_of(e)
-                    ),
-                ));
-                self.record(line, whole, id, at);
+                let why = format!(
+                    "an item that does not read as a message ({})",
+                    crate::formats::transcript::steps::reason_of(e)
+                );
+                self.kept_out(line, why, whole, id, at);
             }
         }
         Ok(())
@@ -427,11 +431,8 @@ impl Reader {
             ),
         };
         let Some((first, rest)) = items.split_first() else {
-            self.warnings.push((
-                line,
-                "a compaction that replaced the history with nothing; kept as a record".into(),
-            ));
-            self.record(line, payload, id, at);
+            let why = "a compaction that replaced the history with nothing".into();
+            self.kept_out(line, why, payload, id, at);
             return Ok(());
         };
         // Codex skips a compaction whose items do not read: so does the view, which keeps the
@@ -442,14 +443,11 @@ impl Reader {
             Ok(messages) => messages.into_iter(),
             Err(e) => {
                 self.calls = calls;
-                self.warnings.push((
-                    line,
-                    format!(
-                        "a compaction whose items do not read ({}); kept as a record",
-                        crate::formats::transcript::steps::reason_of(e)
-                    ),
-                ));
-                self.record(line, payload, id, at);
+                let why = format!(
+                    "a compaction whose items do not read ({})",
+                    crate::formats::transcript::steps::reason_of(e)
+                );
+                self.kept_out(line, why, payload, id, at);
                 return Ok(());
             }
         };
