@@ -93,15 +93,10 @@ pub(crate) fn import(repo: &Repo, transcript: Transcript) -> Result<ImportReport
             session,
             ..
         } => {
-            // What the file says of its agent is kept beside the refs, where no scrubbing
-            // reaches: only what the store's scrubber leaves alone.
             let agent = match agent {
-                Some(a) => Some(clean_agent(&Scrubber::of(&repo.read()?)?, *a)),
+                Some(a) => Some(checked_agent(repo, *a, session.as_deref())?),
                 None => None,
             };
-            if let Some(agent) = &agent {
-                refuse_another_session(repo, agent, session.as_deref())?;
-            }
             if let Some(parent) = parent {
                 start_at_fork(repo, &parent, &steps)?;
             }
@@ -816,15 +811,18 @@ fn clean_agent(scrubber: &Scrubber, agent: AgentSession) -> AgentSession {
     }
 }
 
-/// Refuses a session whose branch (the handle's) holds another session of the same agent: one
-/// that started at another time (two files giving one session id). Nothing is written.
-fn refuse_another_session(repo: &Repo, agent: &AgentSession, id: Option<&str>) -> Result<()> {
+/// What the file says of its `agent`, as the branch keeps it ([`clean_agent`]); refused when
+/// the branch (the handle's) holds another session of the same agent: one that started at
+/// another time (two files giving one session id). Nothing is written.
+fn checked_agent(repo: &Repo, agent: AgentSession, id: Option<&str>) -> Result<AgentSession> {
     let snap = repo.read()?;
+    // Kept beside the refs, where no scrubbing reaches: only what the scrubber leaves alone.
+    let agent = clean_agent(&Scrubber::of(&snap)?, agent);
     let HeadRef::Branch(branch) = repo.head(&snap)?.target else {
-        return Ok(());
+        return Ok(agent);
     };
     let Some(held) = agents::of(&snap, &branch)? else {
-        return Ok(());
+        return Ok(agent);
     };
     if let (Some(was), Some(now)) = (&held.started, &agent.started)
         && held.agent == agent.agent
@@ -838,7 +836,7 @@ fn refuse_another_session(repo: &Repo, agent: &AgentSession, id: Option<&str>) -
             id.unwrap_or("?"),
         )));
     }
-    Ok(())
+    Ok(agent)
 }
 
 /// Keeps which agent wrote the session on the handle's branch (and its version, which moves

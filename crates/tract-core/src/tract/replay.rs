@@ -113,10 +113,13 @@ impl Tract {
     /// The highest `n` of the branches `replay/<original>/<n>` (0 when there is none).
     fn newest_replay(&self, original: &BranchName) -> Result<u64> {
         let prefix = format!("replay/{}/", original.as_str());
+        // Names only: listing branches with their counts could replay views to count them.
         Ok(self
+            .repo
+            .read()?
             .branches()?
             .iter()
-            .filter_map(|b| b.name.strip_prefix(&prefix)?.parse::<u64>().ok())
+            .filter_map(|(name, _)| name.strip_prefix(&prefix)?.parse::<u64>().ok())
             .max()
             .unwrap_or(0))
     }
