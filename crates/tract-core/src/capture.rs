@@ -301,25 +301,23 @@ impl Capture {
         let mut done = self.import_all(firsts, progress);
         done.extend(self.import_all(forks, progress));
         for (r, result) in done {
+            // A file imported, or refused (another session under a branch's id, a branch
+            // holding other messages: the same until the file changes), is read again only
+            // once it changes.
+            if result.as_ref().is_ok() || result.as_ref().is_err_and(refused) {
+                let seen = self.seen.entry(r.file.clone()).or_default();
+                seen.signature = r.signature;
+                seen.len = r.len;
+            }
             let report = match result {
                 Ok(report) => report,
                 Err(e) => {
-                    // A refusal (another session under a branch's id, a branch holding other
-                    // messages) says the same until the file changes: read again then.
-                    if refused(&e) {
-                        let seen = self.seen.entry(r.file.clone()).or_default();
-                        seen.signature = r.signature;
-                        seen.len = r.len;
-                    }
                     pass.failed.push((r.file, e));
                     continue;
                 }
             };
-            let seen = self.seen.entry(r.file.clone()).or_default();
-            seen.signature = r.signature;
-            seen.len = r.len;
             if report.session_store {
-                seen.left = true;
+                self.seen.entry(r.file.clone()).or_default().left = true;
                 pass.session_store.push((r.file, r.branch));
                 continue;
             }
