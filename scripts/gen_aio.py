@@ -51,8 +51,8 @@ HAND_WRITTEN: dict[str, tuple[str, str]] = {
     "open": ("open", "a classmethod: the new handle comes back as an AsyncTract"),
     "fork": ("fork", "the fork comes back as an AsyncTract"),
     "clone_store": ("clone_store", "a static method: the copy comes back as an AsyncTract"),
-    "append_items": ("append_items", "runs on tract's own worker threads (`_append_items_then`)"),
-    "_append_items_then": ("append_items", "a callback for event loops: the twin of append_items uses it"),
+    "append_items": ("append_items", "runs on tract's own worker threads (`_append_items_to`)"),
+    "_append_items_to": ("append_items", "hands appends to an event loop: the twin of append_items uses it"),
     "__enter__": ("__aenter__", "`async with` instead of `with`"),
     "__exit__": ("__aexit__", "`async with`: awaits `close()` instead of closing in the loop"),
 }

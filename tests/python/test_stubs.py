@@ -27,8 +27,8 @@ def stub_classes() -> list[ast.ClassDef]:
 def public(names) -> set[str]:
     dunders = ("__enter__", "__exit__", "__len__", "__eq__", "__hash__", "__iter__")
     # The seed's documented default handler reads `tract._tool_summarization_config`; tract.aio
-    # awaits appends through `_append_items_then`.
-    typed = ("_tool_summarization_config", "_append_items_then")
+    # awaits appends through `_append_items_to`.
+    typed = ("_tool_summarization_config", "_append_items_to")
     return {n for n in names if not n.startswith("_") or n in dunders or n in typed}
 
 

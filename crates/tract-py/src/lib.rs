@@ -9,6 +9,7 @@ mod compiled;
 mod compress;
 mod convert;
 mod errors;
+mod finished;
 mod hooks;
 mod record;
 mod renders;
@@ -34,6 +35,7 @@ fn _tract(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<compress::PyOpenAiCompatible>()?;
     m.add_class::<hooks::PyPendingToolResult>()?;
     m.add_class::<hooks::PyToolSummarization>()?;
+    m.add_class::<finished::PyFinished>()?;
     m.add_function(wrap_pyfunction!(errors::_error_examples, m)?)?;
     m.add_function(wrap_pyfunction!(responses::responses_items, m)?)?;
     m.add("SYNTHETIC_RESULT", tract_core::view::SYNTHETIC_RESULT)?;

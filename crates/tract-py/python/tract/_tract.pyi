@@ -145,6 +145,20 @@ class PendingToolResult:
     def reject(self, reason: str) -> None:
         """Record nothing: `tool_result()` raises `RejectedError` with `reason`."""
 
+class _Finished:
+    """Appends finished on tract's worker threads, for one event loop to take: the loop watches
+    `fileno()` and calls `take()` when it can be read."""
+
+    def __init__(self) -> None:
+        """An empty queue with a pipe of its own."""
+
+    def fileno(self) -> int:
+        """The descriptor to watch for reading; it stays open as long as this object does."""
+
+    def take(self) -> list[tuple[int, Optional[list[CommitInfo]], Optional[BaseException]]]:
+        """Every outcome queued, oldest first, as `(token, commits, None)` or `(token, None,
+        error)`; the pipe is drained first, so an outcome queued meanwhile wakes the loop again."""
+
 class CommitInfo:
     """One commit: its id, operation, message fields and provenance."""
 
@@ -732,17 +746,17 @@ class Tract:
         them, or none. The first assistant message carries the body's usage, in Anthropic's
         names, with its model and id."""
 
-    def _append_items_then(
+    def _append_items_to(
         self,
         items: Sequence[dict[str, Any]],
-        done: Callable[[Optional[list[CommitInfo]], Optional[BaseException]], object],
+        finished: _Finished,
+        token: int,
         *,
         expected_head: Optional[Rev] = None,
     ) -> None:
         """`append_items` without waiting: the items are read here (a value that is not a list
-        raises here), appended on a worker thread, and then `done(commits, None)` or
-        `done(None, error)` is called from that thread. For an event loop, whose thread goes
-        on meanwhile: `done` settles a future through `loop.call_soon_threadsafe`."""
+        raises here), appended on a worker thread without the GIL, and the commits or the error
+        queued in `finished` under `token`, which wakes the event loop watching it."""
 
     def record(
         self, kind: str, data: str, *, messages: Optional[Sequence[dict[str, Any]]] = None

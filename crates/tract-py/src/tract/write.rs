@@ -184,52 +184,28 @@ impl PyTract {
     }
 
     /// `append_items` without waiting: the items are read here (a value that is not a list
-    /// raises here), appended on a worker thread, and then `done(commits, None)` or
-    /// `done(None, error)` is called from that thread. For an event loop, whose thread goes
-    /// on meanwhile: `done` settles a future through `loop.call_soon_threadsafe`.
-    #[pyo3(name = "_append_items_then", signature = (items, done, *, expected_head=None))]
-    fn append_items_then(
+    /// raises here), appended on a worker thread without the GIL, and the commits or the error
+    /// queued in `finished` under `token`, which wakes the event loop watching it.
+    #[pyo3(name = "_append_items_to", signature = (items, finished, token, *, expected_head=None))]
+    fn append_items_to(
         &self,
         items: &Bound<'_, PyAny>,
-        done: Py<PyAny>,
+        finished: &Bound<'_, crate::finished::PyFinished>,
+        token: u64,
         expected_head: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let items = items_of(items)?;
         let expected = expected_head.map(rev_of).transpose()?;
         let t = self.get()?;
-        let started = crate::worker::run(move || {
+        let finished = finished.get().inner.clone();
+        crate::worker::run(move || {
             let outcome = append_items(&t, &items, expected);
-            // The handle may be the last reference (closed meanwhile): let it go, and what its
-            // close does, before taking the GIL.
+            // The handle may be the last reference (closed meanwhile): what its close does
+            // happens before the loop hears of the outcome.
             drop(t);
-            Python::attach(move |py| {
-                let args = match outcome {
-                    Ok(infos) => {
-                        let infos: Vec<PyCommitInfo> = infos.into_iter().map(Into::into).collect();
-                        (
-                            infos.into_pyobject(py).map(|o| o.into_any().unbind()),
-                            py.None(),
-                        )
-                    }
-                    Err(e) => (
-                        Ok(py.None()),
-                        crate::errors::to_py(e).into_value(py).into_any(),
-                    ),
-                };
-                let called = match args {
-                    (Ok(infos), error) => done.call1(py, (infos, error)).map(drop),
-                    (Err(e), _) => done.call1(py, (py.None(), e.into_value(py))).map(drop),
-                };
-                if let Err(e) = called {
-                    e.write_unraisable(py, Some(done.bind(py)));
-                }
-                // Released here, with the GIL, rather than queued for later.
-                drop(done);
-            })
-        });
-        started.map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err(format!("no thread to append on: {e}"))
+            finished.put(token, outcome);
         })
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("no thread to append on: {e}")))
     }
 
     /// Replaces the content of a message in the current view; the original stays in history.
