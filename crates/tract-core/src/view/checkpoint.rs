@@ -161,43 +161,88 @@ struct ManifestV1 {
     chunks: Vec<[u8; 32]>,
 }
 
-/// Metadata values to store, by key.
 /// A checkpoint encoded, to be stored with [`write`].
 pub(crate) struct Encoded {
     at: CommitId,
-    /// Each chunk's id and bytes, in order.
-    chunks: Vec<([u8; 32], Vec<u8>)>,
+    /// Each chunk's id, in order, with its bytes when they were encoded here (not for a chunk
+    /// of the checkpoint the branch names, taken as it is).
+    chunks: Vec<([u8; 32], Option<Vec<u8>>)>,
+    /// The chunks that end at a boundary, as [`Stored::ends`] keeps them.
+    ends: Vec<(usize, [u8; 32])>,
     manifest: Vec<u8>,
 }
 
-/// The chunks a checkpoint stored: those of the one a view was loaded from or last written
-/// as. They are in the store while its branch's pointer names that checkpoint (`gc` keeps
-/// them), so the next checkpoint of the view need not ask for each of them again.
-pub(crate) type Stored = Option<(CommitId, Arc<HashSet<[u8; 32]>>)>;
+/// The checkpoint a view was loaded from or last written as. Its chunks are in the store
+/// while its branch's pointer names it (`gc` keeps them), so the view's next checkpoint need
+/// neither ask for each of them again nor encode again those before the first entry changed
+/// since ([`View::unchanged`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Stored {
+    at: CommitId,
+    /// Every chunk's id.
+    ids: Arc<HashSet<[u8; 32]>>,
+    /// The chunks that end at a boundary (a position whose id says so, not the view's end),
+    /// in order, each with the number of positions up to its end: the same bytes in a
+    /// checkpoint of the view while no entry before that end has changed, since a chunk
+    /// begins after each boundary.
+    ends: Arc<Vec<(usize, [u8; 32])>>,
+}
 
-/// A checkpoint of `view`: its chunks and manifest.
+/// The chunks of the checkpoint `pointer` names (a branch's) that a checkpoint of `view` takes
+/// as they are: those that end before its first entry changed since it was loaded from that
+/// checkpoint or written as it.
+fn kept(view: &View, pointer: Option<CommitId>) -> &[(usize, [u8; 32])] {
+    match &view.stored {
+        Some(s) if pointer == Some(s.at) => {
+            let n = s.ends.partition_point(|&(end, _)| end <= view.unchanged);
+            &s.ends[..n]
+        }
+        _ => &[],
+    }
+}
+
+/// Whether a chunk ends after the position `id`.
+fn boundary(id: &CommitId) -> bool {
+    id.as_bytes()[1] < BOUNDARY
+}
+
+/// A checkpoint of `view`: its chunks and manifest. `pointer` is the checkpoint its branch
+/// names: the chunks of it that end before the first entry changed since the view was loaded
+/// from it or written as it are taken as they are, and only what follows is encoded.
 /// `None` when the view's pairing and indexes are not what its positions alone give back
 /// (a call id reused while an earlier call waited, an edit that renamed a tool): that view is
 /// not checkpointed, and a new handle replays it.
-pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Encoded>> {
+pub(crate) fn encode(
+    view: &View,
+    redactions: u64,
+    pointer: Option<CommitId>,
+) -> Result<Option<Encoded>> {
     let Some(at) = view.head() else {
         return Ok(None);
     };
     if !view.deferred.is_empty() || !derives_back(view) {
         return Ok(None);
     }
-    let mut out = Vec::new();
+    let kept = kept(view, pointer);
+    let from = kept.last().map_or(0, |&(end, _)| end);
+    let mut chunks: Vec<([u8; 32], Option<Vec<u8>>)> =
+        kept.iter().map(|&(_, id)| (id, None)).collect();
+    let mut ends = kept.to_vec();
     let mut run: Vec<Slot> = Vec::new();
     let entries = view.entries();
-    for (i, e) in entries.iter().enumerate() {
+    for (i, e) in entries.iter().enumerate().skip(from) {
         let Some(slot) = slot_of(i, e) else {
             return Ok(None);
         };
         run.push(slot);
-        if e.position.as_bytes()[1] < BOUNDARY || i + 1 == entries.len() {
+        let ends_here = boundary(&e.position);
+        if ends_here || i + 1 == entries.len() {
             let bytes = crate::storage::store::meta::encode_small(&run)?;
             let id = *blake3::hash(&bytes).as_bytes();
-            out.push((id, bytes));
+            if ends_here {
+                ends.push((i + 1, id));
+            }
+            chunks.push((id, Some(bytes)));
             run.clear();
         }
     }
@@ -206,12 +251,13 @@ pub(crate) fn encode(view: &View, redactions: u64) -> Result<Option<Encoded>> {
         at,
         positions: u32::try_from(entries.len()).unwrap_or(u32::MAX),
         redactions,
-        chunks: out.iter().map(|(id, _)| *id).collect(),
+        chunks: chunks.iter().map(|(id, _)| *id).collect(),
         tally: Some(view.tally()),
     };
     Ok(Some(Encoded {
         at,
-        chunks: out,
+        chunks,
+        ends,
         manifest: sealed(&manifest)?,
     }))
 }
@@ -260,17 +306,18 @@ pub(crate) fn of_branch(src: &impl Source, branch: &str) -> Result<Option<Commit
 }
 
 /// Writes a checkpoint [`encode`] made on `branch`: the chunks not stored yet, the manifest,
-/// and the branch's pointer to it. `stored` names chunks known to be there while the pointer
-/// still names their checkpoint; any other chunk is looked for first (one read each). Returns
-/// what the checkpoint stored, for the view it was made of.
+/// and the branch's pointer to it. `stored` is the checkpoint the view was loaded from or last
+/// written as: while the pointer still names it, its chunks are known to be there; any other
+/// chunk is looked for first (one read each). Returns what the checkpoint stored, for the
+/// view it was made of.
 pub(crate) fn write(
     w: &mut crate::storage::store::writer::Writer,
     branch: &str,
     encoded: Encoded,
-    stored: &Stored,
+    stored: Option<&Stored>,
 ) -> Result<Stored> {
     let known = match stored {
-        Some((at, chunks)) if of_branch(&*w, branch)? == Some(*at) => Some(chunks),
+        Some(s) if of_branch(&*w, branch)? == Some(s.at) => Some(&s.ids),
         _ => None,
     };
     let mut ids = HashSet::with_capacity(encoded.chunks.len());
@@ -281,13 +328,26 @@ pub(crate) fn write(
         }
         let k = chunk_key(&id);
         // A chunk is named by its bytes: one already stored is the same.
-        if w.meta(&k)?.is_none() {
-            w.set_meta(&k, Some(&bytes))?;
+        match (w.meta(&k)?, bytes) {
+            (Some(_), _) => {}
+            (None, Some(bytes)) => w.set_meta(&k, Some(&bytes))?,
+            // Taken from the checkpoint the pointer named when it was encoded, in this same
+            // transaction: only a store changed under it gets here.
+            (None, None) => {
+                return Err(Error::corrupt(format!(
+                    "checkpoint of {}: a chunk of the checkpoint it extends is not in the store",
+                    encoded.at.short()
+                )));
+            }
         }
     }
     w.set_meta(&key(&encoded.at), Some(&encoded.manifest))?;
     w.set_meta(&branch_key(branch), Some(encoded.at.as_bytes()))?;
-    Ok(Some((encoded.at, Arc::new(ids))))
+    Ok(Stored {
+        at: encoded.at,
+        ids: Arc::new(ids),
+        ends: Arc::new(encoded.ends),
+    })
 }
 
 /// What `gc` removed of the view checkpoints.
@@ -751,6 +811,7 @@ fn from_manifest(src: &impl Source, at: &CommitId, manifest: Manifest) -> Result
             })
         },
     )?;
+    let lengths: Vec<usize> = decoded.iter().map(Vec::len).collect();
     let mut slots: Vec<Slot> = Vec::with_capacity(manifest.positions as usize);
     slots.extend(decoded.into_iter().flatten());
     if slots.len() != manifest.positions as usize {
@@ -763,8 +824,25 @@ fn from_manifest(src: &impl Source, at: &CommitId, manifest: Manifest) -> Result
     if current && manifest.tally.as_ref().is_some_and(|t| *t != view.tally()) {
         return Err(damaged("its counts are not those of its positions"));
     }
-    // Every chunk was just read back: they are in the store.
-    view.stored = Some((*at, Arc::new(manifest.chunks.into_iter().collect())));
+    // Every chunk was just read back: they are in the store. Those of this layout that end at
+    // a boundary are the bytes a checkpoint of this view encodes, unless its shapes were read
+    // again (then it is not marked checkpointed): the next checkpoint takes them as they are.
+    let mut ends = Vec::new();
+    if version == VERSION && view.checkpointed {
+        let mut end = 0;
+        for (&n, id) in lengths.iter().zip(&manifest.chunks) {
+            end += n;
+            if n > 0 && boundary(&view.entries()[end - 1].position) {
+                ends.push((end, *id));
+            }
+        }
+        view.unchanged = view.len();
+    }
+    view.stored = Some(Stored {
+        at: *at,
+        ids: Arc::new(manifest.chunks.into_iter().collect()),
+        ends: Arc::new(ends),
+    });
     if manifest.positions as usize >= TRIM_AFTER {
         give_back_freed_memory();
     }
@@ -933,8 +1011,8 @@ pub(crate) fn write_branches(
             continue;
         }
         let view = build(&w, Some(tip), from)?;
-        if let Some(encoded) = encode(&view, redactions)? {
-            write(&mut w, name, encoded, &None)?;
+        if let Some(encoded) = encode(&view, redactions, from)? {
+            write(&mut w, name, encoded, view.stored.as_ref())?;
             written += 1;
         }
         let stats = crate::stats::BranchStats {
@@ -952,6 +1030,113 @@ pub(crate) fn write_branches(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{
+        Bind, BranchName, CompressRequest, Content, FnSummarizer, OpenOptions, Rev, StoreOptions,
+        ToolCall, Tract,
+    };
+
+    /// The checkpoint `t`'s branch `main` names, unless it is `last`: where it is, its
+    /// manifest, and the manifest a replay of its view encodes whole.
+    fn stored_and_whole(t: &Tract, last: Option<CommitId>) -> Option<(CommitId, Vec<u8>, Vec<u8>)> {
+        let snap = t.store().read().unwrap();
+        let at = of_branch(&snap, "main")
+            .unwrap()
+            .filter(|at| Some(*at) != last)?;
+        let stored = snap.meta(&key(&at)).unwrap().unwrap();
+        let view = View::build(&snap, Some(at), None).unwrap();
+        let whole = encode(&view, snap.redactions().unwrap(), None)
+            .unwrap()
+            .unwrap();
+        Some((at, stored, whole.manifest))
+    }
+
+    /// A checkpoint that takes the chunks of the one before it as they are is, byte for byte,
+    /// the one a replay of its view encodes whole: through appends, results answering calls
+    /// made long before, edits of old messages, compressions, and handles that loaded their
+    /// view from a checkpoint.
+    #[test]
+    fn a_checkpoint_extending_the_last_is_the_one_encoded_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.tract");
+        let options = OpenOptions {
+            bind: Bind::Branch(BranchName::new("main").unwrap()),
+            store: StoreOptions {
+                checkpoint_interval: 16,
+                ..StoreOptions::default()
+            },
+            ..OpenOptions::default()
+        };
+        let summarizer = FnSummarizer::new("fixed", |req| {
+            Ok(format!("{} messages", req.messages.len()))
+        });
+        let mut t = Tract::open_with(&path, &options).unwrap();
+        let mut open_calls: Vec<String> = Vec::new();
+        let mut positions = Vec::new();
+        let mut checked = 0;
+        let mut last = None;
+        for k in 0..1500u32 {
+            let info = match k % 10 {
+                0..=3 => t.user(format!("question {k}")).unwrap(),
+                4 => {
+                    let id = format!("c{k}");
+                    open_calls.push(id.clone());
+                    let call = ToolCall {
+                        id,
+                        name: "grep".into(),
+                        arguments: "{}".into(),
+                    };
+                    t.assistant("", vec![call]).unwrap()
+                }
+                // The oldest call open gets its result: its entry, a dozen calls back and in a
+                // chunk checkpointed since, changes.
+                5 | 6 if open_calls.len() > 12 => {
+                    let id = open_calls.remove(0);
+                    t.tool_result(&id, "grep", format!("found {k}"), false)
+                        .unwrap()
+                }
+                7 if k % 70 == 7 && positions.len() > 40 => {
+                    let old: CommitId = positions[positions.len() / 3];
+                    t.edit(Rev::from(old), Content::Text(format!("edited at {k}")))
+                        .unwrap()
+                }
+                8 if k % 300 == 8 => {
+                    let run: Vec<Rev> = positions[positions.len() / 2..positions.len() / 2 + 4]
+                        .iter()
+                        .map(|p| Rev::from(*p))
+                        .collect();
+                    let _ = t.compress(&CompressRequest {
+                        commits: Some(run),
+                        summarizer: Some(&summarizer),
+                        ..CompressRequest::default()
+                    });
+                    positions = t
+                        .compile()
+                        .unwrap()
+                        .messages()
+                        .unwrap()
+                        .iter()
+                        .filter_map(|m| m.position)
+                        .collect();
+                    continue;
+                }
+                9 if k % 250 == 9 => {
+                    // A new handle: its view comes from the checkpoint.
+                    drop(t);
+                    t = Tract::open_with(&path, &options).unwrap();
+                    t.compile().unwrap();
+                    continue;
+                }
+                _ => t.assistant(format!("answer {k}"), vec![]).unwrap(),
+            };
+            positions.push(info.id);
+            if let Some((at, stored, whole)) = stored_and_whole(&t, last) {
+                assert_eq!(stored, whole, "the checkpoint written after {k}");
+                checked += 1;
+                last = Some(at);
+            }
+        }
+        assert!(checked > 60, "{checked} checkpoints compared");
+    }
 
     /// A manifest written before the view's counts were kept reads as one without them; one
     /// written now reads back with them.

@@ -166,8 +166,12 @@ pub struct View {
     /// Its branch names a checkpoint this view was built from or written as, or one was tried
     /// (else the next write from it writes one).
     pub(crate) checkpointed: bool,
-    /// The chunks of the checkpoint it was loaded from or last written as.
-    pub(crate) stored: checkpoint::Stored,
+    /// The checkpoint it was loaded from or last written as.
+    pub(crate) stored: Option<checkpoint::Stored>,
+    /// How many entries, from the first, are as `stored` holds them: an entry changed (an
+    /// edit, a result paired with its call) or moved (a compression) since lowers it, so the
+    /// next checkpoint encodes again only from there.
+    pub(crate) unchanged: usize,
 }
 
 /// Adds `idx` to sorted `list` once: at the end, as appends come (an edit that adds a call to
@@ -719,6 +723,7 @@ impl View {
                             .iter()
                             .position(|c| c.id == call_id);
                         if let Some(k) = slot {
+                            self.unchanged = self.unchanged.min(caller);
                             entries[caller].results[k] = Some(idx);
                             entry.caller = Some(caller);
                             self.unanswered -= 1;
@@ -807,6 +812,8 @@ impl View {
     /// pairing and the indexes without replaying the view.
     fn splice_in_place(&mut self, runs: Vec<(usize, usize, ViewEntry)>) {
         const GONE: usize = usize::MAX;
+        // An entry before the first span may pair with one after it, at another distance now.
+        self.unchanged = 0;
         let entries = Arc::make_mut(&mut self.entries);
         for &(lo, hi, ref summary) in &runs {
             self.total_tokens += u64::from(summary.tokens);
@@ -903,6 +910,7 @@ impl View {
 
     fn replace(&mut self, i: usize, id: CommitId, blob: BlobId, message: Arc<Shape>, payload: u32) {
         let framed = frame(&message, payload);
+        self.unchanged = self.unchanged.min(i);
         let entries = Arc::make_mut(&mut self.entries);
         let e = &mut entries[i];
         self.total_tokens = self.total_tokens - u64::from(e.tokens) + u64::from(framed);

@@ -653,10 +653,14 @@ fn keep_branch(
             }
         }
     }
+    let pointer = match due {
+        true => checkpoint::of_branch(&*w, branch)?,
+        false => None,
+    };
     let (tally, encoded) = views
         .cached(last.id, |v| {
             let tally = counted.clone().unwrap_or_else(|| v.tally());
-            let encoded = due.then(|| checkpoint::encode(v, redactions));
+            let encoded = due.then(|| checkpoint::encode(v, redactions, pointer));
             // A view that cannot be checkpointed is not tried again on every write: its next
             // chance is `interval` commits on.
             v.checkpointed |= due;
@@ -667,9 +671,12 @@ fn keep_branch(
         None => {}
         Some(encoded) => match encoded? {
             (Some(encoded), stored) => {
-                let stored = checkpoint::write(w, branch, encoded, &stored)?;
+                let stored = checkpoint::write(w, branch, encoded, stored.as_ref())?;
                 // Dropped with the view if this transaction does not commit.
-                views.cached(last.id, |v| v.stored = stored);
+                views.cached(last.id, |v| {
+                    v.stored = Some(stored);
+                    v.unchanged = v.len();
+                });
                 since = Some(0);
             }
             // Counted from the checkpoint the branch keeps; without one, not counted, so no
