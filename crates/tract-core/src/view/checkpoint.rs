@@ -309,19 +309,20 @@ pub(crate) fn of_branch(src: &impl Source, branch: &str) -> Result<Option<Commit
         .map(CommitId::from_bytes))
 }
 
-/// Writes a checkpoint [`encode`] made on `branch`: the chunks not stored yet, the manifest,
-/// and the branch's pointer to it. `stored` is the checkpoint the view was loaded from or last
-/// written as: while the pointer still names it, its chunks are known to be there; any other
-/// chunk is looked for first (one read each). Returns what the checkpoint stored, for the
-/// view it was made of.
+/// Writes a checkpoint [`encode`] made on `branch`, whose pointer names `pointer` in this
+/// transaction (the one `encode` was given): the chunks not stored yet, the manifest, and the
+/// branch's pointer to it. `stored` is the checkpoint the view was loaded from or last written
+/// as: while the pointer names it, its chunks are known to be there; any other chunk is looked
+/// for first (one read each). Returns what the checkpoint stored, for the view it was made of.
 pub(crate) fn write(
     w: &mut crate::storage::store::writer::Writer,
     branch: &str,
+    pointer: Option<CommitId>,
     encoded: Encoded,
     stored: Option<&Stored>,
 ) -> Result<Stored> {
     let known = match stored {
-        Some(s) if of_branch(&*w, branch)? == Some(s.at) => Some(&s.ids),
+        Some(s) if pointer == Some(s.at) => Some(&s.ids),
         _ => None,
     };
     let mut ids = HashSet::with_capacity(encoded.chunks.len());
@@ -1017,7 +1018,7 @@ pub(crate) fn write_branches(
         }
         let view = build(&w, Some(tip), from)?;
         if let Some(encoded) = encode(&view, redactions, from)? {
-            write(&mut w, name, encoded, view.stored.as_ref())?;
+            write(&mut w, name, from, encoded, view.stored.as_ref())?;
             written += 1;
         }
         let stats = crate::stats::BranchStats {

@@ -671,7 +671,7 @@ fn keep_branch(
         None => {}
         Some(encoded) => match encoded? {
             (Some(encoded), stored) => {
-                let stored = checkpoint::write(w, branch, encoded, stored.as_ref())?;
+                let stored = checkpoint::write(w, branch, pointer, encoded, stored.as_ref())?;
                 // Dropped with the view if this transaction does not commit.
                 views.cached(last.id, |v| {
                     v.stored = Some(stored);
