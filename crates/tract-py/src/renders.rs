@@ -282,13 +282,14 @@ impl Renders {
             Err(e) => return Some(Err(e)),
         };
         pieces.begin();
-        // A first rendering reads the text a batch at a time, as `to_openai()`'s does.
-        let mut passing = Passing::new(c, c.entries().collect());
+        // A first rendering reads the text a batch at a time, as `to_openai()`'s does; one
+        // that keeps pieces reads only the new messages, which `read_new` has read.
+        let mut passing = (!keeps).then(|| Passing::new(c, c.entries().collect()));
         let mut keys = Keys::default();
         let items = c.responses_layout(
             limit,
             |e| {
-                if !keeps {
+                if let Some(passing) = passing.as_mut() {
                     return match passing.message(py, e) {
                         Ok(m) => items_from_message(&m)
                             .iter()
