@@ -14,7 +14,7 @@ pub(crate) fn map<T: Send, R: Send>(
     min: usize,
     f: impl Fn(T) -> Result<R> + Sync,
 ) -> Result<Vec<R>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    let threads = cores().min(MAX_THREADS);
     if threads < 2 || items.len() < min.max(2) {
         return items.into_iter().map(f).collect();
     }
@@ -42,6 +42,14 @@ pub(crate) fn map<T: Send, R: Send>(
         }
         Ok(out)
     })
+}
+
+/// The cores this process may use, asked once: the standard library reads the cgroup's
+/// quota files each time it is asked (a dozen system calls), and a cold read asks several
+/// times.
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(test)]

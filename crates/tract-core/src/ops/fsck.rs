@@ -159,7 +159,7 @@ fn scan<T: Send>(
     table: ObjectTable,
     check: impl Fn([u8; 32], &[u8]) -> Result<T> + Sync,
 ) -> Result<Scanned<T>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8));
+    let threads = crate::parallel::cores().clamp(1, 8);
     let step = 256 / threads;
     let ranges: Vec<std::ops::RangeInclusive<u8>> = (0..threads)
         .map(|k| {

@@ -73,11 +73,14 @@ struct Slot {
     results: Vec<Option<u32>>,
     /// For a tool result, how many positions before this one its call is.
     caller: Option<u32>,
-    /// The message's shape and its framed tokens (`None` in a checkpoint of layout 1).
-    shape: Option<(Shape, u32)>,
+    /// The message's shape and its framed tokens (`None` in a checkpoint of layout 1). Behind
+    /// an `Arc`, as the view keeps it (encoded as the shape itself): decoded straight into its
+    /// own allocation, and a slot stays small as it moves from chunk to view.
+    shape: Option<(Arc<Shape>, u32)>,
     /// The position's own commit (`None` in a checkpoint of layout 1 or 2): a cold read need
-    /// not read it from the store, and checks it hashes to the position's id.
-    origin: Option<Commit>,
+    /// not read it from the store, and checks it hashes to the position's id. Behind an `Arc`,
+    /// as the view keeps it.
+    origin: Option<Arc<Commit>>,
 }
 
 impl From<SlotV1> for SlotV2 {
@@ -118,7 +121,7 @@ struct SlotV2 {
     edits: Vec<CommitId>,
     results: Vec<Option<u32>>,
     caller: Option<u32>,
-    shape: Option<(Shape, u32)>,
+    shape: Option<(Arc<Shape>, u32)>,
 }
 
 /// A position in a checkpoint of layout 1: a [`Slot`] without its shape.
@@ -486,8 +489,8 @@ fn slot_of(i: usize, e: &ViewEntry) -> Option<Slot> {
         edits: e.edits.clone(),
         results,
         caller,
-        shape: Some(((*e.shape).clone(), e.tokens)),
-        origin: Some((*e.origin).clone()),
+        shape: Some((Arc::clone(&e.shape), e.tokens)),
+        origin: Some(Arc::clone(&e.origin)),
     })
 }
 
@@ -516,6 +519,8 @@ fn same_derived(a: &View, b: &View) -> bool {
 
 /// The indexes and counts of a view whose entries (with their pairing) are set.
 fn derive(view: &mut View) {
+    // Sized once: grown by doubling, a long view's index would touch twice its memory.
+    view.index.reserve(view.entries.len());
     for (i, e) in view.entries.iter().enumerate() {
         view.total_tokens += u64::from(e.tokens);
         view.call_ids.add(&e.shape);
@@ -692,23 +697,21 @@ pub(crate) fn tails(src: &impl Source, a: &CommitId, b: &CommitId) -> Result<Opt
 
 /// The entries of `slots`, the last positions of the checkpoint at `at`: as [`restore`] makes
 /// them (each commit checked against its id), a result whose call is before them naming none.
-fn tail_entries(at: CommitId, mut slots: Vec<Slot>) -> Result<Vec<ViewEntry>> {
-    let origins = slots
-        .iter_mut()
-        .enumerate()
-        .map(|(i, s)| {
-            s.origin
-                .take()
-                .filter(|c| c.id().ok() == Some(s.position))
-                .ok_or_else(|| {
-                    Error::corrupt(format!(
-                        "checkpoint of {}: position {i} of its tail",
-                        at.short()
-                    ))
-                })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    entries_of(at, slots, origins, Caller::MayBeBefore)
+fn tail_entries(at: CommitId, slots: Vec<Slot>) -> Result<Vec<ViewEntry>> {
+    for (i, s) in slots.iter().enumerate() {
+        if !keeps_its_commit(s) {
+            return Err(Error::corrupt(format!(
+                "checkpoint of {}: position {i} of its tail",
+                at.short()
+            )));
+        }
+    }
+    entries_of(at, vec![slots], Caller::MayBeBefore)
+}
+
+/// Whether `slot` keeps its position's own commit: one that hashes to the position's id.
+fn keeps_its_commit(slot: &Slot) -> bool {
+    slot.origin.as_ref().and_then(|c| c.id().ok()) == Some(slot.position)
 }
 
 /// Where a position's tool call may be, relative to the slots made into entries.
@@ -720,19 +723,16 @@ enum Caller {
     MayBeBefore,
 }
 
-/// The view entries of `slots` with their commits `origins`, pairing resolved among them: a
-/// slot whose shape, results or caller do not fit is damage of the checkpoint at `at`.
-fn entries_of(
-    at: CommitId,
-    slots: Vec<Slot>,
-    origins: Vec<Commit>,
-    callers: Caller,
-) -> Result<Vec<ViewEntry>> {
-    let n = slots.len();
+/// The view entries of the slots of `chunks` (in order, each with its commit), pairing
+/// resolved among them: a slot whose shape, results, caller or commit do not fit is damage of
+/// the checkpoint at `at`. Each chunk is freed as soon as its slots are made entries.
+fn entries_of(at: CommitId, chunks: Vec<Vec<Slot>>, callers: Caller) -> Result<Vec<ViewEntry>> {
+    let n = chunks.iter().map(Vec::len).sum();
     let mut entries = Vec::with_capacity(n);
-    for (i, (slot, origin)) in slots.into_iter().zip(origins).enumerate() {
+    for (i, slot) in chunks.into_iter().flatten().enumerate() {
         let wrong = || Error::corrupt(format!("checkpoint of {}: position {i}", at.short()));
         let (shape, tokens) = slot.shape.ok_or_else(wrong)?;
+        let origin = slot.origin.ok_or_else(wrong)?;
         if slot.results.len() != shape.tool_calls.len() {
             return Err(wrong());
         }
@@ -756,9 +756,9 @@ fn entries_of(
             position: slot.position,
             commit: slot.commit.unwrap_or(slot.position),
             blob: slot.blob,
-            shape: Arc::new(shape),
+            shape,
             tokens,
-            origin: Arc::new(origin),
+            origin,
             edits: slot.edits,
             results,
             caller,
@@ -818,14 +818,12 @@ fn from_manifest(src: &impl Source, at: &CommitId, manifest: Manifest) -> Result
         },
     )?;
     let lengths: Vec<usize> = decoded.iter().map(Vec::len).collect();
-    let mut slots: Vec<Slot> = Vec::with_capacity(manifest.positions as usize);
-    slots.extend(decoded.into_iter().flatten());
-    if slots.len() != manifest.positions as usize {
+    if lengths.iter().sum::<usize>() != manifest.positions as usize {
         return Err(damaged("its chunks hold another number of positions"));
     }
     // Shapes kept before a redaction may show what it removed: they are read again.
     let current = manifest.redactions == src.redactions()?;
-    let mut view = restore(src, *at, slots, current)?;
+    let mut view = restore(src, *at, decoded, current)?;
     // The counts it keeps are what a diff reads without restoring it: they must be its own.
     if current && manifest.tally.as_ref().is_some_and(|t| *t != view.tally()) {
         return Err(damaged("its counts are not those of its positions"));
@@ -872,49 +870,52 @@ fn give_back_freed_memory() {
     }
 }
 
-/// The view of `slots`, the position commits read from `src`, and the messages' shapes too
-/// unless `current` (and the slots hold them). A view whose shapes were read is not marked
-/// checkpointed: its next write checkpoints it again, as this layout and redaction count.
-fn restore(src: &impl Source, at: CommitId, mut slots: Vec<Slot>, current: bool) -> Result<View> {
-    let read = !current || slots.iter().any(|s| s.shape.is_none());
+/// The view of the slots of `chunks` (in order), the position commits read from `src` unless
+/// the slots keep them, and the messages' shapes too unless `current` (and the slots hold
+/// them). A view whose shapes were read is not marked checkpointed: its next write
+/// checkpoints it again, as this layout and redaction count. The slots stay in their chunks,
+/// each freed once made entries: a long view's restore moves them once.
+fn restore(
+    src: &impl Source,
+    at: CommitId,
+    mut chunks: Vec<Vec<Slot>>,
+    current: bool,
+) -> Result<View> {
+    let read = !current || chunks.iter().flatten().any(|s| s.shape.is_none());
     if read {
-        let blobs: Vec<BlobId> = slots.iter().map(|s| s.blob).collect();
-        for (slot, (shape, payload)) in slots.iter_mut().zip(shapes(src, &blobs)?) {
+        let blobs: Vec<BlobId> = chunks.iter().flatten().map(|s| s.blob).collect();
+        for (slot, (shape, payload)) in chunks.iter_mut().flatten().zip(shapes(src, &blobs)?) {
             let tokens = frame(&shape, payload);
-            slot.shape = Some((Arc::unwrap_or_clone(shape), tokens));
+            slot.shape = Some((shape, tokens));
         }
     }
-    let origins: Vec<Commit> = match slots.iter().all(|s| s.origin.is_some()) {
-        // Kept in the checkpoint: each is the position's commit only if it hashes to its id.
-        true => {
-            let kept: Vec<(usize, CommitId, Option<Commit>)> = slots
-                .iter_mut()
-                .enumerate()
-                .map(|(i, s)| (i, s.position, s.origin.take()))
-                .collect();
-            // Each is hashed again: on every core for many.
-            crate::parallel::map(kept, PARALLEL_MIN, |(i, position, origin)| {
-                let origin = origin.filter(|c| c.id().ok() == Some(position));
-                origin.ok_or_else(|| {
-                    Error::corrupt(format!(
-                        "checkpoint of {}: position {i} keeps another commit",
-                        at.short()
-                    ))
-                })
-            })?
-        }
-        false => {
-            let positions: Vec<CommitId> = slots.iter().map(|s| s.position).collect();
-            match src.commits(&positions) {
-                Some(loaded) => loaded?,
-                None => positions
-                    .iter()
-                    .map(|p| src.commit(p))
-                    .collect::<Result<_>>()?,
+    if chunks.iter().flatten().all(|s| s.origin.is_some()) {
+        // Kept in the checkpoint: each is the position's commit only if it hashes to its id,
+        // hashed again where it lies, on every core for many.
+        let kept: Vec<(usize, &Slot)> = chunks.iter().flatten().enumerate().collect();
+        crate::parallel::map(kept, PARALLEL_MIN, |(i, slot)| {
+            match keeps_its_commit(slot) {
+                true => Ok(()),
+                false => Err(Error::corrupt(format!(
+                    "checkpoint of {}: position {i} keeps another commit",
+                    at.short()
+                ))),
             }
+        })?;
+    } else {
+        let positions: Vec<CommitId> = chunks.iter().flatten().map(|s| s.position).collect();
+        let loaded = match src.commits(&positions) {
+            Some(loaded) => loaded?,
+            None => positions
+                .iter()
+                .map(|p| src.commit(p))
+                .collect::<Result<_>>()?,
+        };
+        for (slot, commit) in chunks.iter_mut().flatten().zip(loaded) {
+            slot.origin = Some(Arc::new(commit));
         }
-    };
-    let entries = entries_of(at, slots, origins, Caller::Among)?;
+    }
+    let entries = entries_of(at, chunks, Caller::Among)?;
     let mut view = View {
         head: Some(at),
         entries: Arc::new(entries),
