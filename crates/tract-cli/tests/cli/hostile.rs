@@ -169,8 +169,9 @@ fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
         hint: the file is damaged; keep a copy before trying anything else
         ");
     std::fs::write(&cut_store, &bytes[..4096]).unwrap();
-    // A read opens the file to read only, and finds the pages past the end as it reads; a write
-    // opens it to write, where the storage engine checks the length against its layout.
+    // A read and a write alike find the pages past the end as they first read: the storage
+    // engine opens the file to write (where it checks the length against its layout) only at
+    // the first write.
     assert_snapshot!(p.run(&["--store", "cut.redb", "log"]), @"
     exit: 6
     --- stderr
@@ -180,7 +181,7 @@ fn a_store_cut_short_anywhere_is_one_error_line_and_stays_as_it_is() {
     assert_snapshot!(p.run(&["--store", "cut.redb", "add", "one more"]), @"
     exit: 6
     --- stderr
-    error: corrupt store: cut.redb: File truncated below stored layout: file_len=4096, layout_len=53248
+    error: corrupt store: cut.redb: the file is truncated: it ends before pages it records
     hint: the file is damaged; keep a copy before trying anything else
     ");
 }

@@ -16,7 +16,7 @@ use redb::{
     ReadableDatabase, ReadableTable, TableDefinition, TransactionError, WriteTransaction,
 };
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 const REDB_MAGIC: &[u8] = b"redb";
@@ -81,9 +81,24 @@ fn io_err(path: &Path, source: std::io::Error) -> Error {
 /// An open redb database.
 pub(crate) struct RedbBackend {
     db: Db,
+    /// The file opened to write, on the first write, when `db` reads a file this process may
+    /// write ([`RedbBackend::open`]); then every read goes through it too.
+    writer: Option<Deferred>,
     path: Option<PathBuf>,
     /// Why it is open for reading only (`None`: it is open for writing).
     read_only: Option<String>,
+}
+
+/// A database opened to write only when a write first needs it. redb opened to write sets its
+/// recovery flag in the file's header as it opens (a write and an fdatasync) and records its
+/// allocator state and clears the flag as it closes (more writes, four fdatasyncs): a process
+/// that only reads a store (a short-lived worker, `tract log`) pays none of that, and leaves
+/// every byte of the file as it was.
+#[derive(Default)]
+struct Deferred {
+    db: OnceLock<Db>,
+    /// Held while it is opened, so two threads' first writes open it once.
+    opening: Mutex<()>,
 }
 
 /// The database as redb opened it: to write, or to read only. A database opened to write
@@ -123,16 +138,59 @@ impl Drop for Db {
 }
 
 impl RedbBackend {
-    /// Opens an existing store file (checked to be a redb file before redb sees it, so a
-    /// mistaken path is never rewritten).
+    /// Opens an existing store file to write (checked to be a redb file before redb sees it,
+    /// so a mistaken path is never rewritten; an error opening it to write when this process
+    /// may not). It is read through a handle that only reads, and opened to write on the first
+    /// write ([`Deferred`]); a file a writer left in the middle of a write (a process killed)
+    /// is opened to write at once, which recovers it.
     pub(crate) fn open(path: &Path) -> Result<Self> {
         check_redb_magic(path)?;
-        let db = guard_open(path, || builder().open(path))?;
+        // Whether this process may write the file is found now, as an open to write would.
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| io_err(path, e))?;
+        let (db, writer) = match guard_open(path, || builder().open_read_only(path)) {
+            Ok(db) => (Engine::Read(db), Some(Deferred::default())),
+            Err(Error::Storage { source }) if matches!(&*source, redb::Error::RepairAborted) => (
+                Engine::Write(guard_open(path, || builder().open(path))?),
+                None,
+            ),
+            Err(e) => return Err(e),
+        };
         Ok(RedbBackend {
-            db: Db(Some(Engine::Write(db))),
+            db: Db(Some(db)),
+            writer,
             path: Some(path.to_path_buf()),
             read_only: None,
         })
+    }
+
+    /// Opens the file to write now, if it was opened to read until a write: what a write
+    /// reads through from then on.
+    fn open_deferred<'a>(&self, deferred: &'a Deferred) -> Result<&'a Db> {
+        if let Some(db) = deferred.db.get() {
+            return Ok(db);
+        }
+        let _opening = deferred.opening.lock().unwrap_or_else(|e| e.into_inner());
+        if deferred.db.get().is_none() {
+            let path = self.path.as_deref().unwrap_or(Path::new(""));
+            let db = guard_open(path, || builder().open(path))?;
+            let _ = deferred.db.set(Db(Some(Engine::Write(db))));
+        }
+        match deferred.db.get() {
+            Some(db) => Ok(db),
+            None => unreachable!("set above, under the lock, and never taken"),
+        }
+    }
+
+    /// The handle reads go through: the one opened to write once there is one.
+    fn reader(&self) -> &Db {
+        self.writer
+            .as_ref()
+            .and_then(|w| w.db.get())
+            .unwrap_or(&self.db)
     }
 
     /// Opens an existing store file to read only, `reason` saying why (what a write is told):
@@ -142,6 +200,7 @@ impl RedbBackend {
         let db = guard_open(path, || builder().open_read_only(path))?;
         Ok(RedbBackend {
             db: Db(Some(Engine::Read(db))),
+            writer: None,
             path: Some(path.to_path_buf()),
             read_only: Some(reason),
         })
@@ -154,7 +213,11 @@ impl RedbBackend {
 
     /// The database open for writing, or the error a write on one open to read gets.
     fn writable(&self) -> Result<&Database> {
-        match self.db.get() {
+        let db = match &self.writer {
+            Some(deferred) => self.open_deferred(deferred)?,
+            None => &self.db,
+        };
+        match db.get() {
             Engine::Write(db) => Ok(db),
             Engine::Read(_) => Err(Error::ReadOnly {
                 store: self
@@ -179,6 +242,7 @@ impl RedbBackend {
         let db = guard_open(path, || builder().create(path))?;
         let backend = RedbBackend {
             db: Db(Some(Engine::Write(db))),
+            writer: None,
             path: Some(path.to_path_buf()),
             read_only: None,
         };
@@ -204,6 +268,7 @@ impl RedbBackend {
         let db = guard_open(here, || Database::builder().create_with_backend(backend))?;
         Ok(RedbBackend {
             db: Db(Some(Engine::Write(db))),
+            writer: None,
             path: None,
             read_only: None,
         })
@@ -235,7 +300,7 @@ impl RedbBackend {
     /// A read transaction, as its own type.
     pub(crate) fn read_txn(&self) -> Result<RedbRead> {
         engine(|| {
-            let txn = self.db.begin_read()?;
+            let txn = self.reader().begin_read()?;
             RedbRead::new(&txn).map_err(|e| match e {
                 Error::Storage { source }
                     if matches!(&*source, redb::Error::TableDoesNotExist(_)) =>
@@ -287,6 +352,13 @@ impl RedbBackend {
     pub(crate) fn compact(&mut self) -> Result<()> {
         let path = self.path.clone().unwrap_or_default();
         self.writable()?;
+        // Compacted alone: the handle that read until the first write is closed first.
+        if let Some(mut deferred) = self.writer.take() {
+            match deferred.db.take() {
+                Some(writer) => self.db = writer,
+                None => unreachable!("opened by `writable` above"),
+            }
+        }
         let Some(Engine::Write(db)) = self.db.0.as_mut() else {
             unreachable!("the database is taken only when it is dropped, and was open to write")
         };

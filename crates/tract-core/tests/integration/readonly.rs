@@ -89,6 +89,33 @@ fn a_store_opened_to_read_is_read_whole_and_keeps_every_byte() {
     assert_eq!(files(&path), before, "a file changed, or one was made");
 }
 
+/// A store opened to write (the default) that is only read is left as it was, byte for byte:
+/// the storage engine is opened to write on the first write, not by the open. That write then
+/// works, and a later open reads it.
+#[test]
+fn a_store_opened_to_write_and_only_read_keeps_every_byte_until_it_writes() {
+    let (_d, path) = file_store();
+    let writer = Tract::open(&path).unwrap();
+    writer.user("why does the retry loop spin").unwrap();
+    let last = writer.assistant("it never sleeps", vec![]).unwrap();
+    drop(writer);
+    let before = files(&path);
+
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(t.store().read_only(), None);
+    assert_eq!(t.log(&LogQuery::default()).unwrap()[0].id, last.id);
+    assert_eq!(texts(&t).len(), 2);
+    drop(t);
+    assert_eq!(files(&path), before, "a read changed a file, or made one");
+
+    let t = Tract::open(&path).unwrap();
+    assert_eq!(texts(&t).len(), 2);
+    t.user("and now?").unwrap();
+    t.store().fold_journal().unwrap();
+    drop(t);
+    assert_eq!(texts(&Tract::open(&path).unwrap()).len(), 3);
+}
+
 /// A handle opened to read beside one that writes, in one process: each is what it was opened
 /// as, and the reader sees what the writer commits.
 #[test]
