@@ -3,12 +3,16 @@ call still returns objects of its own, the same as a handle rendering the view f
 time, through appends, edits, items and another process's redaction."""
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
 import threading
 
 import tract
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TRACT_BIN = pathlib.Path(os.environ.get("TRACT_BIN", ROOT / "target" / "debug" / "tract"))
 
 RENDERS = {
     "openai": lambda c: c.to_openai(),
@@ -63,6 +67,40 @@ def test_a_rendering_kept_across_steps_is_the_rendering_made_afresh(tmp_path: pa
             result = made
     t.edit(result.commit_hash, "body, edited")
     assert renders(t) == first_time(path), "after an edit"
+    t.close()
+
+
+def test_the_openai_rendering_is_the_json_the_cli_writes(tmp_path: pathlib.Path) -> None:
+    """Python makes the chat-completions dicts from the messages' fields, not from the JSON the
+    core writes: both are the same, key order included, first rendered and kept."""
+    path = tmp_path / "s.tract"
+    t = tract.Tract.open(path, branch="main")
+    t.system("You are careful.")
+    t.append({"role": "user", "name": "ada", "content": [
+        {"type": "text", "text": "look", "cache_control": {"type": "ephemeral"}},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        {"type": "thinking", "thinking": "not a part the chat format takes"}]})
+    t.assistant("", tool_calls=[{"id": "g1", "name": "grep", "arguments": {"q": 1}},
+                                {"id": "r1", "name": "read", "arguments": "not json"}])
+    t.tool_result("g1", "grep", "config.py:42")
+    t.tool_result("r1", "read", "denied", is_error=True)
+    t.append({"role": "assistant", "name": "helper", "content": "It is in config.py."})
+    t.append_items([
+        {"type": "function_call", "call_id": "i1", "name": "grep", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "i1", "output": ""},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
+    ])
+    # A call never answered: the rendering sends a result of its own for it.
+    t.assistant("and one more", tool_calls=[{"id": "x1", "name": "bash", "arguments": {}}])
+    first = t.compile().to_openai()
+    kept = t.compile().to_openai()
+    run = subprocess.run([str(TRACT_BIN), "--store", str(path), "--branch", "main", "compile", "--format", "openai"],
+                         capture_output=True, text=True, env={"PATH": os.environ.get("PATH", "")})
+    assert run.returncode == 0, run.stderr
+    cli = json.loads(run.stdout)
+    assert len(cli) == 11, cli
+    assert json.dumps(first) == json.dumps(cli)
+    assert json.dumps(kept) == json.dumps(cli)
     t.close()
 
 

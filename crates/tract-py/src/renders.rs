@@ -18,7 +18,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyModule, PyString};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-use tract_core::formats::compile::{anthropic_piece, openai_message};
+use tract_core::formats::compile::{OpenAiContent, OpenAiMessage, OpenAiPart, anthropic_piece};
 use tract_core::formats::responses::{items_from_message, synthetic_output};
 use tract_core::{Compiled, Pieces, Role, Sent, ViewEntry};
 
@@ -102,6 +102,13 @@ impl Piece {
             .map(Piece)
     }
 
+    /// The piece of one OpenAI chat message: its dict, flat when nothing in it is a list.
+    fn openai(py: Python<'_>, m: &OpenAiMessage<'_>) -> PyResult<Piece> {
+        let flat = m.tool_calls.is_none() && !matches!(m.content, OpenAiContent::Parts(_));
+        let dict = openai_dict(py, m, &mut Keys::default())?;
+        Ok(Piece(vec![(dict.into_any().unbind(), flat)]))
+    }
+
     /// Copies of its objects for one caller.
     fn copies<'py>(&self, py: Python<'py>) -> impl Iterator<Item = PyResult<Bound<'py, PyAny>>> {
         self.0.iter().map(move |(obj, flat)| {
@@ -171,13 +178,14 @@ impl Renders {
                 Sent::InView(e) => {
                     let piece = pieces.piece_of(c, e, || {
                         let m = c.message(e).py()?;
-                        Piece::of(py, &[openai_message(&m)]).map(Arc::new)
+                        Piece::openai(py, &OpenAiMessage::of(&m)).map(Arc::new)
                     })?;
                     for copy in piece.copies(py) {
                         items.push(copy?);
                     }
                 }
-                Sent::Synthetic(m) => items.push(to_py(py, &openai_message(m))?),
+                Sent::Synthetic(m) => items
+                    .push(openai_dict(py, &OpenAiMessage::of(m), &mut Keys::default())?.into_any()),
             }
             Ok::<_, PyErr>(())
         });
@@ -345,13 +353,76 @@ fn openai_once<'py>(py: Python<'py>, c: &Compiled) -> PyResult<Bound<'py, PyAny>
     // every object the batches before made, once a batch.
     let _paused = GcPaused::new(py)?;
     for s in &sent {
-        let value = match s {
-            Sent::InView(e) => openai_message(&*passing.message(py, e)?),
-            Sent::Synthetic(m) => openai_message(m),
+        let dict = match s {
+            Sent::InView(e) => {
+                let m = passing.message(py, e)?;
+                openai_dict(py, &OpenAiMessage::of(&m), &mut keys)?
+            }
+            Sent::Synthetic(m) => openai_dict(py, &OpenAiMessage::of(m), &mut keys)?,
         };
-        items.push(to_py_with(py, &value, &mut keys)?);
+        items.push(dict.into_any());
     }
     Ok(PyList::new(py, items)?.into_any())
+}
+
+/// The dict of one OpenAI chat message, made from its fields (the JSON `openai_message`
+/// writes, with no JSON tree made between): its keys, its role and a call's `type` are
+/// interned strings, shared by every dict; the JSON kept of a provider part goes through
+/// `keys`.
+fn openai_dict<'py>(
+    py: Python<'py>,
+    m: &OpenAiMessage<'_>,
+    keys: &mut Keys<'py>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    let role = match m.role {
+        "system" => intern!(py, "system"),
+        "user" => intern!(py, "user"),
+        "assistant" => intern!(py, "assistant"),
+        _ => intern!(py, "tool"),
+    };
+    dict.set_item(intern!(py, "role"), role)?;
+    if let Some(id) = m.tool_call_id {
+        dict.set_item(intern!(py, "tool_call_id"), id)?;
+    }
+    let content = match &m.content {
+        OpenAiContent::Null => py.None().into_bound(py),
+        OpenAiContent::Text(t) => PyString::new(py, t).into_any(),
+        OpenAiContent::Parts(parts) => {
+            let list = PyList::empty(py);
+            for part in parts {
+                list.append(match part {
+                    OpenAiPart::Text(t) => {
+                        let p = PyDict::new(py);
+                        p.set_item(intern!(py, "type"), intern!(py, "text"))?;
+                        p.set_item(intern!(py, "text"), t)?;
+                        p.into_any()
+                    }
+                    OpenAiPart::Other(v) => to_py_with(py, v, keys)?,
+                })?;
+            }
+            list.into_any()
+        }
+    };
+    dict.set_item(intern!(py, "content"), content)?;
+    if let Some(name) = m.name {
+        dict.set_item(intern!(py, "name"), name)?;
+    }
+    if let Some(calls) = &m.tool_calls {
+        let list = PyList::empty(py);
+        for call in calls {
+            let function = PyDict::new(py);
+            function.set_item(intern!(py, "name"), call.name)?;
+            function.set_item(intern!(py, "arguments"), call.arguments)?;
+            let c = PyDict::new(py);
+            c.set_item(intern!(py, "id"), call.id)?;
+            c.set_item(intern!(py, "type"), intern!(py, "function"))?;
+            c.set_item(intern!(py, "function"), function)?;
+            list.append(c)?;
+        }
+        dict.set_item(intern!(py, "tool_calls"), list)?;
+    }
+    Ok(dict)
 }
 
 /// The messages of a compile's entries read a batch at a time, for a rendering that asks for

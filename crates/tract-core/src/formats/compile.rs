@@ -12,7 +12,7 @@
 
 use crate::error::Result;
 use crate::id::CommitId;
-use crate::json::{content_value, raw_value};
+use crate::json::raw_value;
 use crate::object::{Content, ContentPart, Message, Role};
 use crate::storage::store::Store;
 use crate::tokens;
@@ -852,52 +852,189 @@ fn anthropic_message(role: Role, blocks: Value) -> Value {
     Value::Object(o)
 }
 
-/// One message in OpenAI's wire form.
+/// One message in OpenAI's wire form: [`OpenAiMessage`] as JSON.
 pub fn openai_message(m: &Message) -> Value {
-    let mut o = Map::new();
-    o.insert("role".into(), m.role.as_str().into());
-    match m.role {
-        Role::Tool => {
-            o.insert(
-                "tool_call_id".into(),
-                m.tool_call_id.clone().unwrap_or_default().into(),
-            );
-            o.insert("content".into(), openai_content(&m.content));
-        }
-        Role::Assistant if !m.tool_calls.is_empty() => {
-            let content = match openai_content(&m.content) {
-                Value::String(s) if s.is_empty() => Value::Null,
-                Value::Array(a) if a.is_empty() => Value::Null,
-                c => c,
-            };
-            o.insert("content".into(), content);
-            if let Some(n) = &m.name {
-                o.insert("name".into(), n.clone().into());
-            }
-            let calls = m
-                .tool_calls
-                .iter()
-                .map(|c| {
-                    let mut f = Map::new();
-                    f.insert("name".into(), c.name.clone().into());
-                    f.insert("arguments".into(), c.arguments.clone().into());
-                    let mut t = Map::new();
-                    t.insert("id".into(), c.id.clone().into());
-                    t.insert("type".into(), "function".into());
-                    t.insert("function".into(), Value::Object(f));
-                    Value::Object(t)
-                })
-                .collect();
-            o.insert("tool_calls".into(), Value::Array(calls));
-        }
-        _ => {
-            o.insert("content".into(), openai_content(&m.content));
-            if let Some(n) = &m.name {
-                o.insert("name".into(), n.clone().into());
-            }
+    // A struct of strings, sequences and JSON values: nothing in it fails to serialize.
+    serde_json::to_value(OpenAiMessage::of(m)).unwrap_or_default()
+}
+
+/// One message in OpenAI's wire form as JSON text: [`openai_message`] written out, with no
+/// JSON tree made between.
+pub fn openai_json(m: &Message) -> String {
+    serde_json::to_string(&OpenAiMessage::of(m)).unwrap_or_default()
+}
+
+/// One message in OpenAI's chat-completions form, borrowing the message's text: its JSON is
+/// [`openai_message`] (fields in this order, those that are `None` left out), and a binding
+/// makes its own objects from it with no JSON tree between.
+#[derive(Debug, serde::Serialize)]
+pub struct OpenAiMessage<'a> {
+    /// `role`.
+    pub role: &'static str,
+    /// `tool_call_id`: a tool result's (empty when the message names none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<&'a str>,
+    /// `content`.
+    pub content: OpenAiContent<'a>,
+    /// `name`, of a message that is not a tool result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'a str>,
+    /// `tool_calls`, of an assistant message that made some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<OpenAiCall<'a>>>,
+}
+
+/// A message's `content` as the OpenAI chat format takes it.
+#[derive(Debug)]
+pub enum OpenAiContent<'a> {
+    /// `null`: an assistant message that only calls tools.
+    Null,
+    /// A string.
+    Text(&'a str),
+    /// A list of the parts the format takes (others are left out, with a warning).
+    Parts(Vec<OpenAiPart<'a>>),
+}
+
+/// One part of a message's content in the OpenAI chat format.
+#[derive(Debug)]
+pub enum OpenAiPart<'a> {
+    /// `{"type": "text", "text": ...}`.
+    Text(&'a str),
+    /// Another part (an image, a file), as the provider JSON it was kept as.
+    Other(Value),
+}
+
+/// One tool call in the OpenAI chat format: `{"id", "type": "function", "function": {"name",
+/// "arguments"}}`.
+#[derive(Debug)]
+pub struct OpenAiCall<'a> {
+    /// `id`.
+    pub id: &'a str,
+    /// `function.name`.
+    pub name: &'a str,
+    /// `function.arguments`: the raw JSON text the model wrote.
+    pub arguments: &'a str,
+}
+
+impl<'a> OpenAiMessage<'a> {
+    /// The form of `m`.
+    pub fn of(m: &'a Message) -> Self {
+        let role = m.role.as_str();
+        match m.role {
+            Role::Tool => OpenAiMessage {
+                role,
+                tool_call_id: Some(m.tool_call_id.as_deref().unwrap_or_default()),
+                content: OpenAiContent::of(&m.content),
+                name: None,
+                tool_calls: None,
+            },
+            Role::Assistant if !m.tool_calls.is_empty() => OpenAiMessage {
+                role,
+                tool_call_id: None,
+                content: match OpenAiContent::of(&m.content) {
+                    OpenAiContent::Text("") => OpenAiContent::Null,
+                    OpenAiContent::Parts(p) if p.is_empty() => OpenAiContent::Null,
+                    c => c,
+                },
+                name: m.name.as_deref(),
+                tool_calls: Some(
+                    m.tool_calls
+                        .iter()
+                        .map(|c| OpenAiCall {
+                            id: &c.id,
+                            name: &c.name,
+                            arguments: &c.arguments,
+                        })
+                        .collect(),
+                ),
+            },
+            _ => OpenAiMessage {
+                role,
+                tool_call_id: None,
+                content: OpenAiContent::of(&m.content),
+                name: m.name.as_deref(),
+                tool_calls: None,
+            },
         }
     }
-    Value::Object(o)
+}
+
+impl<'a> OpenAiContent<'a> {
+    /// The content `c` as the format takes it: its text, or the parts it takes, a text part
+    /// only its text (an Anthropic `cache_control` on it is not OpenAI's).
+    fn of(c: &'a Content) -> Self {
+        match c {
+            Content::Text(t) => OpenAiContent::Text(t),
+            Content::Parts(parts) => OpenAiContent::Parts(
+                parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        ContentPart::Text(t) => Some(OpenAiPart::Text(t)),
+                        ContentPart::Raw(raw) => {
+                            let v = raw_value(raw);
+                            if !takes(&v, OPENAI_PARTS) {
+                                return None;
+                            }
+                            Some(OpenAiPart::Other(
+                                match (v.get("type").and_then(Value::as_str), v.get("text")) {
+                                    (Some("text"), Some(t)) => json!({"type": "text", "text": t}),
+                                    _ => v,
+                                },
+                            ))
+                        }
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl serde::Serialize for OpenAiContent<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            OpenAiContent::Null => s.serialize_none(),
+            OpenAiContent::Text(t) => s.serialize_str(t),
+            OpenAiContent::Parts(parts) => s.collect_seq(parts),
+        }
+    }
+}
+
+impl serde::Serialize for OpenAiPart<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            OpenAiPart::Text(t) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", t)?;
+                m.end()
+            }
+            OpenAiPart::Other(v) => v.serialize(s),
+        }
+    }
+}
+
+impl serde::Serialize for OpenAiCall<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Function<'b>(&'b OpenAiCall<'b>);
+        impl serde::Serialize for Function<'_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("name", self.0.name)?;
+                m.serialize_entry("arguments", self.0.arguments)?;
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("id", self.id)?;
+        m.serialize_entry("type", "function")?;
+        m.serialize_entry("function", &Function(self))?;
+        m.end()
+    }
 }
 
 fn text_block(text: &str) -> Value {
@@ -963,26 +1100,6 @@ fn only_unsendable(m: &Shape, kinds: &[&str]) -> bool {
                     .all(|p| p.as_ref().is_some_and(|k| !kinds.contains(&k.as_str())))
         }
         _ => false,
-    }
-}
-
-/// Content as OpenAI chat takes it: parts it cannot take are left out, and a text part is
-/// only its text (an Anthropic `cache_control` on it is not OpenAI's).
-fn openai_content(c: &Content) -> Value {
-    match content_value(c) {
-        Value::Array(parts) => Value::Array(
-            parts
-                .into_iter()
-                .filter(|p| takes(p, OPENAI_PARTS))
-                .map(
-                    |p| match (p.get("type").and_then(Value::as_str), p.get("text")) {
-                        (Some("text"), Some(t)) => serde_json::json!({"type": "text", "text": t}),
-                        _ => p,
-                    },
-                )
-                .collect(),
-        ),
-        other => other,
     }
 }
 

@@ -14,7 +14,7 @@
 //! binding keeps its own pieces as Python objects.
 
 use crate::error::Result;
-use crate::formats::compile::{Compiled, Sent, anthropic_piece, openai_message};
+use crate::formats::compile::{Compiled, Sent, anthropic_piece, openai_json};
 use crate::formats::responses::{items_from_message, synthetic_output};
 use crate::object::Message;
 use crate::view::{Shape, ViewEntry};
@@ -247,10 +247,10 @@ impl Rendering {
                 out.push(',');
             }
             match s {
-                Sent::InView(e) => out.push_str(
-                    &self.made(compiled, e, |m| vec![text(&openai_message(m)).into()])?[0],
-                ),
-                Sent::Synthetic(m) => out.push_str(&text(&openai_message(m))),
+                Sent::InView(e) => {
+                    out.push_str(&self.made(compiled, e, |m| vec![openai_json(m).into()])?[0])
+                }
+                Sent::Synthetic(m) => out.push_str(&openai_json(m)),
             }
         }
         out.push(']');

@@ -12,7 +12,7 @@
 //! tract's token counts, as `compile` counts them), and equal pieces are equal bytes.
 
 use crate::error::Result;
-use crate::formats::compile::{Compiled, Sent, anthropic_piece, openai_message};
+use crate::formats::compile::{Compiled, Sent, anthropic_piece, openai_json};
 use crate::formats::render::{Pieces, Provider};
 use crate::formats::responses::{items_from_message, synthetic_output};
 use crate::id::{BlobId, CommitId};
@@ -202,11 +202,10 @@ impl Renderer {
         for s in compiled.openai_sent() {
             out.push(match &s {
                 Sent::InView(e) => {
-                    let json =
-                        self.made(compiled, e, |m| vec![openai_message(m).to_string().into()])?;
+                    let json = self.made(compiled, e, |m| vec![openai_json(m).into()])?;
                     in_view(e, json.into_iter().next().unwrap_or_default())
                 }
-                Sent::Synthetic(m) => synthetic(m.role, openai_message(m).to_string()),
+                Sent::Synthetic(m) => synthetic(m.role, openai_json(m)),
             });
         }
         Ok(out)
