@@ -657,16 +657,26 @@ fn keep_branch(
         true => checkpoint::of_branch(&*w, branch)?,
         false => None,
     };
-    let (tally, encoded) = views
-        .cached(last.id, |v| {
-            let tally = counted.clone().unwrap_or_else(|| v.tally());
-            let encoded = due.then(|| checkpoint::encode(v, redactions, pointer));
-            // A view that cannot be checkpointed is not tried again on every write: its next
-            // chance is `interval` commits on.
-            v.checkpointed |= due;
-            (tally, encoded.map(|e| e.map(|e| (e, v.stored.clone()))))
-        })
-        .ok_or_else(|| Error::invalid_op("the view of the commits just written was dropped"))?;
+    let counts_and_checkpoint = |v: &mut View| {
+        let tally = counted.clone().unwrap_or_else(|| v.tally());
+        let encoded = due.then(|| checkpoint::encode(v, redactions, pointer));
+        // A view that cannot be checkpointed is not tried again on every write: its next
+        // chance is `interval` commits on.
+        v.checkpointed |= due;
+        (tally, encoded.map(|e| e.map(|e| (e, v.stored.clone()))))
+    };
+    let (tally, encoded) = match views.cached(last.id, counts_and_checkpoint) {
+        Some(done) => done,
+        // The handle's cached view was dropped meanwhile (another handle made room, a write of
+        // this one that failed dropped what it had extended): built again in this transaction.
+        None => {
+            let from = checkpoint::of_branch(&*w, branch)?;
+            let mut view = checkpoint::build(&*w, Some(last.id), from)?;
+            let done = counts_and_checkpoint(&mut view);
+            views.keep(view, redactions);
+            done
+        }
+    };
     match encoded {
         None => {}
         Some(encoded) => match encoded? {
