@@ -52,6 +52,22 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Lowers the calling thread's priority (nice 10), for a thread that works beside the appends
+/// (the one that folds and merges, the search index's, the token splitter's builder): on a
+/// machine with few cores it competes with the appending threads, and a thread leading a
+/// group commit that a fold's compression preempts for a time slice holds up every append of
+/// its group (docs/performance.md, "The folding thread yields to appends"). A niced thread
+/// still runs whenever the appends leave a core free, and a fold that falls behind folds
+/// more segments at once. Linux only: elsewhere `setpriority` names a whole process.
+pub(crate) fn yield_to_appends() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority read no memory of ours; a failure leaves the priority.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,7 +51,7 @@ pub fn request_tokens(total: u64, orphans: u64, unanswered: u64) -> u64 {
 const PIECE_SLOTS: usize = 2048;
 
 /// Bytes of text a process counts through tiktoken-rs's `count_ordinary` before it builds
-/// [`SPLITTER`]: building it takes about 12 ms, a fifth of a short `tract add`, and saves 8 to
+/// [`SPLITTER`]: building it takes 6 to 12 ms, a fifth of a short `tract add`, and saves 8 to
 /// 50 µs on each message counted after.
 const SPLIT_AFTER_BYTES: u64 = 64 * 1024;
 
@@ -60,8 +60,33 @@ static UNSPLIT_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 
 /// `o200k_base`'s split pattern for regex-automata (`None` if it could not be built: then
 /// counts go through `count_ordinary`, the same counts, slower).
-static SPLITTER: std::sync::LazyLock<Option<tiktoken_rs::Splitter>> =
-    std::sync::LazyLock::new(|| tiktoken_rs::Splitter::o200k_base().ok());
+static SPLITTER: std::sync::OnceLock<Option<tiktoken_rs::Splitter>> = std::sync::OnceLock::new();
+
+/// [`SPLITTER`], built on first use.
+fn splitter() -> Option<&'static tiktoken_rs::Splitter> {
+    SPLITTER
+        .get_or_init(|| tiktoken_rs::Splitter::o200k_base().ok())
+        .as_ref()
+}
+
+/// Builds [`SPLITTER`] on a thread of its own, once a process: the append that crossed
+/// [`SPLIT_AFTER_BYTES`] (and those after it) go on counting through `count_ordinary` instead
+/// of waiting for it, which stalled an append for the whole build; the thread yields to the
+/// appends. Built on the caller's thread if no thread can be started.
+fn build_splitter_aside() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("tract-tokens".into())
+            .spawn(|| {
+                crate::parallel::yield_to_appends();
+                splitter();
+            });
+        if spawned.is_err() {
+            splitter();
+        }
+    });
+}
 
 thread_local! {
     /// What this thread counts with: the split regex's cache and the token counts of the
@@ -94,10 +119,14 @@ pub fn count_text(text: &str) -> u32 {
         return 0;
     }
     use std::sync::atomic::Ordering::Relaxed;
-    let n = match UNSPLIT_BYTES.load(Relaxed) >= SPLIT_AFTER_BYTES {
-        true => count_split(text),
-        false => {
-            UNSPLIT_BYTES.fetch_add(text.len() as u64, Relaxed);
+    let n = match SPLITTER.get() {
+        Some(Some(splitter)) => count_with(text, splitter),
+        _ => {
+            if UNSPLIT_BYTES.fetch_add(text.len() as u64, Relaxed) + text.len() as u64
+                >= SPLIT_AFTER_BYTES
+            {
+                build_splitter_aside();
+            }
             encoding().count_ordinary(text)
         }
     };
@@ -105,16 +134,23 @@ pub fn count_text(text: &str) -> u32 {
 }
 
 /// Tokens of a text through [`SPLITTER`] and this thread's [`SCRATCH`]: what `count_ordinary`
-/// gives, found faster.
+/// gives, found faster (the splitter built first if it is not yet): what the tests and the
+/// fuzz target compare with `count_ordinary`.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn count_split(text: &str) -> usize {
-    let bpe = encoding();
-    match &*SPLITTER {
-        Some(splitter) => SCRATCH.with_borrow_mut(|scratch| {
-            let scratch = scratch.get_or_insert_with(|| splitter.scratch(PIECE_SLOTS));
-            bpe.count_ordinary_split(text, splitter, scratch)
-        }),
-        None => bpe.count_ordinary(text),
+    match splitter() {
+        Some(splitter) => count_with(text, splitter),
+        None => encoding().count_ordinary(text),
     }
+}
+
+/// Tokens of a text through `splitter` and this thread's [`SCRATCH`].
+fn count_with(text: &str, splitter: &tiktoken_rs::Splitter) -> usize {
+    let bpe = encoding();
+    SCRATCH.with_borrow_mut(|scratch| {
+        let scratch = scratch.get_or_insert_with(|| splitter.scratch(PIECE_SLOTS));
+        bpe.count_ordinary_split(text, splitter, scratch)
+    })
 }
 
 /// Tokens of a message's payload: content, name (except on tool results), and each tool

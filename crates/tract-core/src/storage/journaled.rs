@@ -43,21 +43,6 @@ pub(crate) fn folded_of(tx: &(impl ReadTx + ?Sized)) -> Result<u64> {
         .map_or(0, u64::from_le_bytes))
 }
 
-/// Lowers the calling thread's priority (nice 10), for the thread that folds and merges: on
-/// a machine with few cores it competes with the appending threads, and a thread leading a
-/// group commit that a fold's compression preempts for a time slice holds up every append of
-/// its group (docs/performance.md, "The folding thread yields to appends"). A niced thread
-/// still runs whenever the appends leave a core free, and a fold that falls behind folds
-/// more segments at once. Linux only: elsewhere `setpriority` names a whole process.
-pub(crate) fn yield_to_appends() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: gettid and setpriority read no memory of ours; a failure leaves the priority.
-    unsafe {
-        let tid = libc::gettid();
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
-    }
-}
-
 /// A store file with its journal.
 pub(crate) struct JournaledRedb {
     inner: Arc<Inner>,
@@ -405,7 +390,7 @@ impl Inner {
         *folder = std::thread::Builder::new()
             .name("tract-fold".into())
             .spawn(move || {
-                yield_to_appends();
+                crate::parallel::yield_to_appends();
                 loop {
                     // A fold that fails (a full disk) leaves the segments as they are: the
                     // next full segment, or the next open, folds them.

@@ -118,7 +118,7 @@ pub(crate) fn written(store: &Store, n: u64) {
     *worker = std::thread::Builder::new()
         .name("tract-index".into())
         .spawn(move || {
-            crate::storage::journaled::yield_to_appends();
+            crate::parallel::yield_to_appends();
             // A batch that fails (a full disk, another process's writer) is indexed with the
             // next one, or by the next search.
             let _ = me.catch_up(&store, Duration::ZERO, Upkeep::default());
