@@ -404,11 +404,21 @@ struct PieceSlot {
     bytes: [u8; PIECE_MAX],
 }
 
+/// The longest piece [`PieceCounts`]'s table of long pieces remembers.
+const LONG_PIECE_MAX: usize = 4096;
+
+/// Slots of [`PieceCounts`]'s table of long pieces (at most 64 KiB of pieces a thread).
+const LONG_SLOTS: usize = 16;
+
 /// Token counts of recently counted pieces: a direct-mapped table small enough to stay in a
 /// processor's cache (a slot holds the last piece that hashed to it, compared byte for byte,
-/// so a count read from it is always the piece's own).
+/// so a count read from it is always the piece's own), and a few slots for pieces longer than
+/// its slots hold (a separator line, a long run of one character, an identifier repeated
+/// through a tool's output), whose byte pair encoding is what costs: tens to hundreds of
+/// microseconds for a piece of a kilobyte.
 pub(crate) struct PieceCounts {
     slots: Box<[PieceSlot]>,
+    long: Box<[Option<(Box<[u8]>, usize)>]>,
 }
 
 impl PieceCounts {
@@ -421,17 +431,29 @@ impl PieceCounts {
         };
         PieceCounts {
             slots: vec![empty; slots.max(1).next_power_of_two()].into_boxed_slice(),
+            long: vec![None; LONG_SLOTS].into_boxed_slice(),
         }
     }
 
     /// The token count of `piece`: remembered, or `count(piece)`, then remembered when the
     /// piece is short enough.
     fn count(&mut self, piece: &[u8], count: impl FnOnce(&[u8]) -> usize) -> usize {
-        if piece.len() > PIECE_MAX {
-            return count(piece);
-        }
         let mut h = rustc_hash::FxHasher::default();
         std::hash::Hasher::write(&mut h, piece);
+        if piece.len() > PIECE_MAX {
+            if piece.len() > LONG_PIECE_MAX {
+                return count(piece);
+            }
+            let slot = &mut self.long[std::hash::Hasher::finish(&h) as usize % LONG_SLOTS];
+            if let Some((bytes, n)) = slot
+                && **bytes == *piece
+            {
+                return *n;
+            }
+            let n = count(piece);
+            *slot = Some((piece.into(), n));
+            return n;
+        }
         let mask = self.slots.len() - 1;
         let slot = &mut self.slots[std::hash::Hasher::finish(&h) as usize & mask];
         if usize::from(slot.len) == piece.len() && &slot.bytes[..piece.len()] == piece {
