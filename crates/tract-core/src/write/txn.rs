@@ -671,10 +671,20 @@ fn keep_branch(
         // this one that failed dropped what it had extended): built again in this transaction.
         None => {
             let from = checkpoint::of_branch(&*w, branch)?;
-            let mut view = checkpoint::build(&*w, Some(last.id), from)?;
-            let done = counts_and_checkpoint(&mut view);
-            views.keep(view, redactions);
-            done
+            match checkpoint::build(&*w, Some(last.id), from) {
+                Ok(mut view) => {
+                    let done = counts_and_checkpoint(&mut view);
+                    views.keep(view, redactions);
+                    done
+                }
+                // As above: only the checkpoint needed the view.
+                Err(e) => {
+                    let Some(tally) = counted else {
+                        return Err(e);
+                    };
+                    return set_stats(w, branch, last, tally, from.map(|_| 0));
+                }
+            }
         }
     };
     match encoded {
