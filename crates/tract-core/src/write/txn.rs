@@ -630,33 +630,8 @@ fn keep_branch(
         || views
             .extend_and_tally(&*w, redactions, start.commit, infos)
             .is_some();
-    // A view built before a redaction this transaction sees may show what it removed.
-    if !(cached && views.redactions() == redactions) {
-        let from = checkpoint::of_branch(&*w, branch)?;
-        // A branch with no checkpoint and no count of its commits (a store an older tract
-        // wrote) may have any length of history, replayed whole here while every other writer
-        // waits: when only the checkpoint needs the view, `tract upgrade` (or a handle that
-        // compiles it) makes one instead.
-        if let (None, None, Some(tally)) = (from, since, &counted) {
-            return set_stats(w, branch, last, tally.clone(), None);
-        }
-        match checkpoint::build(&*w, Some(last.id), from) {
-            Ok(view) => views.keep(view, redactions),
-            Err(e) => {
-                let Some(tally) = counted else {
-                    return Err(e);
-                };
-                // Only the checkpoint needed the view: the write goes on without one, and the
-                // next is tried `interval` commits on (a read replays past what failed here).
-                let since = from.map(|_| 0);
-                return set_stats(w, branch, last, tally, since);
-            }
-        }
-    }
-    let pointer = match due {
-        true => checkpoint::of_branch(&*w, branch)?,
-        false => None,
-    };
+    let from = checkpoint::of_branch(&*w, branch)?;
+    let pointer = if due { from } else { None };
     let counts_and_checkpoint = |v: &mut View| {
         let tally = counted.clone().unwrap_or_else(|| v.tally());
         let encoded = due.then(|| checkpoint::encode(v, redactions, pointer));
@@ -665,27 +640,23 @@ fn keep_branch(
         v.checkpointed |= due;
         (tally, encoded.map(|e| e.map(|e| (e, v.stored.clone()))))
     };
-    let (tally, encoded) = match views.cached(last.id, counts_and_checkpoint) {
+    // The handle's cached view, unless it was built before a redaction this transaction sees
+    // (it may show what it removed) or was dropped since (another handle made room, a write of
+    // this one that failed dropped what it had extended): else one built here, kept after.
+    let fresh = cached && views.redactions() == redactions;
+    let (tally, encoded) = match fresh
+        .then(|| views.cached(last.id, counts_and_checkpoint))
+        .flatten()
+    {
         Some(done) => done,
-        // The handle's cached view was dropped meanwhile (another handle made room, a write of
-        // this one that failed dropped what it had extended): built again in this transaction.
-        None => {
-            let from = checkpoint::of_branch(&*w, branch)?;
-            match checkpoint::build(&*w, Some(last.id), from) {
-                Ok(mut view) => {
-                    let done = counts_and_checkpoint(&mut view);
-                    views.keep(view, redactions);
-                    done
-                }
-                // As above: only the checkpoint needed the view.
-                Err(e) => {
-                    let Some(tally) = counted else {
-                        return Err(e);
-                    };
-                    return set_stats(w, branch, last, tally, from.map(|_| 0));
-                }
+        None => match built_here(&*w, last, from, since, counted.as_ref())? {
+            Built::View(mut view) => {
+                let done = counts_and_checkpoint(&mut view);
+                views.keep(*view, redactions);
+                done
             }
-        }
+            Built::Without(tally, since) => return set_stats(w, branch, last, tally, since),
+        },
     };
     match encoded {
         None => {}
@@ -701,10 +672,46 @@ fn keep_branch(
             }
             // Counted from the checkpoint the branch keeps; without one, not counted, so no
             // later write replays the whole history to try again.
-            (None, _) => since = checkpoint::of_branch(&*w, branch)?.map(|_| 0),
+            (None, _) => since = from.map(|_| 0),
         },
     }
     set_stats(w, branch, last, tally, since)
+}
+
+/// What [`built_here`] gives: the view, or the counts (and commits since the branch's
+/// checkpoint) to store without one.
+enum Built {
+    View(Box<View>),
+    Without(Tally, Option<u64>),
+}
+
+/// The view at `last`, built in the write's transaction `w` from the branch's checkpoint
+/// `from` and the commits since; when only the checkpoint needs it (the write `counted` the
+/// branch) and it cannot be had, the write goes on without one: `since` and `counted` are what
+/// the branch's counts then hold.
+fn built_here(
+    w: &Writer,
+    last: &CommitInfo,
+    from: Option<CommitId>,
+    since: Option<u64>,
+    counted: Option<&Tally>,
+) -> Result<Built> {
+    // A branch with no checkpoint and no count of its commits (a store an older tract wrote)
+    // may have any length of history, replayed whole here while every other writer waits:
+    // when only the checkpoint needs the view, `tract upgrade` (or a handle that compiles it)
+    // makes one instead.
+    if let (None, None, Some(tally)) = (from, since, counted) {
+        return Ok(Built::Without(tally.clone(), None));
+    }
+    match checkpoint::build(w, Some(last.id), from) {
+        Ok(view) => Ok(Built::View(Box::new(view))),
+        // Only the checkpoint needed the view: the write goes on without one, and the next is
+        // tried `interval` commits on (a read replays past what failed here).
+        Err(e) => match counted {
+            Some(tally) => Ok(Built::Without(tally.clone(), from.map(|_| 0))),
+            None => Err(e),
+        },
+    }
 }
 
 /// Stores `branch`'s counts at `last`, the tip a write just made.
