@@ -144,13 +144,8 @@ impl RedbBackend {
     /// write ([`Deferred`]); a file a writer left in the middle of a write (a process killed)
     /// is opened to write at once, which recovers it.
     pub(crate) fn open(path: &Path) -> Result<Self> {
-        check_redb_magic(path)?;
         // Whether this process may write the file is found now, as an open to write would.
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| io_err(path, e))?;
+        check_redb_magic(path, true)?;
         let (db, writer) = match guard_open(path, || builder().open_read_only(path)) {
             Ok(db) => (Engine::Read(db), Some(Deferred::default())),
             Err(Error::Storage { source }) if matches!(&*source, redb::Error::RepairAborted) => (
@@ -196,7 +191,7 @@ impl RedbBackend {
     /// Opens an existing store file to read only, `reason` saying why (what a write is told):
     /// nothing of the file changes, and it reads beside writers in other processes.
     pub(crate) fn open_read_only(path: &Path, reason: String) -> Result<Self> {
-        check_redb_magic(path)?;
+        check_redb_magic(path, false)?;
         let db = guard_open(path, || builder().open_read_only(path))?;
         Ok(RedbBackend {
             db: Db(Some(Engine::Read(db))),
@@ -392,11 +387,15 @@ fn builder() -> redb::Builder {
 }
 
 /// Refuses to hand redb a file that is not a redb database, so a mistaken path is never
-/// rewritten.
-fn check_redb_magic(path: &Path) -> Result<()> {
+/// rewritten; the file opened to write when `writable` (an error where this process may not).
+fn check_redb_magic(path: &Path, writable: bool) -> Result<()> {
     use std::io::Read;
     let mut head = [0u8; 4];
-    let mut f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(writable)
+        .open(path)
+        .map_err(|e| io_err(path, e))?;
     let n = f.read(&mut head).map_err(|e| io_err(path, e))?;
     if n < head.len() || head != REDB_MAGIC {
         return Err(Error::NotAStore {
