@@ -436,14 +436,14 @@ impl PieceCounts {
     }
 
     /// The token count of `piece`: remembered, or `count(piece)`, then remembered when the
-    /// piece is short enough.
+    /// piece is short enough (at most [`LONG_PIECE_MAX`] bytes).
     fn count(&mut self, piece: &[u8], count: impl FnOnce(&[u8]) -> usize) -> usize {
+        if piece.len() > LONG_PIECE_MAX {
+            return count(piece);
+        }
         let mut h = rustc_hash::FxHasher::default();
         std::hash::Hasher::write(&mut h, piece);
         if piece.len() > PIECE_MAX {
-            if piece.len() > LONG_PIECE_MAX {
-                return count(piece);
-            }
             let slot = &mut self.long[std::hash::Hasher::finish(&h) as usize % LONG_SLOTS];
             if let Some((bytes, n)) = slot
                 && **bytes == *piece
